@@ -1,0 +1,134 @@
+//! Command line: `engine <gtp|analysis|selfplay|train|benchmark|version>`.
+//!
+//! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
+//! because GUIs and scripts are configured with KataGo's command lines. clap
+//! wants long flags with two dashes, so single-dash words are rewritten to
+//! two dashes before parsing ([`normalize_args`]); `--model` works as well.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// The engine's command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "engine",
+    version,
+    about = "A Go engine that does what KataGo does"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The engine's jobs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// GTP engine for Sabaki, Lizzie and other GUIs (KataGo's extensions included).
+    Gtp(EngineArgs),
+    /// KataGo's JSON analysis protocol over stdin/stdout.
+    Analysis(EngineArgs),
+    /// Self-play, writing KataGo-style .npz training data.
+    Selfplay(EngineArgs),
+    /// Train the network on shuffled .npz data and export it.
+    Train(EngineArgs),
+    /// Search a fixed set of positions and report visits/s per thread count.
+    Benchmark(EngineArgs),
+    /// Print the version and the libtorch devices available.
+    Version,
+}
+
+/// Flags shared by the engine's jobs.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// KataGo network file (.bin.gz or .bin).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// TOML config file.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Config overrides, `key=value[,key=value...]`; may be repeated.
+    #[arg(long = "override-config")]
+    pub override_config: Vec<String>,
+}
+
+/// Rewrites KataGo-style single-dash long flags (`-model`) to clap's
+/// double-dash form (`--model`). Single letters (`-v`, `-t`, `-h`) and values
+/// that are negative numbers are left alone.
+pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
+    args.into_iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            if i == 0 {
+                return arg;
+            }
+            match arg.to_str() {
+                Some(s)
+                    if s.len() > 2
+                        && s.starts_with('-')
+                        && !s.starts_with("--")
+                        && s[1..].starts_with(|c: char| c.is_ascii_alphabetic()) =>
+                {
+                    OsString::from(format!("-{s}"))
+                }
+                _ => arg,
+            }
+        })
+        .collect()
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main(args: Vec<OsString>) -> i32 {
+    let cli = match Cli::try_parse_from(normalize_args(args)) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Version => {
+            println!("engine {}", env!("CARGO_PKG_VERSION"));
+            println!("libtorch: cuda available = {}", tch::Cuda::is_available());
+            0
+        }
+        Command::Gtp(_)
+        | Command::Analysis(_)
+        | Command::Selfplay(_)
+        | Command::Train(_)
+        | Command::Benchmark(_) => {
+            eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        normalize_args(args.iter().map(OsString::from).collect())
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn katago_style_flags_become_long_flags() {
+        assert_eq!(
+            norm(&["engine", "gtp", "-model", "m.bin.gz", "-config", "c.toml"]),
+            ["engine", "gtp", "--model", "m.bin.gz", "--config", "c.toml"]
+        );
+    }
+
+    #[test]
+    fn short_flags_and_negative_numbers_are_kept() {
+        assert_eq!(
+            norm(&["engine", "-v", "-5", "--model"]),
+            ["engine", "-v", "-5", "--model"]
+        );
+    }
+}

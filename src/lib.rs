@@ -1,0 +1,43 @@
+//! engine: a Go (baduk/weiqi) engine that does what KataGo does.
+//!
+//! The crate is one binary (`engine`) over this library. Modules, each with
+//! one front door:
+//!
+//! - [`game`]: board, rules, move history, scoring, coordinates and SGF.
+//! - [`nn`]: KataGo networks on libtorch: model files, input features,
+//!   the batching evaluator.
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
+
+pub mod cli;
+pub mod game;
+pub mod nn;
+
+use std::path::PathBuf;
+
+/// The `shared/` folder of reference data (KataGo test networks and
+/// vectors) that tests and benchmarks read: `../shared` beside the checkout
+/// (where CI puts it), else the folder named by `ENGINE_SHARED_DIR`.
+///
+/// Tests call this and fail with its message when the data is absent, so a
+/// missing folder is never mistaken for a pass.
+pub fn shared_data_dir() -> Result<PathBuf, String> {
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if beside.is_dir() {
+        return Ok(beside);
+    }
+    if let Some(dir) = std::env::var_os("ENGINE_SHARED_DIR") {
+        let dir = PathBuf::from(dir);
+        if dir.is_dir() {
+            return Ok(dir);
+        }
+        return Err(format!(
+            "ENGINE_SHARED_DIR={} is not a directory",
+            dir.display()
+        ));
+    }
+    Err(format!(
+        "reference data not found: expected {} (KataGo networks and vectors; CI puts shared/ \
+         beside the checkout) or ENGINE_SHARED_DIR",
+        beside.display()
+    ))
+}

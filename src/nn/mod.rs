@@ -1,0 +1,6 @@
+//! KataGo networks on libtorch: model files, input features, the batching
+//! evaluator and its cache.
+
+mod output;
+
+pub use output::NnOutput;
