@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod game;
 pub mod nn;
+pub mod search;
 
 use std::path::PathBuf;
 
