@@ -9,8 +9,10 @@
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod cli;
+pub mod config;
 pub mod game;
 pub mod nn;
+pub mod timecontrol;
 
 use std::path::PathBuf;
 
