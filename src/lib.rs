@@ -6,12 +6,17 @@
 //! - [`game`]: board, rules, move history, scoring, coordinates and SGF.
 //! - [`nn`]: KataGo networks on libtorch: model files, input features,
 //!   the batching evaluator.
+//! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
+//! - [`config`]: config files with KataGo's key names, and overrides.
+//! - [`timecontrol`]: clocks and time management.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod cli;
+pub mod config;
 pub mod game;
 pub mod nn;
 pub mod search;
+pub mod timecontrol;
 
 use std::path::PathBuf;
 
