@@ -22,9 +22,12 @@ fn split(key: u128) -> Key {
     [key as u64, (key >> 64) as u64]
 }
 
+/// One slot: the full key and the output, behind the slot's own lock.
+type Slot = Mutex<Option<(Key, Arc<NnOutput>)>>;
+
 /// A bounded, thread-safe table from 128-bit keys to evaluations.
 pub struct NnCache {
-    slots: Box<[Mutex<Option<(Key, Arc<NnOutput>)>>]>,
+    slots: Box<[Slot]>,
     mask: u64,
 }
 
@@ -45,7 +48,7 @@ impl NnCache {
         self.slots.len()
     }
 
-    fn slot(&self, key: &Key) -> &Mutex<Option<(Key, Arc<NnOutput>)>> {
+    fn slot(&self, key: &Key) -> &Slot {
         // Index by the low word, as KataGo does with hash0; the full key is
         // compared on lookup.
         &self.slots[(key[0] & self.mask) as usize]

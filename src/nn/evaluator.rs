@@ -214,7 +214,14 @@ impl Evaluator {
         let key = req.params.cache_key(req.hash);
         let mut without_ownership = None;
         if !req.params.skip_cache {
-            if let Some(hit) = inner.cache.get(key) {
+            // A hit for another board size can only come from a caller
+            // whose hash omits the size; treat it as a miss.
+            let size = (req.input.x_size, req.input.y_size);
+            if let Some(hit) = inner
+                .cache
+                .get(key)
+                .filter(|h| (h.x_size, h.y_size) == size)
+            {
                 if !req.params.include_ownership || hit.white_ownership.is_some() {
                     inner.shared.cache_hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(hit);
@@ -299,7 +306,10 @@ impl Evaluator {
         let mut outputs = Vec::with_capacity(count);
         for _ in 0..count {
             let (slot, row) = receive()?;
-            outputs.push((slot, postprocess(&row, &layouts[slot], &req, want_ownership)?));
+            outputs.push((
+                slot,
+                postprocess(&row, &layouts[slot], &req, want_ownership)?,
+            ));
         }
         // Average in symmetry order so the result does not depend on which
         // reply came first.
@@ -533,7 +543,10 @@ impl Server {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown panic".into());
-                fail(group, &EvalError::Model(ModelError(format!("model panicked: {msg}"))));
+                fail(
+                    group,
+                    &EvalError::Model(ModelError(format!("model panicked: {msg}"))),
+                );
                 false
             }
         }

@@ -216,8 +216,14 @@ pub(crate) fn postprocess(
         ("score mean square", score_mean_sq),
         ("lead", lead),
         ("variance time", f64::from(raw.var_time_left)),
-        ("short-term win/loss error", f64::from(raw.shortterm_winloss_error)),
-        ("short-term score error", f64::from(raw.shortterm_score_error)),
+        (
+            "short-term win/loss error",
+            f64::from(raw.shortterm_winloss_error),
+        ),
+        (
+            "short-term score error",
+            f64::from(raw.shortterm_score_error),
+        ),
     ] {
         check_finite(name, v)?;
     }
@@ -354,7 +360,11 @@ mod tests {
             var_time_left: 10.0,
             shortterm_winloss_error: 0.2,
             shortterm_score_error: 1.5,
-            ownership: Some((0..plane).map(|i| (i as f32 / plane as f32) - 0.5).collect()),
+            ownership: Some(
+                (0..plane)
+                    .map(|i| (i as f32 / plane as f32) - 0.5)
+                    .collect(),
+            ),
         }
     }
 
@@ -470,6 +480,9 @@ mod tests {
         assert_eq!(avg.white_score_mean, 0.0);
         assert_eq!(avg.white_score_stdev(), 2.0, "stdev from averaged moments");
         assert_eq!(avg.policy[2], -1.0);
-        assert_eq!(avg.white_ownership, a.white_ownership, "only outputs with ownership count");
+        assert_eq!(
+            avg.white_ownership, a.white_ownership,
+            "only outputs with ownership count"
+        );
     }
 }

@@ -82,7 +82,8 @@ impl EvalParams {
             SymmetryChoice::Average(n) => (3, u64::from(n)),
         };
         let flags = u64::from(self.allow_no_result) | (u64::from(self.passing_hacks) << 1);
-        let a = mode | (arg << 4) | (flags << 8) | (u64::from(self.policy_temperature.to_bits()) << 16);
+        let a =
+            mode | (arg << 4) | (flags << 8) | (u64::from(self.policy_temperature.to_bits()) << 16);
         let b = u64::from(self.policy_optimism.to_bits());
         let lo = splitmix64(a ^ splitmix64(b));
         let hi = splitmix64(lo ^ 0x6a09_e667_f3bc_c908);
@@ -153,9 +154,7 @@ impl EvalRequest {
     /// Checks the request against the model's feature counts.
     pub(crate) fn validate(&self, spatial: usize, global: usize) -> Result<(), EvalError> {
         self.params.validate()?;
-        let EncodedInput {
-            x_size, y_size, ..
-        } = self.input;
+        let EncodedInput { x_size, y_size, .. } = self.input;
         if !(1..=MAX_LEN).contains(&x_size) || !(1..=MAX_LEN).contains(&y_size) {
             return Err(EvalError::BadRequest(format!(
                 "board size {x_size}x{y_size} is outside 1..={MAX_LEN}"
@@ -175,7 +174,9 @@ impl EvalRequest {
             }
         }
         if !self.legal.iter().any(|&l| l) {
-            return Err(EvalError::BadRequest("no legal move (not even pass)".into()));
+            return Err(EvalError::BadRequest(
+                "no legal move (not even pass)".into(),
+            ));
         }
         Ok(())
     }

@@ -289,6 +289,53 @@ mod tests {
         assert_eq!(Symmetry::from_index(5).map(Symmetry::index), Some(5));
     }
 
+    /// KataGo's `copyWithSymmetry` (NCHW branch) for one square plane,
+    /// written the way it works there: flips as negative strides, transpose
+    /// as swapped strides, and the flips swapped for inputs.
+    fn katago_copy(src: &[f32], n: usize, sym: Symmetry, reverse: bool) -> Vec<f32> {
+        let mut dst = vec![f32::NAN; n * n];
+        let transpose = sym.transposes();
+        let (mut flip_x, mut flip_y) = (sym.flips_x(), sym.flips_y());
+        if transpose && !reverse {
+            std::mem::swap(&mut flip_x, &mut flip_y);
+        }
+        let n = n as isize;
+        let (mut h_base, mut h_stride, mut w_base, mut w_stride) = (0, n, 0, 1);
+        if flip_y {
+            h_base = (n - 1) * h_stride;
+            h_stride = -h_stride;
+        }
+        if flip_x {
+            w_base = (n - 1) * w_stride;
+            w_stride = -w_stride;
+        }
+        if transpose {
+            std::mem::swap(&mut h_stride, &mut w_stride);
+        }
+        for h in 0..n {
+            for w in 0..n {
+                let to = h_base + h * h_stride + w_base + w * w_stride;
+                dst[to as usize] = src[(h * n + w) as usize];
+            }
+        }
+        dst
+    }
+
+    #[test]
+    fn square_planes_match_katago_strides() {
+        for n in [1, 2, 5, 19] {
+            let src = planes(1, n, n);
+            for s in Symmetry::ALL {
+                let mut fwd = vec![0.0; n * n];
+                s.apply_planes(&src, &mut fwd, 1, n, n);
+                assert_eq!(fwd, katago_copy(&src, n, s, false), "inputs, sym {s}");
+                let mut back = vec![0.0; n * n];
+                s.undo_plane(&src, &mut back, n, n);
+                assert_eq!(back, katago_copy(&src, n, s, true), "outputs, sym {s}");
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn random_boards_round_trip(xs in 1usize..=25, ys in 1usize..=25, s in 0usize..8, c in 1usize..4) {
