@@ -4,12 +4,14 @@
 //! one front door:
 //!
 //! - [`game`]: board, rules, move history, scoring, coordinates and SGF.
+//! - [`gtp`]: the GTP engine (`engine gtp`) with KataGo's extensions.
 //! - [`nn`]: KataGo networks on libtorch: model files, input features,
 //!   the batching evaluator.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod cli;
 pub mod game;
+pub mod gtp;
 pub mod nn;
 
 use std::path::PathBuf;

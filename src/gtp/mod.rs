@@ -1,0 +1,12 @@
+//! The GTP front end (`engine gtp`): the protocol loop, KataGo's command
+//! set and extensions, and the live analysis formats Sabaki and Lizzie read.
+
+pub mod analysis_format;
+mod numfmt;
+pub mod protocol;
+
+pub use analysis_format::{
+    format_analysis, parse_analyze_args, AnalysisSnapshot, AnalyzeArgs, AnalyzeKind, AvoidMoves,
+    MoveInfo, Perspective, RootInfo,
+};
+pub use numfmt::format_g;
