@@ -10,9 +10,11 @@
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod cli;
+pub mod config;
 pub mod game;
 pub mod gtp;
 pub mod nn;
+pub mod timecontrol;
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! The game core: players, points and moves, the board, KataGo's rules,
 //! move history with ko/superko/encore, scoring, and SGF.
 
+pub mod sgf;
 mod types;
 
 pub use types::{
