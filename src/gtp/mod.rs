@@ -4,6 +4,7 @@
 pub mod analysis_format;
 mod numfmt;
 pub mod protocol;
+pub mod time;
 
 pub use analysis_format::{
     format_analysis, parse_analyze_args, AnalysisSnapshot, AnalyzeArgs, AnalyzeKind, AvoidMoves,
