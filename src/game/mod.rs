@@ -11,6 +11,7 @@ mod area;
 mod board;
 mod history;
 mod rules;
+pub mod sgf;
 mod types;
 mod zobrist;
 
