@@ -21,6 +21,8 @@
 mod error;
 mod parser;
 mod record;
+#[cfg(test)]
+mod tests;
 mod tree;
 mod writer;
 

@@ -249,6 +249,9 @@ fn coordinate(c: u8) -> Option<usize> {
     }
 }
 
+/// A board point `(x, y)`, `y = 0` at the top.
+type Point = (usize, usize);
+
 /// The SGF letter of coordinate `i` (`i < 52`).
 pub(super) fn letter(i: usize) -> char {
     const LETTERS: &[u8; 52] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -289,7 +292,7 @@ fn read_point_or_rectangle(
     s: &str,
     x_size: usize,
     y_size: usize,
-) -> Result<((usize, usize), (usize, usize)), &'static str> {
+) -> Result<(Point, Point), &'static str> {
     match s.split_once(':') {
         None => {
             let p = read_point(s, x_size, y_size)?;
