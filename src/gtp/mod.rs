@@ -11,3 +11,13 @@ pub use analysis_format::{
     MoveInfo, Perspective, RootInfo,
 };
 pub use numfmt::format_g;
+pub mod bot;
+pub mod engine;
+pub mod position;
+mod search_cmds;
+mod session;
+
+pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};
+pub use engine::{GtpEngine, GtpSettings, KNOWN_COMMANDS};
+pub use position::GtpGame;
+pub use session::{run, serve};
