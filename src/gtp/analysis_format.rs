@@ -218,7 +218,7 @@ pub fn parse_analyze_args(
                 }
                 let allow = key == "allow";
                 let (got_avoid, got_allow) = &mut seen[pla.index()];
-                if (allow && (*got_avoid || *got_allow)) || (!allow && *got_allow) {
+                if *got_allow || (allow && *got_avoid) {
                     return Err(fail());
                 }
                 *got_avoid |= !allow;
