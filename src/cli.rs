@@ -94,11 +94,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
             println!("libtorch: cuda available = {}", tch::Cuda::is_available());
             0
         }
-        Command::Gtp(_)
-        | Command::Analysis(_)
-        | Command::Selfplay(_)
-        | Command::Train(_)
-        | Command::Benchmark(_) => {
+        Command::Gtp(args) => crate::gtp::run(&args),
+        Command::Analysis(_) | Command::Selfplay(_) | Command::Train(_) | Command::Benchmark(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }

@@ -4,6 +4,7 @@
 //! one front door:
 //!
 //! - [`game`]: board, rules, move history, scoring, coordinates and SGF.
+//! - [`gtp`]: the GTP engine (`engine gtp`) with KataGo's extensions.
 //! - [`nn`]: KataGo networks on libtorch: model files, input features,
 //!   the batching evaluator.
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
@@ -14,6 +15,7 @@
 pub mod cli;
 pub mod config;
 pub mod game;
+pub mod gtp;
 pub mod nn;
 pub mod search;
 pub mod timecontrol;

@@ -1,0 +1,845 @@
+//! The live analysis of `lz-analyze`, `kata-analyze` and Sabaki's `analyze`:
+//! parsing their arguments and printing their `info move ...` lines exactly
+//! as KataGo does.
+//!
+//! The search fills an [`AnalysisSnapshot`] (plain data, values from
+//! White's point of view as KataGo's search keeps them); [`format_analysis`]
+//! turns it into one output line for the reporting perspective.
+
+use crate::game::{Move, Player, MAX_ARR_SIZE};
+
+use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
+
+/// Largest interval or time a user may type (KataGo's `MAX_USER_INPUT_TIME`).
+pub const MAX_USER_INPUT_TIME: f64 = 1e25;
+
+/// Whose point of view winrates, scores and ownership are printed from
+/// (`reportAnalysisWinratesAs` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Perspective {
+    /// Always Black's.
+    Black,
+    /// Always White's.
+    White,
+    /// The player to move in the analysed position (KataGo's default).
+    #[default]
+    SideToMove,
+}
+
+impl Perspective {
+    /// Parses the config value: `BLACK`, `WHITE` or `SIDETOMOVE` (any case).
+    pub fn parse(s: &str) -> Option<Perspective> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "BLACK" | "B" => Some(Perspective::Black),
+            "WHITE" | "W" => Some(Perspective::White),
+            "SIDETOMOVE" => Some(Perspective::SideToMove),
+            _ => None,
+        }
+    }
+
+    /// Whether values kept from White's point of view must be negated
+    /// (or winrates mirrored) when `pla` is to move.
+    pub fn flips_for(self, pla: Player) -> bool {
+        match self {
+            Perspective::Black => true,
+            Perspective::White => false,
+            Perspective::SideToMove => pla == Player::Black,
+        }
+    }
+}
+
+/// Which command's output format to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalyzeKind {
+    /// `lz-analyze` / `lz-genmove_analyze`: Leela Zero's integer format.
+    Lz,
+    /// `kata-analyze` and the other `kata-*_analyze` commands.
+    Kata,
+    /// Sabaki's `analyze` / `genmove_analyze`: KataGo's format with every
+    /// float printed with a decimal point (`%#g`); only `minmoves`,
+    /// `maxmoves`, `interval` and `avoid`/`allow` are accepted.
+    Sabaki,
+}
+
+impl AnalyzeKind {
+    /// The kind of an analysis command name, if it is one.
+    pub fn of_command(name: &str) -> Option<AnalyzeKind> {
+        match name {
+            "lz-analyze" | "lz-genmove_analyze" => Some(AnalyzeKind::Lz),
+            "kata-analyze"
+            | "kata-genmove_analyze"
+            | "kata-search_analyze"
+            | "kata-search_analyze_cancellable" => Some(AnalyzeKind::Kata),
+            "analyze" | "genmove_analyze" => Some(AnalyzeKind::Sabaki),
+            _ => None,
+        }
+    }
+}
+
+/// Moves the search may not play, per player, KataGo-style: for each board
+/// array index, the depth (in plies of that player... counted from the root)
+/// until which the move is avoided; 0 means allowed. An empty vector means
+/// no restriction for that player.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AvoidMoves {
+    /// Black's avoid depths by board array index (`Loc::idx`).
+    pub black: Vec<i32>,
+    /// White's avoid depths by board array index.
+    pub white: Vec<i32>,
+}
+
+impl AvoidMoves {
+    /// Whether nothing is avoided for either player.
+    pub fn is_empty(&self) -> bool {
+        self.black.iter().chain(self.white.iter()).all(|&d| d <= 0)
+    }
+}
+
+/// Parsed arguments of an analysis command
+/// (`[player] [interval] key value ...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalyzeArgs {
+    /// Output format.
+    pub kind: AnalyzeKind,
+    /// The player to analyse for, when given (else the player to move).
+    pub player: Option<Player>,
+    /// Seconds between reports; `None` means no periodic report.
+    pub report_interval: Option<f64>,
+    /// Report at least this many moves, even with zero visits.
+    pub min_moves: usize,
+    /// Report at most this many moves.
+    pub max_moves: usize,
+    /// Print `rootInfo ...`.
+    pub root_info: bool,
+    /// Print `ownership ...`.
+    pub ownership: bool,
+    /// Print `ownershipStdev ...`.
+    pub ownership_stdev: bool,
+    /// Print `movesOwnership ...` for every move.
+    pub moves_ownership: bool,
+    /// Print `movesOwnershipStdev ...` for every move.
+    pub moves_ownership_stdev: bool,
+    /// Print `pvVisits ...`.
+    pub pv_visits: bool,
+    /// Print `pvEdgeVisits ...`.
+    pub pv_edge_visits: bool,
+    /// Print `noResultValue`.
+    pub no_result_value: bool,
+    /// `avoid` / `allow` restrictions.
+    pub avoid: AvoidMoves,
+}
+
+impl AnalyzeArgs {
+    /// Defaults for `kind`: no periodic report, every move, no extras.
+    pub fn new(kind: AnalyzeKind) -> AnalyzeArgs {
+        AnalyzeArgs {
+            kind,
+            player: None,
+            report_interval: None,
+            min_moves: 0,
+            max_moves: 10_000_000,
+            root_info: false,
+            ownership: false,
+            ownership_stdev: false,
+            moves_ownership: false,
+            moves_ownership_stdev: false,
+            pv_visits: false,
+            pv_edge_visits: false,
+            no_result_value: false,
+            avoid: AvoidMoves::default(),
+        }
+    }
+
+    /// Whether the search must compute ownership for this output.
+    pub fn wants_ownership(&self) -> bool {
+        self.ownership || self.ownership_stdev || self.moves_ownership || self.moves_ownership_stdev
+    }
+}
+
+/// Parses `[player] [interval] key value ...` as KataGo does (the interval
+/// is in centiseconds). `x_size`/`y_size` are needed for `avoid`/`allow`
+/// vertices. Any unknown key, missing value or bad value fails the whole
+/// command, and the error text is KataGo's.
+pub fn parse_analyze_args(
+    kind: AnalyzeKind,
+    command: &str,
+    args: &[String],
+    x_size: usize,
+    y_size: usize,
+) -> Result<AnalyzeArgs, String> {
+    let fail = || {
+        let what = if command.contains("genmove") || command.contains("search") {
+            "genmove_analyze"
+        } else {
+            "analyze"
+        };
+        format!(
+            "Could not parse {what} arguments or arguments out of range: '{}'",
+            args.join(" ")
+        )
+    };
+    let parse_interval =
+        |s: &str| parse_finite_f64(s).filter(|&v| (0.0..MAX_USER_INPUT_TIME).contains(&v));
+    let is_kata = kind == AnalyzeKind::Kata;
+    let mut out = AnalyzeArgs::new(kind);
+    let mut i = 0;
+    if let Some(p) = args.first().and_then(|s| Player::parse(s)) {
+        out.player = Some(p);
+        i += 1;
+    }
+    if let Some(cs) = args.get(i).and_then(|s| parse_interval(s)) {
+        out.report_interval = Some(cs * 0.01);
+        i += 1;
+    }
+    // (got avoid, got allow) per player, to reject mixing them as KataGo does.
+    let mut seen = [(false, false); 2];
+    while i < args.len() {
+        let key = args[i].as_str();
+        let value = args.get(i + 1).ok_or_else(fail)?.as_str();
+        i += 2;
+        match key {
+            "interval" => {
+                out.report_interval = Some(parse_interval(value).ok_or_else(fail)? * 0.01)
+            }
+            "avoid" | "allow" => {
+                let (moves, depth) = match (args.get(i), args.get(i + 1)) {
+                    (Some(m), Some(d)) => (m.as_str(), d.as_str()),
+                    _ => return Err(fail()),
+                };
+                i += 2;
+                let depth = parse_i64(depth)
+                    .filter(|&d| (1..=i32::MAX as i64).contains(&d))
+                    .ok_or_else(fail)? as i32;
+                let pla = Player::parse(value).ok_or_else(fail)?;
+                let mut locs = Vec::new();
+                for piece in moves.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                    let mv = Move::parse(piece, x_size, y_size).map_err(|_| fail())?;
+                    locs.push(mv);
+                }
+                let allow = key == "allow";
+                let (got_avoid, got_allow) = &mut seen[pla.index()];
+                if *got_allow || (allow && *got_avoid) {
+                    return Err(fail());
+                }
+                *got_avoid |= !allow;
+                *got_allow |= allow;
+                let table = match pla {
+                    Player::Black => &mut out.avoid.black,
+                    Player::White => &mut out.avoid.white,
+                };
+                table.resize(MAX_ARR_SIZE, 0);
+                if allow {
+                    table.iter_mut().for_each(|d| *d = depth);
+                }
+                for mv in locs {
+                    // A pass has no board index; KataGo files it under the
+                    // pass location, which the search never avoids by table.
+                    if let Some(loc) = mv.loc() {
+                        table[loc.idx()] = if allow { 0 } else { depth };
+                    }
+                }
+            }
+            "minmoves" => {
+                out.min_moves = parse_i64(value)
+                    .filter(|&n| (0..1_000_000_000).contains(&n))
+                    .ok_or_else(fail)? as usize
+            }
+            "maxmoves" => {
+                out.max_moves = parse_i64(value)
+                    .filter(|&n| (0..1_000_000_000).contains(&n))
+                    .ok_or_else(fail)? as usize
+            }
+            _ if is_kata => {
+                let flag = parse_bool(value).ok_or_else(fail)?;
+                match key {
+                    "rootInfo" => out.root_info = flag,
+                    "ownership" => out.ownership = flag,
+                    "ownershipStdev" => out.ownership_stdev = flag,
+                    "movesOwnership" => out.moves_ownership = flag,
+                    "movesOwnershipStdev" => out.moves_ownership_stdev = flag,
+                    "pvVisits" => out.pv_visits = flag,
+                    "pvEdgeVisits" => out.pv_edge_visits = flag,
+                    "noResultValue" => out.no_result_value = flag,
+                    _ => return Err(fail()),
+                }
+            }
+            _ => return Err(fail()),
+        }
+    }
+    Ok(out)
+}
+
+/// One candidate move of the root, with values from White's point of view
+/// (as KataGo's `AnalysisData`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoveInfo {
+    /// The move.
+    pub mv: Move,
+    /// Visits of the child node (`visits`).
+    pub visits: u64,
+    /// Visits the root sent along this edge (`edgeVisits`).
+    pub edge_visits: u64,
+    /// Utility, White's view.
+    pub utility: f64,
+    /// White's winrate in [0, 1].
+    pub winrate: f64,
+    /// Mean final score from self-play, White minus Black (`scoreSelfplay`).
+    pub score_mean: f64,
+    /// Standard deviation of the score (never flipped).
+    pub score_stdev: f64,
+    /// Points White leads by (`scoreLead`, also printed as `scoreMean`).
+    pub lead: f64,
+    /// Probability of no result, in [0, 1].
+    pub no_result: f64,
+    /// Policy prior in [0, 1].
+    pub prior: f64,
+    /// KataGo's "hacked" winrate LCB (see [`hacked_winrate_lcb`]), White's view.
+    pub lcb: f64,
+    /// Lower confidence bound of the utility, White's view.
+    pub utility_lcb: f64,
+    /// Total weight of the child's visits.
+    pub weight: f64,
+    /// Rank, 0 best.
+    pub order: usize,
+    /// When the move was not searched but mirrored from another by symmetry.
+    pub is_symmetry_of: Option<Move>,
+    /// Principal variation starting with `mv`, already cut at the end of the
+    /// game phase where the engine prevents the cleanup phase.
+    pub pv: Vec<Move>,
+    /// Visits of the node after each PV move.
+    pub pv_visits: Vec<u64>,
+    /// Visits along each PV edge.
+    pub pv_edge_visits: Vec<u64>,
+    /// Ownership after this move, row-major from the top-left, White's view.
+    pub ownership: Option<Vec<f64>>,
+    /// Standard deviation of that ownership.
+    pub ownership_stdev: Option<Vec<f64>>,
+}
+
+impl Default for MoveInfo {
+    fn default() -> MoveInfo {
+        MoveInfo {
+            mv: Move::Pass,
+            visits: 0,
+            edge_visits: 0,
+            utility: 0.0,
+            winrate: 0.5,
+            score_mean: 0.0,
+            score_stdev: 0.0,
+            lead: 0.0,
+            no_result: 0.0,
+            prior: 0.0,
+            lcb: 0.5,
+            utility_lcb: 0.0,
+            weight: 0.0,
+            order: 0,
+            is_symmetry_of: None,
+            pv: Vec::new(),
+            pv_visits: Vec::new(),
+            pv_edge_visits: Vec::new(),
+            ownership: None,
+            ownership_stdev: None,
+        }
+    }
+}
+
+/// KataGo's winrate LCB for lz-analyze: the utility LCB radius scaled into
+/// winrate units (`winLossUtilityFactor / (sum of utility factors) / 2`),
+/// subtracted on the mover's side. `winrate` and the result are White's.
+pub fn hacked_winrate_lcb(winrate: f64, radius: f64, radius_scale: f64, pla: Player) -> f64 {
+    match pla {
+        Player::White => winrate - radius * radius_scale,
+        Player::Black => winrate + radius * radius_scale,
+    }
+}
+
+/// Whole-search values (`rootInfo`), White's view.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RootInfo {
+    /// Visits of the whole search.
+    pub visits: u64,
+    /// Utility.
+    pub utility: f64,
+    /// White's winrate.
+    pub winrate: f64,
+    /// Self-play score mean (White minus Black).
+    pub score_mean: f64,
+    /// Score standard deviation.
+    pub score_stdev: f64,
+    /// White's lead in points.
+    pub lead: f64,
+    /// Total weight.
+    pub weight: f64,
+    /// The raw network's short-term winrate error, stScoreError and
+    /// varTimeLeft, when the root has a network output.
+    pub raw_nn: Option<(f64, f64, f64)>,
+}
+
+/// One report of a running search.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AnalysisSnapshot {
+    /// Board width (for vertices and ownership).
+    pub x_size: usize,
+    /// Board height.
+    pub y_size: usize,
+    /// Candidate moves, best first.
+    pub moves: Vec<MoveInfo>,
+    /// Root values; KataGo prints nothing for kata-analyze without them.
+    pub root: Option<RootInfo>,
+    /// Ownership of every point, row-major from the top-left, White's view.
+    pub ownership: Option<Vec<f64>>,
+    /// Standard deviation of the ownership.
+    pub ownership_stdev: Option<Vec<f64>>,
+}
+
+/// Formats one analysis line (without its newline) for the player `pla` the
+/// analysis runs for, or `None` when there is nothing to print (no moves,
+/// or no root values for the kata formats), as KataGo prints nothing then.
+pub fn format_analysis(
+    snap: &AnalysisSnapshot,
+    args: &AnalyzeArgs,
+    pla: Player,
+    perspective: Perspective,
+) -> Option<String> {
+    let mut kept = 0usize;
+    let moves: Vec<&MoveInfo> = snap
+        .moves
+        .iter()
+        .filter(|m| {
+            let keep = m.visits > 0 || kept < args.min_moves;
+            kept += keep as usize;
+            keep
+        })
+        .take(args.max_moves)
+        .collect();
+    if moves.is_empty() {
+        return None;
+    }
+    let flip = perspective.flips_for(pla);
+    let vertex = |m: Move| m.to_gtp(snap.x_size, snap.y_size);
+    let join_pv = |pv: &[Move]| {
+        pv.iter()
+            .map(|m| m.to_gtp(snap.x_size, snap.y_size))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let join_u64 = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(256 * moves.len());
+
+    if args.kind == AnalyzeKind::Lz {
+        for (i, m) in moves.iter().enumerate() {
+            let (winrate, lcb) = if flip {
+                (1.0 - m.winrate, 1.0 - m.lcb)
+            } else {
+                (m.winrate, m.lcb)
+            };
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(&format!(
+                "info move {} visits {} winrate {} prior {} lcb {} order {} pv {}",
+                vertex(m.mv),
+                m.visits,
+                round_i64(winrate * 10000.0),
+                round_i64(m.prior * 10000.0),
+                round_i64(lcb * 10000.0),
+                m.order,
+                join_pv(&m.pv)
+            ));
+            if args.pv_visits {
+                out.push_str(" pvVisits ");
+                out.push_str(&join_u64(&m.pv_visits));
+            }
+            if args.pv_edge_visits {
+                out.push_str(" pvEdgeVisits ");
+                out.push_str(&join_u64(&m.pv_edge_visits));
+            }
+        }
+        return Some(out);
+    }
+
+    let root = snap.root.as_ref()?;
+    let showpoint = args.kind == AnalyzeKind::Sabaki;
+    // `+ 0.0` turns a negated zero into zero: no `-0` in the output.
+    let g = |x: f64| format_g(x + 0.0, showpoint);
+    let sign = if flip { -1.0 } else { 1.0 };
+    let push_grid = |out: &mut String, name: &str, vals: Option<&Vec<f64>>, s: f64| {
+        out.push(' ');
+        out.push_str(name);
+        let n = snap.x_size * snap.y_size;
+        for i in 0..n {
+            let v = vals.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
+            out.push(' ');
+            out.push_str(&g(s * v));
+        }
+    };
+    for (i, m) in moves.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let (winrate, lcb) = if flip {
+            (1.0 - m.winrate, 1.0 - m.lcb)
+        } else {
+            (m.winrate, m.lcb)
+        };
+        let lead = sign * m.lead;
+        out.push_str(&format!(
+            "info move {} visits {} edgeVisits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {}",
+            vertex(m.mv),
+            m.visits,
+            m.edge_visits,
+            g(sign * m.utility),
+            g(winrate),
+            g(lead),
+            g(m.score_stdev),
+            g(lead),
+            g(sign * m.score_mean),
+        ));
+        if args.no_result_value {
+            out.push_str(&format!(" noResultValue {}", g(m.no_result)));
+        }
+        out.push_str(&format!(
+            " prior {} lcb {} utilityLcb {} weight {}",
+            g(m.prior),
+            g(lcb),
+            g(sign * m.utility_lcb),
+            g(m.weight)
+        ));
+        if let Some(sym) = m.is_symmetry_of {
+            out.push_str(&format!(" isSymmetryOf {}", vertex(sym)));
+        }
+        out.push_str(&format!(" order {} pv {}", m.order, join_pv(&m.pv)));
+        if args.pv_visits {
+            out.push_str(" pvVisits ");
+            out.push_str(&join_u64(&m.pv_visits));
+        }
+        if args.pv_edge_visits {
+            out.push_str(" pvEdgeVisits ");
+            out.push_str(&join_u64(&m.pv_edge_visits));
+        }
+        if args.moves_ownership || args.moves_ownership_stdev {
+            push_grid(&mut out, "movesOwnership", m.ownership.as_ref(), sign);
+        }
+        if args.moves_ownership_stdev {
+            push_grid(
+                &mut out,
+                "movesOwnershipStdev",
+                m.ownership_stdev.as_ref(),
+                1.0,
+            );
+        }
+    }
+    if args.root_info {
+        let lead = sign * root.lead;
+        let winrate = if flip {
+            1.0 - root.winrate
+        } else {
+            root.winrate
+        };
+        out.push_str(&format!(
+            " rootInfo visits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {} weight {}",
+            root.visits,
+            g(sign * root.utility),
+            g(winrate),
+            g(lead),
+            g(root.score_stdev),
+            g(lead),
+            g(sign * root.score_mean),
+            g(root.weight),
+        ));
+        if let Some((wr_err, score_err, var_time_left)) = root.raw_nn {
+            out.push_str(&format!(
+                " rawStWrError {} rawStScoreError {} rawVarTimeLeft {}",
+                g(wr_err),
+                g(score_err),
+                g(var_time_left)
+            ));
+        }
+    }
+    if args.ownership || args.ownership_stdev {
+        push_grid(&mut out, "ownership", snap.ownership.as_ref(), sign);
+    }
+    if args.ownership_stdev {
+        push_grid(
+            &mut out,
+            "ownershipStdev",
+            snap.ownership_stdev.as_ref(),
+            1.0,
+        );
+    }
+    Some(out)
+}
+
+/// C++ `round` (half away from zero) as an integer for printing.
+fn round_i64(x: f64) -> i64 {
+    x.round() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Loc;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn mv(gtp: &str) -> Move {
+        Move::parse(gtp, 19, 19).unwrap()
+    }
+
+    #[test]
+    fn player_and_interval_are_optional_positional_args() {
+        let a = parse_analyze_args(AnalyzeKind::Kata, "kata-analyze", &s(&["b", "50"]), 19, 19)
+            .unwrap();
+        assert_eq!(a.player, Some(Player::Black));
+        assert_eq!(a.report_interval, Some(0.5));
+        let a = parse_analyze_args(AnalyzeKind::Lz, "lz-analyze", &s(&["10"]), 19, 19).unwrap();
+        assert_eq!(a.player, None);
+        assert_eq!(a.report_interval, Some(0.1));
+        let a = parse_analyze_args(
+            AnalyzeKind::Kata,
+            "kata-analyze",
+            &s(&[
+                "interval",
+                "10",
+                "ownership",
+                "true",
+                "rootInfo",
+                "TRUE",
+                "pvVisits",
+                "false",
+            ]),
+            19,
+            19,
+        )
+        .unwrap();
+        assert_eq!(a.report_interval, Some(0.1));
+        assert!(a.ownership && a.root_info && !a.pv_visits);
+        assert!(a.wants_ownership());
+        let a = parse_analyze_args(AnalyzeKind::Lz, "lz-analyze", &[], 9, 9).unwrap();
+        assert_eq!(a.report_interval, None);
+    }
+
+    #[test]
+    fn bad_arguments_fail_with_katago_text() {
+        for bad in [
+            &["interval"][..],
+            &["interval", "-1"],
+            &["ownership", "true"], // kata-only key in lz
+            &["minmoves", "x"],
+            &["bogus", "1"],
+        ] {
+            let e = parse_analyze_args(AnalyzeKind::Lz, "lz-analyze", &s(bad), 19, 19).unwrap_err();
+            assert!(e.starts_with("Could not parse analyze arguments"), "{e}");
+        }
+        let e = parse_analyze_args(
+            AnalyzeKind::Kata,
+            "kata-genmove_analyze",
+            &s(&["ownership", "yes"]),
+            19,
+            19,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("Could not parse genmove_analyze arguments"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn avoid_and_allow_build_katago_tables() {
+        let a = parse_analyze_args(
+            AnalyzeKind::Kata,
+            "kata-analyze",
+            &s(&[
+                "avoid", "b", "D4,Q16", "10", "avoid", "w", "pass", "1", "minmoves", "3",
+            ]),
+            19,
+            19,
+        )
+        .unwrap();
+        assert_eq!(a.avoid.black.len(), MAX_ARR_SIZE);
+        assert_eq!(a.avoid.black[mv("D4").loc().unwrap().idx()], 10);
+        assert_eq!(a.avoid.black[mv("Q16").loc().unwrap().idx()], 10);
+        assert_eq!(a.avoid.black[mv("Q4").loc().unwrap().idx()], 0);
+        assert_eq!(a.min_moves, 3);
+        let a = parse_analyze_args(
+            AnalyzeKind::Kata,
+            "kata-analyze",
+            &s(&["allow", "w", "C3", "2"]),
+            19,
+            19,
+        )
+        .unwrap();
+        assert_eq!(a.avoid.white[mv("C3").loc().unwrap().idx()], 0);
+        assert_eq!(a.avoid.white[mv("D4").loc().unwrap().idx()], 2);
+        assert!(a.avoid.black.is_empty());
+        // allow after avoid for the same player, a zero depth, a bad vertex.
+        for bad in [
+            &["avoid", "b", "D4", "1", "allow", "b", "C3", "1"][..],
+            &["avoid", "b", "D4", "0"],
+            &["avoid", "b", "Z99", "1"],
+            &["avoid", "x", "D4", "1"],
+            &["avoid", "b", "D4"],
+        ] {
+            assert!(
+                parse_analyze_args(AnalyzeKind::Kata, "kata-analyze", &s(bad), 19, 19).is_err()
+            );
+        }
+    }
+
+    fn sample() -> AnalysisSnapshot {
+        let d4 = mv("D4");
+        let q16 = mv("Q16");
+        AnalysisSnapshot {
+            x_size: 19,
+            y_size: 19,
+            moves: vec![
+                MoveInfo {
+                    mv: d4,
+                    visits: 487,
+                    edge_visits: 487,
+                    utility: 0.0408357,
+                    winrate: 0.519982,
+                    score_mean: 0.515178,
+                    score_stdev: 24.7058,
+                    lead: 0.611848,
+                    prior: 0.221121,
+                    lcb: 0.522779,
+                    utility_lcb: 0.0486664,
+                    weight: 487.5,
+                    order: 0,
+                    pv: vec![d4, q16],
+                    pv_visits: vec![487, 200],
+                    ..MoveInfo::default()
+                },
+                MoveInfo {
+                    mv: q16,
+                    visits: 0,
+                    prior: 0.1,
+                    winrate: 0.5,
+                    lcb: 0.5,
+                    order: 1,
+                    pv: vec![q16],
+                    ..MoveInfo::default()
+                },
+            ],
+            root: Some(RootInfo {
+                visits: 500,
+                winrate: 0.52,
+                lead: 0.6,
+                score_stdev: 24.0,
+                weight: 500.0,
+                ..RootInfo::default()
+            }),
+            ownership: Some(vec![0.25; 361]),
+            ownership_stdev: None,
+        }
+    }
+
+    #[test]
+    fn lz_format_is_integers_from_the_movers_view() {
+        let args = AnalyzeArgs::new(AnalyzeKind::Lz);
+        let line =
+            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        assert_eq!(
+            line,
+            "info move D4 visits 487 winrate 4800 prior 2211 lcb 4772 order 0 pv D4 Q16"
+        );
+        let mut args = args;
+        args.min_moves = 2;
+        args.pv_visits = true;
+        let line =
+            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        assert_eq!(
+            line,
+            "info move D4 visits 487 winrate 5200 prior 2211 lcb 5228 order 0 pv D4 Q16 pvVisits 487 200 \
+             info move Q16 visits 0 winrate 5000 prior 1000 lcb 5000 order 1 pv Q16 pvVisits "
+        );
+    }
+
+    #[test]
+    fn kata_format_has_katago_field_order() {
+        let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
+        args.root_info = true;
+        let line =
+            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        assert_eq!(
+            line,
+            "info move D4 visits 487 edgeVisits 487 utility 0.0408357 winrate 0.519982 scoreMean 0.611848 \
+             scoreStdev 24.7058 scoreLead 0.611848 scoreSelfplay 0.515178 prior 0.221121 lcb 0.522779 \
+             utilityLcb 0.0486664 weight 487.5 order 0 pv D4 Q16 \
+             rootInfo visits 500 utility 0 winrate 0.52 scoreMean 0.6 scoreStdev 24 scoreLead 0.6 \
+             scoreSelfplay 0 weight 500"
+        );
+        // Black to move: values are negated / mirrored.
+        let line =
+            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        assert!(line.starts_with(
+            "info move D4 visits 487 edgeVisits 487 utility -0.0408357 winrate 0.480018 scoreMean -0.611848"
+        ));
+        // Fixed White perspective: no flip even with Black to move.
+        let line = format_analysis(&sample(), &args, Player::Black, Perspective::White).unwrap();
+        assert!(line.contains("winrate 0.519982"));
+    }
+
+    #[test]
+    fn ownership_is_row_major_and_flipped() {
+        let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
+        args.ownership = true;
+        let line =
+            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        let (_, own) = line.split_once(" ownership ").unwrap();
+        let vals: Vec<&str> = own.split(' ').collect();
+        assert_eq!(vals.len(), 361);
+        assert!(vals.iter().all(|v| *v == "-0.25"));
+    }
+
+    #[test]
+    fn sabaki_format_always_has_a_decimal_point() {
+        let args = AnalyzeArgs::new(AnalyzeKind::Sabaki);
+        let line =
+            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        assert!(line.contains("weight 487.500 order 0"), "{line}");
+        assert!(
+            line.contains("visits 487 edgeVisits 487 utility 0.0408357"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn nothing_is_printed_without_moves_or_root() {
+        let args = AnalyzeArgs::new(AnalyzeKind::Kata);
+        let mut snap = sample();
+        snap.root = None;
+        assert_eq!(
+            format_analysis(&snap, &args, Player::Black, Perspective::SideToMove),
+            None
+        );
+        snap = sample();
+        snap.moves.clear();
+        assert_eq!(
+            format_analysis(&snap, &args, Player::Black, Perspective::SideToMove),
+            None
+        );
+        let mut args = args;
+        args.max_moves = 0;
+        assert_eq!(
+            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove),
+            None
+        );
+    }
+
+    #[test]
+    fn symmetry_and_pass_moves_print_as_vertices() {
+        let mut snap = sample();
+        snap.moves[0].is_symmetry_of = Some(Move::Play(Loc::from_xy(15, 3, 19)));
+        snap.moves[0].mv = Move::Pass;
+        snap.moves[0].pv = vec![Move::Pass];
+        let args = AnalyzeArgs::new(AnalyzeKind::Kata);
+        let line = format_analysis(&snap, &args, Player::White, Perspective::SideToMove).unwrap();
+        assert!(line.starts_with("info move pass "));
+        assert!(line.contains(" isSymmetryOf Q16 order 0 pv pass"));
+    }
+}

@@ -1,0 +1,395 @@
+//! The game as GTP sees it: an initial position (empty, handicap stones
+//! or `set_position` stones), the player to move there, and the moves
+//! played since, exactly as KataGo's GTP engine keeps it. `undo` and rule
+//! changes replay the moves from the initial position.
+//!
+//! `play` is tolerant like KataGo's (occupied points and illegal suicide
+//! are refused; ko is the controller's business), so a game a GUI
+//! records is never refused half-way.
+
+use crate::game::{Board, Color, Loc, Move, Player, Rules};
+
+/// The current game.
+#[derive(Clone)]
+pub struct GtpGame {
+    rules: Rules,
+    initial_board: Board,
+    initial_pla: Player,
+    moves: Vec<(Move, Player)>,
+    board: Board,
+    next_pla: Player,
+}
+
+impl GtpGame {
+    /// An empty board of the given size (already checked by the caller).
+    pub fn new(board: Board, rules: Rules) -> GtpGame {
+        GtpGame {
+            rules,
+            initial_board: board,
+            initial_pla: Player::Black,
+            moves: Vec::new(),
+            board,
+            next_pla: Player::Black,
+        }
+    }
+
+    /// Current board.
+    pub fn board(&self) -> &Board {
+        &self.board
+    }
+
+    /// Rules, komi included.
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The position before the first move (handicap / setup stones).
+    pub fn initial_board(&self) -> &Board {
+        &self.initial_board
+    }
+
+    /// The player to move in the initial position.
+    pub fn initial_pla(&self) -> Player {
+        self.initial_pla
+    }
+
+    /// Moves played since the initial position.
+    pub fn moves(&self) -> &[(Move, Player)] {
+        &self.moves
+    }
+
+    /// The player to move now.
+    pub fn next_pla(&self) -> Player {
+        self.next_pla
+    }
+
+    /// Board width.
+    pub fn x_size(&self) -> usize {
+        self.board.x_size()
+    }
+
+    /// Board height.
+    pub fn y_size(&self) -> usize {
+        self.board.y_size()
+    }
+
+    /// Whether the last two moves were passes (the game is over).
+    pub fn ended_by_passes(&self) -> bool {
+        self.moves.len() >= 2
+            && self.moves[self.moves.len() - 2..]
+                .iter()
+                .all(|(m, _)| m.is_pass())
+    }
+
+    /// Plays `mv` for `pla` if the point is empty and the move is not an
+    /// illegal suicide; returns whether it was played.
+    pub fn play(&mut self, mv: Move, pla: Player) -> bool {
+        if !self
+            .board
+            .is_legal_ignoring_ko(mv, pla, self.rules.multi_stone_suicide_legal)
+        {
+            return false;
+        }
+        self.board.play(mv, pla);
+        self.moves.push((mv, pla));
+        self.next_pla = pla.opp();
+        true
+    }
+
+    /// Whether `pla` may play `mv` now under the simple ko rule (what a
+    /// search may choose).
+    pub fn is_legal_strict(&self, mv: Move, pla: Player) -> bool {
+        self.board
+            .is_legal(mv, pla, self.rules.multi_stone_suicide_legal)
+    }
+
+    /// Takes back the last move; false when there is none.
+    pub fn undo(&mut self) -> bool {
+        let Some(_) = self.moves.pop() else {
+            return false;
+        };
+        let moves = std::mem::take(&mut self.moves);
+        self.replay(moves);
+        true
+    }
+
+    fn replay(&mut self, moves: Vec<(Move, Player)>) {
+        self.board = self.initial_board;
+        self.next_pla = self.initial_pla;
+        self.moves.clear();
+        for (mv, pla) in moves {
+            // Moves once accepted stay acceptable: legality here depends on
+            // the board and the suicide rule only.
+            if !self.play(mv, pla) {
+                self.board.play(mv, pla);
+                self.moves.push((mv, pla));
+                self.next_pla = pla.opp();
+            }
+        }
+    }
+
+    /// Restarts from an empty board of the same size.
+    pub fn clear(&mut self) {
+        self.set_initial(
+            Board::new(self.x_size(), self.y_size()).unwrap_or(self.board),
+            Player::Black,
+        );
+    }
+
+    /// Replaces everything with a new initial position.
+    pub fn set_initial(&mut self, board: Board, pla: Player) {
+        self.initial_board = board;
+        self.initial_pla = pla;
+        self.board = board;
+        self.next_pla = pla;
+        self.moves.clear();
+    }
+
+    /// Changes the komi only.
+    pub fn set_komi(&mut self, komi: f32) {
+        self.rules.komi = komi;
+    }
+
+    /// Changes the rules (komi kept), replaying the game under them.
+    pub fn set_rules_keep_komi(&mut self, rules: Rules) {
+        self.rules = Rules {
+            komi: self.rules.komi,
+            ..rules
+        };
+        let moves = std::mem::take(&mut self.moves);
+        self.replay(moves);
+    }
+
+    /// Sets up `stones` on an empty board (Black to move, no history); fails
+    /// without changing anything if a point repeats or a chain would have
+    /// no liberties.
+    pub fn set_position(&mut self, stones: &[(Loc, Color)]) -> bool {
+        let Ok(mut board) = Board::new(self.x_size(), self.y_size()) else {
+            return false;
+        };
+        if !board.set_stones_fail_if_no_libs(stones) {
+            return false;
+        }
+        if stones.iter().any(|&(loc, c)| board.get(loc) != c) {
+            return false;
+        }
+        self.set_initial(board, Player::Black);
+        true
+    }
+
+    /// Sets up black handicap stones on an empty board, White to move.
+    pub fn set_handicap(&mut self, locs: &[Loc]) -> bool {
+        let Ok(mut board) = Board::new(self.x_size(), self.y_size()) else {
+            return false;
+        };
+        let stones: Vec<(Loc, Color)> = locs.iter().map(|&l| (l, Color::Black)).collect();
+        if !board.set_stones_fail_if_no_libs(&stones) {
+            return false;
+        }
+        self.set_initial(board, Player::White);
+        true
+    }
+
+    /// The stones on the board in KataGo's scan order (top row first, left
+    /// to right), as GTP vertices.
+    pub fn stone_vertices(&self, filter: impl Fn(Loc) -> bool) -> Vec<String> {
+        self.board
+            .locs()
+            .filter(|&l| self.board.get(l) != Color::Empty && filter(l))
+            .map(|l| Move::Play(l).to_gtp(self.x_size(), self.y_size()))
+            .collect()
+    }
+
+    /// `showboard`, in KataGo's layout (`printBasicInfo`): move number and
+    /// hash, the board with the last three moves numbered, next player,
+    /// rules as JSON and captures.
+    pub fn showboard(&self) -> String {
+        let b = &self.board;
+        let (xs, ys) = (b.x_size(), b.y_size());
+        let mut s = format!("MoveNum: {} HASH: {}\n", self.moves.len(), b.pos_hash());
+        const COLS: &[u8; 25] = b"ABCDEFGHJKLMNOPQRSTUVWXYZ";
+        s.push_str("  ");
+        for x in 0..xs {
+            if x <= 24 {
+                s.push(' ');
+                s.push(COLS[x] as char);
+            } else {
+                s.push('A');
+                s.push(COLS[x - 25] as char);
+            }
+        }
+        s.push('\n');
+        let recent_start = self.moves.len().saturating_sub(3);
+        for y in 0..ys {
+            s.push_str(&format!("{:2} ", ys - y));
+            for x in 0..xs {
+                let loc = Loc::from_xy(x, y, xs);
+                s.push(b.get(loc).symbol());
+                let mark = self.moves[recent_start..]
+                    .iter()
+                    .position(|&(m, _)| m == Move::Play(loc));
+                match mark {
+                    Some(i) => s.push_str(&(i + 1).to_string()),
+                    None if x + 1 < xs => s.push(' '),
+                    None => {}
+                }
+            }
+            s.push('\n');
+        }
+        s.push('\n');
+        s.push_str(&format!("Next player: {}\n", self.next_pla));
+        s.push_str(&format!("Rules: {}\n", self.rules.to_json(true)));
+        s.push_str(&format!("B stones captured: {}\n", b.num_black_captures()));
+        s.push_str(&format!("W stones captured: {}\n", b.num_white_captures()));
+        s
+    }
+}
+
+/// KataGo's fixed handicap points (`PlayUtils::placeFixedHandicap`) for
+/// `n` stones, in KataGo's scan order (top row first), or its error text.
+pub fn fixed_handicap_points(x_size: usize, y_size: usize, n: usize) -> Result<Vec<Loc>, String> {
+    if x_size < 7 || y_size < 7 {
+        return Err("Board is too small for fixed handicap".to_string());
+    }
+    if (x_size % 2 == 0 || y_size % 2 == 0) && n > 4 {
+        return Err("Fixed handicap > 4 is not allowed on boards with even dimensions".to_string());
+    }
+    if (x_size <= 7 || y_size <= 7) && n > 4 {
+        return Err("Fixed handicap > 4 is not allowed on boards with size 7".to_string());
+    }
+    if n < 2 {
+        return Err("Fixed handicap < 2 is not allowed".to_string());
+    }
+    if n > 9 {
+        return Err("Fixed handicap > 9 is not allowed".to_string());
+    }
+    // Corner, other corner, side middle.
+    let coords = |size: usize| {
+        let edge = if size <= 12 { 2 } else { 3 };
+        [edge, size - 1 - edge, size / 2]
+    };
+    let (xc, yc) = (coords(x_size), coords(y_size));
+    const ORDER: [(usize, usize); 9] = [
+        (0, 1),
+        (1, 0),
+        (0, 0),
+        (1, 1),
+        (0, 2),
+        (1, 2),
+        (2, 0),
+        (2, 1),
+        (2, 2),
+    ];
+    let picks: &[(usize, usize)] = match n {
+        5 => &[(0, 1), (1, 0), (0, 0), (1, 1), (2, 2)],
+        7 => &[(0, 1), (1, 0), (0, 0), (1, 1), (0, 2), (1, 2), (2, 2)],
+        _ => &ORDER[..n],
+    };
+    let mut locs: Vec<Loc> = picks
+        .iter()
+        .map(|&(xi, yi)| Loc::from_xy(xc[xi], yc[yi], x_size))
+        .collect();
+    locs.sort_by_key(|l| {
+        let (x, y) = l.xy(x_size);
+        (y, x)
+    });
+    Ok(locs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gtp(locs: &[Loc], size: usize) -> Vec<String> {
+        locs.iter()
+            .map(|&l| Move::Play(l).to_gtp(size, size))
+            .collect()
+    }
+
+    #[test]
+    fn fixed_handicap_matches_katago() {
+        assert_eq!(
+            gtp(&fixed_handicap_points(19, 19, 2).unwrap(), 19),
+            ["Q16", "D4"]
+        );
+        assert_eq!(
+            gtp(&fixed_handicap_points(19, 19, 3).unwrap(), 19),
+            ["D16", "Q16", "D4"]
+        );
+        assert_eq!(
+            gtp(&fixed_handicap_points(19, 19, 4).unwrap(), 19),
+            ["D16", "Q16", "D4", "Q4"]
+        );
+        assert_eq!(
+            gtp(&fixed_handicap_points(19, 19, 9).unwrap(), 19),
+            ["D16", "K16", "Q16", "D10", "K10", "Q10", "D4", "K4", "Q4"]
+        );
+        assert_eq!(
+            gtp(&fixed_handicap_points(9, 9, 3).unwrap(), 9),
+            ["C7", "G7", "C3"]
+        );
+        assert!(fixed_handicap_points(5, 5, 2).is_err());
+        assert!(fixed_handicap_points(19, 19, 10).is_err());
+        assert!(fixed_handicap_points(19, 19, 1).is_err());
+        assert!(fixed_handicap_points(10, 10, 5).is_err());
+    }
+
+    fn game9() -> GtpGame {
+        GtpGame::new(Board::new(9, 9).unwrap(), Rules::tromp_taylor())
+    }
+
+    fn p(s: &str) -> Move {
+        Move::parse(s, 9, 9).unwrap()
+    }
+
+    #[test]
+    fn play_undo_and_capture() {
+        let mut g = game9();
+        for (m, pla) in [
+            ("E5", Player::White),
+            ("E4", Player::Black),
+            ("E6", Player::Black),
+            ("D5", Player::Black),
+        ] {
+            assert!(g.play(p(m), pla));
+        }
+        assert!(g.play(p("F5"), Player::Black));
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Empty);
+        assert!(!g.play(p("F5"), Player::White), "occupied");
+        assert!(g.undo());
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::White);
+        assert_eq!(g.moves().len(), 4);
+        assert_eq!(g.next_pla(), Player::White);
+        while g.undo() {}
+        assert!(g.board().is_empty());
+    }
+
+    #[test]
+    fn showboard_layout() {
+        let mut g = game9();
+        g.play(p("C3"), Player::Black);
+        let s = g.showboard();
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[0].starts_with("MoveNum: 1 HASH: "));
+        assert_eq!(lines[1], "   A B C D E F G H J");
+        assert_eq!(lines[2], " 9 . . . . . . . . .");
+        assert_eq!(lines[8], " 3 . . X1. . . . . .");
+        assert!(s.contains("Next player: White\n"));
+        assert!(s.contains("B stones captured: 0\n"));
+    }
+
+    #[test]
+    fn set_position_refuses_overlaps_and_dead_stones() {
+        let mut g = game9();
+        let l = |s: &str| p(s).loc().unwrap();
+        assert!(!g.set_position(&[(l("A1"), Color::Black), (l("A1"), Color::White)]));
+        assert!(!g.set_position(&[
+            (l("A1"), Color::Black),
+            (l("A2"), Color::White),
+            (l("B1"), Color::White)
+        ]));
+        assert!(g.set_position(&[(l("A1"), Color::Black), (l("B2"), Color::White)]));
+        assert_eq!(g.next_pla(), Player::Black);
+        assert!(g.moves().is_empty());
+    }
+}

@@ -1,0 +1,334 @@
+//! The commands that search: `genmove` and its variants, the analysis
+//! commands, cancellable searches and pondering.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::game::{Move, Player};
+
+use super::analysis_format::{
+    format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
+};
+use super::bot::{SearchPurpose, SearchRequest};
+use super::engine::{Background, GtpEngine, Handled};
+use super::protocol::{format_header, format_response, CommandLine};
+
+impl GtpEngine {
+    /// Search commands; anything else is an unknown command.
+    pub(super) fn handle_search(&mut self, c: &CommandLine) -> Handled {
+        let name = c.name.as_str();
+        match name {
+            "genmove"
+            | "genmove_debug"
+            | "kata-search"
+            | "kata-search_debug"
+            | "kata-search_cancellable" => {
+                let [colour] = c.args.as_slice() else {
+                    return Handled::Err(format!(
+                        "Expected one argument for {name} but got '{}'",
+                        c.joined_args()
+                    ));
+                };
+                let Some(pla) = Player::parse(colour) else {
+                    return Handled::Err(format!("Could not parse color: '{colour}'"));
+                };
+                let play = name == "genmove" || name == "genmove_debug";
+                if name == "kata-search_cancellable" {
+                    self.spawn_cancellable(c.id, pla, None);
+                    return Handled::Written;
+                }
+                match self.genmove(pla, None, play) {
+                    Ok(text) => Handled::Ok(text),
+                    Err(e) => Handled::Err(e),
+                }
+            }
+            _ => match AnalyzeKind::of_command(name) {
+                Some(kind) => self.analysis_command(c, kind),
+                None => Handled::Err("unknown command".into()),
+            },
+        }
+    }
+
+    fn analysis_command(&mut self, c: &CommandLine, kind: AnalyzeKind) -> Handled {
+        let args = match parse_analyze_args(
+            kind,
+            &c.name,
+            &c.args,
+            self.game.x_size(),
+            self.game.y_size(),
+        ) {
+            Ok(a) => a,
+            Err(e) => return Handled::Err(e),
+        };
+        let pla = args.player.unwrap_or(self.game.next_pla());
+        match c.name.as_str() {
+            "analyze" | "lz-analyze" | "kata-analyze" => {
+                self.out.write_str(&format_header(c.id));
+                self.spawn_background(pla, SearchPurpose::Analysis, Some(args), true);
+                Handled::Written
+            }
+            "kata-search_analyze_cancellable" => {
+                self.out.write_str(&format_header(c.id));
+                self.spawn_cancellable(c.id, pla, Some(args));
+                Handled::Written
+            }
+            name => {
+                let play = name != "kata-search_analyze";
+                self.out.write_str(&format_header(c.id));
+                match self.genmove(pla, Some(&args), play) {
+                    Ok(text) => self.out.write_str(&format!("{text}\n\n")),
+                    // The header is out already: KataGo ends the response
+                    // with a blank line and reports the error on stderr.
+                    Err(e) => {
+                        eprintln!("{e}");
+                        self.out.write_str("\n");
+                    }
+                }
+                Handled::Written
+            }
+        }
+    }
+
+    /// Chooses (and with `play`, plays) a move for `pla`; with `analysis`
+    /// set, prints analysis lines while searching and answers `play X`.
+    fn genmove(
+        &mut self,
+        pla: Player,
+        analysis: Option<&AnalyzeArgs>,
+        play: bool,
+    ) -> Result<String, String> {
+        self.stop_background();
+        let started = Instant::now();
+        let search_factor = self.search_factor(pla);
+        let no_avoid = AvoidMoves::default();
+        let req = SearchRequest {
+            game: &self.game,
+            pla,
+            purpose: SearchPurpose::Genmove {
+                clock: self.clocks[pla.index()].clone(),
+                search_factor,
+            },
+            avoid: analysis.map_or(&no_avoid, |a| &a.avoid),
+            want_ownership: analysis.is_some_and(AnalyzeArgs::wants_ownership),
+            report_interval: analysis.and_then(|a| a.report_interval),
+        };
+        let stop = AtomicBool::new(false);
+        let out = self.out.clone();
+        let perspective = self.settings.perspective;
+        let mut report = |snap: &super::AnalysisSnapshot| {
+            if let Some(args) = analysis {
+                if let Some(line) = format_analysis(snap, args, pla, perspective) {
+                    out.write_str(&(line + "\n"));
+                }
+            }
+        };
+        let outcome = self.bot.lock().search(&req, &stop, &mut report);
+        let outcome = match outcome {
+            Some(o) if self.game.is_legal_strict(o.best, pla) => o,
+            _ => {
+                self.genmove_time_sum += started.elapsed().as_secs_f64();
+                return Err("genmove returned null location or illegal move".into());
+            }
+        };
+        self.recent_win_loss.push(outcome.white_win_loss);
+        let resign = self.settings.allow_resignation && self.should_resign(pla, outcome.white_lead);
+        self.genmove_time_sum += started.elapsed().as_secs_f64();
+        let vertex = if resign {
+            "resign".to_string()
+        } else {
+            outcome.best.to_gtp(self.game.x_size(), self.game.y_size())
+        };
+        if play && !resign {
+            self.game.play(outcome.best, pla);
+            self.maybe_ponder(true);
+        }
+        Ok(if analysis.is_some() {
+            format!("play {vertex}")
+        } else {
+            vertex
+        })
+    }
+
+    /// KataGo's `getSearchFactor`: think less when the last two searches
+    /// both saw `pla` winning by more than the threshold.
+    fn search_factor(&self, pla: Player) -> f64 {
+        let s = &self.settings;
+        if s.search_factor_when_winning_threshold >= 1.0 || self.recent_win_loss.len() < 2 {
+            return 1.0;
+        }
+        let sign = if pla == Player::White { 1.0 } else { -1.0 };
+        let n = self.recent_win_loss.len();
+        let winning = self.recent_win_loss[n - 2..]
+            .iter()
+            .all(|v| sign * v > 2.0 * s.search_factor_when_winning_threshold - 1.0);
+        if winning {
+            s.search_factor_when_winning
+        } else {
+            1.0
+        }
+    }
+
+    /// KataGo's `shouldResign`, with the handicap allowance for White.
+    fn should_resign(&self, pla: Player, white_lead: f64) -> bool {
+        let s = &self.settings;
+        let (xs, ys) = (self.game.x_size() as f64, self.game.y_size() as f64);
+        let area = xs * ys;
+        let init = self.game.initial_board();
+        let handicap = if init.num_stones_of(Player::White) == 0 {
+            init.num_stones_of(Player::Black)
+        } else {
+            0
+        };
+        let rules = self.game.rules();
+        let komi = rules.komi as f64;
+        let initial_black_advantage = if handicap <= 1 {
+            7.0 - komi
+        } else {
+            use crate::game::{ScoringRule, WhiteHandicapBonusRule};
+            let stone_value = if rules.scoring_rule == ScoringRule::Area {
+                15.0
+            } else {
+                14.0
+            };
+            let bonus = match rules.white_handicap_bonus_rule {
+                WhiteHandicapBonusRule::N => handicap as f64,
+                WhiteHandicapBonusRule::NMinusOne => handicap as f64 - 1.0,
+                WhiteHandicapBonusRule::Zero => 0.0,
+            };
+            stone_value * (handicap as f64 - 1.0) + (7.0 - komi - bonus)
+        };
+        let turns = self.game.moves().len() as f64;
+        let mut min_turn = 0.0;
+        let mut no_resign_above = area;
+        if initial_black_advantage > 0.9 && pla == Player::White {
+            min_turn = 1.0 + (area / 5.0).floor();
+            let catch_up = (0.60 * area - min_turn).max(1.0);
+            let spent = (turns - min_turn).clamp(0.0, catch_up);
+            no_resign_above = -initial_black_advantage * ((catch_up - spent) / catch_up)
+                - 5.0
+                - initial_black_advantage * 0.15;
+        }
+        let min_turn = min_turn.max((s.resign_min_moves_per_board_area * area).floor());
+        if turns < min_turn {
+            return false;
+        }
+        if pla == Player::White && white_lead > no_resign_above {
+            return false;
+        }
+        if s.resign_consec_turns > self.recent_win_loss.len() {
+            return false;
+        }
+        let close = match pla {
+            Player::White => white_lead > -s.resign_min_score_difference,
+            Player::Black => white_lead < s.resign_min_score_difference,
+        };
+        if close {
+            return false;
+        }
+        self.recent_win_loss
+            .iter()
+            .rev()
+            .take(s.resign_consec_turns)
+            .all(|&v| match pla {
+                Player::White => v < s.resign_threshold,
+                Player::Black => v > -s.resign_threshold,
+            })
+    }
+
+    /// Starts pondering if enabled and `wanted`.
+    pub(super) fn maybe_ponder(&mut self, wanted: bool) {
+        if wanted && self.settings.pondering_enabled && self.background.is_none() {
+            let pla = self.game.next_pla();
+            self.spawn_background(pla, SearchPurpose::Ponder, None, false);
+        }
+    }
+
+    /// Runs a search on a thread until stopped, printing analysis lines
+    /// when `args` is set.
+    fn spawn_background(
+        &mut self,
+        pla: Player,
+        purpose: SearchPurpose,
+        args: Option<AnalyzeArgs>,
+        ends_response: bool,
+    ) {
+        self.stop_background();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (bot, out, game) = (self.bot.clone(), self.out.clone(), self.game.clone());
+        let perspective = self.settings.perspective;
+        let stop2 = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let avoid = args.as_ref().map(|a| a.avoid.clone()).unwrap_or_default();
+            let req = SearchRequest {
+                game: &game,
+                pla,
+                purpose,
+                avoid: &avoid,
+                want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
+                report_interval: args.as_ref().and_then(|a| a.report_interval),
+            };
+            let mut report = |snap: &super::AnalysisSnapshot| {
+                if let Some(a) = &args {
+                    if let Some(line) = format_analysis(snap, a, pla, perspective) {
+                        out.write_str(&(line + "\n"));
+                    }
+                }
+            };
+            let _ = bot.lock().search(&req, &stop2, &mut report);
+        });
+        self.background = Some(Background {
+            stop,
+            handle,
+            ends_response,
+        });
+    }
+
+    /// `kata-search_cancellable` / `kata-search_analyze_cancellable`: the
+    /// search thread writes the answer itself, `cancelled` when stopped.
+    fn spawn_cancellable(&mut self, id: Option<u64>, pla: Player, args: Option<AnalyzeArgs>) {
+        self.stop_background();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (bot, out, game) = (self.bot.clone(), self.out.clone(), self.game.clone());
+        let (perspective, clock) = (self.settings.perspective, self.clocks[pla.index()].clone());
+        let stop2 = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let avoid = args.as_ref().map(|a| a.avoid.clone()).unwrap_or_default();
+            let req = SearchRequest {
+                game: &game,
+                pla,
+                purpose: SearchPurpose::Genmove {
+                    clock,
+                    search_factor: 1.0,
+                },
+                avoid: &avoid,
+                want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
+                report_interval: args.as_ref().and_then(|a| a.report_interval),
+            };
+            let mut report = |snap: &super::AnalysisSnapshot| {
+                if let Some(a) = &args {
+                    if let Some(line) = format_analysis(snap, a, pla, perspective) {
+                        out.write_str(&(line + "\n"));
+                    }
+                }
+            };
+            let outcome = bot.lock().search(&req, &stop2, &mut report);
+            let cancelled = stop2.load(std::sync::atomic::Ordering::Relaxed);
+            let mv = match outcome {
+                _ if cancelled => "cancelled".to_string(),
+                Some(o) => o.best.to_gtp(game.x_size(), game.y_size()),
+                None => Move::Pass.to_gtp(game.x_size(), game.y_size()),
+            };
+            if args.is_some() {
+                out.write_str(&format!("play {mv}\n\n"));
+            } else {
+                out.write_str(&format_response(id, true, &mv));
+            }
+        });
+        self.background = Some(Background {
+            stop,
+            handle,
+            ends_response: false,
+        });
+    }
+}
