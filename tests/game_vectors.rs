@@ -37,10 +37,15 @@ fn replay(path: &Path, sidecar: &Value) -> Result<Outcome, String> {
     let ru = rec.rules.as_deref().ok_or("no RU")?;
     let from_ru = Rules::parse_without_komi(ru, komi).map_err(|e| e.to_string())?;
     if from_ru != rules {
-        return Err(format!("RU {ru} parses to {from_ru:?}, sidecar says {rules:?}"));
+        return Err(format!(
+            "RU {ru} parses to {from_ru:?}, sidecar says {rules:?}"
+        ));
     }
     if rules.to_compact_string() != ru {
-        return Err(format!("compact string {} != RU {ru}", rules.to_compact_string()));
+        return Err(format!(
+            "compact string {} != RU {ru}",
+            rules.to_compact_string()
+        ));
     }
 
     let mut board = Board::new(rec.x_size, rec.y_size).map_err(|e| e.to_string())?;
@@ -54,9 +59,11 @@ fn replay(path: &Path, sidecar: &Value) -> Result<Outcome, String> {
     }
     // Who moves first, as KataGo's CompactSgf::setupInitialBoardAndHist.
     let all_black = !placements.is_empty() && placements.iter().all(|&(_, c)| c == Color::Black);
-    let mut first = rec
-        .player_to_move
-        .unwrap_or(if all_black { Player::White } else { Player::Black });
+    let mut first = rec.player_to_move.unwrap_or(if all_black {
+        Player::White
+    } else {
+        Player::Black
+    });
     if let Some(&(p, _)) = rec.moves.first() {
         first = p;
     }
@@ -80,7 +87,9 @@ fn replay(path: &Path, sidecar: &Value) -> Result<Outcome, String> {
                 hist,
             });
         }
-        let Some(&(pla, xy)) = rec.moves.get(i) else { break };
+        let Some(&(pla, xy)) = rec.moves.get(i) else {
+            break;
+        };
         let mv = match xy {
             None => Move::Pass,
             Some((x, y)) => Move::Play(board.loc(x, y)),
@@ -108,15 +117,22 @@ fn replay(path: &Path, sidecar: &Value) -> Result<Outcome, String> {
 fn check(path: &Path) -> Result<(), String> {
     let sidecar_path = path.with_extension("json");
     let sidecar: Value = serde_json::from_str(
-        &std::fs::read_to_string(&sidecar_path).map_err(|e| format!("{}: {e}", sidecar_path.display()))?,
+        &std::fs::read_to_string(&sidecar_path)
+            .map_err(|e| format!("{}: {e}", sidecar_path.display()))?,
     )
     .map_err(|e| e.to_string())?;
     let out = replay(path, &sidecar)?;
     let n = sidecar["numMoves"].as_u64().ok_or("no numMoves")? as usize;
     if out.ended_after != n {
-        return Err(format!("game ended after {} moves, SGF has {n}", out.ended_after));
+        return Err(format!(
+            "game ended after {} moves, SGF has {n}",
+            out.ended_after
+        ));
     }
-    let by_pass_alive = sidecar["endedBy"].as_str().unwrap_or("").contains("pass-alive");
+    let by_pass_alive = sidecar["endedBy"]
+        .as_str()
+        .unwrap_or("")
+        .contains("pass-alive");
     if out.ended_by_pass_alive != by_pass_alive {
         return Err(format!(
             "ended by pass-alive adjudication: {}, sidecar says {:?}",
@@ -145,7 +161,10 @@ fn check(path: &Path) -> Result<(), String> {
     if !by_pass_alive {
         let phase = sidecar["encorePhaseAfterLoad"].as_u64().unwrap_or(0) as u8;
         if out.hist.encore_phase() != phase {
-            return Err(format!("encore phase {} != {phase}", out.hist.encore_phase()));
+            return Err(format!(
+                "encore phase {} != {phase}",
+                out.hist.encore_phase()
+            ));
         }
     }
     Ok(())
@@ -165,7 +184,10 @@ fn katago_selfplay_games_replay_and_score_exactly() {
     let mut failures = Vec::new();
     for f in &files {
         if let Err(e) = check(f) {
-            failures.push(format!("{}: {e}", f.file_name().unwrap_or_default().to_string_lossy()));
+            failures.push(format!(
+                "{}: {e}",
+                f.file_name().unwrap_or_default().to_string_lossy()
+            ));
         }
     }
     assert!(

@@ -16,7 +16,7 @@ mod types;
 mod zobrist;
 
 pub use area::AreaOptions;
-pub use board::{Area, Board, BoardSizeError, DiagramError, MoveRecord};
+pub use board::{Area, Board, BoardSizeError, DiagramError, Locs, MoveRecord};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
 pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
