@@ -8,6 +8,7 @@
 //!   the batching evaluator.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
+pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod game;
