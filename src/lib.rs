@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod game;
 pub mod nn;
+pub mod search;
 pub mod timecontrol;
 
 use std::path::PathBuf;

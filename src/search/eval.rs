@@ -1,0 +1,129 @@
+//! What the search needs from the outside world: the game state it plays
+//! moves on ([`SearchState`]) and the network behind a small trait
+//! ([`PositionEvaluator`]). The lead implements both for the real
+//! `BoardHistory` and batching evaluator; tests use stubs.
+
+use std::sync::Arc;
+
+use crate::game::{Color, Loc, Move, Player};
+use crate::nn::NnOutput;
+
+/// How a finished game ended, from white's side.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome {
+    /// Scored: the winner (`None` = draw) and the final white-minus-black
+    /// score including komi.
+    Scored {
+        winner: Option<Player>,
+        white_minus_black: f64,
+    },
+    /// No result (e.g. a long cycle under some ko rules).
+    NoResult,
+}
+
+/// A game position with its history and rules: what the search plays moves
+/// on. Clones are taken per search thread, once per search, not per visit.
+pub trait SearchState: Clone + Send + Sync {
+    /// Board width.
+    fn x_size(&self) -> usize;
+    /// Board height.
+    fn y_size(&self) -> usize;
+    /// The player to move.
+    fn next_player(&self) -> Player;
+    /// Whether `mv` is legal for the player to move (superko included).
+    fn is_legal(&self, mv: Move) -> bool;
+    /// Plays a legal move for the player to move.
+    fn play(&mut self, mv: Move);
+    /// `Some` once the game is over.
+    fn outcome(&self) -> Option<Outcome>;
+    /// Turn number (moves played since the start of the game).
+    fn turn_number(&self) -> usize;
+    /// The last move played and by whom.
+    fn last_move(&self) -> Option<(Player, Move)>;
+    /// Whether a pass by the player to move now would end the game (or
+    /// the current phase); used for conservative passing and passing hacks.
+    fn pass_would_end_game(&self) -> bool;
+    /// Stone colour at a point (for the subtree value bias pattern).
+    fn color_at(&self, loc: Loc) -> Color;
+    /// Whether the chain at `loc` has exactly one liberty.
+    fn in_atari(&self, loc: Loc) -> bool;
+    /// The point the player to move may not play because of a simple ko.
+    fn ko_loc(&self) -> Option<Loc>;
+    /// A hash of the position (stones, player, ko) for symmetry checks and logs.
+    fn position_hash(&self) -> u64;
+}
+
+/// Options the search passes with each evaluation, as KataGo's
+/// `MiscNNInputParams` plus symmetry handling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EvalOptions {
+    /// Random symmetries (without replacement) to average; 1 = one random symmetry.
+    pub num_symmetries: u8,
+    /// Seed for the symmetry choice, so single-threaded searches repeat.
+    pub symmetry_seed: u64,
+    /// Also compute the ownership head.
+    pub include_ownership: bool,
+    /// Policy temperature applied by the evaluator.
+    pub policy_temperature: f32,
+    /// Blend towards the optimistic policy (0 = the normal policy).
+    pub policy_optimism: f64,
+    /// The conservative-pass input feature (set for the root's children).
+    pub conservative_pass: bool,
+    /// Passing hacks (KataGo's `enablePassingHacks` input).
+    pub enable_passing_hacks: bool,
+    /// KataGo's playout doubling advantage input, for the player to move.
+    pub playout_doubling_advantage: f64,
+    /// Hide the move history from the net.
+    pub hide_history: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> EvalOptions {
+        EvalOptions {
+            num_symmetries: 1,
+            symmetry_seed: 0,
+            include_ownership: false,
+            policy_temperature: 1.0,
+            policy_optimism: 0.0,
+            conservative_pass: false,
+            enable_passing_hacks: false,
+            playout_doubling_advantage: 0.0,
+            hide_history: false,
+        }
+    }
+}
+
+/// Why an evaluation failed (the search stops and reports it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("evaluation failed: {0}")]
+pub struct EvalError(pub String);
+
+/// Counters of an evaluator, for `engine benchmark`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct EvalStats {
+    /// Positions evaluated by the network.
+    pub rows: u64,
+    /// Forward passes.
+    pub batches: u64,
+    /// Evaluations answered from the cache.
+    pub cache_hits: u64,
+}
+
+/// The network as the search sees it.
+pub trait PositionEvaluator<S: SearchState>: Send + Sync {
+    /// Evaluates `state` (the player to move is `state.next_player()`).
+    /// The output's values are white-perspective, its policy -1 on
+    /// illegal moves, pass last.
+    fn evaluate(&self, state: &S, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError>;
+
+    /// Counters so far.
+    fn stats(&self) -> EvalStats {
+        EvalStats::default()
+    }
+
+    /// Whether the net has the short-term error heads that uncertainty
+    /// weighting needs.
+    fn supports_shortterm_error(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,28 @@
+//! The search: KataGo's PUCT Monte-Carlo tree search.
+//!
+//! Front door: [`Search`] (one game's tree; [`Search::run`] with
+//! [`RunOptions`], [`Search::make_move`] for tree reuse, [`Search::view`]
+//! for results), [`SearchParams`] (KataGo's parameter names, defaults per
+//! [`SetupFor`], overrides by name), and the two traits the search needs
+//! from outside: [`SearchState`] (the game) and [`PositionEvaluator`] (the
+//! network). The pure formulas live in [`explore`] and [`utility`].
+
+mod bias;
+mod eval;
+pub mod explore;
+mod params;
+mod playout;
+mod results;
+mod runner;
+mod tree;
+pub mod utility;
+
+#[cfg(test)]
+mod tests;
+
+pub use bias::{bias_key, BiasEntry, BiasTable};
+pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
+pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
+pub use results::{MoveInfo, RootInfo};
+pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView};
+pub use tree::NodeValues;

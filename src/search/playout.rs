@@ -1,0 +1,431 @@
+//! One playout: descend from the root choosing children by PUCT, evaluate
+//! the leaf, and back the result up by recomputing each node on the path
+//! from its children (KataGo's `playoutDescend` / `recomputeNodeStats`).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::Rng;
+
+use super::bias::{bias_key, BiasTable};
+use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
+use super::explore::{self, ChildWeight};
+use super::params::SearchParams;
+use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
+use super::utility::UtilityFn;
+use crate::game::{Move, Player};
+use crate::nn::NnOutput;
+
+/// Everything a playout reads that is fixed for one search.
+pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
+    pub params: &'a SearchParams,
+    pub evaluator: &'a E,
+    pub root_state: &'a S,
+    pub utility: UtilityFn,
+    pub bias: Option<&'a BiasTable>,
+    /// Per player, per policy index: moves forbidden until this depth below the root.
+    pub avoid: &'a [Vec<u32>; 2],
+    pub include_ownership: bool,
+    /// Whether the net gives short-term errors (uncertainty weighting).
+    pub has_shortterm_error: bool,
+    /// The player the playout doubling advantage is for.
+    pub pda_player: Player,
+}
+
+/// Per-thread scratch state.
+pub(crate) struct Worker<S> {
+    pub rng: StdRng,
+    pub state: S,
+    pub scratch: Scratch,
+    pub excluded: Vec<Move>,
+}
+
+/// Buffers reused by every recomputation (no allocation per visit).
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub weights: Vec<ChildWeight>,
+    pub values: Vec<NodeValues>,
+}
+
+/// How a playout ended.
+pub(crate) enum PlayoutEnd {
+    /// Finished and counts as a visit.
+    Counted,
+    /// Collided with another thread; try again.
+    Retry,
+}
+
+/// Index of a move in a policy vector (`y * x_size + x`, pass last).
+#[inline]
+pub(crate) fn policy_index(mv: Move, x_size: usize, y_size: usize) -> usize {
+    match mv {
+        Move::Pass => x_size * y_size,
+        Move::Play(loc) => {
+            let (x, y) = loc.xy(x_size);
+            y * x_size + x
+        }
+    }
+}
+
+/// The move at a policy index.
+#[inline]
+pub(crate) fn move_of_index(i: usize, x_size: usize, y_size: usize) -> Move {
+    if i >= x_size * y_size {
+        Move::Pass
+    } else {
+        Move::Play(crate::game::Loc::from_xy(i % x_size, i / x_size, x_size))
+    }
+}
+
+impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
+    /// Evaluation options for a node whose player to move is `pla`.
+    pub fn eval_options(&self, pla: Player, is_root: bool, rng: &mut StdRng) -> EvalOptions {
+        let p = self.params;
+        let pda = if pla == self.pda_player {
+            p.playout_doubling_advantage
+        } else {
+            -p.playout_doubling_advantage
+        };
+        EvalOptions {
+            num_symmetries: if is_root { p.root_num_symmetries_to_sample as u8 } else { 1 },
+            symmetry_seed: rng.gen(),
+            include_ownership: self.include_ownership || is_root,
+            policy_temperature: p.nn_policy_temperature,
+            policy_optimism: if is_root { p.root_policy_optimism } else { p.policy_optimism },
+            conservative_pass: p.conservative_pass && is_root,
+            enable_passing_hacks: p.enable_passing_hacks,
+            playout_doubling_advantage: pda,
+            hide_history: p.ignore_all_history || (is_root && p.ignore_pre_root_history),
+        }
+    }
+
+    fn terminal_weight(&self) -> f64 {
+        if self.params.use_uncertainty && self.has_shortterm_error {
+            self.params.uncertainty_max_weight
+        } else {
+            1.0
+        }
+    }
+
+    /// The leaf sample of a finished game.
+    fn terminal_sample(&self, outcome: Outcome) -> NodeValues {
+        let (win_loss, no_result, score, score_sq) = match outcome {
+            Outcome::NoResult => (0.0, 1.0, 0.0, 0.0),
+            Outcome::Scored { winner, white_minus_black } => {
+                let white_wins = match winner {
+                    Some(Player::White) => 1.0,
+                    Some(Player::Black) => 0.0,
+                    None => self.params.draw_equivalent_wins_for_white,
+                };
+                // KataGo adjusts drawn (integer) scores by the draw value and
+                // spreads their square over the half-point grid.
+                let is_int = white_minus_black.fract() == 0.0;
+                let adj = if is_int && winner.is_none() {
+                    white_minus_black + self.params.draw_equivalent_wins_for_white - 0.5
+                } else {
+                    white_minus_black
+                };
+                let sq = if is_int {
+                    let (lo, hi) = (white_minus_black - 0.5, white_minus_black + 0.5);
+                    lo * lo + (hi * hi - lo * lo) * self.params.draw_equivalent_wins_for_white
+                } else {
+                    white_minus_black * white_minus_black
+                };
+                (2.0 * white_wins - 1.0, 0.0, adj, sq)
+            }
+        };
+        let utility = self.utility.result(win_loss, no_result) + self.utility.score(score, score_sq);
+        NodeValues {
+            visits: 1,
+            weight_sum: self.terminal_weight(),
+            win_loss,
+            no_result,
+            score_mean: score,
+            score_mean_sq: score_sq,
+            lead: score,
+            utility,
+            utility_sq: utility * utility,
+            ..NodeValues::default()
+        }
+    }
+
+    /// The leaf sample of a network evaluation (with the node's subtree bias).
+    pub fn nn_sample(&self, node: &Node, nn: &NnOutput) -> NodeValues {
+        let win_loss = nn.white_win_prob as f64 - nn.white_loss_prob as f64;
+        let mut utility = self.utility.of_nn(nn);
+        if self.params.subtree_value_bias_factor != 0.0 {
+            if let Some(e) = &node.bias.lock().entry {
+                utility += e.bias(self.params.subtree_value_bias_factor);
+            }
+        }
+        NodeValues {
+            visits: 1,
+            weight_sum: self.nn_weight(nn),
+            win_loss,
+            no_result: nn.white_no_result_prob as f64,
+            score_mean: nn.white_score_mean as f64,
+            score_mean_sq: nn.white_score_mean_sq as f64,
+            lead: nn.white_lead as f64,
+            utility,
+            utility_sq: utility * utility,
+            ..NodeValues::default()
+        }
+    }
+
+    fn nn_weight(&self, nn: &NnOutput) -> f64 {
+        if self.has_shortterm_error {
+            self.utility.playout_weight(self.params, nn)
+        } else {
+            1.0
+        }
+    }
+
+    /// Recomputes a node's averages from its own evaluation and its
+    /// children (noise pruning, value down-weighting, subtree bias), then
+    /// adds `add_visits` visits.
+    pub fn recompute(&self, node: &Node, is_root: bool, add_visits: i64, scratch: &mut Scratch) {
+        let Some(nn) = node.nn() else {
+            return;
+        };
+        let p = self.params;
+        let (xs, ys) = (nn.x_size, nn.y_size);
+        let Scratch { weights, values } = scratch;
+        weights.clear();
+        values.clear();
+        let mut orig_total = 0.0;
+        for c in node.children().iter() {
+            let v = c.node.values();
+            if v.visits <= 0 || v.weight_sum <= 0.0 {
+                continue;
+            }
+            let self_utility = if node.next_pla == Player::White { v.utility } else { -v.utility };
+            let policy = nn.policy.get(policy_index(c.mv, xs, ys)).copied().unwrap_or(0.0);
+            weights.push(ChildWeight {
+                self_utility,
+                weight: v.weight_sum,
+                visits: v.visits,
+                policy: (policy as f64).max(1e-30),
+            });
+            values.push(v);
+            orig_total += v.weight_sum;
+        }
+        let mut total = orig_total;
+        if p.use_noise_pruning && !weights.is_empty() {
+            total = explore::prune_noise_weight(p, weights, total);
+        }
+        let (mut sub, mut prune) = (0.0, 0.0);
+        if is_root && p.root_noise_enabled && !p.use_noise_pruning {
+            let max_w = weights.iter().map(|c| c.weight).fold(0.0, f64::max);
+            sub = p.chosen_move_subtract.min(max_w / 64.0);
+            prune = p.chosen_move_prune.min(max_w / 64.0);
+        }
+        explore::downweight_bad_children(p, weights, total, total, sub, prune);
+
+        let mut sums = NodeValues::default();
+        let mut child_weight = 0.0;
+        for (c, v) in weights.iter().zip(values.iter()) {
+            let w = c.weight;
+            let scale = w / v.weight_sum;
+            child_weight += w;
+            sums.win_loss += w * v.win_loss;
+            sums.no_result += w * v.no_result;
+            sums.score_mean += w * v.score_mean;
+            sums.score_mean_sq += w * v.score_mean_sq;
+            sums.lead += w * v.lead;
+            sums.utility += w * v.utility;
+            sums.utility_sq += w * v.utility_sq;
+            sums.weight_sq_sum += scale * scale * v.weight_sq_sum;
+        }
+
+        let mut bias = node.bias.lock();
+        let win_loss = nn.white_win_prob as f64 - nn.white_loss_prob as f64;
+        let mut utility = self.utility.of_nn(&nn);
+        if p.subtree_value_bias_factor != 0.0 {
+            if let Some(entry) = bias.entry.clone() {
+                let (d, w) = if child_weight > 1e-10 {
+                    let weight = orig_total.powf(p.subtree_value_bias_weight_exponent);
+                    let delta = (sums.utility / child_weight - utility) * weight;
+                    let r = entry.add(delta - bias.last_delta_sum, weight - bias.last_weight);
+                    bias.last_delta_sum = delta;
+                    bias.last_weight = weight;
+                    r
+                } else {
+                    entry.get()
+                };
+                if w > 0.001 {
+                    utility += p.subtree_value_bias_factor * d / w;
+                }
+            }
+        }
+        let w = self.nn_weight(&nn);
+        let total_w = child_weight + w;
+        let v = NodeValues {
+            visits: 0,
+            weight_sum: total_w,
+            weight_sq_sum: sums.weight_sq_sum + w * w,
+            win_loss: (sums.win_loss + win_loss * w) / total_w,
+            no_result: (sums.no_result + nn.white_no_result_prob as f64 * w) / total_w,
+            score_mean: (sums.score_mean + nn.white_score_mean as f64 * w) / total_w,
+            score_mean_sq: (sums.score_mean_sq + nn.white_score_mean_sq as f64 * w) / total_w,
+            lead: (sums.lead + nn.white_lead as f64 * w) / total_w,
+            utility: (sums.utility + utility * w) / total_w,
+            utility_sq: (sums.utility_sq + utility * utility * w) / total_w,
+        };
+        node.store_values(&v, add_visits);
+    }
+
+    /// Runs one playout from `node` (the root when `is_root`).
+    pub fn descend(&self, w: &mut Worker<S>, node: &Node, is_root: bool, depth: u32) -> Result<PlayoutEnd, EvalError> {
+        if !node.force_non_terminal && !is_root {
+            if let Some(outcome) = w.state.outcome() {
+                node.add_leaf_sample(&self.terminal_sample(outcome));
+                return Ok(PlayoutEnd::Counted);
+            }
+        }
+        match node.state() {
+            STATE_UNEVALUATED => {
+                if !node.try_begin_eval() {
+                    return Ok(PlayoutEnd::Retry);
+                }
+                let opts = self.eval_options(w.state.next_player(), is_root, &mut w.rng);
+                let nn = match self.evaluator.evaluate(&w.state, &opts) {
+                    Ok(nn) => nn,
+                    Err(e) => {
+                        node.abort_eval();
+                        return Err(e);
+                    }
+                };
+                let sample = self.nn_sample(node, &nn);
+                node.finish_eval(nn);
+                node.add_leaf_sample(&sample);
+                return Ok(PlayoutEnd::Counted);
+            }
+            STATE_EVALUATING => return Ok(PlayoutEnd::Retry),
+            _ => {}
+        }
+        let Some(nn) = node.nn() else {
+            return Ok(PlayoutEnd::Retry);
+        };
+        w.excluded.clear();
+        let child = loop {
+            let Some((mv, existing)) = self.select_child(w, node, &nn, is_root, depth) else {
+                // Everything is forbidden: count the node's own evaluation again.
+                node.add_leaf_sample(&self.nn_sample(node, &nn));
+                return Ok(PlayoutEnd::Counted);
+            };
+            if let Some(c) = existing {
+                break c;
+            }
+            if !w.state.is_legal(mv) {
+                w.excluded.push(mv);
+                continue;
+            }
+            let mut children = node.children_mut();
+            if let Some(c) = children.iter().find(|c| c.mv == mv) {
+                break c.node.clone();
+            }
+            let mut after = w.state.clone();
+            after.play(mv);
+            let force_non_terminal = mv == Move::Pass
+                && is_root
+                && self.params.conservative_pass
+                && after.outcome().is_some();
+            let child = Arc::new(Node::new(node.next_pla.opp(), Some(mv), force_non_terminal));
+            if self.params.subtree_value_bias_factor != 0.0 {
+                if let (Some(table), Some(key)) = (self.bias, bias_key(&w.state, mv)) {
+                    child.bias.lock().entry = Some(table.get(key));
+                }
+            }
+            children.push(Child { mv, node: child.clone() });
+            break child;
+        };
+        let mv = child.prev_move.unwrap_or(Move::Pass);
+        w.state.play(mv);
+        child.virtual_losses.fetch_add(1, Ordering::AcqRel);
+        let r = self.descend(w, &child, false, depth + 1);
+        child.virtual_losses.fetch_sub(1, Ordering::AcqRel);
+        if let Ok(PlayoutEnd::Counted) = r {
+            let scratch = &mut w.scratch;
+            node.update_after_playout(|n| self.recompute(node, is_root, n, scratch));
+        }
+        r
+    }
+
+    /// PUCT choice among the existing children and the best-policy new move.
+    /// Returns the move and its node if it exists already.
+    fn select_child(&self, w: &mut Worker<S>, node: &Node, nn: &NnOutput, is_root: bool, depth: u32) -> Option<(Move, Option<Arc<Node>>)> {
+        let p = self.params;
+        let (xs, ys) = (nn.x_size, nn.y_size);
+        let pla = node.next_pla;
+        let children = node.children();
+        let mut visited_policy = 0.0;
+        let mut total_w = 0.0;
+        for c in children.iter() {
+            let pol = nn.policy[policy_index(c.mv, xs, ys)] as f64;
+            if pol < 0.0 {
+                continue;
+            }
+            visited_policy += pol;
+            total_w += c.node.weight();
+        }
+        let parent = node.values();
+        let parent_nn_utility = self.utility.of_nn(nn);
+        let fpu = explore::fpu_value(p, pla, is_root, parent.utility, parent_nn_utility, visited_policy);
+        let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
+        let scaling = explore::explore_scaling(p, total_w, stdev_factor);
+
+        let mut best_value = explore::ILLEGAL_SELECTION_VALUE;
+        let mut best: Option<(Move, Option<Arc<Node>>)> = None;
+        for c in children.iter() {
+            let mut pol = nn.policy[policy_index(c.mv, xs, ys)] as f64;
+            if pol < 0.0 {
+                continue;
+            }
+            let v = c.node.values();
+            let mut util = if v.visits <= 0 || v.weight_sum <= 0.0 { fpu } else { v.utility };
+            let (u, cw) = explore::apply_virtual_loss(p, pla, c.node.virtual_losses.load(Ordering::Acquire), util, v.weight_sum);
+            util = u;
+            let value = if is_root && explore::is_forced_playout(p, pol, v.weight_sum, total_w) {
+                1e20
+            } else {
+                if is_root && p.wide_root_noise > 0.0 {
+                    explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
+                }
+                explore::selection_value(scaling, pol, cw, util, pla)
+            };
+            if value > best_value {
+                best_value = value;
+                best = Some((c.mv, Some(c.node.clone())));
+            }
+        }
+        // The unexpanded move with the highest policy.
+        let avoid = &self.avoid[pla.index()];
+        let mut best_new: Option<(usize, f64)> = None;
+        for (i, &pol) in nn.policy.iter().enumerate() {
+            let pol = pol as f64;
+            if pol < 0.0 || best_new.is_some_and(|(_, b)| pol <= b) {
+                continue;
+            }
+            if avoid.get(i).is_some_and(|&until| depth < until) {
+                continue;
+            }
+            let mv = move_of_index(i, xs, ys);
+            if children.iter().any(|c| c.mv == mv) || w.excluded.contains(&mv) {
+                continue;
+            }
+            best_new = Some((i, pol));
+        }
+        if let Some((i, mut pol)) = best_new {
+            let mut util = fpu;
+            if is_root && p.wide_root_noise > 0.0 {
+                explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
+            }
+            let value = explore::selection_value(scaling, pol, 0.0, util, pla);
+            if value > best_value || best.is_none() {
+                best = Some((move_of_index(i, xs, ys), None));
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,447 @@
+//! [`Search`]: owns the tree for one game, runs searches with limits on
+//! many threads, and re-roots the tree when moves are played.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::bias::BiasTable;
+use super::eval::{EvalError, PositionEvaluator, SearchState};
+use super::explore;
+use super::params::SearchParams;
+use super::playout::{policy_index, Ctx, PlayoutEnd, Scratch, Worker};
+use super::tree::Node;
+use super::utility::UtilityFn;
+use crate::game::{Move, Player};
+use crate::nn::NnOutput;
+
+/// Per-search options beyond the parameters.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Use the `*Pondering` limits.
+    pub pondering: bool,
+    /// A time limit (seconds) from time controls; the smaller of this and `maxTime` applies.
+    pub max_time: Option<f64>,
+    /// Set from outside to stop the search soon.
+    pub stop: Option<&'a AtomicBool>,
+    /// Called about every `callback_period` with the search (partial results).
+    pub callback: Option<&'a (dyn Fn(&SearchView<'_>) + Sync)>,
+    /// Period of the callback (default 100 ms).
+    pub callback_period: Option<Duration>,
+}
+
+/// What a search did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SearchStats {
+    /// Playouts added by this search.
+    pub playouts: i64,
+    /// Root visits at the end (including reused ones).
+    pub root_visits: i64,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+/// Errors of a search.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    /// The evaluator failed.
+    #[error(transparent)]
+    Eval(#[from] EvalError),
+}
+
+/// A read-only view of a running or finished search, for results.
+pub struct SearchView<'a> {
+    pub(crate) params: &'a SearchParams,
+    pub(crate) root: &'a Node,
+    pub(crate) root_pla: Player,
+    pub(crate) x_size: usize,
+    pub(crate) y_size: usize,
+    pub(crate) turn: usize,
+}
+
+/// The search for one game: the tree, its root position and parameters.
+pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
+    params: SearchParams,
+    evaluator: Arc<E>,
+    root_state: S,
+    root: Arc<Node>,
+    bias: Option<BiasTable>,
+    utility: UtilityFn,
+    avoid: [Vec<u32>; 2],
+    include_ownership: bool,
+    rng: StdRng,
+    last_stats: SearchStats,
+}
+
+impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
+    /// A search from `state` with `seed` for all its randomness (with one
+    /// thread and a visit or playout limit, the same seed gives the same result).
+    pub fn new(params: SearchParams, evaluator: Arc<E>, state: S, seed: u64) -> Self {
+        let root = Arc::new(Node::new(state.next_player(), None, true));
+        let utility = UtilityFn::new(&params, state.x_size(), state.y_size(), 0.0);
+        let mut s = Search {
+            bias: None,
+            params,
+            evaluator,
+            root_state: state,
+            root,
+            utility,
+            avoid: [Vec::new(), Vec::new()],
+            include_ownership: false,
+            rng: StdRng::seed_from_u64(seed),
+            last_stats: SearchStats::default(),
+        };
+        s.reset_bias_table();
+        s
+    }
+
+    fn reset_bias_table(&mut self) {
+        self.bias = (self.params.subtree_value_bias_factor != 0.0)
+            .then(|| BiasTable::new(self.params.subtree_value_bias_table_num_shards.max(1) as usize));
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &SearchParams {
+        &self.params
+    }
+
+    /// Replaces the parameters. The tree is kept unless the utility
+    /// function's shape or the bias settings changed.
+    pub fn set_params(&mut self, params: SearchParams) {
+        let keep = params.win_loss_utility_factor == self.params.win_loss_utility_factor
+            && params.subtree_value_bias_factor == self.params.subtree_value_bias_factor
+            && params.root_noise_enabled == self.params.root_noise_enabled;
+        self.params = params;
+        if !keep {
+            self.clear_tree();
+        }
+    }
+
+    /// The root position.
+    pub fn root_state(&self) -> &S {
+        &self.root_state
+    }
+
+    /// Sets a new root position, dropping the tree.
+    pub fn set_position(&mut self, state: S) {
+        self.root_state = state;
+        self.clear_tree();
+    }
+
+    /// Drops the tree (and the subtree bias statistics).
+    pub fn clear_tree(&mut self) {
+        self.root = Arc::new(Node::new(self.root_state.next_player(), None, true));
+        self.reset_bias_table();
+    }
+
+    /// Ownership is computed at every node (needed for tree-averaged
+    /// ownership in analysis); otherwise only at the root.
+    pub fn set_include_ownership(&mut self, on: bool) {
+        if on && !self.include_ownership {
+            self.clear_tree();
+        }
+        self.include_ownership = on;
+    }
+
+    /// Forbids `moves` for `player` until `until_depth` plies below the
+    /// root (1 = only at the root), as KataGo's `avoidMoves`.
+    pub fn set_avoid_moves(&mut self, player: Player, moves: &[Move], until_depth: u32) {
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let v = &mut self.avoid[player.index()];
+        v.resize(xs * ys + 1, 0);
+        for &m in moves {
+            let i = policy_index(m, xs, ys);
+            v[i] = v[i].max(until_depth);
+        }
+    }
+
+    /// Allows only `moves` for `player` until `until_depth` (KataGo's `allowMoves`).
+    pub fn set_allow_moves(&mut self, player: Player, moves: &[Move], until_depth: u32) {
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let allowed: Vec<usize> = moves.iter().map(|&m| policy_index(m, xs, ys)).collect();
+        let v = &mut self.avoid[player.index()];
+        *v = (0..=xs * ys).map(|i| if allowed.contains(&i) { 0 } else { until_depth }).collect();
+    }
+
+    /// Clears avoid/allow lists.
+    pub fn clear_avoid_moves(&mut self) {
+        self.avoid = [Vec::new(), Vec::new()];
+    }
+
+    /// Plays `mv` at the root, keeping the subtree below it. Returns false
+    /// (and changes nothing) if the move is illegal.
+    pub fn make_move(&mut self, mv: Move) -> bool {
+        if !self.root_state.is_legal(mv) {
+            return false;
+        }
+        let old = self.root.clone();
+        let children = old.take_children();
+        let mut next = None;
+        for c in children {
+            if c.mv == mv && next.is_none() {
+                next = Some(c.node);
+            } else {
+                self.free_bias(&c.node);
+            }
+        }
+        self.root_state.play(mv);
+        let pla = self.root_state.next_player();
+        self.root = match next {
+            // A root must be searchable even if the game is over there.
+            Some(n) if n.next_pla == pla && (n.force_non_terminal || self.root_state.outcome().is_none()) => n,
+            Some(n) => {
+                self.free_bias(&n);
+                Arc::new(Node::new(pla, Some(mv), true))
+            }
+            None => Arc::new(Node::new(pla, Some(mv), true)),
+        };
+        if let Some(b) = &self.bias {
+            b.clear_unused();
+        }
+        true
+    }
+
+    /// Removes the `subtreeValueBiasFreeProp` share of a dropped subtree's
+    /// contributions from the bias table.
+    fn free_bias(&self, node: &Node) {
+        if self.bias.is_none() {
+            return;
+        }
+        let prop = self.params.subtree_value_bias_free_prop;
+        let mut stack = vec![];
+        let visit = |n: &Node| {
+            let mut b = n.bias.lock();
+            if let Some(e) = b.entry.take() {
+                e.add(-b.last_delta_sum * prop, -b.last_weight * prop);
+            }
+        };
+        visit(node);
+        stack.extend(node.children().iter().map(|c| c.node.clone()));
+        while let Some(n) = stack.pop() {
+            visit(&n);
+            stack.extend(n.children().iter().map(|c| c.node.clone()));
+        }
+    }
+
+    /// A view for reading results.
+    pub fn view(&self) -> SearchView<'_> {
+        SearchView {
+            params: &self.params,
+            root: &self.root,
+            root_pla: self.root_state.next_player(),
+            x_size: self.root_state.x_size(),
+            y_size: self.root_state.y_size(),
+            turn: self.root_state.turn_number(),
+        }
+    }
+
+    /// Stats of the last search.
+    pub fn last_stats(&self) -> SearchStats {
+        self.last_stats
+    }
+
+    /// The evaluator.
+    pub fn evaluator(&self) -> &Arc<E> {
+        &self.evaluator
+    }
+
+    fn ctx(&self, has_shortterm_error: bool) -> Ctx<'_, S, E> {
+        Ctx {
+            params: &self.params,
+            evaluator: &self.evaluator,
+            root_state: &self.root_state,
+            utility: self.utility,
+            bias: self.bias.as_ref(),
+            avoid: &self.avoid,
+            include_ownership: self.include_ownership,
+            has_shortterm_error,
+            pda_player: self.params.playout_doubling_advantage_pla.0.unwrap_or(self.root_state.next_player()),
+        }
+    }
+
+    /// Evaluates the root (always afresh: symmetries, noise and root
+    /// policy temperature change it per search), sets the dynamic score
+    /// centre, and recomputes a reused tree under the new utility.
+    fn prepare_root(&mut self) -> Result<bool, EvalError> {
+        let has_err = self.evaluator.supports_shortterm_error();
+        let mut rng = StdRng::seed_from_u64(self.rng.gen());
+        let (raw, expected_score) = {
+            let ctx = self.ctx(has_err);
+            let opts = ctx.eval_options(self.root_state.next_player(), true, &mut rng);
+            let raw = self.evaluator.evaluate(&self.root_state, &opts)?;
+            let v = self.root.values();
+            let score = if v.visits > 0 && v.weight_sum > 0.0 { v.score_mean } else { raw.white_score_mean as f64 };
+            (raw, score)
+        };
+        let has_err = has_err && raw.shortterm_winloss_error >= 0.0;
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let center = UtilityFn::dynamic_center(&self.params, xs, ys, expected_score);
+        self.utility = UtilityFn::new(&self.params, xs, ys, center);
+        let nn = self.root_policy(raw, &mut rng);
+        let root = self.root.clone();
+        if root.state() == super::tree::STATE_EXPANDED {
+            root.replace_nn(nn);
+            let ctx = self.ctx(has_err);
+            recompute_tree(&ctx, &root, true);
+        } else if root.try_begin_eval() {
+            let ctx = self.ctx(has_err);
+            let sample = ctx.nn_sample(&root, &nn);
+            root.finish_eval(nn);
+            root.add_leaf_sample(&sample);
+        }
+        Ok(has_err)
+    }
+
+    /// The root's network output with root policy temperature and noise.
+    fn root_policy(&self, raw: Arc<NnOutput>, rng: &mut StdRng) -> Arc<NnOutput> {
+        let p = &self.params;
+        if !p.root_noise_enabled && p.root_policy_temperature == 1.0 && p.root_policy_temperature_early == 1.0 {
+            return raw;
+        }
+        let mut nn = (*raw).clone();
+        if p.root_policy_temperature != 1.0 || p.root_policy_temperature_early != 1.0 {
+            let t = explore::interpolate_early(
+                p.chosen_move_temperature_halflife,
+                p.root_policy_temperature_early,
+                p.root_policy_temperature,
+                self.root_state.turn_number(),
+                nn.x_size,
+                nn.y_size,
+            );
+            explore::apply_policy_temperature(&mut nn.policy, t);
+        }
+        if p.root_noise_enabled {
+            explore::add_dirichlet_noise(p, rng, &mut nn.policy);
+        }
+        Arc::new(nn)
+    }
+
+    /// Runs a search until a limit, the stop flag, or an evaluator error.
+    pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
+        let start = Instant::now();
+        let has_err = self.prepare_root()?;
+        let p = &self.params;
+        let (max_visits, max_playouts, mut max_time) = if opts.pondering {
+            (p.max_visits_pondering, p.max_playouts_pondering, p.max_time_pondering)
+        } else {
+            (p.max_visits, p.max_playouts, p.max_time)
+        };
+        if let Some(t) = opts.max_time {
+            max_time = max_time.min(t);
+        }
+        let start_visits = self.root.visits();
+        // Each playout reserves one unit of budget first, so that many
+        // threads end at exactly the limit.
+        let budget = (max_visits - start_visits).min(max_playouts).max(0);
+        let mut threads = p.num_threads.max(1) as i64;
+        if p.min_playouts_per_thread > 0.0 {
+            threads = threads.min(((budget as f64 / p.min_playouts_per_thread).ceil() as i64).max(1));
+        }
+        let reserved = AtomicI64::new(0);
+        let done = AtomicI64::new(0);
+        let finished = AtomicBool::new(false);
+        let error: Mutex<Option<EvalError>> = Mutex::new(None);
+        let seeds: Vec<u64> = (0..threads).map(|_| self.rng.gen()).collect();
+        let ctx = self.ctx(has_err);
+        let root = self.root.clone();
+        let deadline = start + Duration::from_secs_f64(max_time.clamp(0.0, 1e9));
+        let stopped = || {
+            finished.load(Ordering::Acquire) || opts.stop.is_some_and(|s| s.load(Ordering::Acquire))
+        };
+        std::thread::scope(|scope| {
+            for &seed in &seeds {
+                let (ctx, root, reserved, done, error, stopped) = (&ctx, &root, &reserved, &done, &error, &stopped);
+                let finished = &finished;
+                scope.spawn(move || {
+                    let mut w = Worker {
+                        rng: StdRng::seed_from_u64(seed),
+                        state: ctx.root_state.clone(),
+                        scratch: Scratch::default(),
+                        excluded: Vec::new(),
+                    };
+                    let mut retries = 0u32;
+                    while !stopped() {
+                        if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
+                            reserved.fetch_sub(1, Ordering::AcqRel);
+                            finished.store(true, Ordering::Release);
+                            break;
+                        }
+                        w.state.clone_from(ctx.root_state);
+                        match ctx.descend(&mut w, root, true, 0) {
+                            Ok(PlayoutEnd::Counted) => {
+                                done.fetch_add(1, Ordering::AcqRel);
+                                retries = 0;
+                            }
+                            Ok(PlayoutEnd::Retry) => {
+                                reserved.fetch_sub(1, Ordering::AcqRel);
+                                retries += 1;
+                                if retries > 16 {
+                                    std::thread::yield_now();
+                                }
+                            }
+                            Err(e) => {
+                                reserved.fetch_sub(1, Ordering::AcqRel);
+                                *error.lock() = Some(e);
+                                finished.store(true, Ordering::Release);
+                            }
+                        }
+                    }
+                });
+            }
+            // This thread watches the clock and serves the callback.
+            let period = opts.callback_period.unwrap_or(Duration::from_millis(100));
+            let mut next_callback = Instant::now() + period;
+            while !stopped() {
+                let now = Instant::now();
+                if now >= deadline {
+                    finished.store(true, Ordering::Release);
+                    break;
+                }
+                if let Some(cb) = opts.callback {
+                    if now >= next_callback {
+                        cb(&SearchView {
+                            params: ctx.params,
+                            root: &root,
+                            root_pla: ctx.root_state.next_player(),
+                            x_size: ctx.root_state.x_size(),
+                            y_size: ctx.root_state.y_size(),
+                            turn: ctx.root_state.turn_number(),
+                        });
+                        next_callback = now + period;
+                    }
+                }
+                let wake = deadline.min(next_callback).min(now + Duration::from_millis(5));
+                std::thread::sleep(wake.saturating_duration_since(Instant::now()));
+            }
+        });
+        if let Some(e) = error.into_inner() {
+            return Err(SearchError::Eval(e));
+        }
+        self.last_stats = SearchStats {
+            playouts: done.load(Ordering::Acquire),
+            root_visits: self.root.visits(),
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        Ok(self.last_stats)
+    }
+}
+
+/// Recomputes every node bottom-up under the current utility (after tree
+/// reuse, when the dynamic score centre has moved).
+fn recompute_tree<S: SearchState, E: PositionEvaluator<S>>(ctx: &Ctx<'_, S, E>, root: &Node, is_root: bool) {
+    let mut scratch = Scratch::default();
+    fn go<S: SearchState, E: PositionEvaluator<S>>(ctx: &Ctx<'_, S, E>, n: &Node, is_root: bool, scratch: &mut Scratch) {
+        let kids: Vec<Arc<Node>> = n.children().iter().map(|c| c.node.clone()).collect();
+        for k in &kids {
+            go(ctx, k, false, scratch);
+        }
+        if n.nn().is_some() {
+            ctx.recompute(n, is_root, 0, scratch);
+        }
+    }
+    go(ctx, root, is_root, &mut scratch);
+}

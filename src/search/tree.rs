@@ -1,0 +1,275 @@
+//! Search tree nodes: statistics in atomics (read without locks while other
+//! threads descend), children appended under a per-node lock, virtual
+//! losses, and the KataGo-style "recompute from children" backup.
+
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use super::bias::BiasEntry;
+use super::explore::StatsView;
+use crate::game::{Move, Player};
+use crate::nn::NnOutput;
+
+/// An `f64` stored in an `AtomicU64`.
+#[derive(Debug, Default)]
+pub struct AtomicF64(AtomicU64);
+
+impl AtomicF64 {
+    /// Loads with acquire ordering.
+    #[inline]
+    pub fn load(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Acquire))
+    }
+    /// Stores with release ordering.
+    #[inline]
+    pub fn store(&self, v: f64) {
+        self.0.store(v.to_bits(), Ordering::Release)
+    }
+}
+
+/// A node's averages, each weighted by playout weight; all white-perspective.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NodeValues {
+    pub visits: i64,
+    pub weight_sum: f64,
+    pub weight_sq_sum: f64,
+    pub win_loss: f64,
+    pub no_result: f64,
+    pub score_mean: f64,
+    pub score_mean_sq: f64,
+    pub lead: f64,
+    pub utility: f64,
+    pub utility_sq: f64,
+}
+
+impl NodeValues {
+    /// The view the explore formulas take.
+    pub fn view(&self) -> StatsView {
+        StatsView {
+            visits: self.visits,
+            weight_sum: self.weight_sum,
+            weight_sq_sum: self.weight_sq_sum,
+            utility_avg: self.utility,
+            utility_sq_avg: self.utility_sq,
+            score_mean_avg: self.score_mean,
+            score_mean_sq_avg: self.score_mean_sq,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct AtomicStats {
+    visits: AtomicI64,
+    weight_sum: AtomicF64,
+    weight_sq_sum: AtomicF64,
+    win_loss: AtomicF64,
+    no_result: AtomicF64,
+    score_mean: AtomicF64,
+    score_mean_sq: AtomicF64,
+    lead: AtomicF64,
+    utility: AtomicF64,
+    utility_sq: AtomicF64,
+}
+
+/// The node was never evaluated.
+pub const STATE_UNEVALUATED: u8 = 0;
+/// A thread is evaluating it.
+pub const STATE_EVALUATING: u8 = 1;
+/// It has a network output and may have children.
+pub const STATE_EXPANDED: u8 = 2;
+
+/// What a node remembers of its contribution to its subtree-bias bucket,
+/// so that updates replace rather than accumulate.
+#[derive(Debug, Default)]
+pub struct BiasState {
+    pub entry: Option<Arc<BiasEntry>>,
+    pub last_delta_sum: f64,
+    pub last_weight: f64,
+}
+
+/// One child edge: the move and the node it leads to.
+#[derive(Debug)]
+pub struct Child {
+    pub mv: Move,
+    pub node: Arc<Node>,
+}
+
+/// A search tree node.
+#[derive(Debug)]
+pub struct Node {
+    /// The player to move at this node.
+    pub next_pla: Player,
+    /// The move that led here (`None` at a root created fresh).
+    pub prev_move: Option<Move>,
+    /// Evaluated as a normal position even though the game is over there
+    /// (the root, and a conservative pass from the root).
+    pub force_non_terminal: bool,
+    state: AtomicU8,
+    nn: RwLock<Option<Arc<NnOutput>>>,
+    children: RwLock<Vec<Child>>,
+    stats: AtomicStats,
+    /// Threads currently below this node.
+    pub virtual_losses: AtomicI32,
+    dirty: AtomicI32,
+    /// Serialises stats writers; also holds the subtree-bias bookkeeping.
+    pub bias: Mutex<BiasState>,
+}
+
+impl Node {
+    /// A fresh, unevaluated node.
+    pub fn new(next_pla: Player, prev_move: Option<Move>, force_non_terminal: bool) -> Node {
+        Node {
+            next_pla,
+            prev_move,
+            force_non_terminal,
+            state: AtomicU8::new(STATE_UNEVALUATED),
+            nn: RwLock::new(None),
+            children: RwLock::new(Vec::new()),
+            stats: AtomicStats::default(),
+            virtual_losses: AtomicI32::new(0),
+            dirty: AtomicI32::new(0),
+            bias: Mutex::new(BiasState::default()),
+        }
+    }
+
+    /// The evaluation state (`STATE_*`).
+    #[inline]
+    pub fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Claims the node for evaluation; false if another thread has it.
+    pub fn try_begin_eval(&self) -> bool {
+        self.state
+            .compare_exchange(STATE_UNEVALUATED, STATE_EVALUATING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Gives up a claimed evaluation (after an evaluator error).
+    pub fn abort_eval(&self) {
+        self.state.store(STATE_UNEVALUATED, Ordering::Release);
+    }
+
+    /// Publishes the evaluation and marks the node expanded.
+    pub fn finish_eval(&self, nn: Arc<NnOutput>) {
+        *self.nn.write() = Some(nn);
+        self.state.store(STATE_EXPANDED, Ordering::Release);
+    }
+
+    /// Replaces the network output (root re-evaluation with noise or symmetries).
+    pub fn replace_nn(&self, nn: Arc<NnOutput>) {
+        *self.nn.write() = Some(nn);
+    }
+
+    /// The network output, if evaluated.
+    #[inline]
+    pub fn nn(&self) -> Option<Arc<NnOutput>> {
+        self.nn.read().clone()
+    }
+
+    /// Read access to the children.
+    #[inline]
+    pub fn children(&self) -> parking_lot::RwLockReadGuard<'_, Vec<Child>> {
+        self.children.read()
+    }
+
+    /// Write access to the children (expansion).
+    #[inline]
+    pub fn children_mut(&self) -> parking_lot::RwLockWriteGuard<'_, Vec<Child>> {
+        self.children.write()
+    }
+
+    /// Takes the children out (tree reuse).
+    pub fn take_children(&self) -> Vec<Child> {
+        std::mem::take(&mut *self.children.write())
+    }
+
+    /// A snapshot of the statistics (fields may be from slightly different
+    /// moments while other threads write, as in KataGo).
+    pub fn values(&self) -> NodeValues {
+        let s = &self.stats;
+        NodeValues {
+            visits: s.visits.load(Ordering::Acquire),
+            weight_sum: s.weight_sum.load(),
+            weight_sq_sum: s.weight_sq_sum.load(),
+            win_loss: s.win_loss.load(),
+            no_result: s.no_result.load(),
+            score_mean: s.score_mean.load(),
+            score_mean_sq: s.score_mean_sq.load(),
+            lead: s.lead.load(),
+            utility: s.utility.load(),
+            utility_sq: s.utility_sq.load(),
+        }
+    }
+
+    /// Visits so far.
+    #[inline]
+    pub fn visits(&self) -> i64 {
+        self.stats.visits.load(Ordering::Acquire)
+    }
+
+    /// Weight so far.
+    #[inline]
+    pub fn weight(&self) -> f64 {
+        self.stats.weight_sum.load()
+    }
+
+    /// Writes new averages and adds `add_visits` visits. Callers hold `bias`.
+    pub fn store_values(&self, v: &NodeValues, add_visits: i64) {
+        let s = &self.stats;
+        s.win_loss.store(v.win_loss);
+        s.no_result.store(v.no_result);
+        s.score_mean.store(v.score_mean);
+        s.score_mean_sq.store(v.score_mean_sq);
+        s.lead.store(v.lead);
+        s.utility.store(v.utility);
+        s.utility_sq.store(v.utility_sq);
+        s.weight_sq_sum.store(v.weight_sq_sum);
+        s.weight_sum.store(v.weight_sum);
+        s.visits.fetch_add(add_visits, Ordering::AcqRel);
+    }
+
+    /// Adds one leaf sample (a terminal result or a bare evaluation),
+    /// averaging it into what is there.
+    pub fn add_leaf_sample(&self, sample: &NodeValues) {
+        let _guard = self.bias.lock();
+        let old = self.values();
+        let w = sample.weight_sum;
+        let nw = old.weight_sum + w;
+        let mix = |a: f64, b: f64| (a * old.weight_sum + b * w) / nw;
+        let v = NodeValues {
+            visits: 0,
+            weight_sum: nw,
+            weight_sq_sum: old.weight_sq_sum + w * w,
+            win_loss: mix(old.win_loss, sample.win_loss),
+            no_result: mix(old.no_result, sample.no_result),
+            score_mean: mix(old.score_mean, sample.score_mean),
+            score_mean_sq: mix(old.score_mean_sq, sample.score_mean_sq),
+            lead: mix(old.lead, sample.lead),
+            utility: mix(old.utility, sample.utility),
+            utility_sq: mix(old.utility_sq, sample.utility_sq),
+        };
+        self.store_values(&v, 1);
+    }
+
+    /// KataGo's dirty counter: the first thread to finish a playout through
+    /// this node recomputes its stats, folding in visits that other threads
+    /// finish meanwhile. `recompute(n)` must recompute and add `n` visits.
+    pub fn update_after_playout(&self, mut recompute: impl FnMut(i64)) {
+        if self.dirty.fetch_add(1, Ordering::AcqRel) > 0 {
+            return;
+        }
+        let mut n = 1;
+        loop {
+            recompute(n as i64);
+            let old = self.dirty.fetch_sub(n, Ordering::AcqRel);
+            let left = old - n;
+            if left <= 0 {
+                break;
+            }
+            n = left;
+        }
+    }
+}
