@@ -11,8 +11,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::game::{Move, Player, MAX_ARR_SIZE};
-
 use super::position::Position;
 use super::query::MoveRestriction;
 use super::response::AnalysisSnapshot;
@@ -107,70 +105,20 @@ pub struct SearchJob<P> {
     pub progress: Option<ProgressSchedule>,
     /// Moves the search must not play near the root (`avoidMoves` /
     /// `allowMoves`).
-    pub avoid: Option<AvoidMoves>,
-}
-
-/// KataGo's `avoidMoveUntilByLoc` for both players: a move is barred at
-/// depth `d` below the root (0 = the root's own moves) while
-/// `d < until_depth(player, move)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AvoidMoves {
-    /// Per player, per `Loc` index, with the pass last.
-    until: [Vec<u32>; 2],
-}
-
-impl AvoidMoves {
-    const PASS: usize = MAX_ARR_SIZE;
-
-    /// The bars of an `avoidMoves` / `allowMoves` list. For `allowMoves`,
-    /// every move of that player (pass included) not listed is barred.
-    pub fn from_restriction(r: &MoveRestriction) -> AvoidMoves {
-        let mut until = [vec![0u32; MAX_ARR_SIZE + 1], vec![0u32; MAX_ARR_SIZE + 1]];
-        let index = |mv: &Move| mv.loc().map_or(Self::PASS, |l| l.idx());
-        match r {
-            MoveRestriction::Avoid(entries) => {
-                for e in entries {
-                    for mv in &e.moves {
-                        until[e.player.index()][index(mv)] = e.until_depth;
-                    }
-                }
-            }
-            MoveRestriction::Allow(entries) => {
-                for e in entries {
-                    let row = &mut until[e.player.index()];
-                    row.fill(e.until_depth);
-                    for mv in &e.moves {
-                        row[index(mv)] = 0;
-                    }
-                }
-            }
-        }
-        AvoidMoves { until }
-    }
-
-    /// Plies below the root before which `player` may not play `mv`.
-    pub fn until_depth(&self, player: Player, mv: Move) -> u32 {
-        let i = mv.loc().map_or(Self::PASS, |l| l.idx());
-        self.until[player.index()].get(i).copied().unwrap_or(0)
-    }
-
-    /// Whether `player` may not play `mv` at `depth` plies below the root.
-    pub fn is_barred(&self, player: Player, mv: Move, depth: u32) -> bool {
-        depth < self.until_depth(player, mv)
-    }
+    pub restriction: Option<MoveRestriction>,
 }
 
 /// One analysis thread's search.
 pub trait Searcher<P>: Send + 'static {
     /// Searches `job` until its visit or time limit, or until `stop` is set,
     /// and returns the final results. When `job.progress` is set, calls
-    /// `on_progress` with partial results on that schedule (never after
-    /// returning). A search stopped before its first visit returns a
+    /// `on_progress` with partial results on that schedule, from any
+    /// thread, never after returning. A search stopped before its first visit returns a
     /// snapshot with `root: None`.
     fn analyze(
         &mut self,
         job: &SearchJob<P>,
         stop: &AtomicBool,
-        on_progress: &mut dyn FnMut(&AnalysisSnapshot),
+        on_progress: &(dyn Fn(&AnalysisSnapshot) + Sync),
     ) -> AnalysisSnapshot;
 }

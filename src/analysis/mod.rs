@@ -16,11 +16,12 @@ mod command;
 mod position;
 pub mod query;
 pub mod response;
+pub mod search_backend;
 mod server;
 pub mod stub;
 
 pub use backend::{
-    AnalysisBackend, AvoidMoves, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
+    AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
 pub use command::{run as run_command, AnalysisCommand};
 pub use position::Position;

@@ -140,6 +140,21 @@ pub enum MoveRestriction {
     Allow(Vec<RestrictionEntry>),
 }
 
+impl MoveRestriction {
+    /// Whether `player` may not play `mv` at `depth` plies below the root
+    /// (0 = the root's own moves).
+    pub fn is_barred(&self, player: Player, mv: Move, depth: u32) -> bool {
+        match self {
+            MoveRestriction::Avoid(entries) => entries
+                .iter()
+                .any(|e| e.player == player && depth < e.until_depth && e.moves.contains(&mv)),
+            MoveRestriction::Allow(entries) => entries
+                .iter()
+                .any(|e| e.player == player && depth < e.until_depth && !e.moves.contains(&mv)),
+        }
+    }
+}
+
 /// One dict of `avoidMoves` / `allowMoves`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestrictionEntry {

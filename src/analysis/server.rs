@@ -19,9 +19,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value};
 
-use super::backend::{
-    AnalysisBackend, AvoidMoves, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
-};
+use super::backend::{AnalysisBackend, ProgressSchedule, SearchJob, Searcher, SnapshotContents};
 use super::position::build_positions;
 use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, ParseOptions, QueryError, QueryWarning,
@@ -447,7 +445,6 @@ impl<B: AnalysisBackend> Reader<'_, B> {
             moves_ownership_stdev: q.include_moves_ownership_stdev,
         };
         let progress = progress_schedule(q);
-        let avoid = q.restriction.as_ref().map(AvoidMoves::from_restriction);
 
         let mut tasks = Vec::with_capacity(positions.len());
         for (turn, position) in positions {
@@ -473,7 +470,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                     params: params.clone(),
                     contents,
                     progress,
-                    avoid: avoid.clone(),
+                    restriction: q.restriction.clone(),
                 },
                 report,
                 status: AtomicI64::new(IN_QUEUE),
@@ -544,13 +541,13 @@ fn run_task<B: AnalysisBackend>(
         shared.out.write(&no_results_json(&task.id, task.turn));
         return;
     }
-    let mut on_progress = |snap: &_| {
+    let on_progress = |snap: &_| {
         if let Some(v) = analysis_json(&task.id, task.turn, true, &task.facts, snap, &task.report) {
             shared.out.write(&v);
         }
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
-        searcher.analyze(&task.job, stop, &mut on_progress)
+        searcher.analyze(&task.job, stop, &on_progress)
     }));
     let snapshot = match result {
         Ok(s) => s,

@@ -96,7 +96,7 @@ impl Searcher<StubParams> for StubSearcher {
         &mut self,
         job: &SearchJob<StubParams>,
         stop: &AtomicBool,
-        on_progress: &mut dyn FnMut(&AnalysisSnapshot),
+        on_progress: &(dyn Fn(&AnalysisSnapshot) + Sync),
     ) -> AnalysisSnapshot {
         let pos = &job.position;
         let (xs, ys) = (pos.x_size, pos.y_size);
@@ -107,8 +107,8 @@ impl Searcher<StubParams> for StubSearcher {
             .map(|(x, y)| Move::Play(Loc::from_xy(x, y, xs)))
             .collect();
         candidates.push(Move::Pass);
-        if let Some(avoid) = &job.avoid {
-            candidates.retain(|&mv| !avoid.is_barred(pla, mv, 0));
+        if let Some(r) = &job.restriction {
+            candidates.retain(|&mv| !r.is_barred(pla, mv, 0));
         }
         let start = Instant::now();
         let mut next_report = job.progress.map(|p| start + p.first_after);
