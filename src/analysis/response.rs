@@ -434,12 +434,14 @@ mod tests {
 
     #[test]
     fn round_dynamic_matches_katago() {
-        assert_eq!(round_dynamic(0.874085516648995312, 8), 0.87408552);
-        assert_eq!(round_dynamic(8.18535151076558, 8), 8.1853515);
+        // KataGo's "8 digits" keep 9 significant digits (the leading digit
+        // is not counted).
+        assert_eq!(round_dynamic(0.874085516648995312, 8), 0.874085517);
+        assert_eq!(round_dynamic(8.18535151076558, 8), 8.18535151);
         assert_eq!(round_dynamic(-123456789.4, 8), -123456789.0);
         assert_eq!(round_dynamic(0.0, 8), 0.0);
         assert_eq!(round_dynamic(1e-70, 8), 1e-70);
-        assert_eq!(round_dynamic(0.00012345678912, 8), 0.00012345679);
+        assert_eq!(round_dynamic(0.00012345678912, 8), 0.000123456789);
         assert!(round_dynamic(f64::NAN, 8).is_nan());
         assert_eq!(round_static(0.1234567, 1_000_000.0), 0.123457);
     }
@@ -519,7 +521,7 @@ mod tests {
         let mi = &v["moveInfos"][0];
         assert_eq!(mi["move"], "Q16");
         assert_eq!(mi["winrate"], 0.25);
-        assert_eq!(mi["lcb"], 1.0 - 0.7);
+        assert_eq!(mi["lcb"], 0.3);
         assert_eq!(mi["scoreLead"], -2.0);
         assert_eq!(mi["scoreMean"], -2.0);
         assert_eq!(mi["scoreSelfplay"], -3.0);

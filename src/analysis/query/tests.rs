@@ -143,14 +143,6 @@ fn moves_and_stones() {
         err_field(with("initialStones", json!([["B", "pass"]]))),
         "initialStones"
     );
-    let q = query(
-        with(
-            "moves",
-            json!([["B", "pass"], ["W", "(2,3)"], ["black", "aa"]]),
-        )
-        .clone(),
-    );
-    let _ = q;
     // "aa" is not a vertex.
     assert_eq!(err_field(with("moves", json!([["B", "aa"]]))), "moves");
     let q = query(with("moves", json!([["B", "pass"], ["W", "(2,3)"]])));
