@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::game::Rules;
+
 use super::position::Position;
 use super::query::MoveRestriction;
 use super::response::AnalysisSnapshot;
@@ -57,6 +59,13 @@ pub trait AnalysisBackend: Send + Sync + 'static {
 
     /// Empties the neural net cache.
     fn clear_cache(&self);
+
+    /// When the network cannot play under `rules` (older nets lack some
+    /// options), the nearest rules it can; `None` when `rules` are fine.
+    fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
+        let _ = rules;
+        None
+    }
 }
 
 /// When a search should hand over partial results.

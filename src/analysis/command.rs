@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
 
+use super::position::ReplayOptions;
 use super::query::ParseOptions;
 use super::response::ReportPerspective;
 use super::server::{serve, ServerOptions};
@@ -74,6 +75,11 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
         },
         analysis_pv_len: cfg.get_i64_or("analysisPVLen", 15, 1..=100)? as usize,
         perspective,
+        replay: ReplayOptions {
+            assume_multiple_starting_black_moves_are_handicap: cfg
+                .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)?,
+            prevent_encore: cfg.get_bool_or("preventCleanupPhase", true)?,
+        },
     })
 }
 

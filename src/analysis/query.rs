@@ -1,10 +1,9 @@
 //! Parsing one input line of KataGo's JSON analysis protocol into a typed
 //! [`Request`], with KataGo's error and warning texts.
 //!
-//! Parsing is pure: it needs no board, rules engine or search. Everything
-//! that needs those (replaying the moves, applying `overrideSettings` to the
-//! search parameters, asking the net which rules it supports) happens later,
-//! in the server, and reports errors in the same shapes.
+//! Parsing needs no board and no search. What needs those (replaying the
+//! moves, applying `overrideSettings` to the search parameters) happens
+//! later, in the server, and reports errors in the same shapes.
 //!
 //! The checks run in KataGo's order (`cpp/command/analysis.cpp`), and the
 //! first failing field ends the query with one error, as there.
@@ -13,7 +12,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::game::{Move, Player, MAX_LEN, MIN_LEN};
+use crate::game::{
+    komi_is_int_or_half_int, Move, Player, Rules, WhiteHandicapBonusRule, MAX_LEN, MAX_USER_KOMI,
+    MIN_LEN,
+};
 
 /// Top-level keys an analysis or action query may carry; anything else draws
 /// an "unexpected field" warning (KataGo's `expectedKeys`).
@@ -51,8 +53,6 @@ const EXPECTED_KEYS: &[&str] = &[
     "avoidMoves",
 ];
 
-/// Largest komi a query may give (KataGo's `Rules::MAX_USER_KOMI`).
-pub const MAX_USER_KOMI: f64 = 400.0;
 /// Bound on priorities, as KataGo: `[-2^62, 2^62]`.
 const MAX_PRIORITY: i64 = 0x3FFF_FFFF_FFFF_FFFF;
 
@@ -104,29 +104,6 @@ pub enum Action {
 pub struct PlacedMove {
     pub player: Player,
     pub mv: Move,
-}
-
-/// KataGo's `whiteHandicapBonus` rule option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandicapBonus {
-    /// `"0"`: no compensation.
-    Zero,
-    /// `"N"`: white gets N points for N handicap stones.
-    N,
-    /// `"N-1"`: white gets N-1 points.
-    NMinusOne,
-}
-
-impl HandicapBonus {
-    /// Parses KataGo's spelling (`0`, `N`, `N-1`).
-    pub fn parse(s: &str) -> Option<HandicapBonus> {
-        match s {
-            "0" => Some(HandicapBonus::Zero),
-            "N" => Some(HandicapBonus::N),
-            "N-1" => Some(HandicapBonus::NMinusOne),
-            _ => None,
-        }
-    }
 }
 
 /// `avoidMoves` / `allowMoves`: per player, the search may not play the
@@ -181,12 +158,9 @@ pub struct AnalyzeQuery {
     pub analyze_turns: Vec<usize>,
     /// Priority of each turn in `analyze_turns`, same order.
     pub turn_priorities: Vec<i64>,
-    /// The `rules` field: a shorthand name (`"japanese"`), or the JSON text
-    /// of a rules object, to be parsed by the rules module.
-    pub rules: String,
-    /// The query's komi, if it gave one (else the rules' default).
-    pub komi: Option<f32>,
-    pub white_handicap_bonus: Option<HandicapBonus>,
+    /// The rules, with the query's `komi` (else the rules' default komi)
+    /// and `whiteHandicapBonus` applied.
+    pub rules: Rules,
     /// `overrideSettings` as `(key, value)` pairs, keys sorted.
     pub override_settings: Vec<(String, Value)>,
     pub max_visits: Option<i64>,
@@ -494,9 +468,15 @@ impl FieldParser<'_> {
 
         let priorities = self.priorities(analyze_turns_raw.as_deref())?;
 
-        let rules = match self.get("rules") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v @ Value::Object(_)) => v.to_string(),
+        let mut rules = match self.get("rules") {
+            Some(v @ (Value::String(_) | Value::Object(_))) => {
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Rules::parse(&text)
+                    .map_err(|_| self.err("rules", format!("Could not parse rules: {text}")))?
+            }
             _ => {
                 return Err(self.err(
                     "rules",
@@ -507,27 +487,28 @@ impl FieldParser<'_> {
         };
 
         let komi_msg = "Must be a integer or half-integer from -400.0 to 400.0";
-        let komi = match self.number("komi", -MAX_USER_KOMI, MAX_USER_KOMI, komi_msg)? {
-            Some(k) => {
-                let k = k as f32;
-                if !komi_is_int_or_half_int(k) {
-                    return Err(self.err("komi", komi_msg));
-                }
-                Some(k)
+        let max_komi = MAX_USER_KOMI as f64;
+        if let Some(k) = self.number("komi", -max_komi, max_komi, komi_msg)? {
+            let k = k as f32;
+            if !komi_is_int_or_half_int(k) {
+                return Err(self.err("komi", komi_msg));
             }
-            None => None,
-        };
+            rules.komi = k;
+        }
 
-        let white_handicap_bonus = match self.get("whiteHandicapBonus") {
-            None => None,
-            Some(Value::String(s)) => Some(HandicapBonus::parse(s).ok_or_else(|| {
-                self.err(
-                    "whiteHandicapBonus",
-                    format!("Invalid whiteHandicapBonus rule: {s}"),
-                )
-            })?),
+        match self.get("whiteHandicapBonus") {
+            None => {}
+            Some(Value::String(s)) => {
+                rules.white_handicap_bonus_rule =
+                    WhiteHandicapBonusRule::parse(s).ok_or_else(|| {
+                        self.err(
+                            "whiteHandicapBonus",
+                            format!("Invalid whiteHandicapBonus rule: {s}"),
+                        )
+                    })?
+            }
             Some(_) => return Err(self.err("whiteHandicapBonus", "Must be a string")),
-        };
+        }
 
         let override_settings = match self.get("overrideSettings") {
             None => Vec::new(),
@@ -616,8 +597,6 @@ impl FieldParser<'_> {
             analyze_turns: turns.keys().copied().collect(),
             turn_priorities: turns.values().copied().collect(),
             rules,
-            komi,
-            white_handicap_bonus,
             override_settings,
             max_visits,
             analysis_pv_len,
@@ -789,11 +768,6 @@ fn parse_vertex(s: &str, x_size: usize, y_size: usize, allow_pass: bool) -> Opti
         Ok(mv) => Some(mv),
         Err(_) => None,
     }
-}
-
-/// Whether `komi` is a multiple of 0.5 (KataGo's `Rules::komiIsIntOrHalfInt`).
-pub fn komi_is_int_or_half_int(komi: f32) -> bool {
-    komi.is_finite() && (komi * 2.0).fract() == 0.0
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value};
 
 use super::backend::{AnalysisBackend, ProgressSchedule, SearchJob, Searcher, SnapshotContents};
-use super::position::build_positions;
+use super::position::{build_positions, ReplayOptions};
 use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, ParseOptions, QueryError, QueryWarning,
     Request,
@@ -47,6 +47,8 @@ pub struct ServerOptions {
     pub analysis_pv_len: usize,
     /// Default perspective (`reportAnalysisWinratesAs`, SIDETOMOVE).
     pub perspective: ReportPerspective,
+    /// How game records are replayed.
+    pub replay: ReplayOptions,
 }
 
 impl Default for ServerOptions {
@@ -57,6 +59,7 @@ impl Default for ServerOptions {
             parse: ParseOptions::default(),
             analysis_pv_len: 15,
             perspective: ReportPerspective::SideToMove,
+            replay: ReplayOptions::default(),
         }
     }
 }
@@ -424,7 +427,24 @@ impl<B: AnalysisBackend> Reader<'_, B> {
             ));
         }
 
-        let positions = build_positions(q).map_err(|e| (e, true))?;
+        let supported;
+        let q = match shared.backend.supported_rules(&q.rules) {
+            Some(rules) => {
+                warnings.push(QueryWarning::new(
+                    &q.id,
+                    "rules",
+                    format!(
+                        "Rules {} not supported by neural net, using {} instead",
+                        q.rules.to_json(true),
+                        rules.to_json(true)
+                    ),
+                ));
+                supported = AnalyzeQuery { rules, ..q.clone() };
+                &supported
+            }
+            None => q,
+        };
+        let positions = build_positions(q, &shared.opts.replay).map_err(|e| (e, true))?;
 
         let report = ReportOptions {
             perspective,
@@ -453,13 +473,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                 .iter()
                 .position(|&t| t == turn)
                 .map_or(0, |i| q.turn_priorities[i]);
-            let facts = PositionFacts {
-                board_x_size: position.x_size,
-                board_y_size: position.y_size,
-                to_move: position.to_move,
-                this_hash: position.this_hash(),
-                sym_hash: position.sym_hash(),
-            };
+            let facts = position.facts();
             let task = Task {
                 internal_id: self.next_internal_id,
                 id: q.id.clone(),

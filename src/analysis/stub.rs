@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::game::{Color, Loc, Move};
+use crate::game::Move;
 use crate::nn::NnOutput;
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher};
@@ -99,14 +99,14 @@ impl Searcher<StubParams> for StubSearcher {
         on_progress: &(dyn Fn(&AnalysisSnapshot) + Sync),
     ) -> AnalysisSnapshot {
         let pos = &job.position;
-        let (xs, ys) = (pos.x_size, pos.y_size);
         let pla = pos.to_move;
-        let mut candidates: Vec<Move> = (0..ys)
-            .flat_map(|y| (0..xs).map(move |x| (x, y)))
-            .filter(|&(x, y)| pos.color(x, y) == Color::Empty)
-            .map(|(x, y)| Move::Play(Loc::from_xy(x, y, xs)))
+        let mut candidates: Vec<Move> = pos
+            .board
+            .locs()
+            .map(Move::Play)
+            .chain([Move::Pass])
+            .filter(|&mv| pos.history.is_legal(&pos.board, mv, pla))
             .collect();
-        candidates.push(Move::Pass);
         if let Some(r) = &job.restriction {
             candidates.retain(|&mv| !r.is_barred(pla, mv, 0));
         }
@@ -132,7 +132,8 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
         return AnalysisSnapshot::default();
     }
     let pos = &job.position;
-    let n = pos.x_size * pos.y_size;
+    let (xs, ys) = (pos.x_size(), pos.y_size());
+    let n = xs * ys;
     let children = visits - 1;
     let shown = candidates.len().min(children as usize).min(10);
     let moves = (0..shown)
@@ -160,9 +161,7 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
         .collect();
     let mut policy = vec![-1.0f32; n + 1];
     for mv in candidates {
-        let i = mv
-            .loc()
-            .map_or(n, |l| l.y(pos.x_size) * pos.x_size + l.x(pos.x_size));
+        let i = mv.loc().map_or(n, |l| l.y(xs) * xs + l.x(xs));
         policy[i] = 1.0 / candidates.len() as f32;
     }
     AnalysisSnapshot {
@@ -174,8 +173,8 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
             ..RootStats::default()
         }),
         root_nn: Some(NnOutput {
-            x_size: pos.x_size,
-            y_size: pos.y_size,
+            x_size: xs,
+            y_size: ys,
             policy,
             white_win_prob: 0.5,
             white_loss_prob: 0.5,

@@ -57,8 +57,7 @@ fn minimal_query_defaults() {
     assert_eq!(q.moves[1].mv.to_gtp(19, 19), "Q16");
     assert_eq!(q.analyze_turns, vec![2]);
     assert_eq!(q.turn_priorities, vec![0]);
-    assert_eq!(q.komi, Some(7.5));
-    assert_eq!(q.rules, "tromp-taylor");
+    assert_eq!(q.rules, Rules::tromp_taylor());
     assert!(!q.include_policy && !q.include_ownership);
     assert_eq!(q.max_visits, None);
     assert_eq!(q.restriction, None);
@@ -194,16 +193,26 @@ fn analyze_turns_and_priorities() {
 fn rules_komi_and_handicap_bonus() {
     assert_eq!(err_field(without("rules")), "rules");
     assert_eq!(err_field(with("rules", json!(3))), "rules");
-    let q = query(with("rules", json!({"ko":"SIMPLE","scoring":"AREA"})));
-    assert!(q.rules.starts_with('{') && q.rules.contains("SIMPLE"));
-    assert_eq!(query(without("komi")).komi, None);
-    assert_eq!(query(with("komi", json!(-6))).komi, Some(-6.0));
+    assert_eq!(err_field(with("rules", json!("not-a-ruleset"))), "rules");
+    let q = query(with("rules", json!({"ko":"SIMPLE","scoring":"TERRITORY"})));
+    assert_eq!(q.rules.ko_rule, crate::game::KoRule::Simple);
+    assert_eq!(q.rules.komi, 7.5, "the query's komi");
+    let mut v = without("komi");
+    v["rules"] = json!("japanese");
+    assert_eq!(
+        query(v).rules.komi,
+        6.5,
+        "KataGo's default komi for territory scoring"
+    );
+    assert_eq!(query(with("komi", json!(-6))).rules.komi, -6.0);
     assert_eq!(err_field(with("komi", json!(1000))), "komi");
     assert_eq!(err_field(with("komi", json!(7.3))), "komi");
     assert_eq!(err_field(with("komi", json!("7.5"))), "komi");
     assert_eq!(
-        query(with("whiteHandicapBonus", json!("N-1"))).white_handicap_bonus,
-        Some(HandicapBonus::NMinusOne)
+        query(with("whiteHandicapBonus", json!("N-1")))
+            .rules
+            .white_handicap_bonus_rule,
+        WhiteHandicapBonusRule::NMinusOne
     );
     assert_eq!(
         err_field(with("whiteHandicapBonus", json!("M"))),
@@ -356,14 +365,6 @@ fn error_json_shapes() {
         w.to_json().to_string(),
         r#"{"field":"f","id":"q","warning":"w"}"#
     );
-}
-
-#[test]
-fn komi_half_integers() {
-    assert!(komi_is_int_or_half_int(7.5));
-    assert!(komi_is_int_or_half_int(-150.0));
-    assert!(!komi_is_int_or_half_int(7.3));
-    assert!(!komi_is_int_or_half_int(f32::NAN));
 }
 
 proptest::proptest! {
