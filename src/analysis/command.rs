@@ -34,11 +34,17 @@ pub struct AnalysisCommand {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(Box<ConfigError>),
     #[error("{0}")]
     Invalid(String),
     #[error("reading stdin: {0}")]
     Io(#[from] io::Error),
+}
+
+impl From<ConfigError> for StartError {
+    fn from(e: ConfigError) -> Self {
+        StartError::Config(Box::new(e))
+    }
 }
 
 /// Server options from the config (KataGo's keys and defaults).

@@ -436,7 +436,7 @@ mod tests {
     fn round_dynamic_matches_katago() {
         // KataGo's "8 digits" keep 9 significant digits (the leading digit
         // is not counted).
-        assert_eq!(round_dynamic(0.874085516648995312, 8), 0.874085517);
+        assert_eq!(round_dynamic(0.874_085_516_648_995_3, 8), 0.874085517);
         assert_eq!(round_dynamic(8.18535151076558, 8), 8.18535151);
         assert_eq!(round_dynamic(-123456789.4, 8), -123456789.0);
         assert_eq!(round_dynamic(0.0, 8), 0.0);
