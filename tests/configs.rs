@@ -1,0 +1,103 @@
+//! The example configs in `configs/` parse, use only keys KataGo knows
+//! (commented-out examples included, so the docs carry no typos), and give
+//! valid values for the keys the engine reads.
+
+use std::path::PathBuf;
+
+use engine::config::{is_known_key, Config};
+use engine::timecontrol::TimeParams;
+
+fn config_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("configs")
+        .join(name)
+}
+
+/// Keys of `key = value` lines, commented out or not.
+fn all_mentioned_keys(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.trim_start().trim_start_matches('#').trim_start())
+        .filter_map(|l| {
+            let (key, _) = l.split_once('=')?;
+            let key = key.trim();
+            let ok = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric());
+            ok.then(|| key.to_string())
+        })
+        .collect()
+}
+
+fn check(name: &str) -> Config {
+    let path = config_path(name);
+    let cfg = Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cfg.keys().count() > 5, "{name} has too few keys");
+    assert_eq!(
+        cfg.unknown_keys(),
+        Vec::<String>::new(),
+        "unknown keys in {name}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mentioned = all_mentioned_keys(&text);
+    assert!(mentioned.len() > cfg.keys().count());
+    let unknown: Vec<_> = mentioned.iter().filter(|k| !is_known_key(k)).collect();
+    assert!(
+        unknown.is_empty(),
+        "{name} mentions unknown keys {unknown:?}"
+    );
+    // Every commented-out example, switched on, must still be valid TOML.
+    let uncommented: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest) if all_mentioned_keys(rest).len() == 1 && !rest.contains("->") => rest,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Err(e) = Config::from_toml_str(&uncommented, name) {
+        // Alternatives (rules vs koRule...) are fine; syntax errors are not.
+        assert!(
+            !matches!(e, engine::config::ConfigError::Syntax { .. }),
+            "{name} with examples switched on: {e}"
+        );
+    }
+    cfg
+}
+
+#[test]
+fn gtp_example_config() {
+    let cfg = check("gtp.toml");
+    assert_eq!(cfg.get_string("rules").unwrap(), "tromp-taylor");
+    assert!(cfg.get_i64("maxVisits", 1..=i64::MAX).unwrap() > 0);
+    assert!(cfg.get_i64("numSearchThreads", 1..=4096).unwrap() >= 1);
+    cfg.get_enum(
+        "reportAnalysisWinratesAs",
+        &["BLACK", "WHITE", "SIDETOMOVE"],
+    )
+    .unwrap();
+    cfg.get_f64("resignThreshold", -1.0..=0.0).unwrap();
+    cfg.get_i64("resignConsecTurns", 1..=100).unwrap();
+    cfg.get_bool("allowResignation").unwrap();
+    cfg.get_bool("ponderingEnabled").unwrap();
+    let tp = TimeParams::from_config(&cfg).unwrap();
+    assert_eq!(tp.lag_buffer, 1.0);
+}
+
+#[test]
+fn analysis_example_config() {
+    let cfg = check("analysis.toml");
+    cfg.get_i64("numAnalysisThreads", 1..=16384).unwrap();
+    cfg.get_i64("numSearchThreadsPerAnalysisThread", 1..=16384)
+        .unwrap();
+    cfg.get_i64("nnMaxBatchSize", 1..=65536).unwrap();
+    cfg.get_i64("nnCacheSizePowerOfTwo", -1..=48).unwrap();
+    cfg.get_bool("nnRandomize").unwrap();
+}
+
+#[test]
+fn katago_own_example_configs_load() {
+    // Users point us at their KataGo configs: the .cfg format must load.
+    let text = "logDir = gtp_logs\nrules = japanese  # comment\nmaxVisits = 500\nallowResignation = true\nresignThreshold = -0.90\n";
+    let cfg = Config::from_cfg_str(text, "gtp_example.cfg").unwrap();
+    assert_eq!(cfg.get_string("rules").unwrap(), "japanese");
+    assert_eq!(cfg.get_f64("resignThreshold", -1.0..=0.0).unwrap(), -0.9);
+    assert!(cfg.unknown_keys().is_empty());
+}
