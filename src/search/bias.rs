@@ -69,7 +69,9 @@ fn zobrist() -> &'static Zobrist {
     Z.get_or_init(|| {
         let mut s = 0x5EED_B1A5_7AB1_E000u64;
         // One more slot than the board array: index MAX_ARR_SIZE is the pass.
-        let mv = (0..=MAX_ARR_SIZE).map(|_| [splitmix(&mut s), splitmix(&mut s)]).collect();
+        let mv = (0..=MAX_ARR_SIZE)
+            .map(|_| [splitmix(&mut s), splitmix(&mut s)])
+            .collect();
         let ko = (0..=MAX_ARR_SIZE).map(|_| splitmix(&mut s)).collect();
         let mut pattern = [[0; 25]; 4];
         for row in pattern.iter_mut() {
@@ -78,7 +80,13 @@ fn zobrist() -> &'static Zobrist {
         let mut atari = [0; 25];
         atari.iter_mut().for_each(|x| *x = splitmix(&mut s));
         let pla = [splitmix(&mut s), splitmix(&mut s)];
-        Zobrist { mv, ko, pattern, atari, pla }
+        Zobrist {
+            mv,
+            ko,
+            pattern,
+            atari,
+            pla,
+        }
     })
 }
 
@@ -125,7 +133,9 @@ impl BiasTable {
     /// A table with `num_shards` shards (at least 1).
     pub fn new(num_shards: usize) -> BiasTable {
         BiasTable {
-            shards: (0..num_shards.max(1)).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..num_shards.max(1))
+                .map(|_| Mutex::new(HashMap::new()))
+                .collect(),
         }
     }
 

@@ -20,32 +20,55 @@ const TOTAL_CHILD_WEIGHT_PUCT_OFFSET: f64 = 0.01;
 pub fn cpuct(params: &SearchParams, total_child_weight: f64) -> f64 {
     params.cpuct_exploration
         + params.cpuct_exploration_log
-            * ((total_child_weight + params.cpuct_exploration_base) / params.cpuct_exploration_base).ln()
+            * ((total_child_weight + params.cpuct_exploration_base) / params.cpuct_exploration_base)
+                .ln()
 }
 
 /// The factor multiplying `policy / (1 + childWeight)` in PUCT.
 pub fn explore_scaling(params: &SearchParams, total_child_weight: f64, stdev_factor: f64) -> f64 {
-    cpuct(params, total_child_weight) * (total_child_weight + TOTAL_CHILD_WEIGHT_PUCT_OFFSET).sqrt() * stdev_factor
+    cpuct(params, total_child_weight)
+        * (total_child_weight + TOTAL_CHILD_WEIGHT_PUCT_OFFSET).sqrt()
+        * stdev_factor
 }
 
 /// PUCT value of a child for the player `pla` to move.
 #[inline]
-pub fn selection_value(scaling: f64, policy: f64, child_weight: f64, child_utility: f64, pla: Player) -> f64 {
+pub fn selection_value(
+    scaling: f64,
+    policy: f64,
+    child_weight: f64,
+    child_utility: f64,
+    pla: Player,
+) -> f64 {
     if policy < 0.0 {
         return ILLEGAL_SELECTION_VALUE;
     }
     let explore = scaling * policy / (1.0 + child_weight);
-    let value = if pla == Player::White { child_utility } else { -child_utility };
+    let value = if pla == Player::White {
+        child_utility
+    } else {
+        -child_utility
+    };
     explore + value
 }
 
 /// The child weight at which [`selection_value`] would equal `target`
 /// (0 if negative): how many visits the search "wanted" in hindsight.
-pub fn selection_value_inverse(target: f64, scaling: f64, policy: f64, child_utility: f64, pla: Player) -> f64 {
+pub fn selection_value_inverse(
+    target: f64,
+    scaling: f64,
+    policy: f64,
+    child_utility: f64,
+    pla: Player,
+) -> f64 {
     if policy < 0.0 {
         return 0.0;
     }
-    let value = if pla == Player::White { child_utility } else { -child_utility };
+    let value = if pla == Player::White {
+        child_utility
+    } else {
+        -child_utility
+    };
     let explore = target - value;
     if explore <= 0.0 {
         return 1e100;
@@ -94,10 +117,13 @@ pub fn fpu_value(
     visited_policy: f64,
 ) -> f64 {
     let parent_for_fpu = if params.fpu_parent_weight_by_visited_policy {
-        let w = visited_policy.powf(params.fpu_parent_weight_by_visited_policy_pow).min(1.0);
+        let w = visited_policy
+            .powf(params.fpu_parent_weight_by_visited_policy_pow)
+            .min(1.0);
         w * parent_utility + (1.0 - w) * parent_nn_utility
     } else if params.fpu_parent_weight > 0.0 {
-        params.fpu_parent_weight * parent_nn_utility + (1.0 - params.fpu_parent_weight) * parent_utility
+        params.fpu_parent_weight * parent_nn_utility
+            + (1.0 - params.fpu_parent_weight) * parent_utility
     } else {
         parent_utility
     };
@@ -130,22 +156,38 @@ pub fn apply_virtual_loss(
     }
     let vl_weight = virtual_losses as f64 * params.num_virtual_losses_per_thread;
     let radius = params.utility_radius();
-    let vl_utility = if pla == Player::White { -radius } else { radius };
+    let vl_utility = if pla == Player::White {
+        -radius
+    } else {
+        radius
+    };
     let frac = vl_weight / (vl_weight + weight.max(0.25));
     (utility + (vl_utility - utility) * frac, weight + vl_weight)
 }
 
 /// Forced playouts at the root (KataGo's `rootDesiredPerChildVisitsCoeff`):
 /// whether a child with this weight must be searched now.
-pub fn is_forced_playout(params: &SearchParams, policy: f64, child_weight: f64, total_child_weight: f64) -> bool {
+pub fn is_forced_playout(
+    params: &SearchParams,
+    policy: f64,
+    child_weight: f64,
+    total_child_weight: f64,
+) -> bool {
     params.root_desired_per_child_visits_coeff > 0.0
         && policy > 0.0
-        && child_weight < (policy * total_child_weight * params.root_desired_per_child_visits_coeff).sqrt()
+        && child_weight
+            < (policy * total_child_weight * params.root_desired_per_child_visits_coeff).sqrt()
 }
 
 /// Wide root noise: flattens the policy and, half the time, adds a
 /// half-normal utility bonus for the player to move.
-pub fn wide_root_noise<R: Rng>(params: &SearchParams, pla: Player, rng: &mut R, policy: &mut f64, utility: &mut f64) {
+pub fn wide_root_noise<R: Rng>(
+    params: &SearchParams,
+    pla: Player,
+    rng: &mut R,
+    policy: &mut f64,
+    utility: &mut f64,
+) {
     *policy = policy.powf(1.0 / (4.0 * params.wide_root_noise + 1.0));
     if rng.gen_bool(0.5) {
         let g: f64 = StandardNormal.sample(rng);
@@ -185,8 +227,9 @@ pub fn prune_noise_weight(params: &SearchParams, children: &mut [ChildWeight], t
             if gap > 0.0 {
                 let lenient_share = 2.0 * w_sum * c.policy / p_sum;
                 if old > lenient_share {
-                    let sub = ((old - lenient_share) * (1.0 - (-gap / params.noise_prune_utility_scale).exp()))
-                        .min(params.noise_pruning_cap);
+                    let sub = ((old - lenient_share)
+                        * (1.0 - (-gap / params.noise_prune_utility_scale).exp()))
+                    .min(params.noise_pruning_cap);
                     new = old - sub;
                     c.weight = new;
                 }
@@ -276,7 +319,9 @@ pub fn lcb_and_radius(params: &SearchParams, child: &StatsView, self_utility: f6
     // A small prior that the variance is as large as it can be keeps the
     // bound sensible for tiny samples without a t-distribution.
     let prior_weight = w / (ess * ess * ess);
-    let mut sq = child.utility_sq_avg.max(child.utility_avg * child.utility_avg + 1e-8);
+    let mut sq = child
+        .utility_sq_avg
+        .max(child.utility_avg * child.utility_avg + 1e-8);
     sq = (sq * w + (sq + range * range) * prior_weight) / (w + prior_weight);
     w += prior_weight;
     w2 += prior_weight * prior_weight;
@@ -288,7 +333,14 @@ pub fn lcb_and_radius(params: &SearchParams, child: &StatsView, self_utility: f6
 
 /// KataGo's early-game interpolation: `late + (early - late) * 0.5^(halflives)`
 /// with half-lives counted in 19x19-equivalent turns.
-pub fn interpolate_early(halflife: f64, early: f64, late: f64, turn: usize, x_size: usize, y_size: usize) -> f64 {
+pub fn interpolate_early(
+    halflife: f64,
+    early: f64,
+    late: f64,
+    turn: usize,
+    x_size: usize,
+    y_size: usize,
+) -> f64 {
     let halflives = turn as f64 / halflife * 19.0 / ((x_size * y_size) as f64).sqrt();
     late + (early - late) * 0.5f64.powf(halflives)
 }
@@ -296,7 +348,12 @@ pub fn interpolate_early(halflife: f64, early: f64, late: f64, turn: usize, x_si
 /// Picks an index with probability ~ `rel[i]^(1/temperature)`, dampening
 /// only moves below `only_below_prob` of the total; the maximum when the
 /// temperature is ~0. Returns `None` if nothing has positive weight.
-pub fn choose_index_with_temperature<R: Rng>(rng: &mut R, rel: &[f64], temperature: f64, only_below_prob: f64) -> Option<usize> {
+pub fn choose_index_with_temperature<R: Rng>(
+    rng: &mut R,
+    rel: &[f64],
+    temperature: f64,
+    only_below_prob: f64,
+) -> Option<usize> {
     let max = rel.iter().cloned().fold(0.0, f64::max);
     let sum: f64 = rel.iter().map(|&x| x.max(0.0)).sum();
     if max <= 0.0 || sum <= 0.0 {
@@ -320,7 +377,11 @@ pub fn choose_index_with_temperature<R: Rng>(rng: &mut R, rel: &[f64], temperatu
                 return 0.0;
             }
             let lr = r.ln() - log_max;
-            let nl = if lr > threshold { lr } else { (lr - threshold) / temperature + threshold };
+            let nl = if lr > threshold {
+                lr
+            } else {
+                (lr - threshold) / temperature + threshold
+            };
             nl.exp()
         })
         .collect();
@@ -380,7 +441,11 @@ pub fn dirichlet_alpha_distribution(policy: &[f32]) -> Vec<f64> {
     let uniform = 1.0 / legal as f64;
     for (a, &p) in alpha.iter_mut().zip(policy) {
         if p >= 0.0 {
-            *a = if prop_sum <= 0.0 { uniform } else { 0.5 * (*a / prop_sum + uniform) };
+            *a = if prop_sum <= 0.0 {
+                uniform
+            } else {
+                0.5 * (*a / prop_sum + uniform)
+            };
         }
     }
     alpha
@@ -394,7 +459,9 @@ pub fn add_dirichlet_noise<R: Rng>(params: &SearchParams, rng: &mut R, policy: &
     for i in 0..policy.len() {
         if policy[i] >= 0.0 {
             let a = alpha[i] * params.root_dirichlet_noise_total_concentration;
-            r[i] = Gamma::new(a.max(1e-300), 1.0).map(|g| g.sample(rng)).unwrap_or(0.0);
+            r[i] = Gamma::new(a.max(1e-300), 1.0)
+                .map(|g| g.sample(rng))
+                .unwrap_or(0.0);
             r_sum += r[i];
         }
     }
@@ -427,8 +494,14 @@ mod tests {
         let b = selection_value(s, 0.1, 10.0, 0.0, Player::Black);
         assert!(a > b);
         // Black prefers low (white-perspective) utility.
-        assert!(selection_value(s, 0.1, 10.0, -0.3, Player::Black) > selection_value(s, 0.1, 10.0, 0.3, Player::Black));
-        assert_eq!(selection_value(s, -1.0, 0.0, 0.0, Player::White), ILLEGAL_SELECTION_VALUE);
+        assert!(
+            selection_value(s, 0.1, 10.0, -0.3, Player::Black)
+                > selection_value(s, 0.1, 10.0, 0.3, Player::Black)
+        );
+        assert_eq!(
+            selection_value(s, -1.0, 0.0, 0.0, Player::White),
+            ILLEGAL_SELECTION_VALUE
+        );
         let v = selection_value(s, 0.2, 7.0, 0.1, Player::White);
         let w = selection_value_inverse(v, s, 0.2, 0.1, Player::White);
         assert!((w - 7.0).abs() < 1e-9);
@@ -440,11 +513,24 @@ mod tests {
     #[test]
     fn stdev_factor_scales_with_observed_variance() {
         let p = params();
-        let calm = StatsView { visits: 100, weight_sum: 100.0, utility_avg: 0.1, utility_sq_avg: 0.01 + 0.0001, ..Default::default() };
-        let wild = StatsView { utility_sq_avg: 0.01 + 0.5, ..calm };
+        let calm = StatsView {
+            visits: 100,
+            weight_sum: 100.0,
+            utility_avg: 0.1,
+            utility_sq_avg: 0.01 + 0.0001,
+            ..Default::default()
+        };
+        let wild = StatsView {
+            utility_sq_avg: 0.01 + 0.5,
+            ..calm
+        };
         assert!(utility_stdev_factor(&p, &calm) < 1.0);
         assert!(utility_stdev_factor(&p, &wild) > 1.0);
-        let fresh = StatsView { visits: 1, weight_sum: 1.0, ..Default::default() };
+        let fresh = StatsView {
+            visits: 1,
+            weight_sum: 1.0,
+            ..Default::default()
+        };
         assert!((utility_stdev_factor(&p, &fresh) - 1.0).abs() < 1e-12);
     }
 
@@ -457,7 +543,10 @@ mod tests {
         let b = fpu_value(&p, Player::Black, true, 0.2, 0.0, 0.25);
         assert!((b - (0.2 + 0.1 * 0.5)).abs() < 1e-12);
         p.fpu_loss_prop = 1.0;
-        assert!((fpu_value(&p, Player::White, false, 0.2, 0.0, 0.25) + p.utility_radius()).abs() < 1e-12);
+        assert!(
+            (fpu_value(&p, Player::White, false, 0.2, 0.0, 0.25) + p.utility_radius()).abs()
+                < 1e-12
+        );
         // By visited policy: no mass visited -> use the raw NN utility.
         let p = params();
         let v = fpu_value(&p, Player::White, false, 0.5, -0.5, 0.0);
@@ -477,8 +566,18 @@ mod tests {
     fn noise_pruning_cuts_overweighted_bad_children() {
         let p = params();
         let mut c = [
-            ChildWeight { self_utility: 0.3, weight: 50.0, visits: 50, policy: 0.5 },
-            ChildWeight { self_utility: -0.5, weight: 40.0, visits: 40, policy: 0.05 },
+            ChildWeight {
+                self_utility: 0.3,
+                weight: 50.0,
+                visits: 50,
+                policy: 0.5,
+            },
+            ChildWeight {
+                self_utility: -0.5,
+                weight: 40.0,
+                visits: 40,
+                policy: 0.05,
+            },
         ];
         let total = prune_noise_weight(&p, &mut c, 90.0);
         assert!(c[1].weight < 40.0 && c[1].weight >= 10.0, "{}", c[1].weight);
@@ -489,8 +588,18 @@ mod tests {
     fn downweighting_keeps_total_and_favours_good_children() {
         let p = params();
         let mut c = [
-            ChildWeight { self_utility: 0.3, weight: 10.0, visits: 10, policy: 0.5 },
-            ChildWeight { self_utility: -0.3, weight: 10.0, visits: 10, policy: 0.5 },
+            ChildWeight {
+                self_utility: 0.3,
+                weight: 10.0,
+                visits: 10,
+                policy: 0.5,
+            },
+            ChildWeight {
+                self_utility: -0.3,
+                weight: 10.0,
+                visits: 10,
+                policy: 0.5,
+            },
         ];
         downweight_bad_children(&p, &mut c, 20.0, 20.0, 0.0, 0.0);
         assert!((c[0].weight + c[1].weight - 20.0).abs() < 1e-9);
@@ -500,8 +609,20 @@ mod tests {
     #[test]
     fn lcb_widens_with_few_visits() {
         let p = params();
-        let few = StatsView { visits: 4, weight_sum: 4.0, weight_sq_sum: 4.0, utility_avg: 0.2, utility_sq_avg: 0.05, ..Default::default() };
-        let many = StatsView { visits: 400, weight_sum: 400.0, weight_sq_sum: 400.0, ..few };
+        let few = StatsView {
+            visits: 4,
+            weight_sum: 4.0,
+            weight_sq_sum: 4.0,
+            utility_avg: 0.2,
+            utility_sq_avg: 0.05,
+            ..Default::default()
+        };
+        let many = StatsView {
+            visits: 400,
+            weight_sum: 400.0,
+            weight_sq_sum: 400.0,
+            ..few
+        };
         let (l1, r1) = lcb_and_radius(&p, &few, 0.2);
         let (l2, r2) = lcb_and_radius(&p, &many, 0.2);
         assert!(r1 > r2 && l1 < l2);
@@ -512,14 +633,24 @@ mod tests {
     #[test]
     fn temperature_choice() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        assert_eq!(choose_index_with_temperature(&mut rng, &[1.0, 5.0, 2.0], 0.0, 1.0), Some(1));
-        assert_eq!(choose_index_with_temperature(&mut rng, &[0.0, 0.0], 1.0, 1.0), None);
+        assert_eq!(
+            choose_index_with_temperature(&mut rng, &[1.0, 5.0, 2.0], 0.0, 1.0),
+            Some(1)
+        );
+        assert_eq!(
+            choose_index_with_temperature(&mut rng, &[0.0, 0.0], 1.0, 1.0),
+            None
+        );
         let mut counts = [0; 3];
         for _ in 0..3000 {
-            counts[choose_index_with_temperature(&mut rng, &[1.0, 2.0, 0.0], 1.0, 1.0).unwrap()] += 1;
+            counts[choose_index_with_temperature(&mut rng, &[1.0, 2.0, 0.0], 1.0, 1.0).unwrap()] +=
+                1;
         }
         assert_eq!(counts[2], 0);
-        assert!(counts[1] > counts[0] * 3 / 2 && counts[1] < counts[0] * 5 / 2, "{counts:?}");
+        assert!(
+            counts[1] > counts[0] * 3 / 2 && counts[1] < counts[0] * 5 / 2,
+            "{counts:?}"
+        );
         assert!((interpolate_early(19.0, 0.5, 0.1, 0, 19, 19) - 0.5).abs() < 1e-12);
         assert!((interpolate_early(19.0, 0.5, 0.1, 19, 19, 19) - 0.3).abs() < 1e-12);
     }
@@ -539,7 +670,15 @@ mod tests {
         add_dirichlet_noise(&p, &mut rng, &mut pol);
         let s: f32 = pol[..3].iter().sum();
         assert!((s - 1.0).abs() < 1e-4 && pol[3] == -1.0);
-        assert!(is_forced_playout(&SearchParams { root_desired_per_child_visits_coeff: 2.0, ..p.clone() }, 0.1, 1.0, 100.0));
+        assert!(is_forced_playout(
+            &SearchParams {
+                root_desired_per_child_visits_coeff: 2.0,
+                ..p.clone()
+            },
+            0.1,
+            1.0,
+            100.0
+        ));
         assert!(!is_forced_playout(&p, 0.1, 1.0, 100.0));
     }
 }

@@ -601,7 +601,10 @@ mod tests {
         assert!(p.conservative_pass);
         p.apply_override("playoutDoublingAdvantagePla", &json!("w"))
             .unwrap();
-        assert_eq!(p.playout_doubling_advantage_pla, OptPlayer(Some(Player::White)));
+        assert_eq!(
+            p.playout_doubling_advantage_pla,
+            OptPlayer(Some(Player::White))
+        );
         assert!(matches!(
             p.apply_override("cpuctExplorationX", &json!(1)),
             Err(ParamError::Unknown(_))
@@ -627,7 +630,8 @@ mod tests {
         let p = SearchParams::from_overrides(SetupFor::Other, [("rootNoiseEnabled", &on)]).unwrap();
         assert_eq!(p.root_fpu_reduction_max, 0.0);
         let t = json!(1.3);
-        let p = SearchParams::from_overrides(SetupFor::Gtp, [("rootPolicyTemperature", &t)]).unwrap();
+        let p =
+            SearchParams::from_overrides(SetupFor::Gtp, [("rootPolicyTemperature", &t)]).unwrap();
         assert_eq!(p.root_policy_temperature_early, 1.3);
         assert_eq!(p.root_fpu_reduction_max, 0.1);
     }

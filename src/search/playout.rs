@@ -88,11 +88,19 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             -p.playout_doubling_advantage
         };
         EvalOptions {
-            num_symmetries: if is_root { p.root_num_symmetries_to_sample as u8 } else { 1 },
+            num_symmetries: if is_root {
+                p.root_num_symmetries_to_sample as u8
+            } else {
+                1
+            },
             symmetry_seed: rng.gen(),
             include_ownership: self.include_ownership || is_root,
             policy_temperature: p.nn_policy_temperature,
-            policy_optimism: if is_root { p.root_policy_optimism } else { p.policy_optimism },
+            policy_optimism: if is_root {
+                p.root_policy_optimism
+            } else {
+                p.policy_optimism
+            },
             conservative_pass: p.conservative_pass && is_root,
             enable_passing_hacks: p.enable_passing_hacks,
             playout_doubling_advantage: pda,
@@ -112,7 +120,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
     fn terminal_sample(&self, outcome: Outcome) -> NodeValues {
         let (win_loss, no_result, score, score_sq) = match outcome {
             Outcome::NoResult => (0.0, 1.0, 0.0, 0.0),
-            Outcome::Scored { winner, white_minus_black } => {
+            Outcome::Scored {
+                winner,
+                white_minus_black,
+            } => {
                 let white_wins = match winner {
                     Some(Player::White) => 1.0,
                     Some(Player::Black) => 0.0,
@@ -135,7 +146,8 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 (2.0 * white_wins - 1.0, 0.0, adj, sq)
             }
         };
-        let utility = self.utility.result(win_loss, no_result) + self.utility.score(score, score_sq);
+        let utility =
+            self.utility.result(win_loss, no_result) + self.utility.score(score, score_sq);
         NodeValues {
             visits: 1,
             weight_sum: self.terminal_weight(),
@@ -199,8 +211,16 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             if v.visits <= 0 || v.weight_sum <= 0.0 {
                 continue;
             }
-            let self_utility = if node.next_pla == Player::White { v.utility } else { -v.utility };
-            let policy = nn.policy.get(policy_index(c.mv, xs, ys)).copied().unwrap_or(0.0);
+            let self_utility = if node.next_pla == Player::White {
+                v.utility
+            } else {
+                -v.utility
+            };
+            let policy = nn
+                .policy
+                .get(policy_index(c.mv, xs, ys))
+                .copied()
+                .unwrap_or(0.0);
             weights.push(ChildWeight {
                 self_utility,
                 weight: v.weight_sum,
@@ -276,7 +296,13 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
     }
 
     /// Runs one playout from `node` (the root when `is_root`).
-    pub fn descend(&self, w: &mut Worker<S>, node: &Node, is_root: bool, depth: u32) -> Result<PlayoutEnd, EvalError> {
+    pub fn descend(
+        &self,
+        w: &mut Worker<S>,
+        node: &Node,
+        is_root: bool,
+        depth: u32,
+    ) -> Result<PlayoutEnd, EvalError> {
         if !node.force_non_terminal && !is_root {
             if let Some(outcome) = w.state.outcome() {
                 node.add_leaf_sample(&self.terminal_sample(outcome));
@@ -337,7 +363,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                     child.bias.lock().entry = Some(table.get(key));
                 }
             }
-            children.push(Child { mv, node: child.clone() });
+            children.push(Child {
+                mv,
+                node: child.clone(),
+            });
             break child;
         };
         let mv = child.prev_move.unwrap_or(Move::Pass);
@@ -354,7 +383,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
 
     /// PUCT choice among the existing children and the best-policy new move.
     /// Returns the move and its node if it exists already.
-    fn select_child(&self, w: &mut Worker<S>, node: &Node, nn: &NnOutput, is_root: bool, depth: u32) -> Option<(Move, Option<Arc<Node>>)> {
+    fn select_child(
+        &self,
+        w: &mut Worker<S>,
+        node: &Node,
+        nn: &NnOutput,
+        is_root: bool,
+        depth: u32,
+    ) -> Option<(Move, Option<Arc<Node>>)> {
         let p = self.params;
         let (xs, ys) = (nn.x_size, nn.y_size);
         let pla = node.next_pla;
@@ -371,7 +407,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
         let parent = node.values();
         let parent_nn_utility = self.utility.of_nn(nn);
-        let fpu = explore::fpu_value(p, pla, is_root, parent.utility, parent_nn_utility, visited_policy);
+        let fpu = explore::fpu_value(
+            p,
+            pla,
+            is_root,
+            parent.utility,
+            parent_nn_utility,
+            visited_policy,
+        );
         let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
         let scaling = explore::explore_scaling(p, total_w, stdev_factor);
 
@@ -383,8 +426,18 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 continue;
             }
             let v = c.node.values();
-            let mut util = if v.visits <= 0 || v.weight_sum <= 0.0 { fpu } else { v.utility };
-            let (u, cw) = explore::apply_virtual_loss(p, pla, c.node.virtual_losses.load(Ordering::Acquire), util, v.weight_sum);
+            let mut util = if v.visits <= 0 || v.weight_sum <= 0.0 {
+                fpu
+            } else {
+                v.utility
+            };
+            let (u, cw) = explore::apply_virtual_loss(
+                p,
+                pla,
+                c.node.virtual_losses.load(Ordering::Acquire),
+                util,
+                v.weight_sum,
+            );
             util = u;
             let value = if is_root && explore::is_forced_playout(p, pol, v.weight_sum, total_w) {
                 1e20

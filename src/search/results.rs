@@ -88,7 +88,11 @@ impl SearchView<'_> {
             score_lead: s * v.lead,
             score_stdev: score_stdev(v.score_mean, v.score_mean_sq),
             utility: s * v.utility,
-            raw_winrate: if s > 0.0 { nn.white_win_prob as f64 } else { nn.white_loss_prob as f64 },
+            raw_winrate: if s > 0.0 {
+                nn.white_win_prob as f64
+            } else {
+                nn.white_loss_prob as f64
+            },
             raw_score_mean: s * nn.white_score_mean as f64,
             raw_lead: s * nn.white_lead as f64,
             raw_no_result: nn.white_no_result_prob as f64,
@@ -127,7 +131,8 @@ impl SearchView<'_> {
         let mut best_g = f64::MIN;
         for (i, (mv, n, w, _, _)) in out.iter().enumerate() {
             let ev = n.visits() as f64;
-            let g = w * (ev - 1.0).max(0.0) / ev.max(1.0) + 2.0 * nn.policy[policy_index(*mv, xs, ys)] as f64;
+            let g = w * (ev - 1.0).max(0.0) / ev.max(1.0)
+                + 2.0 * nn.policy[policy_index(*mv, xs, ys)] as f64;
             if g > best_g {
                 best_g = g;
                 best = i;
@@ -140,14 +145,21 @@ impl SearchView<'_> {
         let util_of = |n: &Node| n.values().utility;
         let best_value = {
             let (mv, n, _, _, _) = &out[best];
-            explore::selection_value(scaling, nn.policy[policy_index(*mv, xs, ys)] as f64, n.weight(), util_of(n), pla)
+            explore::selection_value(
+                scaling,
+                nn.policy[policy_index(*mv, xs, ys)] as f64,
+                n.weight(),
+                util_of(n),
+                pla,
+            )
         };
         for (i, (mv, n, w, _, _)) in out.iter_mut().enumerate() {
             if i == best || n.visits() <= 0 {
                 continue;
             }
             let pol = nn.policy[policy_index(*mv, xs, ys)] as f64;
-            let wanted = explore::selection_value_inverse(best_value, scaling, pol, util_of(n), pla);
+            let wanted =
+                explore::selection_value_inverse(best_value, scaling, pol, util_of(n), pla);
             *w = w.min(wanted).ceil().min(*w);
         }
         if p.use_lcb_for_selection {
@@ -181,7 +193,11 @@ impl SearchView<'_> {
         let sub = p.chosen_move_subtract.min(max / 64.0);
         let prune = p.chosen_move_prune.min(max / 64.0);
         for x in out.iter_mut() {
-            x.2 = if x.2 < prune { 0.0 } else { (x.2 - sub).max(0.0) };
+            x.2 = if x.2 < prune {
+                0.0
+            } else {
+                (x.2 - sub).max(0.0)
+            };
         }
         out
     }
@@ -201,7 +217,12 @@ impl SearchView<'_> {
         );
         if sel.iter().any(|x| x.2 > 0.0) {
             let vals: Vec<f64> = sel.iter().map(|x| x.2).collect();
-            let i = explore::choose_index_with_temperature(rng, &vals, temp, p.chosen_move_temperature_only_below_prob)?;
+            let i = explore::choose_index_with_temperature(
+                rng,
+                &vals,
+                temp,
+                p.chosen_move_temperature_only_below_prob,
+            )?;
             return Some(sel[i].0);
         }
         let nn = self.root.nn()?;
@@ -276,7 +297,11 @@ impl SearchView<'_> {
             return None;
         }
         let mean: Vec<f64> = sum.iter().map(|x| s * x / w).collect();
-        let stdev: Vec<f64> = sq.iter().zip(&mean).map(|(q, m)| (q / w - m * m).max(0.0).sqrt()).collect();
+        let stdev: Vec<f64> = sq
+            .iter()
+            .zip(&mean)
+            .map(|(q, m)| (q / w - m * m).max(0.0).sqrt())
+            .collect();
         Some((mean, stdev))
     }
 
@@ -311,7 +336,9 @@ fn pv_of(mv: Move, node: &std::sync::Arc<Node>, max_len: usize) -> (Vec<Move>, V
 /// children by weight). Returns the weight covered.
 fn accumulate_ownership(node: &Node, scale: f64, sum: &mut [f64], sq: &mut [f64]) -> f64 {
     let Some(nn) = node.nn() else { return 0.0 };
-    let Some(own) = nn.white_ownership.as_ref() else { return 0.0 };
+    let Some(own) = nn.white_ownership.as_ref() else {
+        return 0.0;
+    };
     let total = node.weight();
     if total <= 0.0 {
         return 0.0;
@@ -319,7 +346,13 @@ fn accumulate_ownership(node: &Node, scale: f64, sum: &mut [f64], sq: &mut [f64]
     let children: Vec<(f64, std::sync::Arc<Node>)> = node
         .children()
         .iter()
-        .filter(|c| c.node.visits() > 0 && c.node.nn().and_then(|n| n.white_ownership.clone()).is_some())
+        .filter(|c| {
+            c.node.visits() > 0
+                && c.node
+                    .nn()
+                    .and_then(|n| n.white_ownership.clone())
+                    .is_some()
+        })
         .map(|c| (c.node.weight(), c.node.clone()))
         .collect();
     let child_w: f64 = children.iter().map(|c| c.0).sum();

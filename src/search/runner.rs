@@ -100,8 +100,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     }
 
     fn reset_bias_table(&mut self) {
-        self.bias = (self.params.subtree_value_bias_factor != 0.0)
-            .then(|| BiasTable::new(self.params.subtree_value_bias_table_num_shards.max(1) as usize));
+        self.bias = (self.params.subtree_value_bias_factor != 0.0).then(|| {
+            BiasTable::new(self.params.subtree_value_bias_table_num_shards.max(1) as usize)
+        });
     }
 
     /// The parameters.
@@ -164,7 +165,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let allowed: Vec<usize> = moves.iter().map(|&m| policy_index(m, xs, ys)).collect();
         let v = &mut self.avoid[player.index()];
-        *v = (0..=xs * ys).map(|i| if allowed.contains(&i) { 0 } else { until_depth }).collect();
+        *v = (0..=xs * ys)
+            .map(|i| if allowed.contains(&i) { 0 } else { until_depth })
+            .collect();
     }
 
     /// Clears avoid/allow lists.
@@ -192,7 +195,12 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let pla = self.root_state.next_player();
         self.root = match next {
             // A root must be searchable even if the game is over there.
-            Some(n) if n.next_pla == pla && (n.force_non_terminal || self.root_state.outcome().is_none()) => n,
+            Some(n)
+                if n.next_pla == pla
+                    && (n.force_non_terminal || self.root_state.outcome().is_none()) =>
+            {
+                n
+            }
             Some(n) => {
                 self.free_bias(&n);
                 Arc::new(Node::new(pla, Some(mv), true))
@@ -259,7 +267,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             avoid: &self.avoid,
             include_ownership: self.include_ownership,
             has_shortterm_error,
-            pda_player: self.params.playout_doubling_advantage_pla.0.unwrap_or(self.root_state.next_player()),
+            pda_player: self
+                .params
+                .playout_doubling_advantage_pla
+                .0
+                .unwrap_or(self.root_state.next_player()),
         }
     }
 
@@ -274,7 +286,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             let opts = ctx.eval_options(self.root_state.next_player(), true, &mut rng);
             let raw = self.evaluator.evaluate(&self.root_state, &opts)?;
             let v = self.root.values();
-            let score = if v.visits > 0 && v.weight_sum > 0.0 { v.score_mean } else { raw.white_score_mean as f64 };
+            let score = if v.visits > 0 && v.weight_sum > 0.0 {
+                v.score_mean
+            } else {
+                raw.white_score_mean as f64
+            };
             (raw, score)
         };
         let has_err = has_err && raw.shortterm_winloss_error >= 0.0;
@@ -299,7 +315,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// The root's network output with root policy temperature and noise.
     fn root_policy(&self, raw: Arc<NnOutput>, rng: &mut StdRng) -> Arc<NnOutput> {
         let p = &self.params;
-        if !p.root_noise_enabled && p.root_policy_temperature == 1.0 && p.root_policy_temperature_early == 1.0 {
+        if !p.root_noise_enabled
+            && p.root_policy_temperature == 1.0
+            && p.root_policy_temperature_early == 1.0
+        {
             return raw;
         }
         let mut nn = (*raw).clone();
@@ -326,7 +345,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let has_err = self.prepare_root()?;
         let p = &self.params;
         let (max_visits, max_playouts, mut max_time) = if opts.pondering {
-            (p.max_visits_pondering, p.max_playouts_pondering, p.max_time_pondering)
+            (
+                p.max_visits_pondering,
+                p.max_playouts_pondering,
+                p.max_time_pondering,
+            )
         } else {
             (p.max_visits, p.max_playouts, p.max_time)
         };
@@ -339,7 +362,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let budget = (max_visits - start_visits).min(max_playouts).max(0);
         let mut threads = p.num_threads.max(1) as i64;
         if p.min_playouts_per_thread > 0.0 {
-            threads = threads.min(((budget as f64 / p.min_playouts_per_thread).ceil() as i64).max(1));
+            threads =
+                threads.min(((budget as f64 / p.min_playouts_per_thread).ceil() as i64).max(1));
         }
         let reserved = AtomicI64::new(0);
         let done = AtomicI64::new(0);
@@ -354,7 +378,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         };
         std::thread::scope(|scope| {
             for &seed in &seeds {
-                let (ctx, root, reserved, done, error, stopped) = (&ctx, &root, &reserved, &done, &error, &stopped);
+                let (ctx, root, reserved, done, error, stopped) =
+                    (&ctx, &root, &reserved, &done, &error, &stopped);
                 let finished = &finished;
                 scope.spawn(move || {
                     let mut w = Worker {
@@ -414,7 +439,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                         next_callback = now + period;
                     }
                 }
-                let wake = deadline.min(next_callback).min(now + Duration::from_millis(5));
+                let wake = deadline
+                    .min(next_callback)
+                    .min(now + Duration::from_millis(5));
                 std::thread::sleep(wake.saturating_duration_since(Instant::now()));
             }
         });
@@ -432,9 +459,18 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
 
 /// Recomputes every node bottom-up under the current utility (after tree
 /// reuse, when the dynamic score centre has moved).
-fn recompute_tree<S: SearchState, E: PositionEvaluator<S>>(ctx: &Ctx<'_, S, E>, root: &Node, is_root: bool) {
+fn recompute_tree<S: SearchState, E: PositionEvaluator<S>>(
+    ctx: &Ctx<'_, S, E>,
+    root: &Node,
+    is_root: bool,
+) {
     let mut scratch = Scratch::default();
-    fn go<S: SearchState, E: PositionEvaluator<S>>(ctx: &Ctx<'_, S, E>, n: &Node, is_root: bool, scratch: &mut Scratch) {
+    fn go<S: SearchState, E: PositionEvaluator<S>>(
+        ctx: &Ctx<'_, S, E>,
+        n: &Node,
+        is_root: bool,
+        scratch: &mut Scratch,
+    ) {
         let kids: Vec<Arc<Node>> = n.children().iter().map(|c| c.node.clone()).collect();
         for k in &kids {
             go(ctx, k, false, scratch);

@@ -1,0 +1,377 @@
+//! Search tests on a tiny toy Go (area scoring, simple ko, game ends after
+//! two passes or a move cap) with a stub evaluator that scores material.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+
+use super::*;
+use crate::game::{Color, Loc, Move, Player};
+use crate::nn::NnOutput;
+
+#[derive(Clone)]
+struct ToyGo {
+    n: usize,
+    board: Vec<Color>,
+    next: Player,
+    passes: u32,
+    ko: Option<Loc>,
+    history: Vec<(Player, Move)>,
+    komi: f64,
+}
+
+impl ToyGo {
+    fn new(n: usize) -> ToyGo {
+        ToyGo {
+            n,
+            board: vec![Color::Empty; (n + 1) * (n + 2) + 1],
+            next: Player::Black,
+            passes: 0,
+            ko: None,
+            history: vec![],
+            komi: 0.5,
+        }
+    }
+    fn put(&mut self, x: usize, y: usize, c: Color) {
+        self.board[Loc::from_xy(x, y, self.n).idx()] = c;
+    }
+    fn neighbours(&self, l: Loc) -> impl Iterator<Item = Loc> + '_ {
+        let (x, y) = l.xy(self.n);
+        let n = self.n;
+        [(0i64, 1i64), (0, -1), (1, 0), (-1, 0)]
+            .into_iter()
+            .filter_map(move |(dx, dy)| {
+                let (a, b) = (x as i64 + dx, y as i64 + dy);
+                (a >= 0 && b >= 0 && a < n as i64 && b < n as i64)
+                    .then(|| Loc::from_xy(a as usize, b as usize, n))
+            })
+    }
+    /// The chain at `l` and its liberty count.
+    fn chain(&self, l: Loc) -> (Vec<Loc>, usize) {
+        let c = self.board[l.idx()];
+        let (mut seen, mut stack, mut libs) = (vec![l], vec![l], vec![]);
+        while let Some(p) = stack.pop() {
+            for q in self.neighbours(p) {
+                let qc = self.board[q.idx()];
+                if qc == c && !seen.contains(&q) {
+                    seen.push(q);
+                    stack.push(q);
+                } else if qc == Color::Empty && !libs.contains(&q) {
+                    libs.push(q);
+                }
+            }
+        }
+        (seen, libs.len())
+    }
+    fn try_play(&self, l: Loc) -> Option<(ToyGo, usize)> {
+        if self.board[l.idx()] != Color::Empty || Some(l) == self.ko {
+            return None;
+        }
+        let mut g = self.clone();
+        g.board[l.idx()] = self.next.color();
+        let mut captured = vec![];
+        for q in self.neighbours(l) {
+            if g.board[q.idx()] == self.next.opp().color() {
+                let (ch, libs) = g.chain(q);
+                if libs == 0 {
+                    for s in &ch {
+                        g.board[s.idx()] = Color::Empty;
+                    }
+                    captured.extend(ch);
+                }
+            }
+        }
+        if g.chain(l).1 == 0 {
+            return None;
+        }
+        g.ko = (captured.len() == 1 && g.chain(l).0.len() == 1 && g.chain(l).1 == 1)
+            .then(|| captured[0]);
+        Some((g, captured.len()))
+    }
+    fn material(&self) -> f64 {
+        let mut s = self.komi;
+        for c in &self.board {
+            match c {
+                Color::White => s += 1.0,
+                Color::Black => s -= 1.0,
+                _ => {}
+            }
+        }
+        s
+    }
+}
+
+impl SearchState for ToyGo {
+    fn x_size(&self) -> usize {
+        self.n
+    }
+    fn y_size(&self) -> usize {
+        self.n
+    }
+    fn next_player(&self) -> Player {
+        self.next
+    }
+    fn is_legal(&self, mv: Move) -> bool {
+        match mv {
+            Move::Pass => true,
+            Move::Play(l) => self.try_play(l).is_some(),
+        }
+    }
+    fn play(&mut self, mv: Move) {
+        let pla = self.next;
+        match mv {
+            Move::Pass => {
+                self.passes += 1;
+                self.ko = None;
+                self.next = pla.opp();
+            }
+            Move::Play(l) => {
+                if let Some((g, _)) = self.try_play(l) {
+                    *self = g;
+                    self.passes = 0;
+                    self.next = pla.opp();
+                }
+            }
+        }
+        self.history.push((pla, mv));
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        if self.passes >= 2 || self.history.len() >= 40 {
+            let s = self.material();
+            let winner = if s > 0.0 {
+                Some(Player::White)
+            } else if s < 0.0 {
+                Some(Player::Black)
+            } else {
+                None
+            };
+            return Some(Outcome::Scored {
+                winner,
+                white_minus_black: s,
+            });
+        }
+        None
+    }
+    fn turn_number(&self) -> usize {
+        self.history.len()
+    }
+    fn last_move(&self) -> Option<(Player, Move)> {
+        self.history.last().copied()
+    }
+    fn pass_would_end_game(&self) -> bool {
+        self.passes >= 1
+    }
+    fn color_at(&self, loc: Loc) -> Color {
+        self.board[loc.idx()]
+    }
+    fn in_atari(&self, loc: Loc) -> bool {
+        self.board[loc.idx()] != Color::Empty && self.chain(loc).1 == 1
+    }
+    fn ko_loc(&self) -> Option<Loc> {
+        self.ko
+    }
+    fn position_hash(&self) -> u64 {
+        self.board.iter().fold(self.next as u64, |h, &c| {
+            h.wrapping_mul(31).wrapping_add(c as u64)
+        })
+    }
+}
+
+/// Uniform policy over legal moves; value = sigmoid of material.
+struct MaterialEval {
+    rows: AtomicU64,
+    delay: Duration,
+}
+
+impl MaterialEval {
+    fn new() -> Arc<MaterialEval> {
+        Arc::new(MaterialEval {
+            rows: AtomicU64::new(0),
+            delay: Duration::ZERO,
+        })
+    }
+}
+
+impl PositionEvaluator<ToyGo> for MaterialEval {
+    fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
+        self.rows.fetch_add(1, Ordering::Relaxed);
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
+        let n = s.n;
+        let mut policy: Vec<f32> = (0..n * n)
+            .map(|i| {
+                if s.is_legal(Move::Play(Loc::from_xy(i % n, i / n, n))) {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        policy.push(1.0);
+        let legal = policy.iter().filter(|&&p| p > 0.0).count() as f32;
+        policy
+            .iter_mut()
+            .filter(|p| **p > 0.0)
+            .for_each(|p| *p /= legal);
+        let m = s.material();
+        let win = 1.0 / (1.0 + (-0.8 * m).exp());
+        Ok(Arc::new(NnOutput {
+            x_size: n,
+            y_size: n,
+            policy,
+            white_win_prob: win as f32,
+            white_loss_prob: 1.0 - win as f32,
+            white_no_result_prob: 0.0,
+            white_score_mean: m as f32,
+            white_score_mean_sq: (m * m + 4.0) as f32,
+            white_lead: m as f32,
+            var_time_left: -1.0,
+            shortterm_winloss_error: 0.2,
+            shortterm_score_error: 2.0,
+            white_ownership: opts.include_ownership.then(|| vec![0.0; n * n]),
+        }))
+    }
+    fn stats(&self) -> EvalStats {
+        EvalStats {
+            rows: self.rows.load(Ordering::Relaxed),
+            ..EvalStats::default()
+        }
+    }
+}
+
+fn params(visits: i64, threads: i32) -> SearchParams {
+    let mut p = SearchParams::defaults(SetupFor::Gtp);
+    p.max_visits = visits;
+    p.num_threads = threads;
+    p.min_playouts_per_thread = 0.0;
+    p
+}
+
+/// Black to move; the white stone at (2,2) is in atari with its last liberty at (2,3).
+fn capture_position() -> ToyGo {
+    let mut g = ToyGo::new(5);
+    g.put(2, 2, Color::White);
+    g.put(1, 2, Color::Black);
+    g.put(3, 2, Color::Black);
+    g.put(2, 1, Color::Black);
+    g.history
+        .push((Player::White, Move::Play(Loc::from_xy(2, 2, 5))));
+    g
+}
+
+#[test]
+fn finds_the_capture() {
+    let mut s = Search::new(params(300, 1), MaterialEval::new(), capture_position(), 1);
+    s.run(&RunOptions::default()).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut p = s.params().clone();
+    p.chosen_move_temperature = 0.0;
+    p.chosen_move_temperature_early = 0.0;
+    s.set_params(p);
+    let mv = s.view().chosen_move(&mut rng).unwrap();
+    assert_eq!(mv, Move::Play(Loc::from_xy(2, 3, 5)), "{}", mv.to_gtp(5, 5));
+    let infos = s.view().move_infos(5, false);
+    assert_eq!(infos[0].mv, mv);
+    assert!(infos[0].winrate > 0.5, "{}", infos[0].winrate);
+}
+
+#[test]
+fn avoids_self_atari_for_white() {
+    // White to move; a white stone at (2,3) would be self-atari-captured at once.
+    let mut g = capture_position();
+    g.board.iter_mut().for_each(|c| {
+        if *c == Color::White {
+            *c = Color::Empty
+        }
+    });
+    g.next = Player::White;
+    let mut s = Search::new(params(400, 1), MaterialEval::new(), g, 3);
+    s.run(&RunOptions::default()).unwrap();
+    let infos = s.view().move_infos(3, false);
+    let self_atari = Move::Play(Loc::from_xy(2, 2, 5));
+    assert_ne!(infos[0].mv, self_atari);
+}
+
+#[test]
+fn one_thread_with_a_seed_repeats_exactly() {
+    let run = || {
+        let mut p = params(200, 1);
+        p.root_noise_enabled = true;
+        p.wide_root_noise = 0.05;
+        let mut s = Search::new(p, MaterialEval::new(), capture_position(), 42);
+        s.run(&RunOptions::default()).unwrap();
+        s.view().move_infos(6, true)
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn many_threads_stop_at_exactly_max_visits_with_consistent_stats() {
+    let mut s = Search::new(params(700, 6), MaterialEval::new(), ToyGo::new(5), 5);
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert_eq!(stats.root_visits, 700);
+    let view = s.view();
+    let child_visits: i64 = view.move_infos(1, false).iter().map(|m| m.visits).sum();
+    assert_eq!(child_visits + 1, 700);
+    let root = view.root_info().unwrap();
+    assert!(root.winrate > 0.0 && root.winrate < 1.0);
+    // Playing the best move keeps its subtree.
+    let best = view.move_infos(1, false)[0].clone();
+    assert!(s.make_move(best.mv));
+    assert_eq!(s.view().root_values().visits, best.visits);
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert_eq!(stats.root_visits, 700);
+    assert_eq!(stats.playouts, 700 - best.visits);
+}
+
+#[test]
+fn stop_flag_ends_pondering_quickly() {
+    let eval = Arc::new(MaterialEval {
+        rows: AtomicU64::new(0),
+        delay: Duration::from_micros(200),
+    });
+    let mut s = Search::new(params(1 << 40, 2), eval, ToyGo::new(5), 9);
+    let stop = AtomicBool::new(false);
+    let calls = AtomicU64::new(0);
+    let cb = |v: &SearchView<'_>| {
+        let _ = v.move_infos(3, false);
+        calls.fetch_add(1, Ordering::Relaxed);
+    };
+    let start = Instant::now();
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            std::thread::sleep(Duration::from_millis(150));
+            stop.store(true, Ordering::Release);
+        });
+        let opts = RunOptions {
+            pondering: true,
+            stop: Some(&stop),
+            callback: Some(&cb),
+            callback_period: Some(Duration::from_millis(20)),
+            ..RunOptions::default()
+        };
+        s.run(&opts).unwrap();
+    });
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(calls.load(Ordering::Relaxed) >= 2);
+    assert!(s.last_stats().playouts > 10);
+}
+
+#[test]
+fn time_limit_and_ownership() {
+    let mut s = Search::new(params(1 << 40, 1), MaterialEval::new(), ToyGo::new(5), 2);
+    s.set_include_ownership(true);
+    let stats = s
+        .run(&RunOptions {
+            max_time: Some(0.1),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert!(stats.seconds < 1.5 && stats.playouts > 0);
+    let (own, stdev) = s.view().ownership().unwrap();
+    assert_eq!(own.len(), 25);
+    assert!(stdev.iter().all(|x| *x >= 0.0));
+}

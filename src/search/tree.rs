@@ -143,7 +143,12 @@ impl Node {
     /// Claims the node for evaluation; false if another thread has it.
     pub fn try_begin_eval(&self) -> bool {
         self.state
-            .compare_exchange(STATE_UNEVALUATED, STATE_EVALUATING, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                STATE_UNEVALUATED,
+                STATE_EVALUATING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok()
     }
 

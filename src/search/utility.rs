@@ -69,7 +69,13 @@ fn expected_sv_table() -> &'static [f64] {
 
 /// E[score value] of a normal score distribution with this mean and stdev
 /// (KataGo's `ScoreValue::expectedWhiteScoreValue`, bilinear in its table).
-pub fn expected_score_value(mean: f64, stdev: f64, center: f64, scale: f64, sqrt_board_area: f64) -> f64 {
+pub fn expected_score_value(
+    mean: f64,
+    stdev: f64,
+    center: f64,
+    scale: f64,
+    sqrt_board_area: f64,
+) -> f64 {
     let table = expected_sv_table();
     let scale_factor = SV_TABLE_BSIZE as f64 / (scale * sqrt_board_area);
     let mean_scaled = (mean - center) * scale_factor;
@@ -127,7 +133,12 @@ pub struct UtilityFn {
 impl UtilityFn {
     /// The utility of a search with `params` on a board of this size and
     /// dynamic score centre.
-    pub fn new(params: &SearchParams, x_size: usize, y_size: usize, score_center: f64) -> UtilityFn {
+    pub fn new(
+        params: &SearchParams,
+        x_size: usize,
+        y_size: usize,
+        score_center: f64,
+    ) -> UtilityFn {
         UtilityFn {
             win_loss_factor: params.win_loss_utility_factor,
             no_result_for_white: params.no_result_utility_for_white,
@@ -141,7 +152,12 @@ impl UtilityFn {
 
     /// KataGo's `recentScoreCenter`: the expected score pulled towards 0 by
     /// `dynamicScoreCenterZeroWeight`, by at most `sqrt(area) * scale`.
-    pub fn dynamic_center(params: &SearchParams, x_size: usize, y_size: usize, expected_score: f64) -> f64 {
+    pub fn dynamic_center(
+        params: &SearchParams,
+        x_size: usize,
+        y_size: usize,
+        expected_score: f64,
+    ) -> f64 {
         let c = expected_score * (1.0 - params.dynamic_score_center_zero_weight);
         let cap = ((x_size * y_size) as f64).sqrt() * params.dynamic_score_center_scale;
         c.clamp(expected_score - cap, expected_score + cap)
@@ -160,7 +176,13 @@ impl UtilityFn {
         }
         let stdev = score_stdev(score_mean, score_mean_sq);
         let s = expected_score_value(score_mean, stdev, 0.0, 2.0, self.sqrt_board_area);
-        let d = expected_score_value(score_mean, stdev, self.score_center, self.dynamic_score_scale, self.sqrt_board_area);
+        let d = expected_score_value(
+            score_mean,
+            stdev,
+            self.score_center,
+            self.dynamic_score_scale,
+            self.sqrt_board_area,
+        );
         s * self.static_score_factor + d * self.dynamic_score_factor
     }
 
@@ -171,10 +193,12 @@ impl UtilityFn {
         }
         let stdev = score_stdev(score_mean, score_mean_sq);
         let a = self.sqrt_board_area;
-        let s = expected_score_value(score_mean + delta, stdev, 0.0, 2.0, a) - expected_score_value(score_mean, stdev, 0.0, 2.0, a);
+        let s = expected_score_value(score_mean + delta, stdev, 0.0, 2.0, a)
+            - expected_score_value(score_mean, stdev, 0.0, 2.0, a);
         let c = self.score_center;
         let k = self.dynamic_score_scale;
-        let d = expected_score_value(score_mean + delta, stdev, c, k, a) - expected_score_value(score_mean, stdev, c, k, a);
+        let d = expected_score_value(score_mean + delta, stdev, c, k, a)
+            - expected_score_value(score_mean, stdev, c, k, a);
         s * self.static_score_factor + d * self.dynamic_score_factor
     }
 
@@ -182,7 +206,8 @@ impl UtilityFn {
     pub fn approx_score_derivative(&self, score_mean: f64) -> f64 {
         let a = self.sqrt_board_area;
         d_score_value_d_score(score_mean, 0.0, 2.0, a) * self.static_score_factor
-            + d_score_value_d_score(score_mean, self.score_center, self.dynamic_score_scale, a) * self.dynamic_score_factor
+            + d_score_value_d_score(score_mean, self.score_center, self.dynamic_score_scale, a)
+                * self.dynamic_score_factor
     }
 
     /// Utility of a raw network output.
@@ -197,11 +222,15 @@ impl UtilityFn {
     /// where `u` is the net's short-term error in utility units; 1 when
     /// uncertainty weighting is off or the net has no error heads.
     pub fn playout_weight(&self, params: &SearchParams, nn: &NnOutput) -> f64 {
-        if !params.use_uncertainty || nn.shortterm_winloss_error < 0.0 || nn.shortterm_score_error < 0.0 {
+        if !params.use_uncertainty
+            || nn.shortterm_winloss_error < 0.0
+            || nn.shortterm_score_error < 0.0
+        {
             return 1.0;
         }
         let u = self.win_loss_factor * nn.shortterm_winloss_error as f64
-            + self.approx_score_derivative(nn.white_score_mean as f64) * nn.shortterm_score_error as f64;
+            + self.approx_score_derivative(nn.white_score_mean as f64)
+                * nn.shortterm_score_error as f64;
         let powered = if params.uncertainty_exponent == 1.0 {
             u
         } else if params.uncertainty_exponent == 0.5 {
@@ -264,8 +293,13 @@ mod tests {
         assert!(up < p.static_score_utility_factor + p.dynamic_score_utility_factor);
         // The derivative agrees with a finite difference of the point values.
         let h = 1e-4;
-        let fd = (u.score(2.0 + h, (2.0 + h) * (2.0f64 + h)) - u.score(2.0 - h, (2.0 - h) * (2.0f64 - h))) / (2.0 * h);
-        assert!((fd - u.approx_score_derivative(2.0)).abs() < 0.02 * fd.abs().max(1e-3), "{fd}");
+        let fd = (u.score(2.0 + h, (2.0 + h) * (2.0f64 + h))
+            - u.score(2.0 - h, (2.0 - h) * (2.0f64 - h)))
+            / (2.0 * h);
+        assert!(
+            (fd - u.approx_score_derivative(2.0)).abs() < 0.02 * fd.abs().max(1e-3),
+            "{fd}"
+        );
     }
 
     #[test]
