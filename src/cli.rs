@@ -28,7 +28,7 @@ pub enum Command {
     /// GTP engine for Sabaki, Lizzie and other GUIs (KataGo's extensions included).
     Gtp(EngineArgs),
     /// KataGo's JSON analysis protocol over stdin/stdout.
-    Analysis(EngineArgs),
+    Analysis(AnalysisArgs),
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(EngineArgs),
     /// Train the network on shuffled .npz data and export it.
@@ -51,6 +51,23 @@ pub struct EngineArgs {
     /// Config overrides, `key=value[,key=value...]`; may be repeated.
     #[arg(long = "override-config")]
     pub override_config: Vec<String>,
+}
+
+/// Flags of `engine analysis`.
+#[derive(Debug, Args)]
+pub struct AnalysisArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Analyze up to this many positions in parallel (instead of
+    /// `numAnalysisThreads` in the config).
+    #[arg(long = "analysis-threads")]
+    pub analysis_threads: Option<usize>,
+    /// When stdin is closed, quit quickly without waiting for queued tasks.
+    #[arg(long = "quit-without-waiting")]
+    pub quit_without_waiting: bool,
+    /// Testing only: answer with a stand-in search that needs no network.
+    #[arg(long = "stub-search", hide = true)]
+    pub stub_search: bool,
 }
 
 /// Rewrites KataGo-style single-dash long flags (`-model`) to clap's
@@ -95,7 +112,15 @@ pub fn main(args: Vec<OsString>) -> i32 {
             0
         }
         Command::Gtp(args) => crate::gtp::run(&args),
-        Command::Analysis(_) | Command::Selfplay(_) | Command::Train(_) | Command::Benchmark(_) => {
+        Command::Analysis(a) => crate::analysis::run_command(&crate::analysis::AnalysisCommand {
+            model: a.engine.model,
+            config: a.engine.config,
+            override_config: a.engine.override_config,
+            analysis_threads: a.analysis_threads,
+            quit_without_waiting: a.quit_without_waiting,
+            stub_search: a.stub_search,
+        }),
+        Command::Selfplay(_) | Command::Train(_) | Command::Benchmark(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }

@@ -12,6 +12,7 @@
 //! - [`timecontrol`]: clocks and time management.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
+pub mod analysis;
 pub mod cli;
 pub mod config;
 pub mod game;

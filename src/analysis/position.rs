@@ -1,0 +1,234 @@
+//! Turning a parsed query into the positions to search: place the initial
+//! stones, replay the moves as KataGo's analysis engine does, keep a copy of
+//! each requested turn.
+
+use crate::game::{Board, BoardHistory, Color, Hash128, Loc, Player};
+
+use super::query::{AnalyzeQuery, QueryError};
+use super::response::PositionFacts;
+
+/// How the replay treats the game record (from the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Several black moves in a row at the start count as handicap stones
+    /// (`assumeMultipleStartingBlackMovesAreHandicap`, default true).
+    pub assume_multiple_starting_black_moves_are_handicap: bool,
+    /// Passes that would start the territory-scoring encore do not
+    /// (`preventCleanupPhase`, default true).
+    pub prevent_encore: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            assume_multiple_starting_black_moves_are_handicap: true,
+            prevent_encore: true,
+        }
+    }
+}
+
+/// One position to analyse: the board, its history (ko, superko, encore,
+/// handicap, rules and komi) and the player to move.
+#[derive(Debug, Clone)]
+pub struct Position {
+    pub board: Board,
+    pub history: BoardHistory,
+    pub to_move: Player,
+}
+
+impl Position {
+    /// Board width.
+    pub fn x_size(&self) -> usize {
+        self.board.x_size()
+    }
+
+    /// Board height.
+    pub fn y_size(&self) -> usize {
+        self.board.y_size()
+    }
+
+    /// Size, player to move and hashes, for the response.
+    pub fn facts(&self) -> PositionFacts {
+        let this = self.board.sit_hash_with_simple_ko(self.to_move);
+        let sym = (1..8)
+            .filter_map(|sym| symmetric_board(&self.board, sym))
+            .map(|b| b.sit_hash_with_simple_ko(self.to_move))
+            .fold(this, |a, b| if b.0 < a.0 { b } else { a });
+        PositionFacts {
+            board_x_size: self.x_size(),
+            board_y_size: self.y_size(),
+            to_move: self.to_move,
+            this_hash: split(this),
+            sym_hash: split(sym),
+        }
+    }
+}
+
+fn split(h: Hash128) -> (u64, u64) {
+    ((h.0 >> 64) as u64, h.0 as u64)
+}
+
+/// `board` under symmetry `sym` (bit 0: flip rows, bit 1: flip columns,
+/// bit 2: transpose), with the simple-ko point carried along.
+fn symmetric_board(board: &Board, sym: u8) -> Option<Board> {
+    let (xs, ys) = (board.x_size(), board.y_size());
+    let transpose = sym & 4 != 0;
+    let (nx, ny) = if transpose { (ys, xs) } else { (xs, ys) };
+    let map = |loc: Loc| -> Loc {
+        let (mut x, mut y) = loc.xy(xs);
+        if sym & 1 != 0 {
+            y = ys - 1 - y;
+        }
+        if sym & 2 != 0 {
+            x = xs - 1 - x;
+        }
+        if transpose {
+            (x, y) = (y, x);
+        }
+        Loc::from_xy(x, y, nx)
+    };
+    let mut out = Board::new(nx, ny).ok()?;
+    for loc in board.locs() {
+        let c = board.get(loc);
+        if c != Color::Empty {
+            out.set_stone(map(loc), c);
+        }
+    }
+    out.set_simple_ko_loc(board.ko_loc().map(map));
+    Some(out)
+}
+
+/// The positions at the requested turns, in turn order, or the error for
+/// the first move that cannot be played.
+pub fn build_positions(
+    q: &AnalyzeQuery,
+    opts: &ReplayOptions,
+) -> Result<Vec<(usize, Position)>, QueryError> {
+    let (xs, ys) = (q.board_x_size, q.board_y_size);
+    let mut board = Board::new(xs, ys).map_err(|e| QueryError::Field {
+        id: q.id.clone(),
+        field: "boardXSize".into(),
+        message: e.to_string(),
+    })?;
+    for s in &q.initial_stones {
+        if let Some(loc) = s.mv.loc() {
+            board.set_stone(loc, s.player.color());
+        }
+    }
+    let mut next = q.initial_player.unwrap_or_else(|| match q.moves.first() {
+        Some(m) => m.player,
+        None if BoardHistory::num_handicap_stones_on_board(&board) > 0 => Player::White,
+        None => Player::Black,
+    });
+    let new_history = |board: &Board, pla: Player, encore: u8| -> BoardHistory {
+        let mut h = BoardHistory::new_in_encore(board, pla, q.rules, encore)
+            .unwrap_or_else(|_| BoardHistory::new(board, pla, q.rules));
+        h.set_assume_multiple_starting_black_moves_are_handicap(
+            opts.assume_multiple_starting_black_moves_are_handicap,
+        );
+        h
+    };
+    let mut hist = new_history(&board, next, 0);
+
+    let mut out = Vec::with_capacity(q.analyze_turns.len());
+    for turn in 0..=q.moves.len() {
+        if q.analyze_turns.binary_search(&turn).is_ok() {
+            out.push((
+                turn,
+                Position {
+                    board,
+                    history: hist.clone(),
+                    to_move: next,
+                },
+            ));
+        }
+        let Some(m) = q.moves.get(turn) else { break };
+        // A move out of turn restarts the history from the current board,
+        // as KataGo does (the record has a gap, e.g. a missing pass).
+        if m.player != next {
+            board.clear_simple_ko_loc();
+            hist = new_history(&board, m.player, hist.encore_phase());
+        }
+        if !hist.is_legal_tolerant(&board, m.mv, m.player) {
+            return Err(QueryError::Field {
+                id: q.id.clone(),
+                field: "moves".into(),
+                message: format!("Illegal move {turn}: {}", m.mv.to_gtp(xs, ys)),
+            });
+        }
+        hist.play_with_options(&mut board, m.mv, m.player, opts.prevent_encore);
+        next = m.player.opp();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::query::{parse_line, ParseOptions, Request};
+
+    fn positions(line: &str) -> Result<Vec<(usize, Position)>, QueryError> {
+        let Ok(Request::Analyze(q)) = parse_line(line, &ParseOptions::default()).result else {
+            panic!("not a query: {line}");
+        };
+        build_positions(&q, &ReplayOptions::default())
+    }
+
+    #[test]
+    fn replays_moves_and_keeps_requested_turns() {
+        let p = positions(
+            r#"{"id":"a","moves":[["B","E5"],["W","pass"],["B","C3"]],"rules":"chinese",
+               "boardXSize":9,"boardYSize":9,"analyzeTurns":[0,2,3]}"#,
+        )
+        .unwrap();
+        let turns: Vec<usize> = p.iter().map(|t| t.0).collect();
+        assert_eq!(turns, [0, 2, 3]);
+        assert_eq!(p[0].1.to_move, Player::Black);
+        assert_eq!(p[1].1.to_move, Player::Black);
+        assert_eq!(p[2].1.to_move, Player::White);
+        assert_eq!(p[2].1.board.num_stones(), 2);
+        assert_eq!(p[2].1.history.rules().komi, 7.5);
+    }
+
+    #[test]
+    fn occupied_point_is_an_illegal_move() {
+        let e = positions(
+            r#"{"id":"a","moves":[["B","D4"],["W","D4"]],"rules":"chinese","boardXSize":19,"boardYSize":19}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            QueryError::Field {
+                id: "a".into(),
+                field: "moves".into(),
+                message: "Illegal move 1: D4".into()
+            }
+        );
+    }
+
+    #[test]
+    fn handicap_stones_give_white_the_move() {
+        let p = positions(
+            r#"{"id":"a","moves":[],"initialStones":[["B","D4"],["B","Q16"]],"rules":"chinese",
+               "boardXSize":19,"boardYSize":19}"#,
+        )
+        .unwrap();
+        assert_eq!(p[0].1.to_move, Player::White);
+        assert_eq!(p[0].1.board.num_stones(), 2);
+    }
+
+    #[test]
+    fn symmetric_positions_share_sym_hash() {
+        let at = |v: &str| {
+            let line = format!(
+                r#"{{"id":"a","moves":[["B","{v}"]],"rules":"chinese","boardXSize":19,"boardYSize":19}}"#
+            );
+            positions(&line).unwrap()[0].1.facts()
+        };
+        let (a, b, c) = (at("D4"), at("Q16"), at("C4"));
+        assert_eq!(a.sym_hash, b.sym_hash);
+        assert_ne!(a.this_hash, b.this_hash);
+        assert_ne!(a.sym_hash, c.sym_hash);
+        assert_eq!(at("D3").sym_hash, at("C4").sym_hash, "transposed");
+    }
+}
