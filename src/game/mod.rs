@@ -1,10 +1,29 @@
 //! The game core: players, points and moves, the board, KataGo's rules,
 //! move history with ko/superko/encore, scoring, and SGF.
+//!
+//! Front door: [`Board`] (stones, chains, captures, simple ko, pass-alive
+//! area), [`Rules`] (KataGo's rule options and their text forms),
+//! [`BoardHistory`] (superko, passes, button, encore, handicap bonus, game
+//! end and score), and the small shared types ([`Loc`], [`Move`],
+//! [`Player`], [`Color`], [`Hash128`]).
 
+mod area;
+mod board;
+mod history;
+mod rules;
 pub mod sgf;
 mod types;
+mod zobrist;
 
+pub use area::AreaOptions;
+pub use board::{Area, Board, BoardSizeError, DiagramError, MoveRecord};
+pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
+pub use rules::{
+    komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
+    WhiteHandicapBonusRule, MAX_USER_KOMI, MIN_USER_KOMI,
+};
 pub use types::{
     Color, CoordError, CoordErrorKind, Loc, Move, Player, MAX_ARR_SIZE, MAX_LEN, MAX_PLAY_SIZE,
     MIN_LEN,
 };
+pub use zobrist::Hash128;
