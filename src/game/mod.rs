@@ -10,6 +10,7 @@
 mod area;
 mod board;
 mod history;
+mod ladder;
 mod rules;
 pub mod sgf;
 mod types;
@@ -17,6 +18,7 @@ mod zobrist;
 
 pub use area::AreaOptions;
 pub use board::{Area, Board, BoardSizeError, DiagramError, MoveRecord};
+pub use ladder::{iter_ladders, LadderScratch};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
 pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
