@@ -10,6 +10,8 @@ pub mod model_file;
 mod network;
 mod output;
 mod outputs;
+#[cfg(test)]
+mod testnet;
 
 pub use model_file::{ModelFile, ModelFileError};
 pub use network::{InputBatch, Model, NetError, MAX_BOARD_LEN};

@@ -1186,3 +1186,35 @@ mod tests {
         assert!(err.to_string().contains("NaN"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod synthetic_tests {
+    use super::super::testnet::synthetic;
+    use super::*;
+
+    #[test]
+    fn every_supported_version_round_trips() {
+        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+            for act in [Activation::Relu, Activation::Mish] {
+                let m = synthetic(version, act, version as u64);
+                let bytes = m.to_bytes();
+                let again = ModelFile::from_bytes(&bytes, Path::new("synthetic.bin"))
+                    .unwrap_or_else(|e| panic!("v{version}: {e}"));
+                assert_eq!(m, again, "v{version}");
+                assert_eq!(again.to_bytes(), bytes, "v{version}");
+            }
+        }
+    }
+
+    #[test]
+    fn nested_blocks_count_parameters_recursively() {
+        let m = synthetic(15, Activation::Mish, 1);
+        assert_eq!(m.num_blocks(), 3);
+        let Block::NestedBottleneck(nbt) = &m.trunk.blocks[2] else {
+            panic!("third block should be nested");
+        };
+        assert_eq!(nbt.blocks.len(), 2);
+        let inner: usize = nbt.blocks.iter().map(Block::num_parameters).sum();
+        assert!(m.trunk.blocks[2].num_parameters() > inner);
+    }
+}

@@ -73,6 +73,7 @@ pub struct Model {
     post_process: PostProcessParams,
     policy_channels: usize,
     num_parameters: usize,
+    channels_last: bool,
     net: Mutex<Net>,
 }
 
@@ -102,6 +103,12 @@ impl Model {
 
     /// Builds the network from an already parsed model file.
     pub fn from_file(file: &ModelFile, device: Device, fp16: bool) -> Result<Model, NetError> {
+        Self::build(file, device, fp16, true)
+    }
+
+    /// `fold_relu_scales: false` keeps every trunk batch norm as a separate
+    /// scale-and-shift (tests compare both forms).
+    fn build(file: &ModelFile, device: Device, fp16: bool, fold_relu_scales: bool) -> Result<Model, NetError> {
         if file.trunk.metadata_encoder.is_some() {
             return Err(NetError::Unsupported {
                 name: file.name.clone(),
@@ -113,12 +120,21 @@ impl Model {
         } else {
             Kind::Float
         };
-        let b = Builder { device, kind };
+        // Channels-last convolutions are much faster on the CPU (oneDNN);
+        // on CUDA cuDNN picks its own layouts well from NCHW.
+        let channels_last = device == Device::Cpu;
+        let b = Builder {
+            device,
+            kind,
+            channels_last,
+            fold_relu_scales,
+        };
         let _guard = tch::no_grad_guard();
+        let (trunk, tip_scale) = b.trunk(&file.trunk);
         let net = Net {
-            trunk: b.trunk(&file.trunk),
-            policy: b.policy_head(&file.policy_head),
-            value: b.value_head(&file.value_head),
+            trunk,
+            policy: b.policy_head(&file.policy_head, tip_scale.as_deref()),
+            value: b.value_head(&file.value_head, tip_scale.as_deref()),
         };
         Ok(Model {
             name: file.name.clone(),
@@ -128,6 +144,7 @@ impl Model {
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
+            channels_last,
             net: Mutex::new(net),
         })
     }
@@ -217,7 +234,10 @@ impl Model {
                 .f_to_device(self.device)?
                 .f_to_kind(self.kind)?)
         };
-        let spatial = to_dev(batch.spatial, &[n64, NUM_SPATIAL_FEATURES as i64, h64, w64])?;
+        let mut spatial = to_dev(batch.spatial, &[n64, NUM_SPATIAL_FEATURES as i64, h64, w64])?;
+        if self.channels_last {
+            spatial = to_channels_last(&spatial);
+        }
         let global = to_dev(batch.global, &[n64, NUM_GLOBAL_FEATURES as i64])?;
         let ctx = match batch.mask {
             Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?),
@@ -324,12 +344,12 @@ impl Ctx {
         Ctx::from_area(area, None)
     }
 
-    /// Zeroes `x` off the board.
-    fn apply(&self, x: Tensor) -> Tensor {
-        match &self.mask {
-            Some(m) => x * m,
-            None => x,
+    /// Zeroes `x` off the board (in place).
+    fn apply(&self, mut x: Tensor) -> Tensor {
+        if let Some(m) = &self.mask {
+            let _ = x.g_mul_(m);
         }
+        x
     }
 
     /// KataGo's gpool features `[N, 3C]`: mean, mean * size term, max over
@@ -360,12 +380,13 @@ impl Ctx {
 // ---------------------------------------------------------------------------
 // Layers
 
-fn activate(x: Tensor, a: Activation) -> Tensor {
+/// Applies an activation, in place where libtorch has an in-place form.
+fn activate(mut x: Tensor, a: Activation) -> Tensor {
     match a {
         Activation::Identity => x,
-        Activation::Relu => x.relu(),
-        Activation::Mish => x.mish(),
-        Activation::Silu => x.silu(),
+        Activation::Relu => x.relu_(),
+        Activation::Mish => x.mish_(),
+        Activation::Silu => x.silu_(),
     }
 }
 
@@ -383,16 +404,28 @@ impl Conv {
     }
 }
 
-/// A batch norm that cannot be folded (it follows a residual sum) with its activation.
-struct NormAct {
-    scale: Tensor,
-    bias: Tensor,
-    act: Activation,
+/// A batch norm that cannot be folded into the conv before it (it follows
+/// a residual sum), with its activation.
+enum NormAct {
+    /// `relu(x + shift)`: a ReLU batch norm whose scales are all positive,
+    /// so `relu(s x + b) = s relu(x + b / s)` and `s` is folded into the
+    /// input channels of the convs that read the result (one fused op).
+    Shift { shift: Tensor },
+    /// `act(x * scale + bias)`.
+    Affine {
+        scale: Tensor,
+        bias: Tensor,
+        act: Activation,
+    },
 }
 
 impl NormAct {
     fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
-        ctx.apply(activate(x * &self.scale + &self.bias, self.act))
+        let y = match self {
+            NormAct::Shift { shift } => x.internal_add_relu(shift),
+            NormAct::Affine { scale, bias, act } => activate(bias.addcmul(x, scale), *act),
+        };
+        ctx.apply(y)
     }
 }
 
@@ -441,8 +474,8 @@ enum NetBlock {
 }
 
 impl NetBlock {
-    /// Returns `x + block(x)`.
-    fn forward(&self, x: Tensor, ctx: &Ctx) -> Tensor {
+    /// Returns `x + block(x)` (reusing `x`'s storage).
+    fn forward(&self, mut x: Tensor, ctx: &Ctx) -> Tensor {
         match self {
             NetBlock::Ordinary {
                 pre,
@@ -452,7 +485,8 @@ impl NetBlock {
             } => {
                 let a = pre.forward(&x, ctx);
                 let m = ctx.apply(activate(conv1.forward(&a), *mid_act));
-                x + conv2.forward(&m)
+                let _ = x.g_add_(&conv2.forward(&m));
+                x
             }
             NetBlock::GlobalPooling {
                 pre,
@@ -468,7 +502,8 @@ impl NetBlock {
                 let bias = gpool_to_bias.forward(&ctx.pool(&g));
                 let r = regular.forward(&a) + bias.unsqueeze(-1).unsqueeze(-1);
                 let m = ctx.apply(activate(r, *mid_act));
-                x + conv2.forward(&m)
+                let _ = x.g_add_(&conv2.forward(&m));
+                x
             }
             NetBlock::Nested {
                 pre,
@@ -483,7 +518,8 @@ impl NetBlock {
                     inner = b.forward(inner, ctx);
                 }
                 let m = post.forward(&inner, ctx);
-                x + post_conv.forward(&m)
+                let _ = x.g_add_(&post_conv.forward(&m));
+                x
             }
         }
     }
@@ -532,7 +568,8 @@ impl Net {
     fn forward(&self, spatial: &Tensor, global: &Tensor, ctx: &Ctx) -> RawOutputs {
         let t = &self.trunk;
         let bias = t.initial_matmul.forward(global);
-        let mut x = t.initial_conv.forward(spatial) + bias.unsqueeze(-1).unsqueeze(-1);
+        let mut x = t.initial_conv.forward(spatial);
+        let _ = x.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
         for b in &t.blocks {
             x = b.forward(x, ctx);
         }
@@ -568,9 +605,26 @@ impl Net {
 struct Builder {
     device: Device,
     kind: Kind,
+    channels_last: bool,
+    fold_relu_scales: bool,
+}
+
+/// The same NCHW tensor with NHWC strides (tch 0.24 has no memory-format
+/// API; libtorch recognises the strides and picks its channels-last kernels).
+fn to_channels_last(t: &Tensor) -> Tensor {
+    t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
 }
 
 impl Builder {
+    /// Puts a 4-D tensor in the layout the convolutions run fastest in.
+    fn layout(&self, t: Tensor) -> Tensor {
+        if self.channels_last {
+            to_channels_last(&t)
+        } else {
+            t
+        }
+    }
+
     fn tensor(&self, data: &[f32], shape: &[i64]) -> Tensor {
         Tensor::from_slice(data)
             .reshape(shape)
@@ -578,10 +632,21 @@ impl Builder {
             .to_kind(self.kind)
     }
 
-    /// A conv whose output is scaled per channel by `scale` then offset by `bias`.
-    fn conv(&self, c: &ConvLayer, affine: Option<(&[f32], &[f32])>) -> Conv {
+    /// A conv whose output is scaled per channel by `scale` then offset by
+    /// `bias`, and whose input channels are scaled by `in_scale`.
+    fn conv(&self, c: &ConvLayer, affine: Option<(&[f32], &[f32])>, in_scale: Option<&[f32]>) -> Conv {
         let per_out = c.in_channels * c.y_size * c.x_size;
+        let per_in = c.y_size * c.x_size;
         let mut w = c.weights.clone();
+        if let Some(si) = in_scale {
+            for chunk in w.chunks_exact_mut(per_out) {
+                for (ic, kernel) in chunk.chunks_exact_mut(per_in).enumerate() {
+                    for v in kernel {
+                        *v *= si[ic];
+                    }
+                }
+            }
+        }
         let bias = affine.map(|(scale, bias)| {
             for (oc, chunk) in w.chunks_exact_mut(per_out).enumerate() {
                 for v in chunk {
@@ -597,7 +662,7 @@ impl Builder {
             c.x_size as i64,
         ];
         Conv {
-            weight: self.tensor(&w, &shape),
+            weight: self.layout(self.tensor(&w, &shape)),
             bias,
             padding: [
                 (c.y_size as i64 / 2) * c.dilation_y as i64,
@@ -608,18 +673,33 @@ impl Builder {
     }
 
     /// A conv with the batch norm that follows it folded in.
-    fn conv_bn(&self, c: &ConvLayer, bn: &BatchNormLayer) -> Conv {
+    fn conv_bn(&self, c: &ConvLayer, bn: &BatchNormLayer, in_scale: Option<&[f32]>) -> Conv {
         let (s, b) = bn.merged();
-        self.conv(c, Some((&s, &b)))
+        self.conv(c, Some((&s, &b)), in_scale)
     }
 
-    fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> NormAct {
+    /// A normalisation + activation, and the per-channel factor (if any)
+    /// the convs reading its output must fold into their input channels.
+    fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
         let (s, b) = bn.merged();
         let shape = [1, bn.num_channels as i64, 1, 1];
-        NormAct {
-            scale: self.tensor(&s, &shape),
-            bias: self.tensor(&b, &shape),
-            act: act.activation,
+        let shift: Vec<f32> = s.iter().zip(&b).map(|(s, b)| b / s).collect();
+        let foldable = self.fold_relu_scales
+            && act.activation == Activation::Relu
+            && s.iter().all(|&v| v > 0.0)
+            && shift.iter().all(|v| v.is_finite());
+        if foldable {
+            let na = NormAct::Shift {
+                shift: self.tensor(&shift, &shape),
+            };
+            (na, Some(s))
+        } else {
+            let na = NormAct::Affine {
+                scale: self.tensor(&s, &shape),
+                bias: self.tensor(&b, &shape),
+                act: act.activation,
+            };
+            (na, None)
         }
     }
 
@@ -642,52 +722,63 @@ impl Builder {
 
     fn block(&self, b: &Block) -> NetBlock {
         match b {
-            Block::Ordinary(b) => NetBlock::Ordinary {
-                pre: self.norm_act(&b.pre_bn, &b.pre_activation),
-                conv1: self.conv_bn(&b.regular_conv, &b.mid_bn),
-                mid_act: b.mid_activation.activation,
-                conv2: self.conv(&b.final_conv, None),
-            },
+            Block::Ordinary(b) => {
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
+                NetBlock::Ordinary {
+                    pre,
+                    conv1: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
+                    mid_act: b.mid_activation.activation,
+                    conv2: self.conv(&b.final_conv, None, None),
+                }
+            }
             Block::GlobalPooling(b) => {
                 let (ms, _) = b.mid_bn.merged();
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
                 NetBlock::GlobalPooling {
-                    pre: self.norm_act(&b.pre_bn, &b.pre_activation),
-                    regular: self.conv_bn(&b.regular_conv, &b.mid_bn),
-                    gpool: self.conv_bn(&b.gpool_conv, &b.gpool_bn),
+                    pre,
+                    regular: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
+                    gpool: self.conv_bn(&b.gpool_conv, &b.gpool_bn, si.as_deref()),
                     gpool_act: b.gpool_activation.activation,
                     gpool_to_bias: self.dense(&b.gpool_to_bias_mul, Some(&ms), None),
                     mid_act: b.mid_activation.activation,
-                    conv2: self.conv(&b.final_conv, None),
+                    conv2: self.conv(&b.final_conv, None, None),
                 }
             }
-            Block::NestedBottleneck(b) => NetBlock::Nested {
-                pre: self.norm_act(&b.pre_bn, &b.pre_activation),
-                pre_conv: self.conv(&b.pre_conv, None),
-                blocks: b.blocks.iter().map(|x| self.block(x)).collect(),
-                post: self.norm_act(&b.post_bn, &b.post_activation),
-                post_conv: self.conv(&b.post_conv, None),
-            },
+            Block::NestedBottleneck(b) => {
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
+                let (post, so) = self.norm_act(&b.post_bn, &b.post_activation);
+                NetBlock::Nested {
+                    pre,
+                    pre_conv: self.conv(&b.pre_conv, None, si.as_deref()),
+                    blocks: b.blocks.iter().map(|x| self.block(x)).collect(),
+                    post,
+                    post_conv: self.conv(&b.post_conv, None, so.as_deref()),
+                }
+            }
         }
     }
 
-    fn trunk(&self, t: &Trunk) -> NetTrunk {
-        NetTrunk {
-            initial_conv: self.conv(&t.initial_conv, None),
+    /// The trunk, and the input-channel factor the heads' first convs must fold in.
+    fn trunk(&self, t: &Trunk) -> (NetTrunk, Option<Vec<f32>>) {
+        let (tip, si) = self.norm_act(&t.tip_bn, &t.tip_activation);
+        let trunk = NetTrunk {
+            initial_conv: self.conv(&t.initial_conv, None, None),
             initial_matmul: self.dense(&t.initial_matmul, None, None),
             blocks: t.blocks.iter().map(|b| self.block(b)).collect(),
-            tip: self.norm_act(&t.tip_bn, &t.tip_activation),
-        }
+            tip,
+        };
+        (trunk, si)
     }
 
-    fn policy_head(&self, p: &PolicyHead) -> NetPolicy {
+    fn policy_head(&self, p: &PolicyHead, si: Option<&[f32]>) -> NetPolicy {
         let (ps, _) = p.p1_bn.merged();
         NetPolicy {
-            p1: self.conv_bn(&p.p1_conv, &p.p1_bn),
-            g1: self.conv_bn(&p.g1_conv, &p.g1_bn),
+            p1: self.conv_bn(&p.p1_conv, &p.p1_bn, si),
+            g1: self.conv_bn(&p.g1_conv, &p.g1_bn, si),
             g1_act: p.g1_activation.activation,
             gpool_to_bias: self.dense(&p.gpool_to_bias_mul, Some(&ps), None),
             p1_act: p.p1_activation.activation,
-            p2: self.conv(&p.p2_conv, None),
+            p2: self.conv(&p.p2_conv, None, None),
             pass1: match &p.pass_mlp {
                 Some((bias, _, _)) => self.dense(&p.gpool_to_pass_mul, None, Some(&bias.weights)),
                 None => self.dense(&p.gpool_to_pass_mul, None, None),
@@ -699,15 +790,236 @@ impl Builder {
         }
     }
 
-    fn value_head(&self, v: &ValueHead) -> NetValue {
+    fn value_head(&self, v: &ValueHead, si: Option<&[f32]>) -> NetValue {
         NetValue {
-            v1: self.conv_bn(&v.v1_conv, &v.v1_bn),
+            v1: self.conv_bn(&v.v1_conv, &v.v1_bn, si),
             v1_act: v.v1_activation.activation,
             v2: self.dense(&v.v2_mul, None, Some(&v.v2_bias.weights)),
             v2_act: v.v2_activation.activation,
             v3: self.dense(&v.v3_mul, None, Some(&v.v3_bias.weights)),
             sv3: self.dense(&v.sv3_mul, None, Some(&v.sv3_bias.weights)),
-            ownership: self.conv(&v.ownership_conv, None),
+            ownership: self.conv(&v.ownership_conv, None, None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testnet::synthetic;
+    use super::*;
+
+    fn g170() -> ModelFile {
+        let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+        ModelFile::load(dir.join("models/g170-b6c96-s175395328-d26788732.bin.gz")).expect("g170")
+    }
+
+    /// A deterministic pseudo-position on an `xs x ys` board placed at the
+    /// top-left of an `s x s` buffer: board plane, some stones of each
+    /// colour, liberty-ish planes, and komi/rules globals.
+    fn position(xs: usize, ys: usize, s: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let mut spatial = vec![0f32; NUM_SPATIAL_FEATURES * s * s];
+        let mut mask = vec![0f32; s * s];
+        for y in 0..ys {
+            for x in 0..xs {
+                let i = y * s + x;
+                mask[i] = 1.0;
+                spatial[i] = 1.0;
+                let h = (x * 31 + y * 17) % 7;
+                if h == 0 || h == 3 {
+                    spatial[(1 + h % 2) * s * s + i] = 1.0;
+                    spatial[(3 + (x + y) % 3) * s * s + i] = 1.0;
+                }
+            }
+        }
+        let mut global = vec![0f32; NUM_GLOBAL_FEATURES];
+        global[5] = -0.375;
+        global[6] = 1.0;
+        global[7] = 0.5;
+        global[18] = -0.5;
+        (spatial, global, mask)
+    }
+
+    fn run(model: &Model, xs: usize, ys: usize, s: usize, masked: bool) -> NetOutputs {
+        let (spatial, global, mask) = position(xs, ys, s);
+        model
+            .forward(&InputBatch {
+                batch_size: 1,
+                height: s,
+                width: s,
+                spatial: &spatial,
+                global: &global,
+                mask: masked.then_some(&mask[..]),
+            })
+            .expect("forward")
+    }
+
+    /// Compares a 9x9 exact evaluation with the same board in a padded buffer.
+    fn assert_padded_matches_exact(model: &Model, xs: usize, ys: usize, s: usize, tol: f32) {
+        let exact = run(model, xs, ys, ys.max(xs), true);
+        let padded = run(model, xs, ys, s, true);
+        let (e, p) = (exact.row(0), padded.row(0));
+        let es = exact.width;
+        let mut worst = 0f32;
+        let mut cmp = |a: f32, b: f32| worst = worst.max((a - b).abs());
+        for y in 0..ys {
+            for x in 0..xs {
+                cmp(e.policy[y * es + x], p.policy[y * s + x]);
+                cmp(e.ownership[y * es + x], p.ownership[y * s + x]);
+                if let (Some(a), Some(b)) = (e.policy_optimistic, p.policy_optimistic) {
+                    cmp(a[y * es + x], b[y * s + x]);
+                }
+            }
+        }
+        cmp(e.policy[es * exact.height], p.policy[s * s]);
+        for i in 0..3 {
+            cmp(e.value_logits[i], p.value_logits[i]);
+        }
+        cmp(e.scores.score_mean, p.scores.score_mean);
+        cmp(e.scores.score_stdev, p.scores.score_stdev);
+        cmp(e.scores.lead, p.scores.lead);
+        cmp(e.scores.var_time_left, p.scores.var_time_left);
+        cmp(e.scores.shortterm_winloss_error, p.scores.shortterm_winloss_error);
+        assert!(worst < tol, "padded differs from exact by {worst}");
+    }
+
+    #[test]
+    fn model_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Model>();
+    }
+
+    #[test]
+    fn g170_output_shapes_and_facts() {
+        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+        assert_eq!(model.version(), 8);
+        assert_eq!(model.num_parameters(), 1_027_911);
+        assert!(!model.has_optimistic_policy());
+        let (s1, g1, _) = position(19, 19, 19);
+        let spatial = [s1.clone(), s1].concat();
+        let global = [g1.clone(), g1].concat();
+        let out = model
+            .forward(&InputBatch {
+                batch_size: 2,
+                height: 19,
+                width: 19,
+                spatial: &spatial,
+                global: &global,
+                mask: None,
+            })
+            .expect("forward");
+        assert_eq!(out.policy.len(), 2 * 362);
+        assert_eq!(out.ownership.len(), 2 * 361);
+        assert_eq!(out.value_logits.len(), 6);
+        assert_eq!(out.scores.len(), 2);
+        assert!(out.policy_optimistic.is_none());
+        assert!(out.ownership.iter().all(|v| v.abs() <= 1.0));
+        // Identical rows give identical outputs.
+        assert_eq!(out.row(0).policy, out.row(1).policy);
+        assert_eq!(out.row(0).scores.var_time_left, -1.0);
+    }
+
+    #[test]
+    fn g170_masked_padding_equals_exact_size() {
+        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+        assert_padded_matches_exact(&model, 9, 9, 19, 1e-4);
+        assert_padded_matches_exact(&model, 13, 7, 19, 1e-4);
+        // An all-ones mask gives the same as no mask.
+        let a = run(&model, 19, 19, 19, true);
+        let b = run(&model, 19, 19, 19, false);
+        for (x, y) in a.policy.iter().zip(&b.policy) {
+            assert!((x - y).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn folded_and_unfolded_batch_norms_agree() {
+        for file in [g170(), synthetic(15, Activation::Relu, 7)] {
+            let folded = Model::build(&file, Device::Cpu, false, true).expect("build");
+            let plain = Model::build(&file, Device::Cpu, false, false).expect("build");
+            let a = run(&folded, 9, 9, 11, true);
+            let b = run(&plain, 9, 9, 11, true);
+            for (x, y) in a.policy.iter().zip(&b.policy) {
+                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+            }
+            for (x, y) in a.value_logits.iter().zip(&b.value_logits) {
+                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+            }
+        }
+    }
+
+    #[test]
+    fn synthetic_nets_of_every_version_run_and_mask_correctly() {
+        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+            let file = synthetic(version, Activation::Mish, 100 + version as u64);
+            let model = Model::from_file(&file, Device::Cpu, false).expect("build");
+            assert_eq!(model.has_optimistic_policy(), version >= 12);
+            let out = run(&model, 9, 9, 9, false);
+            assert_eq!(out.policy_optimistic.is_some(), version >= 12, "v{version}");
+            let sc = out.row(0).scores;
+            if version >= 9 {
+                assert!(sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0, "v{version}");
+            } else {
+                assert_eq!(sc.var_time_left, -1.0);
+            }
+            assert!(out.policy.iter().all(|v| v.is_finite()), "v{version}");
+            assert_padded_matches_exact(&model, 9, 9, 13, 1e-4);
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let model = Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false).expect("build");
+        let (spatial, global, mask) = position(9, 9, 9);
+        let ok = InputBatch {
+            batch_size: 1,
+            height: 9,
+            width: 9,
+            spatial: &spatial,
+            global: &global,
+            mask: Some(&mask),
+        };
+        assert!(model.forward(&ok).is_ok());
+        let cases = [
+            InputBatch { batch_size: 2, ..ok },
+            InputBatch { batch_size: 0, ..ok },
+            InputBatch { height: 8, ..ok },
+            InputBatch { global: &global[..5], ..ok },
+            InputBatch { height: 0, width: 0, spatial: &[], mask: None, ..ok },
+        ];
+        for c in cases {
+            assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
+        }
+        let zeros = vec![0f32; 81];
+        let empty_mask = InputBatch { mask: Some(&zeros), ..ok };
+        assert!(matches!(model.forward(&empty_mask), Err(NetError::BadInput(_))));
+    }
+
+    #[test]
+    fn metadata_encoder_nets_are_refused_clearly() {
+        let mut file = synthetic(15, Activation::Mish, 5);
+        let mm = |name: &str, i, o| MatMulLayer {
+            name: name.into(),
+            in_channels: i,
+            out_channels: o,
+            weights: vec![0.0; i * o],
+        };
+        file.trunk.metadata_encoder = Some(MetadataEncoder {
+            name: "meta".into(),
+            version: 1,
+            num_input_channels: 192,
+            mul1: mm("m1", 192, 4),
+            bias1: MatBiasLayer { name: "b1".into(), weights: vec![0.0; 4] },
+            act1: ActivationLayer { name: "a1".into(), activation: Activation::Relu },
+            mul2: mm("m2", 4, 4),
+            bias2: MatBiasLayer { name: "b2".into(), weights: vec![0.0; 4] },
+            act2: ActivationLayer { name: "a2".into(), activation: Activation::Relu },
+            mul3: mm("m3", 4, 16),
+        });
+        // The file format handles it...
+        let again = ModelFile::from_bytes(&file.to_bytes(), Path::new("meta.bin")).expect("parse");
+        assert_eq!(again, file);
+        // ...the network says clearly that it does not.
+        let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
+        assert!(err.to_string().contains("metadata encoder"), "{err}");
     }
 }
