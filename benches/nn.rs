@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use engine::nn::{InputBatch, Model};
+use engine::nn::{Model, NetInput as InputBatch};
 use tch::Device;
 
 /// Multiply-adds x 2 of one 19x19 evaluation of g170-b6c96, measured.

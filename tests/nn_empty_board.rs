@@ -7,7 +7,7 @@
 //! evaluated in one batch in a square buffer of side max(x, y) with a mask,
 //! as KataGo does, then averaged after the softmaxes as KataGo averages them.
 
-use engine::nn::{InputBatch, Model};
+use engine::nn::{Model, NetInput as InputBatch};
 use serde_json::Value;
 use tch::Device;
 

@@ -1,0 +1,128 @@
+//! The small interface between the evaluator and a network: fill an
+//! [`InputBatch`], call [`BatchModel::forward`], read one [`RawRow`] per row.
+
+/// A network failure, passed on to every caller waiting on the batch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ModelError(pub String);
+
+impl ModelError {
+    /// A model error with this message.
+    pub fn new(msg: impl Into<String>) -> ModelError {
+        ModelError(msg.into())
+    }
+}
+
+/// A network that evaluates a batch of encoded positions (implemented by
+/// the `nn` Model, and by stubs in tests).
+///
+/// The evaluator gives each model to one server thread, which alone calls
+/// it; hence `Send` but not `Sync`.
+pub trait BatchModel: Send {
+    /// Evaluates every row of `batch`, returning exactly `batch.rows` rows
+    /// in order.
+    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError>;
+    /// Spatial input planes per row (`C`; 22 for KataGo's V7 features).
+    fn num_spatial_features(&self) -> usize;
+    /// Global input features per row (`G`; 19 for V7).
+    fn num_global_features(&self) -> usize;
+}
+
+/// Encoded rows sharing one tensor shape, ready for a forward pass.
+///
+/// The buffers are reused from batch to batch by the server thread, so
+/// they may be longer than the current batch needs: read only the first
+/// `rows` rows (the `*_row` accessors do).
+#[derive(Debug, Clone, Default)]
+pub struct InputBatch {
+    /// Rows in this batch.
+    pub rows: usize,
+    /// Spatial planes per row (`C`).
+    pub spatial_channels: usize,
+    /// Global features per row (`G`).
+    pub global_channels: usize,
+    /// Tensor width (`w`), the same for every row.
+    pub x_len: usize,
+    /// Tensor height (`h`), the same for every row.
+    pub y_len: usize,
+    /// `[rows, C, h, w]`, row-major. Points outside a row's board are 0.
+    pub spatial: Vec<f32>,
+    /// `[rows, G]`.
+    pub global: Vec<f32>,
+    /// `[rows, 1, h, w]`: 1 on the board's points, 0 on padding.
+    pub mask: Vec<f32>,
+    /// Whether any row wants ownership; a model may skip that head if not.
+    pub include_ownership: bool,
+}
+
+impl InputBatch {
+    /// Number of `f32` in one row's spatial planes.
+    pub fn spatial_row_len(&self) -> usize {
+        self.spatial_channels * self.y_len * self.x_len
+    }
+
+    /// The `rows * C * h * w` spatial values of this batch.
+    pub fn spatial_rows(&self) -> &[f32] {
+        &self.spatial[..self.rows * self.spatial_row_len()]
+    }
+
+    /// The `rows * G` global values of this batch.
+    pub fn global_rows(&self) -> &[f32] {
+        &self.global[..self.rows * self.global_channels]
+    }
+
+    /// The `rows * h * w` mask values of this batch.
+    pub fn mask_rows(&self) -> &[f32] {
+        &self.mask[..self.rows * self.y_len * self.x_len]
+    }
+
+    /// Sets the shape for `rows` rows and zeroes every buffer.
+    pub(crate) fn reset(&mut self, rows: usize, c: usize, g: usize, x_len: usize, y_len: usize) {
+        self.rows = rows;
+        self.spatial_channels = c;
+        self.global_channels = g;
+        self.x_len = x_len;
+        self.y_len = y_len;
+        let area = x_len * y_len;
+        zero_fill(&mut self.spatial, rows * c * area);
+        zero_fill(&mut self.global, rows * g);
+        zero_fill(&mut self.mask, rows * area);
+        self.include_ownership = false;
+    }
+}
+
+fn zero_fill(buf: &mut Vec<f32>, len: usize) {
+    buf.clear();
+    buf.resize(len, 0.0);
+}
+
+/// One row's outputs from the network, after the model version's own
+/// post-processing (scaling, softplus, score moments), still from the
+/// **side to move's** perspective and in the row's tensor orientation
+/// (symmetry applied, padding included). Indexing is `y * x_len + x` over
+/// the batch's tensor.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawRow {
+    /// Policy logits, `h * w + 1` entries, pass last.
+    pub policy: Vec<f32>,
+    /// Optimistic-policy logits (model version >= 12), same layout.
+    pub policy_optimistic: Option<Vec<f32>>,
+    /// Value logits: win, loss, no result.
+    pub value: [f32; 3],
+    /// Expected score for the side to move, conditional on a result.
+    pub score_mean: f32,
+    /// Expected squared score, conditional on a result
+    /// (`mean^2 + stdev^2`).
+    pub score_mean_sq: f32,
+    /// Lead of the side to move, conditional on a result.
+    pub lead: f32,
+    /// Variance-time head (-1 when the net has none).
+    pub var_time_left: f32,
+    /// Short-term win/loss error head (-1 when the net has none).
+    pub shortterm_winloss_error: f32,
+    /// Short-term score error head (-1 when the net has none).
+    pub shortterm_score_error: f32,
+    /// Ownership in [-1, 1] (tanh applied), +1 = side to move; `h * w`
+    /// entries. Required for rows that asked for ownership.
+    pub ownership: Option<Vec<f32>>,
+}
