@@ -55,7 +55,9 @@ fn read_npz(path: &Path) -> HashMap<String, Npy> {
             0 => raw.to_vec(),
             8 => {
                 let mut d = Vec::with_capacity(usize_);
-                flate2::read::DeflateDecoder::new(raw).read_to_end(&mut d).unwrap();
+                flate2::read::DeflateDecoder::new(raw)
+                    .read_to_end(&mut d)
+                    .unwrap();
                 d
             }
             m => panic!("zip method {m} not supported"),
@@ -72,7 +74,10 @@ fn parse_npy(b: &[u8]) -> Npy {
     let (header_len, header_start) = if b[6] == 1 {
         (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
     } else {
-        (u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize, 12)
+        (
+            u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize,
+            12,
+        )
     };
     // Python dict text; KataGo writes it without spaces, numpy with.
     let header: String = std::str::from_utf8(&b[header_start..header_start + header_len])
@@ -131,7 +136,8 @@ fn load_games(dir: &Path) -> Vec<NpzGame> {
             let trees = parse_collection(&text).unwrap();
             let rec = trees[0].record().unwrap();
             let comment = rec.game_comment.clone().unwrap_or_default();
-            let hash = u128::from_str_radix(comment_field(&comment, "gameHash").unwrap(), 16).unwrap();
+            let hash =
+                u128::from_str_radix(comment_field(&comment, "gameHash").unwrap(), 16).unwrap();
             let komi = rec.komi.unwrap();
             let rules = Rules::parse_without_komi(rec.rules.as_deref().unwrap(), komi).unwrap();
             let pda_white = comment_field(&comment, "pdaWhite").map_or(0.0, |s| s.parse().unwrap());
@@ -173,7 +179,8 @@ fn features_match_katago_training_rows() {
 
     let games = load_games(&npz_dir.join("sgfs"));
     assert_eq!(games.len(), 12);
-    let by_hash: HashMap<u128, usize> = games.iter().enumerate().map(|(i, g)| (g.hash, i)).collect();
+    let by_hash: HashMap<u128, usize> =
+        games.iter().enumerate().map(|(i, g)| (g.hash, i)).collect();
 
     // Replay state per game: board, history, moves played so far and the
     // draw value (found from the game's first row, see below).
@@ -189,9 +196,12 @@ fn features_match_katago_training_rows() {
     let mut rows_per_game = vec![0usize; games.len()];
 
     for row in 0..rows {
-        let gi = *by_hash
-            .get(&row_game_hash(gt, row))
-            .unwrap_or_else(|| panic!("row {row}: no game with hash {:032X}", row_game_hash(gt, row)));
+        let gi = *by_hash.get(&row_game_hash(gt, row)).unwrap_or_else(|| {
+            panic!(
+                "row {row}: no game with hash {:032X}",
+                row_game_hash(gt, row)
+            )
+        });
         let game = &games[gi];
         rows_per_game[gi] += 1;
         let turn = gt.f32_at(row * 80 + 51) as usize;
@@ -209,10 +219,16 @@ fn features_match_katago_training_rows() {
                 draw_value: None,
             }
         });
-        assert!(turn >= replay.played, "row {row}: rows of {} not in turn order", game.name);
+        assert!(
+            turn >= replay.played,
+            "row {row}: rows of {} not in turn order",
+            game.name
+        );
         while replay.played < turn {
             let (pla, pt) = game.moves[replay.played];
-            let mv = pt.map_or(Move::Pass, |(x, y)| Move::Play(Loc::from_xy(x, y, game.x_size)));
+            let mv = pt.map_or(Move::Pass, |(x, y)| {
+                Move::Play(Loc::from_xy(x, y, game.x_size))
+            });
             assert!(
                 replay.hist.is_legal(&replay.board, mv, pla),
                 "{}: move {} illegal",
@@ -251,7 +267,14 @@ fn features_match_katago_training_rows() {
         let (xs, ys) = (game.x_size, game.y_size);
         let mut spatial = vec![0f32; NUM_SPATIAL_FEATURES_V7 * xs * ys];
         let mut global = vec![0f32; NUM_GLOBAL_FEATURES_V7];
-        encoder.fill_row_v7(&replay.board, &replay.hist, next, &params, &mut spatial, &mut global);
+        encoder.fill_row_v7(
+            &replay.board,
+            &replay.hist,
+            next,
+            &params,
+            &mut spatial,
+            &mut global,
+        );
 
         for c in 0..NUM_SPATIAL_FEATURES_V7 {
             let packed = &bin.data[(row * NUM_SPATIAL_FEATURES_V7 + c) * 46..][..46];
@@ -294,6 +317,11 @@ fn features_match_katago_training_rows() {
         failures.is_empty(),
         "{} mismatches, first ones:\n{}",
         failures.len(),
-        failures.iter().take(40).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -24,9 +24,9 @@ use serde_json::Value;
 
 use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule};
 use engine::nn::{
-    nn_input_hash, BatchModel, EncodedInput, EvalParams, EvalRequest, Evaluator, EvaluatorConfig, FeatureEncoder,
-    InputBatch, Model, ModelError, NetInput, NnInputParams, NnOutput, RawRow, SymmetryChoice,
-    NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+    nn_input_hash, BatchModel, EncodedInput, EvalParams, EvalRequest, Evaluator, EvaluatorConfig,
+    FeatureEncoder, InputBatch, Model, ModelError, NetInput, NnInputParams, NnOutput, RawRow,
+    SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
 };
 
 /// The `nn` network behind the evaluator's model interface.
@@ -143,7 +143,10 @@ fn build_position(q: &Value) -> Position {
             assert_eq!(phase, 0, "history restart in the encore is not needed here");
             hist = new_hist(&board, pla);
         }
-        assert!(hist.is_legal_tolerant(&board, mv, pla), "illegal move {mv:?}");
+        assert!(
+            hist.is_legal_tolerant(&board, mv, pla),
+            "illegal move {mv:?}"
+        );
         hist.play_with_options(&mut board, mv, pla, true);
         next = pla.opp();
     }
@@ -195,7 +198,8 @@ fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> A
     req.params = EvalParams {
         symmetry: SymmetryChoice::Average(8),
         include_ownership: true,
-        allow_no_result: rules.ko_rule == KoRule::Simple || rules.scoring_rule == ScoringRule::Territory,
+        allow_no_result: rules.ko_rule == KoRule::Simple
+            || rules.scoring_rule == ScoringRule::Territory,
         passing_hacks: true,
         ..EvalParams::default()
     };
@@ -206,19 +210,27 @@ fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> A
 fn compare(id: &str, pos: &Position, out: &NnOutput, resp: &Value) -> Vec<String> {
     let mut bad = Vec::new();
     let check = |bad: &mut Vec<String>, what: String, got: f64, want: f64, tol: f64| {
-        // Written so that a NaN fails.
-        if !((got - want).abs() <= tol) {
-            bad.push(format!("{id}: {what}: ours {got}, KataGo {want} (tolerance {tol})"));
+        let diff = (got - want).abs();
+        if diff.is_nan() || diff > tol {
+            bad.push(format!(
+                "{id}: {what}: ours {got}, KataGo {want} (tolerance {tol})"
+            ));
         }
     };
     let sign = if pos.next == Player::White { 1.0 } else { -1.0 };
     let root = &resp["rootInfo"];
     let want_player = root["currentPlayer"].as_str().unwrap();
     if want_player != pos.next.letter().to_string() {
-        bad.push(format!("{id}: player to move {:?}, KataGo {want_player}", pos.next));
+        bad.push(format!(
+            "{id}: player to move {:?}, KataGo {want_player}",
+            pos.next
+        ));
     }
     if resp["turnNumber"].as_u64() != Some(pos.turn as u64) {
-        bad.push(format!("{id}: turn number {}, KataGo {}", pos.turn, resp["turnNumber"]));
+        bad.push(format!(
+            "{id}: turn number {}, KataGo {}",
+            pos.turn, resp["turnNumber"]
+        ));
     }
 
     let policy = resp["policy"].as_array().unwrap();
@@ -226,54 +238,91 @@ fn compare(id: &str, pos: &Position, out: &NnOutput, resp: &Value) -> Vec<String
     for (i, (want, &got)) in policy.iter().zip(&out.policy).enumerate() {
         let want = want.as_f64().unwrap();
         if (want == -1.0) != (got == -1.0) {
-            bad.push(format!("{id}: policy[{i}] legality: ours {got}, KataGo {want}"));
+            bad.push(format!(
+                "{id}: policy[{i}] legality: ours {got}, KataGo {want}"
+            ));
         } else {
             check(&mut bad, format!("policy[{i}]"), f64::from(got), want, 1e-4);
         }
     }
     let own = resp["ownership"].as_array().unwrap();
-    let ours = out.white_ownership.as_ref().expect("ownership was asked for");
+    let ours = out
+        .white_ownership
+        .as_ref()
+        .expect("ownership was asked for");
     assert_eq!(own.len(), ours.len(), "{id}: ownership length");
     for (i, (want, &got)) in own.iter().zip(ours).enumerate() {
-        check(&mut bad, format!("ownership[{i}]"), sign * f64::from(got), want.as_f64().unwrap(), 1e-3);
+        check(
+            &mut bad,
+            format!("ownership[{i}]"),
+            sign * f64::from(got),
+            want.as_f64().unwrap(),
+            1e-3,
+        );
     }
 
-    let (w, l) = (f64::from(out.white_win_prob), f64::from(out.white_loss_prob));
+    let (w, l) = (
+        f64::from(out.white_win_prob),
+        f64::from(out.white_loss_prob),
+    );
     let winrate = 0.5 + 0.5 * sign * (w - l);
     let f = |k: &str| root[k].as_f64().unwrap();
-    check(&mut bad, "rawWinrate".into(), winrate, f("rawWinrate"), 1e-4);
-    check(&mut bad, "rawLead".into(), sign * f64::from(out.white_lead), f("rawLead"), 1e-3);
     check(
-        &mut bad, "rawScoreSelfplay".into(),
+        &mut bad,
+        "rawWinrate".into(),
+        winrate,
+        f("rawWinrate"),
+        1e-4,
+    );
+    check(
+        &mut bad,
+        "rawLead".into(),
+        sign * f64::from(out.white_lead),
+        f("rawLead"),
+        1e-3,
+    );
+    check(
+        &mut bad,
+        "rawScoreSelfplay".into(),
         sign * f64::from(out.white_score_mean),
         f("rawScoreSelfplay"),
         1e-3,
     );
     check(
-        &mut bad, "rawScoreSelfplayStdev".into(),
+        &mut bad,
+        "rawScoreSelfplayStdev".into(),
         f64::from(out.white_score_stdev()),
         f("rawScoreSelfplayStdev"),
         1e-3,
     );
     check(
-        &mut bad, "rawNoResultProb".into(),
+        &mut bad,
+        "rawNoResultProb".into(),
         f64::from(out.white_no_result_prob),
         f("rawNoResultProb"),
         1e-5,
     );
     check(
-        &mut bad, "rawStWrError".into(),
+        &mut bad,
+        "rawStWrError".into(),
         0.5 * f64::from(out.shortterm_winloss_error),
         f("rawStWrError"),
         0.0,
     );
     check(
-        &mut bad, "rawStScoreError".into(),
+        &mut bad,
+        "rawStScoreError".into(),
         f64::from(out.shortterm_score_error),
         f("rawStScoreError"),
         0.0,
     );
-    check(&mut bad, "rawVarTimeLeft".into(), f64::from(out.var_time_left), f("rawVarTimeLeft"), 0.0);
+    check(
+        &mut bad,
+        "rawVarTimeLeft".into(),
+        f64::from(out.var_time_left),
+        f("rawVarTimeLeft"),
+        0.0,
+    );
     bad
 }
 
@@ -321,6 +370,11 @@ fn nn_outputs_match_katago_on_every_vector() {
         failures.is_empty(),
         "{} mismatches:\n{}",
         failures.len(),
-        failures.iter().take(60).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

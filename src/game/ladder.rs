@@ -72,7 +72,13 @@ impl Board {
     /// Writes the liberties of the chain at `loc` into `buf` from `buf_idx`
     /// on, skipping any already in `buf[buf_start..]`; returns how many.
     /// The order (chain list order, then up/left/right/down) is KataGo's.
-    fn find_liberties(&self, loc: Loc, buf: &mut Vec<Loc>, buf_start: usize, buf_idx: usize) -> usize {
+    fn find_liberties(
+        &self,
+        loc: Loc,
+        buf: &mut Vec<Loc>,
+        buf_start: usize,
+        buf_idx: usize,
+    ) -> usize {
         let mut found = 0;
         let start = loc.idx();
         let mut cur = start;
@@ -209,7 +215,12 @@ impl Board {
     /// simple-ko ban is lifted, a defender facing a ko point escapes, and
     /// when the node budget runs out the answer is `false` and the ko ban is
     /// not restored.
-    pub fn search_is_ladder_captured(&mut self, loc: Loc, defender_first: bool, scratch: &mut LadderScratch) -> bool {
+    pub fn search_is_ladder_captured(
+        &mut self,
+        loc: Loc,
+        defender_first: bool,
+        scratch: &mut LadderScratch,
+    ) -> bool {
         let Some(pla) = self.get(loc).player() else {
             return false;
         };
@@ -289,7 +300,8 @@ impl Board {
                         len = self.find_liberty_gaining_captures(loc, buf, start, start);
                         len += self.find_liberties(loc, buf, start, start + len);
                         // The last move is always the lone liberty.
-                        let (lower, upper) = self.bound_num_liberties_after_play(buf[start + len - 1], pla);
+                        let (lower, upper) =
+                            self.bound_num_liberties_after_play(buf[start + len - 1], pla);
                         let quick = if lower >= 3 {
                             Some(false)
                         } else if len == 1 && upper <= 1 {
@@ -370,7 +382,9 @@ impl Board {
                 }
             }
 
-            let Frame { start, len, cur, .. } = frames[si];
+            let Frame {
+                start, len, cur, ..
+            } = frames[si];
             let cur = cur.unwrap_or(0);
             if cur >= len {
                 // Out of moves: the side to move has lost.

@@ -24,8 +24,7 @@ const CASES: &[Case] = &[
         x_size: 9,
         y_size: 9,
         one_lib: true,
-        boards: &[
-            "xo.x..oxo\
+        boards: &["xo.x..oxo\
              xoxo..o..\
              xxo......\
              ..o.x....\
@@ -33,10 +32,8 @@ const CASES: &[Case] = &[
              o..ooxo..\
              .....xo..\
              xoox..xo.\
-             .xxoo.xxo",
-        ],
-        expected: &[
-            "01.0..010\
+             .xxoo.xxo"],
+        expected: &["01.0..010\
              0100..0..\
              000......\
              ..0.0....\
@@ -44,16 +41,14 @@ const CASES: &[Case] = &[
              0..0000..\
              .....00..\
              0000..00.\
-             .1100.001",
-        ],
+             .1100.001"],
     },
     Case {
         name: "Ladders 2 Libs",
         x_size: 9,
         y_size: 9,
         one_lib: false,
-        boards: &[
-            "xo.x..oxo\
+        boards: &["xo.x..oxo\
              xo.o..o..\
              xxo......\
              ..o.x....\
@@ -61,10 +56,8 @@ const CASES: &[Case] = &[
              ...ooxo..\
              .....xo..\
              xoox..xo.\
-             .xx.o.xxo",
-        ],
-        expected: &[
-            "11.1..000\
+             .xx.o.xxo"],
+        expected: &["11.1..000\
              11.0..0..\
              110......\
              ..0.0....\
@@ -72,16 +65,14 @@ const CASES: &[Case] = &[
              ...0010..\
              .....10..\
              1110..01.\
-             .11.0.000",
-        ],
+             .11.0.000"],
     },
     Case {
         name: "LaddersKo-1",
         x_size: 18,
         y_size: 9,
         one_lib: false,
-        boards: &[
-            "..................\
+        boards: &["..................\
              ..................\
              ....ox.......ox...\
              ..xooox....xooox..\
@@ -89,10 +80,8 @@ const CASES: &[Case] = &[
              ..xx.x......x.x...\
              ...ox.......ox....\
              ....o.............\
-             ..................",
-        ],
-        expected: &[
-            "..................\
+             .................."],
+        expected: &["..................\
              ..................\
              ....10.......00...\
              ..01110....00000..\
@@ -100,8 +89,7 @@ const CASES: &[Case] = &[
              ..00.0......0.0...\
              ...00.......00....\
              ....0.............\
-             ..................",
-        ],
+             .................."],
     },
     Case {
         name: "LaddersKo-2",
@@ -172,8 +160,7 @@ const CASES: &[Case] = &[
         x_size: 9,
         y_size: 9,
         one_lib: false,
-        boards: &[
-            ".xxxxxxo.\
+        boards: &[".xxxxxxo.\
              xoxox.xo.\
              ooo.oxoo.\
              ..oooo...\
@@ -181,10 +168,8 @@ const CASES: &[Case] = &[
              xx.x.xx..\
              xoxoxox..\
              xoooooxx.\
-             o.ooo.ox.",
-        ],
-        expected: &[
-            ".0000000.\
+             o.ooo.ox."],
+        expected: &[".0000000.\
              00000.00.\
              000.0000.\
              ..0000...\
@@ -192,16 +177,14 @@ const CASES: &[Case] = &[
              00.0.00..\
              0000000..\
              00000000.\
-             0.000.00.",
-        ],
+             0.000.00."],
     },
     Case {
         name: "LaddersBigBoard",
         x_size: 19,
         y_size: 19,
         one_lib: false,
-        boards: &[
-            "...................\
+        boards: &["...................\
              ...................\
              ...................\
              ...X...........X...\
@@ -219,10 +202,8 @@ const CASES: &[Case] = &[
              ..............XOO..\
              ...O..........OXX..\
              ...................\
-             ...................",
-        ],
-        expected: &[
-            "...................\
+             ..................."],
+        expected: &["...................\
              ...................\
              ...................\
              ...0...........0...\
@@ -240,16 +221,14 @@ const CASES: &[Case] = &[
              ..............000..\
              ...0..........000..\
              ...................\
-             ...................",
-        ],
+             ..................."],
     },
     Case {
         name: "WholeBoardLadder",
         x_size: 19,
         y_size: 19,
         one_lib: false,
-        boards: &[
-            "....O..............\
+        boards: &["....O..............\
              O.................O\
              ..................O\
              ...OOXO............\
@@ -267,10 +246,8 @@ const CASES: &[Case] = &[
              .....X...X...X.....\
              .....X...X...X.....\
              ....O.XXXXXXXO...O.\
-             .O....OOOOOOO.O....",
-        ],
-        expected: &[
-            "....0..............\
+             .O....OOOOOOO.O...."],
+        expected: &["....0..............\
              0.................0\
              ..................0\
              ...0000............\
@@ -288,16 +265,14 @@ const CASES: &[Case] = &[
              .....0...0...0.....\
              .....0...0...0.....\
              ....0.00000000...0.\
-             .0....1111111.0....",
-        ],
+             .0....1111111.0...."],
     },
     Case {
         name: "CubicLadder not far from max node budget",
         x_size: 19,
         y_size: 19,
         one_lib: false,
-        boards: &[
-            "...OOOOOOOO.....O.O\
+        boards: &["...OOOOOOOO.....O.O\
              XXX.XXXXX...OOOOO.O\
              O.....OO.......XXX.\
              .......OOO......O..\
@@ -315,10 +290,8 @@ const CASES: &[Case] = &[
              O...............O..\
              .........XO.....O..\
              ...OO....XOX.X...X.\
-             ......X.OOOX.X..OOO",
-        ],
-        expected: &[
-            "...00000000.....0.0\
+             ......X.OOOX.X..OOO"],
+        expected: &["...00000000.....0.0\
              000.00000...00000.0\
              0.....00.......000.\
              .......000......0..\
@@ -336,8 +309,7 @@ const CASES: &[Case] = &[
              0...............0..\
              .........00.....0..\
              ...00....000.0...0.\
-             ......0.0000.0..000",
-        ],
+             ......0.0000.0..000"],
     },
 ];
 
@@ -408,7 +380,10 @@ fn ladder_answers_match_katagos_tests() {
 fn ladder_board(breaker: bool, atari: bool) -> Board {
     let mut board = Board::new(19, 19).unwrap();
     let mut put = |gtp: &str, color| {
-        let loc = crate::game::Move::parse(gtp, 19, 19).unwrap().loc().unwrap();
+        let loc = crate::game::Move::parse(gtp, 19, 19)
+            .unwrap()
+            .loc()
+            .unwrap();
         assert!(board.set_stone(loc, color));
     };
     for p in ["C4", "D3", "E3", "Q3"] {
@@ -460,12 +435,18 @@ fn two_liberty_chain_reports_the_working_attacker_move() {
     assert_eq!(working, vec![gtp("D5")]);
 
     let mut reported = Vec::new();
-    iter_ladders(&board, &mut scratch, |loc, moves| reported.push((loc, moves.to_vec())));
+    iter_ladders(&board, &mut scratch, |loc, moves| {
+        reported.push((loc, moves.to_vec()))
+    });
     assert_eq!(reported, vec![(d4, vec![gtp("D5")])]);
 
     let mut broken = ladder_board(true, false);
     working.clear();
-    assert!(!broken.search_is_ladder_captured_attacker_first_2_libs(d4, &mut scratch, &mut working));
+    assert!(!broken.search_is_ladder_captured_attacker_first_2_libs(
+        d4,
+        &mut scratch,
+        &mut working
+    ));
     assert!(working.is_empty());
 }
 
@@ -477,5 +458,9 @@ fn a_ko_ban_at_the_root_is_lifted_and_restored() {
     let mut scratch = LadderScratch::new();
     board.set_simple_ko_loc(Some(gtp("E4")));
     assert!(board.search_is_ladder_captured(gtp("D4"), true, &mut scratch));
-    assert_eq!(board.ko_loc(), Some(gtp("E4")), "the root ko ban is restored");
+    assert_eq!(
+        board.ko_loc(),
+        Some(gtp("E4")),
+        "the root ko ban is restored"
+    );
 }

@@ -18,8 +18,8 @@ mod zobrist;
 
 pub use area::AreaOptions;
 pub use board::{Area, Board, BoardSizeError, DiagramError, MoveRecord};
-pub use ladder::{iter_ladders, LadderScratch};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
+pub use ladder::{iter_ladders, LadderScratch};
 pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
     WhiteHandicapBonusRule, MAX_USER_KOMI, MIN_USER_KOMI,

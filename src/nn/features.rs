@@ -38,8 +38,8 @@
 //! row-major (the evaluator pads and applies symmetries).
 
 use crate::game::{
-    iter_ladders, Area, AreaOptions, Board, BoardHistory, Color, Hash128, KoRule, LadderScratch, Loc, Move,
-    Player, ScoringRule, TaxRule,
+    iter_ladders, Area, AreaOptions, Board, BoardHistory, Color, Hash128, KoRule, LadderScratch,
+    Loc, Move, Player, ScoringRule, TaxRule,
 };
 
 /// Spatial planes of input version 7.
@@ -152,7 +152,11 @@ impl FeatureEncoder {
     ) {
         let (x_size, y_size) = (board.x_size(), board.y_size());
         let area = x_size * y_size;
-        assert_eq!(spatial.len(), NUM_SPATIAL_FEATURES_V7 * area, "spatial input length");
+        assert_eq!(
+            spatial.len(),
+            NUM_SPATIAL_FEATURES_V7 * area,
+            "spatial input length"
+        );
         assert_eq!(global.len(), NUM_GLOBAL_FEATURES_V7, "global input length");
         spatial.fill(0.0);
         global.fill(0.0);
@@ -294,7 +298,9 @@ impl FeatureEncoder {
         } else {
             hist.recent_board(2)
         };
-        iter_ladders(prev_prev_board, &mut self.ladder, |loc, _| planes.set(16, loc));
+        iter_ladders(prev_prev_board, &mut self.ladder, |loc, _| {
+            planes.set(16, loc)
+        });
 
         // Stones at the start of the second encore.
         if hist.encore_phase() >= 2 {
@@ -361,7 +367,12 @@ impl FeatureEncoder {
 /// The area map behind planes 18 and 19, with the group-tax adjustment of
 /// pla's board score, or `None` when these rules show no area yet
 /// (territory scoring before the second encore).
-fn area_feature(board: &Board, hist: &BoardHistory, pla: Player, suicide_for_pass_alive: bool) -> Option<(Area, i32)> {
+fn area_feature(
+    board: &Board,
+    hist: &BoardHistory,
+    pla: Player,
+    suicide_for_pass_alive: bool,
+) -> Option<(Area, i32)> {
     let rules = hist.rules();
     let (keep_territories, keep_stones) = match (rules.scoring_rule, rules.tax_rule) {
         (ScoringRule::Area, TaxRule::None) => {
@@ -378,8 +389,11 @@ fn area_feature(board: &Board, hist: &BoardHistory, pla: Player, suicide_for_pas
         (ScoringRule::Territory, TaxRule::None) => (true, false),
         (ScoringRule::Territory, TaxRule::Seki | TaxRule::All) => (false, false),
     };
-    let (area, white_minus_black_regions) =
-        board.calculate_independent_life_area(keep_territories, keep_stones, suicide_for_pass_alive);
+    let (area, white_minus_black_regions) = board.calculate_independent_life_area(
+        keep_territories,
+        keep_stones,
+        suicide_for_pass_alive,
+    );
     let tax = if rules.tax_rule == TaxRule::All {
         match pla {
             Player::White => -2 * white_minus_black_regions,
@@ -393,7 +407,12 @@ fn area_feature(board: &Board, hist: &BoardHistory, pla: Player, suicide_for_pas
 
 /// Komi from pla's view with bonuses and draw adjustment, clipped to the
 /// board area plus [`KOMI_CLIP_RADIUS`] either way.
-fn clipped_self_komi(board: &Board, hist: &BoardHistory, pla: Player, params: &NnInputParams) -> f32 {
+fn clipped_self_komi(
+    board: &Board,
+    hist: &BoardHistory,
+    pla: Player,
+    params: &NnInputParams,
+) -> f32 {
     let komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
     let bound = (board.x_size() * board.y_size()) as f32 + KOMI_CLIP_RADIUS;
     komi.clamp(-bound, bound)
@@ -439,7 +458,12 @@ const KEY_PASS_ALIVE_OVERRIDE: u128 = 0x6c0e_94b7_e3d1_5a28_2f97_d04c_86b5_e13a;
 /// Like KataGo it ignores which earlier moves were played (transpositions
 /// with different recent moves share a cache entry); the policy temperature
 /// and optimism are mixed in by the evaluator's own cache key.
-pub fn nn_input_hash(board: &Board, hist: &BoardHistory, next: Player, params: &NnInputParams) -> Hash128 {
+pub fn nn_input_hash(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    params: &NnInputParams,
+) -> Hash128 {
     let mut h = hist
         .situation_rules_and_ko_hash(board, next, params.draw_equivalent_wins_for_white)
         .0;
