@@ -132,9 +132,13 @@ impl Board {
     }
 
     /// Every point of the board, row by row from the top left.
-    pub fn locs(&self) -> impl Iterator<Item = Loc> + '_ {
-        let (xs, ys) = (self.x_size, self.y_size);
-        (0..ys).flat_map(move |y| (0..xs).map(move |x| Loc::from_xy(x, y, xs)))
+    pub fn locs(&self) -> Locs {
+        Locs {
+            next: self.stride + 1,
+            x: 0,
+            x_size: self.x_size,
+            remaining: self.x_size * self.y_size,
+        }
     }
 
     /// The four orthogonal neighbour offsets (up, left, right, down).
@@ -1242,6 +1246,44 @@ impl fmt::Display for Board {
         Ok(())
     }
 }
+
+/// Iterator over the points of a board, row by row (see [`Board::locs`]).
+#[derive(Debug, Clone)]
+pub struct Locs {
+    next: usize,
+    x: usize,
+    x_size: usize,
+    remaining: usize,
+}
+
+impl Iterator for Locs {
+    type Item = Loc;
+
+    #[inline]
+    fn next(&mut self) -> Option<Loc> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let loc = Loc(self.next as u16);
+        self.x += 1;
+        if self.x == self.x_size {
+            // Skip the wall column at the end of the row.
+            self.x = 0;
+            self.next += 2;
+        } else {
+            self.next += 1;
+        }
+        Some(loc)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Locs {}
 
 /// Ownership of every point as computed by [`Board::calculate_area`]:
 /// `Black`, `White` or `Empty` (nobody), indexed by [`Loc`].

@@ -18,6 +18,12 @@ fn sizes_are_checked() {
     assert!(Board::new(26, 5).is_err());
     let board = Board::new(25, 2).unwrap();
     assert_eq!(board.locs().count(), 50);
+    let r = Board::new(3, 4).unwrap();
+    let expected: Vec<Loc> = (0..4)
+        .flat_map(|y| (0..3).map(move |x| Loc::from_xy(x, y, 3)))
+        .collect();
+    assert_eq!(r.locs().collect::<Vec<_>>(), expected);
+    assert!(r.locs().all(|l| r.get(l) == Color::Empty));
     assert!(board.is_empty());
     assert_ne!(
         Board::new(9, 9).unwrap().pos_hash(),

@@ -17,7 +17,7 @@ mod types;
 mod zobrist;
 
 pub use area::AreaOptions;
-pub use board::{Area, Board, BoardSizeError, DiagramError, MoveRecord};
+pub use board::{Area, Board, BoardSizeError, DiagramError, Locs, MoveRecord};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
 pub use ladder::{iter_ladders, LadderScratch};
 pub use rules::{
