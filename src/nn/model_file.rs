@@ -269,7 +269,10 @@ impl Reader<'_> {
         let t = self.token(what)?;
         match t.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v),
-            _ => bad(format!("{what}: expected a finite number, found {:?}", clip(t))),
+            _ => bad(format!(
+                "{what}: expected a finite number, found {:?}",
+                clip(t)
+            )),
         }
     }
 
@@ -281,7 +284,9 @@ impl Reader<'_> {
                 let t = self.token(what)?;
                 match t.parse::<f32>() {
                     Ok(v) => out.push(v),
-                    Err(_) => return bad(format!("{what}: expected a number, found {:?}", clip(t))),
+                    Err(_) => {
+                        return bad(format!("{what}: expected a number, found {:?}", clip(t)))
+                    }
                 }
             }
         } else {
@@ -350,7 +355,9 @@ fn parse_model(r: &mut Reader) -> PResult<ModelFile> {
     }
     let num_input_channels = r.size("numInputChannels")?;
     let num_input_global_channels = r.size("numInputGlobalChannels")?;
-    if num_input_channels != NUM_SPATIAL_FEATURES || num_input_global_channels != NUM_GLOBAL_FEATURES {
+    if num_input_channels != NUM_SPATIAL_FEATURES
+        || num_input_global_channels != NUM_GLOBAL_FEATURES
+    {
         return bad(format!(
             "{name}: expected {NUM_SPATIAL_FEATURES} spatial and {NUM_GLOBAL_FEATURES} global inputs \
              for model version {version}, file says {num_input_channels} and {num_input_global_channels}"
@@ -452,7 +459,9 @@ fn parse_conv(r: &mut Reader) -> PResult<ConvLayer> {
     let dilation_y = r.size(&format!("{name}: dilation y"))?;
     let dilation_x = r.size(&format!("{name}: dilation x"))?;
     if y_size % 2 != 1 || x_size % 2 != 1 {
-        return bad(format!("{name}: kernel sizes must be odd, found {y_size}x{x_size}"));
+        return bad(format!(
+            "{name}: kernel sizes must be odd, found {y_size}x{x_size}"
+        ));
     }
     let n = y_size * x_size * in_channels * out_channels;
     let file_order = r.floats(n, &name)?;
@@ -567,7 +576,9 @@ fn parse_block_stack(
     depth: usize,
 ) -> PResult<Vec<Block>> {
     if depth > 8 {
-        return bad(format!("{owner}: nested bottleneck blocks nested too deeply"));
+        return bad(format!(
+            "{owner}: nested bottleneck blocks nested too deeply"
+        ));
     }
     let mut blocks = Vec::with_capacity(num_blocks);
     for _ in 0..num_blocks {
@@ -581,11 +592,41 @@ fn parse_block_stack(
                 let mid_bn = parse_bn(r)?;
                 let mid_activation = parse_act(r, version)?;
                 let final_conv = parse_conv(r)?;
-                expect_eq(&name, "preBN channels", pre_bn.num_channels, "trunk channels", channels)?;
-                expect_eq(&name, "regularConv in", regular_conv.in_channels, "channels", channels)?;
-                expect_eq(&name, "midBN channels", mid_bn.num_channels, "regularConv out", regular_conv.out_channels)?;
-                expect_eq(&name, "finalConv in", final_conv.in_channels, "midBN channels", mid_bn.num_channels)?;
-                expect_eq(&name, "finalConv out", final_conv.out_channels, "channels", channels)?;
+                expect_eq(
+                    &name,
+                    "preBN channels",
+                    pre_bn.num_channels,
+                    "trunk channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "regularConv in",
+                    regular_conv.in_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "midBN channels",
+                    mid_bn.num_channels,
+                    "regularConv out",
+                    regular_conv.out_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "finalConv in",
+                    final_conv.in_channels,
+                    "midBN channels",
+                    mid_bn.num_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "finalConv out",
+                    final_conv.out_channels,
+                    "channels",
+                    channels,
+                )?;
                 Block::Ordinary(ResidualBlock {
                     name,
                     pre_bn,
@@ -608,16 +649,70 @@ fn parse_block_stack(
                 let mid_bn = parse_bn(r)?;
                 let mid_activation = parse_act(r, version)?;
                 let final_conv = parse_conv(r)?;
-                expect_eq(&name, "preBN channels", pre_bn.num_channels, "channels", channels)?;
-                expect_eq(&name, "regularConv in", regular_conv.in_channels, "channels", channels)?;
-                expect_eq(&name, "gpoolConv in", gpool_conv.in_channels, "channels", channels)?;
-                expect_eq(&name, "gpoolBN channels", gpool_bn.num_channels, "gpoolConv out", gpool_conv.out_channels)?;
-                expect_eq(&name, "gpoolToBiasMul in", gpool_to_bias_mul.in_channels, "3 * gpoolBN channels", 3 * gpool_bn.num_channels)?;
-                expect_eq(&name, "midBN channels", mid_bn.num_channels, "regularConv out", regular_conv.out_channels)?;
-                expect_eq(&name, "gpoolToBiasMul out", gpool_to_bias_mul.out_channels, "midBN channels", mid_bn.num_channels)?;
-                expect_eq(&name, "finalConv in", final_conv.in_channels, "midBN channels", mid_bn.num_channels)?;
-                expect_eq(&name, "finalConv out", final_conv.out_channels, "channels", channels)?;
-                Block::GlobalPooling(GlobalPoolingBlock {
+                expect_eq(
+                    &name,
+                    "preBN channels",
+                    pre_bn.num_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "regularConv in",
+                    regular_conv.in_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "gpoolConv in",
+                    gpool_conv.in_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "gpoolBN channels",
+                    gpool_bn.num_channels,
+                    "gpoolConv out",
+                    gpool_conv.out_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "gpoolToBiasMul in",
+                    gpool_to_bias_mul.in_channels,
+                    "3 * gpoolBN channels",
+                    3 * gpool_bn.num_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "midBN channels",
+                    mid_bn.num_channels,
+                    "regularConv out",
+                    regular_conv.out_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "gpoolToBiasMul out",
+                    gpool_to_bias_mul.out_channels,
+                    "midBN channels",
+                    mid_bn.num_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "finalConv in",
+                    final_conv.in_channels,
+                    "midBN channels",
+                    mid_bn.num_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "finalConv out",
+                    final_conv.out_channels,
+                    "channels",
+                    channels,
+                )?;
+                Block::GlobalPooling(Box::new(GlobalPoolingBlock {
                     name,
                     pre_bn,
                     pre_activation,
@@ -629,7 +724,7 @@ fn parse_block_stack(
                     mid_bn,
                     mid_activation,
                     final_conv,
-                })
+                }))
             }
             "nested_bottleneck_block" => {
                 let name = r.name("block name")?;
@@ -642,11 +737,41 @@ fn parse_block_stack(
                 let post_bn = parse_bn(r)?;
                 let post_activation = parse_act(r, version)?;
                 let post_conv = parse_conv(r)?;
-                expect_eq(&name, "preBN channels", pre_bn.num_channels, "channels", channels)?;
-                expect_eq(&name, "preConv in", pre_conv.in_channels, "channels", channels)?;
-                expect_eq(&name, "postBN channels", post_bn.num_channels, "preConv out", pre_conv.out_channels)?;
-                expect_eq(&name, "postConv in", post_conv.in_channels, "postBN channels", post_bn.num_channels)?;
-                expect_eq(&name, "postConv out", post_conv.out_channels, "channels", channels)?;
+                expect_eq(
+                    &name,
+                    "preBN channels",
+                    pre_bn.num_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "preConv in",
+                    pre_conv.in_channels,
+                    "channels",
+                    channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "postBN channels",
+                    post_bn.num_channels,
+                    "preConv out",
+                    pre_conv.out_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "postConv in",
+                    post_conv.in_channels,
+                    "postBN channels",
+                    post_bn.num_channels,
+                )?;
+                expect_eq(
+                    &name,
+                    "postConv out",
+                    post_conv.out_channels,
+                    "channels",
+                    channels,
+                )?;
                 Block::NestedBottleneck(NestedBottleneckBlock {
                     name,
                     pre_bn,
@@ -681,7 +806,11 @@ fn parse_trunk(r: &mut Reader, version: i32, meta_encoder_version: i32) -> PResu
     if version >= 15 {
         match r.int(&format!("{name}: trunk norm kind"))? {
             0 => {}
-            1 => return bad(format!("{name}: RMSNorm trunk tip is not supported by this engine")),
+            1 => {
+                return bad(format!(
+                    "{name}: RMSNorm trunk tip is not supported by this engine"
+                ))
+            }
             k => return bad(format!("{name}: unknown trunk norm kind {k}")),
         }
         for opt in ["B", "C", "D", "E", "F"] {
@@ -689,13 +818,31 @@ fn parse_trunk(r: &mut Reader, version: i32, meta_encoder_version: i32) -> PResu
         }
     }
     let initial_conv = parse_conv(r)?;
-    expect_eq(&name, "initial conv out", initial_conv.out_channels, "trunk channels", trunk_num_channels)?;
+    expect_eq(
+        &name,
+        "initial conv out",
+        initial_conv.out_channels,
+        "trunk channels",
+        trunk_num_channels,
+    )?;
     let initial_matmul = parse_matmul(r)?;
-    expect_eq(&name, "initial matmul out", initial_matmul.out_channels, "trunk channels", trunk_num_channels)?;
+    expect_eq(
+        &name,
+        "initial matmul out",
+        initial_matmul.out_channels,
+        "trunk channels",
+        trunk_num_channels,
+    )?;
     let metadata_encoder = if meta_encoder_version > 0 {
         let enc_name = r.name("metadata encoder name")?;
         let num_input_channels = r.size(&format!("{enc_name}: input channels"))?;
-        expect_eq(&enc_name, "input channels", num_input_channels, "expected for version 1", 192)?;
+        expect_eq(
+            &enc_name,
+            "input channels",
+            num_input_channels,
+            "expected for version 1",
+            192,
+        )?;
         let mul1 = parse_matmul(r)?;
         let bias1 = parse_matbias(r)?;
         let act1 = parse_act(r, version)?;
@@ -703,12 +850,48 @@ fn parse_trunk(r: &mut Reader, version: i32, meta_encoder_version: i32) -> PResu
         let bias2 = parse_matbias(r)?;
         let act2 = parse_act(r, version)?;
         let mul3 = parse_matmul(r)?;
-        expect_eq(&enc_name, "mul1 in", mul1.in_channels, "input channels", num_input_channels)?;
-        expect_eq(&enc_name, "bias1", bias1.weights.len(), "mul1 out", mul1.out_channels)?;
-        expect_eq(&enc_name, "mul2 in", mul2.in_channels, "mul1 out", mul1.out_channels)?;
-        expect_eq(&enc_name, "bias2", bias2.weights.len(), "mul2 out", mul2.out_channels)?;
-        expect_eq(&enc_name, "mul3 in", mul3.in_channels, "mul2 out", mul2.out_channels)?;
-        expect_eq(&enc_name, "mul3 out", mul3.out_channels, "trunk channels", trunk_num_channels)?;
+        expect_eq(
+            &enc_name,
+            "mul1 in",
+            mul1.in_channels,
+            "input channels",
+            num_input_channels,
+        )?;
+        expect_eq(
+            &enc_name,
+            "bias1",
+            bias1.weights.len(),
+            "mul1 out",
+            mul1.out_channels,
+        )?;
+        expect_eq(
+            &enc_name,
+            "mul2 in",
+            mul2.in_channels,
+            "mul1 out",
+            mul1.out_channels,
+        )?;
+        expect_eq(
+            &enc_name,
+            "bias2",
+            bias2.weights.len(),
+            "mul2 out",
+            mul2.out_channels,
+        )?;
+        expect_eq(
+            &enc_name,
+            "mul3 in",
+            mul3.in_channels,
+            "mul2 out",
+            mul2.out_channels,
+        )?;
+        expect_eq(
+            &enc_name,
+            "mul3 out",
+            mul3.out_channels,
+            "trunk channels",
+            trunk_num_channels,
+        )?;
         Some(MetadataEncoder {
             name: enc_name,
             version: meta_encoder_version,
@@ -726,7 +909,13 @@ fn parse_trunk(r: &mut Reader, version: i32, meta_encoder_version: i32) -> PResu
     };
     let blocks = parse_block_stack(r, version, &name, num_blocks, trunk_num_channels, 0)?;
     let tip_bn = parse_bn(r)?;
-    expect_eq(&name, "tip BN channels", tip_bn.num_channels, "trunk channels", trunk_num_channels)?;
+    expect_eq(
+        &name,
+        "tip BN channels",
+        tip_bn.num_channels,
+        "trunk channels",
+        trunk_num_channels,
+    )?;
     let tip_activation = parse_act(r, version)?;
     Ok(Trunk {
         name,
@@ -766,20 +955,86 @@ fn parse_policy_head(r: &mut Reader, version: i32) -> PResult<PolicyHead> {
         None
     };
     let n = &name;
-    expect_eq(n, "p1BN channels", p1_bn.num_channels, "p1Conv out", p1_conv.out_channels)?;
-    expect_eq(n, "g1BN channels", g1_bn.num_channels, "g1Conv out", g1_conv.out_channels)?;
-    expect_eq(n, "gpoolToBiasMul in", gpool_to_bias_mul.in_channels, "3 * g1BN channels", 3 * g1_bn.num_channels)?;
-    expect_eq(n, "gpoolToBiasMul out", gpool_to_bias_mul.out_channels, "p1BN channels", p1_bn.num_channels)?;
-    expect_eq(n, "p2Conv in", p2_conv.in_channels, "p1BN channels", p1_bn.num_channels)?;
-    expect_eq(n, "p2Conv out", p2_conv.out_channels, "policy channels", policy_out_channels)?;
-    expect_eq(n, "gpoolToPassMul in", gpool_to_pass_mul.in_channels, "3 * g1BN channels", 3 * g1_bn.num_channels)?;
+    expect_eq(
+        n,
+        "p1BN channels",
+        p1_bn.num_channels,
+        "p1Conv out",
+        p1_conv.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "g1BN channels",
+        g1_bn.num_channels,
+        "g1Conv out",
+        g1_conv.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "gpoolToBiasMul in",
+        gpool_to_bias_mul.in_channels,
+        "3 * g1BN channels",
+        3 * g1_bn.num_channels,
+    )?;
+    expect_eq(
+        n,
+        "gpoolToBiasMul out",
+        gpool_to_bias_mul.out_channels,
+        "p1BN channels",
+        p1_bn.num_channels,
+    )?;
+    expect_eq(
+        n,
+        "p2Conv in",
+        p2_conv.in_channels,
+        "p1BN channels",
+        p1_bn.num_channels,
+    )?;
+    expect_eq(
+        n,
+        "p2Conv out",
+        p2_conv.out_channels,
+        "policy channels",
+        policy_out_channels,
+    )?;
+    expect_eq(
+        n,
+        "gpoolToPassMul in",
+        gpool_to_pass_mul.in_channels,
+        "3 * g1BN channels",
+        3 * g1_bn.num_channels,
+    )?;
     match &pass_mlp {
         Some((bias, _, mul2)) => {
-            expect_eq(n, "gpoolToPassBias", bias.weights.len(), "gpoolToPassMul out", gpool_to_pass_mul.out_channels)?;
-            expect_eq(n, "gpoolToPassMul2 in", mul2.in_channels, "gpoolToPassMul out", gpool_to_pass_mul.out_channels)?;
-            expect_eq(n, "gpoolToPassMul2 out", mul2.out_channels, "policy channels", policy_out_channels)?;
+            expect_eq(
+                n,
+                "gpoolToPassBias",
+                bias.weights.len(),
+                "gpoolToPassMul out",
+                gpool_to_pass_mul.out_channels,
+            )?;
+            expect_eq(
+                n,
+                "gpoolToPassMul2 in",
+                mul2.in_channels,
+                "gpoolToPassMul out",
+                gpool_to_pass_mul.out_channels,
+            )?;
+            expect_eq(
+                n,
+                "gpoolToPassMul2 out",
+                mul2.out_channels,
+                "policy channels",
+                policy_out_channels,
+            )?;
         }
-        None => expect_eq(n, "gpoolToPassMul out", gpool_to_pass_mul.out_channels, "policy channels", policy_out_channels)?,
+        None => expect_eq(
+            n,
+            "gpoolToPassMul out",
+            gpool_to_pass_mul.out_channels,
+            "policy channels",
+            policy_out_channels,
+        )?,
     }
     Ok(PolicyHead {
         name,
@@ -812,17 +1067,71 @@ fn parse_value_head(r: &mut Reader, version: i32) -> PResult<ValueHead> {
     let ownership_conv = parse_conv(r)?;
     let n = &name;
     let score_channels = if version >= 9 { 6 } else { 4 };
-    expect_eq(n, "v1BN channels", v1_bn.num_channels, "v1Conv out", v1_conv.out_channels)?;
-    expect_eq(n, "v2Mul in", v2_mul.in_channels, "3 * v1BN channels", 3 * v1_bn.num_channels)?;
-    expect_eq(n, "v2Bias", v2_bias.weights.len(), "v2Mul out", v2_mul.out_channels)?;
-    expect_eq(n, "v3Mul in", v3_mul.in_channels, "v2Mul out", v2_mul.out_channels)?;
+    expect_eq(
+        n,
+        "v1BN channels",
+        v1_bn.num_channels,
+        "v1Conv out",
+        v1_conv.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "v2Mul in",
+        v2_mul.in_channels,
+        "3 * v1BN channels",
+        3 * v1_bn.num_channels,
+    )?;
+    expect_eq(
+        n,
+        "v2Bias",
+        v2_bias.weights.len(),
+        "v2Mul out",
+        v2_mul.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "v3Mul in",
+        v3_mul.in_channels,
+        "v2Mul out",
+        v2_mul.out_channels,
+    )?;
     expect_eq(n, "v3Mul out", v3_mul.out_channels, "value outputs", 3)?;
     expect_eq(n, "v3Bias", v3_bias.weights.len(), "value outputs", 3)?;
-    expect_eq(n, "sv3Mul in", sv3_mul.in_channels, "v2Mul out", v2_mul.out_channels)?;
-    expect_eq(n, "sv3Mul out", sv3_mul.out_channels, "score value outputs", score_channels)?;
-    expect_eq(n, "sv3Bias", sv3_bias.weights.len(), "score value outputs", score_channels)?;
-    expect_eq(n, "ownership conv in", ownership_conv.in_channels, "v1Conv out", v1_conv.out_channels)?;
-    expect_eq(n, "ownership conv out", ownership_conv.out_channels, "ownership outputs", 1)?;
+    expect_eq(
+        n,
+        "sv3Mul in",
+        sv3_mul.in_channels,
+        "v2Mul out",
+        v2_mul.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "sv3Mul out",
+        sv3_mul.out_channels,
+        "score value outputs",
+        score_channels,
+    )?;
+    expect_eq(
+        n,
+        "sv3Bias",
+        sv3_bias.weights.len(),
+        "score value outputs",
+        score_channels,
+    )?;
+    expect_eq(
+        n,
+        "ownership conv in",
+        ownership_conv.in_channels,
+        "v1Conv out",
+        v1_conv.out_channels,
+    )?;
+    expect_eq(
+        n,
+        "ownership conv out",
+        ownership_conv.out_channels,
+        "ownership outputs",
+        1,
+    )?;
     Ok(ValueHead {
         name,
         v1_conv,
@@ -1125,7 +1434,10 @@ mod tests {
         ] {
             let err = ModelFile::load(shared(f)).expect_err("v17 is not supported");
             let msg = err.to_string();
-            assert!(matches!(err, ModelFileError::UnsupportedVersion { version: 17, .. }), "{msg}");
+            assert!(
+                matches!(err, ModelFileError::UnsupportedVersion { version: 17, .. }),
+                "{msg}"
+            );
             assert!(msg.contains(f.trim_start_matches("models/")), "{msg}");
         }
     }
