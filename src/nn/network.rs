@@ -64,7 +64,10 @@ pub struct InputBatch<'a> {
 ///
 /// `Model` is `Send + Sync`; [`Model::forward`] takes an internal lock, so
 /// calls from several threads run one after another (the evaluator thread
-/// is meant to own it and batch requests).
+/// is meant to own it and batch requests). CPU speed depends on libtorch's
+/// global intra-op thread count (`tch::set_num_threads`), which the caller
+/// sets; with more runnable threads than cores, libtorch's OpenMP threads
+/// spin and throughput collapses, so leave it below the free cores.
 pub struct Model {
     name: String,
     version: i32,
