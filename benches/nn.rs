@@ -15,8 +15,14 @@ const GFLOP_PER_EVAL: f64 = 0.75;
 
 fn main() {
     let shared = engine::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
-    let threads: i32 = std::env::var("NN_BENCH_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let secs: f64 = std::env::var("NN_BENCH_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let threads: i32 = std::env::var("NN_BENCH_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let secs: f64 = std::env::var("NN_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
     tch::set_num_threads(threads);
     let model = Model::load(
         shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),

@@ -140,7 +140,10 @@ fn sym_point(sym: usize, x: usize, y: usize, xs: usize, ys: usize) -> (usize, us
 fn close(what: &str, id: &str, got: f64, want: f64, tol: f64, worst: &mut f64) {
     let d = (got - want).abs();
     *worst = worst.max(d / tol);
-    assert!(d <= tol, "{id}: {what}: got {got}, KataGo {want} (diff {d:e} > {tol:e})");
+    assert!(
+        d <= tol,
+        "{id}: {what}: got {got}, KataGo {want} (diff {d:e} > {tol:e})"
+    );
 }
 
 #[test]
@@ -169,7 +172,11 @@ fn empty_boards_match_katago() {
         let rules = rules_of(&q["rules"]);
         let resp = &rec["response"];
         let info = &resp["rootInfo"];
-        assert_eq!(info["currentPlayer"].as_str(), Some(if white { "W" } else { "B" }), "{id}");
+        assert_eq!(
+            info["currentPlayer"].as_str(),
+            Some(if white { "W" } else { "B" }),
+            "{id}"
+        );
 
         // Eight symmetric copies in a square buffer with a mask.
         let s = xs.max(ys);
@@ -201,7 +208,8 @@ fn empty_boards_match_katago() {
         let n_points = xs * ys;
         let mut policy = vec![0f64; n_points + 1];
         let mut ownership = vec![0f64; n_points];
-        let (mut win, mut loss, mut nr, mut mean, mut mean_sq, mut lead) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        let (mut win, mut loss, mut nr, mut mean, mut mean_sq, mut lead) =
+            (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         let no_result_possible = rules.ko == Ko::Simple || rules.territory;
         for sym in 0..8 {
             let row = out.row(sym);
@@ -235,19 +243,61 @@ fn empty_boards_match_katago() {
         let want_policy = resp["policy"].as_array().expect("policy");
         assert_eq!(want_policy.len(), n_points + 1, "{id}");
         for (i, (got, want)) in policy.iter().zip(want_policy).enumerate() {
-            close(&format!("policy[{i}]"), &id, *got, want.as_f64().expect("num"), 1e-4, &mut worst);
+            close(
+                &format!("policy[{i}]"),
+                &id,
+                *got,
+                want.as_f64().expect("num"),
+                1e-4,
+                &mut worst,
+            );
         }
         let want_own = resp["ownership"].as_array().expect("ownership");
         for (i, (got, want)) in ownership.iter().zip(want_own).enumerate() {
-            close(&format!("ownership[{i}]"), &id, *got, want.as_f64().expect("num"), 1e-3, &mut worst);
+            close(
+                &format!("ownership[{i}]"),
+                &id,
+                *got,
+                want.as_f64().expect("num"),
+                1e-3,
+                &mut worst,
+            );
         }
         let f = |k: &str| info[k].as_f64().unwrap_or_else(|| panic!("{id}: {k}"));
-        close("rawWinrate", &id, 0.5 + 0.5 * (win - loss), f("rawWinrate"), 1e-4, &mut worst);
+        close(
+            "rawWinrate",
+            &id,
+            0.5 + 0.5 * (win - loss),
+            f("rawWinrate"),
+            1e-4,
+            &mut worst,
+        );
         close("rawLead", &id, lead, f("rawLead"), 1e-3, &mut worst);
-        close("rawScoreSelfplay", &id, mean, f("rawScoreSelfplay"), 1e-3, &mut worst);
+        close(
+            "rawScoreSelfplay",
+            &id,
+            mean,
+            f("rawScoreSelfplay"),
+            1e-3,
+            &mut worst,
+        );
         let stdev = (mean_sq - mean * mean).max(0.0).sqrt();
-        close("rawScoreSelfplayStdev", &id, stdev, f("rawScoreSelfplayStdev"), 1e-3, &mut worst);
-        close("rawNoResultProb", &id, nr, f("rawNoResultProb"), 1e-5, &mut worst);
+        close(
+            "rawScoreSelfplayStdev",
+            &id,
+            stdev,
+            f("rawScoreSelfplayStdev"),
+            1e-3,
+            &mut worst,
+        );
+        close(
+            "rawNoResultProb",
+            &id,
+            nr,
+            f("rawNoResultProb"),
+            1e-5,
+            &mut worst,
+        );
         assert_eq!(f("rawStWrError"), -0.5, "{id}");
         assert_eq!(f("rawStScoreError"), -1.0, "{id}");
         assert_eq!(f("rawVarTimeLeft"), -1.0, "{id}");

@@ -231,7 +231,7 @@ pub enum Block {
     /// `ordinary_block`.
     Ordinary(ResidualBlock),
     /// `gpool_block`.
-    GlobalPooling(GlobalPoolingBlock),
+    GlobalPooling(Box<GlobalPoolingBlock>),
     /// `nested_bottleneck_block`.
     NestedBottleneck(NestedBottleneckBlock),
 }
@@ -454,7 +454,10 @@ impl Trunk {
 impl PolicyHead {
     /// Learned parameters, as KataGo counts them.
     pub fn num_parameters(&self) -> usize {
-        let pass = self.pass_mlp.as_ref().map_or(0, |(b, _, m)| b.weights.len() + m.weights.len());
+        let pass = self
+            .pass_mlp
+            .as_ref()
+            .map_or(0, |(b, _, m)| b.weights.len() + m.weights.len());
         self.p1_conv.num_parameters()
             + self.g1_conv.num_parameters()
             + self.g1_bn.num_parameters()

@@ -64,7 +64,10 @@ pub struct InputBatch<'a> {
 ///
 /// `Model` is `Send + Sync`; [`Model::forward`] takes an internal lock, so
 /// calls from several threads run one after another (the evaluator thread
-/// is meant to own it and batch requests).
+/// is meant to own it and batch requests). CPU speed depends on libtorch's
+/// global intra-op thread count (`tch::set_num_threads`), which the caller
+/// sets; with more runnable threads than cores, libtorch's OpenMP threads
+/// spin and throughput collapses, so leave it below the free cores.
 pub struct Model {
     name: String,
     version: i32,
@@ -96,7 +99,11 @@ impl Model {
 
     /// Loads a model file; `fp16` runs the network in half precision
     /// (honoured on CUDA only, ignored on the CPU where it is slower).
-    pub fn load_with(path: impl AsRef<Path>, device: Device, fp16: bool) -> Result<Model, NetError> {
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        device: Device,
+        fp16: bool,
+    ) -> Result<Model, NetError> {
         let file = ModelFile::load(path)?;
         Self::from_file(&file, device, fp16)
     }
@@ -108,7 +115,12 @@ impl Model {
 
     /// `fold_relu_scales: false` keeps every trunk batch norm as a separate
     /// scale-and-shift (tests compare both forms).
-    fn build(file: &ModelFile, device: Device, fp16: bool, fold_relu_scales: bool) -> Result<Model, NetError> {
+    fn build(
+        file: &ModelFile,
+        device: Device,
+        fp16: bool,
+        fold_relu_scales: bool,
+    ) -> Result<Model, NetError> {
         if file.trunk.metadata_encoder.is_some() {
             return Err(NetError::Unsupported {
                 name: file.name.clone(),
@@ -215,7 +227,11 @@ impl Model {
                 )))
             }
         };
-        check("spatial input", batch.spatial.len(), n * NUM_SPATIAL_FEATURES * h * w)?;
+        check(
+            "spatial input",
+            batch.spatial.len(),
+            n * NUM_SPATIAL_FEATURES * h * w,
+        )?;
         check("global input", batch.global.len(), n * NUM_GLOBAL_FEATURES)?;
         if let Some(m) = batch.mask {
             check("mask", m.len(), n * h * w)?;
@@ -266,9 +282,18 @@ struct RawOutputs {
 }
 
 impl RawOutputs {
-    fn into_outputs(self, model: &Model, n: usize, h: usize, w: usize) -> Result<NetOutputs, tch::TchError> {
+    fn into_outputs(
+        self,
+        model: &Model,
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutputs, tch::TchError> {
         let to_vec = |t: &Tensor| -> Result<Vec<f32>, tch::TchError> {
-            let t = t.f_to_kind(Kind::Float)?.f_to_device(Device::Cpu)?.f_contiguous()?;
+            let t = t
+                .f_to_kind(Kind::Float)?
+                .f_to_device(Device::Cpu)?
+                .f_contiguous()?;
             let numel = t.numel();
             let mut v = vec![0f32; numel];
             t.f_copy_data(&mut v, numel)?;
@@ -293,10 +318,13 @@ impl RawOutputs {
         let score_raw = to_vec(&self.score)?;
         let ownership = to_vec(&self.ownership.tanh())?;
         let score_channels = score_raw.len() / n;
-        let mut outs = NetOutputs::with_capacity(n, h, w, policy, policy_optimistic, value_logits, ownership);
+        let mut outs =
+            NetOutputs::with_capacity(n, h, w, policy, policy_optimistic, value_logits, ownership);
         for row in 0..n {
             let s = &score_raw[row * score_channels..(row + 1) * score_channels];
-            outs.push_scores(ScoreRaw::from_channels(s).post_process(model.version, &model.post_process));
+            outs.push_scores(
+                ScoreRaw::from_channels(s).post_process(model.version, &model.post_process),
+            );
         }
         Ok(outs)
     }
@@ -335,7 +363,9 @@ impl Ctx {
     }
 
     fn masked(mask: Tensor) -> Ctx {
-        let area = mask.sum_dim_intlist([2i64, 3].as_slice(), false, None).reshape([-1, 1]);
+        let area = mask
+            .sum_dim_intlist([2i64, 3].as_slice(), false, None)
+            .reshape([-1, 1]);
         Ctx::from_area(area, Some(mask))
     }
 
@@ -400,7 +430,14 @@ struct Conv {
 
 impl Conv {
     fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv2d(&self.weight, self.bias.as_ref(), [1, 1], self.padding, self.dilation, 1)
+        x.conv2d(
+            &self.weight,
+            self.bias.as_ref(),
+            [1, 1],
+            self.padding,
+            self.dilation,
+            1,
+        )
     }
 }
 
@@ -578,7 +615,8 @@ impl Net {
         let p = &self.policy;
         let g1 = ctx.apply(activate(p.g1.forward(&trunk), p.g1_act));
         let pooled = ctx.pool(&g1);
-        let p1 = p.p1.forward(&trunk) + p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1);
+        let p1 =
+            p.p1.forward(&trunk) + p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1);
         let p1 = ctx.apply(activate(p1, p.p1_act));
         let policy = p.p2.forward(&p1);
         let mut pass = p.pass1.forward(&pooled);
@@ -634,7 +672,12 @@ impl Builder {
 
     /// A conv whose output is scaled per channel by `scale` then offset by
     /// `bias`, and whose input channels are scaled by `in_scale`.
-    fn conv(&self, c: &ConvLayer, affine: Option<(&[f32], &[f32])>, in_scale: Option<&[f32]>) -> Conv {
+    fn conv(
+        &self,
+        c: &ConvLayer,
+        affine: Option<(&[f32], &[f32])>,
+        in_scale: Option<&[f32]>,
+    ) -> Conv {
         let per_out = c.in_channels * c.y_size * c.x_size;
         let per_in = c.y_size * c.x_size;
         let mut w = c.weights.clone();
@@ -878,7 +921,10 @@ mod tests {
         cmp(e.scores.score_stdev, p.scores.score_stdev);
         cmp(e.scores.lead, p.scores.lead);
         cmp(e.scores.var_time_left, p.scores.var_time_left);
-        cmp(e.scores.shortterm_winloss_error, p.scores.shortterm_winloss_error);
+        cmp(
+            e.scores.shortterm_winloss_error,
+            p.scores.shortterm_winloss_error,
+        );
         assert!(worst < tol, "padded differs from exact by {worst}");
     }
 
@@ -957,7 +1003,10 @@ mod tests {
             assert_eq!(out.policy_optimistic.is_some(), version >= 12, "v{version}");
             let sc = out.row(0).scores;
             if version >= 9 {
-                assert!(sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0, "v{version}");
+                assert!(
+                    sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0,
+                    "v{version}"
+                );
             } else {
                 assert_eq!(sc.var_time_left, -1.0);
             }
@@ -968,7 +1017,8 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors_not_panics() {
-        let model = Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false).expect("build");
+        let model = Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false)
+            .expect("build");
         let (spatial, global, mask) = position(9, 9, 9);
         let ok = InputBatch {
             batch_size: 1,
@@ -980,18 +1030,39 @@ mod tests {
         };
         assert!(model.forward(&ok).is_ok());
         let cases = [
-            InputBatch { batch_size: 2, ..ok },
-            InputBatch { batch_size: 0, ..ok },
+            InputBatch {
+                batch_size: 2,
+                ..ok
+            },
+            InputBatch {
+                batch_size: 0,
+                ..ok
+            },
             InputBatch { height: 8, ..ok },
-            InputBatch { global: &global[..5], ..ok },
-            InputBatch { height: 0, width: 0, spatial: &[], mask: None, ..ok },
+            InputBatch {
+                global: &global[..5],
+                ..ok
+            },
+            InputBatch {
+                height: 0,
+                width: 0,
+                spatial: &[],
+                mask: None,
+                ..ok
+            },
         ];
         for c in cases {
             assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
         }
         let zeros = vec![0f32; 81];
-        let empty_mask = InputBatch { mask: Some(&zeros), ..ok };
-        assert!(matches!(model.forward(&empty_mask), Err(NetError::BadInput(_))));
+        let empty_mask = InputBatch {
+            mask: Some(&zeros),
+            ..ok
+        };
+        assert!(matches!(
+            model.forward(&empty_mask),
+            Err(NetError::BadInput(_))
+        ));
     }
 
     #[test]
@@ -1008,11 +1079,23 @@ mod tests {
             version: 1,
             num_input_channels: 192,
             mul1: mm("m1", 192, 4),
-            bias1: MatBiasLayer { name: "b1".into(), weights: vec![0.0; 4] },
-            act1: ActivationLayer { name: "a1".into(), activation: Activation::Relu },
+            bias1: MatBiasLayer {
+                name: "b1".into(),
+                weights: vec![0.0; 4],
+            },
+            act1: ActivationLayer {
+                name: "a1".into(),
+                activation: Activation::Relu,
+            },
             mul2: mm("m2", 4, 4),
-            bias2: MatBiasLayer { name: "b2".into(), weights: vec![0.0; 4] },
-            act2: ActivationLayer { name: "a2".into(), activation: Activation::Relu },
+            bias2: MatBiasLayer {
+                name: "b2".into(),
+                weights: vec![0.0; 4],
+            },
+            act2: ActivationLayer {
+                name: "a2".into(),
+                activation: Activation::Relu,
+            },
             mul3: mm("m3", 4, 16),
         });
         // The file format handles it...

@@ -119,7 +119,11 @@ impl NetRow<'_> {
         }
         let max = w.max(l).max(nr);
         let (ew, el) = ((w - max).exp(), (l - max).exp());
-        let enr = if no_result_possible { (nr - max).exp() } else { 0.0 };
+        let enr = if no_result_possible {
+            (nr - max).exp()
+        } else {
+            0.0
+        };
         let sum = ew + el + enr;
         let (win, loss, no_result) = (ew / sum, el / sum, enr / sum);
         let s = &self.scores;
@@ -213,7 +217,8 @@ impl ScoreRaw {
         let score_stdev = softplus(f64::from(self.stdev_pre_softplus)) * p.score_stdev_multiplier;
         let lead = f64::from(self.lead) * p.lead_multiplier;
         let (var_time_left, st_wl, st_score) = if version >= 9 {
-            let var_time = softplus(f64::from(self.var_time_pre_softplus)) * p.variance_time_multiplier;
+            let var_time =
+                softplus(f64::from(self.var_time_pre_softplus)) * p.variance_time_multiplier;
             let (wl, sc) = (f64::from(self.st_winloss_pre), f64::from(self.st_score_pre));
             let (st_wl, st_score) = if version >= 14 {
                 let a = softplus(wl * 0.5);
@@ -252,7 +257,8 @@ mod tests {
 
     #[test]
     fn version_8_reports_absent_heads() {
-        let s = ScoreRaw::from_channels(&[0.1, 0.2, 0.3, 0.4]).post_process(8, &PostProcessParams::default());
+        let s = ScoreRaw::from_channels(&[0.1, 0.2, 0.3, 0.4])
+            .post_process(8, &PostProcessParams::default());
         assert_eq!(s.var_time_left, -1.0);
         assert_eq!(s.shortterm_winloss_error, -1.0);
         assert_eq!(s.shortterm_score_error, -1.0);
@@ -270,7 +276,9 @@ mod tests {
         let v14 = raw.post_process(14, &p);
         assert!((f64::from(v9.shortterm_winloss_error) - softplus(0.5)).abs() < 1e-6);
         assert!((f64::from(v9.shortterm_score_error) - softplus(-0.5) * 10.0).abs() < 1e-5);
-        assert!((f64::from(v10.shortterm_winloss_error) - (softplus(0.5) * 0.25).sqrt()).abs() < 1e-6);
+        assert!(
+            (f64::from(v10.shortterm_winloss_error) - (softplus(0.5) * 0.25).sqrt()).abs() < 1e-6
+        );
         assert!((f64::from(v14.shortterm_winloss_error) - softplus(0.25) * 0.5).abs() < 1e-6);
         assert!((f64::from(v14.var_time_left) - softplus(1.0) * 40.0).abs() < 1e-4);
     }

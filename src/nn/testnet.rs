@@ -55,7 +55,11 @@ impl Gen {
     fn act(&mut self, name: &str) -> ActivationLayer {
         ActivationLayer {
             name: name.into(),
-            activation: if self.version >= 11 { self.act } else { Activation::Relu },
+            activation: if self.version >= 11 {
+                self.act
+            } else {
+                Activation::Relu
+            },
         }
     }
 
@@ -89,7 +93,7 @@ impl Gen {
     }
 
     fn gpool(&mut self, name: &str, c: usize, reg: usize, gp: usize) -> Block {
-        Block::GlobalPooling(GlobalPoolingBlock {
+        Block::GlobalPooling(Box::new(GlobalPoolingBlock {
             name: name.into(),
             pre_bn: self.bn(&format!("{name}.norm1"), c),
             pre_activation: self.act(&format!("{name}.act1")),
@@ -101,7 +105,7 @@ impl Gen {
             mid_bn: self.bn(&format!("{name}.norm2"), reg),
             mid_activation: self.act(&format!("{name}.act2")),
             final_conv: self.conv(&format!("{name}.conv2"), 3, reg, c),
-        })
+        }))
     }
 }
 
@@ -116,7 +120,10 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
     let c = 16;
     let mut blocks = vec![g.ordinary("rconv1", c, 12), g.gpool("rconv2", c, 12, 8)];
     if version >= 14 {
-        let inner = vec![g.ordinary("nbt.inner1", 8, 8), g.gpool("nbt.inner2", 8, 8, 4)];
+        let inner = vec![
+            g.ordinary("nbt.inner1", 8, 8),
+            g.gpool("nbt.inner2", 8, 8, 4),
+        ];
         blocks.push(Block::NestedBottleneck(NestedBottleneckBlock {
             name: "nbt".into(),
             pre_bn: g.bn("nbt.normpre", c),
@@ -149,7 +156,11 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             g.matmul("policy.linear_pass2", 12, policy_out_channels),
         )
     });
-    let pass_out = if version >= 15 { 12 } else { policy_out_channels };
+    let pass_out = if version >= 15 {
+        12
+    } else {
+        policy_out_channels
+    };
     ModelFile {
         name: format!("synthetic-v{version}"),
         version,
