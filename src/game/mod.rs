@@ -10,6 +10,7 @@
 mod area;
 mod board;
 mod history;
+mod ladder;
 mod rules;
 pub mod sgf;
 mod types;
@@ -18,6 +19,7 @@ mod zobrist;
 pub use area::AreaOptions;
 pub use board::{Area, Board, BoardSizeError, DiagramError, Locs, MoveRecord};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
+pub use ladder::{iter_ladders, LadderScratch};
 pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
     WhiteHandicapBonusRule, MAX_USER_KOMI, MIN_USER_KOMI,

@@ -1,17 +1,36 @@
 //! KataGo networks on libtorch: model files, input features, the batching
 //! evaluator and its cache.
+//!
+//! Model side (this part): [`ModelFile`] reads and writes KataGo's `.bin.gz`
+//! files, [`Model`] runs the network with libtorch and returns
+//! [`NetOutputs`] from the side to move's perspective.
 
 mod batch;
 mod cache;
+pub mod desc;
 mod evaluator;
+mod features;
+pub mod model_file;
+mod network;
 mod output;
+mod outputs;
 mod postprocess;
 mod request;
 mod symmetry;
+#[cfg(test)]
+mod testnet;
 
 pub use batch::{BatchModel, InputBatch, ModelError, RawRow};
 pub use cache::NnCache;
 pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig};
+pub use features::{
+    nn_input_hash, FeatureEncoder, NnInputParams, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+};
+pub use model_file::{ModelFile, ModelFileError};
+// Both the evaluator's batch and the network's input view are called
+// `InputBatch` in their branches; the evaluator's keeps the name here.
+pub use network::{InputBatch as NetInput, Model, NetError, MAX_BOARD_LEN};
 pub use output::NnOutput;
+pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};
 pub use symmetry::Symmetry;

@@ -1,0 +1,75 @@
+//! Network speed on the CPU: evals/s of the g170 b6c96 net on 19x19 at
+//! batch 1..16 (plain main, `harness = false`).
+//!
+//! `cargo bench --bench nn` (env: `ENGINE_SHARED_DIR`, `NN_BENCH_THREADS`
+//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0)).
+//! Prints the median of 5 measurements per batch size.
+
+use std::time::Instant;
+
+use engine::nn::{Model, NetInput as InputBatch};
+use tch::Device;
+
+/// Multiply-adds x 2 of one 19x19 evaluation of g170-b6c96, measured.
+const GFLOP_PER_EVAL: f64 = 0.75;
+
+fn main() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+    let threads: i32 = std::env::var("NN_BENCH_THREADS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let secs: f64 = std::env::var("NN_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    tch::set_num_threads(threads);
+    let model = Model::load(
+        shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
+        Device::Cpu,
+    )
+    .expect("g170 loads");
+    println!("model {} on CPU, {threads} threads, 19x19", model.name());
+    println!("batch  evals/s  GFLOP/s  (median of 5 x {secs}s)");
+    for batch in [1usize, 2, 4, 8, 16] {
+        let (h, w) = (19, 19);
+        // Plausible mid-game-like inputs: board plane on, a few stones.
+        let mut spatial = vec![0f32; batch * 22 * h * w];
+        for (i, v) in spatial.iter_mut().enumerate() {
+            let plane = (i / (h * w)) % 22;
+            *v = match plane {
+                0 => 1.0,
+                1 | 2 => f32::from((i * 7919) % 11 == 0),
+                _ => 0.0,
+            };
+        }
+        let mut global = vec![0f32; batch * 19];
+        for row in global.chunks_mut(19) {
+            row[5] = -0.375;
+        }
+        let input = InputBatch {
+            batch_size: batch,
+            height: h,
+            width: w,
+            spatial: &spatial,
+            global: &global,
+            mask: None,
+        };
+        for _ in 0..3 {
+            model.forward(&input).expect("forward");
+        }
+        let mut rates = Vec::new();
+        for _ in 0..5 {
+            let start = Instant::now();
+            let mut evals = 0usize;
+            while start.elapsed().as_secs_f64() < secs {
+                model.forward(&input).expect("forward");
+                evals += batch;
+            }
+            rates.push(evals as f64 / start.elapsed().as_secs_f64());
+        }
+        rates.sort_by(|a, b| a.total_cmp(b));
+        let median = rates[rates.len() / 2];
+        println!("{batch:5}  {median:7.1}  {:7.1}", median * GFLOP_PER_EVAL);
+    }
+}

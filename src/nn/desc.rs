@@ -1,0 +1,485 @@
+//! Typed descriptors of a KataGo network: every layer with its shape and
+//! weights, as a model file stores them (see [`super::model_file`] for the
+//! file format). Weights are kept unfused (batch norms keep mean, variance,
+//! scale and bias) so that a file can be written back bit for bit; the
+//! network ([`super::network`]) folds them when it builds its tensors.
+
+/// Oldest model version this crate reads (KataGo's g170 run).
+pub const MIN_MODEL_VERSION: i32 = 8;
+/// Newest model version this crate reads.
+pub const MAX_MODEL_VERSION: i32 = 16;
+
+/// Number of spatial input planes of every supported model (KataGo input
+/// features version 7).
+pub const NUM_SPATIAL_FEATURES: usize = 22;
+/// Number of global input values of every supported model.
+pub const NUM_GLOBAL_FEATURES: usize = 19;
+
+/// An activation function, as named in model files (version >= 11; older
+/// files imply ReLU everywhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// `x`.
+    Identity,
+    /// `max(x, 0)`.
+    Relu,
+    /// `x * tanh(softplus(x))`.
+    Mish,
+    /// `x * sigmoid(x)`.
+    Silu,
+}
+
+impl Activation {
+    /// The name KataGo's files use (`ACTIVATION_RELU`, ...).
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Activation::Identity => "ACTIVATION_IDENTITY",
+            Activation::Relu => "ACTIVATION_RELU",
+            Activation::Mish => "ACTIVATION_MISH",
+            Activation::Silu => "ACTIVATION_SILU",
+        }
+    }
+
+    /// Parses a name as KataGo's files spell it.
+    pub fn from_file_name(s: &str) -> Option<Activation> {
+        Some(match s {
+            "ACTIVATION_IDENTITY" => Activation::Identity,
+            "ACTIVATION_RELU" => Activation::Relu,
+            "ACTIVATION_MISH" => Activation::Mish,
+            "ACTIVATION_SILU" => Activation::Silu,
+            _ => return None,
+        })
+    }
+}
+
+/// A named activation layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivationLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// The function.
+    pub activation: Activation,
+}
+
+/// A 2-D convolution without bias.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// Kernel height (odd).
+    pub y_size: usize,
+    /// Kernel width (odd).
+    pub x_size: usize,
+    /// Input channels.
+    pub in_channels: usize,
+    /// Output channels.
+    pub out_channels: usize,
+    /// Dilation along y.
+    pub dilation_y: usize,
+    /// Dilation along x.
+    pub dilation_x: usize,
+    /// Weights in torch order `[out, in, y, x]` (the file stores `[y, x, in, out]`).
+    pub weights: Vec<f32>,
+}
+
+impl ConvLayer {
+    /// Number of weights.
+    pub fn num_parameters(&self) -> usize {
+        self.weights.len()
+    }
+}
+
+/// A batch normalisation layer (inference form: `(x - mean) / sqrt(var + eps) * scale + bias`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchNormLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// Channels.
+    pub num_channels: usize,
+    /// Epsilon added to the variance.
+    pub epsilon: f32,
+    /// Whether the file stores a scale (else it is 1).
+    pub has_scale: bool,
+    /// Whether the file stores a bias (else it is 0).
+    pub has_bias: bool,
+    /// Running mean.
+    pub mean: Vec<f32>,
+    /// Running variance.
+    pub variance: Vec<f32>,
+    /// Scale (gamma); all ones when `!has_scale`.
+    pub scale: Vec<f32>,
+    /// Bias (beta); all zeros when `!has_bias`.
+    pub bias: Vec<f32>,
+}
+
+impl BatchNormLayer {
+    /// Learned parameters (scale and bias when stored; mean and variance are statistics).
+    pub fn num_parameters(&self) -> usize {
+        self.num_channels * (usize::from(self.has_scale) + usize::from(self.has_bias))
+    }
+
+    /// The per-channel affine map `x * s + b` this layer computes, as KataGo
+    /// merges it (`s = scale / sqrt(var + eps)`, `b = bias - s * mean`).
+    pub fn merged(&self) -> (Vec<f32>, Vec<f32>) {
+        let mut s = Vec::with_capacity(self.num_channels);
+        let mut b = Vec::with_capacity(self.num_channels);
+        for c in 0..self.num_channels {
+            let sc = self.scale[c] / (self.variance[c] + self.epsilon).sqrt();
+            s.push(sc);
+            b.push(self.bias[c] - sc * self.mean[c]);
+        }
+        (s, b)
+    }
+}
+
+/// A dense layer without bias: `y = x W` with `W` of shape `[in, out]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatMulLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// Input width.
+    pub in_channels: usize,
+    /// Output width.
+    pub out_channels: usize,
+    /// Weights, row-major `[in, out]` (the file's order).
+    pub weights: Vec<f32>,
+}
+
+/// A bias vector added after a [`MatMulLayer`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatBiasLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// The bias, one per channel.
+    pub weights: Vec<f32>,
+}
+
+/// An ordinary pre-activation residual block:
+/// `x + conv2(act(bn2(conv1(act(bn1(x))))))`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResidualBlock {
+    /// Block name from the file.
+    pub name: String,
+    /// Normalisation before the first conv.
+    pub pre_bn: BatchNormLayer,
+    /// Activation before the first conv.
+    pub pre_activation: ActivationLayer,
+    /// First conv (trunk -> mid channels).
+    pub regular_conv: ConvLayer,
+    /// Normalisation before the second conv.
+    pub mid_bn: BatchNormLayer,
+    /// Activation before the second conv.
+    pub mid_activation: ActivationLayer,
+    /// Second conv (mid -> trunk channels).
+    pub final_conv: ConvLayer,
+}
+
+/// A residual block whose first conv gets a per-channel bias computed from
+/// globally pooled features of a parallel conv.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalPoolingBlock {
+    /// Block name from the file.
+    pub name: String,
+    /// Normalisation before the convs.
+    pub pre_bn: BatchNormLayer,
+    /// Activation before the convs.
+    pub pre_activation: ActivationLayer,
+    /// The regular conv.
+    pub regular_conv: ConvLayer,
+    /// The conv whose output is pooled.
+    pub gpool_conv: ConvLayer,
+    /// Normalisation of the pooled branch.
+    pub gpool_bn: BatchNormLayer,
+    /// Activation of the pooled branch.
+    pub gpool_activation: ActivationLayer,
+    /// Pooled features (3 per channel) -> bias of the regular branch.
+    pub gpool_to_bias_mul: MatMulLayer,
+    /// Normalisation before the final conv.
+    pub mid_bn: BatchNormLayer,
+    /// Activation before the final conv.
+    pub mid_activation: ActivationLayer,
+    /// Final conv back to trunk channels.
+    pub final_conv: ConvLayer,
+}
+
+/// A nested bottleneck block (b18c384nbt-style nets): a 1x1 conv down to
+/// fewer channels, a stack of inner blocks, a 1x1 conv back up, all around
+/// one residual connection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedBottleneckBlock {
+    /// Block name from the file.
+    pub name: String,
+    /// Normalisation before the first conv.
+    pub pre_bn: BatchNormLayer,
+    /// Activation before the first conv.
+    pub pre_activation: ActivationLayer,
+    /// Conv into the bottleneck width.
+    pub pre_conv: ConvLayer,
+    /// The inner blocks (on the bottleneck width).
+    pub blocks: Vec<Block>,
+    /// Normalisation before the last conv.
+    pub post_bn: BatchNormLayer,
+    /// Activation before the last conv.
+    pub post_activation: ActivationLayer,
+    /// Conv back to the outer width.
+    pub post_conv: ConvLayer,
+}
+
+/// One block of a trunk (or of a nested bottleneck block).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// `ordinary_block`.
+    Ordinary(ResidualBlock),
+    /// `gpool_block`.
+    GlobalPooling(Box<GlobalPoolingBlock>),
+    /// `nested_bottleneck_block`.
+    NestedBottleneck(NestedBottleneckBlock),
+}
+
+impl Block {
+    /// The block's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Block::Ordinary(b) => &b.name,
+            Block::GlobalPooling(b) => &b.name,
+            Block::NestedBottleneck(b) => &b.name,
+        }
+    }
+
+    /// The keyword a model file uses for this kind of block.
+    pub fn kind_keyword(&self) -> &'static str {
+        match self {
+            Block::Ordinary(_) => "ordinary_block",
+            Block::GlobalPooling(_) => "gpool_block",
+            Block::NestedBottleneck(_) => "nested_bottleneck_block",
+        }
+    }
+
+    /// Learned parameters, as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        match self {
+            Block::Ordinary(b) => {
+                b.pre_bn.num_parameters()
+                    + b.regular_conv.num_parameters()
+                    + b.mid_bn.num_parameters()
+                    + b.final_conv.num_parameters()
+            }
+            Block::GlobalPooling(b) => {
+                b.pre_bn.num_parameters()
+                    + b.regular_conv.num_parameters()
+                    + b.gpool_conv.num_parameters()
+                    + b.gpool_bn.num_parameters()
+                    + b.gpool_to_bias_mul.weights.len()
+                    + b.mid_bn.num_parameters()
+                    + b.final_conv.num_parameters()
+            }
+            Block::NestedBottleneck(b) => {
+                b.pre_bn.num_parameters()
+                    + b.pre_conv.num_parameters()
+                    + b.blocks.iter().map(Block::num_parameters).sum::<usize>()
+                    + b.post_bn.num_parameters()
+                    + b.post_conv.num_parameters()
+            }
+        }
+    }
+}
+
+/// The SGF-metadata encoder of human-style nets (model version >= 15 with
+/// `metaEncoderVersion > 0`): three dense layers from metadata inputs to a
+/// trunk bias.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetadataEncoder {
+    /// Encoder name from the file.
+    pub name: String,
+    /// Encoder format version (1 is the only one KataGo defines).
+    pub version: i32,
+    /// Number of metadata inputs (192 for version 1).
+    pub num_input_channels: usize,
+    /// First dense layer.
+    pub mul1: MatMulLayer,
+    /// Its bias.
+    pub bias1: MatBiasLayer,
+    /// Its activation.
+    pub act1: ActivationLayer,
+    /// Second dense layer.
+    pub mul2: MatMulLayer,
+    /// Its bias.
+    pub bias2: MatBiasLayer,
+    /// Its activation.
+    pub act2: ActivationLayer,
+    /// Output layer (-> trunk channels).
+    pub mul3: MatMulLayer,
+}
+
+/// The trunk: input layers, the block stack and the final normalisation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trunk {
+    /// Trunk name from the file.
+    pub name: String,
+    /// Trunk width.
+    pub trunk_num_channels: usize,
+    /// Header value: mid channels of ordinary blocks.
+    pub mid_num_channels: usize,
+    /// Header value: regular channels of gpool blocks.
+    pub regular_num_channels: usize,
+    /// Header value: unused by every backend, kept for writing back.
+    pub dilated_num_channels: usize,
+    /// Header value: pooled channels of gpool blocks.
+    pub gpool_num_channels: usize,
+    /// Spatial input conv.
+    pub initial_conv: ConvLayer,
+    /// Global inputs -> trunk bias.
+    pub initial_matmul: MatMulLayer,
+    /// Metadata encoder, when the net has one.
+    pub metadata_encoder: Option<MetadataEncoder>,
+    /// The residual blocks.
+    pub blocks: Vec<Block>,
+    /// Final normalisation of the trunk.
+    pub tip_bn: BatchNormLayer,
+    /// Final activation of the trunk.
+    pub tip_activation: ActivationLayer,
+}
+
+/// The policy head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyHead {
+    /// Head name from the file.
+    pub name: String,
+    /// Policy output channels: 1 (v8-11), 2 (v12-15: plus the optimistic
+    /// policy), 4 (v16: plus Q-value predictions, unused by the search).
+    pub policy_out_channels: usize,
+    /// Spatial conv from the trunk.
+    pub p1_conv: ConvLayer,
+    /// Conv whose output is pooled.
+    pub g1_conv: ConvLayer,
+    /// Normalisation of the pooled branch.
+    pub g1_bn: BatchNormLayer,
+    /// Activation of the pooled branch.
+    pub g1_activation: ActivationLayer,
+    /// Pooled features -> bias of the spatial branch.
+    pub gpool_to_bias_mul: MatMulLayer,
+    /// Normalisation of the spatial branch.
+    pub p1_bn: BatchNormLayer,
+    /// Activation of the spatial branch.
+    pub p1_activation: ActivationLayer,
+    /// Final 1x1 conv to the policy logits.
+    pub p2_conv: ConvLayer,
+    /// Pooled features -> pass logit(s) (v15+: -> hidden layer).
+    pub gpool_to_pass_mul: MatMulLayer,
+    /// v15+: the pass hidden layer's bias, activation and output layer.
+    pub pass_mlp: Option<(MatBiasLayer, ActivationLayer, MatMulLayer)>,
+}
+
+/// The value head: game outcome, score statistics and ownership.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValueHead {
+    /// Head name from the file.
+    pub name: String,
+    /// Spatial conv from the trunk.
+    pub v1_conv: ConvLayer,
+    /// Its normalisation.
+    pub v1_bn: BatchNormLayer,
+    /// Its activation.
+    pub v1_activation: ActivationLayer,
+    /// Pooled features -> hidden layer.
+    pub v2_mul: MatMulLayer,
+    /// Hidden layer bias.
+    pub v2_bias: MatBiasLayer,
+    /// Hidden layer activation.
+    pub v2_activation: ActivationLayer,
+    /// Hidden -> win/loss/no-result logits.
+    pub v3_mul: MatMulLayer,
+    /// Their bias.
+    pub v3_bias: MatBiasLayer,
+    /// Hidden -> score values (4 for v8, 6 for v9+).
+    pub sv3_mul: MatMulLayer,
+    /// Their bias.
+    pub sv3_bias: MatBiasLayer,
+    /// 1x1 conv -> ownership.
+    pub ownership_conv: ConvLayer,
+}
+
+/// Scaling constants of the value outputs. Version >= 13 files store them;
+/// older versions use KataGo's defaults ([`PostProcessParams::default`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PostProcessParams {
+    /// Multiplier of the TD score outputs (not used by the search).
+    pub td_score_multiplier: f64,
+    /// Multiplier of the score mean output.
+    pub score_mean_multiplier: f64,
+    /// Multiplier of the score stdev output (after softplus).
+    pub score_stdev_multiplier: f64,
+    /// Multiplier of the lead output.
+    pub lead_multiplier: f64,
+    /// Multiplier of the variance-time output (after softplus).
+    pub variance_time_multiplier: f64,
+    /// Multiplier of the short-term value error output.
+    pub shortterm_value_error_multiplier: f64,
+    /// Multiplier of the short-term score error output.
+    pub shortterm_score_error_multiplier: f64,
+}
+
+impl Default for PostProcessParams {
+    fn default() -> Self {
+        PostProcessParams {
+            td_score_multiplier: 20.0,
+            score_mean_multiplier: 20.0,
+            score_stdev_multiplier: 20.0,
+            lead_multiplier: 20.0,
+            variance_time_multiplier: 40.0,
+            shortterm_value_error_multiplier: 0.25,
+            shortterm_score_error_multiplier: 30.0,
+        }
+    }
+}
+
+impl Trunk {
+    /// Learned parameters, as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        let meta = self.metadata_encoder.as_ref().map_or(0, |m| {
+            m.mul1.weights.len()
+                + m.bias1.weights.len()
+                + m.mul2.weights.len()
+                + m.bias2.weights.len()
+                + m.mul3.weights.len()
+        });
+        self.initial_conv.num_parameters()
+            + self.initial_matmul.weights.len()
+            + meta
+            + self.blocks.iter().map(Block::num_parameters).sum::<usize>()
+            + self.tip_bn.num_parameters()
+    }
+}
+
+impl PolicyHead {
+    /// Learned parameters, as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        let pass = self
+            .pass_mlp
+            .as_ref()
+            .map_or(0, |(b, _, m)| b.weights.len() + m.weights.len());
+        self.p1_conv.num_parameters()
+            + self.g1_conv.num_parameters()
+            + self.g1_bn.num_parameters()
+            + self.gpool_to_bias_mul.weights.len()
+            + self.p1_bn.num_parameters()
+            + self.p2_conv.num_parameters()
+            + self.gpool_to_pass_mul.weights.len()
+            + pass
+    }
+}
+
+impl ValueHead {
+    /// Learned parameters, as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        self.v1_conv.num_parameters()
+            + self.v1_bn.num_parameters()
+            + self.v2_mul.weights.len()
+            + self.v2_bias.weights.len()
+            + self.v3_mul.weights.len()
+            + self.v3_bias.weights.len()
+            + self.sv3_mul.weights.len()
+            + self.sv3_bias.weights.len()
+            + self.ownership_conv.num_parameters()
+    }
+}

@@ -1,0 +1,514 @@
+//! The network's input features, KataGo's input version 7 (used by model
+//! versions 8 to 16): 22 spatial planes and 19 global values, exactly as
+//! `NNInputs::fillRowV7` writes them (`cpp/neuralnet/nninputs.cpp`), and
+//! the cache key of a position (`NNInputs::getHash`).
+//!
+//! Everything is from the point of view of the player to move ("pla"):
+//!
+//! | plane | meaning |
+//! |---|---|
+//! | 0 | on the board |
+//! | 1, 2 | pla / opponent stone |
+//! | 3, 4, 5 | stone whose chain has 1 / 2 / 3 liberties |
+//! | 6 | ko-banned point (simple ko and superko; in the encore the superko bans only) |
+//! | 7 | encore: ko recapture blocked (pla must pass for ko) |
+//! | 8 | unused in version 7 |
+//! | 9..=13 | location of the last 5 moves (opponent's last move first) |
+//! | 14 | stone in (or that can be put in) an inescapable ladder |
+//! | 15, 16 | the same one and two moves ago |
+//! | 17 | attacker moves that ladder-capture an opponent two-liberty chain |
+//! | 18, 19 | pla / opponent area (area scoring, or territory in the second encore) |
+//! | 20, 21 | pla / opponent stones at the start of the second encore |
+//!
+//! | global | meaning |
+//! |---|---|
+//! | 0..=4 | the last 5 moves were passes |
+//! | 5 | komi from pla's view / 20 (with bonuses, clipped) |
+//! | 6, 7 | ko rule: simple (0, 0), positional (1, 0.5), situational (1, -0.5) |
+//! | 8 | multi-stone suicide legal |
+//! | 9 | territory scoring |
+//! | 10, 11 | tax: seki (1, 0), all (1, 1) |
+//! | 12, 13 | encore phase ≥ 1, ≥ 2 |
+//! | 14 | a pass would end the phase |
+//! | 15, 16 | playout doubling advantage in use, and half of it |
+//! | 17 | button rule |
+//! | 18 | komi parity wave (area scoring or second encore) |
+//!
+//! Planes are written for the board's own size, `[C, y_size, x_size]`
+//! row-major (the evaluator pads and applies symmetries).
+
+use crate::game::{
+    iter_ladders, Area, AreaOptions, Board, BoardHistory, Color, Hash128, KoRule, LadderScratch,
+    Loc, Move, Player, ScoringRule, TaxRule,
+};
+
+/// Spatial planes of input version 7.
+pub const NUM_SPATIAL_FEATURES_V7: usize = 22;
+/// Global values of input version 7.
+pub const NUM_GLOBAL_FEATURES_V7: usize = 19;
+
+/// KataGo's `NNPos::KOMI_CLIP_RADIUS`: komi is clipped to the board area
+/// plus this.
+const KOMI_CLIP_RADIUS: f32 = 20.0;
+
+/// KataGo keeps at most this many previous moves in the features.
+const MAX_HISTORY_FEATURES: usize = 5;
+
+/// How a position is shown to the network beyond the position itself
+/// (KataGo's `MiscNNInputParams`, the parts that change the inputs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NnInputParams {
+    /// Value of a draw for white, 0..=1 (KataGo's
+    /// `drawEquivalentWinsForWhite`); with integer komi it shifts the komi
+    /// the net sees by `value - 0.5`.
+    pub draw_equivalent_wins_for_white: f64,
+    /// The root of a search that assumes passing does not end the game
+    /// (KataGo's `conservativePass`): when a pass would end it, history and
+    /// the "pass ends the phase" input are hidden.
+    pub conservative_pass_and_is_root: bool,
+    /// KataGo's `enablePassingHacks`: the same hiding when a pass would end
+    /// the game in a loss or draw.
+    pub enable_passing_hacks: bool,
+    /// Playout doubling advantage of pla (KataGo's
+    /// `playoutDoublingAdvantage`), for handicap/asymmetric play.
+    pub playout_doubling_advantage: f64,
+    /// Most previous moves to show, KataGo's `maxHistory` (0 with
+    /// `ignorePreRootHistory` at the root; only 5 are ever used).
+    pub max_history: usize,
+    /// Overrides the history's "compute pass-alive under suicide rules"
+    /// setting (KataGo's `passAliveSuicideRulesOverride`); `None` keeps it.
+    pub pass_alive_suicide_rules_override: Option<bool>,
+}
+
+impl Default for NnInputParams {
+    /// KataGo's defaults: a draw is worth half a win, full history, no
+    /// pass handling, no playout advantage.
+    fn default() -> Self {
+        NnInputParams {
+            draw_equivalent_wins_for_white: 0.5,
+            conservative_pass_and_is_root: false,
+            enable_passing_hacks: false,
+            playout_doubling_advantage: 0.0,
+            max_history: 1000,
+            pass_alive_suicide_rules_override: None,
+        }
+    }
+}
+
+impl NnInputParams {
+    /// Whether pass-alive areas are computed as if multi-stone suicide
+    /// were legal (KataGo's `getSuicideLegalForPassAlive`).
+    pub fn suicide_legal_for_pass_alive(&self, hist: &BoardHistory) -> bool {
+        match self.pass_alive_suicide_rules_override {
+            Some(always) => hist.rules().multi_stone_suicide_legal || always,
+            None => hist.suicide_legal_for_pass_alive(),
+        }
+    }
+}
+
+/// Writes input-version-7 features; keeps the ladder search buffers
+/// between calls so encoding allocates nothing once warm. One per thread.
+#[derive(Default)]
+pub struct FeatureEncoder {
+    ladder: LadderScratch,
+}
+
+/// Row-major writer over the planes of one board.
+struct Planes<'a> {
+    data: &'a mut [f32],
+    x_size: usize,
+    area: usize,
+}
+
+impl Planes<'_> {
+    #[inline]
+    fn set(&mut self, plane: usize, loc: Loc) {
+        let (x, y) = loc.xy(self.x_size);
+        self.data[plane * self.area + y * self.x_size + x] = 1.0;
+    }
+}
+
+impl FeatureEncoder {
+    /// A new encoder.
+    pub fn new() -> FeatureEncoder {
+        FeatureEncoder::default()
+    }
+
+    /// KataGo's `NNInputs::fillRowV7` for `next` to move: writes
+    /// `NUM_SPATIAL_FEATURES_V7 * y_size * x_size` values into `spatial`
+    /// (`[C, y, x]` row-major, the board's own size) and
+    /// `NUM_GLOBAL_FEATURES_V7` into `global`, overwriting both.
+    ///
+    /// # Panics
+    /// If the slices have the wrong length (a caller bug).
+    pub fn fill_row_v7(
+        &mut self,
+        board: &Board,
+        hist: &BoardHistory,
+        next: Player,
+        params: &NnInputParams,
+        spatial: &mut [f32],
+        global: &mut [f32],
+    ) {
+        let (x_size, y_size) = (board.x_size(), board.y_size());
+        let area = x_size * y_size;
+        assert_eq!(
+            spatial.len(),
+            NUM_SPATIAL_FEATURES_V7 * area,
+            "spatial input length"
+        );
+        assert_eq!(global.len(), NUM_GLOBAL_FEATURES_V7, "global input length");
+        spatial.fill(0.0);
+        global.fill(0.0);
+        let mut planes = Planes {
+            data: spatial,
+            x_size,
+            area,
+        };
+        let pla = next;
+        let opp = pla.opp();
+        let (pc, oc) = (pla.color(), opp.color());
+        let rules = *hist.rules();
+
+        // Stones and liberties.
+        for loc in board.locs() {
+            planes.set(0, loc);
+            let c = board.get(loc);
+            if c == pc {
+                planes.set(1, loc);
+            } else if c == oc {
+                planes.set(2, loc);
+            }
+            if c == pc || c == oc {
+                match board.num_liberties(loc) {
+                    1 => planes.set(3, loc),
+                    2 => planes.set(4, loc),
+                    3 => planes.set(5, loc),
+                    _ => {}
+                }
+            }
+        }
+
+        // Ko bans, and in the encore the recapture blocks.
+        if hist.encore_phase() == 0 {
+            if let Some(ko) = board.ko_loc() {
+                planes.set(6, ko);
+            }
+            for loc in board.locs() {
+                if hist.is_super_ko_banned(loc) && Some(loc) != board.ko_loc() {
+                    planes.set(6, loc);
+                }
+            }
+        } else {
+            for loc in board.locs() {
+                if hist.is_super_ko_banned(loc) {
+                    planes.set(6, loc);
+                }
+                if hist.is_ko_recap_blocked(loc) {
+                    planes.set(7, loc);
+                }
+            }
+        }
+
+        // Area (planes 18, 19) and whether ending the game now would not win.
+        let suicide_for_pass_alive = params.suicide_legal_for_pass_alive(hist);
+        let area_map = area_feature(board, hist, pla, suicide_for_pass_alive);
+        let mut final_phase_and_game_end_would_not_be_win = false;
+        if let Some((area_map, group_tax_for_pla)) = area_map {
+            let mut board_score_for_pla = group_tax_for_pla;
+            for loc in board.locs() {
+                let owner = area_map.get(loc);
+                let stone = board.get(loc);
+                let mine = owner == pc
+                    || (owner == Color::Empty
+                        && rules.scoring_rule == ScoringRule::Territory
+                        && stone == pc
+                        && hist.second_encore_start_color(loc) == pc);
+                let theirs = owner == oc
+                    || (owner == Color::Empty
+                        && rules.scoring_rule == ScoringRule::Territory
+                        && stone == oc
+                        && hist.second_encore_start_color(loc) == oc);
+                if mine {
+                    planes.set(18, loc);
+                    board_score_for_pla += 1;
+                } else if theirs {
+                    planes.set(19, loc);
+                    board_score_for_pla -= 1;
+                }
+            }
+            let self_komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
+            if board_score_for_pla as f32 + self_komi <= 0.0 {
+                final_phase_and_game_end_would_not_be_win = true;
+            }
+        }
+
+        // Hide the history when a pass would end the game but the search
+        // pretends it would not, and when the game is already over keep
+        // only the final pass.
+        let mut max_turns = MAX_HISTORY_FEATURES;
+        let mut suppress_pass_would_end_phase = false;
+        if hist.pass_would_end_game(board, next)
+            && (params.conservative_pass_and_is_root
+                || hist.should_suppress_end_game_from_friendly_pass(board, next)
+                || (params.enable_passing_hacks && final_phase_and_game_end_would_not_be_win))
+        {
+            max_turns = 0;
+            suppress_pass_would_end_phase = true;
+        } else if hist.is_game_finished() || hist.is_past_normal_phase_end() {
+            max_turns = 1;
+        }
+        max_turns = max_turns.min(params.max_history);
+
+        // Previous moves (planes 9..=13, globals 0..=4), alternating
+        // players back from the opponent's last move.
+        let mut num_turns_included = 0;
+        let usable = max_turns.min(hist.num_approx_valid_turns_this_phase());
+        let moves = hist.moves();
+        for i in 0..usable.min(moves.len()) {
+            let (mv, who) = moves[moves.len() - 1 - i];
+            let expected = if i % 2 == 0 { opp } else { pla };
+            if who != expected {
+                break;
+            }
+            num_turns_included = i + 1;
+            match mv {
+                Move::Pass => global[i] = 1.0,
+                Move::Play(loc) => planes.set(9 + i, loc),
+            }
+        }
+
+        // Ladders now (14, 17), one and two moves ago (15, 16).
+        iter_ladders(board, &mut self.ladder, |loc, working| {
+            planes.set(14, loc);
+            if board.get(loc) == oc && board.num_liberties(loc) > 1 {
+                for &w in working {
+                    planes.set(17, w);
+                }
+            }
+        });
+        let prev_board = if num_turns_included < 1 {
+            board
+        } else {
+            hist.recent_board(1)
+        };
+        iter_ladders(prev_board, &mut self.ladder, |loc, _| planes.set(15, loc));
+        let prev_prev_board = if num_turns_included < 2 {
+            prev_board
+        } else {
+            hist.recent_board(2)
+        };
+        iter_ladders(prev_prev_board, &mut self.ladder, |loc, _| {
+            planes.set(16, loc)
+        });
+
+        // Stones at the start of the second encore.
+        if hist.encore_phase() >= 2 {
+            for loc in board.locs() {
+                let c = hist.second_encore_start_color(loc);
+                if c == pc {
+                    planes.set(20, loc);
+                } else if c == oc {
+                    planes.set(21, loc);
+                }
+            }
+        }
+
+        // Globals.
+        let self_komi = clipped_self_komi(board, hist, pla, params);
+        global[5] = self_komi / 20.0;
+        match rules.ko_rule {
+            KoRule::Simple => {}
+            KoRule::Positional | KoRule::Spight => {
+                global[6] = 1.0;
+                global[7] = 0.5;
+            }
+            KoRule::Situational => {
+                global[6] = 1.0;
+                global[7] = -0.5;
+            }
+        }
+        if rules.multi_stone_suicide_legal {
+            global[8] = 1.0;
+        }
+        if rules.scoring_rule == ScoringRule::Territory {
+            global[9] = 1.0;
+        }
+        match rules.tax_rule {
+            TaxRule::None => {}
+            TaxRule::Seki => global[10] = 1.0,
+            TaxRule::All => {
+                global[10] = 1.0;
+                global[11] = 1.0;
+            }
+        }
+        if hist.encore_phase() > 0 {
+            global[12] = 1.0;
+        }
+        if hist.encore_phase() > 1 {
+            global[13] = 1.0;
+        }
+        if !suppress_pass_would_end_phase && hist.pass_would_end_phase(board, next) {
+            global[14] = 1.0;
+        }
+        if params.playout_doubling_advantage != 0.0 {
+            global[15] = 1.0;
+            global[16] = (0.5 * params.playout_doubling_advantage) as f32;
+        }
+        if hist.has_button() {
+            global[17] = 1.0;
+        }
+        if rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2 {
+            global[18] = komi_parity_wave(self_komi, area % 2 == 0);
+        }
+    }
+}
+
+/// The area map behind planes 18 and 19, with the group-tax adjustment of
+/// pla's board score, or `None` when these rules show no area yet
+/// (territory scoring before the second encore).
+fn area_feature(
+    board: &Board,
+    hist: &BoardHistory,
+    pla: Player,
+    suicide_for_pass_alive: bool,
+) -> Option<(Area, i32)> {
+    let rules = hist.rules();
+    let (keep_territories, keep_stones) = match (rules.scoring_rule, rules.tax_rule) {
+        (ScoringRule::Area, TaxRule::None) => {
+            let area = board.calculate_area(AreaOptions {
+                non_pass_alive_stones: true,
+                safe_big_territories: true,
+                unsafe_big_territories: true,
+                multi_stone_suicide_legal: suicide_for_pass_alive,
+            });
+            return Some((area, 0));
+        }
+        (ScoringRule::Area, TaxRule::Seki | TaxRule::All) => (false, true),
+        (ScoringRule::Territory, _) if hist.encore_phase() < 2 => return None,
+        (ScoringRule::Territory, TaxRule::None) => (true, false),
+        (ScoringRule::Territory, TaxRule::Seki | TaxRule::All) => (false, false),
+    };
+    let (area, white_minus_black_regions) = board.calculate_independent_life_area(
+        keep_territories,
+        keep_stones,
+        suicide_for_pass_alive,
+    );
+    let tax = if rules.tax_rule == TaxRule::All {
+        match pla {
+            Player::White => -2 * white_minus_black_regions,
+            Player::Black => 2 * white_minus_black_regions,
+        }
+    } else {
+        0
+    };
+    Some((area, tax))
+}
+
+/// Komi from pla's view with bonuses and draw adjustment, clipped to the
+/// board area plus [`KOMI_CLIP_RADIUS`] either way.
+fn clipped_self_komi(
+    board: &Board,
+    hist: &BoardHistory,
+    pla: Player,
+    params: &NnInputParams,
+) -> f32 {
+    let komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
+    let bound = (board.x_size() * board.y_size()) as f32 + KOMI_CLIP_RADIUS;
+    komi.clamp(-bound, bound)
+}
+
+/// KataGo's komi parity input: a triangle wave of period 2 in komi,
+/// rising around the komi values that allow a draw (their parity is that
+/// of the board area).
+fn komi_parity_wave(self_komi: f32, board_area_is_even: bool) -> f32 {
+    let komi_floor = if board_area_is_even {
+        (self_komi / 2.0).floor() * 2.0
+    } else {
+        ((self_komi - 1.0) / 2.0).floor() * 2.0 + 1.0
+    };
+    let delta = (self_komi - komi_floor).clamp(0.0, 2.0);
+    if delta < 0.5 {
+        delta
+    } else if delta < 1.5 {
+        1.0 - delta
+    } else {
+        delta - 2.0
+    }
+}
+
+// Keys folded into the cache hash (KataGo's `ZOBRIST_PASS_ENDS_PHASE`,
+// `ZOBRIST_GAME_IS_OVER` and `MiscNNInputParams::ZOBRIST_*`); our own
+// random constants, only ever compared with hashes from this crate.
+const KEY_PASS_ENDS_PHASE: u128 = 0x8b3c_1f0e_5a27_d4c6_91e2_7f3a_0c5d_b8e4;
+const KEY_CONSERVATIVE_PASS: u128 = 0x2d71_c4e9_63b0_5f18_e6a4_9d02_7b3c_f1a5;
+const KEY_FRIENDLY_PASS: u128 = 0xf04a_6b93_1ec7_28d5_3b8f_c167_a4e0_592d;
+const KEY_PASSING_HACKS: u128 = 0x5e96_0ad3_b71f_c482_0f5c_2ae8_d963_7b14;
+const KEY_GAME_IS_OVER: u128 = 0xa7e1_3c58_f902_6bd9_c4d0_81f7_3e6a_259b;
+const KEY_ZERO_HISTORY: u128 = 0x31f8_d6a0_4c9b_e257_7a13_e5c9_b0f4_6d82;
+const KEY_PLAYOUT_DOUBLINGS: u128 = 0xc95b_27e4_0d6a_f31c_e842_5b97_1fa3_0c6e;
+const KEY_PASS_ALIVE_OVERRIDE: u128 = 0x6c0e_94b7_e3d1_5a28_2f97_d04c_86b5_e13a;
+
+/// KataGo's `NNInputs::getHash`: a hash of everything the network input
+/// depends on that the evaluator cache must tell apart: position, player,
+/// ko and superko bans, encore marks, rules, komi (with draw value), whether
+/// a pass ends the phase (and the pass handling that then applies), game
+/// over, whether history is shown at all, and the playout advantage.
+///
+/// Like KataGo it ignores which earlier moves were played (transpositions
+/// with different recent moves share a cache entry); the policy temperature
+/// and optimism are mixed in by the evaluator's own cache key.
+pub fn nn_input_hash(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    params: &NnInputParams,
+) -> Hash128 {
+    let mut h = hist
+        .situation_rules_and_ko_hash(board, next, params.draw_equivalent_wins_for_white)
+        .0;
+    if let Some(always) = params.pass_alive_suicide_rules_override {
+        let rules = hist.rules();
+        if !rules.multi_stone_suicide_legal && always != hist.suicide_legal_for_pass_alive() {
+            h ^= KEY_PASS_ALIVE_OVERRIDE;
+        }
+    }
+    if hist.pass_would_end_phase(board, next) {
+        h ^= KEY_PASS_ENDS_PHASE;
+        if params.conservative_pass_and_is_root {
+            h ^= KEY_CONSERVATIVE_PASS;
+        }
+        if hist.should_suppress_end_game_from_friendly_pass(board, next) {
+            h ^= KEY_FRIENDLY_PASS;
+        }
+        if params.enable_passing_hacks {
+            h ^= KEY_PASSING_HACKS;
+        }
+    }
+    if hist.is_game_finished() || hist.is_past_normal_phase_end() {
+        h ^= KEY_GAME_IS_OVER;
+    }
+    if params.max_history == 0 {
+        h = h.wrapping_add(KEY_ZERO_HISTORY);
+    }
+    if params.playout_doubling_advantage != 0.0 {
+        // Discretised as KataGo does, to 1/256 of a doubling.
+        let d = (params.playout_doubling_advantage * 256.0) as i64 as u64;
+        let lo = splitmix64(d);
+        let hi = splitmix64(lo ^ d.rotate_left(17));
+        h = h.wrapping_add(u128::from(lo) | (u128::from(hi) << 64));
+        h ^= KEY_PLAYOUT_DOUBLINGS;
+    }
+    Hash128(h)
+}
+
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+#[path = "features_tests.rs"]
+mod tests;

@@ -1,0 +1,349 @@
+//! KataGo model files: `.bin.gz` / `.bin` (text header tokens, float arrays
+//! as `@BIN@` + little-endian f32) and the old all-text `.txt` / `.txt.gz`.
+//!
+//! The layout follows KataGo's `desc.cpp`: a stream of whitespace-separated
+//! tokens (names, sizes, flags) in which every weight array is either a run
+//! of text numbers or, in binary files, `@BIN@` followed by the raw floats.
+//! Compression is recognised by the gzip magic bytes, not the file name.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+
+use super::desc::*;
+
+mod read;
+mod write;
+
+use read::{parse_model, ParseError, Reader};
+use write::{write_model, Writer};
+
+/// Why a model file could not be read or written. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFileError {
+    /// The file could not be opened, read or written.
+    #[error("model file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The gzip stream is corrupt or truncated.
+    #[error("model file {path}: bad gzip data: {source}")]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is a KataGo model of a version this crate does not run.
+    #[error(
+        "model file {path}: model version {version} is not supported \
+         (this engine reads versions {MIN_MODEL_VERSION}..={MAX_MODEL_VERSION}{hint})"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version the file declares.
+        version: i32,
+        /// Extra words about the version.
+        hint: &'static str,
+    },
+    /// The content does not follow the format (truncated, wrong sizes, not a model, ...).
+    #[error("model file {path}: {problem}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where (layer name or byte offset).
+        problem: String,
+    },
+}
+
+/// A parsed KataGo model file: header facts and every layer's weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelFile {
+    /// The model's name (first token of the file).
+    pub name: String,
+    /// Model version (8..=16).
+    pub version: i32,
+    /// Spatial input planes (22).
+    pub num_input_channels: usize,
+    /// Global inputs (19).
+    pub num_input_global_channels: usize,
+    /// Output scaling constants (stored in the file for version >= 13).
+    pub post_process: PostProcessParams,
+    /// v15+: whether pass-alive input features assume multi-stone suicide is legal.
+    pub prefer_pass_alive_under_suicide_rules: bool,
+    /// The trunk.
+    pub trunk: Trunk,
+    /// The policy head.
+    pub policy_head: PolicyHead,
+    /// The value head.
+    pub value_head: ValueHead,
+}
+
+impl ModelFile {
+    /// Reads a model file (`.bin.gz`, `.bin`, `.txt.gz`, `.txt`; gzip is
+    /// detected from the content).
+    pub fn load(path: impl AsRef<Path>) -> Result<ModelFile, ModelFileError> {
+        let path = path.as_ref();
+        let raw = std::fs::read(path).map_err(|source| ModelFileError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let data = if raw.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::with_capacity(raw.len() * 2);
+            GzDecoder::new(&raw[..])
+                .read_to_end(&mut out)
+                .map_err(|source| ModelFileError::Gzip {
+                    path: path.to_owned(),
+                    source,
+                })?;
+            out
+        } else {
+            raw
+        };
+        let lower = path.to_string_lossy().to_lowercase();
+        let text_floats = lower.ends_with(".txt") || lower.ends_with(".txt.gz");
+        let ambiguous = !text_floats && !lower.ends_with(".bin") && !lower.ends_with(".bin.gz");
+        match Self::parse(&data, text_floats) {
+            Ok(m) => Ok(m),
+            // Like KataGo, a file with an unknown extension may be either kind.
+            Err(e @ ParseError::Format(_)) if ambiguous => {
+                Self::parse(&data, true).map_err(|_| e.with_path(path))
+            }
+            Err(e) => Err(e.with_path(path)),
+        }
+    }
+
+    /// Parses the uncompressed content of a model file.
+    fn parse(data: &[u8], text_floats: bool) -> Result<ModelFile, ParseError> {
+        let mut r = Reader {
+            data,
+            pos: 0,
+            text_floats,
+        };
+        parse_model(&mut r)
+    }
+
+    /// Parses uncompressed binary-format content (what [`ModelFile::to_bytes`] gives).
+    pub fn from_bytes(data: &[u8], path_for_errors: &Path) -> Result<ModelFile, ModelFileError> {
+        Self::parse(data, false).map_err(|e| e.with_path(path_for_errors))
+    }
+
+    /// Writes the model in binary format, gzipped when the name ends in `.gz`.
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), ModelFileError> {
+        let path = path.as_ref();
+        let bytes = self.to_bytes();
+        let io_err = |source| ModelFileError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let out = if path.to_string_lossy().to_lowercase().ends_with(".gz") {
+            let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::default());
+            enc.write_all(&bytes).map_err(io_err)?;
+            enc.finish().map_err(io_err)?
+        } else {
+            bytes
+        };
+        std::fs::write(path, out).map_err(io_err)
+    }
+
+    /// The uncompressed binary-format content of this model, laid out as
+    /// KataGo's exporter writes it (one token per line).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer { out: Vec::new() };
+        write_model(&mut w, self);
+        w.out
+    }
+
+    /// Learned parameters, counted as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        self.trunk.num_parameters()
+            + self.policy_head.num_parameters()
+            + self.value_head.num_parameters()
+    }
+
+    /// Number of blocks at the top level of the trunk.
+    pub fn num_blocks(&self) -> usize {
+        self.trunk.blocks.len()
+    }
+}
+
+// ---------------------------------------------------------------------------
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(rel: &str) -> PathBuf {
+        match crate::shared_data_dir() {
+            Ok(d) => d.join(rel),
+            Err(msg) => panic!("{msg}"),
+        }
+    }
+
+    fn g170_path() -> PathBuf {
+        shared("models/g170-b6c96-s175395328-d26788732.bin.gz")
+    }
+
+    fn tmp_path(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("engine-model-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir.join(name)
+    }
+
+    #[test]
+    fn g170_parses_with_katago_shapes() {
+        let m = ModelFile::load(g170_path()).expect("g170 loads");
+        assert_eq!(m.name, "g170-b6c96-s175395328-d26788732");
+        assert_eq!(m.version, 8);
+        assert_eq!(m.num_parameters(), 1_027_911);
+        assert_eq!(m.trunk.trunk_num_channels, 96);
+        let kinds: Vec<&str> = m.trunk.blocks.iter().map(Block::kind_keyword).collect();
+        assert_eq!(
+            kinds,
+            [
+                "ordinary_block",
+                "ordinary_block",
+                "gpool_block",
+                "ordinary_block",
+                "gpool_block",
+                "ordinary_block"
+            ]
+        );
+        assert_eq!(m.policy_head.policy_out_channels, 1);
+        assert_eq!(m.value_head.sv3_mul.out_channels, 4);
+        assert_eq!(m.trunk.initial_conv.y_size, 5);
+        assert_eq!(m.post_process, PostProcessParams::default());
+    }
+
+    #[test]
+    fn g170_round_trips_bit_for_bit() {
+        let m = ModelFile::load(g170_path()).expect("g170 loads");
+        for name in ["g170-copy.bin.gz", "g170-copy.bin"] {
+            let p = tmp_path(name);
+            m.write(&p).expect("write");
+            let again = ModelFile::load(&p).expect("reload");
+            assert_eq!(m, again, "{name}");
+            let _ = std::fs::remove_file(p);
+        }
+        // The writer lays the file out as KataGo's exporter does.
+        let raw = {
+            let mut v = Vec::new();
+            GzDecoder::new(&std::fs::read(g170_path()).expect("read")[..])
+                .read_to_end(&mut v)
+                .expect("gunzip");
+            v
+        };
+        assert_eq!(m.to_bytes(), raw);
+    }
+
+    #[test]
+    fn newer_shared_nets_give_a_clear_version_error() {
+        for f in [
+            "models/b7c96h3tfrs-test5-cnorm.bin.gz",
+            "models/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz",
+        ] {
+            let err = ModelFile::load(shared(f)).expect_err("v17 is not supported");
+            let msg = err.to_string();
+            assert!(
+                matches!(err, ModelFileError::UnsupportedVersion { version: 17, .. }),
+                "{msg}"
+            );
+            assert!(msg.contains(f.trim_start_matches("models/")), "{msg}");
+        }
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_error() {
+        let raw = std::fs::read(g170_path()).expect("read");
+        let p = tmp_path("truncated.bin.gz");
+        std::fs::write(&p, &raw[..raw.len() / 2]).expect("write");
+        let err = ModelFile::load(&p).expect_err("truncated");
+        assert!(matches!(err, ModelFileError::Gzip { .. }), "{err}");
+        assert!(err.to_string().contains("truncated.bin.gz"));
+        let _ = std::fs::remove_file(p);
+    }
+
+    #[test]
+    fn truncated_content_is_an_error() {
+        let m = ModelFile::load(g170_path()).expect("g170 loads");
+        let bytes = m.to_bytes();
+        for cut in [10, 200, bytes.len() / 3, bytes.len() - 3] {
+            let err = ModelFile::from_bytes(&bytes[..cut], Path::new("cut.bin"))
+                .expect_err("truncated content");
+            assert!(matches!(err, ModelFileError::Format { .. }), "{err}");
+            assert!(err.to_string().contains("cut.bin"), "{err}");
+        }
+    }
+
+    #[test]
+    fn garbage_and_wrong_versions_are_errors() {
+        let not_model = ModelFile::from_bytes(b"\x00\x01binary junk", Path::new("x.bin"));
+        assert!(matches!(not_model, Err(ModelFileError::Format { .. })));
+        let text = ModelFile::from_bytes(b"hello world this is text", Path::new("x.bin"));
+        assert!(matches!(text, Err(ModelFileError::Format { .. })));
+        for v in [3, 7, 18, -1] {
+            let content = format!("name {v} 22 19 trunk");
+            let err = ModelFile::from_bytes(content.as_bytes(), Path::new("x.bin"))
+                .expect_err("bad version");
+            assert!(
+                matches!(err, ModelFileError::UnsupportedVersion { version, .. } if version == v),
+                "{err}"
+            );
+        }
+        let missing = ModelFile::load(tmp_path("does-not-exist.bin.gz"));
+        assert!(matches!(missing, Err(ModelFileError::Io { .. })));
+    }
+
+    #[test]
+    fn nan_weight_is_an_error() {
+        let m = ModelFile::load(g170_path()).expect("g170 loads");
+        let mut bytes = m.to_bytes();
+        // The first weight block follows the first "@BIN@".
+        let at = bytes
+            .windows(5)
+            .position(|w| w == b"@BIN@")
+            .expect("binary block");
+        bytes[at + 5..at + 9].copy_from_slice(&f32::NAN.to_le_bytes());
+        let err = ModelFile::from_bytes(&bytes, Path::new("nan.bin")).expect_err("NaN");
+        assert!(err.to_string().contains("NaN"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod synthetic_tests {
+    use super::super::testnet::synthetic;
+    use super::*;
+
+    #[test]
+    fn every_supported_version_round_trips() {
+        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+            for act in [Activation::Relu, Activation::Mish] {
+                let m = synthetic(version, act, version as u64);
+                let bytes = m.to_bytes();
+                let again = ModelFile::from_bytes(&bytes, Path::new("synthetic.bin"))
+                    .unwrap_or_else(|e| panic!("v{version}: {e}"));
+                assert_eq!(m, again, "v{version}");
+                assert_eq!(again.to_bytes(), bytes, "v{version}");
+            }
+        }
+    }
+
+    #[test]
+    fn nested_blocks_count_parameters_recursively() {
+        let m = synthetic(15, Activation::Mish, 1);
+        assert_eq!(m.num_blocks(), 3);
+        let Block::NestedBottleneck(nbt) = &m.trunk.blocks[2] else {
+            panic!("third block should be nested");
+        };
+        assert_eq!(nbt.blocks.len(), 2);
+        let inner: usize = nbt.blocks.iter().map(Block::num_parameters).sum();
+        assert!(m.trunk.blocks[2].num_parameters() > inner);
+    }
+}

@@ -1,0 +1,1108 @@
+//! A KataGo network as libtorch tensors, built from a [`ModelFile`].
+//!
+//! The forward pass follows KataGo's backends layer by layer (pre-activation
+//! residual blocks, masked global pooling, the policy and value heads). Batch
+//! norms that directly follow a convolution are folded into that
+//! convolution's weights and bias when the model is built, so the hot path is
+//! convolutions plus a few element-wise ops. Boards smaller than the batch
+//! tensor are handled with a mask, as KataGo does: every activation that
+//! feeds a convolution or a pooling is zeroed outside the board.
+
+use std::path::Path;
+
+use parking_lot::Mutex;
+use tch::{Device, Kind, Tensor};
+
+use super::desc::*;
+use super::model_file::{ModelFile, ModelFileError};
+use super::outputs::{NetOutputs, ScoreRaw};
+
+/// Largest board side the model accepts (KataGo's compile-time maximum).
+pub const MAX_BOARD_LEN: usize = 37;
+
+/// Why a model could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The model file could not be read.
+    #[error(transparent)]
+    File(#[from] ModelFileError),
+    /// The file is valid but uses a feature this engine does not run.
+    #[error("model {name}: {what} is not supported by this engine")]
+    Unsupported {
+        /// The model's name.
+        name: String,
+        /// The unsupported feature.
+        what: String,
+    },
+    /// The caller's batch does not match its declared sizes.
+    #[error("bad network input: {0}")]
+    BadInput(String),
+    /// libtorch reported an error.
+    #[error("libtorch: {0}")]
+    Torch(#[from] tch::TchError),
+}
+
+/// One batch of network inputs as flat `f32` buffers, row-major (NCHW).
+#[derive(Debug, Clone, Copy)]
+pub struct InputBatch<'a> {
+    /// Number of rows.
+    pub batch_size: usize,
+    /// Height of the (possibly padded) board tensor.
+    pub height: usize,
+    /// Width of the (possibly padded) board tensor.
+    pub width: usize,
+    /// `[batch, 22, height, width]` spatial features.
+    pub spatial: &'a [f32],
+    /// `[batch, 19]` global features.
+    pub global: &'a [f32],
+    /// `[batch, 1, height, width]`: 1 on the board, 0 on padding. `None`
+    /// means every row fills the whole tensor (no masking work is done).
+    pub mask: Option<&'a [f32]>,
+}
+
+/// A KataGo network ready to evaluate batches on a CPU or CUDA device.
+///
+/// `Model` is `Send + Sync`; [`Model::forward`] takes an internal lock, so
+/// calls from several threads run one after another (the evaluator thread
+/// is meant to own it and batch requests). CPU speed depends on libtorch's
+/// global intra-op thread count (`tch::set_num_threads`), which the caller
+/// sets; with more runnable threads than cores, libtorch's OpenMP threads
+/// spin and throughput collapses, so leave it below the free cores.
+pub struct Model {
+    name: String,
+    version: i32,
+    device: Device,
+    kind: Kind,
+    post_process: PostProcessParams,
+    policy_channels: usize,
+    num_parameters: usize,
+    channels_last: bool,
+    net: Mutex<Net>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("device", &self.device)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Loads a model file and builds the network on `device` in f32.
+    pub fn load(path: impl AsRef<Path>, device: Device) -> Result<Model, NetError> {
+        Self::load_with(path, device, false)
+    }
+
+    /// Loads a model file; `fp16` runs the network in half precision
+    /// (honoured on CUDA only, ignored on the CPU where it is slower).
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        device: Device,
+        fp16: bool,
+    ) -> Result<Model, NetError> {
+        let file = ModelFile::load(path)?;
+        Self::from_file(&file, device, fp16)
+    }
+
+    /// Builds the network from an already parsed model file.
+    pub fn from_file(file: &ModelFile, device: Device, fp16: bool) -> Result<Model, NetError> {
+        Self::build(file, device, fp16, true)
+    }
+
+    /// `fold_relu_scales: false` keeps every trunk batch norm as a separate
+    /// scale-and-shift (tests compare both forms).
+    fn build(
+        file: &ModelFile,
+        device: Device,
+        fp16: bool,
+        fold_relu_scales: bool,
+    ) -> Result<Model, NetError> {
+        if file.trunk.metadata_encoder.is_some() {
+            return Err(NetError::Unsupported {
+                name: file.name.clone(),
+                what: "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into(),
+            });
+        }
+        let kind = if fp16 && device.is_cuda() {
+            Kind::Half
+        } else {
+            Kind::Float
+        };
+        // Channels-last convolutions are much faster on the CPU (oneDNN);
+        // on CUDA cuDNN picks its own layouts well from NCHW.
+        let channels_last = device == Device::Cpu;
+        let b = Builder {
+            device,
+            kind,
+            channels_last,
+            fold_relu_scales,
+        };
+        let _guard = tch::no_grad_guard();
+        let (trunk, tip_scale) = b.trunk(&file.trunk);
+        let net = Net {
+            trunk,
+            policy: b.policy_head(&file.policy_head, tip_scale.as_deref()),
+            value: b.value_head(&file.value_head, tip_scale.as_deref()),
+        };
+        Ok(Model {
+            name: file.name.clone(),
+            version: file.version,
+            device,
+            kind,
+            post_process: file.post_process,
+            policy_channels: file.policy_head.policy_out_channels,
+            num_parameters: file.num_parameters(),
+            channels_last,
+            net: Mutex::new(net),
+        })
+    }
+
+    /// The model's name from its file.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The model version (8..=16).
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+
+    /// The device the network runs on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// Whether the network runs in half precision.
+    pub fn is_fp16(&self) -> bool {
+        self.kind == Kind::Half
+    }
+
+    /// Learned parameters, as KataGo counts them.
+    pub fn num_parameters(&self) -> usize {
+        self.num_parameters
+    }
+
+    /// Whether outputs carry an optimistic policy (model version >= 12).
+    pub fn has_optimistic_policy(&self) -> bool {
+        self.policy_channels >= 2
+    }
+
+    /// Largest board side accepted by [`Model::forward`].
+    pub fn max_board_size(&self) -> usize {
+        MAX_BOARD_LEN
+    }
+
+    /// Spatial input planes expected per row.
+    pub fn num_spatial_features(&self) -> usize {
+        NUM_SPATIAL_FEATURES
+    }
+
+    /// Global inputs expected per row.
+    pub fn num_global_features(&self) -> usize {
+        NUM_GLOBAL_FEATURES
+    }
+
+    /// Runs one batch. Outputs are from the side to move's perspective
+    /// (see [`NetOutputs`]).
+    pub fn forward(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+        let (n, h, w) = (batch.batch_size, batch.height, batch.width);
+        if n == 0 {
+            return Err(NetError::BadInput("empty batch".into()));
+        }
+        if h == 0 || w == 0 || h > MAX_BOARD_LEN || w > MAX_BOARD_LEN {
+            return Err(NetError::BadInput(format!(
+                "board tensor {w}x{h} outside 1..={MAX_BOARD_LEN}"
+            )));
+        }
+        let check = |what: &str, got: usize, want: usize| {
+            if got == want {
+                Ok(())
+            } else {
+                Err(NetError::BadInput(format!(
+                    "{what} has {got} values, expected {want} for a batch of {n} on {w}x{h}"
+                )))
+            }
+        };
+        check(
+            "spatial input",
+            batch.spatial.len(),
+            n * NUM_SPATIAL_FEATURES * h * w,
+        )?;
+        check("global input", batch.global.len(), n * NUM_GLOBAL_FEATURES)?;
+        if let Some(m) = batch.mask {
+            check("mask", m.len(), n * h * w)?;
+            // A row with an empty board would divide by zero in the pooling.
+            for (row, plane) in m.chunks_exact(h * w).enumerate() {
+                if !plane.iter().any(|&v| v != 0.0) {
+                    return Err(NetError::BadInput(format!("mask of row {row} is all zero")));
+                }
+            }
+        }
+        let (n64, h64, w64) = (n as i64, h as i64, w as i64);
+        let _guard = tch::no_grad_guard();
+        let to_dev = |data: &[f32], shape: &[i64]| -> Result<Tensor, NetError> {
+            Ok(Tensor::f_from_slice(data)?
+                .f_reshape(shape)?
+                .f_to_device(self.device)?
+                .f_to_kind(self.kind)?)
+        };
+        let mut spatial = to_dev(batch.spatial, &[n64, NUM_SPATIAL_FEATURES as i64, h64, w64])?;
+        if self.channels_last {
+            spatial = to_channels_last(&spatial);
+        }
+        let global = to_dev(batch.global, &[n64, NUM_GLOBAL_FEATURES as i64])?;
+        let ctx = match batch.mask {
+            Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?),
+            None => Ctx::full(n64, h64, w64, self.device, self.kind),
+        };
+        let raw = {
+            let net = self.net.lock();
+            net.forward(&spatial, &global, &ctx)
+        };
+        Ok(raw.into_outputs(self, n, h, w)?)
+    }
+}
+
+/// Raw head outputs still on the device.
+struct RawOutputs {
+    /// `[N, P, H, W]`.
+    policy: Tensor,
+    /// `[N, P]`.
+    pass: Tensor,
+    /// `[N, 3]`.
+    value: Tensor,
+    /// `[N, 4 or 6]`.
+    score: Tensor,
+    /// `[N, 1, H, W]`.
+    ownership: Tensor,
+}
+
+impl RawOutputs {
+    fn into_outputs(
+        self,
+        model: &Model,
+        n: usize,
+        h: usize,
+        w: usize,
+    ) -> Result<NetOutputs, tch::TchError> {
+        let to_vec = |t: &Tensor| -> Result<Vec<f32>, tch::TchError> {
+            let t = t
+                .f_to_kind(Kind::Float)?
+                .f_to_device(Device::Cpu)?
+                .f_contiguous()?;
+            let numel = t.numel();
+            let mut v = vec![0f32; numel];
+            t.f_copy_data(&mut v, numel)?;
+            Ok(v)
+        };
+        let hw = h * w;
+        let p = model.policy_channels;
+        let policy_all = to_vec(&self.policy)?;
+        let pass_all = to_vec(&self.pass)?;
+        let take_channel = |c: usize| {
+            let mut out = Vec::with_capacity(n * (hw + 1));
+            for row in 0..n {
+                let base = (row * p + c) * hw;
+                out.extend_from_slice(&policy_all[base..base + hw]);
+                out.push(pass_all[row * p + c]);
+            }
+            out
+        };
+        let policy = take_channel(0);
+        let policy_optimistic = (p >= 2).then(|| take_channel(1));
+        let value_logits = to_vec(&self.value)?;
+        let score_raw = to_vec(&self.score)?;
+        let ownership = to_vec(&self.ownership.tanh())?;
+        let score_channels = score_raw.len() / n;
+        let mut outs =
+            NetOutputs::with_capacity(n, h, w, policy, policy_optimistic, value_logits, ownership);
+        for row in 0..n {
+            let s = &score_raw[row * score_channels..(row + 1) * score_channels];
+            outs.push_scores(
+                ScoreRaw::from_channels(s).post_process(model.version, &model.post_process),
+            );
+        }
+        Ok(outs)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-batch masking context
+
+/// The mask and the per-row board-area terms of the pooling layers.
+struct Ctx {
+    /// `[N,1,H,W]`, or `None` when every row fills the tensor.
+    mask: Option<Tensor>,
+    /// `mask - 1` (0 on the board, -1 off it), for the masked max.
+    mask_minus_one: Option<Tensor>,
+    /// `[N,1]`: number of board points.
+    area: Tensor,
+    /// `[N,1]`: `(sqrt(area) - 14) / 10`.
+    size_term: Tensor,
+    /// `[N,1]`: `(sqrt(area) - 14)^2 / 100 - 0.1`.
+    size_term2: Tensor,
+}
+
+impl Ctx {
+    fn from_area(area: Tensor, mask: Option<Tensor>) -> Ctx {
+        let centred = area.sqrt() - 14.0;
+        let size_term = &centred * 0.1;
+        let size_term2 = &centred * &centred * 0.01 - 0.1;
+        let mask_minus_one = mask.as_ref().map(|m| m - 1.0);
+        Ctx {
+            mask,
+            mask_minus_one,
+            area,
+            size_term,
+            size_term2,
+        }
+    }
+
+    fn masked(mask: Tensor) -> Ctx {
+        let area = mask
+            .sum_dim_intlist([2i64, 3].as_slice(), false, None)
+            .reshape([-1, 1]);
+        Ctx::from_area(area, Some(mask))
+    }
+
+    fn full(n: i64, h: i64, w: i64, device: Device, kind: Kind) -> Ctx {
+        let area = Tensor::full([n, 1], (h * w) as f64, (kind, device));
+        Ctx::from_area(area, None)
+    }
+
+    /// Zeroes `x` off the board (in place).
+    fn apply(&self, mut x: Tensor) -> Tensor {
+        if let Some(m) = &self.mask {
+            let _ = x.g_mul_(m);
+        }
+        x
+    }
+
+    /// KataGo's gpool features `[N, 3C]`: mean, mean * size term, max over
+    /// the board. `x` must already be zero off the board.
+    fn pool(&self, x: &Tensor) -> Tensor {
+        let dims = [2i64, 3];
+        let sum = x.sum_dim_intlist(dims.as_slice(), false, None);
+        let mean = sum / &self.area;
+        let max = match &self.mask_minus_one {
+            Some(mm) => (x + mm).amax(dims.as_slice(), false),
+            None => x.amax(dims.as_slice(), false),
+        };
+        let scaled = &mean * &self.size_term;
+        Tensor::cat(&[mean, scaled, max], 1)
+    }
+
+    /// KataGo's value-head pooling `[N, 3C]`: mean, mean * size term,
+    /// mean * quadratic size term.
+    fn pool_value(&self, x: &Tensor) -> Tensor {
+        let sum = x.sum_dim_intlist([2i64, 3].as_slice(), false, None);
+        let mean = sum / &self.area;
+        let a = &mean * &self.size_term;
+        let b = &mean * &self.size_term2;
+        Tensor::cat(&[mean, a, b], 1)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Layers
+
+/// Applies an activation, in place where libtorch has an in-place form.
+fn activate(mut x: Tensor, a: Activation) -> Tensor {
+    match a {
+        Activation::Identity => x,
+        Activation::Relu => x.relu_(),
+        Activation::Mish => x.mish_(),
+        Activation::Silu => x.silu_(),
+    }
+}
+
+/// A convolution with optional bias (the folded batch norm).
+struct Conv {
+    weight: Tensor,
+    bias: Option<Tensor>,
+    padding: [i64; 2],
+    dilation: [i64; 2],
+}
+
+impl Conv {
+    fn forward(&self, x: &Tensor) -> Tensor {
+        x.conv2d(
+            &self.weight,
+            self.bias.as_ref(),
+            [1, 1],
+            self.padding,
+            self.dilation,
+            1,
+        )
+    }
+}
+
+/// A batch norm that cannot be folded into the conv before it (it follows
+/// a residual sum), with its activation.
+enum NormAct {
+    /// `relu(x + shift)`: a ReLU batch norm whose scales are all positive,
+    /// so `relu(s x + b) = s relu(x + b / s)` and `s` is folded into the
+    /// input channels of the convs that read the result (one fused op).
+    Shift { shift: Tensor },
+    /// `act(x * scale + bias)`.
+    Affine {
+        scale: Tensor,
+        bias: Tensor,
+        act: Activation,
+    },
+}
+
+impl NormAct {
+    fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
+        let y = match self {
+            NormAct::Shift { shift } => x.internal_add_relu(shift),
+            NormAct::Affine { scale, bias, act } => activate(bias.addcmul(x, scale), *act),
+        };
+        ctx.apply(y)
+    }
+}
+
+/// `x W (+ b)` with `W` of shape `[in, out]`.
+struct Dense {
+    weight: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Dense {
+    fn forward(&self, x: &Tensor) -> Tensor {
+        match &self.bias {
+            Some(b) => b.addmm(x, &self.weight),
+            None => x.matmul(&self.weight),
+        }
+    }
+}
+
+enum NetBlock {
+    Ordinary {
+        pre: NormAct,
+        /// First conv with the mid batch norm folded in.
+        conv1: Conv,
+        mid_act: Activation,
+        conv2: Conv,
+    },
+    GlobalPooling {
+        pre: NormAct,
+        /// Regular conv with the mid batch norm folded in.
+        regular: Conv,
+        /// Pooled conv with its batch norm folded in.
+        gpool: Conv,
+        gpool_act: Activation,
+        /// Pooled features -> bias, columns scaled by the mid batch norm.
+        gpool_to_bias: Dense,
+        mid_act: Activation,
+        conv2: Conv,
+    },
+    Nested {
+        pre: NormAct,
+        pre_conv: Conv,
+        blocks: Vec<NetBlock>,
+        post: NormAct,
+        post_conv: Conv,
+    },
+}
+
+impl NetBlock {
+    /// Returns `x + block(x)` (reusing `x`'s storage).
+    fn forward(&self, mut x: Tensor, ctx: &Ctx) -> Tensor {
+        match self {
+            NetBlock::Ordinary {
+                pre,
+                conv1,
+                mid_act,
+                conv2,
+            } => {
+                let a = pre.forward(&x, ctx);
+                let m = ctx.apply(activate(conv1.forward(&a), *mid_act));
+                let _ = x.g_add_(&conv2.forward(&m));
+                x
+            }
+            NetBlock::GlobalPooling {
+                pre,
+                regular,
+                gpool,
+                gpool_act,
+                gpool_to_bias,
+                mid_act,
+                conv2,
+            } => {
+                let a = pre.forward(&x, ctx);
+                let g = ctx.apply(activate(gpool.forward(&a), *gpool_act));
+                let bias = gpool_to_bias.forward(&ctx.pool(&g));
+                let r = regular.forward(&a) + bias.unsqueeze(-1).unsqueeze(-1);
+                let m = ctx.apply(activate(r, *mid_act));
+                let _ = x.g_add_(&conv2.forward(&m));
+                x
+            }
+            NetBlock::Nested {
+                pre,
+                pre_conv,
+                blocks,
+                post,
+                post_conv,
+            } => {
+                let a = pre.forward(&x, ctx);
+                let mut inner = pre_conv.forward(&a);
+                for b in blocks {
+                    inner = b.forward(inner, ctx);
+                }
+                let m = post.forward(&inner, ctx);
+                let _ = x.g_add_(&post_conv.forward(&m));
+                x
+            }
+        }
+    }
+}
+
+struct NetTrunk {
+    initial_conv: Conv,
+    initial_matmul: Dense,
+    blocks: Vec<NetBlock>,
+    tip: NormAct,
+}
+
+struct NetPolicy {
+    /// p1 conv with p1 batch norm folded in.
+    p1: Conv,
+    /// g1 conv with g1 batch norm folded in.
+    g1: Conv,
+    g1_act: Activation,
+    /// Pooled -> p1 bias, columns scaled by the p1 batch norm.
+    gpool_to_bias: Dense,
+    p1_act: Activation,
+    p2: Conv,
+    pass1: Dense,
+    /// v15+: activation and second layer of the pass MLP.
+    pass2: Option<(Activation, Dense)>,
+}
+
+struct NetValue {
+    /// v1 conv with its batch norm folded in.
+    v1: Conv,
+    v1_act: Activation,
+    v2: Dense,
+    v2_act: Activation,
+    v3: Dense,
+    sv3: Dense,
+    ownership: Conv,
+}
+
+struct Net {
+    trunk: NetTrunk,
+    policy: NetPolicy,
+    value: NetValue,
+}
+
+impl Net {
+    fn forward(&self, spatial: &Tensor, global: &Tensor, ctx: &Ctx) -> RawOutputs {
+        let t = &self.trunk;
+        let bias = t.initial_matmul.forward(global);
+        let mut x = t.initial_conv.forward(spatial);
+        let _ = x.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
+        for b in &t.blocks {
+            x = b.forward(x, ctx);
+        }
+        let trunk = t.tip.forward(&x, ctx);
+
+        let p = &self.policy;
+        let g1 = ctx.apply(activate(p.g1.forward(&trunk), p.g1_act));
+        let pooled = ctx.pool(&g1);
+        let p1 =
+            p.p1.forward(&trunk) + p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1);
+        let p1 = ctx.apply(activate(p1, p.p1_act));
+        let policy = p.p2.forward(&p1);
+        let mut pass = p.pass1.forward(&pooled);
+        if let Some((act, dense)) = &p.pass2 {
+            pass = dense.forward(&activate(pass, *act));
+        }
+
+        let v = &self.value;
+        let v1 = ctx.apply(activate(v.v1.forward(&trunk), v.v1_act));
+        let v2 = activate(v.v2.forward(&ctx.pool_value(&v1)), v.v2_act);
+        RawOutputs {
+            policy,
+            pass,
+            value: v.v3.forward(&v2),
+            score: v.sv3.forward(&v2),
+            ownership: v.ownership.forward(&v1),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Building tensors from descriptors
+
+struct Builder {
+    device: Device,
+    kind: Kind,
+    channels_last: bool,
+    fold_relu_scales: bool,
+}
+
+/// The same NCHW tensor with NHWC strides (tch 0.24 has no memory-format
+/// API; libtorch recognises the strides and picks its channels-last kernels).
+fn to_channels_last(t: &Tensor) -> Tensor {
+    t.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
+}
+
+impl Builder {
+    /// Puts a 4-D tensor in the layout the convolutions run fastest in.
+    fn layout(&self, t: Tensor) -> Tensor {
+        if self.channels_last {
+            to_channels_last(&t)
+        } else {
+            t
+        }
+    }
+
+    fn tensor(&self, data: &[f32], shape: &[i64]) -> Tensor {
+        Tensor::from_slice(data)
+            .reshape(shape)
+            .to_device(self.device)
+            .to_kind(self.kind)
+    }
+
+    /// A conv whose output is scaled per channel by `scale` then offset by
+    /// `bias`, and whose input channels are scaled by `in_scale`.
+    fn conv(
+        &self,
+        c: &ConvLayer,
+        affine: Option<(&[f32], &[f32])>,
+        in_scale: Option<&[f32]>,
+    ) -> Conv {
+        let per_out = c.in_channels * c.y_size * c.x_size;
+        let per_in = c.y_size * c.x_size;
+        let mut w = c.weights.clone();
+        if let Some(si) = in_scale {
+            for chunk in w.chunks_exact_mut(per_out) {
+                for (ic, kernel) in chunk.chunks_exact_mut(per_in).enumerate() {
+                    for v in kernel {
+                        *v *= si[ic];
+                    }
+                }
+            }
+        }
+        let bias = affine.map(|(scale, bias)| {
+            for (oc, chunk) in w.chunks_exact_mut(per_out).enumerate() {
+                for v in chunk {
+                    *v *= scale[oc];
+                }
+            }
+            self.tensor(bias, &[c.out_channels as i64])
+        });
+        let shape = [
+            c.out_channels as i64,
+            c.in_channels as i64,
+            c.y_size as i64,
+            c.x_size as i64,
+        ];
+        Conv {
+            weight: self.layout(self.tensor(&w, &shape)),
+            bias,
+            padding: [
+                (c.y_size as i64 / 2) * c.dilation_y as i64,
+                (c.x_size as i64 / 2) * c.dilation_x as i64,
+            ],
+            dilation: [c.dilation_y as i64, c.dilation_x as i64],
+        }
+    }
+
+    /// A conv with the batch norm that follows it folded in.
+    fn conv_bn(&self, c: &ConvLayer, bn: &BatchNormLayer, in_scale: Option<&[f32]>) -> Conv {
+        let (s, b) = bn.merged();
+        self.conv(c, Some((&s, &b)), in_scale)
+    }
+
+    /// A normalisation + activation, and the per-channel factor (if any)
+    /// the convs reading its output must fold into their input channels.
+    fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
+        let (s, b) = bn.merged();
+        let shape = [1, bn.num_channels as i64, 1, 1];
+        let shift: Vec<f32> = s.iter().zip(&b).map(|(s, b)| b / s).collect();
+        let foldable = self.fold_relu_scales
+            && act.activation == Activation::Relu
+            && s.iter().all(|&v| v > 0.0)
+            && shift.iter().all(|v| v.is_finite());
+        if foldable {
+            let na = NormAct::Shift {
+                shift: self.tensor(&shift, &shape),
+            };
+            (na, Some(s))
+        } else {
+            let na = NormAct::Affine {
+                scale: self.tensor(&s, &shape),
+                bias: self.tensor(&b, &shape),
+                act: act.activation,
+            };
+            (na, None)
+        }
+    }
+
+    /// A dense layer; `col_scale` multiplies each output column (a folded
+    /// batch-norm scale), `bias` is added after.
+    fn dense(&self, m: &MatMulLayer, col_scale: Option<&[f32]>, bias: Option<&[f32]>) -> Dense {
+        let mut w = m.weights.clone();
+        if let Some(s) = col_scale {
+            for row in w.chunks_exact_mut(m.out_channels) {
+                for (v, sc) in row.iter_mut().zip(s) {
+                    *v *= sc;
+                }
+            }
+        }
+        Dense {
+            weight: self.tensor(&w, &[m.in_channels as i64, m.out_channels as i64]),
+            bias: bias.map(|b| self.tensor(b, &[m.out_channels as i64])),
+        }
+    }
+
+    fn block(&self, b: &Block) -> NetBlock {
+        match b {
+            Block::Ordinary(b) => {
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
+                NetBlock::Ordinary {
+                    pre,
+                    conv1: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
+                    mid_act: b.mid_activation.activation,
+                    conv2: self.conv(&b.final_conv, None, None),
+                }
+            }
+            Block::GlobalPooling(b) => {
+                let (ms, _) = b.mid_bn.merged();
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
+                NetBlock::GlobalPooling {
+                    pre,
+                    regular: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
+                    gpool: self.conv_bn(&b.gpool_conv, &b.gpool_bn, si.as_deref()),
+                    gpool_act: b.gpool_activation.activation,
+                    gpool_to_bias: self.dense(&b.gpool_to_bias_mul, Some(&ms), None),
+                    mid_act: b.mid_activation.activation,
+                    conv2: self.conv(&b.final_conv, None, None),
+                }
+            }
+            Block::NestedBottleneck(b) => {
+                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
+                let (post, so) = self.norm_act(&b.post_bn, &b.post_activation);
+                NetBlock::Nested {
+                    pre,
+                    pre_conv: self.conv(&b.pre_conv, None, si.as_deref()),
+                    blocks: b.blocks.iter().map(|x| self.block(x)).collect(),
+                    post,
+                    post_conv: self.conv(&b.post_conv, None, so.as_deref()),
+                }
+            }
+        }
+    }
+
+    /// The trunk, and the input-channel factor the heads' first convs must fold in.
+    fn trunk(&self, t: &Trunk) -> (NetTrunk, Option<Vec<f32>>) {
+        let (tip, si) = self.norm_act(&t.tip_bn, &t.tip_activation);
+        let trunk = NetTrunk {
+            initial_conv: self.conv(&t.initial_conv, None, None),
+            initial_matmul: self.dense(&t.initial_matmul, None, None),
+            blocks: t.blocks.iter().map(|b| self.block(b)).collect(),
+            tip,
+        };
+        (trunk, si)
+    }
+
+    fn policy_head(&self, p: &PolicyHead, si: Option<&[f32]>) -> NetPolicy {
+        let (ps, _) = p.p1_bn.merged();
+        NetPolicy {
+            p1: self.conv_bn(&p.p1_conv, &p.p1_bn, si),
+            g1: self.conv_bn(&p.g1_conv, &p.g1_bn, si),
+            g1_act: p.g1_activation.activation,
+            gpool_to_bias: self.dense(&p.gpool_to_bias_mul, Some(&ps), None),
+            p1_act: p.p1_activation.activation,
+            p2: self.conv(&p.p2_conv, None, None),
+            pass1: match &p.pass_mlp {
+                Some((bias, _, _)) => self.dense(&p.gpool_to_pass_mul, None, Some(&bias.weights)),
+                None => self.dense(&p.gpool_to_pass_mul, None, None),
+            },
+            pass2: p
+                .pass_mlp
+                .as_ref()
+                .map(|(_, act, mul2)| (act.activation, self.dense(mul2, None, None))),
+        }
+    }
+
+    fn value_head(&self, v: &ValueHead, si: Option<&[f32]>) -> NetValue {
+        NetValue {
+            v1: self.conv_bn(&v.v1_conv, &v.v1_bn, si),
+            v1_act: v.v1_activation.activation,
+            v2: self.dense(&v.v2_mul, None, Some(&v.v2_bias.weights)),
+            v2_act: v.v2_activation.activation,
+            v3: self.dense(&v.v3_mul, None, Some(&v.v3_bias.weights)),
+            sv3: self.dense(&v.sv3_mul, None, Some(&v.sv3_bias.weights)),
+            ownership: self.conv(&v.ownership_conv, None, None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testnet::synthetic;
+    use super::*;
+
+    fn g170() -> ModelFile {
+        let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+        ModelFile::load(dir.join("models/g170-b6c96-s175395328-d26788732.bin.gz")).expect("g170")
+    }
+
+    /// A deterministic pseudo-position on an `xs x ys` board placed at the
+    /// top-left of an `s x s` buffer: board plane, some stones of each
+    /// colour, liberty-ish planes, and komi/rules globals.
+    fn position(xs: usize, ys: usize, s: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let mut spatial = vec![0f32; NUM_SPATIAL_FEATURES * s * s];
+        let mut mask = vec![0f32; s * s];
+        for y in 0..ys {
+            for x in 0..xs {
+                let i = y * s + x;
+                mask[i] = 1.0;
+                spatial[i] = 1.0;
+                let h = (x * 31 + y * 17) % 7;
+                if h == 0 || h == 3 {
+                    spatial[(1 + h % 2) * s * s + i] = 1.0;
+                    spatial[(3 + (x + y) % 3) * s * s + i] = 1.0;
+                }
+            }
+        }
+        let mut global = vec![0f32; NUM_GLOBAL_FEATURES];
+        global[5] = -0.375;
+        global[6] = 1.0;
+        global[7] = 0.5;
+        global[18] = -0.5;
+        (spatial, global, mask)
+    }
+
+    fn run(model: &Model, xs: usize, ys: usize, s: usize, masked: bool) -> NetOutputs {
+        let (spatial, global, mask) = position(xs, ys, s);
+        model
+            .forward(&InputBatch {
+                batch_size: 1,
+                height: s,
+                width: s,
+                spatial: &spatial,
+                global: &global,
+                mask: masked.then_some(&mask[..]),
+            })
+            .expect("forward")
+    }
+
+    /// Compares a 9x9 exact evaluation with the same board in a padded buffer.
+    fn assert_padded_matches_exact(model: &Model, xs: usize, ys: usize, s: usize, tol: f32) {
+        let exact = run(model, xs, ys, ys.max(xs), true);
+        let padded = run(model, xs, ys, s, true);
+        let (e, p) = (exact.row(0), padded.row(0));
+        let es = exact.width;
+        let mut worst = 0f32;
+        let mut cmp = |a: f32, b: f32| worst = worst.max((a - b).abs());
+        for y in 0..ys {
+            for x in 0..xs {
+                cmp(e.policy[y * es + x], p.policy[y * s + x]);
+                cmp(e.ownership[y * es + x], p.ownership[y * s + x]);
+                if let (Some(a), Some(b)) = (e.policy_optimistic, p.policy_optimistic) {
+                    cmp(a[y * es + x], b[y * s + x]);
+                }
+            }
+        }
+        cmp(e.policy[es * exact.height], p.policy[s * s]);
+        for i in 0..3 {
+            cmp(e.value_logits[i], p.value_logits[i]);
+        }
+        cmp(e.scores.score_mean, p.scores.score_mean);
+        cmp(e.scores.score_stdev, p.scores.score_stdev);
+        cmp(e.scores.lead, p.scores.lead);
+        cmp(e.scores.var_time_left, p.scores.var_time_left);
+        cmp(
+            e.scores.shortterm_winloss_error,
+            p.scores.shortterm_winloss_error,
+        );
+        assert!(worst < tol, "padded differs from exact by {worst}");
+    }
+
+    #[test]
+    fn model_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Model>();
+    }
+
+    #[test]
+    fn g170_output_shapes_and_facts() {
+        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+        assert_eq!(model.version(), 8);
+        assert_eq!(model.num_parameters(), 1_027_911);
+        assert!(!model.has_optimistic_policy());
+        let (s1, g1, _) = position(19, 19, 19);
+        let spatial = [s1.clone(), s1].concat();
+        let global = [g1.clone(), g1].concat();
+        let out = model
+            .forward(&InputBatch {
+                batch_size: 2,
+                height: 19,
+                width: 19,
+                spatial: &spatial,
+                global: &global,
+                mask: None,
+            })
+            .expect("forward");
+        assert_eq!(out.policy.len(), 2 * 362);
+        assert_eq!(out.ownership.len(), 2 * 361);
+        assert_eq!(out.value_logits.len(), 6);
+        assert_eq!(out.scores.len(), 2);
+        assert!(out.policy_optimistic.is_none());
+        assert!(out.ownership.iter().all(|v| v.abs() <= 1.0));
+        // Identical rows give identical outputs.
+        assert_eq!(out.row(0).policy, out.row(1).policy);
+        assert_eq!(out.row(0).scores.var_time_left, -1.0);
+    }
+
+    #[test]
+    fn g170_masked_padding_equals_exact_size() {
+        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+        assert_padded_matches_exact(&model, 9, 9, 19, 1e-4);
+        assert_padded_matches_exact(&model, 13, 7, 19, 1e-4);
+        // An all-ones mask gives the same as no mask.
+        let a = run(&model, 19, 19, 19, true);
+        let b = run(&model, 19, 19, 19, false);
+        for (x, y) in a.policy.iter().zip(&b.policy) {
+            assert!((x - y).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn folded_and_unfolded_batch_norms_agree() {
+        for file in [g170(), synthetic(15, Activation::Relu, 7)] {
+            let folded = Model::build(&file, Device::Cpu, false, true).expect("build");
+            let plain = Model::build(&file, Device::Cpu, false, false).expect("build");
+            let a = run(&folded, 9, 9, 11, true);
+            let b = run(&plain, 9, 9, 11, true);
+            for (x, y) in a.policy.iter().zip(&b.policy) {
+                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+            }
+            for (x, y) in a.value_logits.iter().zip(&b.value_logits) {
+                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+            }
+        }
+    }
+
+    #[test]
+    fn synthetic_nets_of_every_version_run_and_mask_correctly() {
+        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+            let file = synthetic(version, Activation::Mish, 100 + version as u64);
+            let model = Model::from_file(&file, Device::Cpu, false).expect("build");
+            assert_eq!(model.has_optimistic_policy(), version >= 12);
+            let out = run(&model, 9, 9, 9, false);
+            assert_eq!(out.policy_optimistic.is_some(), version >= 12, "v{version}");
+            let sc = out.row(0).scores;
+            if version >= 9 {
+                assert!(
+                    sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0,
+                    "v{version}"
+                );
+            } else {
+                assert_eq!(sc.var_time_left, -1.0);
+            }
+            assert!(out.policy.iter().all(|v| v.is_finite()), "v{version}");
+            assert_padded_matches_exact(&model, 9, 9, 13, 1e-4);
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_not_panics() {
+        let model = Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false)
+            .expect("build");
+        let (spatial, global, mask) = position(9, 9, 9);
+        let ok = InputBatch {
+            batch_size: 1,
+            height: 9,
+            width: 9,
+            spatial: &spatial,
+            global: &global,
+            mask: Some(&mask),
+        };
+        assert!(model.forward(&ok).is_ok());
+        let cases = [
+            InputBatch {
+                batch_size: 2,
+                ..ok
+            },
+            InputBatch {
+                batch_size: 0,
+                ..ok
+            },
+            InputBatch { height: 8, ..ok },
+            InputBatch {
+                global: &global[..5],
+                ..ok
+            },
+            InputBatch {
+                height: 0,
+                width: 0,
+                spatial: &[],
+                mask: None,
+                ..ok
+            },
+        ];
+        for c in cases {
+            assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
+        }
+        let zeros = vec![0f32; 81];
+        let empty_mask = InputBatch {
+            mask: Some(&zeros),
+            ..ok
+        };
+        assert!(matches!(
+            model.forward(&empty_mask),
+            Err(NetError::BadInput(_))
+        ));
+    }
+
+    #[test]
+    fn metadata_encoder_nets_are_refused_clearly() {
+        let mut file = synthetic(15, Activation::Mish, 5);
+        let mm = |name: &str, i, o| MatMulLayer {
+            name: name.into(),
+            in_channels: i,
+            out_channels: o,
+            weights: vec![0.0; i * o],
+        };
+        file.trunk.metadata_encoder = Some(MetadataEncoder {
+            name: "meta".into(),
+            version: 1,
+            num_input_channels: 192,
+            mul1: mm("m1", 192, 4),
+            bias1: MatBiasLayer {
+                name: "b1".into(),
+                weights: vec![0.0; 4],
+            },
+            act1: ActivationLayer {
+                name: "a1".into(),
+                activation: Activation::Relu,
+            },
+            mul2: mm("m2", 4, 4),
+            bias2: MatBiasLayer {
+                name: "b2".into(),
+                weights: vec![0.0; 4],
+            },
+            act2: ActivationLayer {
+                name: "a2".into(),
+                activation: Activation::Relu,
+            },
+            mul3: mm("m3", 4, 16),
+        });
+        // The file format handles it...
+        let again = ModelFile::from_bytes(&file.to_bytes(), Path::new("meta.bin")).expect("parse");
+        assert_eq!(again, file);
+        // ...the network says clearly that it does not.
+        let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
+        assert!(err.to_string().contains("metadata encoder"), "{err}");
+    }
+}

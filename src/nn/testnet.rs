@@ -1,0 +1,214 @@
+//! Small random networks of any supported version, for tests: they exercise
+//! layer kinds (nested bottleneck blocks, Mish, the v15 pass MLP, optimistic
+//! policy) for which no real model file is at hand.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::desc::*;
+use super::model_file::ModelFile;
+
+struct Gen {
+    rng: StdRng,
+    version: i32,
+    act: Activation,
+}
+
+impl Gen {
+    fn vals(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| self.rng.gen_range(-scale..scale)).collect()
+    }
+
+    fn conv(&mut self, name: &str, k: usize, cin: usize, cout: usize) -> ConvLayer {
+        let scale = 1.5 / ((cin * k * k) as f32).sqrt();
+        ConvLayer {
+            name: name.into(),
+            y_size: k,
+            x_size: k,
+            in_channels: cin,
+            out_channels: cout,
+            dilation_y: 1,
+            dilation_x: 1,
+            weights: self.vals(cout * cin * k * k, scale),
+        }
+    }
+
+    fn bn(&mut self, name: &str, c: usize) -> BatchNormLayer {
+        let mean = self.vals(c, 0.2);
+        let variance = (0..c).map(|_| self.rng.gen_range(0.5..1.5)).collect();
+        // Some negative scales so the unfoldable path is exercised too.
+        let scale = (0..c).map(|_| self.rng.gen_range(-0.3..1.2)).collect();
+        let bias = self.vals(c, 0.3);
+        BatchNormLayer {
+            name: name.into(),
+            num_channels: c,
+            epsilon: 1e-5,
+            has_scale: true,
+            has_bias: true,
+            mean,
+            variance,
+            scale,
+            bias,
+        }
+    }
+
+    fn act(&mut self, name: &str) -> ActivationLayer {
+        ActivationLayer {
+            name: name.into(),
+            activation: if self.version >= 11 {
+                self.act
+            } else {
+                Activation::Relu
+            },
+        }
+    }
+
+    fn matmul(&mut self, name: &str, cin: usize, cout: usize) -> MatMulLayer {
+        let scale = 1.5 / (cin as f32).sqrt();
+        MatMulLayer {
+            name: name.into(),
+            in_channels: cin,
+            out_channels: cout,
+            weights: self.vals(cin * cout, scale),
+        }
+    }
+
+    fn bias(&mut self, name: &str, c: usize) -> MatBiasLayer {
+        MatBiasLayer {
+            name: name.into(),
+            weights: self.vals(c, 0.2),
+        }
+    }
+
+    fn ordinary(&mut self, name: &str, c: usize, mid: usize) -> Block {
+        Block::Ordinary(ResidualBlock {
+            name: name.into(),
+            pre_bn: self.bn(&format!("{name}.norm1"), c),
+            pre_activation: self.act(&format!("{name}.act1")),
+            regular_conv: self.conv(&format!("{name}.conv1"), 3, c, mid),
+            mid_bn: self.bn(&format!("{name}.norm2"), mid),
+            mid_activation: self.act(&format!("{name}.act2")),
+            final_conv: self.conv(&format!("{name}.conv2"), 3, mid, c),
+        })
+    }
+
+    fn gpool(&mut self, name: &str, c: usize, reg: usize, gp: usize) -> Block {
+        Block::GlobalPooling(Box::new(GlobalPoolingBlock {
+            name: name.into(),
+            pre_bn: self.bn(&format!("{name}.norm1"), c),
+            pre_activation: self.act(&format!("{name}.act1")),
+            regular_conv: self.conv(&format!("{name}.conv1r"), 3, c, reg),
+            gpool_conv: self.conv(&format!("{name}.conv1g"), 3, c, gp),
+            gpool_bn: self.bn(&format!("{name}.normg"), gp),
+            gpool_activation: self.act(&format!("{name}.actg")),
+            gpool_to_bias_mul: self.matmul(&format!("{name}.linear_g"), 3 * gp, reg),
+            mid_bn: self.bn(&format!("{name}.norm2"), reg),
+            mid_activation: self.act(&format!("{name}.act2")),
+            final_conv: self.conv(&format!("{name}.conv2"), 3, reg, c),
+        }))
+    }
+}
+
+/// A random net of `version` with trunk width `c`; versions >= 14 get a
+/// nested bottleneck block (b18c384nbt-style), versions >= 11 use `act`.
+pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
+    let mut g = Gen {
+        rng: StdRng::seed_from_u64(seed),
+        version,
+        act,
+    };
+    let c = 16;
+    let mut blocks = vec![g.ordinary("rconv1", c, 12), g.gpool("rconv2", c, 12, 8)];
+    if version >= 14 {
+        let inner = vec![
+            g.ordinary("nbt.inner1", 8, 8),
+            g.gpool("nbt.inner2", 8, 8, 4),
+        ];
+        blocks.push(Block::NestedBottleneck(NestedBottleneckBlock {
+            name: "nbt".into(),
+            pre_bn: g.bn("nbt.normpre", c),
+            pre_activation: g.act("nbt.actpre"),
+            pre_conv: g.conv("nbt.convpre", 1, c, 8),
+            blocks: inner,
+            post_bn: g.bn("nbt.normpost", 8),
+            post_activation: g.act("nbt.actpost"),
+            post_conv: g.conv("nbt.convpost", 1, 8, c),
+        }));
+    }
+    let policy_out_channels = match version {
+        16 => 4,
+        12..=15 => 2,
+        _ => 1,
+    };
+    let score_channels = if version >= 9 { 6 } else { 4 };
+    let post_process = if version >= 13 {
+        PostProcessParams {
+            shortterm_score_error_multiplier: 150.0,
+            ..PostProcessParams::default()
+        }
+    } else {
+        PostProcessParams::default()
+    };
+    let pass_mlp = (version >= 15).then(|| {
+        (
+            g.bias("policy.linear_pass_bias", 12),
+            g.act("policy.act_pass"),
+            g.matmul("policy.linear_pass2", 12, policy_out_channels),
+        )
+    });
+    let pass_out = if version >= 15 {
+        12
+    } else {
+        policy_out_channels
+    };
+    ModelFile {
+        name: format!("synthetic-v{version}"),
+        version,
+        num_input_channels: NUM_SPATIAL_FEATURES,
+        num_input_global_channels: NUM_GLOBAL_FEATURES,
+        post_process,
+        prefer_pass_alive_under_suicide_rules: false,
+        trunk: Trunk {
+            name: "trunk".into(),
+            trunk_num_channels: c,
+            mid_num_channels: 12,
+            regular_num_channels: 12,
+            dilated_num_channels: 8,
+            gpool_num_channels: 8,
+            initial_conv: g.conv("conv1", 5, NUM_SPATIAL_FEATURES, c),
+            initial_matmul: g.matmul("ginput", NUM_GLOBAL_FEATURES, c),
+            metadata_encoder: None,
+            blocks,
+            tip_bn: g.bn("trunk.norm", c),
+            tip_activation: g.act("trunk.act"),
+        },
+        policy_head: PolicyHead {
+            name: "policy".into(),
+            policy_out_channels,
+            p1_conv: g.conv("policy.conv1p", 1, c, 12),
+            g1_conv: g.conv("policy.conv1g", 1, c, 8),
+            g1_bn: g.bn("policy.norm1g", 8),
+            g1_activation: g.act("policy.act1g"),
+            gpool_to_bias_mul: g.matmul("policy.linear_g", 24, 12),
+            p1_bn: g.bn("policy.norm1p", 12),
+            p1_activation: g.act("policy.act1p"),
+            p2_conv: g.conv("policy.conv2p", 1, 12, policy_out_channels),
+            gpool_to_pass_mul: g.matmul("policy.linear_pass", 24, pass_out),
+            pass_mlp,
+        },
+        value_head: ValueHead {
+            name: "value".into(),
+            v1_conv: g.conv("value.conv1", 1, c, 8),
+            v1_bn: g.bn("value.norm1", 8),
+            v1_activation: g.act("value.act1"),
+            v2_mul: g.matmul("value.linear2", 24, 10),
+            v2_bias: g.bias("value.bias2", 10),
+            v2_activation: g.act("value.act2"),
+            v3_mul: g.matmul("value.linear3", 10, 3),
+            v3_bias: g.bias("value.bias3", 3),
+            sv3_mul: g.matmul("value.linear_valuehead", 10, score_channels),
+            sv3_bias: g.bias("value.bias_valuehead", score_channels),
+            ownership_conv: g.conv("value.conv_ownership", 1, 8, 1),
+        },
+    }
+}

@@ -1,0 +1,380 @@
+//! Full network parity with KataGo: every record of
+//! `shared/vectors/nn/nn.jsonl` (KataGo 1.17.2's 1-visit analysis with all 8
+//! symmetries averaged, g170 b6c96 net) is rebuilt from its query exactly as
+//! KataGo's analysis engine does, encoded with our input features,
+//! evaluated on all 8 symmetries through the batching evaluator, and its
+//! policy, ownership and raw values compared within the README's
+//! tolerances.
+//!
+//! What the analysis engine does that matters here (vectors README §1):
+//! - the root is evaluated with no history (`ignorePreRootHistory`) unless
+//!   the query overrides it, with `conservativePass` and
+//!   `enablePassingHacks`;
+//! - several black moves in a row at the start count as handicap, and a
+//!   move by the player not expected to move restarts the history there
+//!   (`hist.clear` in `command/analysis.cpp`);
+//! - moves are replayed tolerantly, with the encore prevented;
+//! - without `initialPlayer`, the first mover, else white if the stones are
+//!   a handicap, else black.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule};
+use engine::nn::{
+    nn_input_hash, BatchModel, EncodedInput, EvalParams, EvalRequest, Evaluator, EvaluatorConfig,
+    FeatureEncoder, InputBatch, Model, ModelError, NetInput, NnInputParams, NnOutput, RawRow,
+    SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+};
+
+/// The `nn` network behind the evaluator's model interface.
+struct NetModel(Model);
+
+impl BatchModel for NetModel {
+    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
+        let out = self
+            .0
+            .forward(&NetInput {
+                batch_size: batch.rows,
+                height: batch.y_len,
+                width: batch.x_len,
+                spatial: batch.spatial_rows(),
+                global: batch.global_rows(),
+                mask: Some(batch.mask_rows()),
+            })
+            .map_err(|e| ModelError::new(e.to_string()))?;
+        Ok((0..batch.rows)
+            .map(|i| {
+                let r = out.row(i);
+                let s = r.scores;
+                RawRow {
+                    policy: r.policy.to_vec(),
+                    policy_optimistic: r.policy_optimistic.map(<[f32]>::to_vec),
+                    value: r.value_logits,
+                    score_mean: s.score_mean,
+                    score_mean_sq: s.score_mean * s.score_mean + s.score_stdev * s.score_stdev,
+                    lead: s.lead,
+                    var_time_left: s.var_time_left,
+                    shortterm_winloss_error: s.shortterm_winloss_error,
+                    shortterm_score_error: s.shortterm_score_error,
+                    ownership: Some(r.ownership.to_vec()),
+                }
+            })
+            .collect())
+    }
+
+    fn num_spatial_features(&self) -> usize {
+        self.0.num_spatial_features()
+    }
+
+    fn num_global_features(&self) -> usize {
+        self.0.num_global_features()
+    }
+}
+
+/// A position rebuilt from an analysis query.
+struct Position {
+    board: Board,
+    hist: BoardHistory,
+    next: Player,
+    /// Moves of the query replayed (KataGo's `turnNumber`: it counts the
+    /// query's moves, even where the history was restarted).
+    turn: usize,
+    ignore_pre_root_history: bool,
+}
+
+fn parse_player(v: &Value) -> Player {
+    Player::parse(v.as_str().unwrap()).unwrap()
+}
+
+fn parse_moves(v: Option<&Value>, x: usize, y: usize) -> Vec<(Player, Move)> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    let pla = parse_player(&m[0]);
+                    (pla, Move::parse(m[1].as_str().unwrap(), x, y).unwrap())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// KataGo's analysis set-up (`command/analysis.cpp`) for one query.
+fn build_position(q: &Value) -> Position {
+    let x = q.get("boardXSize").and_then(Value::as_u64).unwrap_or(19) as usize;
+    let y = q.get("boardYSize").and_then(Value::as_u64).unwrap_or(19) as usize;
+    let komi = q["komi"].as_f64().unwrap() as f32;
+    let rules_text = match &q["rules"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let rules = Rules::parse_without_komi(&rules_text, komi).unwrap();
+    let mut board = Board::new(x, y).unwrap();
+    for (pla, mv) in parse_moves(q.get("initialStones"), x, y) {
+        assert!(board.set_stone(mv.loc().unwrap(), pla.color()));
+    }
+    let moves = parse_moves(q.get("moves"), x, y);
+    let initial = match q.get("initialPlayer") {
+        Some(p) => parse_player(p),
+        None => match moves.first() {
+            Some(&(p, _)) => p,
+            None if BoardHistory::num_handicap_stones_on_board(&board) > 0 => Player::White,
+            None => Player::Black,
+        },
+    };
+    let new_hist = |board: &Board, pla| {
+        let mut h = BoardHistory::new(board, pla, rules);
+        h.set_assume_multiple_starting_black_moves_are_handicap(true);
+        h
+    };
+    let mut hist = new_hist(&board, initial);
+    let mut next = initial;
+    let turns = q
+        .get("analyzeTurns")
+        .and_then(|t| t[0].as_u64())
+        .map_or(moves.len(), |t| t as usize);
+    for &(pla, mv) in &moves[..turns] {
+        if pla != next {
+            board.clear_simple_ko_loc();
+            let phase = hist.encore_phase();
+            assert_eq!(phase, 0, "history restart in the encore is not needed here");
+            hist = new_hist(&board, pla);
+        }
+        assert!(
+            hist.is_legal_tolerant(&board, mv, pla),
+            "illegal move {mv:?}"
+        );
+        hist.play_with_options(&mut board, mv, pla, true);
+        next = pla.opp();
+    }
+    let ignore_pre_root_history = q
+        .pointer("/overrideSettings/ignorePreRootHistory")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    Position {
+        board,
+        hist,
+        next,
+        turn: turns,
+        ignore_pre_root_history,
+    }
+}
+
+/// Encodes and evaluates `pos` on all 8 symmetries, as the analysis root.
+fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> Arc<NnOutput> {
+    let (x, y) = (pos.board.x_size(), pos.board.y_size());
+    let params = NnInputParams {
+        conservative_pass_and_is_root: true,
+        enable_passing_hacks: true,
+        max_history: if pos.ignore_pre_root_history { 0 } else { 1000 },
+        ..NnInputParams::default()
+    };
+    let mut input = EncodedInput {
+        x_size: x,
+        y_size: y,
+        spatial: vec![0.0; NUM_SPATIAL_FEATURES_V7 * x * y],
+        global: vec![0.0; NUM_GLOBAL_FEATURES_V7],
+    };
+    encoder.fill_row_v7(
+        &pos.board,
+        &pos.hist,
+        pos.next,
+        &params,
+        &mut input.spatial,
+        &mut input.global,
+    );
+    let mut legal: Vec<bool> = pos
+        .board
+        .locs()
+        .map(|loc| pos.hist.is_legal(&pos.board, Move::Play(loc), pos.next))
+        .collect();
+    legal.push(true);
+    let rules = pos.hist.rules();
+    let hash = nn_input_hash(&pos.board, &pos.hist, pos.next, &params).0;
+    let mut req = EvalRequest::new(input, legal, pos.next, hash);
+    req.params = EvalParams {
+        symmetry: SymmetryChoice::Average(8),
+        include_ownership: true,
+        allow_no_result: rules.ko_rule == KoRule::Simple
+            || rules.scoring_rule == ScoringRule::Territory,
+        passing_hacks: true,
+        ..EvalParams::default()
+    };
+    eval.evaluate(req).unwrap()
+}
+
+/// Compares one record; returns what differs.
+fn compare(id: &str, pos: &Position, out: &NnOutput, resp: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let check = |bad: &mut Vec<String>, what: String, got: f64, want: f64, tol: f64| {
+        let diff = (got - want).abs();
+        if diff.is_nan() || diff > tol {
+            bad.push(format!(
+                "{id}: {what}: ours {got}, KataGo {want} (tolerance {tol})"
+            ));
+        }
+    };
+    let sign = if pos.next == Player::White { 1.0 } else { -1.0 };
+    let root = &resp["rootInfo"];
+    let want_player = root["currentPlayer"].as_str().unwrap();
+    if want_player != pos.next.letter().to_string() {
+        bad.push(format!(
+            "{id}: player to move {:?}, KataGo {want_player}",
+            pos.next
+        ));
+    }
+    if resp["turnNumber"].as_u64() != Some(pos.turn as u64) {
+        bad.push(format!(
+            "{id}: turn number {}, KataGo {}",
+            pos.turn, resp["turnNumber"]
+        ));
+    }
+
+    let policy = resp["policy"].as_array().unwrap();
+    assert_eq!(policy.len(), out.policy.len(), "{id}: policy length");
+    for (i, (want, &got)) in policy.iter().zip(&out.policy).enumerate() {
+        let want = want.as_f64().unwrap();
+        if (want == -1.0) != (got == -1.0) {
+            bad.push(format!(
+                "{id}: policy[{i}] legality: ours {got}, KataGo {want}"
+            ));
+        } else {
+            check(&mut bad, format!("policy[{i}]"), f64::from(got), want, 1e-4);
+        }
+    }
+    let own = resp["ownership"].as_array().unwrap();
+    let ours = out
+        .white_ownership
+        .as_ref()
+        .expect("ownership was asked for");
+    assert_eq!(own.len(), ours.len(), "{id}: ownership length");
+    for (i, (want, &got)) in own.iter().zip(ours).enumerate() {
+        check(
+            &mut bad,
+            format!("ownership[{i}]"),
+            sign * f64::from(got),
+            want.as_f64().unwrap(),
+            1e-3,
+        );
+    }
+
+    let (w, l) = (
+        f64::from(out.white_win_prob),
+        f64::from(out.white_loss_prob),
+    );
+    let winrate = 0.5 + 0.5 * sign * (w - l);
+    let f = |k: &str| root[k].as_f64().unwrap();
+    check(
+        &mut bad,
+        "rawWinrate".into(),
+        winrate,
+        f("rawWinrate"),
+        1e-4,
+    );
+    check(
+        &mut bad,
+        "rawLead".into(),
+        sign * f64::from(out.white_lead),
+        f("rawLead"),
+        1e-3,
+    );
+    check(
+        &mut bad,
+        "rawScoreSelfplay".into(),
+        sign * f64::from(out.white_score_mean),
+        f("rawScoreSelfplay"),
+        1e-3,
+    );
+    check(
+        &mut bad,
+        "rawScoreSelfplayStdev".into(),
+        f64::from(out.white_score_stdev()),
+        f("rawScoreSelfplayStdev"),
+        1e-3,
+    );
+    check(
+        &mut bad,
+        "rawNoResultProb".into(),
+        f64::from(out.white_no_result_prob),
+        f("rawNoResultProb"),
+        1e-5,
+    );
+    check(
+        &mut bad,
+        "rawStWrError".into(),
+        0.5 * f64::from(out.shortterm_winloss_error),
+        f("rawStWrError"),
+        0.0,
+    );
+    check(
+        &mut bad,
+        "rawStScoreError".into(),
+        f64::from(out.shortterm_score_error),
+        f("rawStScoreError"),
+        0.0,
+    );
+    check(
+        &mut bad,
+        "rawVarTimeLeft".into(),
+        f64::from(out.var_time_left),
+        f("rawVarTimeLeft"),
+        0.0,
+    );
+    bad
+}
+
+#[test]
+fn nn_outputs_match_katago_on_every_vector() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let model_path = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let model = Model::load(&model_path, tch::Device::Cpu)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+    let eval = Evaluator::new(
+        Box::new(NetModel(model)),
+        EvaluatorConfig {
+            // KataGo's analysis runs every board in a 19x19 buffer, masked.
+            pad_to_len: Some(19),
+            ..EvaluatorConfig::default()
+        },
+    );
+    let text = std::fs::read_to_string(Path::new(&shared).join("vectors/nn/nn.jsonl")).unwrap();
+    let mut encoder = FeatureEncoder::new();
+    let mut failures = Vec::new();
+    let mut summary = Vec::new();
+    let mut records = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        let q = &rec["query"];
+        let id = q["id"].as_str().unwrap();
+        let pos = build_position(q);
+        let out = evaluate(&eval, &mut encoder, &pos);
+        let bad = compare(id, &pos, &out, &rec["response"]);
+        summary.push(format!(
+            "{} {id}{}",
+            if bad.is_empty() { "PASS" } else { "FAIL" },
+            if bad.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} mismatches)", bad.len())
+            }
+        ));
+        failures.extend(bad);
+        records += 1;
+    }
+    println!("{}", summary.join("\n"));
+    assert_eq!(records, 39, "records in nn.jsonl");
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
