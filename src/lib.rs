@@ -19,6 +19,7 @@ pub mod game;
 pub mod gtp;
 pub mod nn;
 pub mod search;
+pub mod setup;
 pub mod timecontrol;
 
 use std::path::PathBuf;

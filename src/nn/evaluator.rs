@@ -266,6 +266,15 @@ impl Evaluator {
                 syms[0] = Symmetry::ALL[rand::thread_rng().gen_range(0..Symmetry::COUNT)];
                 1
             }
+            SymmetryChoice::Seeded(seed) => {
+                // SplitMix64's finaliser: nearby seeds give unrelated symmetries.
+                let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^= z >> 31;
+                syms[0] = Symmetry::ALL[(z % Symmetry::COUNT as u64) as usize];
+                1
+            }
             SymmetryChoice::Average(n) => {
                 // n distinct symmetries: a partial Fisher-Yates shuffle.
                 let n = usize::from(n);

@@ -10,6 +10,7 @@ mod cache;
 pub mod desc;
 mod evaluator;
 mod features;
+mod model_adapter;
 pub mod model_file;
 mod network;
 mod output;

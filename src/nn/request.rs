@@ -26,6 +26,10 @@ pub enum SymmetryChoice {
     /// `nnRandomize = true`).
     #[default]
     Random,
+    /// One symmetry drawn deterministically from this seed, so that a
+    /// seeded single-threaded search repeats exactly. Shares cache entries
+    /// with `Random`: any orientation's result is an acceptable answer.
+    Seeded(u64),
     /// Exactly this symmetry (KataGo's `nnRandomize = false` with
     /// `defaultSymmetry`, or a fixed symmetry for tests).
     Fixed(Symmetry),
@@ -77,7 +81,7 @@ impl EvalParams {
     /// the hash mixed with everything here that changes the output.
     pub fn cache_key(&self, hash: u128) -> u128 {
         let (mode, arg) = match self.symmetry {
-            SymmetryChoice::Random => (1u64, 0u64),
+            SymmetryChoice::Random | SymmetryChoice::Seeded(_) => (1u64, 0u64),
             SymmetryChoice::Fixed(s) => (2, s.index() as u64),
             SymmetryChoice::Average(n) => (3, u64::from(n)),
         };

@@ -10,6 +10,8 @@
 mod bias;
 mod eval;
 pub mod explore;
+mod game_state;
+mod nn_eval;
 mod params;
 mod playout;
 mod results;
@@ -22,6 +24,8 @@ mod tests;
 
 pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
+pub use game_state::GameState;
+pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
 pub use results::{MoveInfo, RootInfo};
 pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView};

@@ -1,0 +1,50 @@
+//! The libtorch [`Model`] behind the evaluator's [`BatchModel`] interface.
+
+use super::batch::{BatchModel, InputBatch, ModelError, RawRow};
+use super::network::{InputBatch as NetInput, Model};
+
+impl BatchModel for Model {
+    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
+        let mask = batch.mask_rows();
+        // Rows that fill the whole tensor need no masking work in the net.
+        let needs_mask = mask.iter().any(|&m| m == 0.0);
+        let out = Model::forward(
+            self,
+            &NetInput {
+                batch_size: batch.rows,
+                height: batch.y_len,
+                width: batch.x_len,
+                spatial: batch.spatial_rows(),
+                global: batch.global_rows(),
+                mask: needs_mask.then_some(mask),
+            },
+        )
+        .map_err(|e| ModelError::new(e.to_string()))?;
+        Ok((0..batch.rows)
+            .map(|i| {
+                let r = out.row(i);
+                let s = r.scores;
+                RawRow {
+                    policy: r.policy.to_vec(),
+                    policy_optimistic: r.policy_optimistic.map(<[f32]>::to_vec),
+                    value: r.value_logits,
+                    score_mean: s.score_mean,
+                    score_mean_sq: s.score_mean * s.score_mean + s.score_stdev * s.score_stdev,
+                    lead: s.lead,
+                    var_time_left: s.var_time_left,
+                    shortterm_winloss_error: s.shortterm_winloss_error,
+                    shortterm_score_error: s.shortterm_score_error,
+                    ownership: batch.include_ownership.then(|| r.ownership.to_vec()),
+                }
+            })
+            .collect())
+    }
+
+    fn num_spatial_features(&self) -> usize {
+        Model::num_spatial_features(self)
+    }
+
+    fn num_global_features(&self) -> usize {
+        Model::num_global_features(self)
+    }
+}

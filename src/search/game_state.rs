@@ -1,0 +1,94 @@
+//! The real game as the search sees it: a board with its history and the
+//! player to move, implementing [`SearchState`].
+
+use crate::game::{Board, BoardHistory, Color, Loc, Move, Player};
+
+use super::eval::{Outcome, SearchState};
+
+/// A position with everything that decides its future: the board, the
+/// history (ko/superko, encore, passes, rules, komi) and the player to move.
+///
+/// KataGo keeps the player to move beside the history because GTP and the
+/// analysis protocol may let a player move twice; the same is done here.
+#[derive(Debug, Clone)]
+pub struct GameState {
+    /// The stones.
+    pub board: Board,
+    /// Moves, rules, komi and the state of the game's phases.
+    pub hist: BoardHistory,
+    /// Who moves next.
+    pub next: Player,
+}
+
+impl GameState {
+    /// A state from its parts.
+    pub fn new(board: Board, hist: BoardHistory, next: Player) -> GameState {
+        GameState { board, hist, next }
+    }
+}
+
+impl SearchState for GameState {
+    fn x_size(&self) -> usize {
+        self.board.x_size()
+    }
+
+    fn y_size(&self) -> usize {
+        self.board.y_size()
+    }
+
+    fn next_player(&self) -> Player {
+        self.next
+    }
+
+    fn is_legal(&self, mv: Move) -> bool {
+        self.hist.is_legal(&self.board, mv, self.next)
+    }
+
+    fn play(&mut self, mv: Move) {
+        self.hist.play(&mut self.board, mv, self.next);
+        self.next = self.next.opp();
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        if !self.hist.is_game_finished() {
+            return None;
+        }
+        if self.hist.is_no_result() {
+            return Some(Outcome::NoResult);
+        }
+        Some(Outcome::Scored {
+            winner: self.hist.winner(),
+            white_minus_black: f64::from(self.hist.final_white_minus_black_score()),
+        })
+    }
+
+    fn turn_number(&self) -> usize {
+        self.hist.moves().len()
+    }
+
+    fn last_move(&self) -> Option<(Player, Move)> {
+        self.hist.moves().last().map(|&(mv, pla)| (pla, mv))
+    }
+
+    fn pass_would_end_game(&self) -> bool {
+        self.hist.pass_would_end_game(&self.board, self.next)
+    }
+
+    fn color_at(&self, loc: Loc) -> Color {
+        self.board.get(loc)
+    }
+
+    fn in_atari(&self, loc: Loc) -> bool {
+        self.board.num_liberties(loc) == 1
+    }
+
+    fn ko_loc(&self) -> Option<Loc> {
+        self.board.ko_loc()
+    }
+
+    fn position_hash(&self) -> u64 {
+        self.hist
+            .situation_rules_and_ko_hash(&self.board, self.next, 0.0)
+            .0 as u64
+    }
+}

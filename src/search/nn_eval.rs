@@ -1,0 +1,154 @@
+//! The network as the search sees it: encodes a [`GameState`] into KataGo's
+//! input features, asks the shared batching [`Evaluator`] and hands back
+//! its post-processed output.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use crate::game::{KoRule, Move, ScoringRule};
+use crate::nn::{
+    nn_input_hash, EncodedInput, EvalParams, EvalRequest, Evaluator, FeatureEncoder, NnInputParams,
+    NnOutput, Symmetry, SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+};
+
+use super::eval::{EvalError, EvalOptions, EvalStats, PositionEvaluator};
+use super::game_state::GameState;
+
+thread_local! {
+    /// Ladder-search buffers of this thread's encoder, kept between calls.
+    static ENCODER: RefCell<FeatureEncoder> = RefCell::new(FeatureEncoder::new());
+}
+
+/// How the search's requests become network requests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NnEvalSettings {
+    /// KataGo's `nnRandomize`: a random symmetry per evaluation (drawn from
+    /// the search's seeded generator); otherwise always the identity.
+    pub randomize_symmetry: bool,
+    /// KataGo's `drawEquivalentWinsForWhite`, which shifts the komi the net sees.
+    pub draw_equivalent_wins_for_white: f64,
+    /// Whether the net has short-term error heads (model version >= 9).
+    pub has_shortterm_error: bool,
+}
+
+/// A [`PositionEvaluator`] over the real network.
+pub struct NnSearchEvaluator {
+    evaluator: Evaluator,
+    settings: NnEvalSettings,
+}
+
+impl NnSearchEvaluator {
+    /// Wraps a shared evaluator.
+    pub fn new(evaluator: Evaluator, settings: NnEvalSettings) -> NnSearchEvaluator {
+        NnSearchEvaluator {
+            evaluator,
+            settings,
+        }
+    }
+
+    /// The batching evaluator underneath (for its statistics and cache).
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.evaluator
+    }
+
+    /// The settings this evaluator was made with.
+    pub fn settings(&self) -> &NnEvalSettings {
+        &self.settings
+    }
+
+    fn input_params(&self, opts: &EvalOptions) -> NnInputParams {
+        NnInputParams {
+            draw_equivalent_wins_for_white: self.settings.draw_equivalent_wins_for_white,
+            conservative_pass_and_is_root: opts.conservative_pass,
+            enable_passing_hacks: opts.enable_passing_hacks,
+            playout_doubling_advantage: opts.playout_doubling_advantage,
+            max_history: if opts.hide_history { 0 } else { 1000 },
+            pass_alive_suicide_rules_override: None,
+        }
+    }
+
+    fn eval_params(&self, state: &GameState, opts: &EvalOptions) -> EvalParams {
+        let symmetry = if opts.num_symmetries > 1 {
+            SymmetryChoice::Average(opts.num_symmetries.min(8))
+        } else if self.settings.randomize_symmetry {
+            SymmetryChoice::Seeded(opts.symmetry_seed)
+        } else {
+            SymmetryChoice::Fixed(Symmetry::ALL[0])
+        };
+        let rules = state.hist.rules();
+        EvalParams {
+            symmetry,
+            policy_temperature: opts.policy_temperature,
+            policy_optimism: opts.policy_optimism as f32,
+            include_ownership: opts.include_ownership,
+            skip_cache: false,
+            // KataGo: a no-result is only possible where long cycles can
+            // happen without a superko rule, or in territory encores.
+            allow_no_result: rules.ko_rule == KoRule::Simple
+                || rules.scoring_rule == ScoringRule::Territory,
+            passing_hacks: opts.enable_passing_hacks,
+        }
+    }
+
+    /// Evaluates `state` as [`PositionEvaluator::evaluate`] does, returning
+    /// the evaluator's own error type.
+    pub fn evaluate_state(
+        &self,
+        state: &GameState,
+        opts: &EvalOptions,
+    ) -> Result<Arc<NnOutput>, crate::nn::EvalError> {
+        let input_params = self.input_params(opts);
+        let params = self.eval_params(state, opts);
+        let hash = nn_input_hash(&state.board, &state.hist, state.next, &input_params).0;
+        if let Some(hit) = self.evaluator.lookup(hash, &params) {
+            return Ok(hit);
+        }
+        let (x, y) = (state.board.x_size(), state.board.y_size());
+        let mut input = EncodedInput {
+            x_size: x,
+            y_size: y,
+            spatial: vec![0.0; NUM_SPATIAL_FEATURES_V7 * x * y],
+            global: vec![0.0; NUM_GLOBAL_FEATURES_V7],
+        };
+        ENCODER.with(|enc| {
+            enc.borrow_mut().fill_row_v7(
+                &state.board,
+                &state.hist,
+                state.next,
+                &input_params,
+                &mut input.spatial,
+                &mut input.global,
+            )
+        });
+        let mut legal = Vec::with_capacity(x * y + 1);
+        legal.extend(state.board.locs().map(|loc| {
+            state
+                .hist
+                .is_legal(&state.board, Move::Play(loc), state.next)
+        }));
+        legal.push(true);
+        let mut req = EvalRequest::new(input, legal, state.next, hash);
+        req.params = params;
+        self.evaluator.evaluate(req)
+    }
+}
+
+impl PositionEvaluator<GameState> for NnSearchEvaluator {
+    fn evaluate(&self, state: &GameState, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
+        self.evaluate_state(state, opts)
+            .map_err(|e| EvalError(e.to_string()))
+    }
+
+    fn stats(&self) -> EvalStats {
+        let s = self.evaluator.stats();
+        EvalStats {
+            rows: s.rows,
+            batches: s.batches,
+            cache_hits: s.cache_hits,
+        }
+    }
+
+    fn supports_shortterm_error(&self) -> bool {
+        self.settings.has_shortterm_error
+    }
+}

@@ -1,0 +1,132 @@
+//! Start-up shared by the engine's commands: loads the network named on the
+//! command line and builds the batching evaluator from the config keys
+//! KataGo uses (`nnMaxBatchSize`, `nnCacheSizePowerOfTwo`,
+//! `numNNServerThreadsPerModel`, `nnRandomize`, `useFP16`,
+//! `cudaDeviceToUse`, `numEigenThreadsPerModel`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::{Config, ConfigError};
+use crate::nn::{BatchModel, Evaluator, EvaluatorConfig, Model, NetError};
+use crate::search::{NnEvalSettings, NnSearchEvaluator};
+
+/// Why the network could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Config(#[from] Box<ConfigError>),
+    #[error("loading the network: {0}")]
+    Network(#[from] NetError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<ConfigError> for SetupError {
+    fn from(e: ConfigError) -> Self {
+        SetupError::Config(Box::new(e))
+    }
+}
+
+/// A loaded network ready for searches.
+pub struct Network {
+    /// The evaluator every search shares.
+    pub evaluator: Arc<NnSearchEvaluator>,
+    /// The model's name from its file.
+    pub model_name: String,
+    /// The model file's path.
+    pub model_path: PathBuf,
+    /// KataGo model version of the file.
+    pub model_version: i32,
+    /// Largest batch the evaluator forms.
+    pub max_batch_size: usize,
+    /// Whether the net runs in half precision.
+    pub fp16: bool,
+    /// Human-readable device, e.g. `CPU (2 threads)` or `CUDA:0`.
+    pub device: String,
+}
+
+/// Loads `model_path` and builds the evaluator from `cfg`.
+/// `default_max_batch_size` is used when the config has no `nnMaxBatchSize`.
+pub fn load_network(
+    model_path: &Path,
+    cfg: &Config,
+    default_max_batch_size: usize,
+) -> Result<Network, SetupError> {
+    let max_batch_size =
+        cfg.get_i64_or("nnMaxBatchSize", default_max_batch_size as i64, 1..=65536)? as usize;
+    let cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
+    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=64)? as usize;
+    let randomize = cfg.get_bool_or("nnRandomize", true)?;
+    let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
+    let want_fp16 = if cfg.contains("useFP16") {
+        // KataGo also accepts "auto": half precision where it is fast (CUDA).
+        match cfg.get_string("useFP16")?.to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            "auto" => true,
+            other => {
+                return Err(SetupError::Invalid(format!(
+                    "useFP16 must be true, false or auto, not {other:?}"
+                )))
+            }
+        }
+    } else {
+        false
+    };
+    let cuda = tch::Cuda::is_available();
+    let device = if cuda {
+        let key = if cfg.contains("cudaDeviceToUse") {
+            "cudaDeviceToUse"
+        } else {
+            "deviceToUse"
+        };
+        let idx = cfg.get_i64_or(key, 0, 0..=63)? as usize;
+        tch::Device::Cuda(idx)
+    } else {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = cfg.get_i64_or("numEigenThreadsPerModel", cores as i64, 1..=1024)?;
+        tch::set_num_threads(threads as i32);
+        tch::Device::Cpu
+    };
+    let fp16 = want_fp16 && cuda;
+    let mut models: Vec<Box<dyn BatchModel>> = Vec::with_capacity(servers);
+    let first = Model::load_with(model_path, device, fp16)?;
+    let model_name = first.name().to_string();
+    let model_version = first.version();
+    models.push(Box::new(first));
+    // One model per server thread, as KataGo does on GPUs; on the CPU a
+    // second copy only competes for the same cores.
+    for _ in 1..(if cuda { servers } else { 1 }) {
+        models.push(Box::new(Model::load_with(model_path, device, fp16)?));
+    }
+    let evaluator = Evaluator::with_models(
+        models,
+        EvaluatorConfig {
+            max_batch_size,
+            cache_size_power_of_two: cache_pow,
+            ..EvaluatorConfig::default()
+        },
+    )
+    .map_err(|e| SetupError::Invalid(e.to_string()))?;
+    let device_text = match device {
+        tch::Device::Cuda(i) => format!("CUDA:{i}{}", if fp16 { " fp16" } else { "" }),
+        _ => format!("CPU ({} threads)", tch::get_num_threads()),
+    };
+    Ok(Network {
+        evaluator: Arc::new(NnSearchEvaluator::new(
+            evaluator,
+            NnEvalSettings {
+                randomize_symmetry: randomize,
+                draw_equivalent_wins_for_white: draw_value,
+                has_shortterm_error: model_version >= 9,
+            },
+        )),
+        model_name,
+        model_path: model_path.to_path_buf(),
+        model_version,
+        max_batch_size,
+        fp16,
+        device: device_text,
+    })
+}
