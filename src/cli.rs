@@ -34,7 +34,7 @@ pub enum Command {
     /// Train the network on shuffled .npz data and export it.
     Train(EngineArgs),
     /// Search a fixed set of positions and report visits/s per thread count.
-    Benchmark(EngineArgs),
+    Benchmark(BenchmarkArgs),
     /// Print the version and the libtorch devices available.
     Version,
 }
@@ -68,6 +68,28 @@ pub struct AnalysisArgs {
     /// Testing only: answer with a stand-in search that needs no network.
     #[arg(long = "stub-search", hide = true)]
     pub stub_search: bool,
+}
+
+/// Flags of `engine benchmark` (KataGo's `benchmark` flags).
+#[derive(Debug, Args)]
+pub struct BenchmarkArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Visits per search.
+    #[arg(short = 'v', long = "visits", default_value_t = crate::benchmark::DEFAULT_VISITS)]
+    pub visits: i64,
+    /// Search thread counts to test, comma-separated, e.g. `1,2,4`.
+    #[arg(short = 't', long = "threads")]
+    pub threads: Option<String>,
+    /// Positions to search per thread count.
+    #[arg(short = 'n', long = "numpositions", default_value_t = 10)]
+    pub num_positions: usize,
+    /// Board size (7 to 19); default the config's `defaultBoardSize`, else 19.
+    #[arg(long = "boardsize")]
+    pub board_size: Option<usize>,
+    /// Typical seconds per move, for the thread recommendation.
+    #[arg(short = 'i', long = "time", default_value_t = crate::benchmark::DEFAULT_SECONDS_PER_MOVE)]
+    pub seconds_per_move: f64,
 }
 
 /// Rewrites KataGo-style single-dash long flags (`-model`) to clap's
@@ -120,11 +142,37 @@ pub fn main(args: Vec<OsString>) -> i32 {
             quit_without_waiting: a.quit_without_waiting,
             stub_search: a.stub_search,
         }),
-        Command::Selfplay(_) | Command::Train(_) | Command::Benchmark(_) => {
+        Command::Benchmark(b) => run_benchmark(b),
+        Command::Selfplay(_) | Command::Train(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }
     }
+}
+
+fn run_benchmark(b: BenchmarkArgs) -> i32 {
+    let Some(model) = b.engine.model else {
+        eprintln!("engine benchmark: -model is required");
+        return 2;
+    };
+    let threads = match b.threads.as_deref().map(crate::benchmark::parse_threads) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            eprintln!("engine benchmark: {e}");
+            return 2;
+        }
+    };
+    crate::benchmark::run(&crate::benchmark::BenchmarkOptions {
+        model,
+        config: b.engine.config,
+        override_config: b.engine.override_config,
+        visits: b.visits,
+        threads,
+        board_size: b.board_size,
+        num_positions: b.num_positions,
+        seconds_per_move: b.seconds_per_move,
+    })
 }
 
 #[cfg(test)]

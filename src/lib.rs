@@ -10,9 +10,11 @@
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
+//! - [`benchmark`]: `engine benchmark`, search speed per thread count.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod analysis;
+pub mod benchmark;
 pub mod cli;
 pub mod config;
 pub mod game;

@@ -1,0 +1,570 @@
+//! `engine benchmark`: searches a fixed set of positions with each of
+//! several search thread counts and reports visits per second, as
+//! `katago benchmark` does (same flags, same output lines, same Elo-based
+//! recommendation).
+//!
+//! # The positions
+//!
+//! KataGo samples positions from a built-in game record. We have no game
+//! records of our own in the binary, so the positions come from a game the
+//! loaded network plays against itself from its raw policy: always the
+//! most likely legal move other than a pass, identity symmetry, Tromp-Taylor
+//! rules with komi 7.5, for `MOVES_PER_POINT` moves per board point (or
+//! until the net prefers to pass). The `n` positions are taken evenly along
+//! that game, the empty board first. The set depends only on the network
+//! (and on libtorch's arithmetic being the same from run to run).
+//!
+//! # Differences from KataGo
+//!
+//! - Without `-t` KataGo tunes the thread count by ternary search; we test
+//!   1, 2, 4, ... up to twice the CPU count (at most 32) instead.
+//! - The libtorch CPU thread count follows KataGo's Eigen backend: the
+//!   smaller of the search threads and the CPU count, unless the config
+//!   sets `numEigenThreadsPerModel`. On CUDA nothing changes.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::game::{Board, BoardHistory, Move, Player, Rules};
+use crate::search::{
+    EvalOptions, GameState, NnEvalSettings, NnSearchEvaluator, PositionEvaluator, RunOptions,
+    Search, SearchParams, SearchState, SetupFor,
+};
+use crate::setup::load_network;
+
+/// KataGo's `defaultMaxVisits` for GPU builds.
+pub const DEFAULT_VISITS: i64 = 800;
+/// KataGo's `defaultSecondsPerGameMove`.
+pub const DEFAULT_SECONDS_PER_MOVE: f64 = 5.0;
+/// Smallest and largest board sizes the built-in positions support (KataGo's
+/// `MIN/MAX_BENCHMARK_SGF_DATA_SIZE`).
+pub const BOARD_SIZES: std::ops::RangeInclusive<usize> = 7..=19;
+/// Length of the generated game, in moves per board point.
+const MOVES_PER_POINT: f64 = 0.6;
+/// From KataGo's test matches with g170: Elo gained per doubling of speed.
+const ELO_GAIN_PER_DOUBLING: f64 = 250.0;
+
+/// What `engine benchmark` was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkOptions {
+    /// The network file.
+    pub model: PathBuf,
+    /// The config file (KataGo's GTP config keys).
+    pub config: Option<PathBuf>,
+    /// `-override-config` texts.
+    pub override_config: Vec<String>,
+    /// Visits per search (`-v`).
+    pub visits: i64,
+    /// Search thread counts to test (`-t`); `None`: 1, 2, 4, ...
+    pub threads: Option<Vec<usize>>,
+    /// Board size (`-boardsize`); `None`: the config's `defaultBoardSize`, else 19.
+    pub board_size: Option<usize>,
+    /// Positions to search (`-n`).
+    pub num_positions: usize,
+    /// Typical seconds per move, for the recommendation (`-time`).
+    pub seconds_per_move: f64,
+}
+
+/// The outcome of one thread count (KataGo's `PlayUtils::BenchmarkResults`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BenchmarkResult {
+    pub num_threads: usize,
+    pub total_positions: usize,
+    pub positions_searched: usize,
+    pub total_visits: i64,
+    pub total_seconds: f64,
+    /// Rows the network evaluated (cache hits not counted).
+    pub nn_evals: u64,
+    pub nn_batches: u64,
+}
+
+impl BenchmarkResult {
+    /// Mean rows per forward pass.
+    pub fn avg_batch_size(&self) -> f64 {
+        if self.nn_batches == 0 {
+            0.0
+        } else {
+            self.nn_evals as f64 / self.nn_batches as f64
+        }
+    }
+
+    fn per_second(&self, x: f64) -> f64 {
+        x / self.total_seconds
+    }
+
+    /// KataGo's `toString`: the result line without the Elo column.
+    pub fn line(&self) -> String {
+        format!(
+            "numSearchThreads = {:2}: {} / {} positions, visits/s = {:.2} nnEvals/s = {:.2} \
+             nnBatches/s = {:.2} avgBatchSize = {:.2} ({:.1} secs)",
+            self.num_threads,
+            self.positions_searched,
+            self.total_positions,
+            self.per_second(self.total_visits as f64),
+            self.per_second(self.nn_evals as f64),
+            self.per_second(self.nn_batches as f64),
+            self.avg_batch_size(),
+            self.total_seconds
+        )
+    }
+
+    /// KataGo's `toStringWithElo`: the line plus the Elo difference to `baseline`.
+    pub fn line_with_elo(
+        &self,
+        baseline: Option<&BenchmarkResult>,
+        seconds_per_move: f64,
+    ) -> String {
+        match baseline {
+            None => format!("{} (EloDiff baseline)", self.line()),
+            Some(b) => format!(
+                "{} (EloDiff {:+.0})",
+                self.line(),
+                self.elo_effect(seconds_per_move) - b.elo_effect(seconds_per_move)
+            ),
+        }
+    }
+
+    /// KataGo's ad-hoc `computeEloEffect`: Elo from speed minus the cost of
+    /// many threads at the visits a move of `seconds_per_move` gets.
+    pub fn elo_effect(&self, seconds_per_move: f64) -> f64 {
+        let visits_per_second = self.per_second(self.total_visits as f64);
+        let gain = ELO_GAIN_PER_DOUBLING * visits_per_second.log2();
+        let visits_per_move = visits_per_second * seconds_per_move;
+        let cost = self.num_threads as f64 * 7.0 * (1600.0 / (800.0 + visits_per_move)).powf(0.85);
+        gain - cost
+    }
+}
+
+/// KataGo's `printEloComparison`: which thread count to use.
+pub fn elo_comparison(results: &[BenchmarkResult], seconds_per_move: f64) -> String {
+    use std::fmt::Write;
+    let mut best = 0;
+    for (i, r) in results.iter().enumerate() {
+        if r.elo_effect(seconds_per_move) > results[best].elo_effect(seconds_per_move) {
+            best = i;
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Based on some test data, each speed doubling gains perhaps ~{ELO_GAIN_PER_DOUBLING} Elo \
+         by searching deeper."
+    );
+    let _ = writeln!(
+        out,
+        "Based on some test data, each thread costs perhaps 7 Elo if using 800 visits, and 2 Elo \
+         if using 5000 visits (by making MCTS worse)."
+    );
+    let _ = writeln!(
+        out,
+        "So APPROXIMATELY based on this benchmark, if you intend to do a {seconds_per_move} second \
+         search: "
+    );
+    let Some(first) = results.first() else {
+        return out;
+    };
+    for (i, r) in results.iter().enumerate() {
+        let rec = if i == best { " (recommended)" } else { "" };
+        if i == 0 {
+            let _ = writeln!(
+                out,
+                "numSearchThreads = {:2}: (baseline){rec}",
+                r.num_threads
+            );
+        } else {
+            let elo = r.elo_effect(seconds_per_move) - first.elo_effect(seconds_per_move);
+            let _ = writeln!(
+                out,
+                "numSearchThreads = {:2}: {elo:+5.0} Elo{rec}",
+                r.num_threads
+            );
+        }
+    }
+    out
+}
+
+/// Parses `-t`: comma-separated thread counts, each 1..=4096.
+pub fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for piece in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match piece.parse::<usize>() {
+            Ok(n) if (1..=4096).contains(&n) => out.push(n),
+            _ => return Err(format!("Number of threads to use: invalid value: {piece}")),
+        }
+    }
+    if out.is_empty() {
+        return Err("Must specify at least one valid value for -threads".to_string());
+    }
+    Ok(out)
+}
+
+/// The benchmark positions (see the module docs): `n` states taken evenly
+/// along a raw-policy game of the network on a `size`x`size` board.
+pub fn benchmark_positions(
+    net: &NnSearchEvaluator,
+    size: usize,
+    n: usize,
+) -> Result<Vec<GameState>, String> {
+    let board = Board::new(size, size).map_err(|e| e.to_string())?;
+    let mut rules = Rules::tromp_taylor();
+    rules.komi = 7.5;
+    let start = GameState::new(
+        board,
+        BoardHistory::new(&board, Player::Black, rules),
+        Player::Black,
+    );
+    // Identity symmetry whatever the config's nnRandomize says.
+    let fixed = NnSearchEvaluator::new(
+        net.evaluator().clone(),
+        NnEvalSettings {
+            randomize_symmetry: false,
+            ..*net.settings()
+        },
+    );
+    let max_moves = (MOVES_PER_POINT * (size * size) as f64).round() as usize;
+    let mut game = vec![start.clone()];
+    let mut state = start;
+    let opts = EvalOptions::default();
+    while game.len() <= max_moves && state.outcome().is_none() {
+        let nn = fixed.evaluate(&state, &opts).map_err(|e| e.to_string())?;
+        let pass = size * size;
+        let best = nn.policy[..pass]
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p >= 0.0)
+            .fold(None, |best: Option<(usize, f32)>, (i, &p)| match best {
+                Some((_, b)) if b >= p => best,
+                _ => Some((i, p)),
+            });
+        let Some((i, p)) = best else { break };
+        if p < nn.policy[pass] {
+            break;
+        }
+        let mv = Move::Play(crate::game::Loc::from_xy(i % size, i / size, size));
+        if !state.is_legal(mv) {
+            break;
+        }
+        state.play(mv);
+        game.push(state.clone());
+    }
+    // Searching the same state twice would hit the (cleared) cache no
+    // differently, but keep the positions distinct where the game allows.
+    let len = game.len();
+    Ok((0..n.max(1))
+        .map(|i| game[(i * len / n.max(1)).min(len - 1)].clone())
+        .collect())
+}
+
+/// The config's search parameters for the benchmark: KataGo's benchmark
+/// defaults, the config's settings, then the visit limit and no time limit.
+fn benchmark_params(cfg: &Config, visits: i64) -> Result<SearchParams, String> {
+    let json = cfg.to_json_value();
+    let mut settings: Vec<(&str, &serde_json::Value)> = Vec::new();
+    if let serde_json::Value::Object(all) = &json {
+        for (key, value) in all {
+            if SearchParams::NAMES.contains(&key.as_str()) {
+                cfg.mark_used(key);
+                settings.push((key.as_str(), value));
+            }
+        }
+    }
+    let mut p =
+        SearchParams::from_overrides(SetupFor::Benchmark, settings).map_err(|e| e.to_string())?;
+    p.max_visits = visits;
+    p.max_playouts = visits;
+    p.max_time = 1e20;
+    p.search_factor_after_one_pass = 1.0;
+    p.search_factor_after_two_pass = 1.0;
+    Ok(p)
+}
+
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Searches every position once with `threads` search threads.
+fn run_thread_count(
+    net: &Arc<NnSearchEvaluator>,
+    params: &SearchParams,
+    positions: &[GameState],
+    threads: usize,
+    cfg_eigen_threads: Option<i64>,
+) -> Result<BenchmarkResult, String> {
+    if !tch::Cuda::is_available() {
+        let n = cfg_eigen_threads.unwrap_or(threads.min(cpu_count()) as i64);
+        tch::set_num_threads(n.max(1) as i32);
+    }
+    let mut p = params.clone();
+    p.num_threads = threads.min(i32::MAX as usize) as i32;
+    let evaluator = net.evaluator();
+    let mut result = BenchmarkResult {
+        num_threads: threads,
+        total_positions: positions.len(),
+        ..BenchmarkResult::default()
+    };
+    // Warm up this thread count (KataGo re-warms after changing Eigen threads).
+    {
+        let mut warm = p.clone();
+        warm.max_visits = 5;
+        warm.max_playouts = 5;
+        warm.num_threads = 1;
+        let mut s = Search::new(warm, net.clone(), positions[0].clone(), 1);
+        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
+    }
+    evaluator.clear_cache();
+    evaluator.clear_stats();
+    let mut search = Search::new(p, net.clone(), positions[0].clone(), 0x5eed_0001);
+    let progress = std::io::stderr().is_terminal();
+    for state in positions {
+        if progress {
+            eprint!("\r{}      ", not_done_line(&result));
+        }
+        search.set_position(state.clone());
+        evaluator.clear_cache();
+        let start = Instant::now();
+        search
+            .run(&RunOptions::default())
+            .map_err(|e| e.to_string())?;
+        result.total_seconds += start.elapsed().as_secs_f64();
+        result.positions_searched += 1;
+        result.total_visits += search.view().root_values().visits;
+    }
+    if progress {
+        eprint!("\r");
+    }
+    let stats = evaluator.stats();
+    result.nn_evals = stats.rows;
+    result.nn_batches = stats.batches;
+    Ok(result)
+}
+
+/// KataGo's `toStringNotDone` (progress, on stderr here when it is a terminal).
+fn not_done_line(r: &BenchmarkResult) -> String {
+    let vps = if r.total_seconds > 0.0 {
+        r.total_visits as f64 / r.total_seconds
+    } else {
+        0.0
+    };
+    format!(
+        "numSearchThreads = {:2}: {} / {} positions, visits/s = {:.2} ({:.1} secs)",
+        r.num_threads, r.positions_searched, r.total_positions, vps, r.total_seconds
+    )
+}
+
+/// Runs the benchmark, printing as KataGo does; returns the exit code.
+pub fn run(opts: &BenchmarkOptions) -> i32 {
+    match run_inner(opts) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("engine benchmark: {e}");
+            1
+        }
+    }
+}
+
+fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
+    if opts.visits <= 1 || opts.visits >= 1_000_000_000 {
+        return Err(format!(
+            "Number of visits to use: invalid value {}",
+            opts.visits
+        ));
+    }
+    if opts.num_positions == 0 || opts.num_positions > 100_000 {
+        return Err(format!(
+            "Number of positions per game to use: invalid value {}",
+            opts.num_positions
+        ));
+    }
+    if !(opts.seconds_per_move > 0.0 && opts.seconds_per_move <= 1e6) {
+        return Err(format!(
+            "Number of seconds per game move to assume: invalid value {}",
+            opts.seconds_per_move
+        ));
+    }
+    let mut cfg = match &opts.config {
+        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
+        None => Config::from_toml_str("", "(no config)").map_err(|e| e.to_string())?,
+    };
+    for o in &opts.override_config {
+        cfg.apply_overrides(o).map_err(|e| e.to_string())?;
+    }
+    let size = match opts.board_size {
+        Some(s) => s,
+        None => cfg
+            .get_i64_or("defaultBoardSize", 19, 2..=19)
+            .map_err(|e| e.to_string())? as usize,
+    };
+    if !BOARD_SIZES.contains(&size) {
+        return Err(format!("Board size to test: invalid value {size}"));
+    }
+    let threads = match &opts.threads {
+        Some(t) => t.clone(),
+        None => {
+            let max = (2 * cpu_count()).clamp(1, 32);
+            std::iter::successors(Some(1usize), |&t| Some(t * 2))
+                .take_while(|&t| t <= max)
+                .collect()
+        }
+    };
+    let max_threads = threads.iter().copied().max().unwrap_or(1);
+    let hardcoded_batch = cfg
+        .contains("nnMaxBatchSize")
+        .then(|| cfg.get_string("nnMaxBatchSize").unwrap_or_default());
+    if let Some(given) = &hardcoded_batch {
+        println!(
+            "WARNING: Your nnMaxBatchSize is hardcoded to {given}, ignoring it and assuming it is \
+             >= threads, for this benchmark."
+        );
+    }
+    // KataGo's benchmark sizes the batch for the most threads tested.
+    cfg.set(
+        "nnMaxBatchSize",
+        toml::Value::Integer(8.max(max_threads.div_ceil(4) * 4) as i64),
+    );
+    let eigen_threads = if cfg.contains("numEigenThreadsPerModel") {
+        Some(
+            cfg.get_i64("numEigenThreadsPerModel", 1..=1024)
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let params = benchmark_params(&cfg, opts.visits)?;
+    eprintln!("Loading model and initializing benchmark...");
+    let net = load_network(&opts.model, &cfg, 8).map_err(|e| e.to_string())?;
+    eprintln!("Testing with default positions for board size: {size}");
+    let positions = benchmark_positions(&net.evaluator, size, opts.num_positions)?;
+    eprintln!("Loaded config {}", cfg.file_name());
+    eprintln!("Loaded model {}", opts.model.display());
+    println!();
+    println!("Testing using {} visits.", opts.visits);
+    if opts.visits == DEFAULT_VISITS {
+        println!(
+            "  If you have a good GPU, you might increase this using \"-visits N\" to get more \
+             accurate results."
+        );
+        println!(
+            "  If you have a weak GPU and this is taking forever, you can decrease it instead to \
+             finish the benchmark faster."
+        );
+    }
+    println!();
+    println!("Network: {} on {}", net.model_name, net.device);
+    println!();
+    println!(
+        "Your GTP config is currently set to use numSearchThreads = {}",
+        params.num_threads
+    );
+    if threads.len() > 1 {
+        println!("Testing different numbers of threads (board size {size}x{size}): ");
+    } else {
+        println!("Testing (board size {size}x{size}): ");
+    }
+    let mut results: Vec<BenchmarkResult> = Vec::new();
+    for &t in &threads {
+        let r = run_thread_count(&net.evaluator, &params, &positions, t, eigen_threads)?;
+        println!(
+            "{}",
+            r.line_with_elo(results.first(), opts.seconds_per_move)
+        );
+        results.push(r);
+    }
+    println!();
+    if results.len() > 1 {
+        print!("{}", elo_comparison(&results, opts.seconds_per_move));
+        println!(
+            "If you care about performance, you may want to edit numSearchThreads in {} based on \
+             the above results!",
+            cfg.file_name()
+        );
+        if let Some(given) = &hardcoded_batch {
+            println!(
+                "WARNING: Your nnMaxBatchSize is hardcoded to {given}, recommend deleting it and \
+                 using the default (which this benchmark assumes)"
+            );
+        }
+        println!(
+            "If you intend to do much longer searches, configure the seconds per game move you \
+             expect with the '-time' flag and benchmark again."
+        );
+        println!(
+            "If you intend to do short or fixed-visit searches, use lower numSearchThreads for \
+             better strength, high threads will weaken strength."
+        );
+        println!();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(threads: usize, visits: i64, secs: f64) -> BenchmarkResult {
+        BenchmarkResult {
+            num_threads: threads,
+            total_positions: 10,
+            positions_searched: 10,
+            total_visits: visits,
+            total_seconds: secs,
+            nn_evals: 4601,
+            nn_batches: 2402,
+        }
+    }
+
+    #[test]
+    fn line_matches_katago_format() {
+        let r = result(2, 8000, 15.625);
+        assert_eq!(
+            r.line_with_elo(None, 5.0),
+            "numSearchThreads =  2: 10 / 10 positions, visits/s = 512.00 nnEvals/s = 294.46 \
+             nnBatches/s = 153.73 avgBatchSize = 1.92 (15.6 secs) (EloDiff baseline)"
+        );
+        let faster = result(4, 16000, 15.625);
+        let line = faster.line_with_elo(Some(&r), 5.0);
+        // Twice the speed: +250 Elo, minus the cost of two more threads.
+        let expected = 250.0 - (4.0 * 7.0 * (1600.0f64 / (800.0 + 5120.0)).powf(0.85))
+            + 2.0 * 7.0 * (1600.0f64 / (800.0 + 2560.0)).powf(0.85);
+        assert!(
+            line.ends_with(&format!("(EloDiff {:+.0})", expected)),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn recommendation_picks_the_best_elo() {
+        let rs = [
+            result(1, 1000, 10.0),
+            result(2, 1900, 10.0),
+            result(4, 2000, 10.0),
+        ];
+        // 1.9x and 2x the speed; the 4-thread cost is smaller than the
+        // gain of the last 5% of speed here.
+        let elo = |r: &BenchmarkResult| r.elo_effect(5.0) - rs[0].elo_effect(5.0);
+        let text = elo_comparison(&rs, 5.0);
+        assert!(
+            text.contains("numSearchThreads =  1: (baseline)\n"),
+            "{text}"
+        );
+        let two = format!("numSearchThreads =  2: {:+5.0} Elo\n", elo(&rs[1]));
+        let four = format!(
+            "numSearchThreads =  4: {:+5.0} Elo (recommended)\n",
+            elo(&rs[2])
+        );
+        assert!(text.contains(&two) && text.contains(&four), "{text}");
+        let slow = [result(1, 1000, 10.0), result(2, 1010, 10.0)];
+        assert!(elo_comparison(&slow, 5.0).contains("1: (baseline) (recommended)"));
+    }
+
+    #[test]
+    fn thread_lists_parse_like_katago() {
+        assert_eq!(parse_threads("1, 2,,4").unwrap(), vec![1, 2, 4]);
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("x").is_err());
+        assert!(parse_threads(" , ").is_err());
+    }
+}
