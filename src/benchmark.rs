@@ -18,9 +18,9 @@
 //!
 //! - Without `-t` KataGo tunes the thread count by ternary search; we test
 //!   1, 2, 4, ... up to twice the CPU count (at most 32) instead.
-//! - The libtorch CPU thread count follows KataGo's Eigen backend: the
-//!   smaller of the search threads and the CPU count, unless the config
-//!   sets `numEigenThreadsPerModel`. On CUDA nothing changes.
+//! - On the CPU, KataGo's Eigen backend runs one single-threaded server
+//!   per search thread; ours keeps one batching server with libtorch
+//!   threads on all cores (see [`crate::setup::cpu_threads`]).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -292,12 +292,7 @@ fn run_thread_count(
     params: &SearchParams,
     positions: &[GameState],
     threads: usize,
-    cfg_eigen_threads: Option<i64>,
 ) -> Result<BenchmarkResult, String> {
-    if !tch::Cuda::is_available() {
-        let n = cfg_eigen_threads.unwrap_or(threads.min(cpu_count()) as i64);
-        tch::set_num_threads(n.max(1) as i32);
-    }
     let mut p = params.clone();
     p.num_threads = threads.min(i32::MAX as usize) as i32;
     let evaluator = net.evaluator();
@@ -425,14 +420,6 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
         "nnMaxBatchSize",
         toml::Value::Integer(8.max(max_threads.div_ceil(4) * 4) as i64),
     );
-    let eigen_threads = if cfg.contains("numEigenThreadsPerModel") {
-        Some(
-            cfg.get_i64("numEigenThreadsPerModel", 1..=1024)
-                .map_err(|e| e.to_string())?,
-        )
-    } else {
-        None
-    };
     let params = benchmark_params(&cfg, opts.visits)?;
     eprintln!("Loading model and initializing benchmark...");
     let net = load_network(&opts.model, &cfg, 8).map_err(|e| e.to_string())?;
@@ -466,7 +453,7 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
     }
     let mut results: Vec<BenchmarkResult> = Vec::new();
     for &t in &threads {
-        let r = run_thread_count(&net.evaluator, &params, &positions, t, eigen_threads)?;
+        let r = run_thread_count(&net.evaluator, &params, &positions, t)?;
         println!(
             "{}",
             r.line_with_elo(results.first(), opts.seconds_per_move)

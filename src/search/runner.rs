@@ -376,11 +376,14 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let stopped = || {
             finished.load(Ordering::Acquire) || opts.stop.is_some_and(|s| s.load(Ordering::Acquire))
         };
+        // The watching thread sleeps until a worker ends the search (or the
+        // clock, the stop flag or the callback needs it).
+        let watcher = std::thread::current();
         std::thread::scope(|scope| {
             for &seed in &seeds {
                 let (ctx, root, reserved, done, error, stopped) =
                     (&ctx, &root, &reserved, &done, &error, &stopped);
-                let finished = &finished;
+                let (finished, watcher) = (&finished, &watcher);
                 scope.spawn(move || {
                     let mut w = Worker {
                         rng: StdRng::seed_from_u64(seed),
@@ -415,6 +418,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                             }
                         }
                     }
+                    watcher.unpark();
                 });
             }
             // This thread watches the clock and serves the callback.
@@ -439,10 +443,12 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                         next_callback = now + period;
                     }
                 }
-                let wake = deadline
-                    .min(next_callback)
-                    .min(now + Duration::from_millis(5));
-                std::thread::sleep(wake.saturating_duration_since(Instant::now()));
+                // Wake at least every 5 ms to see an outside stop flag.
+                let mut wake = deadline.min(now + Duration::from_millis(5));
+                if opts.callback.is_some() {
+                    wake = wake.min(next_callback);
+                }
+                std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
             }
         });
         if let Some(e) = error.into_inner() {
