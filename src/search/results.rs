@@ -2,6 +2,8 @@
 //! values, tree-averaged ownership, and the move to play (LCB, pruning of
 //! visits the search would not have spent in hindsight, temperature).
 
+use std::sync::Arc;
+
 use rand::Rng;
 
 use super::explore;
@@ -28,16 +30,26 @@ pub struct MoveInfo {
     pub score_stdev: f64,
     pub prior: f64,
     pub utility: f64,
+    /// KataGo's `lcb`: the winrate less the utility LCB radius scaled to
+    /// the winrate's share of the utility.
     pub lcb: f64,
+    /// The utility's lower confidence bound.
     pub utility_lcb: f64,
     /// Rank by play selection value (0 = the move the search prefers).
     pub order: usize,
     /// Value the move is chosen by (weight after LCB and pruning).
     pub play_selection_value: f64,
     pub pv: Vec<Move>,
+    /// Visits of each node along the PV.
     pub pv_visits: Vec<i64>,
-    /// Ownership after this move, +1 = root player, if computed.
+    /// Edge visits along the PV (KataGo's `pvEdgeVisits`; the same as
+    /// `pv_visits` in a tree search).
+    pub pv_edge_visits: Vec<i64>,
+    /// Ownership after this move averaged over its subtree, +1 = root
+    /// player, if computed.
     pub ownership: Option<Vec<f64>>,
+    /// The standard deviation of that ownership over the subtree.
+    pub ownership_stdev: Option<Vec<f64>>,
 }
 
 /// The root as a whole.
@@ -103,25 +115,32 @@ impl SearchView<'_> {
         })
     }
 
-    /// Root children with their play selection values, KataGo's
-    /// `getPlaySelectionValues`: weights, reduced to what the search would
-    /// have wanted in hindsight (policy target pruning), then LCB.
-    /// Returns (move, child, selection value, lcb, radius).
-    fn selection(&self) -> Vec<(Move, std::sync::Arc<Node>, f64, f64, f64)> {
+    /// The children of `node` with their play selection values, KataGo's
+    /// `getPlaySelectionValues`: weights, at the root reduced to what the
+    /// search would have wanted in hindsight (policy target pruning), then
+    /// LCB, then `chosenMovePrune`/`chosenMoveSubtract`. LCBs and radii are
+    /// from the perspective of the player to move at `node`.
+    fn selection_of(&self, node: &Node, is_root: bool) -> Vec<Selected> {
         let p = self.params;
-        let Some(nn) = self.root.nn() else {
+        let Some(nn) = node.nn() else {
             return Vec::new();
         };
         let (xs, ys) = (self.x_size, self.y_size);
-        let pla = self.root_pla;
-        let mut out: Vec<(Move, std::sync::Arc<Node>, f64, f64, f64)> = Vec::new();
+        let pla = node.next_pla;
+        let prior = |mv: Move| nn.policy[policy_index(mv, xs, ys)] as f64;
+        let mut out: Vec<Selected> = Vec::new();
         let mut total = 0.0;
-        for c in self.root.children().iter() {
+        for c in node.children().iter() {
             let w = c.node.weight();
             total += w;
-            let pol = nn.policy[policy_index(c.mv, xs, ys)];
-            let v = if pol < 0.0 { 0.0 } else { w };
-            out.push((c.mv, c.node.clone(), v, 0.0, 0.0));
+            let value = if prior(c.mv) < 0.0 { 0.0 } else { w };
+            out.push(Selected {
+                mv: c.mv,
+                node: c.node.clone(),
+                value,
+                lcb: 0.0,
+                radius: 0.0,
+            });
         }
         if out.is_empty() {
             return out;
@@ -129,77 +148,92 @@ impl SearchView<'_> {
         // The most stably explored child.
         let mut best = 0;
         let mut best_g = f64::MIN;
-        for (i, (mv, n, w, _, _)) in out.iter().enumerate() {
-            let ev = n.visits() as f64;
-            let g = w * (ev - 1.0).max(0.0) / ev.max(1.0)
-                + 2.0 * nn.policy[policy_index(*mv, xs, ys)] as f64;
+        for (i, c) in out.iter().enumerate() {
+            let ev = c.node.visits() as f64;
+            let g = c.value * (ev - 1.0).max(0.0) / ev.max(1.0) + 2.0 * prior(c.mv);
             if g > best_g {
                 best_g = g;
                 best = i;
             }
         }
-        let best_weight = out[best].2;
-        let parent = self.root.values();
-        let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
-        let scaling = explore::explore_scaling(p, total, stdev_factor);
-        let util_of = |n: &Node| n.values().utility;
-        let best_value = {
-            let (mv, n, _, _, _) = &out[best];
-            explore::selection_value(
-                scaling,
-                nn.policy[policy_index(*mv, xs, ys)] as f64,
-                n.weight(),
-                util_of(n),
-                pla,
-            )
-        };
-        for (i, (mv, n, w, _, _)) in out.iter_mut().enumerate() {
-            if i == best || n.visits() <= 0 {
-                continue;
+        let best_weight = out[best].value;
+        if is_root {
+            let parent = node.values();
+            let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
+            let scaling = explore::explore_scaling(p, total, stdev_factor);
+            let best_value = {
+                let b = &out[best];
+                explore::selection_value(
+                    scaling,
+                    prior(b.mv),
+                    b.node.weight(),
+                    b.node.values().utility,
+                    pla,
+                )
+            };
+            for (i, c) in out.iter_mut().enumerate() {
+                if i == best || c.node.visits() <= 0 {
+                    continue;
+                }
+                let wanted = explore::selection_value_inverse(
+                    best_value,
+                    scaling,
+                    prior(c.mv),
+                    c.node.values().utility,
+                    pla,
+                );
+                c.value = c.value.min(wanted).ceil().min(c.value);
             }
-            let pol = nn.policy[policy_index(*mv, xs, ys)] as f64;
-            let wanted =
-                explore::selection_value_inverse(best_value, scaling, pol, util_of(n), pla);
-            *w = w.min(wanted).ceil().min(*w);
+        }
+        let mut best_lcb = -1e10;
+        let mut best_idx = None;
+        for (i, c) in out.iter_mut().enumerate() {
+            let v = c.node.values();
+            let (l, r) = explore::lcb_and_radius(p, &v.view(), sign(pla) * v.utility);
+            c.lcb = l;
+            c.radius = r;
+            if c.value > 0.0 && c.value >= p.min_visit_prop_for_lcb * best_weight && l > best_lcb {
+                best_lcb = l;
+                best_idx = Some(i);
+            }
         }
         if p.use_lcb_for_selection {
-            let mut best_lcb = -1e10;
-            let mut best_idx = None;
-            for (i, (_, n, w, lcb, radius)) in out.iter_mut().enumerate() {
-                let v = n.values();
-                let self_u = sign(pla) * v.utility;
-                let (l, r) = explore::lcb_and_radius(p, &v.view(), self_u);
-                *lcb = l;
-                *radius = r;
-                if *w > 0.0 && *w >= p.min_visit_prop_for_lcb * best_weight && l > best_lcb {
-                    best_lcb = l;
-                    best_idx = Some(i);
-                }
-            }
             if let Some(bi) = best_idx.filter(|&i| p.use_non_buggy_lcb || i > 0) {
-                let mut adjusted = out[bi].2;
-                for (i, (_, _, w, lcb, radius)) in out.iter().enumerate() {
-                    let excess = best_lcb - lcb;
+                let mut adjusted = out[bi].value;
+                for (i, c) in out.iter().enumerate() {
+                    let excess = best_lcb - c.lcb;
                     if i == bi || excess < 0.0 {
                         continue;
                     }
-                    let f = (radius + excess) / (radius + 0.2 * excess);
-                    adjusted = adjusted.max(f * f * w);
+                    let f = (c.radius + excess) / (c.radius + 0.2 * excess);
+                    adjusted = adjusted.max(f * f * c.value);
                 }
-                out[bi].2 = adjusted;
+                out[bi].value = adjusted;
             }
         }
-        let max = out.iter().map(|x| x.2).fold(0.0, f64::max);
+        let mut max = out.iter().map(|c| c.value).fold(0.0, f64::max);
+        if max <= 1e-50 {
+            // All weightless: weigh by policy.
+            for c in out.iter_mut() {
+                c.value = prior(c.mv).max(0.0);
+            }
+            max = out.iter().map(|c| c.value).fold(0.0, f64::max);
+        }
         let sub = p.chosen_move_subtract.min(max / 64.0);
         let prune = p.chosen_move_prune.min(max / 64.0);
-        for x in out.iter_mut() {
-            x.2 = if x.2 < prune {
+        for c in out.iter_mut() {
+            c.value = if c.value < prune {
                 0.0
             } else {
-                (x.2 - sub).max(0.0)
+                (c.value - sub).max(0.0)
             };
         }
         out
+    }
+
+    /// Root children with their play selection values.
+    fn selection(&self) -> Vec<Selected> {
+        self.selection_of(self.root, true)
     }
 
     /// The move to play: by play selection value with KataGo's chosen-move
@@ -215,15 +249,15 @@ impl SearchView<'_> {
             self.x_size,
             self.y_size,
         );
-        if sel.iter().any(|x| x.2 > 0.0) {
-            let vals: Vec<f64> = sel.iter().map(|x| x.2).collect();
+        if sel.iter().any(|x| x.value > 0.0) {
+            let vals: Vec<f64> = sel.iter().map(|x| x.value).collect();
             let i = explore::choose_index_with_temperature(
                 rng,
                 &vals,
                 temp,
                 p.chosen_move_temperature_only_below_prob,
             )?;
-            return Some(sel[i].0);
+            return Some(sel[i].mv);
         }
         let nn = self.root.nn()?;
         let vals: Vec<f64> = nn.policy.iter().map(|&x| (x as f64).max(0.0)).collect();
@@ -231,28 +265,44 @@ impl SearchView<'_> {
         Some(super::playout::move_of_index(i, self.x_size, self.y_size))
     }
 
-    /// Per-move infos for the root's children with visits, best first, with
-    /// PVs up to `max_pv_len` and per-move ownership if `ownership` is set.
+    /// Per-move infos for the root's children with visits, ordered as
+    /// KataGo orders them (play selection value, then visits, then prior),
+    /// with PVs up to `max_pv_len` moves that follow KataGo's play selection
+    /// rule at every node, and per-move tree ownership (with its standard
+    /// deviation) if `ownership` is set.
     pub fn move_infos(&self, max_pv_len: usize, ownership: bool) -> Vec<MoveInfo> {
         let p = self.params;
         let Some(nn) = self.root.nn() else {
             return Vec::new();
         };
         let s = sign(self.root_pla);
+        // KataGo's lcb hack: the utility radius shown on the winrate scale,
+        // in proportion to how much winning matters in the utility.
+        let wl_share = 0.5 * p.win_loss_utility_factor
+            / (p.win_loss_utility_factor
+                + p.static_score_utility_factor
+                + p.dynamic_score_utility_factor
+                + 1e-20);
         let mut infos: Vec<MoveInfo> = self
             .selection()
             .into_iter()
-            .filter(|x| x.1.visits() > 0)
-            .map(|(mv, n, psv, lcb, radius)| {
-                let v = n.values();
-                let (pv, pv_visits) = pv_of(mv, &n, max_pv_len);
+            .filter(|c| c.node.visits() > 0)
+            .map(|c| {
+                let v = c.node.values();
+                let (pv, pv_visits) = self.pv_of(c.mv, &c.node, max_pv_len);
                 let winrate = 0.5 * (1.0 + s * v.win_loss.clamp(-1.0, 1.0));
                 let utility = s * v.utility;
-                // KataGo's lcb field is in winrate units: utility radius over the win/loss factor, halved.
-                let wl_radius = radius / p.win_loss_utility_factor.max(1e-9) * 0.5;
-                let _ = lcb;
+                let own = if ownership {
+                    self.tree_ownership(&c.node)
+                } else {
+                    None
+                };
+                let (ownership, ownership_stdev) = match own {
+                    Some((mean, stdev)) => (Some(mean), Some(stdev)),
+                    None => (None, None),
+                };
                 MoveInfo {
-                    mv,
+                    mv: c.mv,
                     visits: v.visits,
                     edge_visits: v.visits,
                     weight: v.weight_sum,
@@ -261,22 +311,25 @@ impl SearchView<'_> {
                     score_lead: s * v.lead,
                     score_selfplay: s * v.score_mean,
                     score_stdev: score_stdev(v.score_mean, v.score_mean_sq),
-                    prior: nn.policy[policy_index(mv, self.x_size, self.y_size)] as f64,
+                    prior: nn.policy[policy_index(c.mv, self.x_size, self.y_size)] as f64,
                     utility,
-                    lcb: winrate - wl_radius,
-                    utility_lcb: utility - radius,
+                    lcb: winrate - c.radius * wl_share,
+                    utility_lcb: c.lcb,
                     order: 0,
-                    play_selection_value: psv,
+                    play_selection_value: c.value,
+                    pv_edge_visits: pv_visits.clone(),
                     pv,
                     pv_visits,
-                    ownership: ownership.then(|| tree_ownership(&n, s)).flatten(),
+                    ownership,
+                    ownership_stdev,
                 }
             })
             .collect();
         infos.sort_by(|a, b| {
-            b.play_selection_value
-                .total_cmp(&a.play_selection_value)
-                .then(b.weight.total_cmp(&a.weight))
+            (b.visits > 0)
+                .cmp(&(a.visits > 0))
+                .then(b.play_selection_value.total_cmp(&a.play_selection_value))
+                .then(b.visits.cmp(&a.visits))
                 .then(b.prior.total_cmp(&a.prior))
         });
         for (i, m) in infos.iter_mut().enumerate() {
@@ -288,21 +341,114 @@ impl SearchView<'_> {
     /// Ownership averaged over the tree, +1 = the root player, and its
     /// standard deviation; `None` if the root has no ownership.
     pub fn ownership(&self) -> Option<(Vec<f64>, Vec<f64>)> {
-        let s = sign(self.root_pla);
+        self.tree_ownership(self.root)
+    }
+
+    /// KataGo's `appendPV` from a root child: at each node the child with
+    /// the highest play selection value (LCB included).
+    fn pv_of(&self, mv: Move, node: &Arc<Node>, max_len: usize) -> (Vec<Move>, Vec<i64>) {
+        let mut pv = vec![mv];
+        let mut visits = vec![node.visits()];
+        let mut cur = node.clone();
+        while pv.len() < max_len {
+            let mut best: Option<Selected> = None;
+            for c in self.selection_of(&cur, false) {
+                if best.as_ref().is_none_or(|b| c.value > b.value) {
+                    best = Some(c);
+                }
+            }
+            let Some(b) = best else { break };
+            pv.push(b.mv);
+            visits.push(b.node.visits());
+            cur = b.node;
+        }
+        (pv, visits)
+    }
+
+    /// KataGo's `getAverageAndStandardDeviationTreeOwnership` below `node`,
+    /// +1 = the root player.
+    fn tree_ownership(&self, node: &Node) -> Option<(Vec<f64>, Vec<f64>)> {
+        let nn = node.nn()?;
+        nn.white_ownership.as_ref()?;
         let n = self.x_size * self.y_size;
-        let mut sum = vec![0.0; n];
-        let mut sq = vec![0.0; n];
-        let w = accumulate_ownership(self.root, 1.0, &mut sum, &mut sq);
-        if w <= 0.0 {
+        let mut acc = OwnershipSums {
+            sum: vec![0.0; n],
+            sq: vec![0.0; n],
+        };
+        // Stop deepening at nodes whose share would be below `min_prop`
+        // (sublinear in visits, so the cost grows slower than the tree);
+        // drop children below `prune_prop` into their parent.
+        let min_prop = 0.5 / (node.visits().max(1) as f64).powf(0.75);
+        let prune_prop = min_prop * 0.01;
+        if !self.traverse_ownership(node, 1.0, min_prop, prune_prop, &mut acc) {
             return None;
         }
-        let mean: Vec<f64> = sum.iter().map(|x| s * x / w).collect();
-        let stdev: Vec<f64> = sq
+        let s = sign(self.root_pla);
+        let stdev = acc
+            .sq
             .iter()
-            .zip(&mean)
-            .map(|(q, m)| (q / w - m * m).max(0.0).sqrt())
+            .zip(&acc.sum)
+            .map(|(q, m)| (q - m * m).max(0.0).sqrt())
             .collect();
+        let mean = acc.sum.iter().map(|m| s * m).collect();
         Some((mean, stdev))
+    }
+
+    /// Adds `prop` of the subtree's ownership; false if `node` has no
+    /// ownership to give.
+    fn traverse_ownership(
+        &self,
+        node: &Node,
+        prop: f64,
+        min_prop: f64,
+        prune_prop: f64,
+        acc: &mut OwnershipSums,
+    ) -> bool {
+        let Some(nn) = node.nn() else { return false };
+        let Some(own) = nn.white_ownership.as_ref() else {
+            return false;
+        };
+        let children: Vec<(f64, Arc<Node>)> = if prop < min_prop {
+            Vec::new()
+        } else {
+            node.children()
+                .iter()
+                .map(|c| (c.node.weight(), c.node.clone()))
+                .collect()
+        };
+        let mut self_prop = prop;
+        if !children.is_empty() {
+            // Children count by their weight squared: sharper than the
+            // search's own average, as KataGo.
+            let rel_sum: f64 = children.iter().map(|(w, _)| w * w).sum();
+            let child_sum: f64 = children.iter().map(|(w, _)| w).sum();
+            let parent_w = if self.params.use_uncertainty {
+                self.utility.playout_weight(self.params, &nn)
+            } else {
+                1.0
+            }
+            .max(1e-10);
+            let from_children = prop * child_sum / (child_sum + parent_w);
+            self_prop = prop * parent_w / (child_sum + parent_w);
+            if from_children <= 0.0 || rel_sum <= 0.0 {
+                self_prop += from_children;
+            } else {
+                for (w, c) in &children {
+                    let share = w * w / rel_sum * from_children;
+                    if share < prune_prop
+                        || !self.traverse_ownership(c, share, min_prop, prune_prop, acc)
+                    {
+                        self_prop += share;
+                    }
+                }
+            }
+        }
+        for (i, &o) in own.iter().enumerate().take(acc.sum.len()) {
+            let o = o as f64;
+            acc.sum[i] += self_prop * o;
+            acc.sq[i] += self_prop * o * o;
+        }
+        true
     }
 
     /// The root values as the search sees them.
@@ -311,79 +457,17 @@ impl SearchView<'_> {
     }
 }
 
-/// The principal variation from a root child: the heaviest child at each step.
-fn pv_of(mv: Move, node: &std::sync::Arc<Node>, max_len: usize) -> (Vec<Move>, Vec<i64>) {
-    let mut pv = vec![mv];
-    let mut visits = vec![node.visits()];
-    let mut cur = node.clone();
-    while pv.len() < max_len {
-        let next = cur
-            .children()
-            .iter()
-            .filter(|c| c.node.visits() > 0)
-            .max_by(|a, b| a.node.weight().total_cmp(&b.node.weight()))
-            .map(|c| (c.mv, c.node.clone()));
-        let Some((m, n)) = next else { break };
-        pv.push(m);
-        visits.push(n.visits());
-        cur = n;
-    }
-    (pv, visits)
+/// A child with its play selection value and LCB (KataGo's buffers).
+struct Selected {
+    mv: Move,
+    node: Arc<Node>,
+    value: f64,
+    lcb: f64,
+    radius: f64,
 }
 
-/// Adds `scale` times a subtree's ownership (weighted like KataGo: each
-/// node's own evaluation by its own weight share, the rest split among
-/// children by weight). Returns the weight covered.
-fn accumulate_ownership(node: &Node, scale: f64, sum: &mut [f64], sq: &mut [f64]) -> f64 {
-    let Some(nn) = node.nn() else { return 0.0 };
-    let Some(own) = nn.white_ownership.as_ref() else {
-        return 0.0;
-    };
-    let total = node.weight();
-    if total <= 0.0 {
-        return 0.0;
-    }
-    let children: Vec<(f64, std::sync::Arc<Node>)> = node
-        .children()
-        .iter()
-        .filter(|c| {
-            c.node.visits() > 0
-                && c.node
-                    .nn()
-                    .and_then(|n| n.white_ownership.clone())
-                    .is_some()
-        })
-        .map(|c| (c.node.weight(), c.node.clone()))
-        .collect();
-    let child_w: f64 = children.iter().map(|c| c.0).sum();
-    let self_share = ((total - child_w) / total).clamp(0.0, 1.0);
-    let self_share = if children.is_empty() { 1.0 } else { self_share };
-    for (i, &o) in own.iter().enumerate().take(sum.len()) {
-        sum[i] += scale * self_share * o as f64;
-        sq[i] += scale * self_share * (o as f64) * (o as f64);
-    }
-    if child_w > 0.0 {
-        for (w, c) in &children {
-            let share = (1.0 - self_share) * w / child_w;
-            if share * scale > 1e-4 {
-                accumulate_ownership(c, scale * share, sum, sq);
-            } else {
-                // Too small to recurse: count it at this node's own value.
-                for (i, &o) in own.iter().enumerate().take(sum.len()) {
-                    sum[i] += scale * share * o as f64;
-                    sq[i] += scale * share * (o as f64) * (o as f64);
-                }
-            }
-        }
-    }
-    scale
-}
-
-fn tree_ownership(node: &std::sync::Arc<Node>, s: f64) -> Option<Vec<f64>> {
-    let nn = node.nn()?;
-    let n = nn.x_size * nn.y_size;
-    let mut sum = vec![0.0; n];
-    let mut sq = vec![0.0; n];
-    let w = accumulate_ownership(node, 1.0, &mut sum, &mut sq);
-    (w > 0.0).then(|| sum.iter().map(|x| s * x / w).collect())
+/// Running sums of a tree ownership average.
+struct OwnershipSums {
+    sum: Vec<f64>,
+    sq: Vec<f64>,
 }

@@ -61,6 +61,8 @@ pub struct SearchView<'a> {
     pub(crate) x_size: usize,
     pub(crate) y_size: usize,
     pub(crate) turn: usize,
+    /// The utility in force (for the playout weight of an evaluation).
+    pub(crate) utility: UtilityFn,
 }
 
 /// The search for one game: the tree, its root position and parameters.
@@ -244,6 +246,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             x_size: self.root_state.x_size(),
             y_size: self.root_state.y_size(),
             turn: self.root_state.turn_number(),
+            utility: self.utility,
         }
     }
 
@@ -439,6 +442,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                             x_size: ctx.root_state.x_size(),
                             y_size: ctx.root_state.y_size(),
                             turn: ctx.root_state.turn_number(),
+                            utility: ctx.utility,
                         });
                         next_callback = now + period;
                     }

@@ -375,3 +375,48 @@ fn time_limit_and_ownership() {
     assert_eq!(own.len(), 25);
     assert!(stdev.iter().all(|x| *x >= 0.0));
 }
+
+#[test]
+fn move_infos_follow_katago_lcb_pv_and_ownership_rules() {
+    let mut s = Search::new(params(400, 1), MaterialEval::new(), capture_position(), 7);
+    s.set_include_ownership(true);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let p = s.params();
+    let infos = view.move_infos(6, true);
+    assert!(infos.len() >= 2);
+    let share = 0.5 * p.win_loss_utility_factor
+        / (p.win_loss_utility_factor
+            + p.static_score_utility_factor
+            + p.dynamic_score_utility_factor);
+    for (i, m) in infos.iter().enumerate() {
+        assert_eq!(m.order, i);
+        // lcb is the winrate less the utility radius on the winrate scale.
+        let radius = m.utility - m.utility_lcb;
+        assert!(radius > 0.0, "{m:?}");
+        assert!((m.lcb - (m.winrate - radius * share)).abs() < 1e-9, "{m:?}");
+        assert_eq!(m.pv[0], m.mv);
+        assert_eq!(m.pv_visits[0], m.visits);
+        assert_eq!(m.pv_edge_visits, m.pv_visits);
+        // Visits fall along a PV: each node's child has fewer visits.
+        assert!(
+            m.pv_visits.windows(2).all(|w| w[1] < w[0]),
+            "{:?}",
+            m.pv_visits
+        );
+        let (own, stdev) = (
+            m.ownership.as_ref().unwrap(),
+            m.ownership_stdev.as_ref().unwrap(),
+        );
+        assert_eq!((own.len(), stdev.len()), (25, 25));
+        assert!(stdev.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+    // Sorted by play selection value.
+    assert!(infos
+        .windows(2)
+        .all(|w| w[0].play_selection_value >= w[1].play_selection_value));
+    // The root's tree ownership is a proper weighted average: with a stub
+    // net whose ownership is all zero it is zero with zero spread.
+    let (mean, stdev) = view.ownership().unwrap();
+    assert!(mean.iter().chain(&stdev).all(|&x| x.abs() < 1e-12));
+}
