@@ -351,12 +351,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             if let Some(c) = children.iter().find(|c| c.mv == mv) {
                 break c.node.clone();
             }
-            let mut after = w.state.clone();
-            after.play(mv);
-            let force_non_terminal = mv == Move::Pass
-                && is_root
-                && self.params.conservative_pass
-                && after.outcome().is_some();
+            // Only a conservative pass at the root needs the state after
+            // the move (a state clone is a few KB; skip it otherwise).
+            let force_non_terminal =
+                mv == Move::Pass && is_root && self.params.conservative_pass && {
+                    let mut after = w.state.clone();
+                    after.play(mv);
+                    after.outcome().is_some()
+                };
             let child = Arc::new(Node::new(node.next_pla.opp(), Some(mv), force_non_terminal));
             if self.params.subtree_value_bias_factor != 0.0 {
                 if let (Some(table), Some(key)) = (self.bias, bias_key(&w.state, mv)) {
