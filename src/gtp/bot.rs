@@ -18,7 +18,7 @@ use crate::game::{Board, Color, Loc, Move, Player};
 
 use super::analysis_format::{AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo};
 use super::position::GtpGame;
-use super::time::TimeControls;
+use crate::timecontrol::TimeControls;
 
 /// Why a search runs; the bot picks its limits and parameter set from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,7 +95,7 @@ pub trait GtpBot: Send {
         &mut self,
         req: &SearchRequest<'_>,
         stop: &AtomicBool,
-        report: &mut dyn FnMut(&AnalysisSnapshot),
+        report: &mut (dyn FnMut(&AnalysisSnapshot) + Send),
     ) -> Option<SearchOutcome>;
 
     /// Estimates the final score and ownership of the position with `pla`
@@ -173,7 +173,7 @@ impl GtpBot for RandomBot {
         &mut self,
         req: &SearchRequest<'_>,
         stop: &AtomicBool,
-        report: &mut dyn FnMut(&AnalysisSnapshot),
+        report: &mut (dyn FnMut(&AnalysisSnapshot) + Send),
     ) -> Option<SearchOutcome> {
         let mut moves = self.candidate_moves(req);
         moves.shuffle(&mut self.rng);

@@ -17,7 +17,7 @@ use super::bot::GtpBot;
 use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 use super::position::{fixed_handicap_points, GtpGame};
 use super::protocol::{CommandLine, Output};
-use super::time::{self, TimeControls, KATA_TIME_SETTINGS};
+use crate::timecontrol::{self as time, TimeControls, KATA_TIME_SETTINGS_LIST};
 
 /// Every command the engine answers, in KataGo's order (`list_commands`).
 pub const KNOWN_COMMANDS: &[&str] = &[
@@ -109,6 +109,10 @@ pub struct GtpSettings {
     pub default_size: (usize, usize),
     /// Rules at start (`rules` or the single rule keys; komi 7.5).
     pub initial_rules: Rules,
+    /// `preventCleanupPhase` (KataGo's GTP default: true).
+    pub prevent_cleanup_phase: bool,
+    /// `assumeMultipleStartingBlackMovesAreHandicap` (default true).
+    pub assume_multi_black_handicap: bool,
 }
 
 impl Default for GtpSettings {
@@ -132,6 +136,8 @@ impl Default for GtpSettings {
                 komi: 7.5,
                 ..Rules::tromp_taylor()
             },
+            prevent_cleanup_phase: true,
+            assume_multi_black_handicap: true,
         }
     }
 }
@@ -207,6 +213,10 @@ impl GtpSettings {
                 .map_err(e)?,
             default_size: size,
             initial_rules: rules_from_config(cfg)?,
+            prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true).map_err(e)?,
+            assume_multi_black_handicap: cfg
+                .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
+                .map_err(e)?,
         })
     }
 }
@@ -303,7 +313,7 @@ impl GtpEngine {
             rules.komi = k;
         }
         let clock = if no_search_limit_in_config {
-            TimeControls::byo_yomi(1.0, 5.0, 5, 1)
+            TimeControls::byo_yomi(1.0, 5.0, 5)
         } else {
             TimeControls::default()
         };
@@ -313,8 +323,13 @@ impl GtpEngine {
         } else {
             format!("{}+{model}", env!("CARGO_PKG_VERSION"))
         };
+        let mut game = GtpGame::new(board, rules);
+        game.set_options(
+            settings.prevent_cleanup_phase,
+            settings.assume_multi_black_handicap,
+        );
         Ok(GtpEngine {
-            game: GtpGame::new(board, rules),
+            game,
             settings,
             bot: Arc::new(Mutex::new(bot)),
             out,
@@ -400,24 +415,15 @@ impl GtpEngine {
                 )),
             },
             "kata-set-params" => self.set_params_json(&args).into(),
-            "time_settings" => self.set_clocks(time::parse_time_settings(a)).into(),
+            "time_settings" => self.set_clocks(time::parse_time_settings(&strs(a))).into(),
             "kgs-time_settings" => self
-                .set_clocks(time::parse_kind_time_settings(a, false))
+                .set_clocks(time::parse_kgs_time_settings(&strs(a)))
                 .into(),
             "kata-time_settings" => self
-                .set_clocks(time::parse_kind_time_settings(a, true))
+                .set_clocks(time::parse_kata_time_settings(&strs(a)))
                 .into(),
-            "kata-list_time_settings" => Handled::Ok(KATA_TIME_SETTINGS.into()),
-            "time_left" => {
-                let clocks = self.clocks.clone();
-                match time::parse_time_left(a, |p| clocks[p.index()].clone()) {
-                    Ok((pla, tc)) => {
-                        self.clocks[pla.index()] = tc;
-                        Handled::Ok(String::new())
-                    }
-                    Err(e) => Handled::Err(e),
-                }
-            }
+            "kata-list_time_settings" => Handled::Ok(KATA_TIME_SETTINGS_LIST.into()),
+            "time_left" => self.time_left(a).into(),
             "clear_cache" => {
                 self.bot.lock().clear_cache();
                 Handled::Ok(String::new())
@@ -669,9 +675,21 @@ impl GtpEngine {
         self.set_params(&pairs)
     }
 
-    fn set_clocks(&mut self, tc: Result<TimeControls, String>) -> Result<String, String> {
-        let tc = tc?;
+    fn set_clocks(
+        &mut self,
+        tc: Result<TimeControls, time::TimeControlError>,
+    ) -> Result<String, String> {
+        let tc = tc.map_err(|e| e.to_string())?;
         self.clocks = [tc.clone(), tc];
+        Ok(String::new())
+    }
+
+    fn time_left(&mut self, a: &[String]) -> Result<String, String> {
+        let (pla, seconds, stones) =
+            time::parse_time_left(&strs(a)).map_err(|e| e.to_string())?;
+        self.clocks[pla.index()]
+            .time_left(seconds, stones)
+            .map_err(|e| e.to_string())?;
         Ok(String::new())
     }
 
@@ -935,6 +953,11 @@ impl GtpEngine {
                 .map_err(|_| format!("Could not open or write to file: {path}")),
         }
     }
+}
+
+/// The arguments as `&str`s, for the time-control parsers.
+fn strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
 }
 
 /// KataGo's life-and-death call from ownership (White positive): a chain

@@ -100,6 +100,9 @@ impl GtpEngine {
     ) -> Result<String, String> {
         self.stop_background();
         let started = Instant::now();
+        // KataGo's bot takes `pla` as the player to move (restarting the
+        // history if it was the other's turn).
+        self.game.set_player_if_new(pla);
         let search_factor = self.search_factor(pla);
         let no_avoid = AvoidMoves::default();
         let req = SearchRequest {
@@ -150,23 +153,22 @@ impl GtpEngine {
         })
     }
 
-    /// KataGo's `getSearchFactor`: think less when the last two searches
-    /// both saw `pla` winning by more than the threshold.
+    /// KataGo's `getSearchFactor`: think less when the last three
+    /// searches all saw `pla` winning by more than the threshold.
     fn search_factor(&self, pla: Player) -> f64 {
         let s = &self.settings;
-        if s.search_factor_when_winning_threshold >= 1.0 || self.recent_win_loss.len() < 2 {
-            return 1.0;
-        }
-        let sign = if pla == Player::White { 1.0 } else { -1.0 };
-        let n = self.recent_win_loss.len();
-        let winning = self.recent_win_loss[n - 2..]
-            .iter()
-            .all(|v| sign * v > 2.0 * s.search_factor_when_winning_threshold - 1.0);
-        if winning {
-            s.search_factor_when_winning
-        } else {
-            1.0
-        }
+        let tp = crate::timecontrol::TimeParams {
+            search_factor_when_winning: s.search_factor_when_winning,
+            search_factor_when_winning_threshold: s.search_factor_when_winning_threshold,
+            ..crate::timecontrol::TimeParams::default()
+        };
+        let wl_factor = self
+            .bot
+            .lock()
+            .get_param("winLossUtilityFactor")
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(1.0);
+        tp.winning_search_factor(wl_factor, &self.recent_win_loss, pla)
     }
 
     /// KataGo's `shouldResign`, with the handicap allowance for White.
