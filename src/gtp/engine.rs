@@ -8,9 +8,9 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-use crate::config::Config;
+use crate::config::{Config, Enabled};
 use crate::game::sgf::{parse_collection, write_sgf, GameRecord};
-use crate::game::{Board, Color, Loc, Move, Player, Rules, MAX_LEN};
+use crate::game::{Board, Color, Loc, Move, Player, Rules, ScoringRule, MAX_LEN};
 
 use super::analysis_format::Perspective;
 use super::bot::GtpBot;
@@ -113,6 +113,11 @@ pub struct GtpSettings {
     pub prevent_cleanup_phase: bool,
     /// `assumeMultipleStartingBlackMovesAreHandicap` (default true).
     pub assume_multi_black_handicap: bool,
+    /// `cleanupBeforePass` (auto: under area scoring without friendly
+    /// passes, capture dead stones in our pass-alive area before passing).
+    pub cleanup_before_pass: Enabled,
+    /// `friendlyPass` (only `false`/`auto` are honoured: see the report).
+    pub friendly_pass: Enabled,
 }
 
 impl Default for GtpSettings {
@@ -138,6 +143,8 @@ impl Default for GtpSettings {
             },
             prevent_cleanup_phase: true,
             assume_multi_black_handicap: true,
+            cleanup_before_pass: Enabled::Auto,
+            friendly_pass: Enabled::Auto,
         }
     }
 }
@@ -182,6 +189,18 @@ impl GtpSettings {
         } else {
             d.default_size
         };
+        let enabled = |key: &str| -> Result<Enabled, String> {
+            if cfg.contains(key) {
+                cfg.get_enabled(key).map_err(e)
+            } else {
+                Ok(Enabled::Auto)
+            }
+        };
+        let cleanup_before_pass = enabled("cleanupBeforePass")?;
+        let friendly_pass = enabled("friendlyPass")?;
+        if cleanup_before_pass == Enabled::True && friendly_pass == Enabled::True {
+            return Err("Cannot specify both cleanupBeforePass = true and friendlyPass = true at the same time".into());
+        }
         Ok(GtpSettings {
             perspective,
             allow_resignation,
@@ -217,6 +236,8 @@ impl GtpSettings {
             assume_multi_black_handicap: cfg
                 .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
                 .map_err(e)?,
+            cleanup_before_pass,
+            friendly_pass,
         })
     }
 }
@@ -782,30 +803,70 @@ impl GtpEngine {
         Ok(String::new())
     }
 
-    /// White minus Black at the end of the game, from the bot's estimate
-    /// (KataGo scores a game finished under Tromp-Taylor or territory rules
-    /// exactly from its history; that lands with `BoardHistory`).
-    fn final_white_minus_black(&mut self) -> f64 {
+    /// Whether the game is over and the rules score it exactly (KataGo:
+    /// finished under area scoring without friendly passes, or under
+    /// territory scoring); otherwise scores come from a search.
+    fn scored_exactly(&self) -> bool {
+        let hist = self.game.history();
+        let rules = hist.rules();
+        hist.is_game_finished()
+            && ((rules.scoring_rule == ScoringRule::Area && !rules.friendly_pass_ok)
+                || rules.scoring_rule == ScoringRule::Territory)
+    }
+
+    /// KataGo's `computeAnticipatedWinnerAndScore`: the winner (`None` for
+    /// a draw or no result) and White minus Black.
+    fn anticipated_winner_and_score(&mut self) -> (Option<Player>, f64) {
         self.stop_background();
+        if self.scored_exactly() {
+            let hist = self.game.history();
+            return (hist.winner(), f64::from(hist.final_white_minus_black_score()));
+        }
         let pla = self.game.next_pla();
-        let est = self.bot.lock().estimate_final(&self.game, pla);
-        let lead = est.white_lead;
-        if self.game.rules().game_result_will_be_integer() {
+        let lead = self.bot.lock().estimate_final(&self.game, pla).white_lead;
+        let lead = if self.game.rules().game_result_will_be_integer() {
             lead.round()
         } else {
             (lead + 0.5).round() - 0.5
-        }
+        };
+        let winner = if lead > 0.0 {
+            Some(Player::White)
+        } else if lead < 0.0 {
+            Some(Player::Black)
+        } else {
+            None
+        };
+        (winner, lead)
     }
 
     fn final_score(&mut self) -> String {
-        let score = self.final_white_minus_black();
-        if score > 0.0 {
-            format!("W+{score:.1}")
-        } else if score < 0.0 {
-            format!("B+{:.1}", -score)
-        } else {
-            "0".to_string()
+        match self.anticipated_winner_and_score() {
+            (Some(Player::White), score) => format!("W+{score:.1}"),
+            (Some(Player::Black), score) => format!("B+{:.1}", -score),
+            (None, _) => "0".to_string(),
         }
+    }
+
+    /// Alive (true) or dead for every stone, by `Loc::idx`: from the rules'
+    /// own scoring of a finished game, else from the search's ownership.
+    fn anticipated_statuses(&mut self) -> Vec<bool> {
+        self.stop_background();
+        let board = *self.game.board();
+        if self.scored_exactly() {
+            let mut hist = self.game.history().clone();
+            if hist.is_no_result() {
+                return vec![true; crate::game::MAX_ARR_SIZE];
+            }
+            let area = hist.end_and_score_game_now(&board);
+            let mut alive = vec![true; crate::game::MAX_ARR_SIZE];
+            for loc in board.locs() {
+                alive[loc.idx()] = board.get(loc) == area.get(loc);
+            }
+            return alive;
+        }
+        let pla = self.game.next_pla();
+        let own = self.bot.lock().estimate_final(&self.game, pla).ownership;
+        chain_statuses(&board, &own)
     }
 
     fn final_status_list(&mut self, a: &[String]) -> Result<String, String> {
@@ -828,10 +889,7 @@ impl GtpEngine {
         let Some(want_alive) = want_alive else {
             return Ok(String::new());
         };
-        self.stop_background();
-        let pla = self.game.next_pla();
-        let own = self.bot.lock().estimate_final(&self.game, pla).ownership;
-        let alive = chain_statuses(self.game.board(), &own);
+        let alive = self.anticipated_statuses();
         Ok(self
             .game
             .stone_vertices(|l| alive.get(l.idx()).copied().unwrap_or(true) == want_alive)

@@ -5,12 +5,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::game::{Move, Player};
+use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
+use crate::config::Enabled;
 
 use super::analysis_format::{
     format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
 };
-use super::bot::{SearchPurpose, SearchRequest};
+use super::bot::{SearchOutcome, SearchPurpose, SearchRequest};
 use super::engine::{Background, GtpEngine, Handled};
 use super::protocol::{format_header, format_response, CommandLine};
 
@@ -134,6 +135,10 @@ impl GtpEngine {
                 return Err("genmove returned null location or illegal move".into());
             }
         };
+        let outcome = SearchOutcome {
+            best: self.maybe_cleanup_before_pass(pla, outcome.best),
+            ..outcome
+        };
         self.recent_win_loss.push(outcome.white_win_loss);
         let resign = self.settings.allow_resignation && self.should_resign(pla, outcome.white_lead);
         self.genmove_time_sum += started.elapsed().as_secs_f64();
@@ -151,6 +156,43 @@ impl GtpEngine {
         } else {
             vertex
         })
+    }
+
+    /// KataGo's `maybeCleanupBeforePass`: instead of passing, capture an
+    /// opponent stone left inside our pass-alive area (under area scoring
+    /// without friendly passes, unless configured otherwise), so that a
+    /// strict area count cannot give it to the opponent.
+    fn maybe_cleanup_before_pass(&self, pla: Player, mv: Move) -> Move {
+        let s = &self.settings;
+        if mv != Move::Pass || s.friendly_pass == Enabled::True {
+            return mv;
+        }
+        let hist = self.game.history();
+        let rules = hist.rules();
+        let wanted = match s.cleanup_before_pass {
+            Enabled::True => true,
+            Enabled::False => false,
+            Enabled::Auto => !rules.friendly_pass_ok && rules.scoring_rule == ScoringRule::Area,
+        };
+        if !wanted || !hist.is_final_phase() || hist.has_button() {
+            return mv;
+        }
+        let board = self.game.board();
+        let safe = board.calculate_area(AreaOptions {
+            non_pass_alive_stones: false,
+            safe_big_territories: false,
+            unsafe_big_territories: false,
+            multi_stone_suicide_legal: rules.multi_stone_suicide_legal,
+        });
+        board
+            .locs()
+            .find(|&loc| {
+                board.get(loc) == Color::Empty
+                    && safe.get(loc) == pla.color()
+                    && board.is_adjacent_to_pla(loc, pla.opp())
+                    && hist.is_legal(board, Move::Play(loc), pla)
+            })
+            .map_or(mv, Move::Play)
     }
 
     /// KataGo's `getSearchFactor`: think less when the last three
