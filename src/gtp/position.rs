@@ -452,4 +452,111 @@ mod tests {
         assert_eq!(g.next_pla(), Player::Black);
         assert!(g.moves().is_empty());
     }
+
+    fn play_all(g: &mut GtpGame, moves: &[(&str, Player)]) {
+        for &(m, pla) in moves {
+            assert!(g.play(p(m), pla), "{m}");
+        }
+    }
+
+    /// A ko at D5/E5 where Black has just captured at E5.
+    fn ko_game() -> GtpGame {
+        let mut g = game9();
+        use Player::{Black as B, White as W};
+        play_all(
+            &mut g,
+            &[
+                ("C5", B),
+                ("F5", W),
+                ("D4", B),
+                ("E4", W),
+                ("D6", B),
+                ("E6", W),
+                ("A1", B),
+                ("D5", W),
+                ("E5", B),
+            ],
+        );
+        g
+    }
+
+    #[test]
+    fn ko_recapture_is_illegal_for_search_but_tolerated_from_controller() {
+        let mut g = ko_game();
+        assert_eq!(g.board().get(p("D5").loc().unwrap()), Color::Empty);
+        assert!(!g.is_legal_strict(p("D5"), Player::White), "simple ko");
+        assert!(g.is_legal_strict(p("A9"), Player::White));
+        assert!(!g.is_legal_strict(p("A9"), Player::Black), "not Black's turn");
+        assert!(g.play(p("D5"), Player::White), "KataGo's play tolerates ko");
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Empty);
+        assert!(!g.play(p("D5"), Player::Black), "occupied");
+    }
+
+    #[test]
+    fn rule_changes_replay_the_game_and_keep_ko_bans() {
+        let mut g = ko_game();
+        let rules = Rules::parse_without_komi("chinese", 7.5).unwrap();
+        g.set_rules_keep_komi(rules);
+        assert_eq!(g.moves().len(), 9, "replayed under the new rules");
+        // The immediate retake stays banned; after White's tolerated retake,
+        // Black's recapture is banned in turn.
+        assert!(!g.is_legal_strict(p("D5"), Player::White));
+        assert!(g.play(p("D5"), Player::White));
+        assert!(!g.is_legal_strict(p("E5"), Player::Black));
+    }
+
+    #[test]
+    fn out_of_turn_moves_restart_history_and_undo_replays_them() {
+        let mut g = game9();
+        assert!(g.play(p("E5"), Player::Black));
+        assert!(g.play(p("C3"), Player::Black), "out of turn accepted");
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.history().moves().len(), 1, "history restarted");
+        assert_eq!(g.moves().len(), 2, "GTP move list kept");
+        assert!(g.undo());
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.board().get(p("C3").loc().unwrap()), Color::Empty);
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Black);
+        g.set_player_if_new(Player::Black);
+        assert_eq!(g.next_pla(), Player::Black);
+        assert!(g.is_legal_strict(p("C3"), Player::Black));
+    }
+
+    #[test]
+    fn passes_end_area_games_and_prevent_the_encore_under_territory_rules() {
+        let mut g = game9();
+        play_all(&mut g, &[("E5", Player::Black), ("pass", Player::White)]);
+        assert!(!g.is_finished());
+        assert!(g.play(Move::Pass, Player::Black));
+        assert!(g.is_finished());
+        assert_eq!(g.history().final_white_minus_black_score(), -73.5);
+        assert!(g.undo());
+        assert!(!g.is_finished());
+
+        let mut j = game9();
+        j.set_rules_keep_komi(Rules::parse_without_komi("japanese", 6.5).unwrap());
+        play_all(
+            &mut j,
+            &[
+                ("E5", Player::Black),
+                ("pass", Player::White),
+                ("pass", Player::Black),
+            ],
+        );
+        assert!(!j.is_finished(), "preventCleanupPhase: no encore, not scored");
+        assert_eq!(j.history().encore_phase(), 0);
+        j.set_options(false, true);
+        assert_eq!(j.history().encore_phase(), 1, "encore once allowed");
+    }
+
+    #[test]
+    fn handicap_stones_give_white_the_rules_bonus() {
+        let mut g = game9();
+        g.set_rules_keep_komi(Rules::parse_without_komi("chinese", 7.5).unwrap());
+        let locs = fixed_handicap_points(9, 9, 3).unwrap();
+        assert!(g.set_handicap(&locs));
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.history().white_handicap_bonus_score(), 3.0);
+        assert_eq!(g.state().next, Player::White);
+    }
 }
