@@ -94,7 +94,10 @@ fn sabaki_like_session() {
     let mut e = Engine::start();
     assert_eq!(e.ok(1, "name"), "engine");
     let version = e.ok(2, "version");
-    assert!(version.ends_with("+g170-b6c96-s175395328-d26788732"), "{version}");
+    assert!(
+        version.ends_with("+g170-b6c96-s175395328-d26788732"),
+        "{version}"
+    );
     let cmds = e.ok(3, "list_commands");
     for c in [
         "kata-analyze",
@@ -137,7 +140,10 @@ fn sabaki_like_session() {
         mv == "pass" || mv == "resign" || is_vertex(&mv, 9),
         "genmove answered {mv:?}"
     );
-    assert!(!["E5", "C3", "G7"].contains(&mv.as_str()), "{mv} is occupied");
+    assert!(
+        !["E5", "C3", "G7"].contains(&mv.as_str()),
+        "{mv} is occupied"
+    );
     if mv != "pass" && mv != "resign" {
         let (ok, _) = e.ask(14, &format!("play b {mv}"));
         assert!(!ok, "genmove's stone must be on the board");

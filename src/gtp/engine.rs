@@ -706,8 +706,7 @@ impl GtpEngine {
     }
 
     fn time_left(&mut self, a: &[String]) -> Result<String, String> {
-        let (pla, seconds, stones) =
-            time::parse_time_left(&strs(a)).map_err(|e| e.to_string())?;
+        let (pla, seconds, stones) = time::parse_time_left(&strs(a)).map_err(|e| e.to_string())?;
         self.clocks[pla.index()]
             .time_left(seconds, stones)
             .map_err(|e| e.to_string())?;
@@ -820,7 +819,10 @@ impl GtpEngine {
         self.stop_background();
         if self.scored_exactly() {
             let hist = self.game.history();
-            return (hist.winner(), f64::from(hist.final_white_minus_black_score()));
+            return (
+                hist.winner(),
+                f64::from(hist.final_white_minus_black_score()),
+            );
         }
         let pla = self.game.next_pla();
         let lead = self.bot.lock().estimate_final(&self.game, pla).white_lead;

@@ -178,7 +178,9 @@ impl GtpGame {
         self.next_pla = self.initial_pla;
         self.hist = BoardHistory::new(&self.board, self.initial_pla, self.rules);
         self.hist
-            .set_assume_multiple_starting_black_moves_are_handicap(self.assume_multi_black_handicap);
+            .set_assume_multiple_starting_black_moves_are_handicap(
+                self.assume_multi_black_handicap,
+            );
         self.moves.clear();
         for (mv, pla) in moves {
             // Moves once accepted stay acceptable: tolerant legality depends
@@ -486,7 +488,10 @@ mod tests {
         assert_eq!(g.board().get(p("D5").loc().unwrap()), Color::Empty);
         assert!(!g.is_legal_strict(p("D5"), Player::White), "simple ko");
         assert!(g.is_legal_strict(p("A9"), Player::White));
-        assert!(!g.is_legal_strict(p("A9"), Player::Black), "not Black's turn");
+        assert!(
+            !g.is_legal_strict(p("A9"), Player::Black),
+            "not Black's turn"
+        );
         assert!(g.play(p("D5"), Player::White), "KataGo's play tolerates ko");
         assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Empty);
         assert!(!g.play(p("D5"), Player::Black), "occupied");
@@ -543,7 +548,10 @@ mod tests {
                 ("pass", Player::Black),
             ],
         );
-        assert!(!j.is_finished(), "preventCleanupPhase: no encore, not scored");
+        assert!(
+            !j.is_finished(),
+            "preventCleanupPhase: no encore, not scored"
+        );
         assert_eq!(j.history().encore_phase(), 0);
         j.set_options(false, true);
         assert_eq!(j.history().encore_phase(), 1, "encore once allowed");

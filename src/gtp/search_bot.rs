@@ -285,7 +285,12 @@ fn white_sign(pla: Player) -> f64 {
 }
 
 /// Turns a search view into the GTP layer's snapshot (White's view).
-fn snapshot(view: &SearchView<'_>, params: &SearchParams, pv_len: usize, own: bool) -> AnalysisSnapshot {
+fn snapshot(
+    view: &SearchView<'_>,
+    params: &SearchParams,
+    pv_len: usize,
+    own: bool,
+) -> AnalysisSnapshot {
     let Some(root) = view.root_info() else {
         return AnalysisSnapshot::default();
     };
@@ -295,10 +300,7 @@ fn snapshot(view: &SearchView<'_>, params: &SearchParams, pv_len: usize, own: bo
     let total_utility = params.utility_radius().max(1e-9);
     let radius_scale = params.win_loss_utility_factor / total_utility * 0.5;
     let (ownership, ownership_stdev) = match own.then(|| view.ownership()).flatten() {
-        Some((mean, stdev)) => (
-            Some(mean.iter().map(|x| s * x).collect()),
-            Some(stdev),
-        ),
+        Some((mean, stdev)) => (Some(mean.iter().map(|x| s * x).collect()), Some(stdev)),
         None => (None, None),
     };
     let moves = view
@@ -469,9 +471,9 @@ impl GtpBot for SearchBot {
 
     fn get_param(&self, name: &str) -> Option<String> {
         match name {
-            "analysisWideRootNoise" => Some(
-                Value::from(self.analysis_params.wide_root_noise).to_string(),
-            ),
+            "analysisWideRootNoise" => {
+                Some(Value::from(self.analysis_params.wide_root_noise).to_string())
+            }
             "analysisIgnorePreRootHistory" => {
                 Some(self.analysis_params.ignore_pre_root_history.to_string())
             }
@@ -513,4 +515,3 @@ impl GtpBot for SearchBot {
         Ok(())
     }
 }
-

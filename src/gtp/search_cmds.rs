@@ -5,8 +5,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
 use crate::config::Enabled;
+use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
 
 use super::analysis_format::{
     format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,

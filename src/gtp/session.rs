@@ -7,9 +7,9 @@ use crate::config::Config;
 
 use std::path::{Path, PathBuf};
 
-use super::search_bot::SearchBot;
 use super::engine::{GtpEngine, GtpSettings, Handled};
 use super::protocol::{parse_line, spawn_line_reader, Output, ParsedLine};
+use super::search_bot::SearchBot;
 
 /// Serves commands from `lines` until `quit` or end of input. Any line,
 /// even a blank one, first stops a running analysis or ponder (that is
