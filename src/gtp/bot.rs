@@ -103,6 +103,19 @@ pub trait GtpBot: Send {
     /// conservative passing).
     fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> FinalEstimate;
 
+    /// KataGo's `kata-raw-nn` text: the raw network output for the
+    /// position with `pla` to move, in one symmetry (0-7) or all of them
+    /// (`None`), with `policy_optimism` in [0, 1].
+    fn raw_nn(
+        &mut self,
+        _game: &GtpGame,
+        _pla: Player,
+        _symmetry: Option<usize>,
+        _policy_optimism: f64,
+    ) -> Result<String, String> {
+        Err("no network".to_string())
+    }
+
     /// Forgets the search tree and the network cache (`clear_cache`).
     fn clear_cache(&mut self);
 

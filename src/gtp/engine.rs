@@ -71,6 +71,7 @@ pub const KNOWN_COMMANDS: &[&str] = &[
     "analyze",
     "lz-analyze",
     "kata-analyze",
+    "kata-raw-nn",
     "cputime",
     "gomill-cpu_time",
     "stop",
@@ -445,6 +446,7 @@ impl GtpEngine {
                 .into(),
             "kata-list_time_settings" => Handled::Ok(KATA_TIME_SETTINGS_LIST.into()),
             "time_left" => self.time_left(a).into(),
+            "kata-raw-nn" => self.raw_nn(a).into(),
             "clear_cache" => {
                 self.bot.lock().clear_cache();
                 Handled::Ok(String::new())
@@ -703,6 +705,54 @@ impl GtpEngine {
         let tc = tc.map_err(|e| e.to_string())?;
         self.clocks = [tc.clone(), tc];
         Ok(String::new())
+    }
+
+    /// `kata-raw-nn [COLOR] all|0-7 [OPTIMISM]`.
+    fn raw_nn(&mut self, a: &[String]) -> Result<String, String> {
+        let fail = |why: String| {
+            format!(
+                "{why} for kata-raw-nn (expected an optional color, a symmetry 'all' or index [0-7], and an optional optimism [0-1])"
+            )
+        };
+        let mut i = 0;
+        let mut pla = self.game.next_pla();
+        if let Some(p) = a.first().and_then(|s| Player::parse(s)) {
+            pla = p;
+            i += 1;
+        }
+        let symmetry = match a.get(i).map(|s| s.trim().to_ascii_lowercase()) {
+            None => {
+                return Err(fail(
+                    "Expected a symmetry argument 'all' or index [0-7]".into(),
+                ))
+            }
+            Some(s) if s == "all" => None,
+            Some(s) => match parse_i64(&s) {
+                Some(n) if (0..8).contains(&n) => Some(n as usize),
+                _ => {
+                    return Err(fail(format!(
+                        "Expected a symmetry argument 'all' or index [0-7] but got '{}'",
+                        a[i]
+                    )))
+                }
+            },
+        };
+        i += 1;
+        let mut optimism = 0.0;
+        if let Some(s) = a.get(i) {
+            optimism = parse_finite_f64(s)
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| {
+                    fail(format!("Expected an optimism value in [0,1] but got '{s}'"))
+                })?;
+            i += 1;
+        }
+        if i < a.len() {
+            return Err(fail(format!("Unexpected argument '{}'", a[i])));
+        }
+        self.stop_background();
+        let game = self.game.clone();
+        self.bot.lock().raw_nn(&game, pla, symmetry, optimism)
     }
 
     fn time_left(&mut self, a: &[String]) -> Result<String, String> {

@@ -23,7 +23,8 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::game::{Board, Move, Player, Rules};
 use crate::search::{
-    GameState, NnSearchEvaluator, RunOptions, Search, SearchParams, SearchView, SetupFor,
+    EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams, SearchView,
+    SetupFor,
 };
 use crate::setup::Network;
 use crate::timecontrol::{SearchTimeState, TimeParams};
@@ -453,6 +454,77 @@ impl GtpBot for SearchBot {
                 .map(|(m, _)| m.iter().map(|x| s * x).collect())
                 .unwrap_or_else(|| vec![0.0; n]),
         }
+    }
+
+    fn raw_nn(
+        &mut self,
+        game: &GtpGame,
+        pla: Player,
+        symmetry: Option<usize>,
+        policy_optimism: f64,
+    ) -> Result<String, String> {
+        let mut g = game.clone();
+        g.set_player_if_new(pla);
+        let state = g.state();
+        let a = &self.analysis_params;
+        let pda = match a.playout_doubling_advantage_pla.0 {
+            Some(p) if p != pla => -a.playout_doubling_advantage,
+            _ => a.playout_doubling_advantage,
+        };
+        let opts = EvalOptions {
+            include_ownership: true,
+            policy_optimism,
+            playout_doubling_advantage: pda,
+            ..EvalOptions::default()
+        };
+        let (xs, ys) = (g.x_size(), g.y_size());
+        let mut out = String::new();
+        for sym in 0..8 {
+            if symmetry.is_some_and(|s| s != sym) {
+                continue;
+            }
+            let nn = self
+                .search
+                .evaluator()
+                .evaluate_in_symmetry(&state, sym, &opts)
+                .map_err(|e| e.to_string())?;
+            out += &format!("symmetry {sym}\n");
+            out += &format!("whiteWin {:.6}\n", nn.white_win_prob);
+            out += &format!("whiteLoss {:.6}\n", nn.white_loss_prob);
+            out += &format!("noResult {:.6}\n", nn.white_no_result_prob);
+            out += &format!("whiteLead {:.3}\n", nn.white_lead);
+            out += &format!("whiteScoreSelfplay {:.3}\n", nn.white_score_mean);
+            out += &format!("whiteScoreSelfplaySq {:.3}\n", nn.white_score_mean_sq);
+            out += &format!("varTimeLeft {:.3}\n", nn.var_time_left);
+            out += &format!("shorttermWinlossError {:.3}\n", nn.shortterm_winloss_error);
+            out += &format!("shorttermScoreError {:.3}\n", nn.shortterm_score_error);
+            out += "policy\n";
+            let prob = |p: f32| {
+                if p < 0.0 {
+                    "    NAN ".to_string()
+                } else {
+                    format!("{p:8.6} ")
+                }
+            };
+            for y in 0..ys {
+                for x in 0..xs {
+                    out += &prob(nn.policy[y * xs + x]);
+                }
+                out += "\n";
+            }
+            out += &format!("policyPass {}\n", prob(nn.policy[nn.pass_index()]));
+            out += "whiteOwnership\n";
+            let own = nn.white_ownership.as_deref().unwrap_or(&[]);
+            for y in 0..ys {
+                for x in 0..xs {
+                    let o = own.get(y * xs + x).copied().unwrap_or(0.0);
+                    out += &format!("{o:9.7} ");
+                }
+                out += "\n";
+            }
+            out += "\n";
+        }
+        Ok(out.trim().to_string())
     }
 
     fn clear_cache(&mut self) {
