@@ -75,18 +75,10 @@ pub fn load_network(
     let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=64)? as usize;
     let randomize = cfg.get_bool_or("nnRandomize", true)?;
     let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
+    // KataGo's `useFP16` is true, false or auto (half precision where it
+    // is fast: CUDA).
     let want_fp16 = if cfg.contains("useFP16") {
-        // KataGo also accepts "auto": half precision where it is fast (CUDA).
-        match cfg.get_string("useFP16")?.to_ascii_lowercase().as_str() {
-            "true" => true,
-            "false" => false,
-            "auto" => true,
-            other => {
-                return Err(SetupError::Invalid(format!(
-                    "useFP16 must be true, false or auto, not {other:?}"
-                )))
-            }
-        }
+        !matches!(cfg.get_enabled("useFP16")?, crate::config::Enabled::False)
     } else {
         false
     };
@@ -156,4 +148,30 @@ pub fn load_network(
         fp16,
         device: device_text,
     })
+}
+
+/// KataGo's aliases for search parameter names in configs: the analysis
+/// config may say `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
+const SEARCH_KEY_ALIASES: &[(&str, &str)] =
+    &[("numSearchThreadsPerAnalysisThread", "numSearchThreads")];
+
+/// The search parameter settings of a config, as `(KataGo name, value)`
+/// pairs ready for [`crate::search::SearchParams::from_overrides`] (aliases
+/// resolved); marks those keys used. Program-specific defaults (GTP's and
+/// the analysis engine's `conservativePass = true`) are the caller's.
+pub fn search_settings(cfg: &Config) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    if let serde_json::Value::Object(all) = cfg.to_json_value() {
+        for (key, value) in all {
+            let name = SEARCH_KEY_ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == key)
+                .map_or(key.as_str(), |(_, name)| name);
+            if crate::search::SearchParams::NAMES.contains(&name) {
+                cfg.mark_used(&key);
+                out.push((name.to_string(), value));
+            }
+        }
+    }
+    out
 }

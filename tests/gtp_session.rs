@@ -1,4 +1,7 @@
-//! A Sabaki-like session against the real binary: every response checked.
+//! A Sabaki-like session against the real binary and the real network
+//! (g170 from the shared data folder): every response checked. No timed
+//! assertions: reads wait generously, so a loaded machine only makes the
+//! test slower.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,10 +18,17 @@ impl Engine {
     fn start() -> Engine {
         let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
         let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+        assert!(model.is_file(), "network missing: {}", model.display());
+        let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/gtp.toml");
         let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
             .args(["gtp", "-model"])
             .arg(&model)
-            .args(["-override-config", "maxVisits=50"])
+            .arg("-config")
+            .arg(&config)
+            .args([
+                "-override-config",
+                "maxVisits=50,numSearchThreads=1,logAllGTPCommunication=false",
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -43,7 +53,7 @@ impl Engine {
 
     fn line(&self) -> String {
         self.lines
-            .recv_timeout(Duration::from_secs(30))
+            .recv_timeout(Duration::from_secs(300))
             .expect("engine answered in time")
     }
 
@@ -83,7 +93,11 @@ impl Engine {
 fn sabaki_like_session() {
     let mut e = Engine::start();
     assert_eq!(e.ok(1, "name"), "engine");
-    assert!(!e.ok(2, "version").is_empty());
+    let version = e.ok(2, "version");
+    assert!(
+        version.ends_with("+g170-b6c96-s175395328-d26788732"),
+        "{version}"
+    );
     let cmds = e.ok(3, "list_commands");
     for c in [
         "kata-analyze",
@@ -108,8 +122,7 @@ fn sabaki_like_session() {
     e.send("11 kata-analyze interval 10");
     assert_eq!(e.line(), "=11");
     let info = e.line();
-    assert!(info.starts_with("info move "), "{info}");
-    assert!(info.contains(" winrate ") && info.contains(" scoreLead ") && info.contains(" pv "));
+    check_kata_line(&info);
     assert!(!info.contains("move E5 ") && !info.contains("move C3 "));
     e.send("12 play b G7");
     loop {
@@ -117,13 +130,20 @@ fn sabaki_like_session() {
         if l.is_empty() {
             break;
         }
-        assert!(l.starts_with("info move "), "{l}");
+        check_kata_line(&l);
     }
     assert_eq!(e.line(), "=12 ");
     assert_eq!(e.line(), "");
 
     let mv = e.ok(13, "genmove w");
-    assert!(mv == "pass" || mv == "resign" || mv.len() >= 2, "{mv}");
+    assert!(
+        mv == "pass" || mv == "resign" || is_vertex(&mv, 9),
+        "genmove answered {mv:?}"
+    );
+    assert!(
+        !["E5", "C3", "G7"].contains(&mv.as_str()),
+        "{mv} is occupied"
+    );
     if mv != "pass" && mv != "resign" {
         let (ok, _) = e.ask(14, &format!("play b {mv}"));
         assert!(!ok, "genmove's stone must be on the board");
@@ -138,6 +158,72 @@ fn sabaki_like_session() {
     );
     let (ok, _) = e.ask(19, "xyzzy");
     assert!(!ok);
-    e.ok(20, "quit");
+
+    // A finished game is scored exactly by the rules (Tromp-Taylor: the
+    // lone black stone owns the whole board).
+    e.ok(20, "clear_board");
+    e.ok(21, "play b E5");
+    e.ok(22, "play w pass");
+    e.ok(23, "play b pass");
+    assert_eq!(e.ok(24, "final_score"), "B+73.5");
+    assert_eq!(e.ok(25, "final_status_list dead"), "");
+    assert_eq!(e.ok(26, "final_status_list alive"), "E5");
+    e.ok(27, "quit");
     assert!(e.child.wait().unwrap().success());
+}
+
+/// Whether `s` is a vertex of a `size` x `size` board (`A1`..`J9` on 9x9).
+fn is_vertex(s: &str, size: usize) -> bool {
+    let mut chars = s.chars();
+    let Some(col) = chars.next() else {
+        return false;
+    };
+    let cols: Vec<char> = "ABCDEFGHJKLMNOPQRST".chars().take(size).collect();
+    let row: Option<usize> = chars.as_str().parse().ok();
+    cols.contains(&col) && row.is_some_and(|r| (1..=size).contains(&r))
+}
+
+/// Checks one `kata-analyze` line: `info move V visits N ... pv V ...`
+/// blocks, each with KataGo's keys and values in range.
+fn check_kata_line(line: &str) {
+    assert!(line.starts_with("info move "), "{line}");
+    for block in line.split("info ").filter(|b| !b.trim().is_empty()) {
+        let words: Vec<&str> = block.split_whitespace().collect();
+        let pv_at = words.iter().position(|&w| w == "pv").expect("pv");
+        assert!(pv_at + 1 < words.len(), "empty pv: {block}");
+        assert!(pv_at % 2 == 0, "key/value pairs before pv: {block}");
+        let value = |key: &str| -> f64 {
+            let i = words[..pv_at]
+                .iter()
+                .position(|&w| w == key)
+                .unwrap_or_else(|| panic!("{key} missing: {block}"));
+            words[i + 1].parse().expect(key)
+        };
+        assert!(is_vertex(words[1], 9) || words[1] == "pass", "{block}");
+        assert_eq!(words[pv_at + 1], words[1], "pv starts with the move");
+        for key in ["winrate", "prior"] {
+            assert!((0.0..=1.0).contains(&value(key)), "{key}: {block}");
+        }
+        assert!(value("visits") >= 0.0 && value("order") >= 0.0);
+        assert!(value("scoreLead").abs() < 100.0, "{block}");
+        for key in ["utility", "lcb", "scoreMean", "scoreStdev", "utilityLcb"] {
+            value(key);
+        }
+    }
+}
+
+/// Without a network and without a default one, `engine gtp` says how to
+/// pass one and exits with status 2 (no panic, nothing on stdout).
+#[test]
+fn missing_network_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "-model", "/nonexistent/net.bin.gz"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run engine");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/net.bin.gz"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

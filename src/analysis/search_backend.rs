@@ -34,19 +34,7 @@ pub fn config_search_settings(cfg: &Config) -> Vec<(String, Value)> {
     if !cfg.contains("conservativePass") {
         out.push(("conservativePass".to_string(), Value::Bool(true)));
     }
-    if let Value::Object(all) = cfg.to_json_value() {
-        for (key, value) in all {
-            let name = if key == THREADS_ALIAS.0 {
-                THREADS_ALIAS.1
-            } else {
-                key.as_str()
-            };
-            if SearchParams::NAMES.contains(&name) {
-                cfg.mark_used(&key);
-                out.push((name.to_string(), value));
-            }
-        }
-    }
+    out.extend(crate::setup::search_settings(cfg));
     out
 }
 

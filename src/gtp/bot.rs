@@ -18,7 +18,7 @@ use crate::game::{Board, Color, Loc, Move, Player};
 
 use super::analysis_format::{AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo};
 use super::position::GtpGame;
-use super::time::TimeControls;
+use crate::timecontrol::TimeControls;
 
 /// Why a search runs; the bot picks its limits and parameter set from it.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,13 +95,26 @@ pub trait GtpBot: Send {
         &mut self,
         req: &SearchRequest<'_>,
         stop: &AtomicBool,
-        report: &mut dyn FnMut(&AnalysisSnapshot),
+        report: &mut (dyn FnMut(&AnalysisSnapshot) + Send),
     ) -> Option<SearchOutcome>;
 
     /// Estimates the final score and ownership of the position with `pla`
     /// to move (KataGo: a short search without playout doubling, with
     /// conservative passing).
     fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> FinalEstimate;
+
+    /// KataGo's `kata-raw-nn` text: the raw network output for the
+    /// position with `pla` to move, in one symmetry (0-7) or all of them
+    /// (`None`), with `policy_optimism` in [0, 1].
+    fn raw_nn(
+        &mut self,
+        _game: &GtpGame,
+        _pla: Player,
+        _symmetry: Option<usize>,
+        _policy_optimism: f64,
+    ) -> Result<String, String> {
+        Err("no network".to_string())
+    }
 
     /// Forgets the search tree and the network cache (`clear_cache`).
     fn clear_cache(&mut self);
@@ -173,7 +186,7 @@ impl GtpBot for RandomBot {
         &mut self,
         req: &SearchRequest<'_>,
         stop: &AtomicBool,
-        report: &mut dyn FnMut(&AnalysisSnapshot),
+        report: &mut (dyn FnMut(&AnalysisSnapshot) + Send),
     ) -> Option<SearchOutcome> {
         let mut moves = self.candidate_moves(req);
         moves.shuffle(&mut self.rng);

@@ -8,16 +8,16 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-use crate::config::Config;
+use crate::config::{Config, Enabled};
 use crate::game::sgf::{parse_collection, write_sgf, GameRecord};
-use crate::game::{Board, Color, Loc, Move, Player, Rules, MAX_LEN};
+use crate::game::{Board, Color, Loc, Move, Player, Rules, ScoringRule, MAX_LEN};
 
 use super::analysis_format::Perspective;
 use super::bot::GtpBot;
 use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 use super::position::{fixed_handicap_points, GtpGame};
 use super::protocol::{CommandLine, Output};
-use super::time::{self, TimeControls, KATA_TIME_SETTINGS};
+use crate::timecontrol::{self as time, TimeControls, KATA_TIME_SETTINGS_LIST};
 
 /// Every command the engine answers, in KataGo's order (`list_commands`).
 pub const KNOWN_COMMANDS: &[&str] = &[
@@ -71,6 +71,7 @@ pub const KNOWN_COMMANDS: &[&str] = &[
     "analyze",
     "lz-analyze",
     "kata-analyze",
+    "kata-raw-nn",
     "cputime",
     "gomill-cpu_time",
     "stop",
@@ -109,6 +110,15 @@ pub struct GtpSettings {
     pub default_size: (usize, usize),
     /// Rules at start (`rules` or the single rule keys; komi 7.5).
     pub initial_rules: Rules,
+    /// `preventCleanupPhase` (KataGo's GTP default: true).
+    pub prevent_cleanup_phase: bool,
+    /// `assumeMultipleStartingBlackMovesAreHandicap` (default true).
+    pub assume_multi_black_handicap: bool,
+    /// `cleanupBeforePass` (auto: under area scoring without friendly
+    /// passes, capture dead stones in our pass-alive area before passing).
+    pub cleanup_before_pass: Enabled,
+    /// `friendlyPass` (only `false`/`auto` are honoured: see the report).
+    pub friendly_pass: Enabled,
 }
 
 impl Default for GtpSettings {
@@ -132,6 +142,10 @@ impl Default for GtpSettings {
                 komi: 7.5,
                 ..Rules::tromp_taylor()
             },
+            prevent_cleanup_phase: true,
+            assume_multi_black_handicap: true,
+            cleanup_before_pass: Enabled::Auto,
+            friendly_pass: Enabled::Auto,
         }
     }
 }
@@ -176,6 +190,18 @@ impl GtpSettings {
         } else {
             d.default_size
         };
+        let enabled = |key: &str| -> Result<Enabled, String> {
+            if cfg.contains(key) {
+                cfg.get_enabled(key).map_err(e)
+            } else {
+                Ok(Enabled::Auto)
+            }
+        };
+        let cleanup_before_pass = enabled("cleanupBeforePass")?;
+        let friendly_pass = enabled("friendlyPass")?;
+        if cleanup_before_pass == Enabled::True && friendly_pass == Enabled::True {
+            return Err("Cannot specify both cleanupBeforePass = true and friendlyPass = true at the same time".into());
+        }
         Ok(GtpSettings {
             perspective,
             allow_resignation,
@@ -207,6 +233,12 @@ impl GtpSettings {
                 .map_err(e)?,
             default_size: size,
             initial_rules: rules_from_config(cfg)?,
+            prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true).map_err(e)?,
+            assume_multi_black_handicap: cfg
+                .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
+                .map_err(e)?,
+            cleanup_before_pass,
+            friendly_pass,
         })
     }
 }
@@ -303,7 +335,7 @@ impl GtpEngine {
             rules.komi = k;
         }
         let clock = if no_search_limit_in_config {
-            TimeControls::byo_yomi(1.0, 5.0, 5, 1)
+            TimeControls::byo_yomi(1.0, 5.0, 5)
         } else {
             TimeControls::default()
         };
@@ -313,8 +345,13 @@ impl GtpEngine {
         } else {
             format!("{}+{model}", env!("CARGO_PKG_VERSION"))
         };
+        let mut game = GtpGame::new(board, rules);
+        game.set_options(
+            settings.prevent_cleanup_phase,
+            settings.assume_multi_black_handicap,
+        );
         Ok(GtpEngine {
-            game: GtpGame::new(board, rules),
+            game,
             settings,
             bot: Arc::new(Mutex::new(bot)),
             out,
@@ -400,24 +437,16 @@ impl GtpEngine {
                 )),
             },
             "kata-set-params" => self.set_params_json(&args).into(),
-            "time_settings" => self.set_clocks(time::parse_time_settings(a)).into(),
+            "time_settings" => self.set_clocks(time::parse_time_settings(&strs(a))).into(),
             "kgs-time_settings" => self
-                .set_clocks(time::parse_kind_time_settings(a, false))
+                .set_clocks(time::parse_kgs_time_settings(&strs(a)))
                 .into(),
             "kata-time_settings" => self
-                .set_clocks(time::parse_kind_time_settings(a, true))
+                .set_clocks(time::parse_kata_time_settings(&strs(a)))
                 .into(),
-            "kata-list_time_settings" => Handled::Ok(KATA_TIME_SETTINGS.into()),
-            "time_left" => {
-                let clocks = self.clocks.clone();
-                match time::parse_time_left(a, |p| clocks[p.index()].clone()) {
-                    Ok((pla, tc)) => {
-                        self.clocks[pla.index()] = tc;
-                        Handled::Ok(String::new())
-                    }
-                    Err(e) => Handled::Err(e),
-                }
-            }
+            "kata-list_time_settings" => Handled::Ok(KATA_TIME_SETTINGS_LIST.into()),
+            "time_left" => self.time_left(a).into(),
+            "kata-raw-nn" => self.raw_nn(a).into(),
             "clear_cache" => {
                 self.bot.lock().clear_cache();
                 Handled::Ok(String::new())
@@ -669,9 +698,68 @@ impl GtpEngine {
         self.set_params(&pairs)
     }
 
-    fn set_clocks(&mut self, tc: Result<TimeControls, String>) -> Result<String, String> {
-        let tc = tc?;
+    fn set_clocks(
+        &mut self,
+        tc: Result<TimeControls, time::TimeControlError>,
+    ) -> Result<String, String> {
+        let tc = tc.map_err(|e| e.to_string())?;
         self.clocks = [tc.clone(), tc];
+        Ok(String::new())
+    }
+
+    /// `kata-raw-nn [COLOR] all|0-7 [OPTIMISM]`.
+    fn raw_nn(&mut self, a: &[String]) -> Result<String, String> {
+        let fail = |why: String| {
+            format!(
+                "{why} for kata-raw-nn (expected an optional color, a symmetry 'all' or index [0-7], and an optional optimism [0-1])"
+            )
+        };
+        let mut i = 0;
+        let mut pla = self.game.next_pla();
+        if let Some(p) = a.first().and_then(|s| Player::parse(s)) {
+            pla = p;
+            i += 1;
+        }
+        let symmetry = match a.get(i).map(|s| s.trim().to_ascii_lowercase()) {
+            None => {
+                return Err(fail(
+                    "Expected a symmetry argument 'all' or index [0-7]".into(),
+                ))
+            }
+            Some(s) if s == "all" => None,
+            Some(s) => match parse_i64(&s) {
+                Some(n) if (0..8).contains(&n) => Some(n as usize),
+                _ => {
+                    return Err(fail(format!(
+                        "Expected a symmetry argument 'all' or index [0-7] but got '{}'",
+                        a[i]
+                    )))
+                }
+            },
+        };
+        i += 1;
+        let mut optimism = 0.0;
+        if let Some(s) = a.get(i) {
+            optimism = parse_finite_f64(s)
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| {
+                    fail(format!("Expected an optimism value in [0,1] but got '{s}'"))
+                })?;
+            i += 1;
+        }
+        if i < a.len() {
+            return Err(fail(format!("Unexpected argument '{}'", a[i])));
+        }
+        self.stop_background();
+        let game = self.game.clone();
+        self.bot.lock().raw_nn(&game, pla, symmetry, optimism)
+    }
+
+    fn time_left(&mut self, a: &[String]) -> Result<String, String> {
+        let (pla, seconds, stones) = time::parse_time_left(&strs(a)).map_err(|e| e.to_string())?;
+        self.clocks[pla.index()]
+            .time_left(seconds, stones)
+            .map_err(|e| e.to_string())?;
         Ok(String::new())
     }
 
@@ -764,30 +852,73 @@ impl GtpEngine {
         Ok(String::new())
     }
 
-    /// White minus Black at the end of the game, from the bot's estimate
-    /// (KataGo scores a game finished under Tromp-Taylor or territory rules
-    /// exactly from its history; that lands with `BoardHistory`).
-    fn final_white_minus_black(&mut self) -> f64 {
+    /// Whether the game is over and the rules score it exactly (KataGo:
+    /// finished under area scoring without friendly passes, or under
+    /// territory scoring); otherwise scores come from a search.
+    fn scored_exactly(&self) -> bool {
+        let hist = self.game.history();
+        let rules = hist.rules();
+        hist.is_game_finished()
+            && ((rules.scoring_rule == ScoringRule::Area && !rules.friendly_pass_ok)
+                || rules.scoring_rule == ScoringRule::Territory)
+    }
+
+    /// KataGo's `computeAnticipatedWinnerAndScore`: the winner (`None` for
+    /// a draw or no result) and White minus Black.
+    fn anticipated_winner_and_score(&mut self) -> (Option<Player>, f64) {
         self.stop_background();
+        if self.scored_exactly() {
+            let hist = self.game.history();
+            return (
+                hist.winner(),
+                f64::from(hist.final_white_minus_black_score()),
+            );
+        }
         let pla = self.game.next_pla();
-        let est = self.bot.lock().estimate_final(&self.game, pla);
-        let lead = est.white_lead;
-        if self.game.rules().game_result_will_be_integer() {
+        let lead = self.bot.lock().estimate_final(&self.game, pla).white_lead;
+        let lead = if self.game.rules().game_result_will_be_integer() {
             lead.round()
         } else {
             (lead + 0.5).round() - 0.5
-        }
+        };
+        let winner = if lead > 0.0 {
+            Some(Player::White)
+        } else if lead < 0.0 {
+            Some(Player::Black)
+        } else {
+            None
+        };
+        (winner, lead)
     }
 
     fn final_score(&mut self) -> String {
-        let score = self.final_white_minus_black();
-        if score > 0.0 {
-            format!("W+{score:.1}")
-        } else if score < 0.0 {
-            format!("B+{:.1}", -score)
-        } else {
-            "0".to_string()
+        match self.anticipated_winner_and_score() {
+            (Some(Player::White), score) => format!("W+{score:.1}"),
+            (Some(Player::Black), score) => format!("B+{:.1}", -score),
+            (None, _) => "0".to_string(),
         }
+    }
+
+    /// Alive (true) or dead for every stone, by `Loc::idx`: from the rules'
+    /// own scoring of a finished game, else from the search's ownership.
+    fn anticipated_statuses(&mut self) -> Vec<bool> {
+        self.stop_background();
+        let board = *self.game.board();
+        if self.scored_exactly() {
+            let mut hist = self.game.history().clone();
+            if hist.is_no_result() {
+                return vec![true; crate::game::MAX_ARR_SIZE];
+            }
+            let area = hist.end_and_score_game_now(&board);
+            let mut alive = vec![true; crate::game::MAX_ARR_SIZE];
+            for loc in board.locs() {
+                alive[loc.idx()] = board.get(loc) == area.get(loc);
+            }
+            return alive;
+        }
+        let pla = self.game.next_pla();
+        let own = self.bot.lock().estimate_final(&self.game, pla).ownership;
+        chain_statuses(&board, &own)
     }
 
     fn final_status_list(&mut self, a: &[String]) -> Result<String, String> {
@@ -810,10 +941,7 @@ impl GtpEngine {
         let Some(want_alive) = want_alive else {
             return Ok(String::new());
         };
-        self.stop_background();
-        let pla = self.game.next_pla();
-        let own = self.bot.lock().estimate_final(&self.game, pla).ownership;
-        let alive = chain_statuses(self.game.board(), &own);
+        let alive = self.anticipated_statuses();
         Ok(self
             .game
             .stone_vertices(|l| alive.get(l.idx()).copied().unwrap_or(true) == want_alive)
@@ -935,6 +1063,11 @@ impl GtpEngine {
                 .map_err(|_| format!("Could not open or write to file: {path}")),
         }
     }
+}
+
+/// The arguments as `&str`s, for the time-control parsers.
+fn strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
 }
 
 /// KataGo's life-and-death call from ownership (White positive): a chain

@@ -4,7 +4,6 @@
 pub mod analysis_format;
 mod numfmt;
 pub mod protocol;
-pub mod time;
 
 pub use analysis_format::{
     format_analysis, parse_analyze_args, AnalysisSnapshot, AnalyzeArgs, AnalyzeKind, AvoidMoves,
@@ -14,10 +13,12 @@ pub use numfmt::format_g;
 pub mod bot;
 pub mod engine;
 pub mod position;
+mod search_bot;
 mod search_cmds;
 mod session;
 
 pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};
 pub use engine::{GtpEngine, GtpSettings, KNOWN_COMMANDS};
 pub use position::GtpGame;
+pub use search_bot::SearchBot;
 pub use session::{run, serve};

@@ -1,13 +1,18 @@
-//! The game as GTP sees it: an initial position (empty, handicap stones
-//! or `set_position` stones), the player to move there, and the moves
-//! played since, exactly as KataGo's GTP engine keeps it. `undo` and rule
-//! changes replay the moves from the initial position.
+//! The game as GTP sees it, kept exactly as KataGo's GTP engine keeps its
+//! bot's root: an initial position (empty, handicap stones or
+//! `set_position` stones) with its player to move, the moves the controller
+//! sent since (for `undo`, which replays them), and the live board with its
+//! [`BoardHistory`] (ko/superko, encore, passes, handicap bonus) and the
+//! player to move.
 //!
-//! `play` is tolerant like KataGo's (occupied points and illegal suicide
-//! are refused; ko is the controller's business), so a game a GUI
-//! records is never refused half-way.
+//! `play` is tolerant like KataGo's (`Search::makeMove`): the point must be
+//! empty, but suicide and ko or superko violations sent by a controller are
+//! accepted so that a game a GUI records is never refused half-way; a move
+//! out of turn restarts the history from the current board with that
+//! player to move, as KataGo does.
 
-use crate::game::{Board, Color, Loc, Move, Player, Rules};
+use crate::game::{Board, BoardHistory, Color, Loc, Move, Player, Rules};
+use crate::search::GameState;
 
 /// The current game.
 #[derive(Clone)]
@@ -17,25 +22,57 @@ pub struct GtpGame {
     initial_pla: Player,
     moves: Vec<(Move, Player)>,
     board: Board,
+    hist: BoardHistory,
     next_pla: Player,
+    /// KataGo's `preventCleanupPhase`: under territory scoring, passes that
+    /// would start the encore leave the game past its normal end instead.
+    prevent_encore: bool,
+    /// KataGo's `assumeMultipleStartingBlackMovesAreHandicap`.
+    assume_multi_black_handicap: bool,
 }
 
 impl GtpGame {
-    /// An empty board of the given size (already checked by the caller).
+    /// An empty board of the given size (already checked by the caller),
+    /// with KataGo's GTP defaults (`preventCleanupPhase` and
+    /// `assumeMultipleStartingBlackMovesAreHandicap` on).
     pub fn new(board: Board, rules: Rules) -> GtpGame {
-        GtpGame {
+        let mut g = GtpGame {
             rules,
             initial_board: board,
             initial_pla: Player::Black,
             moves: Vec::new(),
             board,
+            hist: BoardHistory::new(&board, Player::Black, rules),
             next_pla: Player::Black,
-        }
+            prevent_encore: true,
+            assume_multi_black_handicap: true,
+        };
+        g.replay(Vec::new());
+        g
+    }
+
+    /// Sets KataGo's `preventCleanupPhase` and
+    /// `assumeMultipleStartingBlackMovesAreHandicap` (replaying the game).
+    pub fn set_options(&mut self, prevent_encore: bool, assume_multi_black_handicap: bool) {
+        self.prevent_encore = prevent_encore;
+        self.assume_multi_black_handicap = assume_multi_black_handicap;
+        let moves = std::mem::take(&mut self.moves);
+        self.replay(moves);
     }
 
     /// Current board.
     pub fn board(&self) -> &Board {
         &self.board
+    }
+
+    /// The history of the current position (rules, ko, encore, result).
+    pub fn history(&self) -> &BoardHistory {
+        &self.hist
+    }
+
+    /// The position as the search sees it.
+    pub fn state(&self) -> GameState {
+        GameState::new(self.board, self.hist.clone(), self.next_pla)
     }
 
     /// Rules, komi included.
@@ -73,34 +110,56 @@ impl GtpGame {
         self.board.y_size()
     }
 
-    /// Whether the last two moves were passes (the game is over).
-    pub fn ended_by_passes(&self) -> bool {
-        self.moves.len() >= 2
-            && self.moves[self.moves.len() - 2..]
-                .iter()
-                .all(|(m, _)| m.is_pass())
+    /// Whether the rules say the game is over (passes, or the encore).
+    pub fn is_finished(&self) -> bool {
+        self.hist.is_game_finished()
     }
 
-    /// Plays `mv` for `pla` if the point is empty and the move is not an
-    /// illegal suicide; returns whether it was played.
+    /// Whether `pla` may play `mv` now as KataGo's GTP `play` allows: the
+    /// point is empty (or it is a pass-for-ko); suicide and ko are the
+    /// controller's business.
+    pub fn is_legal_tolerant(&self, mv: Move, pla: Player) -> bool {
+        self.hist.is_legal_tolerant(&self.board, mv, pla)
+    }
+
+    /// Plays `mv` for `pla` if [`GtpGame::is_legal_tolerant`]; returns
+    /// whether it was played. A move out of turn first restarts the history
+    /// at the current board with `pla` to move (KataGo's
+    /// `setPlayerAndClearHistory`).
     pub fn play(&mut self, mv: Move, pla: Player) -> bool {
-        if !self
-            .board
-            .is_legal_ignoring_ko(mv, pla, self.rules.multi_stone_suicide_legal)
-        {
+        if !self.is_legal_tolerant(mv, pla) {
             return false;
         }
-        self.board.play(mv, pla);
+        self.set_player_if_new(pla);
+        self.hist
+            .play_with_options(&mut self.board, mv, pla, self.prevent_encore);
         self.moves.push((mv, pla));
         self.next_pla = pla.opp();
         true
     }
 
-    /// Whether `pla` may play `mv` now under the simple ko rule (what a
-    /// search may choose).
+    /// Makes `pla` the player to move, restarting the history at the
+    /// current board if it was the other player's turn (KataGo's
+    /// `setPlayerIfNew`, used when a controller asks `genmove` out of turn).
+    pub fn set_player_if_new(&mut self, pla: Player) {
+        if pla == self.next_pla {
+            return;
+        }
+        self.board.clear_simple_ko_loc();
+        let encore = self.hist.encore_phase();
+        let mut hist = BoardHistory::new_in_encore(&self.board, pla, self.rules, encore)
+            .unwrap_or_else(|_| BoardHistory::new(&self.board, pla, self.rules));
+        hist.set_assume_multiple_starting_black_moves_are_handicap(
+            self.assume_multi_black_handicap,
+        );
+        self.hist = hist;
+        self.next_pla = pla;
+    }
+
+    /// Whether `pla` may play `mv` now under the rules (simple ko, superko,
+    /// suicide, encore): what a search may choose.
     pub fn is_legal_strict(&self, mv: Move, pla: Player) -> bool {
-        self.board
-            .is_legal(mv, pla, self.rules.multi_stone_suicide_legal)
+        pla == self.next_pla && self.hist.is_legal(&self.board, mv, pla)
     }
 
     /// Takes back the last move; false when there is none.
@@ -113,17 +172,21 @@ impl GtpGame {
         true
     }
 
+    /// Rebuilds board and history from the initial position and `moves`.
     fn replay(&mut self, moves: Vec<(Move, Player)>) {
         self.board = self.initial_board;
         self.next_pla = self.initial_pla;
+        self.hist = BoardHistory::new(&self.board, self.initial_pla, self.rules);
+        self.hist
+            .set_assume_multiple_starting_black_moves_are_handicap(
+                self.assume_multi_black_handicap,
+            );
         self.moves.clear();
         for (mv, pla) in moves {
-            // Moves once accepted stay acceptable: legality here depends on
-            // the board and the suicide rule only.
+            // Moves once accepted stay acceptable: tolerant legality depends
+            // on the board only, and the board replays identically.
             if !self.play(mv, pla) {
-                self.board.play(mv, pla);
-                self.moves.push((mv, pla));
-                self.next_pla = pla.opp();
+                break;
             }
         }
     }
@@ -140,14 +203,13 @@ impl GtpGame {
     pub fn set_initial(&mut self, board: Board, pla: Player) {
         self.initial_board = board;
         self.initial_pla = pla;
-        self.board = board;
-        self.next_pla = pla;
-        self.moves.clear();
+        self.replay(Vec::new());
     }
 
     /// Changes the komi only.
     pub fn set_komi(&mut self, komi: f32) {
         self.rules.komi = komi;
+        self.hist.set_komi(komi);
     }
 
     /// Changes the rules (komi kept), replaying the game under them.
@@ -391,5 +453,118 @@ mod tests {
         assert!(g.set_position(&[(l("A1"), Color::Black), (l("B2"), Color::White)]));
         assert_eq!(g.next_pla(), Player::Black);
         assert!(g.moves().is_empty());
+    }
+
+    fn play_all(g: &mut GtpGame, moves: &[(&str, Player)]) {
+        for &(m, pla) in moves {
+            assert!(g.play(p(m), pla), "{m}");
+        }
+    }
+
+    /// A ko at D5/E5 where Black has just captured at E5.
+    fn ko_game() -> GtpGame {
+        let mut g = game9();
+        use Player::{Black as B, White as W};
+        play_all(
+            &mut g,
+            &[
+                ("C5", B),
+                ("F5", W),
+                ("D4", B),
+                ("E4", W),
+                ("D6", B),
+                ("E6", W),
+                ("A1", B),
+                ("D5", W),
+                ("E5", B),
+            ],
+        );
+        g
+    }
+
+    #[test]
+    fn ko_recapture_is_illegal_for_search_but_tolerated_from_controller() {
+        let mut g = ko_game();
+        assert_eq!(g.board().get(p("D5").loc().unwrap()), Color::Empty);
+        assert!(!g.is_legal_strict(p("D5"), Player::White), "simple ko");
+        assert!(g.is_legal_strict(p("A9"), Player::White));
+        assert!(
+            !g.is_legal_strict(p("A9"), Player::Black),
+            "not Black's turn"
+        );
+        assert!(g.play(p("D5"), Player::White), "KataGo's play tolerates ko");
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Empty);
+        assert!(!g.play(p("D5"), Player::Black), "occupied");
+    }
+
+    #[test]
+    fn rule_changes_replay_the_game_and_keep_ko_bans() {
+        let mut g = ko_game();
+        let rules = Rules::parse_without_komi("chinese", 7.5).unwrap();
+        g.set_rules_keep_komi(rules);
+        assert_eq!(g.moves().len(), 9, "replayed under the new rules");
+        // The immediate retake stays banned; after White's tolerated retake,
+        // Black's recapture is banned in turn.
+        assert!(!g.is_legal_strict(p("D5"), Player::White));
+        assert!(g.play(p("D5"), Player::White));
+        assert!(!g.is_legal_strict(p("E5"), Player::Black));
+    }
+
+    #[test]
+    fn out_of_turn_moves_restart_history_and_undo_replays_them() {
+        let mut g = game9();
+        assert!(g.play(p("E5"), Player::Black));
+        assert!(g.play(p("C3"), Player::Black), "out of turn accepted");
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.history().moves().len(), 1, "history restarted");
+        assert_eq!(g.moves().len(), 2, "GTP move list kept");
+        assert!(g.undo());
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.board().get(p("C3").loc().unwrap()), Color::Empty);
+        assert_eq!(g.board().get(p("E5").loc().unwrap()), Color::Black);
+        g.set_player_if_new(Player::Black);
+        assert_eq!(g.next_pla(), Player::Black);
+        assert!(g.is_legal_strict(p("C3"), Player::Black));
+    }
+
+    #[test]
+    fn passes_end_area_games_and_prevent_the_encore_under_territory_rules() {
+        let mut g = game9();
+        play_all(&mut g, &[("E5", Player::Black), ("pass", Player::White)]);
+        assert!(!g.is_finished());
+        assert!(g.play(Move::Pass, Player::Black));
+        assert!(g.is_finished());
+        assert_eq!(g.history().final_white_minus_black_score(), -73.5);
+        assert!(g.undo());
+        assert!(!g.is_finished());
+
+        let mut j = game9();
+        j.set_rules_keep_komi(Rules::parse_without_komi("japanese", 6.5).unwrap());
+        play_all(
+            &mut j,
+            &[
+                ("E5", Player::Black),
+                ("pass", Player::White),
+                ("pass", Player::Black),
+            ],
+        );
+        assert!(
+            !j.is_finished(),
+            "preventCleanupPhase: no encore, not scored"
+        );
+        assert_eq!(j.history().encore_phase(), 0);
+        j.set_options(false, true);
+        assert_eq!(j.history().encore_phase(), 1, "encore once allowed");
+    }
+
+    #[test]
+    fn handicap_stones_give_white_the_rules_bonus() {
+        let mut g = game9();
+        g.set_rules_keep_komi(Rules::parse_without_komi("chinese", 7.5).unwrap());
+        let locs = fixed_handicap_points(9, 9, 3).unwrap();
+        assert!(g.set_handicap(&locs));
+        assert_eq!(g.next_pla(), Player::White);
+        assert_eq!(g.history().white_handicap_bonus_score(), 3.0);
+        assert_eq!(g.state().next, Player::White);
     }
 }

@@ -5,12 +5,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::game::{Move, Player};
+use crate::config::Enabled;
+use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
 
 use super::analysis_format::{
     format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
 };
-use super::bot::{SearchPurpose, SearchRequest};
+use super::bot::{SearchOutcome, SearchPurpose, SearchRequest};
 use super::engine::{Background, GtpEngine, Handled};
 use super::protocol::{format_header, format_response, CommandLine};
 
@@ -100,6 +101,9 @@ impl GtpEngine {
     ) -> Result<String, String> {
         self.stop_background();
         let started = Instant::now();
+        // KataGo's bot takes `pla` as the player to move (restarting the
+        // history if it was the other's turn).
+        self.game.set_player_if_new(pla);
         let search_factor = self.search_factor(pla);
         let no_avoid = AvoidMoves::default();
         let req = SearchRequest {
@@ -131,6 +135,10 @@ impl GtpEngine {
                 return Err("genmove returned null location or illegal move".into());
             }
         };
+        let outcome = SearchOutcome {
+            best: self.maybe_cleanup_before_pass(pla, outcome.best),
+            ..outcome
+        };
         self.recent_win_loss.push(outcome.white_win_loss);
         let resign = self.settings.allow_resignation && self.should_resign(pla, outcome.white_lead);
         self.genmove_time_sum += started.elapsed().as_secs_f64();
@@ -150,23 +158,59 @@ impl GtpEngine {
         })
     }
 
-    /// KataGo's `getSearchFactor`: think less when the last two searches
-    /// both saw `pla` winning by more than the threshold.
+    /// KataGo's `maybeCleanupBeforePass`: instead of passing, capture an
+    /// opponent stone left inside our pass-alive area (under area scoring
+    /// without friendly passes, unless configured otherwise), so that a
+    /// strict area count cannot give it to the opponent.
+    fn maybe_cleanup_before_pass(&self, pla: Player, mv: Move) -> Move {
+        let s = &self.settings;
+        if mv != Move::Pass || s.friendly_pass == Enabled::True {
+            return mv;
+        }
+        let hist = self.game.history();
+        let rules = hist.rules();
+        let wanted = match s.cleanup_before_pass {
+            Enabled::True => true,
+            Enabled::False => false,
+            Enabled::Auto => !rules.friendly_pass_ok && rules.scoring_rule == ScoringRule::Area,
+        };
+        if !wanted || !hist.is_final_phase() || hist.has_button() {
+            return mv;
+        }
+        let board = self.game.board();
+        let safe = board.calculate_area(AreaOptions {
+            non_pass_alive_stones: false,
+            safe_big_territories: false,
+            unsafe_big_territories: false,
+            multi_stone_suicide_legal: rules.multi_stone_suicide_legal,
+        });
+        board
+            .locs()
+            .find(|&loc| {
+                board.get(loc) == Color::Empty
+                    && safe.get(loc) == pla.color()
+                    && board.is_adjacent_to_pla(loc, pla.opp())
+                    && hist.is_legal(board, Move::Play(loc), pla)
+            })
+            .map_or(mv, Move::Play)
+    }
+
+    /// KataGo's `getSearchFactor`: think less when the last three
+    /// searches all saw `pla` winning by more than the threshold.
     fn search_factor(&self, pla: Player) -> f64 {
         let s = &self.settings;
-        if s.search_factor_when_winning_threshold >= 1.0 || self.recent_win_loss.len() < 2 {
-            return 1.0;
-        }
-        let sign = if pla == Player::White { 1.0 } else { -1.0 };
-        let n = self.recent_win_loss.len();
-        let winning = self.recent_win_loss[n - 2..]
-            .iter()
-            .all(|v| sign * v > 2.0 * s.search_factor_when_winning_threshold - 1.0);
-        if winning {
-            s.search_factor_when_winning
-        } else {
-            1.0
-        }
+        let tp = crate::timecontrol::TimeParams {
+            search_factor_when_winning: s.search_factor_when_winning,
+            search_factor_when_winning_threshold: s.search_factor_when_winning_threshold,
+            ..crate::timecontrol::TimeParams::default()
+        };
+        let wl_factor = self
+            .bot
+            .lock()
+            .get_param("winLossUtilityFactor")
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(1.0);
+        tp.winning_search_factor(wl_factor, &self.recent_win_loss, pla)
     }
 
     /// KataGo's `shouldResign`, with the handicap allowance for White.

@@ -5,9 +5,11 @@ use crossbeam::channel::Receiver;
 use crate::cli::EngineArgs;
 use crate::config::Config;
 
-use super::bot::RandomBot;
+use std::path::{Path, PathBuf};
+
 use super::engine::{GtpEngine, GtpSettings, Handled};
 use super::protocol::{parse_line, spawn_line_reader, Output, ParsedLine};
+use super::search_bot::SearchBot;
 
 /// Serves commands from `lines` until `quit` or end of input. Any line,
 /// even a blank one, first stops a running analysis or ponder (that is
@@ -40,7 +42,8 @@ pub fn serve(engine: &mut GtpEngine, lines: Receiver<String>) {
 }
 
 /// Runs `engine gtp` with the given flags on stdin/stdout; returns the
-/// exit code. Messages go to stderr, never to stdout.
+/// exit code (2 for a missing network or bad flags, 1 for other start-up
+/// failures). Messages go to stderr, never to stdout.
 pub fn run(args: &EngineArgs) -> i32 {
     match start(args) {
         Ok(mut engine) => {
@@ -48,14 +51,61 @@ pub fn run(args: &EngineArgs) -> i32 {
             serve(&mut engine, spawn_line_reader(stdin));
             0
         }
-        Err(e) => {
-            eprintln!("engine gtp: {e}");
-            1
+        Err(StartError { code, message }) => {
+            eprintln!("engine gtp: {message}");
+            code
         }
     }
 }
 
-fn start(args: &EngineArgs) -> Result<GtpEngine, String> {
+/// Why `engine gtp` could not start, with its exit code.
+struct StartError {
+    code: i32,
+    message: String,
+}
+
+impl From<String> for StartError {
+    fn from(message: String) -> StartError {
+        StartError { code: 1, message }
+    }
+}
+
+/// Folders searched for the project's default network, in order: `models/`
+/// beside the executable, in the checkout the executable was built in
+/// (`target/<profile>/../../models`), and in the working directory.
+fn default_model_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        dirs.push(exe_dir.join("models"));
+        dirs.push(exe_dir.join("../../models"));
+    }
+    dirs.push(PathBuf::from("models"));
+    dirs
+}
+
+/// The project's default network: the first `*.bin.gz` (by name) in the
+/// first folder of [`default_model_dirs`] that has one.
+fn default_model() -> Option<PathBuf> {
+    default_model_dirs().into_iter().find_map(|dir| {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_file()
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.ends_with(".bin.gz") || n.ends_with(".bin"))
+            })
+            .collect();
+        found.sort();
+        found.into_iter().next()
+    })
+}
+
+fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let mut cfg = match &args.config {
         Some(path) => Config::load(path).map_err(|e| e.to_string())?,
         None => Config::from_toml_str("", "(no config)").map_err(|e| e.to_string())?,
@@ -65,14 +115,31 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, String> {
     }
     let settings = GtpSettings::from_config(&cfg)?;
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
-    if let Some(model) = &args.model {
-        if !model.is_file() {
-            return Err(format!("model file not found: {}", model.display()));
-        }
+    let model = match &args.model {
+        Some(model) => model.clone(),
+        None => default_model().ok_or_else(|| StartError {
+            code: 2,
+            message: "no network given and no default network found in models/.\n\
+                 Pass a KataGo network with -model, e.g.\n  \
+                 engine gtp -model kata1-b18c384nbt-s9996604416-d4316597426.bin.gz \
+                 -config configs/gtp.toml\n\
+                 (networks: https://katagotraining.org/networks/ ; any KataGo .bin.gz works)"
+                .to_string(),
+        })?,
+    };
+    if !model.is_file() {
+        return Err(StartError {
+            code: 2,
+            message: format!("model file not found: {}", model.display()),
+        });
     }
-    // The search is wired in by the lead; until then a random player
-    // serves the protocol.
-    let bot = Box::new(RandomBot::new(0x5eed));
+    let net = crate::setup::load_network(&model, &cfg, 16).map_err(|e| e.to_string())?;
+    eprintln!(
+        "Loaded model {} ({}, max batch {})",
+        net.model_name, net.device, net.max_batch_size
+    );
+    let seed = rand::random::<u64>();
+    let bot = Box::new(SearchBot::new(&net, &cfg, seed)?);
     eprintln!(
         "Using {} rules initially, unless GTP/GUI overrides this",
         settings.initial_rules.to_string_no_komi_maybe_nice()

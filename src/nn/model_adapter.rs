@@ -7,7 +7,7 @@ impl BatchModel for Model {
     fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
         let mask = batch.mask_rows();
         // Rows that fill the whole tensor need no masking work in the net.
-        let needs_mask = mask.iter().any(|&m| m == 0.0);
+        let needs_mask = mask.contains(&0.0);
         let out = Model::forward(
             self,
             &NetInput {

@@ -97,11 +97,37 @@ impl NnSearchEvaluator {
         state: &GameState,
         opts: &EvalOptions,
     ) -> Result<Arc<NnOutput>, crate::nn::EvalError> {
-        let input_params = self.input_params(opts);
         let params = self.eval_params(state, opts);
+        self.evaluate_with_params(state, opts, params)
+    }
+
+    /// One raw evaluation in exactly the given symmetry (0-7), bypassing
+    /// the cache, with ownership (GTP `kata-raw-nn`).
+    pub fn evaluate_in_symmetry(
+        &self,
+        state: &GameState,
+        symmetry: usize,
+        opts: &EvalOptions,
+    ) -> Result<Arc<NnOutput>, crate::nn::EvalError> {
+        let mut params = self.eval_params(state, opts);
+        params.symmetry = SymmetryChoice::Fixed(Symmetry::ALL[symmetry % 8]);
+        params.skip_cache = true;
+        params.include_ownership = true;
+        self.evaluate_with_params(state, opts, params)
+    }
+
+    fn evaluate_with_params(
+        &self,
+        state: &GameState,
+        opts: &EvalOptions,
+        params: EvalParams,
+    ) -> Result<Arc<NnOutput>, crate::nn::EvalError> {
+        let input_params = self.input_params(opts);
         let hash = nn_input_hash(&state.board, &state.hist, state.next, &input_params).0;
-        if let Some(hit) = self.evaluator.lookup(hash, &params) {
-            return Ok(hit);
+        if !params.skip_cache {
+            if let Some(hit) = self.evaluator.lookup(hash, &params) {
+                return Ok(hit);
+            }
         }
         let (x, y) = (state.board.x_size(), state.board.y_size());
         let mut input = EncodedInput {

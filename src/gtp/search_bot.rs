@@ -1,0 +1,589 @@
+//! [`SearchBot`]: the [`GtpBot`] over the engine's own MCTS
+//! ([`crate::search::Search`]) and a KataGo network, as KataGo's GTP engine
+//! drives its `AsyncBot`.
+//!
+//! One [`Search`] lives for the whole session. Before each search the tree
+//! is brought to the controller's position: when the game continues the
+//! position the tree is rooted at, the new moves are played into the tree
+//! (`make_move`, which keeps the subtree the search already grew, KataGo's
+//! tree reuse); otherwise the tree is dropped (`set_position`).
+//!
+//! Two parameter sets, as in KataGo: genmove parameters (the config's
+//! search keys over KataGo's GTP defaults) and analysis parameters (the
+//! same with `analysisWideRootNoise` and `analysisIgnorePreRootHistory`).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::game::{Board, Move, Player, Rules};
+use crate::search::{
+    EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams, SearchView,
+    SetupFor,
+};
+use crate::setup::Network;
+use crate::timecontrol::{SearchTimeState, TimeParams};
+
+use super::analysis_format::{
+    hacked_winrate_lcb, AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo,
+};
+use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
+use super::position::GtpGame;
+
+/// KataGo's default for `analysisWideRootNoise`.
+const DEFAULT_ANALYSIS_WIDE_ROOT_NOISE: f64 = 0.04;
+
+/// The game a tree is rooted at: its start and the moves since, so that a
+/// later request can be recognised as a continuation.
+#[derive(Clone, PartialEq)]
+struct RootKey {
+    initial: Board,
+    initial_pla: Player,
+    rules: Rules,
+    moves: Vec<(Move, Player)>,
+    next: Player,
+}
+
+impl RootKey {
+    fn of(game: &GtpGame, next: Player) -> RootKey {
+        RootKey {
+            initial: *game.initial_board(),
+            initial_pla: game.initial_pla(),
+            rules: *game.rules(),
+            moves: game.moves().to_vec(),
+            next,
+        }
+    }
+
+    /// The moves that lead from `self` to `later`, if `later` continues it.
+    fn continuation<'a>(&self, later: &'a RootKey) -> Option<&'a [(Move, Player)]> {
+        let same_start = self.initial.pos_hash() == later.initial.pos_hash()
+            && self.initial_pla == later.initial_pla
+            && self.rules == later.rules
+            && later.moves.len() >= self.moves.len()
+            && later.moves[..self.moves.len()] == self.moves[..];
+        same_start.then(|| &later.moves[self.moves.len()..])
+    }
+}
+
+/// The real search behind `engine gtp`.
+pub struct SearchBot {
+    search: Search<GameState, NnSearchEvaluator>,
+    genmove_params: SearchParams,
+    analysis_params: SearchParams,
+    model_name: String,
+    analysis_pv_len: usize,
+    rng: StdRng,
+    root: Option<RootKey>,
+}
+
+/// Reads a number from the config with a range, or its default.
+fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f64, String> {
+    cfg.get_f64_or(key, default, lo..=hi)
+        .map_err(|e| e.to_string())
+}
+
+impl SearchBot {
+    /// A bot searching with `net`, parameters from `cfg` (KataGo's GTP
+    /// defaults, `conservativePass` and `fillDameBeforePass` on unless the
+    /// config says otherwise).
+    pub fn new(net: &Network, cfg: &Config, seed: u64) -> Result<SearchBot, String> {
+        let mut settings = Vec::new();
+        for key in ["conservativePass", "fillDameBeforePass"] {
+            if !cfg.contains(key) {
+                settings.push((key.to_string(), Value::Bool(true)));
+            }
+        }
+        settings.extend(crate::setup::search_settings(cfg));
+        let genmove_params = SearchParams::from_overrides(
+            SetupFor::Gtp,
+            settings.iter().map(|(k, v)| (k.as_str(), v)),
+        )
+        .map_err(|e| e.to_string())?;
+        let mut analysis_params = genmove_params.clone();
+        analysis_params.wide_root_noise = cfg_f64(
+            cfg,
+            "analysisWideRootNoise",
+            DEFAULT_ANALYSIS_WIDE_ROOT_NOISE,
+            0.0,
+            5.0,
+        )?;
+        analysis_params.ignore_pre_root_history = cfg
+            .get_bool_or("analysisIgnorePreRootHistory", true)
+            .map_err(|e| e.to_string())?;
+        let analysis_pv_len = cfg
+            .get_i64_or("analysisPVLen", 15, 1..=1000)
+            .map_err(|e| e.to_string())? as usize;
+        let board = Board::new(19, 19).map_err(|e| e.to_string())?;
+        let game = GtpGame::new(board, Rules::tromp_taylor());
+        let search = Search::new(
+            genmove_params.clone(),
+            net.evaluator.clone(),
+            game.state(),
+            seed,
+        );
+        Ok(SearchBot {
+            search,
+            genmove_params,
+            analysis_params,
+            model_name: net.model_name.clone(),
+            analysis_pv_len,
+            rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
+            root: None,
+        })
+    }
+
+    /// Brings the tree to `game` with `pla` to move: plays the new moves
+    /// into the tree when `game` continues the tree's position, else
+    /// starts a new tree.
+    fn sync(&mut self, game: &GtpGame, pla: Player) {
+        let mut game = game.clone();
+        game.set_player_if_new(pla);
+        let key = RootKey::of(&game, pla);
+        if self.root.as_ref() == Some(&key) {
+            return;
+        }
+        let reused = self.root.as_ref().and_then(|old| {
+            let extra = old.continuation(&key)?.to_vec();
+            let mut ok = true;
+            for (mv, p) in extra {
+                ok = ok && self.search.root_state().next == p && self.search.make_move(mv);
+            }
+            let st = self.search.root_state();
+            (ok && st.next == pla
+                && st.board.pos_hash() == game.board().pos_hash()
+                && st.hist.moves().len() == game.history().moves().len())
+            .then_some(())
+        });
+        if reused.is_none() {
+            self.search.set_position(game.state());
+        }
+        self.root = Some(key);
+    }
+
+    fn use_params(&mut self, params: &SearchParams) {
+        if self.search.params() != params {
+            self.search.set_params(params.clone());
+        }
+    }
+
+    fn set_avoid(&mut self, avoid: &AvoidMoves, x_size: usize, y_size: usize) {
+        self.search.clear_avoid_moves();
+        for (pla, depths) in [(Player::Black, &avoid.black), (Player::White, &avoid.white)] {
+            let board = match Board::new(x_size, y_size) {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+            let mut by_depth: Vec<(u32, Vec<Move>)> = Vec::new();
+            for loc in board.locs() {
+                let d = depths.get(loc.idx()).copied().unwrap_or(0);
+                if d <= 0 {
+                    continue;
+                }
+                let d = d as u32;
+                match by_depth.iter_mut().find(|(k, _)| *k == d) {
+                    Some((_, v)) => v.push(Move::Play(loc)),
+                    None => by_depth.push((d, vec![Move::Play(loc)])),
+                }
+            }
+            for (d, moves) in by_depth {
+                self.search.set_avoid_moves(pla, &moves, d);
+            }
+        }
+    }
+
+    /// The search's time limit for a genmove, KataGo's time management.
+    fn time_limit(&self, req: &SearchRequest<'_>, extra_factor: f64) -> Option<f64> {
+        let SearchPurpose::Genmove {
+            clock,
+            search_factor,
+        } = &req.purpose
+        else {
+            return None;
+        };
+        if clock.is_effectively_unlimited() {
+            return None;
+        }
+        let p = self.search.params();
+        let tp = TimeParams {
+            lag_buffer: p.lag_buffer,
+            search_factor_after_one_pass: p.search_factor_after_one_pass,
+            search_factor_after_two_pass: p.search_factor_after_two_pass,
+            overallocate_time_factor: p.overallocate_time_factor,
+            midgame_time_factor: p.midgame_time_factor,
+            midgame_turn_peak_time: p.midgame_turn_peak_time,
+            endgame_turn_time_decay: p.endgame_turn_time_decay,
+            obvious_moves_time_factor: p.obvious_moves_time_factor,
+            obvious_moves_policy_entropy_tolerance: p.obvious_moves_policy_entropy_tolerance,
+            obvious_moves_policy_surprise_tolerance: p.obvious_moves_policy_surprise_tolerance,
+            ..TimeParams::default()
+        };
+        let st = self.search.root_state();
+        let state = SearchTimeState {
+            board_area: st.board.x_size() * st.board.y_size(),
+            stones_on_board: st.board.num_stones(),
+            turn_number: st.hist.moves().len() as i64,
+            time_used: 0.0,
+            search_factor: search_factor * extra_factor,
+            time_carried_over: 0.0,
+            policy_surprise_and_entropy: None,
+        };
+        Some(tp.search_time_limit(clock, &state, |_| false))
+    }
+
+    /// KataGo's search factor after passes: searching less once the
+    /// opponent passed (and less again if we passed before that).
+    fn pass_factor(&self) -> f64 {
+        let moves = self.search.root_state().hist.moves();
+        let n = moves.len();
+        let last = n >= 1 && moves[n - 1].0.is_pass();
+        let third = n >= 3 && moves[n - 3].0.is_pass();
+        let p = self.search.params();
+        match (last, third) {
+            (true, true) => p.search_factor_after_two_pass,
+            (true, false) => p.search_factor_after_one_pass,
+            _ => 1.0,
+        }
+    }
+
+    /// Noiseless parameters for scoring searches (KataGo's
+    /// `getNoiselessParams` plus conservative passing and no PDA).
+    fn scoring_params(&self, visits: i64) -> SearchParams {
+        let mut p = self.genmove_params.clone();
+        p.root_noise_enabled = false;
+        p.root_policy_temperature = 1.0;
+        p.root_policy_temperature_early = 1.0;
+        p.root_fpu_reduction_max = p.fpu_reduction_max;
+        p.root_fpu_loss_prop = p.fpu_loss_prop;
+        p.root_desired_per_child_visits_coeff = 0.0;
+        p.root_num_symmetries_to_sample = 1;
+        p.wide_root_noise = 0.0;
+        p.chosen_move_temperature = 0.0;
+        p.chosen_move_temperature_early = 0.0;
+        p.max_visits = visits;
+        p.max_playouts = visits;
+        p.max_time = 1e20;
+        p.playout_doubling_advantage = 0.0;
+        p.conservative_pass = true;
+        p.anti_mirror = false;
+        p.avoid_repeated_pattern_utility = 0.0;
+        p
+    }
+}
+
+/// Sign turning the root player's view into White's.
+fn white_sign(pla: Player) -> f64 {
+    if pla == Player::White {
+        1.0
+    } else {
+        -1.0
+    }
+}
+
+/// Turns a search view into the GTP layer's snapshot (White's view).
+fn snapshot(
+    view: &SearchView<'_>,
+    params: &SearchParams,
+    pv_len: usize,
+    own: bool,
+) -> AnalysisSnapshot {
+    let Some(root) = view.root_info() else {
+        return AnalysisSnapshot::default();
+    };
+    let pla = root.current_player;
+    let s = white_sign(pla);
+    let white_wr = |wr: f64| if s > 0.0 { wr } else { 1.0 - wr };
+    let total_utility = params.utility_radius().max(1e-9);
+    let radius_scale = params.win_loss_utility_factor / total_utility * 0.5;
+    let (ownership, ownership_stdev) = match own.then(|| view.ownership()).flatten() {
+        Some((mean, stdev)) => (Some(mean.iter().map(|x| s * x).collect()), Some(stdev)),
+        None => (None, None),
+    };
+    let moves = view
+        .move_infos(pv_len, own)
+        .into_iter()
+        .map(|m| {
+            let winrate = white_wr(m.winrate);
+            let radius = m.utility - m.utility_lcb;
+            let visits = m.visits.max(0) as u64;
+            let pv_visits: Vec<u64> = m.pv_visits.iter().map(|&v| v.max(0) as u64).collect();
+            MoveInfo {
+                mv: m.mv,
+                visits,
+                edge_visits: m.edge_visits.max(0) as u64,
+                utility: s * m.utility,
+                winrate,
+                score_mean: s * m.score_selfplay,
+                score_stdev: m.score_stdev,
+                lead: s * m.score_lead,
+                no_result: 0.0,
+                prior: m.prior.max(0.0),
+                lcb: hacked_winrate_lcb(winrate, radius, radius_scale, pla),
+                utility_lcb: s * m.utility_lcb,
+                weight: m.weight,
+                order: m.order,
+                is_symmetry_of: None,
+                pv: m.pv,
+                pv_edge_visits: pv_visits.clone(),
+                pv_visits,
+                ownership: m.ownership.map(|o| o.iter().map(|x| s * x).collect()),
+                ownership_stdev: None,
+            }
+        })
+        .collect();
+    AnalysisSnapshot {
+        x_size: view.x_size,
+        y_size: view.y_size,
+        moves,
+        root: Some(RootInfo {
+            visits: root.visits.max(0) as u64,
+            utility: s * root.utility,
+            winrate: white_wr(root.winrate),
+            score_mean: s * root.score_mean,
+            score_stdev: root.score_stdev,
+            lead: s * root.score_lead,
+            weight: root.weight,
+            raw_nn: Some((
+                root.raw_shortterm_winloss_error,
+                root.raw_shortterm_score_error,
+                root.raw_var_time_left,
+            )),
+        }),
+        ownership,
+        ownership_stdev,
+    }
+}
+
+impl GtpBot for SearchBot {
+    fn model_name(&self) -> String {
+        self.model_name.clone()
+    }
+
+    fn search(
+        &mut self,
+        req: &SearchRequest<'_>,
+        stop: &AtomicBool,
+        report: &mut (dyn FnMut(&AnalysisSnapshot) + Send),
+    ) -> Option<SearchOutcome> {
+        let params = match req.purpose {
+            SearchPurpose::Analysis => self.analysis_params.clone(),
+            SearchPurpose::Genmove { .. } | SearchPurpose::Ponder => self.genmove_params.clone(),
+        };
+        self.use_params(&params);
+        self.sync(req.game, req.pla);
+        self.search.set_include_ownership(req.want_ownership);
+        self.set_avoid(&req.avoid.clone(), req.game.x_size(), req.game.y_size());
+        let pass_factor = self.pass_factor();
+        let max_time = self.time_limit(req, pass_factor);
+        let pv_len = self.analysis_pv_len;
+        let want_own = req.want_ownership;
+        let report = Mutex::new(report);
+        let callback = |view: &SearchView<'_>| {
+            let snap = snapshot(view, view.params, pv_len, want_own);
+            if snap.root.is_some() {
+                (report.lock())(&snap);
+            }
+        };
+        let endless = !matches!(req.purpose, SearchPurpose::Genmove { .. });
+        let opts = RunOptions {
+            pondering: endless,
+            max_time,
+            stop: Some(stop),
+            callback: req.report_interval.map(|_| &callback as _),
+            callback_period: req
+                .report_interval
+                .map(|s| Duration::from_secs_f64(s.clamp(0.01, 1e6))),
+        };
+        if let Err(e) = self.search.run(&opts) {
+            eprintln!("search failed: {e}");
+            self.search.clear_avoid_moves();
+            return None;
+        }
+        self.search.clear_avoid_moves();
+        let view = self.search.view();
+        let snap = snapshot(&view, self.search.params(), pv_len, want_own);
+        // genmove_analyze reports once more at the end, as KataGo does;
+        // analysis that ran into a limit reports its final state too (KataGo
+        // may print nothing at all when the limit comes before the first
+        // interval).
+        let stopped = stop.load(std::sync::atomic::Ordering::Acquire);
+        if req.report_interval.is_some() && (!endless || !stopped) {
+            (report.lock())(&snap);
+        }
+        let best = view.chosen_move(&mut self.rng)?;
+        let values = view.root_values();
+        Some(SearchOutcome {
+            best,
+            white_win_loss: values.win_loss,
+            white_lead: values.lead,
+            snapshot: snap,
+        })
+    }
+
+    fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> FinalEstimate {
+        let visits = (i64::from(self.genmove_params.num_threads) * 20).max(100);
+        let params = self.scoring_params(visits);
+        let mut g = game.clone();
+        g.set_player_if_new(pla);
+        let mut search = Search::new(
+            params,
+            self.search.evaluator().clone(),
+            g.state(),
+            self.rng.gen(),
+        );
+        search.set_include_ownership(true);
+        let n = game.x_size() * game.y_size();
+        if let Err(e) = search.run(&RunOptions::default()) {
+            eprintln!("scoring search failed: {e}");
+            return FinalEstimate {
+                white_lead: 0.0,
+                ownership: vec![0.0; n],
+            };
+        }
+        let view = search.view();
+        let s = white_sign(pla);
+        FinalEstimate {
+            white_lead: view.root_values().lead,
+            ownership: view
+                .ownership()
+                .map(|(m, _)| m.iter().map(|x| s * x).collect())
+                .unwrap_or_else(|| vec![0.0; n]),
+        }
+    }
+
+    fn raw_nn(
+        &mut self,
+        game: &GtpGame,
+        pla: Player,
+        symmetry: Option<usize>,
+        policy_optimism: f64,
+    ) -> Result<String, String> {
+        let mut g = game.clone();
+        g.set_player_if_new(pla);
+        let state = g.state();
+        let a = &self.analysis_params;
+        let pda = match a.playout_doubling_advantage_pla.0 {
+            Some(p) if p != pla => -a.playout_doubling_advantage,
+            _ => a.playout_doubling_advantage,
+        };
+        let opts = EvalOptions {
+            include_ownership: true,
+            policy_optimism,
+            playout_doubling_advantage: pda,
+            ..EvalOptions::default()
+        };
+        let (xs, ys) = (g.x_size(), g.y_size());
+        let mut out = String::new();
+        for sym in 0..8 {
+            if symmetry.is_some_and(|s| s != sym) {
+                continue;
+            }
+            let nn = self
+                .search
+                .evaluator()
+                .evaluate_in_symmetry(&state, sym, &opts)
+                .map_err(|e| e.to_string())?;
+            out += &format!("symmetry {sym}\n");
+            out += &format!("whiteWin {:.6}\n", nn.white_win_prob);
+            out += &format!("whiteLoss {:.6}\n", nn.white_loss_prob);
+            out += &format!("noResult {:.6}\n", nn.white_no_result_prob);
+            out += &format!("whiteLead {:.3}\n", nn.white_lead);
+            out += &format!("whiteScoreSelfplay {:.3}\n", nn.white_score_mean);
+            out += &format!("whiteScoreSelfplaySq {:.3}\n", nn.white_score_mean_sq);
+            out += &format!("varTimeLeft {:.3}\n", nn.var_time_left);
+            out += &format!("shorttermWinlossError {:.3}\n", nn.shortterm_winloss_error);
+            out += &format!("shorttermScoreError {:.3}\n", nn.shortterm_score_error);
+            out += "policy\n";
+            let prob = |p: f32| {
+                if p < 0.0 {
+                    "    NAN ".to_string()
+                } else {
+                    format!("{p:8.6} ")
+                }
+            };
+            for y in 0..ys {
+                for x in 0..xs {
+                    out += &prob(nn.policy[y * xs + x]);
+                }
+                out += "\n";
+            }
+            out += &format!("policyPass {}\n", prob(nn.policy[nn.pass_index()]));
+            out += "whiteOwnership\n";
+            let own = nn.white_ownership.as_deref().unwrap_or(&[]);
+            for y in 0..ys {
+                for x in 0..xs {
+                    let o = own.get(y * xs + x).copied().unwrap_or(0.0);
+                    out += &format!("{o:9.7} ");
+                }
+                out += "\n";
+            }
+            out += "\n";
+        }
+        Ok(out.trim().to_string())
+    }
+
+    fn clear_cache(&mut self) {
+        self.search.clear_tree();
+        self.search.evaluator().evaluator().clear_cache();
+    }
+
+    fn param_names(&self) -> Vec<String> {
+        let mut v = vec![
+            "analysisWideRootNoise".to_string(),
+            "analysisIgnorePreRootHistory".to_string(),
+        ];
+        v.extend(SearchParams::NAMES.iter().map(|s| s.to_string()));
+        v
+    }
+
+    fn get_param(&self, name: &str) -> Option<String> {
+        match name {
+            "analysisWideRootNoise" => {
+                Some(Value::from(self.analysis_params.wide_root_noise).to_string())
+            }
+            "analysisIgnorePreRootHistory" => {
+                Some(self.analysis_params.ignore_pre_root_history.to_string())
+            }
+            _ => self.genmove_params.get(name).map(|v| match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            }),
+        }
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let v = Value::String(value.trim().to_string());
+        match name {
+            "analysisWideRootNoise" => {
+                let mut p = self.analysis_params.clone();
+                p.apply_override("wideRootNoise", &v)
+                    .map_err(|e| e.to_string())?;
+                self.analysis_params = p;
+            }
+            "analysisIgnorePreRootHistory" => {
+                let mut p = self.analysis_params.clone();
+                p.apply_override("ignorePreRootHistory", &v)
+                    .map_err(|e| e.to_string())?;
+                self.analysis_params = p;
+            }
+            _ => {
+                let mut g = self.genmove_params.clone();
+                g.apply_override(name, &v).map_err(|e| e.to_string())?;
+                // Analysis parameters follow, except their two own keys.
+                let mut a = self.analysis_params.clone();
+                a.apply_override(name, &v).map_err(|e| e.to_string())?;
+                if name == "wideRootNoise" || name == "ignorePreRootHistory" {
+                    a = self.analysis_params.clone();
+                }
+                self.genmove_params = g;
+                self.analysis_params = a;
+            }
+        }
+        Ok(())
+    }
+}
