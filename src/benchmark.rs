@@ -262,16 +262,8 @@ pub fn benchmark_positions(
 /// The config's search parameters for the benchmark: KataGo's benchmark
 /// defaults, the config's settings, then the visit limit and no time limit.
 fn benchmark_params(cfg: &Config, visits: i64) -> Result<SearchParams, String> {
-    let json = cfg.to_json_value();
-    let mut settings: Vec<(&str, &serde_json::Value)> = Vec::new();
-    if let serde_json::Value::Object(all) = &json {
-        for (key, value) in all {
-            if SearchParams::NAMES.contains(&key.as_str()) {
-                cfg.mark_used(key);
-                settings.push((key.as_str(), value));
-            }
-        }
-    }
+    let settings = crate::setup::search_settings(cfg);
+    let settings = settings.iter().map(|(k, v)| (k.as_str(), v));
     let mut p =
         SearchParams::from_overrides(SetupFor::Benchmark, settings).map_err(|e| e.to_string())?;
     p.max_visits = visits;
