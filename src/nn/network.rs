@@ -17,6 +17,7 @@ use super::desc::*;
 use super::model_file::{ModelFile, ModelFileError};
 use super::outputs::{NetOutputs, ScoreRaw};
 
+mod omp;
 mod winograd;
 
 use winograd::{Epilogue, Winograd, Workspace};

@@ -140,7 +140,14 @@ impl Winograd {
         ws.v.resize(TILE_AREA * tiles * ci, 0.0);
         ws.m.resize(TILE_AREA * tiles * co, 0.0);
 
-        input_transform(input, (n, h, w), ci, (tiles_y, tiles_x), &mut ws.v);
+        let g = Geometry {
+            n,
+            h,
+            w,
+            tiles_y,
+            tiles_x,
+        };
+        input_transform(input, g, ci, &mut ws.v);
         {
             let shape = |c: usize| [TILE_AREA as i64, tiles as i64, c as i64];
             // SAFETY: both buffers hold exactly 36 * tiles * channels f32s,
@@ -166,16 +173,10 @@ impl Winograd {
             };
             let _ = v.f_bmm_out(&m, &self.kernel)?;
         }
-        output_transform(
-            &ws.m,
-            (n, h, w),
-            co,
-            (tiles_y, tiles_x),
-            &self.bias,
-            epilogue,
-            mask,
-            out,
-        );
+        if let Some(mk) = mask {
+            assert_eq!(mk.len(), n * h * w);
+        }
+        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out);
         Ok(())
     }
 }
@@ -238,132 +239,264 @@ fn rows6(buf: &[f32], first: usize, step: usize, c: usize) -> [&[f32]; 6] {
     std::array::from_fn(|k| &buf[(first + k * step) * c..][..c])
 }
 
+/// A buffer that several threads write disjoint parts of.
+#[derive(Clone, Copy)]
+struct Shared(*mut f32, usize);
+
+// SAFETY: only used to hand a buffer to the team of one `omp::parallel`
+// call, whose members write disjoint ranges of it (distinct tiles).
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new(buf: &mut [f32]) -> Shared {
+        Shared(buf.as_mut_ptr(), buf.len())
+    }
+
+    /// `len` values at `at`.
+    ///
+    /// # Safety
+    /// No other live slice may overlap the range.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, at: usize, len: usize) -> &mut [f32] {
+        assert!(at + len <= self.1, "Winograd buffer index out of range");
+        // SAFETY: in bounds (checked); exclusivity is the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), len) }
+    }
+}
+
+/// The tiles part `part` of `parts` handles.
+fn tile_range(tiles: usize, part: usize, parts: usize) -> std::ops::Range<usize> {
+    (tiles * part / parts)..(tiles * (part + 1) / parts)
+}
+
+/// Whether the CPU has AVX2 (the transforms are then compiled for it).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Geometry of one Winograd run.
+#[derive(Clone, Copy)]
+struct Geometry {
+    n: usize,
+    h: usize,
+    w: usize,
+    tiles_y: usize,
+    tiles_x: usize,
+}
+
+impl Geometry {
+    fn tiles(&self) -> usize {
+        self.n * self.tiles_y * self.tiles_x
+    }
+
+    /// Image, tile row and tile column of tile `t`.
+    fn split(&self, t: usize) -> (usize, usize, usize) {
+        let per_image = self.tiles_y * self.tiles_x;
+        (
+            t / per_image,
+            (t % per_image) / self.tiles_x,
+            t % self.tiles_x,
+        )
+    }
+}
+
 /// Fills `v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile `d`
 /// (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points off
-/// the tensor are zero padding).
-fn input_transform(
+/// the tensor are zero padding), on libtorch's threads.
+fn input_transform(input: &[f32], g: Geometry, c: usize, v: &mut [f32]) {
+    let v = Shared::new(v);
+    let avx2 = has_avx2();
+    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+        let range = tile_range(g.tiles(), part, parts);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part.
+            unsafe { input_tiles_avx2(input, g, c, v, range) };
+            return;
+        }
+        let _ = avx2;
+        // SAFETY: tiles are disjoint per part.
+        unsafe { input_tiles(input, g, c, v, range) };
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn input_tiles_avx2(
     input: &[f32],
-    (n, h, w): (usize, usize, usize),
+    g: Geometry,
     c: usize,
-    (tiles_y, tiles_x): (usize, usize),
-    v: &mut [f32],
+    v: Shared,
+    range: std::ops::Range<usize>,
 ) {
-    let tiles = n * tiles_y * tiles_x;
+    // SAFETY: forwarded from the caller.
+    unsafe { input_tiles(input, g, c, v, range) }
+}
+
+/// The input transform of tiles `range`.
+///
+/// # Safety
+/// No other thread may write these tiles' entries of `v` meanwhile.
+#[inline(always)]
+unsafe fn input_tiles(
+    input: &[f32],
+    g: Geometry,
+    c: usize,
+    v: Shared,
+    range: std::ops::Range<usize>,
+) {
+    let (h, w, tiles) = (g.h, g.w, g.tiles());
     let mut tile = vec![0f32; TILE_AREA * c];
     let mut tmp = vec![0f32; TILE_AREA * c];
     let mut done = vec![0f32; TILE_AREA * c];
-    for b in 0..n {
+    for t in range {
+        let (b, ty, tx) = g.split(t);
         let image = &input[b * h * w * c..][..h * w * c];
-        for ty in 0..tiles_y {
-            for tx in 0..tiles_x {
-                for dy in 0..IN_TILE {
-                    let y = (ty * OUT_TILE + dy).wrapping_sub(1);
-                    for dx in 0..IN_TILE {
-                        let x = (tx * OUT_TILE + dx).wrapping_sub(1);
-                        let dst = &mut tile[(dy * IN_TILE + dx) * c..][..c];
-                        if y < h && x < w {
-                            dst.copy_from_slice(&image[(y * w + x) * c..][..c]);
-                        } else {
-                            dst.fill(0.0);
-                        }
-                    }
-                }
-                // Along y for each column (tmp is [x][y']), then along x for
-                // each y' (done is [y'][x']).
-                for dx in 0..IN_TILE {
-                    input_1d(
-                        rows6(&tile, dx, IN_TILE, c),
-                        &mut tmp[dx * IN_TILE * c..],
-                        c,
-                    );
-                }
-                for y in 0..IN_TILE {
-                    input_1d(rows6(&tmp, y, IN_TILE, c), &mut done[y * IN_TILE * c..], c);
-                }
-                let t = (b * tiles_y + ty) * tiles_x + tx;
-                for (s, row) in done.chunks_exact(c).enumerate() {
-                    v[(s * tiles + t) * c..][..c].copy_from_slice(row);
+        for dy in 0..IN_TILE {
+            let y = (ty * OUT_TILE + dy).wrapping_sub(1);
+            for dx in 0..IN_TILE {
+                let x = (tx * OUT_TILE + dx).wrapping_sub(1);
+                let dst = &mut tile[(dy * IN_TILE + dx) * c..][..c];
+                if y < h && x < w {
+                    dst.copy_from_slice(&image[(y * w + x) * c..][..c]);
+                } else {
+                    dst.fill(0.0);
                 }
             }
+        }
+        // Along y for each column (tmp is [x][y']), then along x for each
+        // y' (done is [y'][x']).
+        for dx in 0..IN_TILE {
+            input_1d(
+                rows6(&tile, dx, IN_TILE, c),
+                &mut tmp[dx * IN_TILE * c..],
+                c,
+            );
+        }
+        for y in 0..IN_TILE {
+            input_1d(rows6(&tmp, y, IN_TILE, c), &mut done[y * IN_TILE * c..], c);
+        }
+        for (s, row) in done.chunks_exact(c).enumerate() {
+            // SAFETY: tile `t`'s rows belong to this caller only.
+            unsafe { v.slice((s * tiles + t) * c, c) }.copy_from_slice(row);
         }
     }
 }
 
 /// Turns `m` (`[36, tiles, c]`) into output tiles `A^T m A` and writes the
-/// on-tensor points of each into `out` as `epilogue` says.
-#[allow(clippy::too_many_arguments)]
+/// on-tensor points of each into `out` as `epilogue` says, on libtorch's
+/// threads.
 fn output_transform(
     m: &[f32],
-    (n, h, w): (usize, usize, usize),
+    g: Geometry,
     c: usize,
-    (tiles_y, tiles_x): (usize, usize),
-    bias: &[f32],
-    epilogue: Epilogue,
-    mask: Option<&[f32]>,
+    ep: (&[f32], Epilogue, Option<&[f32]>),
     out: &mut [f32],
 ) {
-    let tiles = n * tiles_y * tiles_x;
+    let out = Shared::new(out);
+    let avx2 = has_avx2();
+    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+        let range = tile_range(g.tiles(), part, parts);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part
+            // and tiles cover disjoint output points.
+            unsafe { output_tiles_avx2(m, g, c, ep, out, range) };
+            return;
+        }
+        let _ = avx2;
+        // SAFETY: as above.
+        unsafe { output_tiles(m, g, c, ep, out, range) };
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn output_tiles_avx2(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    ep: (&[f32], Epilogue, Option<&[f32]>),
+    out: Shared,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { output_tiles(m, g, c, ep, out, range) }
+}
+
+/// The output transform of tiles `range`.
+///
+/// # Safety
+/// No other thread may write these tiles' points of `out` meanwhile.
+#[inline(always)]
+unsafe fn output_tiles(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    (bias, epilogue, mask): (&[f32], Epilogue, Option<&[f32]>),
+    out: Shared,
+    range: std::ops::Range<usize>,
+) {
+    let (h, w, tiles) = (g.h, g.w, g.tiles());
     let bias = &bias[..c];
     let mut tile = vec![0f32; TILE_AREA * c];
     let mut tmp = vec![0f32; IN_TILE * OUT_TILE * c];
     let mut done = vec![0f32; OUT_TILE * OUT_TILE * c];
-    for b in 0..n {
-        for ty in 0..tiles_y {
-            for tx in 0..tiles_x {
-                let t = (b * tiles_y + ty) * tiles_x + tx;
-                for (s, row) in tile.chunks_exact_mut(c).enumerate() {
-                    row.copy_from_slice(&m[(s * tiles + t) * c..][..c]);
-                }
-                // Along y for each of the 6 columns (tmp is [x][y'], 6x4),
-                // then along x for each y' (done is [y'][x'], 4x4).
-                for dx in 0..IN_TILE {
-                    output_1d(
-                        rows6(&tile, dx, IN_TILE, c),
-                        &mut tmp[dx * OUT_TILE * c..],
-                        c,
-                    );
-                }
-                for y in 0..OUT_TILE {
-                    output_1d(
-                        rows6(&tmp, y, OUT_TILE, c),
-                        &mut done[y * OUT_TILE * c..],
-                        c,
-                    );
-                }
-                for dy in 0..OUT_TILE {
-                    let y = ty * OUT_TILE + dy;
-                    if y >= h {
-                        break;
-                    }
-                    for dx in 0..OUT_TILE {
-                        let x = tx * OUT_TILE + dx;
-                        if x >= w {
-                            break;
+    for t in range {
+        let (b, ty, tx) = g.split(t);
+        for (s, row) in tile.chunks_exact_mut(c).enumerate() {
+            row.copy_from_slice(&m[(s * tiles + t) * c..][..c]);
+        }
+        // Along y for each of the 6 columns (tmp is [x][y'], 6x4), then
+        // along x for each y' (done is [y'][x'], 4x4).
+        for dx in 0..IN_TILE {
+            output_1d(
+                rows6(&tile, dx, IN_TILE, c),
+                &mut tmp[dx * OUT_TILE * c..],
+                c,
+            );
+        }
+        for y in 0..OUT_TILE {
+            output_1d(
+                rows6(&tmp, y, OUT_TILE, c),
+                &mut done[y * OUT_TILE * c..],
+                c,
+            );
+        }
+        for dy in 0..OUT_TILE.min(h - ty * OUT_TILE) {
+            let y = ty * OUT_TILE + dy;
+            for dx in 0..OUT_TILE.min(w - tx * OUT_TILE) {
+                let x = tx * OUT_TILE + dx;
+                let point = (b * h + y) * w + x;
+                let src = &done[(dy * OUT_TILE + dx) * c..][..c];
+                // SAFETY: each point belongs to exactly one tile.
+                let dst = unsafe { out.slice(point * c, c) };
+                match epilogue {
+                    Epilogue::Store => {
+                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                            *d = s + bb;
                         }
-                        let point = (b * h + y) * w + x;
-                        let src = &done[(dy * OUT_TILE + dx) * c..][..c];
-                        let dst = &mut out[point * c..][..c];
-                        match epilogue {
-                            Epilogue::Store => {
-                                for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                                    *d = s + bb;
-                                }
+                    }
+                    Epilogue::Accumulate => {
+                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                            *d += s + bb;
+                        }
+                    }
+                    Epilogue::ReluMasked => {
+                        if mask.is_none_or(|mk| mk[point] != 0.0) {
+                            for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                                *d = (s + bb).max(0.0);
                             }
-                            Epilogue::Accumulate => {
-                                for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                                    *d += s + bb;
-                                }
-                            }
-                            Epilogue::ReluMasked => {
-                                let on = mask.is_none_or(|mk| mk[point] != 0.0);
-                                if on {
-                                    for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                                        *d = (s + bb).max(0.0);
-                                    }
-                                } else {
-                                    dst.fill(0.0);
-                                }
-                            }
+                        } else {
+                            dst.fill(0.0);
                         }
                     }
                 }
