@@ -31,6 +31,11 @@ pub(super) struct Workspace {
     v: Vec<f32>,
     /// Transformed outputs `[36, tiles, out_channels]`.
     m: Vec<f32>,
+    /// The input with a zero border, `[n, 4 tiles_y + 2, 4 tiles_x + 2, c]`,
+    /// so that every input tile is read in place.
+    padded: Vec<f32>,
+    /// `(n, h, w, c)` the border of `padded` was zeroed for.
+    padded_for: (usize, usize, usize, usize),
 }
 
 /// What the output transform does with each finished value `y` (conv plus
@@ -147,7 +152,7 @@ impl Winograd {
             tiles_y,
             tiles_x,
         };
-        input_transform(input, g, ci, &mut ws.v);
+        input_transform(input, g, ci, ws);
         {
             let shape = |c: usize| [TILE_AREA as i64, tiles as i64, c as i64];
             // SAFETY: both buffers hold exactly 36 * tiles * channels f32s,
@@ -184,7 +189,7 @@ impl Winograd {
 /// `B^T`'s 1-D transform of six values into six, channel by channel; `z`
 /// are six `c`-long rows, `out` is `6c` long.
 #[inline(always)]
-fn input_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
+fn input_1d(z: [&[f32]; 6], out: [&mut [f32]; 6], c: usize) {
     let (z0, z1, z2, z3, z4, z5) = (
         &z[0][..c],
         &z[1][..c],
@@ -193,11 +198,15 @@ fn input_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
         &z[4][..c],
         &z[5][..c],
     );
-    let (o0, rest) = out[..6 * c].split_at_mut(c);
-    let (o1, rest) = rest.split_at_mut(c);
-    let (o2, rest) = rest.split_at_mut(c);
-    let (o3, rest) = rest.split_at_mut(c);
-    let (o4, o5) = rest.split_at_mut(c);
+    let [o0, o1, o2, o3, o4, o5] = out;
+    let (o0, o1, o2, o3, o4, o5) = (
+        &mut o0[..c],
+        &mut o1[..c],
+        &mut o2[..c],
+        &mut o3[..c],
+        &mut o4[..c],
+        &mut o5[..c],
+    );
     for i in 0..c {
         let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
         o0[i] = 4.0 * a0 - 5.0 * a2 + a4;
@@ -231,6 +240,13 @@ fn output_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
         o2[i] = s12 + 4.0 * s34;
         o3[i] = d12 + 8.0 * d34 + a5;
     }
+}
+
+/// The first six `c`-long rows of `buf`, mutable.
+#[inline(always)]
+fn split6(buf: &mut [f32], c: usize) -> [&mut [f32]; 6] {
+    let mut rows = buf[..6 * c].chunks_exact_mut(c);
+    std::array::from_fn(|_| rows.next().unwrap_or_default())
 }
 
 /// Six rows of `c` values from `buf`, starting at row `first`, `step` rows apart.
@@ -297,6 +313,16 @@ impl Geometry {
         self.n * self.tiles_y * self.tiles_x
     }
 
+    /// Rows of the zero-bordered input.
+    fn padded_h(&self) -> usize {
+        self.tiles_y * OUT_TILE + 2
+    }
+
+    /// Columns of the zero-bordered input.
+    fn padded_w(&self) -> usize {
+        self.tiles_x * OUT_TILE + 2
+    }
+
     /// Image, tile row and tile column of tile `t`.
     fn split(&self, t: usize) -> (usize, usize, usize) {
         let per_image = self.tiles_y * self.tiles_x;
@@ -308,85 +334,91 @@ impl Geometry {
     }
 }
 
-/// Fills `v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile `d`
-/// (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points off
-/// the tensor are zero padding), on libtorch's threads.
-fn input_transform(input: &[f32], g: Geometry, c: usize, v: &mut [f32]) {
-    let v = Shared::new(v);
+/// Fills `ws.v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile
+/// `d` (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points
+/// off the tensor are zero padding), on libtorch's threads.
+fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
+    let (ph, pw) = (g.padded_h(), g.padded_w());
+    let len = g.n * ph * pw * c;
+    if ws.padded_for != (g.n, g.h, g.w, c) || ws.padded.len() != len {
+        ws.padded.clear();
+        ws.padded.resize(len, 0.0);
+        ws.padded_for = (g.n, g.h, g.w, c);
+    }
+    let threads = tch::get_num_threads().max(1) as usize;
+    let rows = g.n * g.h;
+    let padded = Shared::new(&mut ws.padded);
+    super::omp::parallel(threads, &|part, parts| {
+        for r in tile_range(rows, part, parts) {
+            let (b, y) = (r / g.h, r % g.h);
+            let src = &input[r * g.w * c..][..g.w * c];
+            // SAFETY: each image row goes to its own padded row.
+            unsafe { padded.slice(((b * ph + y + 1) * pw + 1) * c, g.w * c) }.copy_from_slice(src);
+        }
+    });
+    let padded = &ws.padded[..];
+    let v = Shared::new(&mut ws.v);
     let avx2 = has_avx2();
-    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+    super::omp::parallel(threads, &|part, parts| {
         let range = tile_range(g.tiles(), part, parts);
         #[cfg(target_arch = "x86_64")]
         if avx2 {
             // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part.
-            unsafe { input_tiles_avx2(input, g, c, v, range) };
+            unsafe { input_tiles_avx2(padded, g, c, v, range) };
             return;
         }
         let _ = avx2;
         // SAFETY: tiles are disjoint per part.
-        unsafe { input_tiles(input, g, c, v, range) };
+        unsafe { input_tiles(padded, g, c, v, range) };
     });
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn input_tiles_avx2(
-    input: &[f32],
+    padded: &[f32],
     g: Geometry,
     c: usize,
     v: Shared,
     range: std::ops::Range<usize>,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { input_tiles(input, g, c, v, range) }
+    unsafe { input_tiles(padded, g, c, v, range) }
 }
 
-/// The input transform of tiles `range`.
+/// The input transform of tiles `range`, read from the zero-bordered input.
 ///
 /// # Safety
 /// No other thread may write these tiles' entries of `v` meanwhile.
 #[inline(always)]
 unsafe fn input_tiles(
-    input: &[f32],
+    padded: &[f32],
     g: Geometry,
     c: usize,
     v: Shared,
     range: std::ops::Range<usize>,
 ) {
-    let (h, w, tiles) = (g.h, g.w, g.tiles());
-    let mut tile = vec![0f32; TILE_AREA * c];
+    let (ph, pw, tiles) = (g.padded_h(), g.padded_w(), g.tiles());
     let mut tmp = vec![0f32; TILE_AREA * c];
-    let mut done = vec![0f32; TILE_AREA * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
-        let image = &input[b * h * w * c..][..h * w * c];
-        for dy in 0..IN_TILE {
-            let y = (ty * OUT_TILE + dy).wrapping_sub(1);
-            for dx in 0..IN_TILE {
-                let x = (tx * OUT_TILE + dx).wrapping_sub(1);
-                let dst = &mut tile[(dy * IN_TILE + dx) * c..][..c];
-                if y < h && x < w {
-                    dst.copy_from_slice(&image[(y * w + x) * c..][..c]);
-                } else {
-                    dst.fill(0.0);
-                }
-            }
-        }
+        // Padded point (4ty + dy, 4tx + dx) is board point (4ty + dy - 1, ...).
+        let corner = (b * ph + ty * OUT_TILE) * pw + tx * OUT_TILE;
         // Along y for each column (tmp is [x][y']), then along x for each
-        // y' (done is [y'][x']).
+        // y', straight into v.
         for dx in 0..IN_TILE {
             input_1d(
-                rows6(&tile, dx, IN_TILE, c),
-                &mut tmp[dx * IN_TILE * c..],
+                rows6(padded, corner + dx, pw, c),
+                split6(&mut tmp[dx * IN_TILE * c..], c),
                 c,
             );
         }
         for y in 0..IN_TILE {
-            input_1d(rows6(&tmp, y, IN_TILE, c), &mut done[y * IN_TILE * c..], c);
-        }
-        for (s, row) in done.chunks_exact(c).enumerate() {
-            // SAFETY: tile `t`'s rows belong to this caller only.
-            unsafe { v.slice((s * tiles + t) * c, c) }.copy_from_slice(row);
+            // SAFETY: tile `t`'s rows belong to this caller only, and the six
+            // rows are distinct.
+            let out =
+                std::array::from_fn(|x| unsafe { v.slice(((y * IN_TILE + x) * tiles + t) * c, c) });
+            input_1d(rows6(&tmp, y, IN_TILE, c), out, c);
         }
     }
 }
@@ -447,19 +479,15 @@ unsafe fn output_tiles(
 ) {
     let (h, w, tiles) = (g.h, g.w, g.tiles());
     let bias = &bias[..c];
-    let mut tile = vec![0f32; TILE_AREA * c];
     let mut tmp = vec![0f32; IN_TILE * OUT_TILE * c];
     let mut done = vec![0f32; OUT_TILE * OUT_TILE * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
-        for (s, row) in tile.chunks_exact_mut(c).enumerate() {
-            row.copy_from_slice(&m[(s * tiles + t) * c..][..c]);
-        }
-        // Along y for each of the 6 columns (tmp is [x][y'], 6x4), then
-        // along x for each y' (done is [y'][x'], 4x4).
+        // Along y for each of the 6 columns, read in place from m (tmp is
+        // [x][y'], 6x4), then along x for each y' (done is [y'][x'], 4x4).
         for dx in 0..IN_TILE {
             output_1d(
-                rows6(&tile, dx, IN_TILE, c),
+                rows6(m, dx * tiles + t, IN_TILE * tiles, c),
                 &mut tmp[dx * OUT_TILE * c..],
                 c,
             );
