@@ -1170,6 +1170,30 @@ mod tests {
     }
 
     #[test]
+    fn winograd_and_libtorch_convolutions_agree() {
+        for file in [g170(), synthetic(15, Activation::Relu, 9)] {
+            let wino = Model::build(&file, Device::Cpu, false, true, true).expect("build");
+            let torch = Model::build(&file, Device::Cpu, false, true, false).expect("build");
+            for (xs, ys, s, masked) in [(19, 19, 19, false), (9, 9, 11, true), (13, 7, 13, true)] {
+                let a = run(&wino, xs, ys, s, masked);
+                let b = run(&torch, xs, ys, s, masked);
+                let pairs = a
+                    .policy
+                    .iter()
+                    .zip(&b.policy)
+                    .chain(a.ownership.iter().zip(&b.ownership))
+                    .chain(a.value_logits.iter().zip(&b.value_logits));
+                for (x, y) in pairs {
+                    assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+                }
+                let (sa, sb) = (a.row(0).scores, b.row(0).scores);
+                assert!((sa.score_mean - sb.score_mean).abs() < 1e-3);
+                assert!((sa.lead - sb.lead).abs() < 1e-3);
+            }
+        }
+    }
+
+    #[test]
     fn synthetic_nets_of_every_version_run_and_mask_correctly() {
         for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
             let file = synthetic(version, Activation::Mish, 100 + version as u64);

@@ -93,8 +93,9 @@ impl Winograd {
                 let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
                     kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
                 });
-                for tx in 0..IN_TILE {
-                    let col = kernel_1d([rows[0][tx], rows[1][tx], rows[2][tx]]);
+                let [r0, r1, r2] = &rows;
+                for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
+                    let col = kernel_1d([a, b, c]);
                     for (ty, v) in col.iter().enumerate() {
                         let s = ty * IN_TILE + tx;
                         u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
