@@ -2,7 +2,8 @@
 //! batch 1..16 (plain main, `harness = false`).
 //!
 //! `cargo bench --bench nn` (env: `ENGINE_SHARED_DIR`, `NN_BENCH_THREADS`
-//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0)).
+//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0),
+//! `NN_BENCH_BATCHES` comma-separated batch sizes (default 1,2,4,8,16)).
 //! Prints the median of 5 measurements per batch size: evals per second of
 //! wall time, and evals per second of this thread's CPU time (from
 //! `/proc/thread-self/schedstat`). With `NN_BENCH_THREADS=1` libtorch runs
@@ -35,7 +36,11 @@ fn main() {
     .expect("g170 loads");
     println!("model {} on CPU, {threads} threads, 19x19", model.name());
     println!("batch  evals/s  GFLOP/s  evals/cpu-s  (median of 5 x {secs}s)");
-    for batch in [1usize, 2, 4, 8, 16] {
+    let batches: Vec<usize> = std::env::var("NN_BENCH_BATCHES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|b| b.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
+    for batch in batches {
         let (h, w) = (19, 19);
         // Plausible mid-game-like inputs: board plane on, a few stones.
         let mut spatial = vec![0f32; batch * 22 * h * w];
