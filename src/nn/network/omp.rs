@@ -7,7 +7,7 @@
 //! look up libgomp's entry point `GOMP_parallel` in the already loaded
 //! libraries and run the transforms on the same team, with the same thread
 //! count. Where the symbol is absent (another OpenMP runtime, a static
-//! build) the work runs on the calling thread.
+//! build, a platform other than Linux) the work runs on the calling thread.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::sync::OnceLock;
@@ -25,22 +25,32 @@ struct Gomp {
     num_threads: unsafe extern "C" fn() -> c_int,
 }
 
+#[cfg(target_os = "linux")]
 extern "C" {
     fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
 }
 
 /// glibc's `RTLD_DEFAULT`: search the global scope of loaded libraries.
+#[cfg(target_os = "linux")]
 const RTLD_DEFAULT: *mut c_void = std::ptr::null_mut();
+
+/// The address of the loaded function `name`, if any.
+#[cfg(target_os = "linux")]
+fn find(name: &CStr) -> Option<*mut c_void> {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only reads
+    // the loader's tables.
+    let p = unsafe { dlsym(RTLD_DEFAULT, name.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn find(_name: &CStr) -> Option<*mut c_void> {
+    None
+}
 
 fn gomp() -> Option<&'static Gomp> {
     static GOMP: OnceLock<Option<Gomp>> = OnceLock::new();
     GOMP.get_or_init(|| {
-        let find = |name: &CStr| {
-            // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only
-            // reads the loader's tables.
-            let p = unsafe { dlsym(RTLD_DEFAULT, name.as_ptr()) };
-            (!p.is_null()).then_some(p)
-        };
         let parallel = find(c"GOMP_parallel")?;
         let thread_num = find(c"omp_get_thread_num")?;
         let num_threads = find(c"omp_get_num_threads")?;
