@@ -2,8 +2,13 @@
 //! batch 1..16 (plain main, `harness = false`).
 //!
 //! `cargo bench --bench nn` (env: `ENGINE_SHARED_DIR`, `NN_BENCH_THREADS`
-//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0)).
-//! Prints the median of 5 measurements per batch size.
+//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0),
+//! `NN_BENCH_BATCHES` comma-separated batch sizes (default 1,2,4,8,16)).
+//! Prints the median of 5 measurements per batch size: evals per second of
+//! wall time, and evals per second of this thread's CPU time (from
+//! `/proc/thread-self/schedstat`). With `NN_BENCH_THREADS=1` libtorch runs
+//! everything on this thread, so the CPU-time figure stays meaningful on a
+//! loaded machine where the wall-time one does not.
 
 use std::time::Instant;
 
@@ -30,8 +35,12 @@ fn main() {
     )
     .expect("g170 loads");
     println!("model {} on CPU, {threads} threads, 19x19", model.name());
-    println!("batch  evals/s  GFLOP/s  (median of 5 x {secs}s)");
-    for batch in [1usize, 2, 4, 8, 16] {
+    println!("batch  evals/s  GFLOP/s  evals/cpu-s  (median of 5 x {secs}s)");
+    let batches: Vec<usize> = std::env::var("NN_BENCH_BATCHES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|b| b.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
+    for batch in batches {
         let (h, w) = (19, 19);
         // Plausible mid-game-like inputs: board plane on, a few stones.
         let mut spatial = vec![0f32; batch * 22 * h * w];
@@ -59,17 +68,35 @@ fn main() {
             model.forward(&input).expect("forward");
         }
         let mut rates = Vec::new();
+        let mut cpu_rates = Vec::new();
         for _ in 0..5 {
             let start = Instant::now();
+            let cpu_start = thread_cpu_secs();
             let mut evals = 0usize;
             while start.elapsed().as_secs_f64() < secs {
                 model.forward(&input).expect("forward");
                 evals += batch;
             }
             rates.push(evals as f64 / start.elapsed().as_secs_f64());
+            cpu_rates.push(evals as f64 / (thread_cpu_secs() - cpu_start).max(1e-9));
         }
-        rates.sort_by(|a, b| a.total_cmp(b));
-        let median = rates[rates.len() / 2];
-        println!("{batch:5}  {median:7.1}  {:7.1}", median * GFLOP_PER_EVAL);
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let wall = median(&mut rates);
+        let cpu = median(&mut cpu_rates);
+        println!(
+            "{batch:5}  {wall:7.1}  {:7.1}  {cpu:11.1}",
+            wall * GFLOP_PER_EVAL
+        );
     }
+}
+
+/// CPU time this thread has run, in seconds (0 where the kernel does not say).
+fn thread_cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns * 1e-9)
 }

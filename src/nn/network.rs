@@ -4,7 +4,9 @@
 //! residual blocks, masked global pooling, the policy and value heads). Batch
 //! norms that directly follow a convolution are folded into that
 //! convolution's weights and bias when the model is built, so the hot path is
-//! convolutions plus a few element-wise ops. Boards smaller than the batch
+//! convolutions plus a few element-wise ops. On the CPU the 3x3 convolutions
+//! run by Winograd's F(4x4, 3x3) (see `network/winograd.rs`), which also
+//! applies their bias, ReLU, mask or residual sum. Boards smaller than the batch
 //! tensor are handled with a mask, as KataGo does: every activation that
 //! feeds a convolution or a pooling is zeroed outside the board.
 
@@ -16,6 +18,11 @@ use tch::{Device, Kind, Tensor};
 use super::desc::*;
 use super::model_file::{ModelFile, ModelFileError};
 use super::outputs::{NetOutputs, ScoreRaw};
+
+mod omp;
+mod winograd;
+
+use winograd::{Epilogue, Winograd, Workspace};
 
 /// Largest board side the model accepts (KataGo's compile-time maximum).
 pub const MAX_BOARD_LEN: usize = 37;
@@ -67,7 +74,10 @@ pub struct InputBatch<'a> {
 /// is meant to own it and batch requests). CPU speed depends on libtorch's
 /// global intra-op thread count (`tch::set_num_threads`), which the caller
 /// sets; with more runnable threads than cores, libtorch's OpenMP threads
-/// spin and throughput collapses, so leave it below the free cores.
+/// spin and throughput collapses, so leave it below the free cores. (On
+/// a shared 2-core machine, starting the process with
+/// `OMP_WAIT_POLICY=PASSIVE` was measured 3-10x faster than the default
+/// spinning at 2 threads; libgomp reads it only at start-up.)
 pub struct Model {
     name: String,
     version: i32,
@@ -77,7 +87,7 @@ pub struct Model {
     policy_channels: usize,
     num_parameters: usize,
     channels_last: bool,
-    net: Mutex<Net>,
+    net: Mutex<(Net, Workspace)>,
 }
 
 impl std::fmt::Debug for Model {
@@ -110,16 +120,18 @@ impl Model {
 
     /// Builds the network from an already parsed model file.
     pub fn from_file(file: &ModelFile, device: Device, fp16: bool) -> Result<Model, NetError> {
-        Self::build(file, device, fp16, true)
+        Self::build(file, device, fp16, true, true)
     }
 
     /// `fold_relu_scales: false` keeps every trunk batch norm as a separate
-    /// scale-and-shift (tests compare both forms).
+    /// scale-and-shift, `winograd: false` runs every conv through libtorch
+    /// (tests compare the forms).
     fn build(
         file: &ModelFile,
         device: Device,
         fp16: bool,
         fold_relu_scales: bool,
+        winograd: bool,
     ) -> Result<Model, NetError> {
         if file.trunk.metadata_encoder.is_some() {
             return Err(NetError::Unsupported {
@@ -140,6 +152,7 @@ impl Model {
             kind,
             channels_last,
             fold_relu_scales,
+            winograd,
         };
         let _guard = tch::no_grad_guard();
         let (trunk, tip_scale) = b.trunk(&file.trunk);
@@ -157,7 +170,7 @@ impl Model {
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
             channels_last,
-            net: Mutex::new(net),
+            net: Mutex::new((net, Workspace::default())),
         })
     }
 
@@ -256,12 +269,13 @@ impl Model {
         }
         let global = to_dev(batch.global, &[n64, NUM_GLOBAL_FEATURES as i64])?;
         let ctx = match batch.mask {
-            Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?),
+            Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?, m),
             None => Ctx::full(n64, h64, w64, self.device, self.kind),
         };
         let raw = {
-            let net = self.net.lock();
-            net.forward(&spatial, &global, &ctx)
+            let mut guard = self.net.lock();
+            let (net, ws) = &mut *guard;
+            net.forward(&spatial, &global, &ctx, ws)?
         };
         Ok(raw.into_outputs(self, n, h, w)?)
     }
@@ -339,6 +353,8 @@ struct Ctx {
     mask: Option<Tensor>,
     /// `mask - 1` (0 on the board, -1 off it), for the masked max.
     mask_minus_one: Option<Tensor>,
+    /// The mask as host values `[N*H*W]`, for the Winograd convs.
+    mask_host: Option<Vec<f32>>,
     /// `[N,1]`: number of board points.
     area: Tensor,
     /// `[N,1]`: `(sqrt(area) - 14) / 10`.
@@ -348,7 +364,7 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn from_area(area: Tensor, mask: Option<Tensor>) -> Ctx {
+    fn from_area(area: Tensor, mask: Option<Tensor>, mask_host: Option<Vec<f32>>) -> Ctx {
         let centred = area.sqrt() - 14.0;
         let size_term = &centred * 0.1;
         let size_term2 = &centred * &centred * 0.01 - 0.1;
@@ -356,22 +372,23 @@ impl Ctx {
         Ctx {
             mask,
             mask_minus_one,
+            mask_host,
             area,
             size_term,
             size_term2,
         }
     }
 
-    fn masked(mask: Tensor) -> Ctx {
+    fn masked(mask: Tensor, host: &[f32]) -> Ctx {
         let area = mask
             .sum_dim_intlist([2i64, 3].as_slice(), false, None)
             .reshape([-1, 1]);
-        Ctx::from_area(area, Some(mask))
+        Ctx::from_area(area, Some(mask), Some(host.to_vec()))
     }
 
     fn full(n: i64, h: i64, w: i64, device: Device, kind: Kind) -> Ctx {
         let area = Tensor::full([n, 1], (h * w) as f64, (kind, device));
-        Ctx::from_area(area, None)
+        Ctx::from_area(area, None, None)
     }
 
     /// Zeroes `x` off the board (in place).
@@ -421,14 +438,156 @@ fn activate(mut x: Tensor, a: Activation) -> Tensor {
 }
 
 /// A convolution with optional bias (the folded batch norm).
-struct Conv {
+enum Conv {
+    /// libtorch's convolution (oneDNN on the CPU, cuDNN on CUDA).
+    Torch(TorchConv),
+    /// 3x3 convs on the CPU in f32.
+    Winograd(Winograd),
+}
+
+/// A convolution run by libtorch.
+struct TorchConv {
     weight: Tensor,
     bias: Option<Tensor>,
     padding: [i64; 2],
     dilation: [i64; 2],
 }
 
+/// Whether `t` is a CPU f32 `[N, C, H, W]` tensor whose memory is dense
+/// NHWC (strides of size-1 dimensions do not matter).
+fn is_dense_nhwc(t: &Tensor) -> bool {
+    let size = t.size();
+    let stride = t.stride();
+    if size.len() != 4 || t.kind() != Kind::Float || t.device() != Device::Cpu {
+        return false;
+    }
+    let (c, h, w) = (size[1], size[2], size[3]);
+    let want = [h * w * c, 1, w * c, c];
+    (0..4).all(|i| size[i] <= 1 || stride[i] == want[i])
+}
+
+/// `t` with dense NHWC memory (the same tensor when it already is).
+fn dense_nhwc(t: &Tensor) -> Tensor {
+    if is_dense_nhwc(t) {
+        t.shallow_clone()
+    } else {
+        to_channels_last(&t.to_kind(Kind::Float).contiguous())
+    }
+}
+
+/// `[N, C, H, W]` of a 4-D tensor, as `usize`s.
+fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
+    let s = t.size();
+    let u = |i: usize| usize::try_from(s[i]).unwrap_or(0);
+    (u(0), u(1), u(2), u(3))
+}
+
 impl Conv {
+    /// `conv(x) + bias`.
+    fn forward(&self, x: &Tensor, ctx: &Ctx, ws: &mut Workspace) -> Result<Tensor, NetError> {
+        match self {
+            Conv::Torch(c) => Ok(c.forward(x)),
+            Conv::Winograd(wg) => winograd_new(wg, x, Epilogue::Store, ctx, ws),
+        }
+    }
+
+    /// `act(conv(x) + bias)`, zeroed off the board.
+    fn forward_act(
+        &self,
+        x: &Tensor,
+        act: Activation,
+        ctx: &Ctx,
+        ws: &mut Workspace,
+    ) -> Result<Tensor, NetError> {
+        match self {
+            Conv::Winograd(wg) if act == Activation::Relu => {
+                winograd_new(wg, x, Epilogue::ReluMasked, ctx, ws)
+            }
+            _ => Ok(ctx.apply(activate(self.forward(x, ctx, ws)?, act))),
+        }
+    }
+
+    /// `acc += conv(x) + bias` (a residual connection).
+    fn forward_add(
+        &self,
+        x: &Tensor,
+        acc: &mut Tensor,
+        ws: &mut Workspace,
+    ) -> Result<(), NetError> {
+        match self {
+            Conv::Winograd(wg) => {
+                let input = dense_nhwc(x);
+                let (n, c, h, w) = dims4(&input);
+                let co = wg.out_channels();
+                if c != wg.in_channels() || dims4(acc) != (n, co, h, w) {
+                    return Err(NetError::BadInput(format!(
+                        "residual conv {}->{co} does not fit {:?} into {:?}",
+                        wg.in_channels(),
+                        x.size(),
+                        acc.size()
+                    )));
+                }
+                if !is_dense_nhwc(acc) {
+                    *acc = dense_nhwc(acc);
+                }
+                // SAFETY: both tensors are dense NHWC f32 on the CPU (checked
+                // above), so their storages hold exactly n*h*w*channels
+                // values from their data pointers; `acc` is a different
+                // tensor from `input`, exclusively borrowed, and no libtorch
+                // op runs on either while the slices live.
+                let (src, dst) = unsafe {
+                    (
+                        std::slice::from_raw_parts(input.data_ptr() as *const f32, n * h * w * c),
+                        std::slice::from_raw_parts_mut(acc.data_ptr() as *mut f32, n * h * w * co),
+                    )
+                };
+                wg.run(src, (n, h, w), dst, Epilogue::Accumulate, None, ws)?;
+                Ok(())
+            }
+            Conv::Torch(c) => {
+                let _ = acc.g_add_(&c.forward(x));
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Runs a Winograd conv into a new dense NHWC tensor.
+fn winograd_new(
+    wg: &Winograd,
+    x: &Tensor,
+    epilogue: Epilogue,
+    ctx: &Ctx,
+    ws: &mut Workspace,
+) -> Result<Tensor, NetError> {
+    let input = dense_nhwc(x);
+    let (n, c, h, w) = dims4(&input);
+    if c != wg.in_channels() {
+        return Err(NetError::BadInput(format!(
+            "conv expects {} channels, got {c}",
+            wg.in_channels()
+        )));
+    }
+    let co = wg.out_channels();
+    let out = Tensor::f_empty(
+        [n as i64, h as i64, w as i64, co as i64],
+        (Kind::Float, Device::Cpu),
+    )?
+    .f_permute([0, 3, 1, 2])?;
+    // SAFETY: `input` is dense NHWC f32 on the CPU (made so above) and
+    // `out` was just allocated dense NHWC; they do not alias and no libtorch
+    // op touches them while the slices live.
+    let (src, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(input.data_ptr() as *const f32, n * h * w * c),
+            std::slice::from_raw_parts_mut(out.data_ptr() as *mut f32, n * h * w * co),
+        )
+    };
+    wg.run(src, (n, h, w), dst, epilogue, ctx.mask_host.as_deref(), ws)?;
+    Ok(out)
+}
+
+impl TorchConv {
     fn forward(&self, x: &Tensor) -> Tensor {
         x.conv2d(
             &self.weight,
@@ -512,7 +671,7 @@ enum NetBlock {
 
 impl NetBlock {
     /// Returns `x + block(x)` (reusing `x`'s storage).
-    fn forward(&self, mut x: Tensor, ctx: &Ctx) -> Tensor {
+    fn forward(&self, mut x: Tensor, ctx: &Ctx, ws: &mut Workspace) -> Result<Tensor, NetError> {
         match self {
             NetBlock::Ordinary {
                 pre,
@@ -521,9 +680,9 @@ impl NetBlock {
                 conv2,
             } => {
                 let a = pre.forward(&x, ctx);
-                let m = ctx.apply(activate(conv1.forward(&a), *mid_act));
-                let _ = x.g_add_(&conv2.forward(&m));
-                x
+                let m = conv1.forward_act(&a, *mid_act, ctx, ws)?;
+                conv2.forward_add(&m, &mut x, ws)?;
+                Ok(x)
             }
             NetBlock::GlobalPooling {
                 pre,
@@ -535,12 +694,13 @@ impl NetBlock {
                 conv2,
             } => {
                 let a = pre.forward(&x, ctx);
-                let g = ctx.apply(activate(gpool.forward(&a), *gpool_act));
+                let g = gpool.forward_act(&a, *gpool_act, ctx, ws)?;
                 let bias = gpool_to_bias.forward(&ctx.pool(&g));
-                let r = regular.forward(&a) + bias.unsqueeze(-1).unsqueeze(-1);
+                let mut r = regular.forward(&a, ctx, ws)?;
+                let _ = r.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
                 let m = ctx.apply(activate(r, *mid_act));
-                let _ = x.g_add_(&conv2.forward(&m));
-                x
+                conv2.forward_add(&m, &mut x, ws)?;
+                Ok(x)
             }
             NetBlock::Nested {
                 pre,
@@ -550,13 +710,13 @@ impl NetBlock {
                 post_conv,
             } => {
                 let a = pre.forward(&x, ctx);
-                let mut inner = pre_conv.forward(&a);
+                let mut inner = pre_conv.forward(&a, ctx, ws)?;
                 for b in blocks {
-                    inner = b.forward(inner, ctx);
+                    inner = b.forward(inner, ctx, ws)?;
                 }
                 let m = post.forward(&inner, ctx);
-                let _ = x.g_add_(&post_conv.forward(&m));
-                x
+                post_conv.forward_add(&m, &mut x, ws)?;
+                Ok(x)
             }
         }
     }
@@ -602,38 +762,44 @@ struct Net {
 }
 
 impl Net {
-    fn forward(&self, spatial: &Tensor, global: &Tensor, ctx: &Ctx) -> RawOutputs {
+    fn forward(
+        &self,
+        spatial: &Tensor,
+        global: &Tensor,
+        ctx: &Ctx,
+        ws: &mut Workspace,
+    ) -> Result<RawOutputs, NetError> {
         let t = &self.trunk;
         let bias = t.initial_matmul.forward(global);
-        let mut x = t.initial_conv.forward(spatial);
+        let mut x = t.initial_conv.forward(spatial, ctx, ws)?;
         let _ = x.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
         for b in &t.blocks {
-            x = b.forward(x, ctx);
+            x = b.forward(x, ctx, ws)?;
         }
         let trunk = t.tip.forward(&x, ctx);
 
         let p = &self.policy;
-        let g1 = ctx.apply(activate(p.g1.forward(&trunk), p.g1_act));
+        let g1 = p.g1.forward_act(&trunk, p.g1_act, ctx, ws)?;
         let pooled = ctx.pool(&g1);
-        let p1 =
-            p.p1.forward(&trunk) + p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1);
+        let mut p1 = p.p1.forward(&trunk, ctx, ws)?;
+        let _ = p1.g_add_(&p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1));
         let p1 = ctx.apply(activate(p1, p.p1_act));
-        let policy = p.p2.forward(&p1);
+        let policy = p.p2.forward(&p1, ctx, ws)?;
         let mut pass = p.pass1.forward(&pooled);
         if let Some((act, dense)) = &p.pass2 {
             pass = dense.forward(&activate(pass, *act));
         }
 
         let v = &self.value;
-        let v1 = ctx.apply(activate(v.v1.forward(&trunk), v.v1_act));
+        let v1 = v.v1.forward_act(&trunk, v.v1_act, ctx, ws)?;
         let v2 = activate(v.v2.forward(&ctx.pool_value(&v1)), v.v2_act);
-        RawOutputs {
+        Ok(RawOutputs {
             policy,
             pass,
             value: v.v3.forward(&v2),
             score: v.sv3.forward(&v2),
-            ownership: v.ownership.forward(&v1),
-        }
+            ownership: v.ownership.forward(&v1, ctx, ws)?,
+        })
     }
 }
 
@@ -645,6 +811,8 @@ struct Builder {
     kind: Kind,
     channels_last: bool,
     fold_relu_scales: bool,
+    /// Run 3x3 convs by Winograd (CPU, f32 only).
+    winograd: bool,
 }
 
 /// The same NCHW tensor with NHWC strides (tch 0.24 has no memory-format
@@ -690,21 +858,34 @@ impl Builder {
                 }
             }
         }
-        let bias = affine.map(|(scale, bias)| {
+        let bias_values = affine.map(|(scale, bias)| {
             for (oc, chunk) in w.chunks_exact_mut(per_out).enumerate() {
                 for v in chunk {
                     *v *= scale[oc];
                 }
             }
-            self.tensor(bias, &[c.out_channels as i64])
+            bias.to_vec()
         });
+        let winograd = self.channels_last
+            && self.kind == Kind::Float
+            && self.winograd
+            && (c.y_size, c.x_size, c.dilation_y, c.dilation_x) == (3, 3, 1, 1);
+        if winograd {
+            return Conv::Winograd(Winograd::new(
+                &w,
+                bias_values.as_deref(),
+                c.in_channels,
+                c.out_channels,
+            ));
+        }
+        let bias = bias_values.map(|b| self.tensor(&b, &[c.out_channels as i64]));
         let shape = [
             c.out_channels as i64,
             c.in_channels as i64,
             c.y_size as i64,
             c.x_size as i64,
         ];
-        Conv {
+        Conv::Torch(TorchConv {
             weight: self.layout(self.tensor(&w, &shape)),
             bias,
             padding: [
@@ -712,7 +893,7 @@ impl Builder {
                 (c.x_size as i64 / 2) * c.dilation_x as i64,
             ],
             dilation: [c.dilation_y as i64, c.dilation_x as i64],
-        }
+        })
     }
 
     /// A conv with the batch norm that follows it folded in.
@@ -847,262 +1028,4 @@ impl Builder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::testnet::synthetic;
-    use super::*;
-
-    fn g170() -> ModelFile {
-        let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
-        ModelFile::load(dir.join("models/g170-b6c96-s175395328-d26788732.bin.gz")).expect("g170")
-    }
-
-    /// A deterministic pseudo-position on an `xs x ys` board placed at the
-    /// top-left of an `s x s` buffer: board plane, some stones of each
-    /// colour, liberty-ish planes, and komi/rules globals.
-    fn position(xs: usize, ys: usize, s: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        let mut spatial = vec![0f32; NUM_SPATIAL_FEATURES * s * s];
-        let mut mask = vec![0f32; s * s];
-        for y in 0..ys {
-            for x in 0..xs {
-                let i = y * s + x;
-                mask[i] = 1.0;
-                spatial[i] = 1.0;
-                let h = (x * 31 + y * 17) % 7;
-                if h == 0 || h == 3 {
-                    spatial[(1 + h % 2) * s * s + i] = 1.0;
-                    spatial[(3 + (x + y) % 3) * s * s + i] = 1.0;
-                }
-            }
-        }
-        let mut global = vec![0f32; NUM_GLOBAL_FEATURES];
-        global[5] = -0.375;
-        global[6] = 1.0;
-        global[7] = 0.5;
-        global[18] = -0.5;
-        (spatial, global, mask)
-    }
-
-    fn run(model: &Model, xs: usize, ys: usize, s: usize, masked: bool) -> NetOutputs {
-        let (spatial, global, mask) = position(xs, ys, s);
-        model
-            .forward(&InputBatch {
-                batch_size: 1,
-                height: s,
-                width: s,
-                spatial: &spatial,
-                global: &global,
-                mask: masked.then_some(&mask[..]),
-            })
-            .expect("forward")
-    }
-
-    /// Compares a 9x9 exact evaluation with the same board in a padded buffer.
-    fn assert_padded_matches_exact(model: &Model, xs: usize, ys: usize, s: usize, tol: f32) {
-        let exact = run(model, xs, ys, ys.max(xs), true);
-        let padded = run(model, xs, ys, s, true);
-        let (e, p) = (exact.row(0), padded.row(0));
-        let es = exact.width;
-        let mut worst = 0f32;
-        let mut cmp = |a: f32, b: f32| worst = worst.max((a - b).abs());
-        for y in 0..ys {
-            for x in 0..xs {
-                cmp(e.policy[y * es + x], p.policy[y * s + x]);
-                cmp(e.ownership[y * es + x], p.ownership[y * s + x]);
-                if let (Some(a), Some(b)) = (e.policy_optimistic, p.policy_optimistic) {
-                    cmp(a[y * es + x], b[y * s + x]);
-                }
-            }
-        }
-        cmp(e.policy[es * exact.height], p.policy[s * s]);
-        for i in 0..3 {
-            cmp(e.value_logits[i], p.value_logits[i]);
-        }
-        cmp(e.scores.score_mean, p.scores.score_mean);
-        cmp(e.scores.score_stdev, p.scores.score_stdev);
-        cmp(e.scores.lead, p.scores.lead);
-        cmp(e.scores.var_time_left, p.scores.var_time_left);
-        cmp(
-            e.scores.shortterm_winloss_error,
-            p.scores.shortterm_winloss_error,
-        );
-        assert!(worst < tol, "padded differs from exact by {worst}");
-    }
-
-    #[test]
-    fn model_is_send_and_sync() {
-        fn check<T: Send + Sync>() {}
-        check::<Model>();
-    }
-
-    #[test]
-    fn g170_output_shapes_and_facts() {
-        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
-        assert_eq!(model.version(), 8);
-        assert_eq!(model.num_parameters(), 1_027_911);
-        assert!(!model.has_optimistic_policy());
-        let (s1, g1, _) = position(19, 19, 19);
-        let spatial = [s1.clone(), s1].concat();
-        let global = [g1.clone(), g1].concat();
-        let out = model
-            .forward(&InputBatch {
-                batch_size: 2,
-                height: 19,
-                width: 19,
-                spatial: &spatial,
-                global: &global,
-                mask: None,
-            })
-            .expect("forward");
-        assert_eq!(out.policy.len(), 2 * 362);
-        assert_eq!(out.ownership.len(), 2 * 361);
-        assert_eq!(out.value_logits.len(), 6);
-        assert_eq!(out.scores.len(), 2);
-        assert!(out.policy_optimistic.is_none());
-        assert!(out.ownership.iter().all(|v| v.abs() <= 1.0));
-        // Identical rows give identical outputs.
-        assert_eq!(out.row(0).policy, out.row(1).policy);
-        assert_eq!(out.row(0).scores.var_time_left, -1.0);
-    }
-
-    #[test]
-    fn g170_masked_padding_equals_exact_size() {
-        let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
-        assert_padded_matches_exact(&model, 9, 9, 19, 1e-4);
-        assert_padded_matches_exact(&model, 13, 7, 19, 1e-4);
-        // An all-ones mask gives the same as no mask.
-        let a = run(&model, 19, 19, 19, true);
-        let b = run(&model, 19, 19, 19, false);
-        for (x, y) in a.policy.iter().zip(&b.policy) {
-            assert!((x - y).abs() < 1e-5);
-        }
-    }
-
-    #[test]
-    fn folded_and_unfolded_batch_norms_agree() {
-        for file in [g170(), synthetic(15, Activation::Relu, 7)] {
-            let folded = Model::build(&file, Device::Cpu, false, true).expect("build");
-            let plain = Model::build(&file, Device::Cpu, false, false).expect("build");
-            let a = run(&folded, 9, 9, 11, true);
-            let b = run(&plain, 9, 9, 11, true);
-            for (x, y) in a.policy.iter().zip(&b.policy) {
-                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
-            }
-            for (x, y) in a.value_logits.iter().zip(&b.value_logits) {
-                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
-            }
-        }
-    }
-
-    #[test]
-    fn synthetic_nets_of_every_version_run_and_mask_correctly() {
-        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
-            let file = synthetic(version, Activation::Mish, 100 + version as u64);
-            let model = Model::from_file(&file, Device::Cpu, false).expect("build");
-            assert_eq!(model.has_optimistic_policy(), version >= 12);
-            let out = run(&model, 9, 9, 9, false);
-            assert_eq!(out.policy_optimistic.is_some(), version >= 12, "v{version}");
-            let sc = out.row(0).scores;
-            if version >= 9 {
-                assert!(
-                    sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0,
-                    "v{version}"
-                );
-            } else {
-                assert_eq!(sc.var_time_left, -1.0);
-            }
-            assert!(out.policy.iter().all(|v| v.is_finite()), "v{version}");
-            assert_padded_matches_exact(&model, 9, 9, 13, 1e-4);
-        }
-    }
-
-    #[test]
-    fn bad_inputs_are_errors_not_panics() {
-        let model = Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false)
-            .expect("build");
-        let (spatial, global, mask) = position(9, 9, 9);
-        let ok = InputBatch {
-            batch_size: 1,
-            height: 9,
-            width: 9,
-            spatial: &spatial,
-            global: &global,
-            mask: Some(&mask),
-        };
-        assert!(model.forward(&ok).is_ok());
-        let cases = [
-            InputBatch {
-                batch_size: 2,
-                ..ok
-            },
-            InputBatch {
-                batch_size: 0,
-                ..ok
-            },
-            InputBatch { height: 8, ..ok },
-            InputBatch {
-                global: &global[..5],
-                ..ok
-            },
-            InputBatch {
-                height: 0,
-                width: 0,
-                spatial: &[],
-                mask: None,
-                ..ok
-            },
-        ];
-        for c in cases {
-            assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
-        }
-        let zeros = vec![0f32; 81];
-        let empty_mask = InputBatch {
-            mask: Some(&zeros),
-            ..ok
-        };
-        assert!(matches!(
-            model.forward(&empty_mask),
-            Err(NetError::BadInput(_))
-        ));
-    }
-
-    #[test]
-    fn metadata_encoder_nets_are_refused_clearly() {
-        let mut file = synthetic(15, Activation::Mish, 5);
-        let mm = |name: &str, i, o| MatMulLayer {
-            name: name.into(),
-            in_channels: i,
-            out_channels: o,
-            weights: vec![0.0; i * o],
-        };
-        file.trunk.metadata_encoder = Some(MetadataEncoder {
-            name: "meta".into(),
-            version: 1,
-            num_input_channels: 192,
-            mul1: mm("m1", 192, 4),
-            bias1: MatBiasLayer {
-                name: "b1".into(),
-                weights: vec![0.0; 4],
-            },
-            act1: ActivationLayer {
-                name: "a1".into(),
-                activation: Activation::Relu,
-            },
-            mul2: mm("m2", 4, 4),
-            bias2: MatBiasLayer {
-                name: "b2".into(),
-                weights: vec![0.0; 4],
-            },
-            act2: ActivationLayer {
-                name: "a2".into(),
-                activation: Activation::Relu,
-            },
-            mul3: mm("m3", 4, 16),
-        });
-        // The file format handles it...
-        let again = ModelFile::from_bytes(&file.to_bytes(), Path::new("meta.bin")).expect("parse");
-        assert_eq!(again, file);
-        // ...the network says clearly that it does not.
-        let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
-        assert!(err.to_string().contains("metadata encoder"), "{err}");
-    }
-}
+mod tests;

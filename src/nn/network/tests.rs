@@ -1,0 +1,283 @@
+//! Tests of the network: shapes, masking, folding, Winograd, bad inputs.
+
+use super::super::testnet::synthetic;
+use super::*;
+
+fn g170() -> ModelFile {
+    let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+    ModelFile::load(dir.join("models/g170-b6c96-s175395328-d26788732.bin.gz")).expect("g170")
+}
+
+/// A deterministic pseudo-position on an `xs x ys` board placed at the
+/// top-left of an `s x s` buffer: board plane, some stones of each
+/// colour, liberty-ish planes, and komi/rules globals.
+fn position(xs: usize, ys: usize, s: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut spatial = vec![0f32; NUM_SPATIAL_FEATURES * s * s];
+    let mut mask = vec![0f32; s * s];
+    for y in 0..ys {
+        for x in 0..xs {
+            let i = y * s + x;
+            mask[i] = 1.0;
+            spatial[i] = 1.0;
+            let h = (x * 31 + y * 17) % 7;
+            if h == 0 || h == 3 {
+                spatial[(1 + h % 2) * s * s + i] = 1.0;
+                spatial[(3 + (x + y) % 3) * s * s + i] = 1.0;
+            }
+        }
+    }
+    let mut global = vec![0f32; NUM_GLOBAL_FEATURES];
+    global[5] = -0.375;
+    global[6] = 1.0;
+    global[7] = 0.5;
+    global[18] = -0.5;
+    (spatial, global, mask)
+}
+
+fn run(model: &Model, xs: usize, ys: usize, s: usize, masked: bool) -> NetOutputs {
+    let (spatial, global, mask) = position(xs, ys, s);
+    model
+        .forward(&InputBatch {
+            batch_size: 1,
+            height: s,
+            width: s,
+            spatial: &spatial,
+            global: &global,
+            mask: masked.then_some(&mask[..]),
+        })
+        .expect("forward")
+}
+
+/// Compares a 9x9 exact evaluation with the same board in a padded buffer.
+fn assert_padded_matches_exact(model: &Model, xs: usize, ys: usize, s: usize, tol: f32) {
+    let exact = run(model, xs, ys, ys.max(xs), true);
+    let padded = run(model, xs, ys, s, true);
+    let (e, p) = (exact.row(0), padded.row(0));
+    let es = exact.width;
+    let mut worst = 0f32;
+    let mut cmp = |a: f32, b: f32| worst = worst.max((a - b).abs());
+    for y in 0..ys {
+        for x in 0..xs {
+            cmp(e.policy[y * es + x], p.policy[y * s + x]);
+            cmp(e.ownership[y * es + x], p.ownership[y * s + x]);
+            if let (Some(a), Some(b)) = (e.policy_optimistic, p.policy_optimistic) {
+                cmp(a[y * es + x], b[y * s + x]);
+            }
+        }
+    }
+    cmp(e.policy[es * exact.height], p.policy[s * s]);
+    for i in 0..3 {
+        cmp(e.value_logits[i], p.value_logits[i]);
+    }
+    cmp(e.scores.score_mean, p.scores.score_mean);
+    cmp(e.scores.score_stdev, p.scores.score_stdev);
+    cmp(e.scores.lead, p.scores.lead);
+    cmp(e.scores.var_time_left, p.scores.var_time_left);
+    cmp(
+        e.scores.shortterm_winloss_error,
+        p.scores.shortterm_winloss_error,
+    );
+    assert!(worst < tol, "padded differs from exact by {worst}");
+}
+
+#[test]
+fn model_is_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Model>();
+}
+
+#[test]
+fn g170_output_shapes_and_facts() {
+    let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+    assert_eq!(model.version(), 8);
+    assert_eq!(model.num_parameters(), 1_027_911);
+    assert!(!model.has_optimistic_policy());
+    let (s1, g1, _) = position(19, 19, 19);
+    let spatial = [s1.clone(), s1].concat();
+    let global = [g1.clone(), g1].concat();
+    let out = model
+        .forward(&InputBatch {
+            batch_size: 2,
+            height: 19,
+            width: 19,
+            spatial: &spatial,
+            global: &global,
+            mask: None,
+        })
+        .expect("forward");
+    assert_eq!(out.policy.len(), 2 * 362);
+    assert_eq!(out.ownership.len(), 2 * 361);
+    assert_eq!(out.value_logits.len(), 6);
+    assert_eq!(out.scores.len(), 2);
+    assert!(out.policy_optimistic.is_none());
+    assert!(out.ownership.iter().all(|v| v.abs() <= 1.0));
+    // Identical rows give identical outputs.
+    assert_eq!(out.row(0).policy, out.row(1).policy);
+    assert_eq!(out.row(0).scores.var_time_left, -1.0);
+}
+
+#[test]
+fn g170_masked_padding_equals_exact_size() {
+    let model = Model::from_file(&g170(), Device::Cpu, false).expect("build");
+    assert_padded_matches_exact(&model, 9, 9, 19, 1e-4);
+    assert_padded_matches_exact(&model, 13, 7, 19, 1e-4);
+    // An all-ones mask gives the same as no mask.
+    let a = run(&model, 19, 19, 19, true);
+    let b = run(&model, 19, 19, 19, false);
+    for (x, y) in a.policy.iter().zip(&b.policy) {
+        assert!((x - y).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn folded_and_unfolded_batch_norms_agree() {
+    for file in [g170(), synthetic(15, Activation::Relu, 7)] {
+        let folded = Model::build(&file, Device::Cpu, false, true, true).expect("build");
+        let plain = Model::build(&file, Device::Cpu, false, false, true).expect("build");
+        let a = run(&folded, 9, 9, 11, true);
+        let b = run(&plain, 9, 9, 11, true);
+        for (x, y) in a.policy.iter().zip(&b.policy) {
+            assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+        }
+        for (x, y) in a.value_logits.iter().zip(&b.value_logits) {
+            assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+        }
+    }
+}
+
+#[test]
+fn winograd_and_libtorch_convolutions_agree() {
+    for file in [g170(), synthetic(15, Activation::Relu, 9)] {
+        let wino = Model::build(&file, Device::Cpu, false, true, true).expect("build");
+        let torch = Model::build(&file, Device::Cpu, false, true, false).expect("build");
+        for (xs, ys, s, masked) in [(19, 19, 19, false), (9, 9, 11, true), (13, 7, 13, true)] {
+            let a = run(&wino, xs, ys, s, masked);
+            let b = run(&torch, xs, ys, s, masked);
+            let pairs = a
+                .policy
+                .iter()
+                .zip(&b.policy)
+                .chain(a.ownership.iter().zip(&b.ownership))
+                .chain(a.value_logits.iter().zip(&b.value_logits));
+            for (x, y) in pairs {
+                assert!((x - y).abs() < 1e-4, "{}: {x} vs {y}", file.name);
+            }
+            let (sa, sb) = (a.row(0).scores, b.row(0).scores);
+            assert!((sa.score_mean - sb.score_mean).abs() < 1e-3);
+            assert!((sa.lead - sb.lead).abs() < 1e-3);
+        }
+    }
+}
+
+#[test]
+fn synthetic_nets_of_every_version_run_and_mask_correctly() {
+    for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+        let file = synthetic(version, Activation::Mish, 100 + version as u64);
+        let model = Model::from_file(&file, Device::Cpu, false).expect("build");
+        assert_eq!(model.has_optimistic_policy(), version >= 12);
+        let out = run(&model, 9, 9, 9, false);
+        assert_eq!(out.policy_optimistic.is_some(), version >= 12, "v{version}");
+        let sc = out.row(0).scores;
+        if version >= 9 {
+            assert!(
+                sc.var_time_left > 0.0 && sc.shortterm_score_error > 0.0,
+                "v{version}"
+            );
+        } else {
+            assert_eq!(sc.var_time_left, -1.0);
+        }
+        assert!(out.policy.iter().all(|v| v.is_finite()), "v{version}");
+        assert_padded_matches_exact(&model, 9, 9, 13, 1e-4);
+    }
+}
+
+#[test]
+fn bad_inputs_are_errors_not_panics() {
+    let model =
+        Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false).expect("build");
+    let (spatial, global, mask) = position(9, 9, 9);
+    let ok = InputBatch {
+        batch_size: 1,
+        height: 9,
+        width: 9,
+        spatial: &spatial,
+        global: &global,
+        mask: Some(&mask),
+    };
+    assert!(model.forward(&ok).is_ok());
+    let cases = [
+        InputBatch {
+            batch_size: 2,
+            ..ok
+        },
+        InputBatch {
+            batch_size: 0,
+            ..ok
+        },
+        InputBatch { height: 8, ..ok },
+        InputBatch {
+            global: &global[..5],
+            ..ok
+        },
+        InputBatch {
+            height: 0,
+            width: 0,
+            spatial: &[],
+            mask: None,
+            ..ok
+        },
+    ];
+    for c in cases {
+        assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
+    }
+    let zeros = vec![0f32; 81];
+    let empty_mask = InputBatch {
+        mask: Some(&zeros),
+        ..ok
+    };
+    assert!(matches!(
+        model.forward(&empty_mask),
+        Err(NetError::BadInput(_))
+    ));
+}
+
+#[test]
+fn metadata_encoder_nets_are_refused_clearly() {
+    let mut file = synthetic(15, Activation::Mish, 5);
+    let mm = |name: &str, i, o| MatMulLayer {
+        name: name.into(),
+        in_channels: i,
+        out_channels: o,
+        weights: vec![0.0; i * o],
+    };
+    file.trunk.metadata_encoder = Some(MetadataEncoder {
+        name: "meta".into(),
+        version: 1,
+        num_input_channels: 192,
+        mul1: mm("m1", 192, 4),
+        bias1: MatBiasLayer {
+            name: "b1".into(),
+            weights: vec![0.0; 4],
+        },
+        act1: ActivationLayer {
+            name: "a1".into(),
+            activation: Activation::Relu,
+        },
+        mul2: mm("m2", 4, 4),
+        bias2: MatBiasLayer {
+            name: "b2".into(),
+            weights: vec![0.0; 4],
+        },
+        act2: ActivationLayer {
+            name: "a2".into(),
+            activation: Activation::Relu,
+        },
+        mul3: mm("m3", 4, 16),
+    });
+    // The file format handles it...
+    let again = ModelFile::from_bytes(&file.to_bytes(), Path::new("meta.bin")).expect("parse");
+    assert_eq!(again, file);
+    // ...the network says clearly that it does not.
+    let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
+    assert!(err.to_string().contains("metadata encoder"), "{err}");
+}

@@ -1,0 +1,618 @@
+//! 3x3 convolutions by Winograd F(4x4, 3x3) on the CPU, channels-last.
+//!
+//! A direct 3x3 convolution of the 19x19 trunk costs 9 multiply-adds per
+//! input channel and output point; Winograd's minimal filtering computes
+//! each 4x4 output tile from a 6x6 input tile with 36 instead of 144, so the
+//! convolution becomes 36 small matrix products (one per tile position),
+//! done here by one libtorch `bmm`, between cheap linear transforms done in
+//! Rust. KataGo's Eigen backend uses the same transforms; with them the
+//! trunk's GEMM work drops 4x and the CPU speed target is reachable at the
+//! small batches a search produces.
+//!
+//! The output transform also applies the conv's bias, a ReLU, the board
+//! mask, or adds into a residual tensor, so those need no separate passes.
+//!
+//! Activations are `[N, C, H, W]` tensors with NHWC strides, read and
+//! written in place through their data pointers (see [`NhwcView`]).
+
+use tch::{Device, Kind, Tensor};
+
+/// Side of an input tile.
+const IN_TILE: usize = 6;
+/// Side of an output tile.
+const OUT_TILE: usize = 4;
+/// Values per input tile (and number of matrix products).
+const TILE_AREA: usize = IN_TILE * IN_TILE;
+
+/// Scratch buffers shared by every Winograd conv of a network.
+#[derive(Default)]
+pub(super) struct Workspace {
+    /// Transformed inputs `[36, tiles, in_channels]`.
+    v: Vec<f32>,
+    /// Transformed outputs `[36, tiles, out_channels]`.
+    m: Vec<f32>,
+    /// The input with a zero border, `[n, 4 tiles_y + 2, 4 tiles_x + 2, c]`,
+    /// so that every input tile is read in place.
+    padded: Vec<f32>,
+    /// `(n, h, w, c)` the border of `padded` was zeroed for.
+    padded_for: (usize, usize, usize, usize),
+}
+
+/// What the output transform does with each finished value `y` (conv plus
+/// bias) at a board point with mask value `mask` (1 without a mask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Epilogue {
+    /// `out = y`.
+    Store,
+    /// `out = relu(y) * mask`.
+    ReluMasked,
+    /// `out += y` (a residual connection; no masking, as in KataGo).
+    Accumulate,
+}
+
+/// A 3x3, stride 1, undilated, zero-padded convolution with its weights
+/// already transformed.
+pub(super) struct Winograd {
+    in_channels: usize,
+    out_channels: usize,
+    /// `[36, in, out]`: `G w G^T` per (in, out) pair.
+    kernel: Tensor,
+    /// One per output channel (zeros when the conv has none).
+    bias: Vec<f32>,
+}
+
+/// `G`'s 1-D transform of three kernel taps into six (Lavin & Gray's
+/// F(4,3) with the interpolation points 0, ±1, ±2, ∞).
+fn kernel_1d(z: [f64; 3]) -> [f64; IN_TILE] {
+    let [z0, z1, z2] = z;
+    [
+        z0 / 4.0,
+        -(z0 + z1 + z2) / 6.0,
+        -(z0 - z1 + z2) / 6.0,
+        (z0 + 2.0 * z1 + 4.0 * z2) / 24.0,
+        (z0 - 2.0 * z1 + 4.0 * z2) / 24.0,
+        z2,
+    ]
+}
+
+impl Winograd {
+    /// `weights` is `[out, in, 3, 3]` row-major (the model file's layout,
+    /// batch norms already folded in); `bias` one per output channel.
+    pub(super) fn new(
+        weights: &[f32],
+        bias: Option<&[f32]>,
+        in_channels: usize,
+        out_channels: usize,
+    ) -> Winograd {
+        assert_eq!(weights.len(), out_channels * in_channels * 9);
+        let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
+        for oc in 0..out_channels {
+            for ic in 0..in_channels {
+                let w = &weights[(oc * in_channels + ic) * 9..][..9];
+                // Rows of the 3x3 kernel transformed along x, then columns along y.
+                let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
+                    kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
+                });
+                let [r0, r1, r2] = &rows;
+                for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
+                    let col = kernel_1d([a, b, c]);
+                    for (ty, v) in col.iter().enumerate() {
+                        let s = ty * IN_TILE + tx;
+                        u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
+                    }
+                }
+            }
+        }
+        let kernel = Tensor::from_slice(&u).reshape([
+            TILE_AREA as i64,
+            in_channels as i64,
+            out_channels as i64,
+        ]);
+        Winograd {
+            in_channels,
+            out_channels,
+            kernel,
+            bias: bias.map_or_else(|| vec![0.0; out_channels], <[f32]>::to_vec),
+        }
+    }
+
+    /// Input channels.
+    pub(super) fn in_channels(&self) -> usize {
+        self.in_channels
+    }
+
+    /// Output channels.
+    pub(super) fn out_channels(&self) -> usize {
+        self.out_channels
+    }
+
+    /// Convolves `input` (`[n, h, w, in]` NHWC) into `out` (`[n, h, w, out]`)
+    /// as `epilogue` says; `mask` is `[n, h, w]` or `None` for all ones.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run(
+        &self,
+        input: &[f32],
+        (n, h, w): (usize, usize, usize),
+        out: &mut [f32],
+        epilogue: Epilogue,
+        mask: Option<&[f32]>,
+        ws: &mut Workspace,
+    ) -> Result<(), tch::TchError> {
+        let (ci, co) = (self.in_channels, self.out_channels);
+        assert_eq!(input.len(), n * h * w * ci);
+        assert_eq!(out.len(), n * h * w * co);
+        let (tiles_y, tiles_x) = (h.div_ceil(OUT_TILE), w.div_ceil(OUT_TILE));
+        let tiles = n * tiles_y * tiles_x;
+        ws.v.resize(TILE_AREA * tiles * ci, 0.0);
+        ws.m.resize(TILE_AREA * tiles * co, 0.0);
+
+        let g = Geometry {
+            n,
+            h,
+            w,
+            tiles_y,
+            tiles_x,
+        };
+        input_transform(input, g, ci, ws);
+        {
+            let shape = |c: usize| [TILE_AREA as i64, tiles as i64, c as i64];
+            // SAFETY: both buffers hold exactly 36 * tiles * channels f32s,
+            // contiguous, and outlive these views, which are dropped at the
+            // end of this block; libtorch writes only into `m`'s view.
+            let (v, m) = unsafe {
+                (
+                    Tensor::from_blob(
+                        ws.v.as_ptr().cast(),
+                        &shape(ci),
+                        &[],
+                        Kind::Float,
+                        Device::Cpu,
+                    ),
+                    Tensor::from_blob(
+                        ws.m.as_mut_ptr().cast(),
+                        &shape(co),
+                        &[],
+                        Kind::Float,
+                        Device::Cpu,
+                    ),
+                )
+            };
+            let _ = v.f_bmm_out(&m, &self.kernel)?;
+        }
+        if let Some(mk) = mask {
+            assert_eq!(mk.len(), n * h * w);
+        }
+        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out);
+        Ok(())
+    }
+}
+
+/// `B^T`'s 1-D transform of six values into six, channel by channel; `z`
+/// are six `c`-long rows, `out` is `6c` long.
+#[inline(always)]
+fn input_1d(z: [&[f32]; 6], out: [&mut [f32]; 6], c: usize) {
+    let (z0, z1, z2, z3, z4, z5) = (
+        &z[0][..c],
+        &z[1][..c],
+        &z[2][..c],
+        &z[3][..c],
+        &z[4][..c],
+        &z[5][..c],
+    );
+    let [o0, o1, o2, o3, o4, o5] = out;
+    let (o0, o1, o2, o3, o4, o5) = (
+        &mut o0[..c],
+        &mut o1[..c],
+        &mut o2[..c],
+        &mut o3[..c],
+        &mut o4[..c],
+        &mut o5[..c],
+    );
+    for i in 0..c {
+        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
+        o0[i] = 4.0 * a0 - 5.0 * a2 + a4;
+        o1[i] = -4.0 * (a1 + a2) + a3 + a4;
+        o2[i] = 4.0 * (a1 - a2) - a3 + a4;
+        o3[i] = 2.0 * (a3 - a1) - a2 + a4;
+        o4[i] = 2.0 * (a1 - a3) - a2 + a4;
+        o5[i] = 4.0 * a1 - 5.0 * a3 + a5;
+    }
+}
+
+/// `A^T`'s 1-D transform of six values into four; `out` is `4c` long.
+#[inline(always)]
+fn output_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
+    let (z0, z1, z2, z3, z4, z5) = (
+        &z[0][..c],
+        &z[1][..c],
+        &z[2][..c],
+        &z[3][..c],
+        &z[4][..c],
+        &z[5][..c],
+    );
+    let (o0, rest) = out[..4 * c].split_at_mut(c);
+    let (o1, rest) = rest.split_at_mut(c);
+    let (o2, o3) = rest.split_at_mut(c);
+    for i in 0..c {
+        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
+        let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
+        o0[i] = a0 + s12 + s34;
+        o1[i] = d12 + 2.0 * d34;
+        o2[i] = s12 + 4.0 * s34;
+        o3[i] = d12 + 8.0 * d34 + a5;
+    }
+}
+
+/// The first six `c`-long rows of `buf`, mutable.
+#[inline(always)]
+fn split6(buf: &mut [f32], c: usize) -> [&mut [f32]; 6] {
+    let mut rows = buf[..6 * c].chunks_exact_mut(c);
+    std::array::from_fn(|_| rows.next().unwrap_or_default())
+}
+
+/// Six rows of `c` values from `buf`, starting at row `first`, `step` rows apart.
+#[inline(always)]
+fn rows6(buf: &[f32], first: usize, step: usize, c: usize) -> [&[f32]; 6] {
+    std::array::from_fn(|k| &buf[(first + k * step) * c..][..c])
+}
+
+/// A buffer that several threads write disjoint parts of.
+#[derive(Clone, Copy)]
+struct Shared(*mut f32, usize);
+
+// SAFETY: only used to hand a buffer to the team of one `omp::parallel`
+// call, whose members write disjoint ranges of it (distinct tiles).
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new(buf: &mut [f32]) -> Shared {
+        Shared(buf.as_mut_ptr(), buf.len())
+    }
+
+    /// `len` values at `at`.
+    ///
+    /// # Safety
+    /// No other live slice may overlap the range.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, at: usize, len: usize) -> &mut [f32] {
+        assert!(at + len <= self.1, "Winograd buffer index out of range");
+        // SAFETY: in bounds (checked); exclusivity is the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(at), len) }
+    }
+}
+
+/// The tiles part `part` of `parts` handles.
+fn tile_range(tiles: usize, part: usize, parts: usize) -> std::ops::Range<usize> {
+    (tiles * part / parts)..(tiles * (part + 1) / parts)
+}
+
+/// Whether the CPU has AVX2 (the transforms are then compiled for it).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Geometry of one Winograd run.
+#[derive(Clone, Copy)]
+struct Geometry {
+    n: usize,
+    h: usize,
+    w: usize,
+    tiles_y: usize,
+    tiles_x: usize,
+}
+
+impl Geometry {
+    fn tiles(&self) -> usize {
+        self.n * self.tiles_y * self.tiles_x
+    }
+
+    /// Rows of the zero-bordered input.
+    fn padded_h(&self) -> usize {
+        self.tiles_y * OUT_TILE + 2
+    }
+
+    /// Columns of the zero-bordered input.
+    fn padded_w(&self) -> usize {
+        self.tiles_x * OUT_TILE + 2
+    }
+
+    /// Image, tile row and tile column of tile `t`.
+    fn split(&self, t: usize) -> (usize, usize, usize) {
+        let per_image = self.tiles_y * self.tiles_x;
+        (
+            t / per_image,
+            (t % per_image) / self.tiles_x,
+            t % self.tiles_x,
+        )
+    }
+}
+
+/// Fills `ws.v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile
+/// `d` (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points
+/// off the tensor are zero padding), on libtorch's threads.
+fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
+    let (ph, pw) = (g.padded_h(), g.padded_w());
+    let len = g.n * ph * pw * c;
+    if ws.padded_for != (g.n, g.h, g.w, c) || ws.padded.len() != len {
+        ws.padded.clear();
+        ws.padded.resize(len, 0.0);
+        ws.padded_for = (g.n, g.h, g.w, c);
+    }
+    let threads = tch::get_num_threads().max(1) as usize;
+    let rows = g.n * g.h;
+    let padded = Shared::new(&mut ws.padded);
+    super::omp::parallel(threads, &|part, parts| {
+        for r in tile_range(rows, part, parts) {
+            let (b, y) = (r / g.h, r % g.h);
+            let src = &input[r * g.w * c..][..g.w * c];
+            // SAFETY: each image row goes to its own padded row.
+            unsafe { padded.slice(((b * ph + y + 1) * pw + 1) * c, g.w * c) }.copy_from_slice(src);
+        }
+    });
+    let padded = &ws.padded[..];
+    let v = Shared::new(&mut ws.v);
+    let avx2 = has_avx2();
+    super::omp::parallel(threads, &|part, parts| {
+        let range = tile_range(g.tiles(), part, parts);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part.
+            unsafe { input_tiles_avx2(padded, g, c, v, range) };
+            return;
+        }
+        let _ = avx2;
+        // SAFETY: tiles are disjoint per part.
+        unsafe { input_tiles(padded, g, c, v, range) };
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn input_tiles_avx2(
+    padded: &[f32],
+    g: Geometry,
+    c: usize,
+    v: Shared,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { input_tiles(padded, g, c, v, range) }
+}
+
+/// The input transform of tiles `range`, read from the zero-bordered input.
+///
+/// # Safety
+/// No other thread may write these tiles' entries of `v` meanwhile.
+#[inline(always)]
+unsafe fn input_tiles(
+    padded: &[f32],
+    g: Geometry,
+    c: usize,
+    v: Shared,
+    range: std::ops::Range<usize>,
+) {
+    let (ph, pw, tiles) = (g.padded_h(), g.padded_w(), g.tiles());
+    let mut tmp = vec![0f32; TILE_AREA * c];
+    for t in range {
+        let (b, ty, tx) = g.split(t);
+        // Padded point (4ty + dy, 4tx + dx) is board point (4ty + dy - 1, ...).
+        let corner = (b * ph + ty * OUT_TILE) * pw + tx * OUT_TILE;
+        // Along y for each column (tmp is [x][y']), then along x for each
+        // y', straight into v.
+        for dx in 0..IN_TILE {
+            input_1d(
+                rows6(padded, corner + dx, pw, c),
+                split6(&mut tmp[dx * IN_TILE * c..], c),
+                c,
+            );
+        }
+        for y in 0..IN_TILE {
+            // SAFETY: tile `t`'s rows belong to this caller only, and the six
+            // rows are distinct.
+            let out =
+                std::array::from_fn(|x| unsafe { v.slice(((y * IN_TILE + x) * tiles + t) * c, c) });
+            input_1d(rows6(&tmp, y, IN_TILE, c), out, c);
+        }
+    }
+}
+
+/// Turns `m` (`[36, tiles, c]`) into output tiles `A^T m A` and writes the
+/// on-tensor points of each into `out` as `epilogue` says, on libtorch's
+/// threads.
+fn output_transform(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    ep: (&[f32], Epilogue, Option<&[f32]>),
+    out: &mut [f32],
+) {
+    let out = Shared::new(out);
+    let avx2 = has_avx2();
+    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+        let range = tile_range(g.tiles(), part, parts);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part
+            // and tiles cover disjoint output points.
+            unsafe { output_tiles_avx2(m, g, c, ep, out, range) };
+            return;
+        }
+        let _ = avx2;
+        // SAFETY: as above.
+        unsafe { output_tiles(m, g, c, ep, out, range) };
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn output_tiles_avx2(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    ep: (&[f32], Epilogue, Option<&[f32]>),
+    out: Shared,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { output_tiles(m, g, c, ep, out, range) }
+}
+
+/// The output transform of tiles `range`.
+///
+/// # Safety
+/// No other thread may write these tiles' points of `out` meanwhile.
+#[inline(always)]
+unsafe fn output_tiles(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    (bias, epilogue, mask): (&[f32], Epilogue, Option<&[f32]>),
+    out: Shared,
+    range: std::ops::Range<usize>,
+) {
+    let (h, w, tiles) = (g.h, g.w, g.tiles());
+    let bias = &bias[..c];
+    let mut tmp = vec![0f32; IN_TILE * OUT_TILE * c];
+    let mut done = vec![0f32; OUT_TILE * OUT_TILE * c];
+    for t in range {
+        let (b, ty, tx) = g.split(t);
+        // Along y for each of the 6 columns, read in place from m (tmp is
+        // [x][y'], 6x4), then along x for each y' (done is [y'][x'], 4x4).
+        for dx in 0..IN_TILE {
+            output_1d(
+                rows6(m, dx * tiles + t, IN_TILE * tiles, c),
+                &mut tmp[dx * OUT_TILE * c..],
+                c,
+            );
+        }
+        for y in 0..OUT_TILE {
+            output_1d(
+                rows6(&tmp, y, OUT_TILE, c),
+                &mut done[y * OUT_TILE * c..],
+                c,
+            );
+        }
+        for dy in 0..OUT_TILE.min(h - ty * OUT_TILE) {
+            let y = ty * OUT_TILE + dy;
+            for dx in 0..OUT_TILE.min(w - tx * OUT_TILE) {
+                let x = tx * OUT_TILE + dx;
+                let point = (b * h + y) * w + x;
+                let src = &done[(dy * OUT_TILE + dx) * c..][..c];
+                // SAFETY: each point belongs to exactly one tile.
+                let dst = unsafe { out.slice(point * c, c) };
+                match epilogue {
+                    Epilogue::Store => {
+                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                            *d = s + bb;
+                        }
+                    }
+                    Epilogue::Accumulate => {
+                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                            *d += s + bb;
+                        }
+                    }
+                    Epilogue::ReluMasked => {
+                        if mask.is_none_or(|mk| mk[point] != 0.0) {
+                            for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
+                                *d = (s + bb).max(0.0);
+                            }
+                        } else {
+                            dst.fill(0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Deterministic values in [-1, 1).
+    fn noise(len: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// Direct zero-padded 3x3 convolution, NHWC in and out, f64 sums.
+    fn direct(
+        input: &[f32],
+        weights: &[f32],
+        (n, h, w): (usize, usize, usize),
+        ci: usize,
+        co: usize,
+    ) -> Vec<f32> {
+        let mut out = vec![0f32; n * h * w * co];
+        for b in 0..n {
+            for y in 0..h {
+                for x in 0..w {
+                    for oc in 0..co {
+                        let mut acc = 0f64;
+                        for ky in 0..3 {
+                            for kx in 0..3 {
+                                let (yy, xx) = ((y + ky).wrapping_sub(1), (x + kx).wrapping_sub(1));
+                                if yy >= h || xx >= w {
+                                    continue;
+                                }
+                                for ic in 0..ci {
+                                    acc += f64::from(input[((b * h + yy) * w + xx) * ci + ic])
+                                        * f64::from(weights[((oc * ci + ic) * 3 + ky) * 3 + kx]);
+                                }
+                            }
+                        }
+                        out[((b * h + y) * w + x) * co + oc] = acc as f32;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn matches_direct_convolution_on_odd_shapes() {
+        let mut ws = Workspace::default();
+        for &(n, h, w, ci, co) in &[(1, 19, 19, 5, 7), (2, 9, 13, 3, 4), (3, 1, 6, 8, 2)] {
+            let input = noise(n * h * w * ci, 1);
+            let weights = noise(co * ci * 9, 2);
+            let bias = noise(co, 3);
+            let mask: Vec<f32> = (0..n * h * w).map(|i| f32::from(i % 5 != 0)).collect();
+            let conv = Winograd::new(&weights, Some(&bias), ci, co);
+            let want = direct(&input, &weights, (n, h, w), ci, co);
+            let start = noise(n * h * w * co, 4);
+            for epilogue in [Epilogue::Store, Epilogue::ReluMasked, Epilogue::Accumulate] {
+                let mut out = start.clone();
+                conv.run(&input, (n, h, w), &mut out, epilogue, Some(&mask), &mut ws)
+                    .expect("bmm");
+                for (i, got) in out.iter().enumerate() {
+                    let y = want[i] + bias[i % co];
+                    let expect = match epilogue {
+                        Epilogue::Store => y,
+                        Epilogue::Accumulate => start[i] + y,
+                        Epilogue::ReluMasked => y.max(0.0) * mask[i / co],
+                    };
+                    assert!(
+                        (got - expect).abs() < 1e-4,
+                        "{epilogue:?} {n}x{h}x{w} {ci}->{co} at {i}: {got} vs {expect}"
+                    );
+                }
+            }
+        }
+    }
+}
