@@ -189,7 +189,18 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         opts.num_analysis_threads,
         defaults.num_threads
     );
-    start(Arc::new(network_backend(base, &net)), opts)
+    start(Arc::new(network_backend(base, &net)), opts)?;
+    // KataGo logs its evaluator's counters at exit; benchmarks read them.
+    let s = net.evaluator.evaluator().stats();
+    eprintln!(
+        "engine analysis: NN requests {}, cache hits {}, rows {}, batches {}, average batch size {:.2}",
+        s.requests,
+        s.cache_hits,
+        s.rows,
+        s.batches,
+        s.average_batch_size()
+    );
+    Ok(())
 }
 
 /// The analysis backend over the real search and `net`'s evaluator, which
