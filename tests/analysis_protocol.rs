@@ -285,8 +285,14 @@ fn terminate_stops_running_and_queued_searches() {
     let mut q = query("long", 9, json!([["B", "E5"]]));
     q["analyzeTurns"] = json!([0, 1]);
     q["maxVisits"] = json!(10_000_000);
+    // A report during the search shows that turn 0 is running and has
+    // visits; a fixed sleep raced with a slow start on a loaded machine.
+    q["reportDuringSearchEvery"] = json!(0.05);
     e.send_json(q);
-    std::thread::sleep(Duration::from_millis(300));
+    let report = e.wait_for("turn 0 searching", |v| {
+        v["id"] == "long" && v["isDuringSearch"] == true
+    });
+    assert_eq!(report["turnNumber"], 0, "one thread: turn 0 runs first");
     // Turn 0 runs, turn 1 waits: terminate only the waiting one first.
     e.send_json(json!({"id":"t1","action":"terminate","terminateId":"long","turnNumbers":[1]}));
     let r1 = e.final_for("long", 1);
@@ -296,7 +302,11 @@ fn terminate_stops_running_and_queued_searches() {
     );
     e.send_json(json!({"id":"t0","action":"terminate_all"}));
     let r0 = e.final_for("long", 0);
-    assert!(r0["rootInfo"]["visits"].as_u64().unwrap() > 0);
+    let visits = r0["rootInfo"]["visits"].as_u64();
+    assert!(
+        visits.is_some_and(|v| v > 0),
+        "terminated turn 0 must report what it searched: {r0}"
+    );
     let (code, all) = e.close();
     assert_eq!(code, 0);
     let finals = all

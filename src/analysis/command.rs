@@ -6,12 +6,30 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
+use crate::search::{GameState, SearchParams, SetupFor};
+use crate::setup::{load_network, Network, SetupError};
 
-use super::position::ReplayOptions;
+use super::backend::{AnalysisBackend, ModelInfo};
+use super::position::{Position, ReplayOptions};
 use super::query::ParseOptions;
 use super::response::ReportPerspective;
+use super::search_backend::{config_search_settings, MakeState, SearchBackend};
 use super::server::{serve, ServerOptions};
 use super::stub::StubBackend;
+
+/// Config keys of KataGo's analysis engine that this engine accepts and
+/// ignores.
+const LOG_AND_TUNING_KEYS: &[&str] = &[
+    "logDir",
+    "logFile",
+    "logAllRequests",
+    "logAllResponses",
+    "logSearchInfo",
+    "logErrorsAndWarnings",
+    "logToStderr",
+    "logTimeStamp",
+    "nnMutexPoolSizePowerOfTwo",
+];
 
 /// Command-line settings of `engine analysis`.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +55,8 @@ pub enum StartError {
     Config(Box<ConfigError>),
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     #[error("reading stdin: {0}")]
     Io(#[from] io::Error),
 }
@@ -114,16 +134,108 @@ pub fn run(cmd: &AnalysisCommand) -> i32 {
 }
 
 fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
-    let cfg = load_config(cmd)?;
+    let mut cfg = load_config(cmd)?;
     let opts = server_options(&cfg, cmd)?;
-    if !cmd.stub_search {
+    // `setup::load_network` reads useFP16 as text (for "auto"), but a TOML
+    // config writes `useFP16 = false`: hand it over as text.
+    if let Ok(b) = cfg.get_bool("useFP16") {
+        cfg.set("useFP16", toml::Value::String(b.to_string()));
+    }
+    if cmd.stub_search {
+        let backend = Arc::new(StubBackend {
+            default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
+        });
+        return start(backend, opts);
+    }
+    let Some(model) = &cmd.model else {
         return Err(StartError::Invalid(
-            "the analysis engine's search is not wired to a network yet".to_string(),
+            "-model MODEL.bin.gz is required (the network to analyse with)".to_string(),
+        ));
+    };
+    if cfg.contains("humanSLProfile") {
+        return Err(StartError::Invalid(
+            "humanSLProfile is not supported: this engine has no human SL model".to_string(),
         ));
     }
-    let backend = Arc::new(StubBackend {
-        default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
+    let base = config_search_settings(&cfg);
+    // Check the config's search settings once at start-up, as KataGo does,
+    // rather than failing every query with the same error.
+    let defaults = SearchParams::from_overrides(
+        SetupFor::Analysis,
+        base.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .map_err(|e| StartError::Invalid(format!("search settings in the config: {e}")))?;
+    // KataGo makes nnMaxBatchSize mandatory here; default it instead to
+    // what every search thread evaluating at once needs.
+    let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
+    let net = load_network(model, &cfg, concurrent.max(8))?;
+    // KataGo's log files are not written (everything goes to stderr), and
+    // its mutex pool has no counterpart here: accept those keys quietly.
+    for key in LOG_AND_TUNING_KEYS {
+        cfg.mark_used(key);
+    }
+    if cfg.contains_any(&["logDir", "logFile"]) {
+        eprintln!("engine analysis: log files are not written (logDir/logFile ignored); see stderr");
+    }
+    for line in cfg.unused_key_warnings() {
+        eprintln!("{line}");
+    }
+    eprintln!(
+        "engine analysis: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
+        net.model_name,
+        net.model_version,
+        net.device,
+        net.max_batch_size,
+        opts.num_analysis_threads,
+        defaults.num_threads
+    );
+    start(Arc::new(network_backend(base, &net)), opts)?;
+    // KataGo logs its evaluator's counters at exit; benchmarks read them.
+    let s = net.evaluator.evaluator().stats();
+    eprintln!(
+        "engine analysis: NN requests {}, cache hits {}, rows {}, batches {}, average batch size {:.2}",
+        s.requests,
+        s.cache_hits,
+        s.rows,
+        s.batches,
+        s.average_batch_size()
+    );
+    Ok(())
+}
+
+/// The analysis backend over the real search and `net`'s evaluator, which
+/// every analysis thread shares (so positions batch together).
+fn network_backend(
+    base: Vec<(String, serde_json::Value)>,
+    net: &Network,
+) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
+    let make_state: MakeState<GameState> = Arc::new(|p: &Position| {
+        GameState::new(p.board.clone(), p.history.clone(), p.to_move)
     });
+    let model = ModelInfo {
+        name: net
+            .model_path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        internal_name: net.model_name.clone(),
+        max_batch_size: net.max_batch_size,
+        uses_human_sl_profile: false,
+        version: net.model_version,
+        using_fp16: net.fp16.to_string(),
+    };
+    let evaluator = net.evaluator.clone();
+    let cache_owner = net.evaluator.clone();
+    SearchBackend::new(
+        base,
+        evaluator,
+        make_state,
+        vec![model],
+        Box::new(move || cache_owner.evaluator().clear_cache()),
+        rand::random(),
+    )
+}
+
+fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(), StartError> {
     eprintln!("Started, ready to begin handling requests");
     serve(backend, opts, BufReader::new(io::stdin()), io::stdout())?;
     Ok(())

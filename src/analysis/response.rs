@@ -9,6 +9,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -203,7 +204,7 @@ pub struct AnalysisSnapshot {
     /// there is nothing to report).
     pub root: Option<RootStats>,
     /// The root's network output (raw values and the policy).
-    pub root_nn: Option<NnOutput>,
+    pub root_nn: Option<Arc<NnOutput>>,
     /// Average tree ownership at the root, +1 = white, row-major from the
     /// top-left, when asked for.
     pub white_ownership: Option<Vec<f64>>,

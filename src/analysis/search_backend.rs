@@ -261,9 +261,7 @@ fn snapshot_of(view: &SearchView<'_>, contents: &SnapshotContents) -> AnalysisSn
             score_stdev: root.score_stdev,
             white_utility: s * root.utility,
         }),
-        // The search module has no front-door accessor for the root's net
-        // output yet; the view's root node is crate-visible.
-        root_nn: view.root.nn().map(|nn| (*nn).clone()),
+        root_nn: view.root_nn_output(),
         white_ownership,
         ownership_stdev,
     }

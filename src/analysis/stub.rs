@@ -6,6 +6,7 @@
 //! Reachable from the command line only through the hidden
 //! `engine analysis -stub-search` flag, for the protocol tests.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -172,7 +173,7 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
             score_stdev: 10.0,
             ..RootStats::default()
         }),
-        root_nn: Some(NnOutput {
+        root_nn: Some(Arc::new(NnOutput {
             x_size: xs,
             y_size: ys,
             policy,
@@ -186,7 +187,7 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
             shortterm_winloss_error: -1.0,
             shortterm_score_error: -1.0,
             white_ownership: None,
-        }),
+        })),
         white_ownership: job.contents.ownership.then(|| vec![0.0; n]),
         ownership_stdev: job.contents.ownership_stdev.then(|| vec![0.0; n]),
     }

@@ -12,6 +12,7 @@ use super::runner::SearchView;
 use super::tree::{Node, NodeValues};
 use super::utility::score_stdev;
 use crate::game::{Move, Player};
+use crate::nn::NnOutput;
 
 /// One root move, as KataGo reports it. Values are from the perspective of
 /// the player to move at the root unless named `white_`.
@@ -454,6 +455,12 @@ impl SearchView<'_> {
     /// The root values as the search sees them.
     pub fn root_values(&self) -> NodeValues {
         self.root.values()
+    }
+
+    /// The network output the root was expanded with (its raw values and
+    /// policy, before any search), `None` before the root is evaluated.
+    pub fn root_nn_output(&self) -> Option<std::sync::Arc<NnOutput>> {
+        self.root.nn()
     }
 }
 

@@ -1,0 +1,233 @@
+//! Raw-network parity through the analysis protocol: the real `engine
+//! analysis` binary with the g170 b6c96 net is sent every query of
+//! `shared/vectors/nn/nn.jsonl` (KataGo 1.17.2's 1-visit analysis with all
+//! 8 symmetries averaged), and each final response's policy, ownership,
+//! raw root values and 1-visit search values are compared with KataGo's
+//! within the tolerances of the vectors README, section 1.
+//!
+//! `tests/nn_parity.rs` makes the same comparison in-process; this one
+//! also covers the query replay, the search's root evaluation
+//! (`ignorePreRootHistory`, `conservativePass`, passing hacks,
+//! `rootNumSymmetriesToSample`), the perspective and the JSON output.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Generous: 39 one-visit queries take a few seconds on a 2-core CPU.
+const DEADLINE: Duration = Duration::from_secs(300);
+
+/// Absolute tolerances of the vectors README (section 1).
+const TOL_POLICY: f64 = 1e-4;
+const TOL_OWNERSHIP: f64 = 1e-3;
+const TOL_WINRATE: f64 = 1e-4;
+const TOL_POINTS: f64 = 1e-3;
+const TOL_NO_RESULT: f64 = 1e-5;
+
+/// Runs the engine on `input` (one query per line) and returns every
+/// stdout line, parsed.
+fn run_engine(shared: &Path, input: String) -> Vec<Value> {
+    let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    assert!(model.exists(), "missing model {}", model.display());
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/analysis.toml");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("analysis")
+        .arg("-model")
+        .arg(&model)
+        .arg("-config")
+        .arg(&config)
+        // The vectors were made with KataGo's default perspective.
+        .args(["-override-config", "reportAnalysisWinratesAs=SIDETOMOVE"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start engine analysis");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(input.as_bytes()).unwrap();
+        // Dropping stdin lets the engine finish the queued work and exit.
+    });
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + DEADLINE;
+    let mut lines = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => lines.push(
+                serde_json::from_str::<Value>(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}")),
+            ),
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                panic!(
+                    "engine did not finish within {DEADLINE:?}; got {} lines",
+                    lines.len()
+                );
+            }
+        }
+    }
+    writer.join().unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "engine exited with {status}");
+    lines
+}
+
+/// Compares one final response with KataGo's; returns what differs.
+fn compare(id: &str, ours: &Value, want: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut check = |what: String, got: Option<f64>, want: Option<f64>, tol: f64| match (got, want)
+    {
+        (Some(g), Some(w)) if (g - w).abs() <= tol => {}
+        (g, w) => bad.push(format!(
+            "{id}: {what}: ours {g:?}, KataGo {w:?} (tolerance {tol})"
+        )),
+    };
+    let (r, k) = (&ours["rootInfo"], &want["rootInfo"]);
+    for key in ["currentPlayer", "visits"] {
+        if r[key] != k[key] {
+            check(format!("rootInfo.{key} {} vs {}", r[key], k[key]), None, None, 0.0);
+        }
+    }
+    check(
+        "turnNumber".into(),
+        ours["turnNumber"].as_f64(),
+        want["turnNumber"].as_f64(),
+        0.0,
+    );
+    let tolerances = [
+        ("rawWinrate", TOL_WINRATE),
+        ("rawLead", TOL_POINTS),
+        ("rawScoreSelfplay", TOL_POINTS),
+        ("rawScoreSelfplayStdev", TOL_POINTS),
+        ("rawNoResultProb", TOL_NO_RESULT),
+        // Constants for a version-8 net: exact.
+        ("rawStWrError", 0.0),
+        ("rawStScoreError", 0.0),
+        ("rawVarTimeLeft", 0.0),
+        // At one visit the search's values are the raw ones.
+        ("winrate", TOL_WINRATE),
+        ("scoreLead", TOL_POINTS),
+        ("scoreSelfplay", TOL_POINTS),
+        ("scoreStdev", TOL_POINTS),
+    ];
+    for (key, tol) in tolerances {
+        check(format!("rootInfo.{key}"), r[key].as_f64(), k[key].as_f64(), tol);
+    }
+
+    let empty = Vec::new();
+    let policy = ours["policy"].as_array().unwrap_or(&empty);
+    let want_policy = want["policy"].as_array().unwrap_or(&empty);
+    if policy.len() != want_policy.len() || policy.is_empty() {
+        check(
+            format!("policy length {} vs {}", policy.len(), want_policy.len()),
+            None,
+            None,
+            0.0,
+        );
+    }
+    for (i, (g, w)) in policy.iter().zip(want_policy).enumerate() {
+        let (g, w) = (g.as_f64(), w.as_f64());
+        if (g == Some(-1.0)) != (w == Some(-1.0)) {
+            check(format!("policy[{i}] legality"), g, w, 0.0);
+        } else {
+            check(format!("policy[{i}]"), g, w, TOL_POLICY);
+        }
+    }
+    let own = ours["ownership"].as_array().unwrap_or(&empty);
+    let want_own = want["ownership"].as_array().unwrap_or(&empty);
+    if own.len() != want_own.len() || own.is_empty() {
+        check(
+            format!("ownership length {} vs {}", own.len(), want_own.len()),
+            None,
+            None,
+            0.0,
+        );
+    }
+    for (i, (g, w)) in own.iter().zip(want_own).enumerate() {
+        check(
+            format!("ownership[{i}]"),
+            g.as_f64(),
+            w.as_f64(),
+            TOL_OWNERSHIP,
+        );
+    }
+    bad
+}
+
+#[test]
+fn analysis_responses_match_katago_raw_network_outputs() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(shared.join("vectors/nn/nn.jsonl"))
+        .expect("read vectors/nn/nn.jsonl");
+    let records: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("nn.jsonl record"))
+        .collect();
+    assert_eq!(records.len(), 39, "records in nn.jsonl");
+    let input: String = records
+        .iter()
+        .map(|r| format!("{}\n", r["query"]))
+        .collect();
+
+    let lines = run_engine(&shared, input);
+    let mut finals: HashMap<String, Vec<&Value>> = HashMap::new();
+    for v in &lines {
+        assert!(
+            v.get("error").is_none() && v.get("warning").is_none(),
+            "unexpected error or warning: {v}"
+        );
+        if v["isDuringSearch"] == false {
+            let id = v["id"].as_str().expect("response id").to_string();
+            finals.entry(id).or_default().push(v);
+        }
+    }
+
+    let mut failures = Vec::new();
+    let mut summary = Vec::new();
+    for rec in &records {
+        let id = rec["query"]["id"].as_str().unwrap();
+        let bad = match finals.get(id).map(Vec::as_slice) {
+            Some([ours]) => compare(id, ours, &rec["response"]),
+            Some(several) => vec![format!("{id}: {} final responses", several.len())],
+            None => vec![format!("{id}: no final response")],
+        };
+        summary.push(format!(
+            "{} {id}{}",
+            if bad.is_empty() { "PASS" } else { "FAIL" },
+            if bad.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} mismatches)", bad.len())
+            }
+        ));
+        failures.extend(bad);
+    }
+    println!("{}", summary.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
