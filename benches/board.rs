@@ -156,7 +156,7 @@ fn bench_copy_play(c: &mut Criterion) {
         .unwrap_or(Move::Pass);
     c.bench_function("copy+play 19x19 midgame", |b| {
         cpu_iter(b, || {
-            let mut copy = black_box(board);
+            let mut copy = *black_box(&board);
             copy.play(mv, pla);
             black_box(copy.pos_hash());
         })
