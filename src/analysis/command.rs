@@ -134,13 +134,8 @@ pub fn run(cmd: &AnalysisCommand) -> i32 {
 }
 
 fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
-    let mut cfg = load_config(cmd)?;
+    let cfg = load_config(cmd)?;
     let opts = server_options(&cfg, cmd)?;
-    // `setup::load_network` reads useFP16 as text (for "auto"), but a TOML
-    // config writes `useFP16 = false`: hand it over as text.
-    if let Ok(b) = cfg.get_bool("useFP16") {
-        cfg.set("useFP16", toml::Value::String(b.to_string()));
-    }
     if cmd.stub_search {
         let backend = Arc::new(StubBackend {
             default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
