@@ -100,7 +100,12 @@ fn compare(id: &str, ours: &Value, want: &Value) -> Vec<String> {
     let (r, k) = (&ours["rootInfo"], &want["rootInfo"]);
     for key in ["currentPlayer", "visits"] {
         if r[key] != k[key] {
-            check(format!("rootInfo.{key} {} vs {}", r[key], k[key]), None, None, 0.0);
+            check(
+                format!("rootInfo.{key} {} vs {}", r[key], k[key]),
+                None,
+                None,
+                0.0,
+            );
         }
     }
     check(
@@ -126,7 +131,12 @@ fn compare(id: &str, ours: &Value, want: &Value) -> Vec<String> {
         ("scoreStdev", TOL_POINTS),
     ];
     for (key, tol) in tolerances {
-        check(format!("rootInfo.{key}"), r[key].as_f64(), k[key].as_f64(), tol);
+        check(
+            format!("rootInfo.{key}"),
+            r[key].as_f64(),
+            k[key].as_f64(),
+            tol,
+        );
     }
 
     let empty = Vec::new();

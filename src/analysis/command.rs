@@ -170,7 +170,9 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         cfg.mark_used(key);
     }
     if cfg.contains_any(&["logDir", "logFile"]) {
-        eprintln!("engine analysis: log files are not written (logDir/logFile ignored); see stderr");
+        eprintln!(
+            "engine analysis: log files are not written (logDir/logFile ignored); see stderr"
+        );
     }
     for line in cfg.unused_key_warnings() {
         eprintln!("{line}");
@@ -204,9 +206,8 @@ fn network_backend(
     base: Vec<(String, serde_json::Value)>,
     net: &Network,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
-    let make_state: MakeState<GameState> = Arc::new(|p: &Position| {
-        GameState::new(p.board.clone(), p.history.clone(), p.to_move)
-    });
+    let make_state: MakeState<GameState> =
+        Arc::new(|p: &Position| GameState::new(p.board, p.history.clone(), p.to_move));
     let model = ModelInfo {
         name: net
             .model_path

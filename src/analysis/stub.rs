@@ -6,8 +6,8 @@
 //! Reachable from the command line only through the hidden
 //! `engine analysis -stub-search` flag, for the protocol tests.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
