@@ -4,12 +4,12 @@
 //! reproducibility of a seeded single-threaded search.
 //!
 //! Where the cases come from: we let the net play itself on 9x9 from its raw
-//! policy (sampled with temperature 1 for the first 9 or 18 moves, then 0.3
-//! or 0.5), and scanned every position with a small script for the
-//! tactical pattern (a ladder that works, by our own ladder reader; a legal
-//! ko capture; a capturing race) where a 300-visit search and the raw policy
-//! disagree. Each case below was then checked by hand and re-run at 1000+
-//! visits, and is stated with its reading. Every test first checks that the
+//! policy and scanned every Black-to-move position for the tactical pattern
+//! (a working ladder, by our own ladder reader; a legal ko capture; any
+//! disagreement, for the capturing race) where a 300-visit search and the
+//! raw policy disagree. `scripts/find_tactics.py` does both steps; its
+//! header has the exact commands and seeds. Each case below was then read by
+//! hand and re-run at 1000+ visits. Every test first checks that the
 //! raw policy still prefers the wrong move, so that a case that stops
 //! testing anything fails loudly instead of passing.
 
