@@ -27,7 +27,7 @@ use crate::search::{
     SetupFor,
 };
 use crate::setup::Network;
-use crate::timecontrol::{SearchTimeState, TimeParams};
+use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
 
 use super::analysis_format::{
     hacked_winrate_lcb, AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo,
@@ -197,8 +197,15 @@ impl SearchBot {
         }
     }
 
-    /// The search's time limit for a genmove, KataGo's time management.
-    fn time_limit(&self, req: &SearchRequest<'_>, extra_factor: f64) -> Option<f64> {
+    /// What KataGo's time management needs for a genmove under time
+    /// controls: the parameters, the clock and the position's part of the
+    /// state (the time used and what the search says are filled in as it
+    /// runs). `None` for analysis and unlimited time.
+    fn time_management(
+        &self,
+        req: &SearchRequest<'_>,
+        extra_factor: f64,
+    ) -> Option<(TimeParams, TimeControls, SearchTimeState)> {
         let SearchPurpose::Genmove {
             clock,
             search_factor,
@@ -230,10 +237,10 @@ impl SearchBot {
             turn_number: st.hist.moves().len() as i64,
             time_used: 0.0,
             search_factor: search_factor * extra_factor,
-            time_carried_over: 0.0,
+            time_carried_over: self.search.time_carried_over(),
             policy_surprise_and_entropy: None,
         };
-        Some(tp.search_time_limit(clock, &state, |_| false))
+        Some((tp, clock.clone(), state))
     }
 
     /// KataGo's search factor after passes: searching less once the
@@ -379,7 +386,33 @@ impl GtpBot for SearchBot {
         self.search.set_include_ownership(req.want_ownership);
         self.set_avoid(&req.avoid.clone(), req.game.x_size(), req.game.y_size());
         let pass_factor = self.pass_factor();
-        let max_time = self.time_limit(req, pass_factor);
+        let time_management = self.time_management(req, pass_factor);
+        let num_threads = self.search.params().num_threads.max(1) as usize;
+        // KataGo's `recomputeSearchTimeLimit`, asked again as the search runs.
+        let time_limit = |view: &SearchView<'_>, used: f64| {
+            let Some((tp, clock, base)) = &time_management else {
+                return f64::INFINITY;
+            };
+            let state = SearchTimeState {
+                time_used: used,
+                policy_surprise_and_entropy: view
+                    .policy_surprise_and_entropy()
+                    .map(|(surprise, _, policy_entropy)| (surprise, policy_entropy)),
+                ..base.clone()
+            };
+            let root_visits = view.root_values().visits;
+            tp.search_time_limit(clock, &state, |planned| {
+                let left = upper_bound_visits_left(
+                    root_visits,
+                    used,
+                    state.time_carried_over,
+                    planned,
+                    num_threads,
+                );
+                left < view.params.futile_visits_threshold * root_visits as f64
+                    && view.is_rest_of_search_futile(left)
+            })
+        };
         let pv_len = self.analysis_pv_len;
         let want_own = req.want_ownership;
         let report = Mutex::new(report);
@@ -392,7 +425,8 @@ impl GtpBot for SearchBot {
         let endless = !matches!(req.purpose, SearchPurpose::Genmove { .. });
         let opts = RunOptions {
             pondering: endless,
-            max_time,
+            max_time: None,
+            time_limit: time_management.as_ref().map(|_| &time_limit as _),
             stop: Some(stop),
             callback: req.report_interval.map(|_| &callback as _),
             callback_period: req

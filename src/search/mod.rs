@@ -28,5 +28,5 @@ pub use game_state::GameState;
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
 pub use results::{MoveInfo, RootInfo};
-pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView};
+pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView, TimeLimitFn};
 pub use tree::NodeValues;

@@ -237,6 +237,88 @@ impl SearchView<'_> {
         self.selection_of(self.root, true)
     }
 
+    /// How far the search's choice at the root departs from the raw policy
+    /// (KataGo's `getPolicySurpriseAndEntropy`): the KL divergence of the
+    /// play selection distribution from the policy, and the entropies of
+    /// both, as `(surprise, search_entropy, policy_entropy)`. Time
+    /// management spends less time on "obvious" moves with it. `None`
+    /// before the root is evaluated.
+    pub fn policy_surprise_and_entropy(&self) -> Option<(f64, f64, f64)> {
+        let nn = self.root.nn()?;
+        let policy_of = |mv: Move| {
+            let p = nn.policy[policy_index(mv, self.x_size, self.y_size)] as f64;
+            p.max(1e-100)
+        };
+        let sel = self.selection();
+        // No searched children: the choice would be the policy itself.
+        let targets: Vec<(f64, f64)> = if sel.iter().any(|c| c.value > 0.0) {
+            let total: f64 = sel.iter().map(|c| c.value).sum();
+            sel.iter()
+                .map(|c| (c.value / total, policy_of(c.mv)))
+                .collect()
+        } else {
+            let total: f64 = nn.policy.iter().map(|&p| (p as f64).max(0.0)).sum();
+            nn.policy
+                .iter()
+                .filter(|&&p| p > 0.0)
+                .map(|&p| (p as f64 / total, p as f64))
+                .collect()
+        };
+        let (mut surprise, mut search_entropy) = (0.0, 0.0);
+        for (target, policy) in targets {
+            if target > 1e-100 {
+                surprise += target * (target.ln() - policy.ln());
+                search_entropy -= target * target.ln();
+            }
+        }
+        let policy_entropy: f64 = nn
+            .policy
+            .iter()
+            .map(|&p| p as f64)
+            .filter(|&p| p > 1e-100)
+            .map(|p| -p * p.ln())
+            .sum();
+        Some((surprise, search_entropy, policy_entropy))
+    }
+
+    /// KataGo's futile-visits test for stopping early: true if, with at
+    /// most `visits_left` more visits, no root move other than the one the
+    /// search would play (when that is also the most visited) could reach
+    /// `futileVisitsThreshold` of its visits (or, when choosing with a
+    /// temperature, 1:100 odds of being played).
+    pub fn is_rest_of_search_futile(&self, visits_left: f64) -> bool {
+        let p = self.params;
+        if p.futile_visits_threshold <= 0.0 {
+            return false;
+        }
+        let sel = self.selection();
+        let Some(best) = (0..sel.len()).max_by(|&a, &b| sel[a].value.total_cmp(&sel[b].value))
+        else {
+            return false;
+        };
+        let visits = |i: usize| sel[i].node.visits() as f64;
+        let most_visited = (0..sel.len())
+            .max_by(|&a, &b| visits(a).total_cmp(&visits(b)))
+            .unwrap_or(best);
+        if visits(most_visited) > visits(best) {
+            return false;
+        }
+        let max_visits = visits(best);
+        let temperature = explore::interpolate_early(
+            p.chosen_move_temperature_halflife,
+            p.chosen_move_temperature_early,
+            p.chosen_move_temperature,
+            self.turn,
+            self.x_size,
+            self.y_size,
+        );
+        let mut required = p.futile_visits_threshold * max_visits;
+        if temperature >= 1e-3 {
+            required = required.min(max_visits * 0.01f64.powf(temperature));
+        }
+        (0..sel.len()).all(|i| i == best || visits(i) + visits_left < required)
+    }
+
     /// The move to play: by play selection value with KataGo's chosen-move
     /// temperature; from the raw policy if the root has no children.
     pub fn chosen_move<R: Rng>(&self, rng: &mut R) -> Option<Move> {

@@ -19,12 +19,15 @@ use super::utility::UtilityFn;
 use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
+/// Recomputes a search's time limit: see [`RunOptions::time_limit`].
+pub type TimeLimitFn<'a> = dyn Fn(&SearchView<'_>, f64) -> f64 + Sync + 'a;
+
 /// Per-search options beyond the parameters.
 #[derive(Default)]
 pub struct RunOptions<'a> {
     /// Use the `*Pondering` limits.
     pub pondering: bool,
-    /// A time limit (seconds) from time controls; the smaller of this and `maxTime` applies.
+    /// A fixed time limit (seconds); the smaller of this and `maxTime` applies.
     pub max_time: Option<f64>,
     /// Set from outside to stop the search soon.
     pub stop: Option<&'a AtomicBool>,
@@ -32,6 +35,11 @@ pub struct RunOptions<'a> {
     pub callback: Option<&'a (dyn Fn(&SearchView<'_>) + Sync)>,
     /// Period of the callback (default 100 ms).
     pub callback_period: Option<Duration>,
+    /// Time controls' limit (seconds) for this search, recomputed as it
+    /// runs (KataGo's `recomputeSearchTimeLimit`): called with the search so
+    /// far and the seconds used, at the start and then every 100 ms. The
+    /// smaller of this, `max_time` and `maxTime` applies.
+    pub time_limit: Option<&'a TimeLimitFn<'a>>,
 }
 
 /// What a search did.
@@ -77,6 +85,10 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     include_ownership: bool,
     rng: StdRng,
     last_stats: SearchStats,
+    /// Seconds of search that the current tree stands for (KataGo's
+    /// `effectiveSearchTimeCarriedOver`): time management counts it as
+    /// already thought.
+    time_carried_over: f64,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -96,6 +108,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             include_ownership: false,
             rng: StdRng::seed_from_u64(seed),
             last_stats: SearchStats::default(),
+            time_carried_over: 0.0,
         };
         s.reset_bias_table();
         s
@@ -139,6 +152,14 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn clear_tree(&mut self) {
         self.root = Arc::new(Node::new(self.root_state.next_player(), None, true));
         self.reset_bias_table();
+        self.time_carried_over = 0.0;
+    }
+
+    /// Seconds of search the current tree stands for: the searches on this
+    /// root, plus the `treeReuseCarryOverTimeFactor` share of earlier ones
+    /// kept through [`Search::make_move`], in proportion to the visits kept.
+    pub fn time_carried_over(&self) -> f64 {
+        self.time_carried_over
     }
 
     /// Ownership is computed at every node (needed for tree-averaged
@@ -193,8 +214,16 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 self.free_bias(&c.node);
             }
         }
+        let old_visits = old.visits();
+        let kept_visits = next.as_ref().map_or(0, |n| n.visits());
         self.root_state.play(mv);
         let pla = self.root_state.next_player();
+        self.time_carried_over = if old_visits > 0 && kept_visits > 0 {
+            let proportion = (kept_visits as f64 / old_visits as f64).min(1.0);
+            self.time_carried_over * proportion * self.params.tree_reuse_carry_over_time_factor
+        } else {
+            0.0
+        };
         self.root = match next {
             // A root must be searchable even if the game is over there.
             Some(n)
@@ -205,6 +234,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             }
             Some(n) => {
                 self.free_bias(&n);
+                self.time_carried_over = 0.0;
                 Arc::new(Node::new(pla, Some(mv), true))
             }
             None => Arc::new(Node::new(pla, Some(mv), true)),
@@ -375,7 +405,20 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let seeds: Vec<u64> = (0..threads).map(|_| self.rng.gen()).collect();
         let ctx = self.ctx(has_err);
         let root = self.root.clone();
-        let deadline = start + Duration::from_secs_f64(max_time.clamp(0.0, 1e9));
+        let view = SearchView {
+            params: ctx.params,
+            root: &root,
+            root_pla: ctx.root_state.next_player(),
+            x_size: ctx.root_state.x_size(),
+            y_size: ctx.root_state.y_size(),
+            turn: ctx.root_state.turn_number(),
+            utility: ctx.utility,
+        };
+        let deadline_now = |used: f64| {
+            let tc = opts.time_limit.map_or(f64::INFINITY, |f| f(&view, used));
+            start + Duration::from_secs_f64(max_time.min(tc).clamp(0.0, 1e9))
+        };
+        let mut deadline = deadline_now(0.0);
         let stopped = || {
             finished.load(Ordering::Acquire) || opts.stop.is_some_and(|s| s.load(Ordering::Acquire))
         };
@@ -427,28 +470,33 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             // This thread watches the clock and serves the callback.
             let period = opts.callback_period.unwrap_or(Duration::from_millis(100));
             let mut next_callback = Instant::now() + period;
+            let time_check_period = Duration::from_millis(100);
+            let mut next_time_check = Instant::now() + time_check_period;
             while !stopped() {
                 let now = Instant::now();
-                if now >= deadline {
+                if opts.time_limit.is_some() && now >= next_time_check {
+                    deadline = deadline_now((now - start).as_secs_f64());
+                    next_time_check = now + time_check_period;
+                }
+                // As KataGo, a time limit cannot stop a search before it
+                // has a tree to answer from (two playouts).
+                if now >= deadline && done.load(Ordering::Acquire) >= 2 {
                     finished.store(true, Ordering::Release);
                     break;
                 }
                 if let Some(cb) = opts.callback {
                     if now >= next_callback {
-                        cb(&SearchView {
-                            params: ctx.params,
-                            root: &root,
-                            root_pla: ctx.root_state.next_player(),
-                            x_size: ctx.root_state.x_size(),
-                            y_size: ctx.root_state.y_size(),
-                            turn: ctx.root_state.turn_number(),
-                            utility: ctx.utility,
-                        });
+                        cb(&view);
                         next_callback = now + period;
                     }
                 }
-                // Wake at least every 5 ms to see an outside stop flag.
-                let mut wake = deadline.min(now + Duration::from_millis(5));
+                // Wake at least every 5 ms to see an outside stop flag (and
+                // the playouts a time limit waits for).
+                let mut wake = if deadline > now {
+                    deadline.min(now + Duration::from_millis(5))
+                } else {
+                    now + Duration::from_millis(1)
+                };
                 if opts.callback.is_some() {
                     wake = wake.min(next_callback);
                 }
@@ -463,6 +511,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_visits: self.root.visits(),
             seconds: start.elapsed().as_secs_f64(),
         };
+        self.time_carried_over += self.last_stats.seconds;
         Ok(self.last_stats)
     }
 }

@@ -420,3 +420,118 @@ fn move_infos_follow_katago_lcb_pv_and_ownership_rules() {
     let (mean, stdev) = view.ownership().unwrap();
     assert!(mean.iter().chain(&stdev).all(|&x| x.abs() < 1e-12));
 }
+
+#[test]
+fn time_limit_is_recomputed_as_the_search_runs() {
+    // The limit is far away at first and becomes "now" after 0.3 s.
+    let mut s = Search::new(params(1 << 40, 1), MaterialEval::new(), ToyGo::new(5), 2);
+    let calls = AtomicU64::new(0);
+    let limit = |_: &SearchView<'_>, used: f64| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        if used < 0.3 {
+            1e9
+        } else {
+            used
+        }
+    };
+    let stats = s
+        .run(&RunOptions {
+            time_limit: Some(&limit),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert!(stats.seconds >= 0.3 && stats.seconds < 3.0, "{stats:?}");
+    assert!(calls.load(Ordering::Relaxed) >= 3);
+}
+
+#[test]
+fn a_time_limit_cannot_stop_the_search_before_two_playouts() {
+    let mut s = Search::new(params(1 << 40, 1), MaterialEval::new(), ToyGo::new(5), 2);
+    let limit = |_: &SearchView<'_>, _: f64| 0.0;
+    let stats = s
+        .run(&RunOptions {
+            time_limit: Some(&limit),
+            max_time: Some(0.0),
+            ..RunOptions::default()
+        })
+        .unwrap();
+    assert!(stats.playouts >= 2, "{stats:?}");
+}
+
+#[test]
+fn search_time_carries_over_through_tree_reuse_by_visit_share() {
+    let mut p = params(300, 1);
+    p.tree_reuse_carry_over_time_factor = 0.5;
+    let mut s = Search::new(p.clone(), MaterialEval::new(), capture_position(), 1);
+    assert_eq!(s.time_carried_over(), 0.0);
+    s.run(&RunOptions::default()).unwrap();
+    let first = s.time_carried_over();
+    assert!(first > 0.0 && first == s.last_stats().seconds);
+    s.run(&RunOptions::default()).unwrap(); // at the limit already: a few ms more
+    let thought = s.time_carried_over();
+    assert!(thought >= first);
+    let root_visits = s.view().root_values().visits as f64;
+    let best = s.view().move_infos(1, false)[0].clone();
+    assert!(s.make_move(best.mv));
+    let expected = thought * best.visits as f64 / root_visits * 0.5;
+    assert!((s.time_carried_over() - expected).abs() < 1e-12);
+    // A move outside the tree, or a new position, carries nothing.
+    s.clear_tree();
+    assert_eq!(s.time_carried_over(), 0.0);
+    let mut s = Search::new(p, MaterialEval::new(), capture_position(), 1);
+    s.run(&RunOptions::default()).unwrap();
+    s.set_position(capture_position());
+    assert_eq!(s.time_carried_over(), 0.0);
+}
+
+#[test]
+fn policy_surprise_and_entropy_follow_katago() {
+    let mut s = Search::new(params(300, 1), MaterialEval::new(), capture_position(), 1);
+    assert!(s.view().policy_surprise_and_entropy().is_none());
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let (surprise, search_entropy, policy_entropy) = view.policy_surprise_and_entropy().unwrap();
+    let nn = view.root_nn_output().unwrap();
+    let expected: f64 = nn
+        .policy
+        .iter()
+        .map(|&p| p as f64)
+        .filter(|&p| p > 0.0)
+        .map(|p| -p * p.ln())
+        .sum();
+    assert!((policy_entropy - expected).abs() < 1e-9);
+    // A KL divergence against a sub-distribution of the policy is >= 0.
+    assert!(surprise >= 0.0, "{surprise}");
+    let children = view.move_infos(0, false).len() as f64;
+    assert!(search_entropy >= 0.0 && search_entropy <= children.ln() + 1e-9);
+    // The search piles onto the capture, far from the flat stub policy.
+    assert!(
+        search_entropy < policy_entropy,
+        "{search_entropy} {policy_entropy}"
+    );
+}
+
+#[test]
+fn futile_search_test_needs_a_threshold_and_no_reachable_rival() {
+    let mut s = Search::new(params(3000, 1), MaterialEval::new(), capture_position(), 1);
+    s.run(&RunOptions::default()).unwrap();
+    assert!(
+        !s.view().is_rest_of_search_futile(0.0),
+        "threshold 0: never futile"
+    );
+    let mut p = s.params().clone();
+    p.futile_visits_threshold = 0.5;
+    p.chosen_move_temperature = 0.0;
+    p.chosen_move_temperature_early = 0.0;
+    s.set_params(p);
+    let view = s.view();
+    let infos = view.move_infos(0, false);
+    let (best, second) = (infos[0].visits as f64, infos[1].visits as f64);
+    assert!(
+        second < 0.5 * best,
+        "{:?}",
+        infos.iter().map(|m| m.visits).collect::<Vec<_>>()
+    );
+    assert!(view.is_rest_of_search_futile(0.0));
+    assert!(!view.is_rest_of_search_futile(0.5 * best - second + 1.0));
+}
