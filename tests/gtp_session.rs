@@ -172,6 +172,32 @@ fn sabaki_like_session() {
     assert!(e.child.wait().unwrap().success());
 }
 
+/// An unfinished game's score: Black's wall on column E and White's on F
+/// (Black 45 points, White 36) plus a lone, dead white stone at B5; komi
+/// 6.5 gives B+2.5. The score comes from searches at several komis (the
+/// komi where the game is even), as KataGo's `computeLead`; one search's
+/// score estimate alone rounds to B+1.5 now and then. Three rounds with
+/// the engine's random seeds.
+#[test]
+fn final_score_of_an_unfinished_game_is_the_even_komi_lead() {
+    let mut e = Engine::start();
+    e.ok(1, "boardsize 9");
+    e.ok(2, "komi 6.5");
+    let mut id = 3;
+    for row in 1..=9 {
+        e.ok(id, &format!("play b E{row}"));
+        e.ok(id + 1, &format!("play w F{row}"));
+        id += 2;
+    }
+    e.ok(id, "play w B5");
+    for round in 0..3 {
+        e.ok(100 + round, "clear_cache");
+        assert_eq!(e.ok(110 + round, "final_score"), "B+2.5", "round {round}");
+    }
+    assert_eq!(e.ok(120, "final_status_list dead"), "B5");
+    e.ok(121, "quit");
+}
+
 /// Whether `s` is a vertex of a `size` x `size` board (`A1`..`J9` on 9x9).
 fn is_vertex(s: &str, size: usize) -> bool {
     let mut chars = s.chars();

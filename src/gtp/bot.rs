@@ -103,6 +103,13 @@ pub trait GtpBot: Send {
     /// conservative passing).
     fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> FinalEstimate;
 
+    /// White's lead in the position with `pla` to move, for `final_score`
+    /// (KataGo's `computeLead`: the komi that makes the game even, found
+    /// by searching at several komis). By default the estimate's lead.
+    fn estimate_lead(&mut self, game: &GtpGame, pla: Player) -> f64 {
+        self.estimate_final(game, pla).white_lead
+    }
+
     /// KataGo's `kata-raw-nn` text: the raw network output for the
     /// position with `pla` to move, in one symmetry (0-7) or all of them
     /// (`None`), with `policy_optimism` in [0, 1].

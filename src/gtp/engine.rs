@@ -875,7 +875,7 @@ impl GtpEngine {
             );
         }
         let pla = self.game.next_pla();
-        let lead = self.bot.lock().estimate_final(&self.game, pla).white_lead;
+        let lead = self.bot.lock().estimate_lead(&self.game, pla);
         let lead = if self.game.rules().game_result_will_be_integer() {
             lead.round()
         } else {

@@ -21,10 +21,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::game::{Board, Move, Player, Rules};
+use crate::game::{Board, Move, Player, Rules, ScoringRule};
 use crate::search::{
-    EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams, SearchView,
-    SetupFor,
+    compute_lead, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams,
+    SearchView, SetupFor,
 };
 use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
@@ -312,7 +312,7 @@ fn snapshot(
         None => (None, None),
     };
     let moves = view
-        .move_infos(pv_len, own)
+        .with_symmetric_copies(view.move_infos(pv_len, own))
         .into_iter()
         .map(|m| {
             let winrate = white_wr(m.winrate);
@@ -334,7 +334,7 @@ fn snapshot(
                 utility_lcb: s * m.utility_lcb,
                 weight: m.weight,
                 order: m.order,
-                is_symmetry_of: None,
+                is_symmetry_of: m.is_symmetry_of,
                 pv: m.pv,
                 pv_edge_visits: pv_visits.clone(),
                 pv_visits,
@@ -488,6 +488,36 @@ impl GtpBot for SearchBot {
                 .map(|(m, _)| m.iter().map(|x| s * x).collect())
                 .unwrap_or_else(|| vec![0.0; n]),
         }
+    }
+
+    fn estimate_lead(&mut self, game: &GtpGame, pla: Player) -> f64 {
+        // KataGo: max(50, 10 per thread) noiseless visits per komi tried.
+        let visits = (i64::from(self.genmove_params.num_threads) * 10).max(50);
+        let params = self.scoring_params(visits);
+        let mut g = game.clone();
+        g.set_player_if_new(pla);
+        let state = g.state();
+        let rules = state.hist.rules();
+        let coarse = rules.scoring_rule == ScoringRule::Area && !rules.has_button;
+        let komi = f64::from(rules.komi);
+        let area = state.board.x_size() * state.board.y_size();
+        let evaluator = self.search.evaluator().clone();
+        let rng = &mut self.rng;
+        compute_lead(komi, area, coarse, |k| {
+            let mut at_komi = state.clone();
+            at_komi.hist.set_komi(k as f32);
+            let mut search = Search::new(params.clone(), evaluator.clone(), at_komi, rng.gen());
+            match search.run(&RunOptions::default()) {
+                Ok(_) => {
+                    let v = search.view().root_values();
+                    (v.lead, v.win_loss)
+                }
+                Err(e) => {
+                    eprintln!("scoring search failed: {e}");
+                    (0.0, 0.0)
+                }
+            }
+        })
     }
 
     fn raw_nn(

@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use crate::game::{Color, Loc, Move, Player};
-use crate::nn::NnOutput;
+use crate::nn::{NnOutput, Symmetry};
+
+use super::root_symmetry::invariant_symmetries;
 
 /// How a finished game ended, from white's side.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,6 +53,18 @@ pub trait SearchState: Clone + Send + Sync {
     fn ko_loc(&self) -> Option<Loc>;
     /// A hash of the position (stones, player, ko) for symmetry checks and logs.
     fn position_hash(&self) -> u64;
+    /// The board symmetries this position is invariant under, identity
+    /// first (for root symmetry pruning). Any ko ban makes a position
+    /// asymmetric. The default compares stones; states with more that
+    /// decides legality (superko, the encore) must say so.
+    fn invariant_symmetries(&self) -> Vec<Symmetry> {
+        if self.ko_loc().is_some() {
+            return vec![Symmetry::IDENTITY];
+        }
+        invariant_symmetries(self.x_size(), self.y_size(), |a, b| {
+            self.color_at(a) == self.color_at(b)
+        })
+    }
 }
 
 /// Options the search passes with each evaluation, as KataGo's

@@ -2,8 +2,10 @@
 //! player to move, implementing [`SearchState`].
 
 use crate::game::{Board, BoardHistory, Color, Loc, Move, Player};
+use crate::nn::Symmetry;
 
 use super::eval::{Outcome, SearchState};
+use super::root_symmetry::invariant_symmetries;
 
 /// A position with everything that decides its future: the board, the
 /// history (ko/superko, encore, passes, rules, komi) and the player to move.
@@ -84,6 +86,27 @@ impl SearchState for GameState {
 
     fn ko_loc(&self) -> Option<Loc> {
         self.board.ko_loc()
+    }
+
+    /// As KataGo's `markDuplicateMoveLocs`: no symmetry while a simple ko
+    /// or superko bans a point; in the encore, ko-recapture blocks (and in
+    /// the second encore phase the starting colours) must map too.
+    fn invariant_symmetries(&self) -> Vec<Symmetry> {
+        let (xs, ys) = (self.board.x_size(), self.board.y_size());
+        let banned =
+            (0..ys).any(|y| (0..xs).any(|x| self.hist.is_super_ko_banned(Loc::from_xy(x, y, xs))));
+        if self.board.ko_loc().is_some() || banned {
+            return vec![Symmetry::IDENTITY];
+        }
+        let encore = self.hist.encore_phase();
+        invariant_symmetries(xs, ys, |a, b| {
+            self.board.get(a) == self.board.get(b)
+                && (encore == 0
+                    || self.hist.is_ko_recap_blocked(a) == self.hist.is_ko_recap_blocked(b))
+                && (encore != 2
+                    || self.hist.second_encore_start_color(a)
+                        == self.hist.second_encore_start_color(b))
+        })
     }
 
     fn position_hash(&self) -> u64 {

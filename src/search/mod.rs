@@ -9,12 +9,14 @@
 
 mod bias;
 mod eval;
+mod even_komi;
 pub mod explore;
 mod game_state;
 mod nn_eval;
 mod params;
 mod playout;
 mod results;
+mod root_symmetry;
 mod runner;
 mod tree;
 pub mod utility;
@@ -24,9 +26,11 @@ mod tests;
 
 pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
+pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use game_state::GameState;
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
 pub use results::{MoveInfo, RootInfo};
+pub use root_symmetry::{invariant_symmetries, RootSymmetry};
 pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView, TimeLimitFn};
 pub use tree::NodeValues;

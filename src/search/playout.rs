@@ -12,6 +12,7 @@ use super::bias::{bias_key, BiasTable};
 use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
 use super::explore::{self, ChildWeight};
 use super::params::SearchParams;
+use super::root_symmetry::RootSymmetry;
 use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
 use super::utility::UtilityFn;
 use crate::game::{Move, Player};
@@ -26,6 +27,8 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub bias: Option<&'a BiasTable>,
     /// Per player, per policy index: moves forbidden until this depth below the root.
     pub avoid: &'a [Vec<u32>; 2],
+    /// Root moves not searched because they are symmetric copies.
+    pub root_symmetry: &'a RootSymmetry,
     pub include_ownership: bool,
     /// Whether the net gives short-term errors (uncertainty weighting).
     pub has_shortterm_error: bool,
@@ -463,6 +466,9 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 continue;
             }
             if avoid.get(i).is_some_and(|&until| depth < until) {
+                continue;
+            }
+            if is_root && self.root_symmetry.is_duplicate(i) {
                 continue;
             }
             let mv = move_of_index(i, xs, ys);

@@ -51,6 +51,9 @@ pub struct MoveInfo {
     pub ownership: Option<Vec<f64>>,
     /// The standard deviation of that ownership over the subtree.
     pub ownership_stdev: Option<Vec<f64>>,
+    /// With root symmetry pruning: the searched move this one is a
+    /// symmetric copy of (KataGo's `isSymmetryOf`).
+    pub is_symmetry_of: Option<Move>,
 }
 
 /// The root as a whole.
@@ -348,6 +351,20 @@ impl SearchView<'_> {
         Some(super::playout::move_of_index(i, self.x_size, self.y_size))
     }
 
+    /// `infos` with the moves that root symmetry pruning did not search
+    /// added after the searched move they are copies of (KataGo's
+    /// `duplicateForSymmetries`, what front ends get); unchanged when the
+    /// root has no symmetry or pruning is off.
+    pub fn with_symmetric_copies(&self, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
+        self.root_symmetry.with_copies(infos)
+    }
+
+    /// The root's symmetries (identity alone unless root symmetry pruning
+    /// found more).
+    pub fn root_symmetries(&self) -> &[crate::nn::Symmetry] {
+        self.root_symmetry.symmetries()
+    }
+
     /// Per-move infos for the root's children with visits, ordered as
     /// KataGo orders them (play selection value, then visits, then prior),
     /// with PVs up to `max_pv_len` moves that follow KataGo's play selection
@@ -405,6 +422,7 @@ impl SearchView<'_> {
                     pv_visits,
                     ownership,
                     ownership_stdev,
+                    is_symmetry_of: None,
                 }
             })
             .collect();

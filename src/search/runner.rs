@@ -14,6 +14,7 @@ use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
 use super::params::SearchParams;
 use super::playout::{policy_index, Ctx, PlayoutEnd, Scratch, Worker};
+use super::root_symmetry::RootSymmetry;
 use super::tree::Node;
 use super::utility::UtilityFn;
 use crate::game::{Move, Player};
@@ -71,6 +72,8 @@ pub struct SearchView<'a> {
     pub(crate) turn: usize,
     /// The utility in force (for the playout weight of an evaluation).
     pub(crate) utility: UtilityFn,
+    /// The root's symmetries (root symmetry pruning).
+    pub(crate) root_symmetry: &'a RootSymmetry,
 }
 
 /// The search for one game: the tree, its root position and parameters.
@@ -89,6 +92,9 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// `effectiveSearchTimeCarriedOver`): time management counts it as
     /// already thought.
     time_carried_over: f64,
+    /// The root's symmetries and the moves not searched because of them,
+    /// set when a search starts.
+    root_symmetry: RootSymmetry,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -96,6 +102,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// thread and a visit or playout limit, the same seed gives the same result).
     pub fn new(params: SearchParams, evaluator: Arc<E>, state: S, seed: u64) -> Self {
         let root = Arc::new(Node::new(state.next_player(), None, true));
+        let (state_x, state_y) = (state.x_size(), state.y_size());
         let utility = UtilityFn::new(&params, state.x_size(), state.y_size(), 0.0);
         let mut s = Search {
             bias: None,
@@ -109,6 +116,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             rng: StdRng::seed_from_u64(seed),
             last_stats: SearchStats::default(),
             time_carried_over: 0.0,
+            root_symmetry: RootSymmetry::none(state_x, state_y),
         };
         s.reset_bias_table();
         s
@@ -245,6 +253,27 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         true
     }
 
+    /// Drops root children that root symmetry pruning does not search
+    /// (kept from an earlier search through tree reuse), as KataGo filters
+    /// the root's children when a search begins; the root's values are
+    /// recomputed from what is left when the search starts.
+    fn drop_duplicate_root_children(&mut self) {
+        if self.root_symmetry.symmetries().len() <= 1 {
+            return;
+        }
+        let dropped: Vec<Arc<Node>> = {
+            let mut children = self.root.children_mut();
+            let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut *children)
+                .into_iter()
+                .partition(|c| !self.root_symmetry.is_duplicate_move(c.mv));
+            *children = kept;
+            dropped.into_iter().map(|c| c.node).collect()
+        };
+        for node in &dropped {
+            self.free_bias(node);
+        }
+    }
+
     /// Removes the `subtreeValueBiasFreeProp` share of a dropped subtree's
     /// contributions from the bias table.
     fn free_bias(&self, node: &Node) {
@@ -277,6 +306,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             y_size: self.root_state.y_size(),
             turn: self.root_state.turn_number(),
             utility: self.utility,
+            root_symmetry: &self.root_symmetry,
         }
     }
 
@@ -298,6 +328,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             utility: self.utility,
             bias: self.bias.as_ref(),
             avoid: &self.avoid,
+            root_symmetry: &self.root_symmetry,
             include_ownership: self.include_ownership,
             has_shortterm_error,
             pda_player: self
@@ -312,6 +343,20 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// policy temperature change it per search), sets the dynamic score
     /// centre, and recomputes a reused tree under the new utility.
     fn prepare_root(&mut self) -> Result<bool, EvalError> {
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let pla = self.root_state.next_player();
+        self.root_symmetry = if self.params.root_symmetry_pruning {
+            RootSymmetry::new(
+                self.root_state.invariant_symmetries(),
+                xs,
+                ys,
+                pla,
+                &self.avoid[pla.index()],
+            )
+        } else {
+            RootSymmetry::none(xs, ys)
+        };
+        self.drop_duplicate_root_children();
         let has_err = self.evaluator.supports_shortterm_error();
         let mut rng = StdRng::seed_from_u64(self.rng.gen());
         let (raw, expected_score) = {
@@ -327,7 +372,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             (raw, score)
         };
         let has_err = has_err && raw.shortterm_winloss_error >= 0.0;
-        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let center = UtilityFn::dynamic_center(&self.params, xs, ys, expected_score);
         self.utility = UtilityFn::new(&self.params, xs, ys, center);
         let nn = self.root_policy(raw, &mut rng);
@@ -413,6 +457,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             y_size: ctx.root_state.y_size(),
             turn: ctx.root_state.turn_number(),
             utility: ctx.utility,
+            root_symmetry: ctx.root_symmetry,
         };
         let deadline_now = |used: f64| {
             let tc = opts.time_limit.map_or(f64::INFINITY, |f| f(&view, used));

@@ -535,3 +535,58 @@ fn futile_search_test_needs_a_threshold_and_no_reachable_rival() {
     assert!(view.is_rest_of_search_futile(0.0));
     assert!(!view.is_rest_of_search_futile(0.5 * best - second + 1.0));
 }
+
+#[test]
+fn root_symmetry_pruning_searches_one_copy_and_reports_all() {
+    // An empty 5x5 board: 6 classes of points under the 8 symmetries.
+    let mut p = params(400, 1);
+    p.root_symmetry_pruning = true;
+    let mut s = Search::new(p.clone(), MaterialEval::new(), ToyGo::new(5), 1);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    assert_eq!(view.root_symmetries().len(), 8);
+    let searched = view.move_infos(3, false);
+    let points = searched.iter().filter(|m| m.mv != Move::Pass).count();
+    assert!(points <= 6, "{points} root moves searched");
+    let all = view.with_symmetric_copies(searched.clone());
+    assert!(all.len() > searched.len());
+    for (i, m) in all.iter().enumerate() {
+        assert_eq!(m.order, i);
+        assert_eq!(m.pv[0], m.mv);
+        if let Some(of) = m.is_symmetry_of {
+            let orig = searched.iter().find(|o| o.mv == of).unwrap();
+            assert_eq!((m.visits, m.winrate), (orig.visits, orig.winrate));
+        }
+    }
+    let mut moves: Vec<Move> = all.iter().map(|m| m.mv).collect();
+    moves.sort();
+    moves.dedup();
+    assert_eq!(moves.len(), all.len(), "each move listed once");
+
+    // Off: every point may be searched, nothing is copied.
+    p.root_symmetry_pruning = false;
+    let mut s = Search::new(p, MaterialEval::new(), ToyGo::new(5), 1);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    assert_eq!(view.root_symmetries().len(), 1);
+    let infos = view.move_infos(3, false);
+    assert!(infos.iter().filter(|m| m.mv != Move::Pass).count() > 6);
+    assert_eq!(view.with_symmetric_copies(infos.clone()), infos);
+}
+
+#[test]
+fn a_ko_ban_or_a_stone_breaks_root_symmetry() {
+    let mut g = ToyGo::new(5);
+    g.put(0, 0, Color::Black);
+    assert_eq!(
+        g.invariant_symmetries().len(),
+        2,
+        "the diagonal through a corner"
+    );
+    let mut p = params(50, 1);
+    p.root_symmetry_pruning = true;
+    g.ko = Some(Loc::from_xy(2, 2, 5));
+    let mut s = Search::new(p, MaterialEval::new(), g, 1);
+    s.run(&RunOptions::default()).unwrap();
+    assert_eq!(s.view().root_symmetries().len(), 1);
+}
