@@ -211,8 +211,9 @@ fn snapshot_of(view: &SearchView<'_>, contents: &SnapshotContents) -> AnalysisSn
         -1.0
     };
     let white_winrate = |wr: f64| if s > 0.0 { wr } else { 1.0 - wr };
+    let infos = view.move_infos(contents.pv_len + 1, contents.moves_ownership);
     let moves = view
-        .move_infos(contents.pv_len + 1, contents.moves_ownership)
+        .with_symmetric_copies(infos)
         .into_iter()
         .map(|m| {
             let mut out = MoveStats::new(m.mv);
@@ -230,6 +231,7 @@ fn snapshot_of(view: &SearchView<'_>, contents: &SnapshotContents) -> AnalysisSn
             out.prior = m.prior;
             out.play_selection_value = m.play_selection_value;
             out.order = m.order;
+            out.is_symmetry_of = m.is_symmetry_of;
             out.pv_visits = m.pv_visits.iter().map(|&v| v.max(0) as u64).collect();
             out.pv_edge_visits = out.pv_visits.clone();
             out.pv = m.pv;

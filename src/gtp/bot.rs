@@ -103,6 +103,15 @@ pub trait GtpBot: Send {
     /// conservative passing).
     fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> FinalEstimate;
 
+    /// White's utility, expected score and lead after `pla` plays `mv`,
+    /// from a short noiseless search with conservative passing and no
+    /// playout doubling (how KataGo's friendly pass compares passing with
+    /// the chosen move); `None` when the bot cannot tell.
+    fn values_after_move(&mut self, game: &GtpGame, pla: Player, mv: Move) -> Option<[f64; 3]> {
+        let _ = (game, pla, mv);
+        None
+    }
+
     /// White's lead in the position with `pla` to move, for `final_score`
     /// (KataGo's `computeLead`: the komi that makes the game even, found
     /// by searching at several komis). By default the estimate's lead.

@@ -117,7 +117,8 @@ pub struct GtpSettings {
     /// `cleanupBeforePass` (auto: under area scoring without friendly
     /// passes, capture dead stones in our pass-alive area before passing).
     pub cleanup_before_pass: Enabled,
-    /// `friendlyPass` (only `false`/`auto` are honoured: see the report).
+    /// `friendlyPass` (auto: with rules that allow friendly passes under
+    /// area scoring, pass after the opponent passed once the game is settled).
     pub friendly_pass: Enabled,
 }
 

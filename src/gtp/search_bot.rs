@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::game::{Board, Move, Player, Rules, ScoringRule};
 use crate::search::{
     compute_lead, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams,
-    SearchView, SetupFor,
+    SearchState, SearchView, SetupFor,
 };
 use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
@@ -488,6 +488,28 @@ impl GtpBot for SearchBot {
                 .map(|(m, _)| m.iter().map(|x| s * x).collect())
                 .unwrap_or_else(|| vec![0.0; n]),
         }
+    }
+
+    fn values_after_move(&mut self, game: &GtpGame, pla: Player, mv: Move) -> Option<[f64; 3]> {
+        // KataGo's numVisitsForFriendlyPass.
+        let g = &self.genmove_params;
+        let visits = 8 + (g.max_visits.min(g.max_playouts) / 10).min(1000);
+        let params = self.scoring_params(visits);
+        let mut game = game.clone();
+        game.set_player_if_new(pla);
+        let mut state = game.state();
+        if !state.is_legal(mv) {
+            return None;
+        }
+        state.play(mv);
+        let evaluator = self.search.evaluator().clone();
+        let mut search = Search::new(params, evaluator, state, self.rng.gen());
+        if let Err(e) = search.run(&RunOptions::default()) {
+            eprintln!("friendly-pass search failed: {e}");
+            return None;
+        }
+        let v = search.view().root_values();
+        Some([v.utility, v.score_mean, v.lead])
     }
 
     fn estimate_lead(&mut self, game: &GtpGame, pla: Player) -> f64 {

@@ -12,7 +12,7 @@ use super::analysis_format::{
     format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
 };
 use super::bot::{SearchOutcome, SearchPurpose, SearchRequest};
-use super::engine::{Background, GtpEngine, Handled};
+use super::engine::{chain_statuses, Background, GtpEngine, Handled};
 use super::protocol::{format_header, format_response, CommandLine};
 
 impl GtpEngine {
@@ -135,8 +135,9 @@ impl GtpEngine {
                 return Err("genmove returned null location or illegal move".into());
             }
         };
+        let best = self.maybe_friendly_pass(pla, outcome.best);
         let outcome = SearchOutcome {
-            best: self.maybe_cleanup_before_pass(pla, outcome.best),
+            best: self.maybe_cleanup_before_pass(pla, best),
             ..outcome
         };
         self.recent_win_loss.push(outcome.white_win_loss);
@@ -156,6 +157,82 @@ impl GtpEngine {
         } else {
             vertex
         })
+    }
+
+    /// KataGo's `maybeFriendlyPass`: when the opponent has just passed and
+    /// passing too would end the game under area scoring with friendly
+    /// passes (rules with `friendlyPassOk`, or `friendlyPass = true`), pass
+    /// instead of `mv` if the game is settled: no dead stone needs removing
+    /// to see the borders closed (every point the search owns surely lies
+    /// in a closed area once dead stones are lifted), `mv` touches no
+    /// living opponent stone and saves nothing in atari, and a search after
+    /// passing rates the game no worse than one after `mv` (utility within
+    /// 0.1, score and lead within 0.25 points).
+    fn maybe_friendly_pass(&mut self, pla: Player, mv: Move) -> Move {
+        let s = &self.settings;
+        if s.cleanup_before_pass == Enabled::True || mv == Move::Pass {
+            return mv;
+        }
+        let hist = self.game.history();
+        let rules = *hist.rules();
+        let wanted = match s.friendly_pass {
+            Enabled::True => true,
+            Enabled::False => false,
+            Enabled::Auto => rules.friendly_pass_ok && rules.scoring_rule == ScoringRule::Area,
+        };
+        let board = *self.game.board();
+        let opponent_passed = hist.moves().last() == Some(&(Move::Pass, pla.opp()));
+        if !wanted
+            || rules.scoring_rule != ScoringRule::Area
+            || !hist.is_final_phase()
+            || hist.has_button()
+            || !hist.pass_would_end_phase(&board, pla)
+            || !opponent_passed
+        {
+            return mv;
+        }
+        let Move::Play(loc) = mv else {
+            return mv;
+        };
+        let suicide_legal = hist.suicide_legal_for_pass_alive();
+        let ownership = self.bot.lock().estimate_final(&self.game, pla).ownership;
+        let alive = chain_statuses(&board, &ownership);
+        let mut clean = board;
+        for l in board.locs() {
+            if board.get(l) != Color::Empty && !alive[l.idx()] {
+                clean.set_stone(l, Color::Empty);
+            }
+        }
+        let area = clean.calculate_area(AreaOptions {
+            non_pass_alive_stones: true,
+            safe_big_territories: true,
+            unsafe_big_territories: true,
+            multi_stone_suicide_legal: suicide_legal,
+        });
+        let xs = board.x_size();
+        let unsurrounded = board.locs().any(|l| {
+            let (x, y) = l.xy(xs);
+            let own = ownership.get(y * xs + x).copied().unwrap_or(0.0);
+            (own > 0.75 && area.get(l) != Color::White)
+                || (own < -0.75 && area.get(l) != Color::Black)
+        });
+        if unsurrounded
+            || clean.is_adjacent_to_pla(loc, pla.opp())
+            || clean.would_be_capture(loc, pla.opp())
+        {
+            return mv;
+        }
+        let (after_pass, after_move) = {
+            let mut bot = self.bot.lock();
+            (
+                bot.values_after_move(&self.game, pla, Move::Pass),
+                bot.values_after_move(&self.game, pla, mv),
+            )
+        };
+        match (after_pass, after_move) {
+            (Some(p), Some(m)) if passing_is_no_worse(pla, p, m) => Move::Pass,
+            _ => mv,
+        }
     }
 
     /// KataGo's `maybeCleanupBeforePass`: instead of passing, capture an
@@ -374,5 +451,35 @@ impl GtpEngine {
             handle,
             ends_response: false,
         });
+    }
+}
+
+/// KataGo's test in `maybeFriendlyPass`: passing is fine for `pla` if,
+/// after it, White's utility, expected score and lead (`[utility, score,
+/// lead]`) are no better for the opponent than after the move, within
+/// 0.1 utility and a quarter point.
+fn passing_is_no_worse(pla: Player, after_pass: [f64; 3], after_move: [f64; 3]) -> bool {
+    // White wants these high, Black low.
+    let sign = if pla == Player::White { 1.0 } else { -1.0 };
+    let margins = [0.1, 0.25, 0.25];
+    (0..3).all(|i| sign * after_pass[i] > sign * after_move[i] - margins[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn friendly_pass_margins_are_katago_s() {
+        let mv = [0.5, 3.0, 3.0];
+        // White: passing may cost up to 0.1 utility and a quarter point.
+        assert!(passing_is_no_worse(Player::White, [0.45, 2.8, 2.8], mv));
+        assert!(!passing_is_no_worse(Player::White, [0.39, 2.8, 2.8], mv));
+        assert!(!passing_is_no_worse(Player::White, [0.5, 2.7, 3.0], mv));
+        assert!(!passing_is_no_worse(Player::White, [0.5, 3.0, 2.74], mv));
+        // Black wants White's values low.
+        assert!(passing_is_no_worse(Player::Black, [0.55, 3.2, 3.2], mv));
+        assert!(!passing_is_no_worse(Player::Black, [0.61, 3.0, 3.0], mv));
+        assert!(!passing_is_no_worse(Player::Black, [0.5, 3.3, 3.0], mv));
     }
 }

@@ -53,6 +53,12 @@ pub trait SearchState: Clone + Send + Sync {
     fn ko_loc(&self) -> Option<Loc>;
     /// A hash of the position (stones, player, ko) for symmetry checks and logs.
     fn position_hash(&self) -> u64;
+    /// Whether a pass by the player to move would end the game although,
+    /// under friendly-pass rules, the search should look past it (KataGo's
+    /// `shouldSuppressEndGameFromFriendlyPass`). Default: never.
+    fn friendly_pass_continues(&self) -> bool {
+        false
+    }
     /// The board symmetries this position is invariant under, identity
     /// first (for root symmetry pruning). Any ko ban makes a position
     /// asymmetric. The default compares stones; states with more that

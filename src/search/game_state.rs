@@ -109,6 +109,11 @@ impl SearchState for GameState {
         })
     }
 
+    fn friendly_pass_continues(&self) -> bool {
+        self.hist
+            .should_suppress_end_game_from_friendly_pass(&self.board, self.next)
+    }
+
     fn position_hash(&self) -> u64 {
         self.hist
             .situation_rules_and_ko_hash(&self.board, self.next, 0.0)

@@ -354,10 +354,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             if let Some(c) = children.iter().find(|c| c.mv == mv) {
                 break c.node.clone();
             }
-            // Only a conservative pass at the root needs the state after
-            // the move (a state clone is a few KB; skip it otherwise).
-            let force_non_terminal =
-                mv == Move::Pass && is_root && self.params.conservative_pass && {
+            // A pass that ends the game is searched past (KataGo's
+            // forceNonTerminal) at the root with conservative passing, and
+            // anywhere under friendly-pass rules. Only then is the state
+            // after the move needed (a clone is a few KB).
+            let force_non_terminal = mv == Move::Pass
+                && ((is_root && self.params.conservative_pass)
+                    || w.state.friendly_pass_continues())
+                && {
                     let mut after = w.state.clone();
                     after.play(mv);
                     after.outcome().is_some()

@@ -20,6 +20,8 @@ struct ToyGo {
     ko: Option<Loc>,
     history: Vec<(Player, Move)>,
     komi: f64,
+    /// Friendly-pass rules: a game-ending pass is searched past.
+    friendly: bool,
 }
 
 impl ToyGo {
@@ -32,6 +34,7 @@ impl ToyGo {
             ko: None,
             history: vec![],
             komi: 0.5,
+            friendly: false,
         }
     }
     fn put(&mut self, x: usize, y: usize, c: Color) {
@@ -162,6 +165,9 @@ impl SearchState for ToyGo {
     }
     fn pass_would_end_game(&self) -> bool {
         self.passes >= 1
+    }
+    fn friendly_pass_continues(&self) -> bool {
+        self.friendly && self.passes == 1
     }
     fn color_at(&self, loc: Loc) -> Color {
         self.board[loc.idx()]
@@ -589,4 +595,31 @@ fn a_ko_ban_or_a_stone_breaks_root_symmetry() {
     let mut s = Search::new(p, MaterialEval::new(), g, 1);
     s.run(&RunOptions::default()).unwrap();
     assert_eq!(s.view().root_symmetries().len(), 1);
+}
+
+#[test]
+fn friendly_pass_rules_search_past_a_game_ending_pass() {
+    // White just passed: Black's pass would end the game. With friendly
+    // passes the search looks past it (the pass child gets children);
+    // without, the pass is a terminal leaf.
+    let mut g = capture_position();
+    g.passes = 1;
+    g.history.push((Player::White, Move::Pass));
+    let pass_pv = |friendly: bool| {
+        let mut g = g.clone();
+        g.friendly = friendly;
+        let mut p = params(600, 1);
+        p.conservative_pass = false;
+        let mut s = Search::new(p, MaterialEval::new(), g, 5);
+        // Only passing at the root, so that every playout goes through it.
+        s.set_allow_moves(Player::Black, &[Move::Pass], 1);
+        s.run(&RunOptions::default()).unwrap();
+        let infos = s.view().move_infos(4, false);
+        let pass = infos.iter().find(|m| m.mv == Move::Pass).cloned();
+        pass.map(|m| (m.visits, m.pv.len()))
+    };
+    let (visits, len) = pass_pv(true).expect("pass searched");
+    assert!(visits > 100 && len > 1, "{visits} {len}");
+    let (visits, len) = pass_pv(false).expect("pass searched");
+    assert!(visits > 100 && len == 1, "terminal pass: {visits} {len}");
 }
