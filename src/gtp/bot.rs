@@ -55,6 +55,9 @@ pub struct SearchRequest<'a> {
     pub want_ownership: bool,
     /// Seconds between analysis reports (`None`: no reports).
     pub report_interval: Option<f64>,
+    /// Report at least this many moves, padding with unvisited ones
+    /// (`minmoves`).
+    pub min_moves: usize,
 }
 
 /// The end of a search.

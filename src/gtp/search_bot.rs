@@ -298,6 +298,7 @@ fn snapshot(
     params: &SearchParams,
     pv_len: usize,
     own: bool,
+    min_moves: usize,
 ) -> AnalysisSnapshot {
     let Some(root) = view.root_info() else {
         return AnalysisSnapshot::default();
@@ -312,7 +313,7 @@ fn snapshot(
         None => (None, None),
     };
     let moves = view
-        .with_symmetric_copies(view.move_infos(pv_len, own))
+        .with_symmetric_copies(view.pad_with_unvisited(view.move_infos(pv_len, own), min_moves))
         .into_iter()
         .map(|m| {
             let winrate = white_wr(m.winrate);
@@ -415,9 +416,10 @@ impl GtpBot for SearchBot {
         };
         let pv_len = self.analysis_pv_len;
         let want_own = req.want_ownership;
+        let min_moves = req.min_moves;
         let report = Mutex::new(report);
         let callback = |view: &SearchView<'_>| {
-            let snap = snapshot(view, view.params, pv_len, want_own);
+            let snap = snapshot(view, view.params, pv_len, want_own, min_moves);
             if snap.root.is_some() {
                 (report.lock())(&snap);
             }
@@ -440,7 +442,7 @@ impl GtpBot for SearchBot {
         }
         self.search.clear_avoid_moves();
         let view = self.search.view();
-        let snap = snapshot(&view, self.search.params(), pv_len, want_own);
+        let snap = snapshot(&view, self.search.params(), pv_len, want_own, min_moves);
         // genmove_analyze reports once more at the end, as KataGo does;
         // analysis that ran into a limit reports its final state too (KataGo
         // may print nothing at all when the limit comes before the first

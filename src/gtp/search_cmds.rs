@@ -116,6 +116,7 @@ impl GtpEngine {
             avoid: analysis.map_or(&no_avoid, |a| &a.avoid),
             want_ownership: analysis.is_some_and(AnalyzeArgs::wants_ownership),
             report_interval: analysis.and_then(|a| a.report_interval),
+            min_moves: analysis.map_or(0, |a| a.min_moves),
         };
         let stop = AtomicBool::new(false);
         let out = self.out.clone();
@@ -388,6 +389,7 @@ impl GtpEngine {
                 avoid: &avoid,
                 want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
                 report_interval: args.as_ref().and_then(|a| a.report_interval),
+                min_moves: args.as_ref().map_or(0, |a| a.min_moves),
             };
             let mut report = |snap: &super::AnalysisSnapshot| {
                 if let Some(a) = &args {
@@ -425,6 +427,7 @@ impl GtpEngine {
                 avoid: &avoid,
                 want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
                 report_interval: args.as_ref().and_then(|a| a.report_interval),
+                min_moves: args.as_ref().map_or(0, |a| a.min_moves),
             };
             let mut report = |snap: &super::AnalysisSnapshot| {
                 if let Some(a) = &args {

@@ -351,6 +351,83 @@ impl SearchView<'_> {
         Some(super::playout::move_of_index(i, self.x_size, self.y_size))
     }
 
+    /// `infos` padded to at least `min_moves` entries with the root moves of
+    /// highest policy that have no visits (KataGo's `minMovesToTryToGet`,
+    /// GTP's `minmoves`), valued as KataGo values an unvisited child: the
+    /// first-play-urgency utility, the root's score and lead, and (when
+    /// only winning counts, `winLossUtilityFactor` 1) the root's winrate
+    /// moved by the FPU's utility difference.
+    pub fn pad_with_unvisited(&self, mut infos: Vec<MoveInfo>, min_moves: usize) -> Vec<MoveInfo> {
+        let p = self.params;
+        let Some(nn) = self.root.nn() else {
+            return infos;
+        };
+        let (xs, ys) = (self.x_size, self.y_size);
+        let pla = self.root_pla;
+        let s = sign(pla);
+        let root = self.root.values();
+        if infos.len() >= min_moves || root.visits <= 0 || root.weight_sum <= 0.0 {
+            return infos;
+        }
+        let visited_policy: f64 = self
+            .root
+            .children()
+            .iter()
+            .map(|c| (nn.policy[policy_index(c.mv, xs, ys)] as f64).max(0.0))
+            .sum();
+        let fpu = explore::fpu_value(
+            p,
+            pla,
+            true,
+            root.utility,
+            self.utility.of_nn(&nn),
+            visited_policy,
+        );
+        let win_loss = if p.win_loss_utility_factor == 1.0 {
+            (root.win_loss + (fpu - root.utility)).clamp(-1.0, 1.0)
+        } else {
+            0.0
+        };
+        let winrate = 0.5 * (1.0 + s * win_loss);
+        let score_stdev = score_stdev(root.score_mean, root.score_mean_sq);
+        let mut candidates: Vec<usize> = (0..nn.policy.len())
+            .filter(|&i| nn.policy[i] >= 0.0)
+            .filter(|&i| {
+                let mv = super::playout::move_of_index(i, xs, ys);
+                infos.iter().all(|m| m.mv != mv)
+            })
+            .collect();
+        // Highest policy first; ties in board order, as KataGo's scan.
+        candidates.sort_by(|&a, &b| nn.policy[b].total_cmp(&nn.policy[a]).then(a.cmp(&b)));
+        for i in candidates.into_iter().take(min_moves - infos.len()) {
+            let mv = super::playout::move_of_index(i, xs, ys);
+            infos.push(MoveInfo {
+                mv,
+                visits: 0,
+                edge_visits: 0,
+                weight: 0.0,
+                winrate,
+                score_mean: s * root.score_mean,
+                score_lead: s * root.lead,
+                score_selfplay: s * root.score_mean,
+                score_stdev,
+                prior: nn.policy[i] as f64,
+                utility: s * fpu,
+                lcb: winrate,
+                utility_lcb: s * fpu,
+                order: infos.len(),
+                play_selection_value: 0.0,
+                pv: vec![mv],
+                pv_visits: vec![0],
+                pv_edge_visits: vec![0],
+                ownership: None,
+                ownership_stdev: None,
+                is_symmetry_of: None,
+            });
+        }
+        infos
+    }
+
     /// `infos` with the moves that root symmetry pruning did not search
     /// added after the searched move they are copies of (KataGo's
     /// `duplicateForSymmetries`, what front ends get); unchanged when the

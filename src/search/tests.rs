@@ -623,3 +623,34 @@ fn friendly_pass_rules_search_past_a_game_ending_pass() {
     let (visits, len) = pass_pv(false).expect("pass searched");
     assert!(visits > 100 && len == 1, "terminal pass: {visits} {len}");
 }
+
+#[test]
+fn minmoves_pads_with_unvisited_moves_by_policy() {
+    let mut s = Search::new(params(10, 1), MaterialEval::new(), capture_position(), 3);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let searched = view.move_infos(3, false);
+    assert!(searched.len() < 15, "{}", searched.len());
+    assert_eq!(view.pad_with_unvisited(searched.clone(), 0), searched);
+    let padded = view.pad_with_unvisited(searched.clone(), 15);
+    assert_eq!(padded.len(), 15);
+    assert_eq!(padded[..searched.len()], searched[..]);
+    let extra = &padded[searched.len()..];
+    for (i, m) in extra.iter().enumerate() {
+        assert_eq!((m.visits, m.pv.len(), m.order), (0, 1, searched.len() + i));
+        assert!(searched.iter().all(|o| o.mv != m.mv));
+        // All valued alike (first-play urgency), by policy order.
+        assert_eq!((m.utility, m.winrate), (extra[0].utility, extra[0].winrate));
+        if i > 0 {
+            assert!(m.prior <= extra[i - 1].prior);
+        }
+    }
+    // FPU is below the root's own value for the player to move.
+    let root = view.root_info().unwrap();
+    assert!(
+        extra[0].utility < root.utility,
+        "{} {}",
+        extra[0].utility,
+        root.utility
+    );
+}
