@@ -8,6 +8,8 @@
 //! - [`nn`]: KataGo networks on libtorch: model files, input features,
 //!   the batching evaluator.
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
+//! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
+//!   and training.
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
@@ -17,6 +19,7 @@ pub mod analysis;
 pub mod benchmark;
 pub mod cli;
 pub mod config;
+pub mod data;
 pub mod game;
 pub mod gtp;
 pub mod nn;
