@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use crate::game::Rules;
 
-use super::position::Position;
 use super::query::MoveRestriction;
 use super::response::AnalysisSnapshot;
+use crate::game::GameState;
 
 /// One loaded network, as `query_models` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl SnapshotContents {
 #[derive(Debug, Clone)]
 pub struct SearchJob<P> {
     /// The position at the analysed turn, with its history and rules.
-    pub position: Position,
+    pub position: GameState,
     /// Search parameters (visits, exploration, ...).
     pub params: P,
     /// What the snapshots must contain.

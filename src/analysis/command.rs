@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
-use crate::search::{GameState, SearchParams, SetupFor};
+use crate::game::{GameOptions, GameState};
+use crate::search::{SearchParams, SetupFor};
 use crate::setup::{load_network, Network, SetupError};
 
 use super::backend::{AnalysisBackend, ModelInfo};
-use super::position::{Position, ReplayOptions};
 use super::query::ParseOptions;
 use super::response::ReportPerspective;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
@@ -101,10 +101,10 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
         },
         analysis_pv_len: cfg.get_i64_or("analysisPVLen", 15, 1..=100)? as usize,
         perspective,
-        replay: ReplayOptions {
+        replay: GameOptions {
             assume_multiple_starting_black_moves_are_handicap: cfg
                 .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)?,
-            prevent_encore: cfg.get_bool_or("preventCleanupPhase", true)?,
+            prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true)?,
         },
     })
 }
@@ -206,8 +206,7 @@ fn network_backend(
     base: Vec<(String, serde_json::Value)>,
     net: &Network,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
-    let make_state: MakeState<GameState> =
-        Arc::new(|p: &Position| GameState::new(p.board, p.history.clone(), p.to_move));
+    let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
     let model = ModelInfo {
         name: net
             .model_path

@@ -1,66 +1,25 @@
 //! Turning a parsed query into the positions to search: place the initial
 //! stones, replay the moves as KataGo's analysis engine does, keep a copy of
-//! each requested turn.
+//! each requested turn; and the facts about a position the response reports.
 
-use crate::game::{Board, BoardHistory, Color, Hash128, Loc, Player};
+use crate::game::{Board, BoardHistory, Color, GameOptions, GameState, Hash128, Loc, Player};
 
 use super::query::{AnalyzeQuery, QueryError};
 use super::response::PositionFacts;
 
-/// How the replay treats the game record (from the config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayOptions {
-    /// Several black moves in a row at the start count as handicap stones
-    /// (`assumeMultipleStartingBlackMovesAreHandicap`, default true).
-    pub assume_multiple_starting_black_moves_are_handicap: bool,
-    /// Passes that would start the territory-scoring encore do not
-    /// (`preventCleanupPhase`, default true).
-    pub prevent_encore: bool,
-}
-
-impl Default for ReplayOptions {
-    fn default() -> Self {
-        ReplayOptions {
-            assume_multiple_starting_black_moves_are_handicap: true,
-            prevent_encore: true,
-        }
-    }
-}
-
-/// One position to analyse: the board, its history (ko, superko, encore,
-/// handicap, rules and komi) and the player to move.
-#[derive(Debug, Clone)]
-pub struct Position {
-    pub board: Board,
-    pub history: BoardHistory,
-    pub to_move: Player,
-}
-
-impl Position {
-    /// Board width.
-    pub fn x_size(&self) -> usize {
-        self.board.x_size()
-    }
-
-    /// Board height.
-    pub fn y_size(&self) -> usize {
-        self.board.y_size()
-    }
-
-    /// Size, player to move and hashes, for the response.
-    pub fn facts(&self) -> PositionFacts {
-        let this = self.board.sit_hash_with_simple_ko(self.to_move);
-        let sym = (1..8)
-            .filter_map(|sym| symmetric_board(&self.board, sym))
-            .map(|b| b.sit_hash_with_simple_ko(self.to_move))
-            .fold(this, |a, b| if b.0 < a.0 { b } else { a });
-        PositionFacts {
-            board_x_size: self.x_size(),
-            board_y_size: self.y_size(),
-            to_move: self.to_move,
-            this_hash: split(this),
-            sym_hash: split(sym),
-        }
+/// Size, player to move and hashes of a position, for the response.
+pub fn position_facts(pos: &GameState) -> PositionFacts {
+    let this = pos.board.sit_hash_with_simple_ko(pos.next);
+    let sym = (1..8)
+        .filter_map(|sym| symmetric_board(&pos.board, sym))
+        .map(|b| b.sit_hash_with_simple_ko(pos.next))
+        .fold(this, |a, b| if b.0 < a.0 { b } else { a });
+    PositionFacts {
+        board_x_size: pos.x_size(),
+        board_y_size: pos.y_size(),
+        to_move: pos.next,
+        this_hash: split(this),
+        sym_hash: split(sym),
     }
 }
 
@@ -99,11 +58,13 @@ fn symmetric_board(board: &Board, sym: u8) -> Option<Board> {
 }
 
 /// The positions at the requested turns, in turn order, or the error for
-/// the first move that cannot be played.
+/// the first move that cannot be played. Moves are applied as
+/// [`GameState::play_tolerant`] (a move out of turn restarts the history,
+/// as KataGo does when a record has a gap).
 pub fn build_positions(
     q: &AnalyzeQuery,
-    opts: &ReplayOptions,
-) -> Result<Vec<(usize, Position)>, QueryError> {
+    opts: &GameOptions,
+) -> Result<Vec<(usize, GameState)>, QueryError> {
     let (xs, ys) = (q.board_x_size, q.board_y_size);
     let mut board = Board::new(xs, ys).map_err(|e| QueryError::Field {
         id: q.id.clone(),
@@ -115,49 +76,26 @@ pub fn build_positions(
             board.set_stone(loc, s.player.color());
         }
     }
-    let mut next = q.initial_player.unwrap_or_else(|| match q.moves.first() {
+    let next = q.initial_player.unwrap_or_else(|| match q.moves.first() {
         Some(m) => m.player,
         None if BoardHistory::num_handicap_stones_on_board(&board) > 0 => Player::White,
         None => Player::Black,
     });
-    let new_history = |board: &Board, pla: Player, encore: u8| -> BoardHistory {
-        let mut h = BoardHistory::new_in_encore(board, pla, q.rules, encore)
-            .unwrap_or_else(|_| BoardHistory::new(board, pla, q.rules));
-        h.set_assume_multiple_starting_black_moves_are_handicap(
-            opts.assume_multiple_starting_black_moves_are_handicap,
-        );
-        h
-    };
-    let mut hist = new_history(&board, next, 0);
+    let mut state = GameState::start(board, next, q.rules, *opts);
 
     let mut out = Vec::with_capacity(q.analyze_turns.len());
     for turn in 0..=q.moves.len() {
         if q.analyze_turns.binary_search(&turn).is_ok() {
-            out.push((
-                turn,
-                Position {
-                    board,
-                    history: hist.clone(),
-                    to_move: next,
-                },
-            ));
+            out.push((turn, state.clone()));
         }
         let Some(m) = q.moves.get(turn) else { break };
-        // A move out of turn restarts the history from the current board,
-        // as KataGo does (the record has a gap, e.g. a missing pass).
-        if m.player != next {
-            board.clear_simple_ko_loc();
-            hist = new_history(&board, m.player, hist.encore_phase());
-        }
-        if !hist.is_legal_tolerant(&board, m.mv, m.player) {
+        if !state.play_tolerant(m.mv, m.player) {
             return Err(QueryError::Field {
                 id: q.id.clone(),
                 field: "moves".into(),
                 message: format!("Illegal move {turn}: {}", m.mv.to_gtp(xs, ys)),
             });
         }
-        hist.play_with_options(&mut board, m.mv, m.player, opts.prevent_encore);
-        next = m.player.opp();
     }
     Ok(out)
 }
@@ -167,11 +105,11 @@ mod tests {
     use super::*;
     use crate::analysis::query::{parse_line, ParseOptions, Request};
 
-    fn positions(line: &str) -> Result<Vec<(usize, Position)>, QueryError> {
+    fn positions(line: &str) -> Result<Vec<(usize, GameState)>, QueryError> {
         let Ok(Request::Analyze(q)) = parse_line(line, &ParseOptions::default()).result else {
             panic!("not a query: {line}");
         };
-        build_positions(&q, &ReplayOptions::default())
+        build_positions(&q, &GameOptions::default())
     }
 
     #[test]
@@ -183,11 +121,11 @@ mod tests {
         .unwrap();
         let turns: Vec<usize> = p.iter().map(|t| t.0).collect();
         assert_eq!(turns, [0, 2, 3]);
-        assert_eq!(p[0].1.to_move, Player::Black);
-        assert_eq!(p[1].1.to_move, Player::Black);
-        assert_eq!(p[2].1.to_move, Player::White);
+        assert_eq!(p[0].1.next, Player::Black);
+        assert_eq!(p[1].1.next, Player::Black);
+        assert_eq!(p[2].1.next, Player::White);
         assert_eq!(p[2].1.board.num_stones(), 2);
-        assert_eq!(p[2].1.history.rules().komi, 7.5);
+        assert_eq!(p[2].1.hist.rules().komi, 7.5);
     }
 
     #[test]
@@ -213,7 +151,7 @@ mod tests {
                "boardXSize":19,"boardYSize":19}"#,
         )
         .unwrap();
-        assert_eq!(p[0].1.to_move, Player::White);
+        assert_eq!(p[0].1.next, Player::White);
         assert_eq!(p[0].1.board.num_stones(), 2);
     }
 
@@ -223,7 +161,7 @@ mod tests {
             let line = format!(
                 r#"{{"id":"a","moves":[["B","{v}"]],"rules":"chinese","boardXSize":19,"boardYSize":19}}"#
             );
-            positions(&line).unwrap()[0].1.facts()
+            position_facts(&positions(&line).unwrap()[0].1)
         };
         let (a, b, c) = (at("D4"), at("Q16"), at("C4"));
         assert_eq!(a.sym_hash, b.sym_hash);

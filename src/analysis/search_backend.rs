@@ -3,7 +3,7 @@
 //! one [`Search`] per analysis thread, all sharing one evaluator.
 //!
 //! Generic over the search's game state `S` and evaluator `E`; the caller
-//! says how a [`Position`] becomes an `S`.
+//! says how a [`GameState`] becomes an `S`.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -18,9 +18,9 @@ use crate::search::{
 };
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher, SnapshotContents};
-use super::position::Position;
 use super::query::MoveRestriction;
 use super::response::{AnalysisSnapshot, MoveStats, RootStats};
+use crate::game::GameState;
 
 /// KataGo's alias: the analysis config may say
 /// `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
@@ -39,7 +39,7 @@ pub fn config_search_settings(cfg: &Config) -> Vec<(String, Value)> {
 }
 
 /// Converts a query position to the search's game state.
-pub type MakeState<S> = Arc<dyn Fn(&Position) -> S + Send + Sync>;
+pub type MakeState<S> = Arc<dyn Fn(&GameState) -> S + Send + Sync>;
 
 /// [`AnalysisBackend`] over [`Search`].
 pub struct SearchBackend<S, E> {

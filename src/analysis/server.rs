@@ -20,7 +20,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value};
 
 use super::backend::{AnalysisBackend, ProgressSchedule, SearchJob, Searcher, SnapshotContents};
-use super::position::{build_positions, ReplayOptions};
+use super::position::{build_positions, position_facts};
 use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, ParseOptions, QueryError, QueryWarning,
     Request,
@@ -28,6 +28,7 @@ use super::query::{
 use super::response::{
     analysis_json, no_results_json, PositionFacts, ReportOptions, ReportPerspective,
 };
+use crate::game::GameOptions;
 
 /// Version reported by `query_version`: the KataGo release whose protocol
 /// this engine speaks, since tools compare it to enable features.
@@ -48,7 +49,7 @@ pub struct ServerOptions {
     /// Default perspective (`reportAnalysisWinratesAs`, SIDETOMOVE).
     pub perspective: ReportPerspective,
     /// How game records are replayed.
-    pub replay: ReplayOptions,
+    pub replay: GameOptions,
 }
 
 impl Default for ServerOptions {
@@ -59,7 +60,7 @@ impl Default for ServerOptions {
             parse: ParseOptions::default(),
             analysis_pv_len: 15,
             perspective: ReportPerspective::SideToMove,
-            replay: ReplayOptions::default(),
+            replay: GameOptions::default(),
         }
     }
 }
@@ -473,7 +474,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                 .iter()
                 .position(|&t| t == turn)
                 .map_or(0, |i| q.turn_priorities[i]);
-            let facts = position.facts();
+            let facts = position_facts(&position);
             let task = Task {
                 internal_id: self.next_internal_id,
                 id: q.id.clone(),

@@ -100,13 +100,13 @@ impl Searcher<StubParams> for StubSearcher {
         on_progress: &(dyn Fn(&AnalysisSnapshot) + Sync),
     ) -> AnalysisSnapshot {
         let pos = &job.position;
-        let pla = pos.to_move;
+        let pla = pos.next;
         let mut candidates: Vec<Move> = pos
             .board
             .locs()
             .map(Move::Play)
             .chain([Move::Pass])
-            .filter(|&mv| pos.history.is_legal(&pos.board, mv, pla))
+            .filter(|&mv| pos.hist.is_legal(&pos.board, mv, pla))
             .collect();
         if let Some(r) = &job.restriction {
             candidates.retain(|&mv| !r.is_barred(pla, mv, 0));

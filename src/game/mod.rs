@@ -13,6 +13,7 @@ mod history;
 mod ladder;
 mod rules;
 pub mod sgf;
+mod state;
 mod types;
 mod zobrist;
 
@@ -24,8 +25,9 @@ pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
     WhiteHandicapBonusRule, MAX_USER_KOMI, MIN_USER_KOMI,
 };
+pub use state::{GameOptions, GameState};
 pub use types::{
-    Color, CoordError, CoordErrorKind, Loc, Move, Player, MAX_ARR_SIZE, MAX_LEN, MAX_PLAY_SIZE,
-    MIN_LEN,
+    ByPlayer, Color, CoordError, CoordErrorKind, Loc, Move, Player, PlayerParseError, MAX_ARR_SIZE,
+    MAX_LEN, MAX_PLAY_SIZE, MIN_LEN,
 };
 pub use zobrist::Hash128;

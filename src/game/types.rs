@@ -72,6 +72,60 @@ impl Player {
     }
 }
 
+/// A `Player` that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a player: {0:?} (expected b, black, w or white)")]
+pub struct PlayerParseError(pub String);
+
+impl std::str::FromStr for Player {
+    type Err = PlayerParseError;
+
+    /// As [`Player::parse`], with a typed error.
+    fn from_str(s: &str) -> Result<Player, PlayerParseError> {
+        Player::parse(s).ok_or_else(|| PlayerParseError(s.to_string()))
+    }
+}
+
+/// One value per player, indexed by [`Player`] (black first), so per-player
+/// state needs no `pla.index()` arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ByPlayer<T>(pub [T; 2]);
+
+impl<T> ByPlayer<T> {
+    /// Black's and White's values.
+    pub const fn new(black: T, white: T) -> ByPlayer<T> {
+        ByPlayer([black, white])
+    }
+
+    /// The same value for both players.
+    pub fn both(v: T) -> ByPlayer<T>
+    where
+        T: Clone,
+    {
+        ByPlayer([v.clone(), v])
+    }
+
+    /// `(player, value)` pairs, black first.
+    pub fn iter(&self) -> impl Iterator<Item = (Player, &T)> {
+        Player::BOTH.into_iter().zip(self.0.iter())
+    }
+}
+
+impl<T> std::ops::Index<Player> for ByPlayer<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, p: Player) -> &T {
+        &self.0[p.index()]
+    }
+}
+
+impl<T> std::ops::IndexMut<Player> for ByPlayer<T> {
+    #[inline]
+    fn index_mut(&mut self, p: Player) -> &mut T {
+        &mut self.0[p.index()]
+    }
+}
+
 impl std::ops::Not for Player {
     type Output = Player;
     #[inline]
@@ -163,6 +217,19 @@ impl Loc {
     pub fn idx(self) -> usize {
         self.0 as usize
     }
+
+    /// Parses a vertex as [`Move::parse`] does; a pass is an error
+    /// ([`CoordErrorKind::Pass`]). A `Loc` depends on the board size, so
+    /// this takes the size instead of being `FromStr`.
+    pub fn parse(s: &str, x_size: usize, y_size: usize) -> Result<Loc, CoordError> {
+        match Move::parse(s, x_size, y_size)? {
+            Move::Play(loc) => Ok(loc),
+            Move::Pass => Err(CoordError {
+                text: s.to_string(),
+                kind: CoordErrorKind::Pass,
+            }),
+        }
+    }
 }
 
 /// A move: a stone on a point, or a pass.
@@ -186,6 +253,30 @@ impl Move {
     #[inline]
     pub fn is_pass(self) -> bool {
         self == Move::Pass
+    }
+
+    /// Index of this move in a policy vector: `y * x_size + x` (`y = 0` the
+    /// top row), pass last at `x_size * y_size`, as KataGo's network.
+    #[inline]
+    pub fn policy_index(self, x_size: usize, y_size: usize) -> usize {
+        match self {
+            Move::Pass => x_size * y_size,
+            Move::Play(loc) => {
+                let (x, y) = loc.xy(x_size);
+                y * x_size + x
+            }
+        }
+    }
+
+    /// The move at a policy index (the inverse of [`Move::policy_index`];
+    /// any index past the board is a pass).
+    #[inline]
+    pub fn from_policy_index(i: usize, x_size: usize, y_size: usize) -> Move {
+        if i >= x_size * y_size {
+            Move::Pass
+        } else {
+            Move::Play(Loc::from_xy(i % x_size, i / x_size, x_size))
+        }
     }
 
     /// The move in GTP form: `pass`, `Q16`, or `AA5` past the 25th column.
@@ -279,11 +370,13 @@ pub enum CoordErrorKind {
     Syntax,
     /// A vertex, but not on this board.
     OffBoard,
+    /// A pass where a point was needed.
+    Pass,
 }
 
 /// A vertex that could not be parsed, with the text that was given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {text:?}", match .kind { CoordErrorKind::Syntax => "not a vertex", CoordErrorKind::OffBoard => "vertex is off the board" })]
+#[error("{}: {text:?}", match .kind { CoordErrorKind::Syntax => "not a vertex", CoordErrorKind::OffBoard => "vertex is off the board", CoordErrorKind::Pass => "a pass is not a point" })]
 pub struct CoordError {
     pub text: String,
     pub kind: CoordErrorKind,
@@ -348,7 +441,30 @@ mod tests {
         assert_eq!(Move::Play(Loc::from_xy(26, 0, 30)).to_gtp(30, 3), "AB3");
     }
 
+    #[test]
+    fn small_types_parse_and_index() {
+        assert_eq!("W".parse::<Player>(), Ok(Player::White));
+        assert_eq!("black".parse::<Player>(), Ok(Player::Black));
+        assert!("x".parse::<Player>().is_err());
+        assert_eq!(
+            Loc::parse("pass", 9, 9).unwrap_err().kind,
+            CoordErrorKind::Pass
+        );
+        assert_eq!(Loc::parse("A9", 9, 9), Ok(Loc::from_xy(0, 0, 9)));
+        let mut bp = ByPlayer::new(1, 2);
+        bp[Player::White] += 5;
+        assert_eq!((bp[Player::Black], bp[Player::White]), (1, 7));
+        assert_eq!(Move::Pass.policy_index(9, 7), 63);
+        assert_eq!(Move::Play(Loc::from_xy(2, 1, 9)).policy_index(9, 7), 11);
+    }
+
     proptest! {
+        #[test]
+        fn policy_index_round_trips(xs in 2usize..=25, ys in 2usize..=25, i in 0usize..700) {
+            let i = i % (xs * ys + 1);
+            prop_assert_eq!(Move::from_policy_index(i, xs, ys).policy_index(xs, ys), i);
+        }
+
         #[test]
         fn vertex_parser_never_panics(s in "\\PC{0,12}", xs in 2usize..=25, ys in 2usize..=25) {
             let _ = Move::parse(&s, xs, ys);

@@ -6,7 +6,7 @@
 //! White's point of view as KataGo's search keeps them); [`format_analysis`]
 //! turns it into one output line for the reporting perspective.
 
-use crate::game::{Move, Player, MAX_ARR_SIZE};
+use crate::game::{ByPlayer, Move, Player, MAX_ARR_SIZE};
 
 use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 
@@ -192,7 +192,7 @@ pub fn parse_analyze_args(
         i += 1;
     }
     // (got avoid, got allow) per player, to reject mixing them as KataGo does.
-    let mut seen = [(false, false); 2];
+    let mut seen = ByPlayer::both((false, false));
     while i < args.len() {
         let key = args[i].as_str();
         let value = args.get(i + 1).ok_or_else(fail)?.as_str();
@@ -217,7 +217,7 @@ pub fn parse_analyze_args(
                     locs.push(mv);
                 }
                 let allow = key == "allow";
-                let (got_avoid, got_allow) = &mut seen[pla.index()];
+                let (got_avoid, got_allow) = &mut seen[pla];
                 if *got_allow || (allow && *got_avoid) {
                     return Err(fail());
                 }

@@ -339,10 +339,7 @@ fn sleep_until(deadline: Instant, stop: &AtomicBool) {
 /// it with the network's ownership.
 pub fn heuristic_ownership(board: &Board) -> Vec<f64> {
     let (xs, ys) = (board.x_size(), board.y_size());
-    let idx = |loc: Loc| {
-        let (x, y) = loc.xy(xs);
-        y * xs + x
-    };
+    let idx = |loc: Loc| Move::Play(loc).policy_index(xs, ys);
     let neighbours = |loc: Loc| {
         let (x, y) = loc.xy(xs);
         let mut v = Vec::with_capacity(4);

@@ -10,7 +10,9 @@ use parking_lot::Mutex;
 
 use crate::config::{Config, Enabled};
 use crate::game::sgf::{parse_collection, write_sgf, GameRecord};
-use crate::game::{Board, Color, Loc, Move, Player, Rules, ScoringRule, MAX_LEN};
+use crate::game::{
+    Board, ByPlayer, Color, GameOptions, Loc, Move, Player, Rules, ScoringRule, MAX_LEN,
+};
 
 use super::analysis_format::Perspective;
 use super::bot::GtpBot;
@@ -110,10 +112,9 @@ pub struct GtpSettings {
     pub default_size: (usize, usize),
     /// Rules at start (`rules` or the single rule keys; komi 7.5).
     pub initial_rules: Rules,
-    /// `preventCleanupPhase` (KataGo's GTP default: true).
-    pub prevent_cleanup_phase: bool,
-    /// `assumeMultipleStartingBlackMovesAreHandicap` (default true).
-    pub assume_multi_black_handicap: bool,
+    /// `preventCleanupPhase` and `assumeMultipleStartingBlackMovesAreHandicap`
+    /// (KataGo's GTP defaults: both true); every new game gets them.
+    pub game_options: GameOptions,
     /// `cleanupBeforePass` (auto: under area scoring without friendly
     /// passes, capture dead stones in our pass-alive area before passing).
     pub cleanup_before_pass: Enabled,
@@ -143,8 +144,7 @@ impl Default for GtpSettings {
                 komi: 7.5,
                 ..Rules::tromp_taylor()
             },
-            prevent_cleanup_phase: true,
-            assume_multi_black_handicap: true,
+            game_options: GameOptions::default(),
             cleanup_before_pass: Enabled::Auto,
             friendly_pass: Enabled::Auto,
         }
@@ -234,10 +234,12 @@ impl GtpSettings {
                 .map_err(e)?,
             default_size: size,
             initial_rules: rules_from_config(cfg)?,
-            prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true).map_err(e)?,
-            assume_multi_black_handicap: cfg
-                .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
-                .map_err(e)?,
+            game_options: GameOptions {
+                prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true).map_err(e)?,
+                assume_multiple_starting_black_moves_are_handicap: cfg
+                    .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
+                    .map_err(e)?,
+            },
             cleanup_before_pass,
             friendly_pass,
         })
@@ -311,7 +313,7 @@ pub struct GtpEngine {
     pub(super) game: GtpGame,
     pub(super) bot: Arc<Mutex<Box<dyn GtpBot>>>,
     pub(super) out: Output,
-    pub(super) clocks: [TimeControls; 2],
+    pub(super) clocks: ByPlayer<TimeControls>,
     pub(super) recent_win_loss: Vec<f64>,
     pub(super) genmove_time_sum: f64,
     pub(super) background: Option<Background>,
@@ -346,17 +348,13 @@ impl GtpEngine {
         } else {
             format!("{}+{model}", env!("CARGO_PKG_VERSION"))
         };
-        let mut game = GtpGame::new(board, rules);
-        game.set_options(
-            settings.prevent_cleanup_phase,
-            settings.assume_multi_black_handicap,
-        );
+        let game = GtpGame::new(board, rules, settings.game_options);
         Ok(GtpEngine {
             game,
             settings,
             bot: Arc::new(Mutex::new(bot)),
             out,
-            clocks: [clock.clone(), clock],
+            clocks: ByPlayer::both(clock),
             recent_win_loss: Vec::new(),
             genmove_time_sum: 0.0,
             background: None,
@@ -490,7 +488,7 @@ impl GtpEngine {
         }
         let board = Board::new(xs as usize, ys as usize).map_err(|e| e.to_string())?;
         let rules = *self.game.rules();
-        self.game = GtpGame::new(board, rules);
+        self.game.restart(board, Player::Black, rules);
         self.recent_win_loss.clear();
         Ok(String::new())
     }
@@ -704,7 +702,7 @@ impl GtpEngine {
         tc: Result<TimeControls, time::TimeControlError>,
     ) -> Result<String, String> {
         let tc = tc.map_err(|e| e.to_string())?;
-        self.clocks = [tc.clone(), tc];
+        self.clocks = ByPlayer::both(tc);
         Ok(String::new())
     }
 
@@ -758,7 +756,7 @@ impl GtpEngine {
 
     fn time_left(&mut self, a: &[String]) -> Result<String, String> {
         let (pla, seconds, stones) = time::parse_time_left(&strs(a)).map_err(|e| e.to_string())?;
-        self.clocks[pla.index()]
+        self.clocks[pla]
             .time_left(seconds, stones)
             .map_err(|e| e.to_string())?;
         Ok(String::new())
@@ -1004,8 +1002,8 @@ impl GtpEngine {
             .player_to_move
             .or_else(|| rec.moves.first().map(|(p, _)| *p))
             .unwrap_or(Player::Black);
-        let mut game = GtpGame::new(board, rules);
-        game.set_initial(board, first);
+        let mut game = self.game.clone();
+        game.restart(board, first, rules);
         let limit = move_number.unwrap_or(usize::MAX).min(rec.moves.len());
         for &(pla, pt) in &rec.moves[..limit] {
             let mv = match pt {
@@ -1089,8 +1087,10 @@ pub fn chain_statuses(board: &Board, ownership: &[f64]) -> Vec<bool> {
         let vals: Vec<f64> = board
             .chain_stones(loc)
             .map(|l| {
-                let (x, y) = l.xy(xs);
-                sign * ownership.get(y * xs + x).copied().unwrap_or(0.0)
+                sign * ownership
+                    .get(Move::Play(l).policy_index(xs, board.y_size()))
+                    .copied()
+                    .unwrap_or(0.0)
             })
             .collect();
         let mean = vals.iter().sum::<f64>() / vals.len().max(1) as f64;
@@ -1103,3 +1103,7 @@ pub fn chain_statuses(board: &Board, ownership: &[f64]) -> Vec<bool> {
     }
     alive
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -11,68 +11,58 @@
 //! out of turn restarts the history from the current board with that
 //! player to move, as KataGo does.
 
-use crate::game::{Board, BoardHistory, Color, Loc, Move, Player, Rules};
-use crate::search::GameState;
+use crate::game::{Board, BoardHistory, Color, GameOptions, GameState, Loc, Move, Player, Rules};
 
-/// The current game.
+/// The current game: the initial position, the moves sent since, and the
+/// live [`GameState`] (which carries the config's [`GameOptions`], so they
+/// survive every command that starts a new game).
 #[derive(Clone)]
 pub struct GtpGame {
     rules: Rules,
     initial_board: Board,
     initial_pla: Player,
     moves: Vec<(Move, Player)>,
-    board: Board,
-    hist: BoardHistory,
-    next_pla: Player,
-    /// KataGo's `preventCleanupPhase`: under territory scoring, passes that
-    /// would start the encore leave the game past its normal end instead.
-    prevent_encore: bool,
-    /// KataGo's `assumeMultipleStartingBlackMovesAreHandicap`.
-    assume_multi_black_handicap: bool,
+    state: GameState,
 }
 
 impl GtpGame {
     /// An empty board of the given size (already checked by the caller),
-    /// with KataGo's GTP defaults (`preventCleanupPhase` and
-    /// `assumeMultipleStartingBlackMovesAreHandicap` on).
-    pub fn new(board: Board, rules: Rules) -> GtpGame {
-        let mut g = GtpGame {
+    /// Black to move, with `options`.
+    pub fn new(board: Board, rules: Rules, options: GameOptions) -> GtpGame {
+        GtpGame {
             rules,
             initial_board: board,
             initial_pla: Player::Black,
             moves: Vec::new(),
-            board,
-            hist: BoardHistory::new(&board, Player::Black, rules),
-            next_pla: Player::Black,
-            prevent_encore: true,
-            assume_multi_black_handicap: true,
-        };
-        g.replay(Vec::new());
-        g
+            state: GameState::start(board, Player::Black, rules, options),
+        }
     }
 
-    /// Sets KataGo's `preventCleanupPhase` and
-    /// `assumeMultipleStartingBlackMovesAreHandicap` (replaying the game).
-    pub fn set_options(&mut self, prevent_encore: bool, assume_multi_black_handicap: bool) {
-        self.prevent_encore = prevent_encore;
-        self.assume_multi_black_handicap = assume_multi_black_handicap;
+    /// The options in force (`preventCleanupPhase`, ...).
+    pub fn options(&self) -> GameOptions {
+        self.state.options
+    }
+
+    /// Sets the options, replaying the game under them.
+    pub fn set_options(&mut self, options: GameOptions) {
+        self.state.options = options;
         let moves = std::mem::take(&mut self.moves);
         self.replay(moves);
     }
 
     /// Current board.
     pub fn board(&self) -> &Board {
-        &self.board
+        &self.state.board
     }
 
     /// The history of the current position (rules, ko, encore, result).
     pub fn history(&self) -> &BoardHistory {
-        &self.hist
+        &self.state.hist
     }
 
-    /// The position as the search sees it.
-    pub fn state(&self) -> GameState {
-        GameState::new(self.board, self.hist.clone(), self.next_pla)
+    /// The current position (what the search starts from).
+    pub fn state(&self) -> &GameState {
+        &self.state
     }
 
     /// Rules, komi included.
@@ -97,69 +87,49 @@ impl GtpGame {
 
     /// The player to move now.
     pub fn next_pla(&self) -> Player {
-        self.next_pla
+        self.state.next
     }
 
     /// Board width.
     pub fn x_size(&self) -> usize {
-        self.board.x_size()
+        self.state.x_size()
     }
 
     /// Board height.
     pub fn y_size(&self) -> usize {
-        self.board.y_size()
+        self.state.y_size()
     }
 
     /// Whether the rules say the game is over (passes, or the encore).
     pub fn is_finished(&self) -> bool {
-        self.hist.is_game_finished()
+        self.state.hist.is_game_finished()
     }
 
-    /// Whether `pla` may play `mv` now as KataGo's GTP `play` allows: the
-    /// point is empty (or it is a pass-for-ko); suicide and ko are the
-    /// controller's business.
+    /// See [`GameState::is_legal_tolerant`].
     pub fn is_legal_tolerant(&self, mv: Move, pla: Player) -> bool {
-        self.hist.is_legal_tolerant(&self.board, mv, pla)
+        self.state.is_legal_tolerant(mv, pla)
     }
 
-    /// Plays `mv` for `pla` if [`GtpGame::is_legal_tolerant`]; returns
-    /// whether it was played. A move out of turn first restarts the history
-    /// at the current board with `pla` to move (KataGo's
-    /// `setPlayerAndClearHistory`).
+    /// Plays `mv` for `pla` as [`GameState::play_tolerant`] and records it;
+    /// returns whether it was played.
     pub fn play(&mut self, mv: Move, pla: Player) -> bool {
-        if !self.is_legal_tolerant(mv, pla) {
+        if !self.state.play_tolerant(mv, pla) {
             return false;
         }
-        self.set_player_if_new(pla);
-        self.hist
-            .play_with_options(&mut self.board, mv, pla, self.prevent_encore);
         self.moves.push((mv, pla));
-        self.next_pla = pla.opp();
         true
     }
 
-    /// Makes `pla` the player to move, restarting the history at the
-    /// current board if it was the other player's turn (KataGo's
-    /// `setPlayerIfNew`, used when a controller asks `genmove` out of turn).
+    /// See [`GameState::set_player_if_new`] (a controller asking `genmove`
+    /// out of turn).
     pub fn set_player_if_new(&mut self, pla: Player) {
-        if pla == self.next_pla {
-            return;
-        }
-        self.board.clear_simple_ko_loc();
-        let encore = self.hist.encore_phase();
-        let mut hist = BoardHistory::new_in_encore(&self.board, pla, self.rules, encore)
-            .unwrap_or_else(|_| BoardHistory::new(&self.board, pla, self.rules));
-        hist.set_assume_multiple_starting_black_moves_are_handicap(
-            self.assume_multi_black_handicap,
-        );
-        self.hist = hist;
-        self.next_pla = pla;
+        self.state.set_player_if_new(pla);
     }
 
     /// Whether `pla` may play `mv` now under the rules (simple ko, superko,
     /// suicide, encore): what a search may choose.
     pub fn is_legal_strict(&self, mv: Move, pla: Player) -> bool {
-        pla == self.next_pla && self.hist.is_legal(&self.board, mv, pla)
+        pla == self.state.next && self.state.is_legal(mv)
     }
 
     /// Takes back the last move; false when there is none.
@@ -172,15 +142,14 @@ impl GtpGame {
         true
     }
 
-    /// Rebuilds board and history from the initial position and `moves`.
+    /// Rebuilds the state from the initial position and `moves`.
     fn replay(&mut self, moves: Vec<(Move, Player)>) {
-        self.board = self.initial_board;
-        self.next_pla = self.initial_pla;
-        self.hist = BoardHistory::new(&self.board, self.initial_pla, self.rules);
-        self.hist
-            .set_assume_multiple_starting_black_moves_are_handicap(
-                self.assume_multi_black_handicap,
-            );
+        self.state = GameState::start(
+            self.initial_board,
+            self.initial_pla,
+            self.rules,
+            self.state.options,
+        );
         self.moves.clear();
         for (mv, pla) in moves {
             // Moves once accepted stay acceptable: tolerant legality depends
@@ -194,22 +163,29 @@ impl GtpGame {
     /// Restarts from an empty board of the same size.
     pub fn clear(&mut self) {
         self.set_initial(
-            Board::new(self.x_size(), self.y_size()).unwrap_or(self.board),
+            Board::new(self.x_size(), self.y_size()).unwrap_or(self.state.board),
             Player::Black,
         );
     }
 
-    /// Replaces everything with a new initial position.
+    /// Replaces everything with a new initial position (options kept).
     pub fn set_initial(&mut self, board: Board, pla: Player) {
         self.initial_board = board;
         self.initial_pla = pla;
         self.replay(Vec::new());
     }
 
+    /// Starts a new game on `board` with `pla` to move under `rules`,
+    /// keeping the options (`boardsize`, `loadsgf`).
+    pub fn restart(&mut self, board: Board, pla: Player, rules: Rules) {
+        self.rules = rules;
+        self.set_initial(board, pla);
+    }
+
     /// Changes the komi only.
     pub fn set_komi(&mut self, komi: f32) {
         self.rules.komi = komi;
-        self.hist.set_komi(komi);
+        self.state.hist.set_komi(komi);
     }
 
     /// Changes the rules (komi kept), replaying the game under them.
@@ -255,9 +231,9 @@ impl GtpGame {
     /// The stones on the board in KataGo's scan order (top row first, left
     /// to right), as GTP vertices.
     pub fn stone_vertices(&self, filter: impl Fn(Loc) -> bool) -> Vec<String> {
-        self.board
-            .locs()
-            .filter(|&l| self.board.get(l) != Color::Empty && filter(l))
+        let b = &self.state.board;
+        b.locs()
+            .filter(|&l| b.get(l) != Color::Empty && filter(l))
             .map(|l| Move::Play(l).to_gtp(self.x_size(), self.y_size()))
             .collect()
     }
@@ -266,7 +242,7 @@ impl GtpGame {
     /// hash, the board with the last three moves numbered, next player,
     /// rules as JSON and captures.
     pub fn showboard(&self) -> String {
-        let b = &self.board;
+        let b = &self.state.board;
         let (xs, ys) = (b.x_size(), b.y_size());
         let mut s = format!("MoveNum: {} HASH: {}\n", self.moves.len(), b.pos_hash());
         const COLS: &[u8; 25] = b"ABCDEFGHJKLMNOPQRSTUVWXYZ";
@@ -299,7 +275,7 @@ impl GtpGame {
             s.push('\n');
         }
         s.push('\n');
-        s.push_str(&format!("Next player: {}\n", self.next_pla));
+        s.push_str(&format!("Next player: {}\n", self.state.next));
         s.push_str(&format!("Rules: {}\n", self.rules.to_json(true)));
         s.push_str(&format!("B stones captured: {}\n", b.num_black_captures()));
         s.push_str(&format!("W stones captured: {}\n", b.num_white_captures()));
@@ -397,7 +373,11 @@ mod tests {
     }
 
     fn game9() -> GtpGame {
-        GtpGame::new(Board::new(9, 9).unwrap(), Rules::tromp_taylor())
+        GtpGame::new(
+            Board::new(9, 9).unwrap(),
+            Rules::tromp_taylor(),
+            GameOptions::default(),
+        )
     }
 
     fn p(s: &str) -> Move {
@@ -553,7 +533,10 @@ mod tests {
             "preventCleanupPhase: no encore, not scored"
         );
         assert_eq!(j.history().encore_phase(), 0);
-        j.set_options(false, true);
+        j.set_options(GameOptions {
+            prevent_cleanup_phase: false,
+            ..GameOptions::default()
+        });
         assert_eq!(j.history().encore_phase(), 1, "encore once allowed");
     }
 

@@ -21,10 +21,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::game::{Board, Move, Player, Rules, ScoringRule};
+use crate::game::{Board, GameOptions, Loc, Move, Player, Rules, ScoringRule};
 use crate::search::{
     compute_lead, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams,
-    SearchState, SearchView, SetupFor,
+    SearchView, SetupFor,
 };
 use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
@@ -120,11 +120,11 @@ impl SearchBot {
             .get_i64_or("analysisPVLen", 15, 1..=1000)
             .map_err(|e| e.to_string())? as usize;
         let board = Board::new(19, 19).map_err(|e| e.to_string())?;
-        let game = GtpGame::new(board, Rules::tromp_taylor());
+        let game = GtpGame::new(board, Rules::tromp_taylor(), GameOptions::default());
         let search = Search::new(
             genmove_params.clone(),
             net.evaluator.clone(),
-            game.state(),
+            game.state().clone(),
             seed,
         );
         Ok(SearchBot {
@@ -161,7 +161,7 @@ impl SearchBot {
             .then_some(())
         });
         if reused.is_none() {
-            self.search.set_position(game.state());
+            self.search.set_position(game.state().clone());
         }
         self.root = Some(key);
     }
@@ -469,7 +469,7 @@ impl GtpBot for SearchBot {
         let mut search = Search::new(
             params,
             self.search.evaluator().clone(),
-            g.state(),
+            g.state().clone(),
             self.rng.gen(),
         );
         search.set_include_ownership(true);
@@ -499,7 +499,7 @@ impl GtpBot for SearchBot {
         let params = self.scoring_params(visits);
         let mut game = game.clone();
         game.set_player_if_new(pla);
-        let mut state = game.state();
+        let mut state = game.state().clone();
         if !state.is_legal(mv) {
             return None;
         }
@@ -520,7 +520,7 @@ impl GtpBot for SearchBot {
         let params = self.scoring_params(visits);
         let mut g = game.clone();
         g.set_player_if_new(pla);
-        let state = g.state();
+        let state = g.state().clone();
         let rules = state.hist.rules();
         let coarse = rules.scoring_rule == ScoringRule::Area && !rules.has_button;
         let komi = f64::from(rules.komi);
@@ -553,7 +553,7 @@ impl GtpBot for SearchBot {
     ) -> Result<String, String> {
         let mut g = game.clone();
         g.set_player_if_new(pla);
-        let state = g.state();
+        let state = g.state().clone();
         let a = &self.analysis_params;
         let pda = match a.playout_doubling_advantage_pla.0 {
             Some(p) if p != pla => -a.playout_doubling_advantage,
@@ -596,7 +596,8 @@ impl GtpBot for SearchBot {
             };
             for y in 0..ys {
                 for x in 0..xs {
-                    out += &prob(nn.policy[y * xs + x]);
+                    out +=
+                        &prob(nn.policy[Move::Play(Loc::from_xy(x, y, xs)).policy_index(xs, ys)]);
                 }
                 out += "\n";
             }
@@ -605,7 +606,8 @@ impl GtpBot for SearchBot {
             let own = nn.white_ownership.as_deref().unwrap_or(&[]);
             for y in 0..ys {
                 for x in 0..xs {
-                    let o = own.get(y * xs + x).copied().unwrap_or(0.0);
+                    let i = Move::Play(Loc::from_xy(x, y, xs)).policy_index(xs, ys);
+                    let o = own.get(i).copied().unwrap_or(0.0);
                     out += &format!("{o:9.7} ");
                 }
                 out += "\n";

@@ -110,7 +110,7 @@ impl GtpEngine {
             game: &self.game,
             pla,
             purpose: SearchPurpose::Genmove {
-                clock: self.clocks[pla.index()].clone(),
+                clock: self.clocks[pla].clone(),
                 search_factor,
             },
             avoid: analysis.map_or(&no_avoid, |a| &a.avoid),
@@ -212,8 +212,10 @@ impl GtpEngine {
         });
         let xs = board.x_size();
         let unsurrounded = board.locs().any(|l| {
-            let (x, y) = l.xy(xs);
-            let own = ownership.get(y * xs + x).copied().unwrap_or(0.0);
+            let own = ownership
+                .get(Move::Play(l).policy_index(xs, board.y_size()))
+                .copied()
+                .unwrap_or(0.0);
             (own > 0.75 && area.get(l) != Color::White)
                 || (own < -0.75 && area.get(l) != Color::Black)
         });
@@ -413,7 +415,7 @@ impl GtpEngine {
         self.stop_background();
         let stop = Arc::new(AtomicBool::new(false));
         let (bot, out, game) = (self.bot.clone(), self.out.clone(), self.game.clone());
-        let (perspective, clock) = (self.settings.perspective, self.clocks[pla.index()].clone());
+        let (perspective, clock) = (self.settings.perspective, self.clocks[pla].clone());
         let stop2 = stop.clone();
         let handle = std::thread::spawn(move || {
             let avoid = args.as_ref().map(|a| a.avoid.clone()).unwrap_or_default();

@@ -34,4 +34,4 @@ pub use network::{InputBatch as NetInput, Model, NetError, MAX_BOARD_LEN};
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};
-pub use symmetry::Symmetry;
+pub use symmetry::{invariant_symmetries, Symmetry};

@@ -184,6 +184,32 @@ impl std::fmt::Display for Symmetry {
     }
 }
 
+/// The symmetries among `candidates` (identity first, always) under which
+/// every point `a` and its image `b` are alike by `same(a, b)`. Symmetries
+/// that transpose are tried only on square boards.
+pub fn invariant_symmetries(
+    x_size: usize,
+    y_size: usize,
+    same: impl Fn(Loc, Loc) -> bool,
+) -> Vec<Symmetry> {
+    let mut out = vec![Symmetry::IDENTITY];
+    for sym in Symmetry::ALL.into_iter().skip(1) {
+        if sym.transposes() && x_size != y_size {
+            continue;
+        }
+        let invariant = (0..y_size).all(|y| {
+            (0..x_size).all(|x| {
+                let (sx, sy) = sym.point(x, y, x_size, y_size);
+                same(Loc::from_xy(x, y, x_size), Loc::from_xy(sx, sy, x_size))
+            })
+        });
+        if invariant {
+            out.push(sym);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

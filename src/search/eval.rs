@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::game::{Color, Loc, Move, Player};
 use crate::nn::{NnOutput, Symmetry};
 
-use super::root_symmetry::invariant_symmetries;
+use crate::nn::invariant_symmetries;
 
 /// How a finished game ended, from white's side.
 #[derive(Debug, Clone, Copy, PartialEq)]

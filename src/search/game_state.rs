@@ -1,33 +1,11 @@
-//! The real game as the search sees it: a board with its history and the
-//! player to move, implementing [`SearchState`].
+//! The real game as the search sees it: [`GameState`] (in `game`)
+//! implementing [`SearchState`].
 
-use crate::game::{Board, BoardHistory, Color, Loc, Move, Player};
+use crate::game::{Color, GameState, Loc, Move, Player};
 use crate::nn::Symmetry;
 
 use super::eval::{Outcome, SearchState};
-use super::root_symmetry::invariant_symmetries;
-
-/// A position with everything that decides its future: the board, the
-/// history (ko/superko, encore, passes, rules, komi) and the player to move.
-///
-/// KataGo keeps the player to move beside the history because GTP and the
-/// analysis protocol may let a player move twice; the same is done here.
-#[derive(Debug, Clone)]
-pub struct GameState {
-    /// The stones.
-    pub board: Board,
-    /// Moves, rules, komi and the state of the game's phases.
-    pub hist: BoardHistory,
-    /// Who moves next.
-    pub next: Player,
-}
-
-impl GameState {
-    /// A state from its parts.
-    pub fn new(board: Board, hist: BoardHistory, next: Player) -> GameState {
-        GameState { board, hist, next }
-    }
-}
+use crate::nn::invariant_symmetries;
 
 impl SearchState for GameState {
     fn x_size(&self) -> usize {
@@ -43,12 +21,11 @@ impl SearchState for GameState {
     }
 
     fn is_legal(&self, mv: Move) -> bool {
-        self.hist.is_legal(&self.board, mv, self.next)
+        GameState::is_legal(self, mv)
     }
 
     fn play(&mut self, mv: Move) {
-        self.hist.play(&mut self.board, mv, self.next);
-        self.next = self.next.opp();
+        GameState::play(self, mv);
     }
 
     fn outcome(&self) -> Option<Outcome> {

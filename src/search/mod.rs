@@ -24,13 +24,15 @@ pub mod utility;
 #[cfg(test)]
 mod tests;
 
+/// The game state the search runs on is [`crate::game::GameState`];
+/// re-exported here for the search's callers.
+pub use crate::game::GameState;
 pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
 pub use even_komi::{compute_lead, round_and_clip_komi};
-pub use game_state::GameState;
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
-pub use results::{MoveInfo, RootInfo};
-pub use root_symmetry::{invariant_symmetries, RootSymmetry};
-pub use runner::{RunOptions, Search, SearchError, SearchStats, SearchView, TimeLimitFn};
+pub use results::{MoveInfo, RootInfo, SearchView};
+pub use root_symmetry::RootSymmetry;
+pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
 pub use tree::NodeValues;

@@ -12,7 +12,7 @@ use crate::nn::{
 };
 
 use super::eval::{EvalError, EvalOptions, EvalStats, PositionEvaluator};
-use super::game_state::GameState;
+use crate::game::GameState;
 
 thread_local! {
     /// Ladder-search buffers of this thread's encoder, kept between calls.

@@ -15,7 +15,7 @@ use super::params::SearchParams;
 use super::root_symmetry::RootSymmetry;
 use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
 use super::utility::UtilityFn;
-use crate::game::{Move, Player};
+use crate::game::{ByPlayer, Move, Player};
 use crate::nn::NnOutput;
 
 /// Everything a playout reads that is fixed for one search.
@@ -26,7 +26,7 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub utility: UtilityFn,
     pub bias: Option<&'a BiasTable>,
     /// Per player, per policy index: moves forbidden until this depth below the root.
-    pub avoid: &'a [Vec<u32>; 2],
+    pub avoid: &'a ByPlayer<Vec<u32>>,
     /// Root moves not searched because they are symmetric copies.
     pub root_symmetry: &'a RootSymmetry,
     pub include_ownership: bool,
@@ -57,28 +57,6 @@ pub(crate) enum PlayoutEnd {
     Counted,
     /// Collided with another thread; try again.
     Retry,
-}
-
-/// Index of a move in a policy vector (`y * x_size + x`, pass last).
-#[inline]
-pub(crate) fn policy_index(mv: Move, x_size: usize, y_size: usize) -> usize {
-    match mv {
-        Move::Pass => x_size * y_size,
-        Move::Play(loc) => {
-            let (x, y) = loc.xy(x_size);
-            y * x_size + x
-        }
-    }
-}
-
-/// The move at a policy index.
-#[inline]
-pub(crate) fn move_of_index(i: usize, x_size: usize, y_size: usize) -> Move {
-    if i >= x_size * y_size {
-        Move::Pass
-    } else {
-        Move::Play(crate::game::Loc::from_xy(i % x_size, i / x_size, x_size))
-    }
 }
 
 impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
@@ -221,7 +199,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             };
             let policy = nn
                 .policy
-                .get(policy_index(c.mv, xs, ys))
+                .get(c.mv.policy_index(xs, ys))
                 .copied()
                 .unwrap_or(0.0);
             weights.push(ChildWeight {
@@ -407,7 +385,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let mut visited_policy = 0.0;
         let mut total_w = 0.0;
         for c in children.iter() {
-            let pol = nn.policy[policy_index(c.mv, xs, ys)] as f64;
+            let pol = nn.policy[c.mv.policy_index(xs, ys)] as f64;
             if pol < 0.0 {
                 continue;
             }
@@ -430,7 +408,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let mut best_value = explore::ILLEGAL_SELECTION_VALUE;
         let mut best: Option<(Move, Option<Arc<Node>>)> = None;
         for c in children.iter() {
-            let mut pol = nn.policy[policy_index(c.mv, xs, ys)] as f64;
+            let mut pol = nn.policy[c.mv.policy_index(xs, ys)] as f64;
             if pol < 0.0 {
                 continue;
             }
@@ -462,7 +440,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             }
         }
         // The unexpanded move with the highest policy.
-        let avoid = &self.avoid[pla.index()];
+        let avoid = &self.avoid[pla];
         let mut best_new: Option<(usize, f64)> = None;
         for (i, &pol) in nn.policy.iter().enumerate() {
             let pol = pol as f64;
@@ -475,7 +453,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             if is_root && self.root_symmetry.is_duplicate(i) {
                 continue;
             }
-            let mv = move_of_index(i, xs, ys);
+            let mv = Move::from_policy_index(i, xs, ys);
             if children.iter().any(|c| c.mv == mv) || w.excluded.contains(&mv) {
                 continue;
             }
@@ -488,7 +466,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             }
             let value = explore::selection_value(scaling, pol, 0.0, util, pla);
             if value > best_value || best.is_none() {
-                best = Some((move_of_index(i, xs, ys), None));
+                best = Some((Move::from_policy_index(i, xs, ys), None));
             }
         }
         best

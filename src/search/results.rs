@@ -7,10 +7,10 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::explore;
-use super::playout::policy_index;
-use super::runner::SearchView;
+use super::params::SearchParams;
+use super::root_symmetry::RootSymmetry;
 use super::tree::{Node, NodeValues};
-use super::utility::score_stdev;
+use super::utility::{score_stdev, UtilityFn};
 use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
@@ -78,6 +78,62 @@ pub struct RootInfo {
     pub current_player: Player,
 }
 
+/// A read-only view of a running or finished search, for results.
+pub struct SearchView<'a> {
+    pub(crate) params: &'a SearchParams,
+    pub(crate) root: &'a Node,
+    pub(crate) root_pla: Player,
+    pub(crate) x_size: usize,
+    pub(crate) y_size: usize,
+    pub(crate) turn: usize,
+    /// The utility in force (for the playout weight of an evaluation).
+    pub(crate) utility: UtilityFn,
+    /// The root's symmetries (root symmetry pruning).
+    pub(crate) root_symmetry: &'a RootSymmetry,
+}
+
+/// `infos` (in order) with, after each, its images under the root's
+/// symmetries that are not listed yet and not avoided: same statistics,
+/// the move, PV and per-move ownership mapped, `is_symmetry_of` set.
+/// As KataGo's `duplicateForSymmetries`; orders are renumbered.
+pub(super) fn symmetric_copies(rs: &RootSymmetry, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
+    if rs.symmetries.len() <= 1 {
+        return infos;
+    }
+    let (xs, ys) = (rs.x_size, rs.y_size);
+    let mut listed = vec![false; xs * ys + 1];
+    let mut out = Vec::with_capacity(infos.len() * rs.symmetries.len());
+    for info in &infos {
+        for &sym in &rs.symmetries {
+            let mv = sym.mv(info.mv, xs, ys);
+            let i = mv.policy_index(xs, ys);
+            if listed[i] || rs.avoided.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            listed[i] = true;
+            let mut copy = info.clone();
+            if sym != crate::nn::Symmetry::IDENTITY {
+                copy.mv = mv;
+                copy.is_symmetry_of = Some(info.mv);
+                for m in copy.pv.iter_mut() {
+                    *m = sym.mv(*m, xs, ys);
+                }
+                for plane in [&mut copy.ownership, &mut copy.ownership_stdev]
+                    .into_iter()
+                    .flatten()
+                {
+                    *plane = rs.map_plane(sym, plane);
+                }
+            }
+            out.push(copy);
+        }
+    }
+    for (order, info) in out.iter_mut().enumerate() {
+        info.order = order;
+    }
+    out
+}
+
 /// Sign making white-perspective values root-player perspective.
 fn sign(p: Player) -> f64 {
     if p == Player::White {
@@ -131,7 +187,7 @@ impl SearchView<'_> {
         };
         let (xs, ys) = (self.x_size, self.y_size);
         let pla = node.next_pla;
-        let prior = |mv: Move| nn.policy[policy_index(mv, xs, ys)] as f64;
+        let prior = |mv: Move| nn.policy[mv.policy_index(xs, ys)] as f64;
         let mut out: Vec<Selected> = Vec::new();
         let mut total = 0.0;
         for c in node.children().iter() {
@@ -249,7 +305,7 @@ impl SearchView<'_> {
     pub fn policy_surprise_and_entropy(&self) -> Option<(f64, f64, f64)> {
         let nn = self.root.nn()?;
         let policy_of = |mv: Move| {
-            let p = nn.policy[policy_index(mv, self.x_size, self.y_size)] as f64;
+            let p = nn.policy[mv.policy_index(self.x_size, self.y_size)] as f64;
             p.max(1e-100)
         };
         let sel = self.selection();
@@ -348,7 +404,7 @@ impl SearchView<'_> {
         let nn = self.root.nn()?;
         let vals: Vec<f64> = nn.policy.iter().map(|&x| (x as f64).max(0.0)).collect();
         let i = explore::choose_index_with_temperature(rng, &vals, temp, 1.0)?;
-        Some(super::playout::move_of_index(i, self.x_size, self.y_size))
+        Some(Move::from_policy_index(i, self.x_size, self.y_size))
     }
 
     /// `infos` padded to at least `min_moves` entries with the root moves of
@@ -373,7 +429,7 @@ impl SearchView<'_> {
             .root
             .children()
             .iter()
-            .map(|c| (nn.policy[policy_index(c.mv, xs, ys)] as f64).max(0.0))
+            .map(|c| (nn.policy[c.mv.policy_index(xs, ys)] as f64).max(0.0))
             .sum();
         let fpu = explore::fpu_value(
             p,
@@ -393,14 +449,14 @@ impl SearchView<'_> {
         let mut candidates: Vec<usize> = (0..nn.policy.len())
             .filter(|&i| nn.policy[i] >= 0.0)
             .filter(|&i| {
-                let mv = super::playout::move_of_index(i, xs, ys);
+                let mv = Move::from_policy_index(i, xs, ys);
                 infos.iter().all(|m| m.mv != mv)
             })
             .collect();
         // Highest policy first; ties in board order, as KataGo's scan.
         candidates.sort_by(|&a, &b| nn.policy[b].total_cmp(&nn.policy[a]).then(a.cmp(&b)));
         for i in candidates.into_iter().take(min_moves - infos.len()) {
-            let mv = super::playout::move_of_index(i, xs, ys);
+            let mv = Move::from_policy_index(i, xs, ys);
             infos.push(MoveInfo {
                 mv,
                 visits: 0,
@@ -433,7 +489,7 @@ impl SearchView<'_> {
     /// `duplicateForSymmetries`, what front ends get); unchanged when the
     /// root has no symmetry or pruning is off.
     pub fn with_symmetric_copies(&self, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
-        self.root_symmetry.with_copies(infos)
+        symmetric_copies(self.root_symmetry, infos)
     }
 
     /// The root's symmetries (identity alone unless root symmetry pruning
@@ -488,7 +544,7 @@ impl SearchView<'_> {
                     score_lead: s * v.lead,
                     score_selfplay: s * v.score_mean,
                     score_stdev: score_stdev(v.score_mean, v.score_mean_sq),
-                    prior: nn.policy[policy_index(c.mv, self.x_size, self.y_size)] as f64,
+                    prior: nn.policy[c.mv.policy_index(self.x_size, self.y_size)] as f64,
                     utility,
                     lcb: winrate - c.radius * wl_share,
                     utility_lcb: c.lcb,

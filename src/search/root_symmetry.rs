@@ -3,48 +3,19 @@
 //! searched, and front ends get the others back as copies
 //! (`isSymmetryOf`) of the searched one.
 
-use crate::game::{Loc, Move, Player};
+use crate::game::{Move, Player};
 use crate::nn::Symmetry;
-
-use super::playout::policy_index;
-use super::results::MoveInfo;
-
-/// The symmetries among `candidates` (identity first, always) under which
-/// every point `a` and its image `b` are alike by `same(a, b)`. Symmetries
-/// that transpose are tried only on square boards.
-pub fn invariant_symmetries(
-    x_size: usize,
-    y_size: usize,
-    same: impl Fn(Loc, Loc) -> bool,
-) -> Vec<Symmetry> {
-    let mut out = vec![Symmetry::IDENTITY];
-    for sym in Symmetry::ALL.into_iter().skip(1) {
-        if sym.transposes() && x_size != y_size {
-            continue;
-        }
-        let invariant = (0..y_size).all(|y| {
-            (0..x_size).all(|x| {
-                let (sx, sy) = sym.point(x, y, x_size, y_size);
-                same(Loc::from_xy(x, y, x_size), Loc::from_xy(sx, sy, x_size))
-            })
-        });
-        if invariant {
-            out.push(sym);
-        }
-    }
-    out
-}
 
 /// The root's symmetries and which of its moves are copies of another.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RootSymmetry {
-    x_size: usize,
-    y_size: usize,
-    symmetries: Vec<Symmetry>,
+    pub(super) x_size: usize,
+    pub(super) y_size: usize,
+    pub(super) symmetries: Vec<Symmetry>,
     /// Per policy index: a copy of a move that is searched instead.
     duplicate: Vec<bool>,
     /// Per policy index: avoided at the root (never listed as a copy).
-    avoided: Vec<bool>,
+    pub(super) avoided: Vec<bool>,
 }
 
 impl RootSymmetry {
@@ -125,54 +96,12 @@ impl RootSymmetry {
 
     /// Whether `mv` is a copy not to be searched.
     pub fn is_duplicate_move(&self, mv: Move) -> bool {
-        self.is_duplicate(policy_index(mv, self.x_size, self.y_size))
-    }
-
-    /// `infos` (in order) with, after each, its images under the root's
-    /// symmetries that are not listed yet and not avoided: same statistics,
-    /// the move, PV and per-move ownership mapped, `is_symmetry_of` set.
-    /// As KataGo's `duplicateForSymmetries`; orders are renumbered.
-    pub fn with_copies(&self, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
-        if self.symmetries.len() <= 1 {
-            return infos;
-        }
-        let (xs, ys) = (self.x_size, self.y_size);
-        let mut listed = vec![false; xs * ys + 1];
-        let mut out = Vec::with_capacity(infos.len() * self.symmetries.len());
-        for info in &infos {
-            for &sym in &self.symmetries {
-                let mv = sym.mv(info.mv, xs, ys);
-                let i = policy_index(mv, xs, ys);
-                if listed[i] || self.avoided.get(i).copied().unwrap_or(false) {
-                    continue;
-                }
-                listed[i] = true;
-                let mut copy = info.clone();
-                if sym != Symmetry::IDENTITY {
-                    copy.mv = mv;
-                    copy.is_symmetry_of = Some(info.mv);
-                    for m in copy.pv.iter_mut() {
-                        *m = sym.mv(*m, xs, ys);
-                    }
-                    for plane in [&mut copy.ownership, &mut copy.ownership_stdev]
-                        .into_iter()
-                        .flatten()
-                    {
-                        *plane = self.map_plane(sym, plane);
-                    }
-                }
-                out.push(copy);
-            }
-        }
-        for (order, info) in out.iter_mut().enumerate() {
-            info.order = order;
-        }
-        out
+        self.is_duplicate(mv.policy_index(self.x_size, self.y_size))
     }
 
     /// A row-major board plane moved by `sym` (the value at a point goes
     /// to its image).
-    fn map_plane(&self, sym: Symmetry, plane: &[f64]) -> Vec<f64> {
+    pub(super) fn map_plane(&self, sym: Symmetry, plane: &[f64]) -> Vec<f64> {
         let (xs, ys) = (self.x_size, self.y_size);
         let mut out = plane.to_vec();
         for y in 0..ys {
@@ -191,6 +120,9 @@ impl RootSymmetry {
 mod tests {
     use super::*;
     use crate::game::Color;
+    use crate::game::Loc;
+    use crate::nn::invariant_symmetries;
+    use crate::search::results::{symmetric_copies, MoveInfo};
 
     fn board_symmetries(size: usize, stones: &[(usize, usize)]) -> Vec<Symmetry> {
         let mut colors = vec![Color::Empty; (size + 1) * (size + 2) + 1];
@@ -299,7 +231,7 @@ mod tests {
             ownership_stdev: None,
             is_symmetry_of: None,
         };
-        let out = rs.with_copies(vec![info]);
+        let out = symmetric_copies(&rs, vec![info]);
         assert_eq!(out.len(), 4, "four corners");
         assert_eq!(out[0].mv, corner);
         assert_eq!(out[0].is_symmetry_of, None);

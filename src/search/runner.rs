@@ -13,11 +13,12 @@ use super::bias::BiasTable;
 use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
 use super::params::SearchParams;
-use super::playout::{policy_index, Ctx, PlayoutEnd, Scratch, Worker};
+use super::playout::{Ctx, PlayoutEnd, Scratch, Worker};
+use super::results::SearchView;
 use super::root_symmetry::RootSymmetry;
 use super::tree::Node;
 use super::utility::UtilityFn;
-use crate::game::{Move, Player};
+use crate::game::{ByPlayer, Move, Player};
 use crate::nn::NnOutput;
 
 /// Recomputes a search's time limit: see [`RunOptions::time_limit`].
@@ -62,20 +63,6 @@ pub enum SearchError {
     Eval(#[from] EvalError),
 }
 
-/// A read-only view of a running or finished search, for results.
-pub struct SearchView<'a> {
-    pub(crate) params: &'a SearchParams,
-    pub(crate) root: &'a Node,
-    pub(crate) root_pla: Player,
-    pub(crate) x_size: usize,
-    pub(crate) y_size: usize,
-    pub(crate) turn: usize,
-    /// The utility in force (for the playout weight of an evaluation).
-    pub(crate) utility: UtilityFn,
-    /// The root's symmetries (root symmetry pruning).
-    pub(crate) root_symmetry: &'a RootSymmetry,
-}
-
 /// The search for one game: the tree, its root position and parameters.
 pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     params: SearchParams,
@@ -84,7 +71,7 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     root: Arc<Node>,
     bias: Option<BiasTable>,
     utility: UtilityFn,
-    avoid: [Vec<u32>; 2],
+    avoid: ByPlayer<Vec<u32>>,
     include_ownership: bool,
     rng: StdRng,
     last_stats: SearchStats,
@@ -111,7 +98,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_state: state,
             root,
             utility,
-            avoid: [Vec::new(), Vec::new()],
+            avoid: ByPlayer::default(),
             include_ownership: false,
             rng: StdRng::seed_from_u64(seed),
             last_stats: SearchStats::default(),
@@ -183,10 +170,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// root (1 = only at the root), as KataGo's `avoidMoves`.
     pub fn set_avoid_moves(&mut self, player: Player, moves: &[Move], until_depth: u32) {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
-        let v = &mut self.avoid[player.index()];
+        let v = &mut self.avoid[player];
         v.resize(xs * ys + 1, 0);
         for &m in moves {
-            let i = policy_index(m, xs, ys);
+            let i = m.policy_index(xs, ys);
             v[i] = v[i].max(until_depth);
         }
     }
@@ -194,8 +181,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Allows only `moves` for `player` until `until_depth` (KataGo's `allowMoves`).
     pub fn set_allow_moves(&mut self, player: Player, moves: &[Move], until_depth: u32) {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
-        let allowed: Vec<usize> = moves.iter().map(|&m| policy_index(m, xs, ys)).collect();
-        let v = &mut self.avoid[player.index()];
+        let allowed: Vec<usize> = moves.iter().map(|&m| m.policy_index(xs, ys)).collect();
+        let v = &mut self.avoid[player];
         *v = (0..=xs * ys)
             .map(|i| if allowed.contains(&i) { 0 } else { until_depth })
             .collect();
@@ -203,7 +190,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
 
     /// Clears avoid/allow lists.
     pub fn clear_avoid_moves(&mut self) {
-        self.avoid = [Vec::new(), Vec::new()];
+        self.avoid = ByPlayer::default();
     }
 
     /// Plays `mv` at the root, keeping the subtree below it. Returns false
@@ -351,7 +338,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 xs,
                 ys,
                 pla,
-                &self.avoid[pla.index()],
+                &self.avoid[pla],
             )
         } else {
             RootSymmetry::none(xs, ys)
