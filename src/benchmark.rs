@@ -372,13 +372,8 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
             opts.seconds_per_move
         ));
     }
-    let mut cfg = match &opts.config {
-        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
-        None => Config::from_toml_str("", "(no config)").map_err(|e| e.to_string())?,
-    };
-    for o in &opts.override_config {
-        cfg.apply_overrides(o).map_err(|e| e.to_string())?;
-    }
+    let mut cfg = crate::setup::load_config(opts.config.as_deref(), &opts.override_config)
+        .map_err(|e| e.to_string())?;
     let size = match opts.board_size {
         Some(s) => s,
         None => cfg

@@ -6,7 +6,6 @@
 //! two dashes before parsing ([`normalize_args`]); `--model` works as well.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -39,19 +38,8 @@ pub enum Command {
     Version,
 }
 
-/// Flags shared by the engine's jobs.
-#[derive(Debug, Args)]
-pub struct EngineArgs {
-    /// KataGo network file (.bin.gz or .bin).
-    #[arg(long)]
-    pub model: Option<PathBuf>,
-    /// TOML config file.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Config overrides, `key=value[,key=value...]`; may be repeated.
-    #[arg(long = "override-config")]
-    pub override_config: Vec<String>,
-}
+/// Flags shared by the engine's jobs (owned by [`crate::setup`]).
+pub use crate::setup::EngineArgs;
 
 /// Flags of `engine analysis`.
 #[derive(Debug, Args)]

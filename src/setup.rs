@@ -1,11 +1,18 @@
-//! Start-up shared by the engine's commands: loads the network named on the
-//! command line and builds the batching evaluator from the config keys
-//! KataGo uses (`nnMaxBatchSize`, `nnCacheSizePowerOfTwo`,
+//! Start-up shared by every command (`gtp`, `analysis`, `benchmark`, and
+//! `selfplay`/`train` to come): the shared flags ([`EngineArgs`]),
+//! [`start`] (config file plus `-override-config`, then the network named
+//! on the command line or the project's default one in `models/`), and
+//! [`load_network`] (device and batching evaluator from the config keys
+//! KataGo uses: `nnMaxBatchSize`, `nnCacheSizePowerOfTwo`,
 //! `numNNServerThreadsPerModel`, `nnRandomize`, `useFP16`,
-//! `cudaDeviceToUse`, `numEigenThreadsPerModel`).
+//! `cudaDeviceToUse`, `numEigenThreadsPerModel`). A command that picks its
+//! model later (the newest in a models folder) or runs several calls
+//! [`Startup::load_network`] once per model.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use clap::Args;
 
 use crate::config::{Config, ConfigError};
 use crate::nn::{BatchModel, Evaluator, EvaluatorConfig, Model, NetError};
@@ -20,6 +27,141 @@ pub enum SetupError {
     Network(#[from] NetError),
     #[error("{0}")]
     Invalid(String),
+    /// No `-model` and no default network in `models/`.
+    #[error(
+        "no network given and no default network found in models/.\n\
+         Pass a KataGo network with -model, e.g.\n  \
+         engine gtp -model kata1-b18c384nbt-s9996604416-d4316597426.bin.gz \
+         -config configs/gtp.toml\n\
+         (networks: https://katagotraining.org/networks/ ; any KataGo .bin.gz works)"
+    )]
+    NoModel,
+    /// The named model file does not exist.
+    #[error("model file not found: {}", .0.display())]
+    ModelNotFound(PathBuf),
+}
+
+/// Flags shared by the engine's commands (KataGo's spelling).
+#[derive(Debug, Clone, Default, Args)]
+pub struct EngineArgs {
+    /// KataGo network file (.bin.gz or .bin).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// TOML config file.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Config overrides, `key=value[,key=value...]`; may be repeated.
+    #[arg(long = "override-config")]
+    pub override_config: Vec<String>,
+}
+
+/// The config file named on the command line (an empty config if none)
+/// with the `-override-config` arguments applied in order.
+pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
+    let mut cfg = match path {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    for o in overrides {
+        cfg.apply_overrides(o)?;
+    }
+    Ok(cfg)
+}
+
+/// What every command starts from: the config (overrides applied) and the
+/// model the command line named, if any.
+#[derive(Debug)]
+pub struct Startup {
+    /// The config with the overrides applied.
+    pub config: Config,
+    /// `-model`, when given.
+    pub model: Option<PathBuf>,
+}
+
+/// Loads the config and overrides of `args`; the network is loaded later
+/// ([`Startup::network`] or [`Startup::load_network`]), so that a command
+/// may read the config first (batch size, thread counts) or choose its
+/// model itself.
+pub fn start(args: &EngineArgs) -> Result<Startup, SetupError> {
+    let config = load_config(args.config.as_deref(), &args.override_config)?;
+    Ok(Startup {
+        config,
+        model: args.model.clone(),
+    })
+}
+
+impl Startup {
+    /// The network to use: `-model`, else the project's default
+    /// ([`default_model`]); the file must exist.
+    pub fn model_path(&self) -> Result<PathBuf, SetupError> {
+        let model = match &self.model {
+            Some(m) => m.clone(),
+            None => default_model().ok_or(SetupError::NoModel)?,
+        };
+        if !model.is_file() {
+            return Err(SetupError::ModelNotFound(model));
+        }
+        Ok(model)
+    }
+
+    /// Loads [`Startup::model_path`] with the device and evaluator the
+    /// config asks for.
+    pub fn network(&self, default_max_batch_size: usize) -> Result<Network, SetupError> {
+        self.load_network(&self.model_path()?, default_max_batch_size)
+    }
+
+    /// Loads any model with this start-up's config (several models, or
+    /// one chosen later, e.g. the newest in a models folder).
+    pub fn load_network(
+        &self,
+        model: &Path,
+        default_max_batch_size: usize,
+    ) -> Result<Network, SetupError> {
+        load_network(model, &self.config, default_max_batch_size)
+    }
+}
+
+/// Folders searched for the project's default network, in order: `models/`
+/// beside the executable, in the checkout the executable was built in
+/// (`target/<profile>/../../models`), and in the working directory.
+pub fn default_model_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
+        dirs.push(exe_dir.join("models"));
+        dirs.push(exe_dir.join("../../models"));
+    }
+    dirs.push(PathBuf::from("models"));
+    dirs
+}
+
+/// The KataGo network files (`*.bin.gz`, `*.bin`) in `dir`, sorted by
+/// name; empty if the folder cannot be read.
+pub fn models_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(".bin.gz") || n.ends_with(".bin"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The project's default network: the first network (by name) in the
+/// first folder of [`default_model_dirs`] that has one.
+pub fn default_model() -> Option<PathBuf> {
+    default_model_dirs()
+        .into_iter()
+        .find_map(|dir| models_in(&dir).into_iter().next())
 }
 
 impl From<ConfigError> for SetupError {

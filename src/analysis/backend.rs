@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::game::Rules;
 
 use super::query::MoveRestriction;
-use super::response::AnalysisSnapshot;
 use crate::game::GameState;
+use crate::search::AnalysisSnapshot;
 
 /// One loaded network, as `query_models` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
 use crate::game::{GameOptions, GameState};
-use crate::search::{SearchParams, SetupFor};
+use crate::search::{Perspective, SearchParams, SetupFor};
 use crate::setup::{load_network, Network, SetupError};
 
 use super::backend::{AnalysisBackend, ModelInfo};
 use super::query::ParseOptions;
-use super::response::ReportPerspective;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
 use super::server::{serve, ServerOptions};
 use super::stub::StubBackend;
@@ -86,12 +85,9 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
         None => cfg.get_i64_or("numAnalysisThreads", 1, 1..=16384)? as usize,
     };
     let perspective = if cfg.contains("reportAnalysisWinratesAs") {
-        cfg.get_parsed::<ReportPerspective>(
-            "reportAnalysisWinratesAs",
-            "BLACK, WHITE or SIDETOMOVE",
-        )?
+        cfg.get_parsed::<Perspective>("reportAnalysisWinratesAs", "BLACK, WHITE or SIDETOMOVE")?
     } else {
-        ReportPerspective::SideToMove
+        Perspective::SideToMove
     };
     Ok(ServerOptions {
         num_analysis_threads,
@@ -112,14 +108,7 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
 /// Loads the config named on the command line (empty if none) with the
 /// overrides applied.
 pub fn load_config(cmd: &AnalysisCommand) -> Result<Config, ConfigError> {
-    let mut cfg = match &cmd.config {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
-    };
-    for o in &cmd.override_config {
-        cfg.apply_overrides(o)?;
-    }
-    Ok(cfg)
+    crate::setup::load_config(cmd.config.as_deref(), &cmd.override_config)
 }
 
 /// Runs `engine analysis`; returns the exit code.

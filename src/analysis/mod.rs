@@ -26,5 +26,5 @@ pub use backend::{
 pub use command::{run as run_command, AnalysisCommand};
 pub use position::position_facts;
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
-pub use response::{AnalysisSnapshot, MoveStats, PositionFacts, ReportPerspective, RootStats};
+pub use response::PositionFacts;
 pub use server::{serve, ServerOptions, PROTOCOL_VERSION};

@@ -2,19 +2,15 @@
 //! `Search::getAnalysisJson`: `moveInfos`, `rootInfo` (search values, raw
 //! network values, hashes), `ownership`, `ownershipStdev` and `policy`.
 //!
-//! The search hands over plain data ([`AnalysisSnapshot`]) with every value
-//! from **white's** point of view, as KataGo keeps them internally; this
-//! module turns them to the perspective the user asked for
-//! (`reportAnalysisWinratesAs`) and rounds numbers the way KataGo prints them.
-
-use std::fmt;
-use std::str::FromStr;
-use std::sync::Arc;
+//! The search hands over its one report ([`AnalysisSnapshot`], values from
+//! the root player's point of view); this module only turns them to the
+//! perspective the user asked for (`reportAnalysisWinratesAs`) and rounds
+//! numbers the way KataGo prints them.
 
 use serde_json::{Map, Value};
 
-use crate::game::{Move, Player};
-use crate::nn::NnOutput;
+use crate::game::Player;
+use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
 
 /// Significant digits KataGo keeps in analysis values (`OUTPUT_PRECISION`).
 const OUTPUT_PRECISION: i32 = 8;
@@ -45,173 +41,6 @@ fn num(x: f64) -> Value {
     Value::from(round_dynamic(x, OUTPUT_PRECISION))
 }
 
-/// Whose point of view reported winrates, scores and ownership take
-/// (`reportAnalysisWinratesAs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReportPerspective {
-    /// Always black's.
-    Black,
-    /// Always white's.
-    White,
-    /// The player to move at the analysed position (KataGo's default).
-    #[default]
-    SideToMove,
-}
-
-impl ReportPerspective {
-    /// Whether white-perspective values must be negated for a position with
-    /// `to_move` to move.
-    pub fn flips(self, to_move: Player) -> bool {
-        match self {
-            ReportPerspective::Black => true,
-            ReportPerspective::White => false,
-            ReportPerspective::SideToMove => to_move == Player::Black,
-        }
-    }
-}
-
-/// `reportAnalysisWinratesAs` value that is none of `BLACK`, `WHITE`,
-/// `SIDETOMOVE`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("Could not parse config value for reportAnalysisWinratesAs: {0}")]
-pub struct BadPerspective(pub String);
-
-impl FromStr for ReportPerspective {
-    type Err = BadPerspective;
-    /// Parses KataGo's values, in any case: `b`/`black`, `w`/`white`, `sidetomove`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "b" | "black" => Ok(ReportPerspective::Black),
-            "w" | "white" => Ok(ReportPerspective::White),
-            "sidetomove" => Ok(ReportPerspective::SideToMove),
-            _ => Err(BadPerspective(s.to_string())),
-        }
-    }
-}
-
-impl fmt::Display for ReportPerspective {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ReportPerspective::Black => "BLACK",
-            ReportPerspective::White => "WHITE",
-            ReportPerspective::SideToMove => "SIDETOMOVE",
-        })
-    }
-}
-
-/// Search statistics of one root move (KataGo's `AnalysisData`), values
-/// from white's point of view.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MoveStats {
-    /// The move, `Move::Pass` for a pass.
-    pub mv: Move,
-    /// Visits of the child node.
-    pub visits: u64,
-    /// Visits the root sent down this edge.
-    pub edge_visits: u64,
-    /// Total weight of the child's visits.
-    pub weight: f64,
-    /// Total weight the root sent down this edge.
-    pub edge_weight: f64,
-    /// Win minus loss in [-1, 1], white's view.
-    pub white_win_loss: f64,
-    /// Expected final score (white minus black).
-    pub white_score_mean: f64,
-    /// Expected lead of white in points.
-    pub white_lead: f64,
-    /// Standard deviation of the final score.
-    pub score_stdev: f64,
-    /// Expected no-result value.
-    pub no_result_value: f64,
-    /// Utility, white's view.
-    pub white_utility: f64,
-    /// Lower confidence bound of the utility, white's view.
-    pub white_utility_lcb: f64,
-    /// Lower confidence bound of the winrate in winrate units (KataGo's
-    /// "hacked" LCB), white's view.
-    pub white_winrate_lcb: f64,
-    /// Policy prior of the move.
-    pub prior: f64,
-    /// KataGo's play selection value (what `order` is sorted by).
-    pub play_selection_value: f64,
-    /// Rank of the move, 0 = best.
-    pub order: usize,
-    /// When the move was not searched because it is symmetric to another
-    /// move (`rootSymmetryPruning`), that move.
-    pub is_symmetry_of: Option<Move>,
-    /// Principal variation starting with `mv`.
-    pub pv: Vec<Move>,
-    /// Visits of the node reached by each move of `pv`.
-    pub pv_visits: Vec<u64>,
-    /// Visits of the edge of each move of `pv`.
-    pub pv_edge_visits: Vec<u64>,
-    /// Average tree ownership after the move, +1 = white, row-major from the
-    /// top-left, when asked for.
-    pub white_ownership: Option<Vec<f64>>,
-    /// Its standard deviation over the subtree, when asked for.
-    pub ownership_stdev: Option<Vec<f64>>,
-}
-
-impl MoveStats {
-    /// Statistics of `mv` with every number zero and nothing optional, to
-    /// fill in field by field.
-    pub fn new(mv: Move) -> MoveStats {
-        MoveStats {
-            mv,
-            visits: 0,
-            edge_visits: 0,
-            weight: 0.0,
-            edge_weight: 0.0,
-            white_win_loss: 0.0,
-            white_score_mean: 0.0,
-            white_lead: 0.0,
-            score_stdev: 0.0,
-            no_result_value: 0.0,
-            white_utility: 0.0,
-            white_utility_lcb: 0.0,
-            white_winrate_lcb: 0.0,
-            prior: 0.0,
-            play_selection_value: 0.0,
-            order: 0,
-            is_symmetry_of: None,
-            pv: Vec::new(),
-            pv_visits: Vec::new(),
-            pv_edge_visits: Vec::new(),
-            white_ownership: None,
-            ownership_stdev: None,
-        }
-    }
-}
-
-/// Statistics of the root (KataGo's `ReportedSearchValues`), white's view.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RootStats {
-    pub visits: u64,
-    pub weight: f64,
-    pub white_win_loss: f64,
-    pub white_score_mean: f64,
-    pub white_lead: f64,
-    pub score_stdev: f64,
-    pub white_utility: f64,
-}
-
-/// What a search reports about one position (partial or final).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AnalysisSnapshot {
-    /// Root moves, ordered by `order`.
-    pub moves: Vec<MoveStats>,
-    /// Root statistics; `None` when the search has no root values yet (then
-    /// there is nothing to report).
-    pub root: Option<RootStats>,
-    /// The root's network output (raw values and the policy).
-    pub root_nn: Option<Arc<NnOutput>>,
-    /// Average tree ownership at the root, +1 = white, row-major from the
-    /// top-left, when asked for.
-    pub white_ownership: Option<Vec<f64>>,
-    /// Its standard deviation, when asked for.
-    pub ownership_stdev: Option<Vec<f64>>,
-}
-
 /// Facts about the analysed position itself, known before any search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PositionFacts {
@@ -228,7 +57,7 @@ pub struct PositionFacts {
 /// What the query asked to be reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReportOptions {
-    pub perspective: ReportPerspective,
+    pub perspective: Perspective,
     /// Longest PV after the move itself.
     pub analysis_pv_len: usize,
     pub include_policy: bool,
@@ -269,8 +98,15 @@ pub fn analysis_json(
     opts: &ReportOptions,
 ) -> Option<Value> {
     let root = snap.root.as_ref()?;
-    let flip = opts.perspective.flips(pos.to_move);
+    // The snapshot is the root player's view; the raw network values are
+    // White's.
+    let flip = opts.perspective.flips_from(snap.root_pla);
     let sign = if flip { -1.0 } else { 1.0 };
+    let white_sign = if opts.perspective.player(snap.root_pla) == Player::Black {
+        -1.0
+    } else {
+        1.0
+    };
     let (xs, ys) = (pos.board_x_size, pos.board_y_size);
     let mut out = head(id, turn, during_search);
 
@@ -282,17 +118,20 @@ pub fn analysis_json(
     out.insert("moveInfos".into(), Value::Array(move_infos));
 
     let mut r = Map::new();
-    r.insert("visits".into(), Value::from(root.visits));
+    r.insert("visits".into(), Value::from(root.visits.max(0)));
     r.insert("weight".into(), Value::from(root.weight));
-    r.insert(
-        "winrate".into(),
-        num(0.5 + 0.5 * root.white_win_loss * sign),
-    );
-    r.insert("scoreSelfplay".into(), num(root.white_score_mean * sign));
-    r.insert("scoreLead".into(), num(root.white_lead * sign));
+    let winrate = if flip {
+        1.0 - root.winrate
+    } else {
+        root.winrate
+    };
+    r.insert("winrate".into(), num(winrate));
+    r.insert("scoreSelfplay".into(), num(root.score_mean * sign));
+    r.insert("scoreLead".into(), num(root.score_lead * sign));
     r.insert("scoreStdev".into(), num(root.score_stdev));
-    r.insert("utility".into(), num(root.white_utility * sign));
+    r.insert("utility".into(), num(root.utility * sign));
     if let Some(nn) = &snap.root_nn {
+        let sign = white_sign;
         let wl = (nn.white_win_prob - nn.white_loss_prob) as f64;
         r.insert("rawWinrate".into(), num(0.5 + 0.5 * wl * sign));
         r.insert("rawLead".into(), num(nn.white_lead as f64 * sign));
@@ -333,7 +172,7 @@ pub fn analysis_json(
         out.insert("policy".into(), Value::Array(policy));
     }
     if opts.include_ownership {
-        if let Some(own) = &snap.white_ownership {
+        if let Some(own) = &snap.ownership {
             out.insert("ownership".into(), ownership_json(own, flip));
         }
     }
@@ -346,39 +185,41 @@ pub fn analysis_json(
 }
 
 /// One entry of `moveInfos`.
-fn move_info_json(m: &MoveStats, flip: bool, xs: usize, ys: usize, opts: &ReportOptions) -> Value {
+fn move_info_json(m: &MoveInfo, flip: bool, xs: usize, ys: usize, opts: &ReportOptions) -> Value {
     let sign = if flip { -1.0 } else { 1.0 };
-    let mut winrate = 0.5 * (1.0 + m.white_win_loss);
-    let mut lcb = m.white_winrate_lcb;
-    if flip {
-        winrate = 1.0 - winrate;
-        lcb = 1.0 - lcb;
-    }
-    let lead = m.white_lead * sign;
+    let (winrate, lcb) = if flip {
+        (1.0 - m.winrate, 1.0 - m.lcb)
+    } else {
+        (m.winrate, m.lcb)
+    };
+    let lead = m.score_lead * sign;
     let mut o = Map::new();
     o.insert("move".into(), Value::String(m.mv.to_gtp(xs, ys)));
-    o.insert("visits".into(), Value::from(m.visits));
+    o.insert("visits".into(), Value::from(m.visits.max(0)));
     o.insert("weight".into(), num(m.weight));
-    o.insert("utility".into(), num(m.white_utility * sign));
+    o.insert("utility".into(), num(m.utility * sign));
     o.insert("winrate".into(), num(winrate));
     // As KataGo: "scoreMean" carries the lead for older tools, the real
     // mean is "scoreSelfplay".
     o.insert("scoreMean".into(), num(lead));
-    o.insert("scoreSelfplay".into(), num(m.white_score_mean * sign));
+    o.insert("scoreSelfplay".into(), num(m.score_selfplay * sign));
     o.insert("scoreLead".into(), num(lead));
     o.insert("scoreStdev".into(), num(m.score_stdev));
     if opts.include_no_result_value {
-        o.insert("noResultValue".into(), num(m.no_result_value));
+        // The search keeps no per-move no-result value (0 under the rules
+        // the engine plays).
+        o.insert("noResultValue".into(), num(0.0));
     }
     o.insert("prior".into(), num(m.prior));
     o.insert("lcb".into(), num(lcb));
-    o.insert("utilityLcb".into(), num(m.white_utility_lcb * sign));
+    o.insert("utilityLcb".into(), num(m.utility_lcb * sign));
     o.insert("order".into(), Value::from(m.order));
     if let Some(of) = m.is_symmetry_of {
         o.insert("isSymmetryOf".into(), Value::String(of.to_gtp(xs, ys)));
     }
-    o.insert("edgeVisits".into(), Value::from(m.edge_visits));
-    o.insert("edgeWeight".into(), num(m.edge_weight));
+    o.insert("edgeVisits".into(), Value::from(m.edge_visits.max(0)));
+    // A tree search sends all of a child's weight down its one edge.
+    o.insert("edgeWeight".into(), num(m.weight));
     o.insert("playSelectionValue".into(), num(m.play_selection_value));
 
     let pv_len = m.pv.len().min(opts.analysis_pv_len + 1);
@@ -388,10 +229,10 @@ fn move_info_json(m: &MoveStats, flip: bool, xs: usize, ys: usize, opts: &Report
         .collect();
     o.insert("pv".into(), Value::Array(pv));
     if opts.include_pv_visits {
-        let take = |v: &[u64]| -> Value {
+        let take = |v: &[i64]| -> Value {
             Value::Array(
                 (0..pv_len)
-                    .map(|i| Value::from(v.get(i).copied().unwrap_or(0)))
+                    .map(|i| Value::from(v.get(i).copied().unwrap_or(0).max(0)))
                     .collect(),
             )
         };
@@ -399,7 +240,7 @@ fn move_info_json(m: &MoveStats, flip: bool, xs: usize, ys: usize, opts: &Report
         o.insert("pvEdgeVisits".into(), take(&m.pv_edge_visits));
     }
     if opts.include_moves_ownership {
-        if let Some(own) = &m.white_ownership {
+        if let Some(own) = &m.ownership {
             o.insert("ownership".into(), ownership_json(own, flip));
         }
     }
@@ -431,7 +272,8 @@ pub fn hash_hex((high, low): (u64, u64)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Loc;
+    use crate::game::{Loc, Move};
+    use crate::search::RootInfo;
 
     #[test]
     fn round_dynamic_matches_katago() {
@@ -449,14 +291,14 @@ mod tests {
 
     #[test]
     fn perspective_parses_katago_values() {
-        assert_eq!("BLACK".parse(), Ok(ReportPerspective::Black));
-        assert_eq!("w".parse(), Ok(ReportPerspective::White));
-        assert_eq!("SideToMove".parse(), Ok(ReportPerspective::SideToMove));
-        assert!("blue".parse::<ReportPerspective>().is_err());
-        assert!(ReportPerspective::SideToMove.flips(Player::Black));
-        assert!(!ReportPerspective::SideToMove.flips(Player::White));
-        assert!(ReportPerspective::Black.flips(Player::White));
-        assert!(!ReportPerspective::White.flips(Player::Black));
+        assert_eq!("BLACK".parse(), Ok(Perspective::Black));
+        assert_eq!("w".parse(), Ok(Perspective::White));
+        assert_eq!("SideToMove".parse(), Ok(Perspective::SideToMove));
+        assert!("blue".parse::<Perspective>().is_err());
+        assert!(!Perspective::SideToMove.flips_from(Player::Black));
+        assert!(Perspective::Black.flips_from(Player::White));
+        assert!(Perspective::White.flips_from(Player::Black));
+        assert!(!Perspective::White.flips_from(Player::White));
     }
 
     fn facts(to_move: Player) -> PositionFacts {
@@ -469,42 +311,50 @@ mod tests {
         }
     }
 
-    fn snapshot() -> AnalysisSnapshot {
+    /// White's values, as seen by `pla` (the root player).
+    fn snapshot(pla: Player) -> AnalysisSnapshot {
         let q16 = Move::Play(Loc::from_xy(15, 3, 19));
         let d4 = Move::Play(Loc::from_xy(3, 15, 19));
+        let s = if pla == Player::White { 1.0 } else { -1.0 };
+        let wr = |w: f64| if s > 0.0 { w } else { 1.0 - w };
         AnalysisSnapshot {
-            moves: vec![MoveStats {
+            x_size: 19,
+            y_size: 19,
+            root_pla: pla,
+            moves: vec![MoveInfo {
                 mv: q16,
                 visits: 10,
                 edge_visits: 10,
                 weight: 10.0,
-                edge_weight: 10.0,
-                white_win_loss: 0.5,
-                white_score_mean: 3.0,
-                white_lead: 2.0,
+                winrate: wr(0.75),
+                score_selfplay: s * 3.0,
+                score_mean: s * 3.0,
+                score_lead: s * 2.0,
                 score_stdev: 20.0,
-                white_utility: 0.4,
-                white_utility_lcb: 0.3,
-                white_winrate_lcb: 0.7,
+                utility: s * 0.4,
+                utility_lcb: s * 0.3,
+                lcb: wr(0.7),
                 prior: 0.25,
                 order: 0,
                 pv: vec![q16, d4, Move::Pass],
                 pv_visits: vec![10, 4, 1],
                 pv_edge_visits: vec![10, 4, 1],
-                white_ownership: Some(vec![0.25; 361]),
-                ..MoveStats::new(q16)
+                ownership: Some(vec![s * 0.25; 361]),
+                ..MoveInfo::default()
             }],
-            root: Some(RootStats {
+            root: Some(RootInfo {
                 visits: 11,
                 weight: 11.0,
-                white_win_loss: 0.5,
-                white_score_mean: 3.0,
-                white_lead: 2.0,
+                winrate: wr(0.75),
+                score_mean: s * 3.0,
+                score_lead: s * 2.0,
                 score_stdev: 20.0,
-                white_utility: 0.4,
+                utility: s * 0.4,
+                current_player: pla,
+                ..RootInfo::default()
             }),
             root_nn: None,
-            white_ownership: Some(vec![0.5; 361]),
+            ownership: Some(vec![s * 0.5; 361]),
             ownership_stdev: Some(vec![0.1; 361]),
         }
     }
@@ -518,7 +368,15 @@ mod tests {
             include_moves_ownership: true,
             ..ReportOptions::default()
         };
-        let v = analysis_json("a", 3, false, &facts(Player::Black), &snapshot(), &opts).unwrap();
+        let v = analysis_json(
+            "a",
+            3,
+            false,
+            &facts(Player::Black),
+            &snapshot(Player::Black),
+            &opts,
+        )
+        .unwrap();
         let mi = &v["moveInfos"][0];
         assert_eq!(mi["move"], "Q16");
         assert_eq!(mi["winrate"], 0.25);
@@ -541,7 +399,15 @@ mod tests {
         assert_eq!(v["isDuringSearch"], false);
         assert_eq!(v["turnNumber"], 3);
 
-        let v = analysis_json("a", 3, true, &facts(Player::White), &snapshot(), &opts).unwrap();
+        let v = analysis_json(
+            "a",
+            3,
+            true,
+            &facts(Player::White),
+            &snapshot(Player::White),
+            &opts,
+        )
+        .unwrap();
         assert_eq!(v["moveInfos"][0]["winrate"], 0.75);
         assert_eq!(v["ownership"][0], 0.5);
         assert_eq!(v["isDuringSearch"], true);
@@ -549,7 +415,7 @@ mod tests {
 
     #[test]
     fn no_root_no_response() {
-        let mut s = snapshot();
+        let mut s = snapshot(Player::Black);
         s.root = None;
         let f = facts(Player::Black);
         assert!(analysis_json("a", 0, false, &f, &s, &ReportOptions::default()).is_none());

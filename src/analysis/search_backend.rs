@@ -12,15 +12,14 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::game::Player;
+use crate::game::GameState;
 use crate::search::{
-    PositionEvaluator, RunOptions, Search, SearchParams, SearchState, SearchView, SetupFor,
+    AnalysisSnapshot, PositionEvaluator, RunOptions, Search, SearchParams, SearchState, SearchView,
+    SetupFor, SnapshotRequest,
 };
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher, SnapshotContents};
 use super::query::MoveRestriction;
-use super::response::{AnalysisSnapshot, MoveStats, RootStats};
-use crate::game::GameState;
 
 /// KataGo's alias: the analysis config may say
 /// `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
@@ -198,73 +197,13 @@ where
     }
 }
 
-/// Search results as the response builder takes them (white's view).
+/// The search's report with what the query asked for.
 fn snapshot_of(view: &SearchView<'_>, contents: &SnapshotContents) -> AnalysisSnapshot {
-    let Some(root) = view.root_info() else {
-        return AnalysisSnapshot::default();
-    };
-    // The search reports from the root player's view; s turns that into
-    // white's.
-    let s = if root.current_player == Player::White {
-        1.0
-    } else {
-        -1.0
-    };
-    let white_winrate = |wr: f64| if s > 0.0 { wr } else { 1.0 - wr };
-    let infos = view.move_infos(contents.pv_len + 1, contents.moves_ownership);
-    let moves = view
-        .with_symmetric_copies(infos)
-        .into_iter()
-        .map(|m| {
-            let mut out = MoveStats::new(m.mv);
-            out.visits = m.visits.max(0) as u64;
-            out.edge_visits = m.edge_visits.max(0) as u64;
-            out.weight = m.weight;
-            out.edge_weight = m.weight;
-            out.white_win_loss = 2.0 * white_winrate(m.winrate) - 1.0;
-            out.white_score_mean = s * m.score_selfplay;
-            out.white_lead = s * m.score_lead;
-            out.score_stdev = m.score_stdev;
-            out.white_utility = s * m.utility;
-            out.white_utility_lcb = s * m.utility_lcb;
-            out.white_winrate_lcb = white_winrate(m.lcb);
-            out.prior = m.prior;
-            out.play_selection_value = m.play_selection_value;
-            out.order = m.order;
-            out.is_symmetry_of = m.is_symmetry_of;
-            out.pv_visits = m.pv_visits.iter().map(|&v| v.max(0) as u64).collect();
-            out.pv_edge_visits = out.pv_visits.clone();
-            out.pv = m.pv;
-            out.white_ownership = m.ownership.map(|o| o.into_iter().map(|x| s * x).collect());
-            out
-        })
-        .collect();
-    let (white_ownership, ownership_stdev) = if contents.ownership || contents.ownership_stdev {
-        match view.ownership() {
-            Some((mean, stdev)) => (
-                contents
-                    .ownership
-                    .then(|| mean.into_iter().map(|x| s * x).collect()),
-                contents.ownership_stdev.then_some(stdev),
-            ),
-            None => (None, None),
-        }
-    } else {
-        (None, None)
-    };
-    AnalysisSnapshot {
-        moves,
-        root: Some(RootStats {
-            visits: root.visits.max(0) as u64,
-            weight: root.weight,
-            white_win_loss: 2.0 * white_winrate(root.winrate) - 1.0,
-            white_score_mean: s * root.score_mean,
-            white_lead: s * root.score_lead,
-            score_stdev: root.score_stdev,
-            white_utility: s * root.utility,
-        }),
-        root_nn: view.root_nn_output(),
-        white_ownership,
-        ownership_stdev,
-    }
+    view.snapshot(&SnapshotRequest {
+        pv_len: contents.pv_len + 1,
+        min_moves: 0,
+        moves_ownership: contents.moves_ownership,
+        ownership: contents.ownership,
+        ownership_stdev: contents.ownership_stdev,
+    })
 }

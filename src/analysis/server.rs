@@ -25,10 +25,9 @@ use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, ParseOptions, QueryError, QueryWarning,
     Request,
 };
-use super::response::{
-    analysis_json, no_results_json, PositionFacts, ReportOptions, ReportPerspective,
-};
+use super::response::{analysis_json, no_results_json, PositionFacts, ReportOptions};
 use crate::game::GameOptions;
+use crate::search::Perspective;
 
 /// Version reported by `query_version`: the KataGo release whose protocol
 /// this engine speaks, since tools compare it to enable features.
@@ -47,7 +46,7 @@ pub struct ServerOptions {
     /// Default PV length after the first move (`analysisPVLen`, 15).
     pub analysis_pv_len: usize,
     /// Default perspective (`reportAnalysisWinratesAs`, SIDETOMOVE).
-    pub perspective: ReportPerspective,
+    pub perspective: Perspective,
     /// How game records are replayed.
     pub replay: GameOptions,
 }
@@ -59,7 +58,7 @@ impl Default for ServerOptions {
             quit_without_waiting: false,
             parse: ParseOptions::default(),
             analysis_pv_len: 15,
-            perspective: ReportPerspective::SideToMove,
+            perspective: Perspective::SideToMove,
             replay: GameOptions::default(),
         }
     }

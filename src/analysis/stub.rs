@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::game::Move;
+use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher};
-use super::response::{AnalysisSnapshot, MoveStats, RootStats};
+use crate::search::{AnalysisSnapshot, MoveInfo, RootInfo};
 
 /// Parameter names the stub accepts (a few real KataGo ones).
 const KNOWN: &[&str] = &[
@@ -140,23 +140,27 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
     let moves = (0..shown)
         .map(|i| {
             let share = children / shown as u64 + u64::from((i as u64) < children % shown as u64);
-            let mut m = MoveStats::new(candidates[i]);
+            let share = share as i64;
+            let mut m = MoveInfo {
+                mv: candidates[i],
+                ..MoveInfo::default()
+            };
             m.visits = share;
             m.edge_visits = share;
             m.weight = share as f64;
-            m.edge_weight = share as f64;
             m.prior = 1.0 / candidates.len() as f64;
             m.order = i;
             m.pv = vec![candidates[i]];
             m.pv_visits = vec![share];
             m.pv_edge_visits = vec![share];
             if job.contents.moves_ownership {
-                m.white_ownership = Some(vec![0.0; n]);
+                m.ownership = Some(vec![0.0; n]);
             }
             if job.contents.moves_ownership_stdev {
                 m.ownership_stdev = Some(vec![0.0; n]);
             }
-            m.white_winrate_lcb = -0.1;
+            // White's LCB -0.1, seen by the player to move.
+            m.lcb = if pos.next == Player::White { -0.1 } else { 1.1 };
             m
         })
         .collect();
@@ -166,12 +170,16 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
         policy[i] = 1.0 / candidates.len() as f32;
     }
     AnalysisSnapshot {
+        x_size: xs,
+        y_size: ys,
+        root_pla: pos.next,
         moves,
-        root: Some(RootStats {
-            visits,
+        root: Some(RootInfo {
+            visits: visits as i64,
             weight: visits as f64,
             score_stdev: 10.0,
-            ..RootStats::default()
+            current_player: pos.next,
+            ..RootInfo::default()
         }),
         root_nn: Some(Arc::new(NnOutput {
             x_size: xs,
@@ -188,7 +196,7 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
             shortterm_score_error: -1.0,
             white_ownership: None,
         })),
-        white_ownership: job.contents.ownership.then(|| vec![0.0; n]),
+        ownership: job.contents.ownership.then(|| vec![0.0; n]),
         ownership_stdev: job.contents.ownership_stdev.then(|| vec![0.0; n]),
     }
 }

@@ -2,51 +2,17 @@
 //! parsing their arguments and printing their `info move ...` lines exactly
 //! as KataGo does.
 //!
-//! The search fills an [`AnalysisSnapshot`] (plain data, values from
-//! White's point of view as KataGo's search keeps them); [`format_analysis`]
-//! turns it into one output line for the reporting perspective.
+//! The search fills one [`AnalysisSnapshot`] (the search's own report,
+//! values from the root player's point of view); [`format_analysis`] turns
+//! it into one output line for the reporting perspective. Formatting only.
 
 use crate::game::{ByPlayer, Move, Player, MAX_ARR_SIZE};
+use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
 
 use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 
 /// Largest interval or time a user may type (KataGo's `MAX_USER_INPUT_TIME`).
 pub const MAX_USER_INPUT_TIME: f64 = 1e25;
-
-/// Whose point of view winrates, scores and ownership are printed from
-/// (`reportAnalysisWinratesAs` in the config).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Perspective {
-    /// Always Black's.
-    Black,
-    /// Always White's.
-    White,
-    /// The player to move in the analysed position (KataGo's default).
-    #[default]
-    SideToMove,
-}
-
-impl Perspective {
-    /// Parses the config value: `BLACK`, `WHITE` or `SIDETOMOVE` (any case).
-    pub fn parse(s: &str) -> Option<Perspective> {
-        match s.trim().to_ascii_uppercase().as_str() {
-            "BLACK" | "B" => Some(Perspective::Black),
-            "WHITE" | "W" => Some(Perspective::White),
-            "SIDETOMOVE" => Some(Perspective::SideToMove),
-            _ => None,
-        }
-    }
-
-    /// Whether values kept from White's point of view must be negated
-    /// (or winrates mirrored) when `pla` is to move.
-    pub fn flips_for(self, pla: Player) -> bool {
-        match self {
-            Perspective::Black => true,
-            Perspective::White => false,
-            Perspective::SideToMove => pla == Player::Black,
-        }
-    }
-}
 
 /// Which command's output format to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,136 +235,12 @@ pub fn parse_analyze_args(
     Ok(out)
 }
 
-/// One candidate move of the root, with values from White's point of view
-/// (as KataGo's `AnalysisData`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MoveInfo {
-    /// The move.
-    pub mv: Move,
-    /// Visits of the child node (`visits`).
-    pub visits: u64,
-    /// Visits the root sent along this edge (`edgeVisits`).
-    pub edge_visits: u64,
-    /// Utility, White's view.
-    pub utility: f64,
-    /// White's winrate in [0, 1].
-    pub winrate: f64,
-    /// Mean final score from self-play, White minus Black (`scoreSelfplay`).
-    pub score_mean: f64,
-    /// Standard deviation of the score (never flipped).
-    pub score_stdev: f64,
-    /// Points White leads by (`scoreLead`, also printed as `scoreMean`).
-    pub lead: f64,
-    /// Probability of no result, in [0, 1].
-    pub no_result: f64,
-    /// Policy prior in [0, 1].
-    pub prior: f64,
-    /// KataGo's "hacked" winrate LCB (see [`hacked_winrate_lcb`]), White's view.
-    pub lcb: f64,
-    /// Lower confidence bound of the utility, White's view.
-    pub utility_lcb: f64,
-    /// Total weight of the child's visits.
-    pub weight: f64,
-    /// Rank, 0 best.
-    pub order: usize,
-    /// When the move was not searched but mirrored from another by symmetry.
-    pub is_symmetry_of: Option<Move>,
-    /// Principal variation starting with `mv`, already cut at the end of the
-    /// game phase where the engine prevents the cleanup phase.
-    pub pv: Vec<Move>,
-    /// Visits of the node after each PV move.
-    pub pv_visits: Vec<u64>,
-    /// Visits along each PV edge.
-    pub pv_edge_visits: Vec<u64>,
-    /// Ownership after this move, row-major from the top-left, White's view.
-    pub ownership: Option<Vec<f64>>,
-    /// Standard deviation of that ownership.
-    pub ownership_stdev: Option<Vec<f64>>,
-}
-
-impl Default for MoveInfo {
-    fn default() -> MoveInfo {
-        MoveInfo {
-            mv: Move::Pass,
-            visits: 0,
-            edge_visits: 0,
-            utility: 0.0,
-            winrate: 0.5,
-            score_mean: 0.0,
-            score_stdev: 0.0,
-            lead: 0.0,
-            no_result: 0.0,
-            prior: 0.0,
-            lcb: 0.5,
-            utility_lcb: 0.0,
-            weight: 0.0,
-            order: 0,
-            is_symmetry_of: None,
-            pv: Vec::new(),
-            pv_visits: Vec::new(),
-            pv_edge_visits: Vec::new(),
-            ownership: None,
-            ownership_stdev: None,
-        }
-    }
-}
-
-/// KataGo's winrate LCB for lz-analyze: the utility LCB radius scaled into
-/// winrate units (`winLossUtilityFactor / (sum of utility factors) / 2`),
-/// subtracted on the mover's side. `winrate` and the result are White's.
-pub fn hacked_winrate_lcb(winrate: f64, radius: f64, radius_scale: f64, pla: Player) -> f64 {
-    match pla {
-        Player::White => winrate - radius * radius_scale,
-        Player::Black => winrate + radius * radius_scale,
-    }
-}
-
-/// Whole-search values (`rootInfo`), White's view.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RootInfo {
-    /// Visits of the whole search.
-    pub visits: u64,
-    /// Utility.
-    pub utility: f64,
-    /// White's winrate.
-    pub winrate: f64,
-    /// Self-play score mean (White minus Black).
-    pub score_mean: f64,
-    /// Score standard deviation.
-    pub score_stdev: f64,
-    /// White's lead in points.
-    pub lead: f64,
-    /// Total weight.
-    pub weight: f64,
-    /// The raw network's short-term winrate error, stScoreError and
-    /// varTimeLeft, when the root has a network output.
-    pub raw_nn: Option<(f64, f64, f64)>,
-}
-
-/// One report of a running search.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AnalysisSnapshot {
-    /// Board width (for vertices and ownership).
-    pub x_size: usize,
-    /// Board height.
-    pub y_size: usize,
-    /// Candidate moves, best first.
-    pub moves: Vec<MoveInfo>,
-    /// Root values; KataGo prints nothing for kata-analyze without them.
-    pub root: Option<RootInfo>,
-    /// Ownership of every point, row-major from the top-left, White's view.
-    pub ownership: Option<Vec<f64>>,
-    /// Standard deviation of the ownership.
-    pub ownership_stdev: Option<Vec<f64>>,
-}
-
-/// Formats one analysis line (without its newline) for the player `pla` the
-/// analysis runs for, or `None` when there is nothing to print (no moves,
-/// or no root values for the kata formats), as KataGo prints nothing then.
+/// Formats one analysis line (without its newline) from `perspective`, or
+/// `None` when there is nothing to print (no moves, or no root values for
+/// the kata formats), as KataGo prints nothing then.
 pub fn format_analysis(
     snap: &AnalysisSnapshot,
     args: &AnalyzeArgs,
-    pla: Player,
     perspective: Perspective,
 ) -> Option<String> {
     let mut kept = 0usize;
@@ -415,7 +257,7 @@ pub fn format_analysis(
     if moves.is_empty() {
         return None;
     }
-    let flip = perspective.flips_for(pla);
+    let flip = perspective.flips_from(snap.root_pla);
     let vertex = |m: Move| m.to_gtp(snap.x_size, snap.y_size);
     let join_pv = |pv: &[Move]| {
         pv.iter()
@@ -423,7 +265,12 @@ pub fn format_analysis(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let join_u64 = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" ");
+    let join_u64 = |v: &[i64]| {
+        v.iter()
+            .map(|n| n.max(&0).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut out = String::with_capacity(256 * moves.len());
 
     if args.kind == AnalyzeKind::Lz {
@@ -439,9 +286,9 @@ pub fn format_analysis(
             out.push_str(&format!(
                 "info move {} visits {} winrate {} prior {} lcb {} order {} pv {}",
                 vertex(m.mv),
-                m.visits,
+                m.visits.max(0),
                 round_i64(winrate * 10000.0),
-                round_i64(m.prior * 10000.0),
+                round_i64(m.prior.max(0.0) * 10000.0),
                 round_i64(lcb * 10000.0),
                 m.order,
                 join_pv(&m.pv)
@@ -482,25 +329,27 @@ pub fn format_analysis(
         } else {
             (m.winrate, m.lcb)
         };
-        let lead = sign * m.lead;
+        let lead = sign * m.score_lead;
         out.push_str(&format!(
             "info move {} visits {} edgeVisits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {}",
             vertex(m.mv),
-            m.visits,
-            m.edge_visits,
+            m.visits.max(0),
+            m.edge_visits.max(0),
             g(sign * m.utility),
             g(winrate),
             g(lead),
             g(m.score_stdev),
             g(lead),
-            g(sign * m.score_mean),
+            g(sign * m.score_selfplay),
         ));
         if args.no_result_value {
-            out.push_str(&format!(" noResultValue {}", g(m.no_result)));
+            // The search keeps no no-result value per move (KataGo's is 0
+            // under every rule set the engine plays).
+            out.push_str(&format!(" noResultValue {}", g(0.0)));
         }
         out.push_str(&format!(
             " prior {} lcb {} utilityLcb {} weight {}",
-            g(m.prior),
+            g(m.prior.max(0.0)),
             g(lcb),
             g(sign * m.utility_lcb),
             g(m.weight)
@@ -530,7 +379,7 @@ pub fn format_analysis(
         }
     }
     if args.root_info {
-        let lead = sign * root.lead;
+        let lead = sign * root.score_lead;
         let winrate = if flip {
             1.0 - root.winrate
         } else {
@@ -538,7 +387,7 @@ pub fn format_analysis(
         };
         out.push_str(&format!(
             " rootInfo visits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {} weight {}",
-            root.visits,
+            root.visits.max(0),
             g(sign * root.utility),
             g(winrate),
             g(lead),
@@ -547,12 +396,12 @@ pub fn format_analysis(
             g(sign * root.score_mean),
             g(root.weight),
         ));
-        if let Some((wr_err, score_err, var_time_left)) = root.raw_nn {
+        if snap.root_nn.is_some() {
             out.push_str(&format!(
                 " rawStWrError {} rawStScoreError {} rawVarTimeLeft {}",
-                g(wr_err),
-                g(score_err),
-                g(var_time_left)
+                g(root.raw_shortterm_winloss_error),
+                g(root.raw_shortterm_score_error),
+                g(root.raw_var_time_left)
             ));
         }
     }
@@ -579,6 +428,7 @@ fn round_i64(x: f64) -> i64 {
 mod tests {
     use super::*;
     use crate::game::Loc;
+    use crate::search::RootInfo;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
@@ -695,6 +545,7 @@ mod tests {
         AnalysisSnapshot {
             x_size: 19,
             y_size: 19,
+            root_pla: Player::White,
             moves: vec![
                 MoveInfo {
                     mv: d4,
@@ -702,9 +553,9 @@ mod tests {
                     edge_visits: 487,
                     utility: 0.0408357,
                     winrate: 0.519982,
-                    score_mean: 0.515178,
+                    score_selfplay: 0.515178,
                     score_stdev: 24.7058,
-                    lead: 0.611848,
+                    score_lead: 0.611848,
                     prior: 0.221121,
                     lcb: 0.522779,
                     utility_lcb: 0.0486664,
@@ -728,21 +579,53 @@ mod tests {
             root: Some(RootInfo {
                 visits: 500,
                 winrate: 0.52,
-                lead: 0.6,
+                score_lead: 0.6,
                 score_stdev: 24.0,
                 weight: 500.0,
                 ..RootInfo::default()
             }),
+            root_nn: None,
             ownership: Some(vec![0.25; 361]),
             ownership_stdev: None,
         }
     }
 
+    /// `snap` (White's values) as the search reports it with `pla` to move:
+    /// from `pla`'s point of view.
+    fn seen_by(mut snap: AnalysisSnapshot, pla: Player) -> AnalysisSnapshot {
+        snap.root_pla = pla;
+        if pla == Player::White {
+            return snap;
+        }
+        for m in &mut snap.moves {
+            m.winrate = 1.0 - m.winrate;
+            m.lcb = 1.0 - m.lcb;
+            m.utility = -m.utility;
+            m.utility_lcb = -m.utility_lcb;
+            m.score_lead = -m.score_lead;
+            m.score_selfplay = -m.score_selfplay;
+        }
+        if let Some(r) = &mut snap.root {
+            r.winrate = 1.0 - r.winrate;
+            r.utility = -r.utility;
+            r.score_lead = -r.score_lead;
+            r.score_mean = -r.score_mean;
+        }
+        if let Some(o) = &mut snap.ownership {
+            o.iter_mut().for_each(|x| *x = -*x);
+        }
+        snap
+    }
+
     #[test]
     fn lz_format_is_integers_from_the_movers_view() {
         let args = AnalyzeArgs::new(AnalyzeKind::Lz);
-        let line =
-            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::Black),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert_eq!(
             line,
             "info move D4 visits 487 winrate 4800 prior 2211 lcb 4772 order 0 pv D4 Q16"
@@ -750,8 +633,12 @@ mod tests {
         let mut args = args;
         args.min_moves = 2;
         args.pv_visits = true;
-        let line =
-            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::White),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert_eq!(
             line,
             "info move D4 visits 487 winrate 5200 prior 2211 lcb 5228 order 0 pv D4 Q16 pvVisits 487 200 \
@@ -763,8 +650,12 @@ mod tests {
     fn kata_format_has_katago_field_order() {
         let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
         args.root_info = true;
-        let line =
-            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::White),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert_eq!(
             line,
             "info move D4 visits 487 edgeVisits 487 utility 0.0408357 winrate 0.519982 scoreMean 0.611848 \
@@ -774,13 +665,18 @@ mod tests {
              scoreSelfplay 0 weight 500"
         );
         // Black to move: values are negated / mirrored.
-        let line =
-            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::Black),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert!(line.starts_with(
             "info move D4 visits 487 edgeVisits 487 utility -0.0408357 winrate 0.480018 scoreMean -0.611848"
         ));
         // Fixed White perspective: no flip even with Black to move.
-        let line = format_analysis(&sample(), &args, Player::Black, Perspective::White).unwrap();
+        let line =
+            format_analysis(&seen_by(sample(), Player::Black), &args, Perspective::White).unwrap();
         assert!(line.contains("winrate 0.519982"));
     }
 
@@ -788,8 +684,12 @@ mod tests {
     fn ownership_is_row_major_and_flipped() {
         let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
         args.ownership = true;
-        let line =
-            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::Black),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         let (_, own) = line.split_once(" ownership ").unwrap();
         let vals: Vec<&str> = own.split(' ').collect();
         assert_eq!(vals.len(), 361);
@@ -799,8 +699,12 @@ mod tests {
     #[test]
     fn sabaki_format_always_has_a_decimal_point() {
         let args = AnalyzeArgs::new(AnalyzeKind::Sabaki);
-        let line =
-            format_analysis(&sample(), &args, Player::White, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(sample(), Player::White),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert!(line.contains("weight 487.500 order 0"), "{line}");
         assert!(
             line.contains("visits 487 edgeVisits 487 utility 0.0408357"),
@@ -814,19 +718,31 @@ mod tests {
         let mut snap = sample();
         snap.root = None;
         assert_eq!(
-            format_analysis(&snap, &args, Player::Black, Perspective::SideToMove),
+            format_analysis(
+                &seen_by(snap.clone(), Player::Black),
+                &args,
+                Perspective::SideToMove
+            ),
             None
         );
         snap = sample();
         snap.moves.clear();
         assert_eq!(
-            format_analysis(&snap, &args, Player::Black, Perspective::SideToMove),
+            format_analysis(
+                &seen_by(snap.clone(), Player::Black),
+                &args,
+                Perspective::SideToMove
+            ),
             None
         );
         let mut args = args;
         args.max_moves = 0;
         assert_eq!(
-            format_analysis(&sample(), &args, Player::Black, Perspective::SideToMove),
+            format_analysis(
+                &seen_by(sample(), Player::Black),
+                &args,
+                Perspective::SideToMove
+            ),
             None
         );
     }
@@ -838,7 +754,12 @@ mod tests {
         snap.moves[0].mv = Move::Pass;
         snap.moves[0].pv = vec![Move::Pass];
         let args = AnalyzeArgs::new(AnalyzeKind::Kata);
-        let line = format_analysis(&snap, &args, Player::White, Perspective::SideToMove).unwrap();
+        let line = format_analysis(
+            &seen_by(snap.clone(), Player::White),
+            &args,
+            Perspective::SideToMove,
+        )
+        .unwrap();
         assert!(line.starts_with("info move pass "));
         assert!(line.contains(" isSymmetryOf Q16 order 0 pv pass"));
     }

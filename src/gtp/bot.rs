@@ -16,8 +16,9 @@ use rand::{Rng, SeedableRng};
 
 use crate::game::{Board, Color, Loc, Move, Player};
 
-use super::analysis_format::{AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo};
+use super::analysis_format::AvoidMoves;
 use super::position::GtpGame;
+use crate::search::{AnalysisSnapshot, MoveInfo, RootInfo};
 use crate::timecontrol::TimeControls;
 
 /// Why a search runs; the bot picks its limits and parameter set from it.
@@ -218,21 +219,16 @@ impl GtpBot for RandomBot {
         let mut visits = 0u64;
         let board = req.game.board();
         let snapshot = |visits: u64| {
-            let mut snap = AnalysisSnapshot {
-                x_size: board.x_size(),
-                y_size: board.y_size(),
-                moves: Vec::with_capacity(n),
-                root: Some(RootInfo {
-                    visits,
-                    winrate: 0.5,
-                    weight: visits as f64,
-                    ..RootInfo::default()
-                }),
-                ownership: None,
-                ownership_stdev: None,
-            };
+            let mut snap = AnalysisSnapshot::empty(board.x_size(), board.y_size(), req.pla);
+            snap.root = Some(RootInfo {
+                visits: visits as i64,
+                winrate: 0.5,
+                weight: visits as f64,
+                current_player: req.pla,
+                ..RootInfo::default()
+            });
             for (order, &mv) in moves.iter().enumerate() {
-                let v = (visits >> order).max(1);
+                let v = (visits >> order).max(1) as i64;
                 snap.moves.push(MoveInfo {
                     mv,
                     visits: v,
@@ -247,7 +243,9 @@ impl GtpBot for RandomBot {
                 });
             }
             if req.want_ownership {
-                snap.ownership = Some(heuristic_ownership(board));
+                // The heuristic is White's view; the snapshot the mover's.
+                let s = if req.pla == Player::White { 1.0 } else { -1.0 };
+                snap.ownership = Some(heuristic_ownership(board).iter().map(|x| s * x).collect());
                 snap.ownership_stdev = Some(vec![0.0; board.x_size() * board.y_size()]);
             }
             snap

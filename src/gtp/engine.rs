@@ -14,11 +14,11 @@ use crate::game::{
     Board, ByPlayer, Color, GameOptions, Loc, Move, Player, Rules, ScoringRule, MAX_LEN,
 };
 
-use super::analysis_format::Perspective;
 use super::bot::GtpBot;
 use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 use super::position::{fixed_handicap_points, GtpGame};
 use super::protocol::{CommandLine, Output};
+use crate::search::Perspective;
 use crate::timecontrol::{self as time, TimeControls, KATA_TIME_SETTINGS_LIST};
 
 /// Every command the engine answers, in KataGo's order (`list_commands`).

@@ -6,8 +6,7 @@ mod numfmt;
 pub mod protocol;
 
 pub use analysis_format::{
-    format_analysis, parse_analyze_args, AnalysisSnapshot, AnalyzeArgs, AnalyzeKind, AvoidMoves,
-    MoveInfo, Perspective, RootInfo,
+    format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
 };
 pub use numfmt::format_g;
 pub mod bot;

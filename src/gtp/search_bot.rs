@@ -23,15 +23,13 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::game::{Board, GameOptions, Loc, Move, Player, Rules, ScoringRule};
 use crate::search::{
-    compute_lead, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search, SearchParams,
-    SearchView, SetupFor,
+    compute_lead, AnalysisSnapshot, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search,
+    SearchParams, SearchView, SetupFor, SnapshotRequest,
 };
 use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
 
-use super::analysis_format::{
-    hacked_winrate_lcb, AnalysisSnapshot, AvoidMoves, MoveInfo, RootInfo,
-};
+use super::analysis_format::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
 
@@ -292,81 +290,6 @@ fn white_sign(pla: Player) -> f64 {
     }
 }
 
-/// Turns a search view into the GTP layer's snapshot (White's view).
-fn snapshot(
-    view: &SearchView<'_>,
-    params: &SearchParams,
-    pv_len: usize,
-    own: bool,
-    min_moves: usize,
-) -> AnalysisSnapshot {
-    let Some(root) = view.root_info() else {
-        return AnalysisSnapshot::default();
-    };
-    let pla = root.current_player;
-    let s = white_sign(pla);
-    let white_wr = |wr: f64| if s > 0.0 { wr } else { 1.0 - wr };
-    let total_utility = params.utility_radius().max(1e-9);
-    let radius_scale = params.win_loss_utility_factor / total_utility * 0.5;
-    let (ownership, ownership_stdev) = match own.then(|| view.ownership()).flatten() {
-        Some((mean, stdev)) => (Some(mean.iter().map(|x| s * x).collect()), Some(stdev)),
-        None => (None, None),
-    };
-    let moves = view
-        .with_symmetric_copies(view.pad_with_unvisited(view.move_infos(pv_len, own), min_moves))
-        .into_iter()
-        .map(|m| {
-            let winrate = white_wr(m.winrate);
-            let radius = m.utility - m.utility_lcb;
-            let visits = m.visits.max(0) as u64;
-            let pv_visits: Vec<u64> = m.pv_visits.iter().map(|&v| v.max(0) as u64).collect();
-            MoveInfo {
-                mv: m.mv,
-                visits,
-                edge_visits: m.edge_visits.max(0) as u64,
-                utility: s * m.utility,
-                winrate,
-                score_mean: s * m.score_selfplay,
-                score_stdev: m.score_stdev,
-                lead: s * m.score_lead,
-                no_result: 0.0,
-                prior: m.prior.max(0.0),
-                lcb: hacked_winrate_lcb(winrate, radius, radius_scale, pla),
-                utility_lcb: s * m.utility_lcb,
-                weight: m.weight,
-                order: m.order,
-                is_symmetry_of: m.is_symmetry_of,
-                pv: m.pv,
-                pv_edge_visits: pv_visits.clone(),
-                pv_visits,
-                ownership: m.ownership.map(|o| o.iter().map(|x| s * x).collect()),
-                ownership_stdev: None,
-            }
-        })
-        .collect();
-    AnalysisSnapshot {
-        x_size: view.x_size,
-        y_size: view.y_size,
-        moves,
-        root: Some(RootInfo {
-            visits: root.visits.max(0) as u64,
-            utility: s * root.utility,
-            winrate: white_wr(root.winrate),
-            score_mean: s * root.score_mean,
-            score_stdev: root.score_stdev,
-            lead: s * root.score_lead,
-            weight: root.weight,
-            raw_nn: Some((
-                root.raw_shortterm_winloss_error,
-                root.raw_shortterm_score_error,
-                root.raw_var_time_left,
-            )),
-        }),
-        ownership,
-        ownership_stdev,
-    }
-}
-
 impl GtpBot for SearchBot {
     fn model_name(&self) -> String {
         self.model_name.clone()
@@ -414,12 +337,16 @@ impl GtpBot for SearchBot {
                     && view.is_rest_of_search_futile(left)
             })
         };
-        let pv_len = self.analysis_pv_len;
-        let want_own = req.want_ownership;
-        let min_moves = req.min_moves;
+        let snap_req = SnapshotRequest {
+            pv_len: self.analysis_pv_len,
+            min_moves: req.min_moves,
+            moves_ownership: req.want_ownership,
+            ownership: req.want_ownership,
+            ownership_stdev: req.want_ownership,
+        };
         let report = Mutex::new(report);
         let callback = |view: &SearchView<'_>| {
-            let snap = snapshot(view, view.params, pv_len, want_own, min_moves);
+            let snap = view.snapshot(&snap_req);
             if snap.root.is_some() {
                 (report.lock())(&snap);
             }
@@ -442,7 +369,7 @@ impl GtpBot for SearchBot {
         }
         self.search.clear_avoid_moves();
         let view = self.search.view();
-        let snap = snapshot(&view, self.search.params(), pv_len, want_own, min_moves);
+        let snap = view.snapshot(&snap_req);
         // genmove_analyze reports once more at the end, as KataGo does;
         // analysis that ran into a limit reports its final state too (KataGo
         // may print nothing at all when the limit comes before the first

@@ -121,9 +121,9 @@ impl GtpEngine {
         let stop = AtomicBool::new(false);
         let out = self.out.clone();
         let perspective = self.settings.perspective;
-        let mut report = |snap: &super::AnalysisSnapshot| {
+        let mut report = |snap: &crate::search::AnalysisSnapshot| {
             if let Some(args) = analysis {
-                if let Some(line) = format_analysis(snap, args, pla, perspective) {
+                if let Some(line) = format_analysis(snap, args, perspective) {
                     out.write_str(&(line + "\n"));
                 }
             }
@@ -393,9 +393,9 @@ impl GtpEngine {
                 report_interval: args.as_ref().and_then(|a| a.report_interval),
                 min_moves: args.as_ref().map_or(0, |a| a.min_moves),
             };
-            let mut report = |snap: &super::AnalysisSnapshot| {
+            let mut report = |snap: &crate::search::AnalysisSnapshot| {
                 if let Some(a) = &args {
-                    if let Some(line) = format_analysis(snap, a, pla, perspective) {
+                    if let Some(line) = format_analysis(snap, a, perspective) {
                         out.write_str(&(line + "\n"));
                     }
                 }
@@ -431,9 +431,9 @@ impl GtpEngine {
                 report_interval: args.as_ref().and_then(|a| a.report_interval),
                 min_moves: args.as_ref().map_or(0, |a| a.min_moves),
             };
-            let mut report = |snap: &super::AnalysisSnapshot| {
+            let mut report = |snap: &crate::search::AnalysisSnapshot| {
                 if let Some(a) = &args {
-                    if let Some(line) = format_analysis(snap, a, pla, perspective) {
+                    if let Some(line) = format_analysis(snap, a, perspective) {
                         out.write_str(&(line + "\n"));
                     }
                 }

@@ -2,10 +2,7 @@
 
 use crossbeam::channel::Receiver;
 
-use crate::cli::EngineArgs;
-use crate::config::Config;
-
-use std::path::{Path, PathBuf};
+use crate::setup::{EngineArgs, SetupError};
 
 use super::engine::{GtpEngine, GtpSettings, Handled};
 use super::protocol::{parse_line, spawn_line_reader, Output, ParsedLine};
@@ -70,76 +67,24 @@ impl From<String> for StartError {
     }
 }
 
-/// Folders searched for the project's default network, in order: `models/`
-/// beside the executable, in the checkout the executable was built in
-/// (`target/<profile>/../../models`), and in the working directory.
-fn default_model_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(exe_dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        dirs.push(exe_dir.join("models"));
-        dirs.push(exe_dir.join("../../models"));
-    }
-    dirs.push(PathBuf::from("models"));
-    dirs
-}
-
-/// The project's default network: the first `*.bin.gz` (by name) in the
-/// first folder of [`default_model_dirs`] that has one.
-fn default_model() -> Option<PathBuf> {
-    default_model_dirs().into_iter().find_map(|dir| {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .ok()?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_file()
-                    && p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.ends_with(".bin.gz") || n.ends_with(".bin"))
-            })
-            .collect();
-        found.sort();
-        found.into_iter().next()
-    })
-}
-
 fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
-    let mut cfg = match &args.config {
-        Some(path) => Config::load(path).map_err(|e| e.to_string())?,
-        None => Config::from_toml_str("", "(no config)").map_err(|e| e.to_string())?,
-    };
-    for o in &args.override_config {
-        cfg.apply_overrides(o).map_err(|e| e.to_string())?;
-    }
-    let settings = GtpSettings::from_config(&cfg)?;
+    let startup = crate::setup::start(args).map_err(|e| e.to_string())?;
+    let cfg = &startup.config;
+    let settings = GtpSettings::from_config(cfg)?;
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
-    let model = match &args.model {
-        Some(model) => model.clone(),
-        None => default_model().ok_or_else(|| StartError {
-            code: 2,
-            message: "no network given and no default network found in models/.\n\
-                 Pass a KataGo network with -model, e.g.\n  \
-                 engine gtp -model kata1-b18c384nbt-s9996604416-d4316597426.bin.gz \
-                 -config configs/gtp.toml\n\
-                 (networks: https://katagotraining.org/networks/ ; any KataGo .bin.gz works)"
-                .to_string(),
-        })?,
-    };
-    if !model.is_file() {
-        return Err(StartError {
-            code: 2,
-            message: format!("model file not found: {}", model.display()),
-        });
-    }
-    let net = crate::setup::load_network(&model, &cfg, 16).map_err(|e| e.to_string())?;
+    let model = startup.model_path().map_err(|e| StartError {
+        code: 2,
+        message: e.to_string(),
+    })?;
+    let net = startup
+        .load_network(&model, 16)
+        .map_err(|e: SetupError| e.to_string())?;
     eprintln!(
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     );
     let seed = rand::random::<u64>();
-    let bot = Box::new(SearchBot::new(&net, &cfg, seed)?);
+    let bot = Box::new(SearchBot::new(&net, cfg, seed)?);
     eprintln!(
         "Using {} rules initially, unless GTP/GUI overrides this",
         settings.initial_rules.to_string_no_komi_maybe_nice()

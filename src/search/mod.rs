@@ -15,6 +15,7 @@ mod game_state;
 mod nn_eval;
 mod params;
 mod playout;
+mod report;
 mod results;
 mod root_symmetry;
 mod runner;
@@ -32,6 +33,7 @@ pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, Se
 pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
+pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};
 pub use results::{MoveInfo, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;
 pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
