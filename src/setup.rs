@@ -292,6 +292,17 @@ pub fn load_network(
     })
 }
 
+/// Start-up warnings for the search parameters the config sets that are
+/// accepted but have no effect here ([`crate::search::NO_EFFECT_PARAMS`]).
+pub fn no_effect_warnings(cfg: &Config) -> Vec<String> {
+    let keys: Vec<&str> = crate::search::NO_EFFECT_PARAMS
+        .iter()
+        .copied()
+        .filter(|k| cfg.contains(k))
+        .collect();
+    crate::search::no_effect_warnings(keys)
+}
+
 /// KataGo's aliases for search parameter names in configs: the analysis
 /// config may say `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
 const SEARCH_KEY_ALIASES: &[(&str, &str)] =

@@ -166,6 +166,9 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     for line in cfg.unused_key_warnings() {
         eprintln!("{line}");
     }
+    for line in crate::setup::no_effect_warnings(&cfg) {
+        eprintln!("{line}");
+    }
     eprintln!(
         "engine analysis: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
         net.model_name,

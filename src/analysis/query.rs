@@ -771,4 +771,5 @@ fn parse_vertex(s: &str, x_size: usize, y_size: usize, allow_pass: bool) -> Opti
 }
 
 #[cfg(test)]
+#[path = "query_tests.rs"]
 mod tests;

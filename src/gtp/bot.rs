@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::game::{Board, Color, Loc, Move, Player};
 
-use super::analysis_format::AvoidMoves;
+use super::analyze_args::AvoidMoves;
 use super::position::GtpGame;
 use crate::search::{AnalysisSnapshot, MoveInfo, RootInfo};
 use crate::timecontrol::TimeControls;

@@ -4,8 +4,10 @@
 //! new-game command is run, and the effect is observed.
 
 use super::*;
+use crate::game::GameOptions;
 use crate::gtp::bot::RandomBot;
 use crate::gtp::protocol::{parse_line, ParsedLine};
+use crate::gtp::settings::GtpSettings;
 
 fn engine(options: GameOptions) -> GtpEngine {
     let settings = GtpSettings {
@@ -142,4 +144,26 @@ fn assume_multiple_black_moves_are_handicap_survives_new_games() {
         assert_eq!(handicap_bonus(&mut e, new_game), 0.0, "after {new_game}");
     }
     assert_eq!(e.game().options(), off);
+}
+
+/// The command table is the only list: every listed command is handled
+/// (none answers `unknown command`), and an unlisted one is not.
+#[test]
+fn every_listed_command_is_handled() {
+    let mut e = engine(GameOptions::default());
+    let names: Vec<&str> = crate::gtp::known_commands().collect();
+    assert_eq!(names.len(), 54);
+    for name in names {
+        let ParsedLine::Command(c) = parse_line(name) else {
+            panic!("{name}");
+        };
+        if let Handled::Err(text) = e.handle(&c) {
+            assert_ne!(text, "unknown command", "{name} is listed but unhandled");
+        }
+        e.stop_background();
+    }
+    let ParsedLine::Command(c) = parse_line("xyzzy") else {
+        panic!();
+    };
+    assert!(matches!(e.handle(&c), Handled::Err(t) if t == "unknown command"));
 }

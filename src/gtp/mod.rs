@@ -2,22 +2,30 @@
 //! set and extensions, and the live analysis formats Sabaki and Lizzie read.
 
 pub mod analysis_format;
+pub mod analyze_args;
 mod numfmt;
 pub mod protocol;
 
-pub use analysis_format::{
-    format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
-};
+pub use analysis_format::format_analysis;
+pub use analyze_args::{parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves};
 pub use numfmt::format_g;
+mod board_cmds;
 pub mod bot;
+mod commands;
 pub mod engine;
 pub mod position;
+mod rules_cmds;
+mod scoring_cmds;
 mod search_bot;
 mod search_cmds;
 mod session;
+mod settings;
+mod sgf_cmds;
 
 pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};
-pub use engine::{GtpEngine, GtpSettings, KNOWN_COMMANDS};
+pub use commands::known_commands;
+pub use engine::GtpEngine;
 pub use position::GtpGame;
 pub use search_bot::SearchBot;
 pub use session::{run, serve};
+pub use settings::GtpSettings;

@@ -29,7 +29,7 @@ use crate::search::{
 use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
 
-use super::analysis_format::AvoidMoves;
+use super::analyze_args::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
 

@@ -8,12 +8,12 @@ use std::time::Instant;
 use crate::config::Enabled;
 use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
 
-use super::analysis_format::{
-    format_analysis, parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves,
-};
+use super::analysis_format::format_analysis;
+use super::analyze_args::{parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves};
 use super::bot::{SearchOutcome, SearchPurpose, SearchRequest};
-use super::engine::{chain_statuses, Background, GtpEngine, Handled};
+use super::engine::{Background, GtpEngine, Handled};
 use super::protocol::{format_header, format_response, CommandLine};
+use super::scoring_cmds::chain_statuses;
 
 impl GtpEngine {
     /// Search commands; anything else is an unknown command.

@@ -4,9 +4,10 @@ use crossbeam::channel::Receiver;
 
 use crate::setup::{EngineArgs, SetupError};
 
-use super::engine::{GtpEngine, GtpSettings, Handled};
+use super::engine::{GtpEngine, Handled};
 use super::protocol::{parse_line, spawn_line_reader, Output, ParsedLine};
 use super::search_bot::SearchBot;
+use super::settings::GtpSettings;
 
 /// Serves commands from `lines` until `quit` or end of input. Any line,
 /// even a blank one, first stops a running analysis or ponder (that is
@@ -71,6 +72,9 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let startup = crate::setup::start(args).map_err(|e| e.to_string())?;
     let cfg = &startup.config;
     let settings = GtpSettings::from_config(cfg)?;
+    for line in crate::setup::no_effect_warnings(cfg) {
+        eprintln!("{line}");
+    }
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
     let model = startup.model_path().map_err(|e| StartError {
         code: 2,

@@ -32,7 +32,9 @@ pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
 pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
-pub use params::{Enabled, OptPlayer, ParamError, SearchParams, SetupFor};
+pub use params::{
+    no_effect_warnings, Enabled, OptPlayer, ParamError, SearchParams, SetupFor, NO_EFFECT_PARAMS,
+};
 pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};
 pub use results::{MoveInfo, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;

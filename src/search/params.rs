@@ -278,11 +278,11 @@ search_params! {
     uncertainty_exponent: f64 = "uncertaintyExponent" [0.0, 2.0];
     /// The most weight one playout can have.
     uncertainty_max_weight: f64 = "uncertaintyMaxWeight" [1.0, 100.0];
-    /// Graph search (transpositions). Accepted; this engine searches a tree.
+    /// Graph search (transpositions). Accepted, no effect: this engine searches a tree.
     use_graph_search: bool = "useGraphSearch" [0, 1];
-    /// Repetition bound for graph search hashing (unused by the tree search).
+    /// Repetition bound for graph search hashing. Accepted, no effect (tree search).
     graph_search_rep_bound: i32 = "graphSearchRepBound" [3, 50];
-    /// Graph search catch-up leak probability (unused by the tree search).
+    /// Graph search catch-up leak probability. Accepted, no effect (tree search).
     graph_search_catch_up_leak_prob: f64 = "graphSearchCatchUpLeakProb" [0.0, 1.0];
     /// Dirichlet noise on the root policy.
     root_noise_enabled: bool = "rootNoiseEnabled" [0, 1];
@@ -327,12 +327,15 @@ search_params! {
     /// The pre-1.8 LCB bug fix.
     use_non_buggy_lcb: bool = "useNonBuggyLcb" [0, 1];
     /// Bonus points to encourage tidy passing at the end of the game.
+    /// Accepted, no effect (not implemented).
     root_ending_bonus_points: f64 = "rootEndingBonusPoints" [-1.0, 1.0];
-    /// Prune useless game-prolonging moves at the root.
+    /// Prune useless game-prolonging moves at the root. Accepted, no effect
+    /// (not implemented).
     root_prune_useless_moves: bool = "rootPruneUselessMoves" [0, 1];
     /// Never assume our own pass ends the game.
     conservative_pass: bool = "conservativePass" [0, 1];
-    /// Territory scoring: fill dame before passing.
+    /// Territory scoring: fill dame before passing. Accepted, no effect (not
+    /// implemented).
     fill_dame_before_pass: bool = "fillDameBeforePass" [0, 1];
     /// Pass-alive areas computed as if multi-stone suicide were legal (auto = as the net expects).
     always_compute_pass_alive_under_suicide_rules: Enabled = "alwaysComputePassAliveUnderSuicideRules" [0, 1];
@@ -341,16 +344,17 @@ search_params! {
     /// Hacks that stop passing from confusing deeper searches.
     enable_passing_hacks: bool = "enablePassingHacks" [0, 1];
     /// Always search both pass and non-pass when a pass would end the phase.
+    /// Accepted, no effect (not implemented).
     enable_more_passing_hacks: bool = "enableMorePassingHacks" [0, 1];
     /// Play as if with this many doublings of playouts over the opponent.
     playout_doubling_advantage: f64 = "playoutDoublingAdvantage" [-3.0, 3.0];
     /// The player the advantage is for (empty = the root player).
     playout_doubling_advantage_pla: OptPlayer = "playoutDoublingAdvantagePla" [0, 1];
-    /// Utility penalty for repeating shapes (not implemented; accepted).
+    /// Utility penalty for repeating shapes. Accepted, no effect (not implemented).
     avoid_repeated_pattern_utility: f64 = "avoidRepeatedPatternUtility" [-3.0, 3.0];
     /// Policy temperature applied by the evaluator everywhere in the tree.
     nn_policy_temperature: f32 = "nnPolicyTemperature" [0.01, 5.0];
-    /// Anti-mirror-go logic (not implemented; accepted).
+    /// Anti-mirror-go logic. Accepted, no effect (not implemented).
     anti_mirror: bool = "antiMirror" [0, 1];
     /// Hide history before the root from the net.
     ignore_pre_root_history: bool = "ignorePreRootHistory" [0, 1];
@@ -364,11 +368,11 @@ search_params! {
     subtree_value_bias_free_prop: f64 = "subtreeValueBiasFreeProp" [0.0, 1.0];
     /// Bias entries weight nodes by child visits to this power (alpha).
     subtree_value_bias_weight_exponent: f64 = "subtreeValueBiasWeightExponent" [0.0, 1.0];
-    /// Eval cache across searches (not implemented; accepted).
+    /// Eval cache across searches. Accepted, no effect (not implemented).
     use_eval_cache: bool = "useEvalCache" [0, 1];
-    /// Minimum visits for the eval cache.
+    /// Minimum visits for the eval cache. Accepted, no effect (no eval cache).
     eval_cache_min_visits: i64 = "evalCacheMinVisits" [1, MAX_COUNT];
-    /// Node table shards for graph search (unused).
+    /// Node table shards for graph search. Accepted, no effect (tree search).
     node_table_shards_power_of_two: i32 = "nodeTableShardsPowerOfTwo" [8, 24];
     /// Virtual losses one thread adds to a node it descends through.
     num_virtual_losses_per_thread: f64 = "numVirtualLossesPerThread" [0.01, 1000.0];
@@ -567,10 +571,48 @@ impl SearchParams {
     }
 }
 
+/// Parameters accepted (for KataGo's configs and `kata-set-param`) that
+/// have no effect in this engine; [`no_effect_warnings`] names them at
+/// start-up when a config sets them.
+pub const NO_EFFECT_PARAMS: &[&str] = &[
+    "useGraphSearch",
+    "graphSearchRepBound",
+    "graphSearchCatchUpLeakProb",
+    "rootEndingBonusPoints",
+    "rootPruneUselessMoves",
+    "fillDameBeforePass",
+    "enableMorePassingHacks",
+    "avoidRepeatedPatternUtility",
+    "antiMirror",
+    "useEvalCache",
+    "evalCacheMinVisits",
+    "nodeTableShardsPowerOfTwo",
+];
+
+/// One start-up warning line per key of `set_keys` that is in
+/// [`NO_EFFECT_PARAMS`].
+pub fn no_effect_warnings<'a>(set_keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    set_keys
+        .into_iter()
+        .filter(|k| NO_EFFECT_PARAMS.contains(k))
+        .map(|k| format!("WARNING: config key {k} is accepted but has no effect in this engine"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn no_effect_params_are_parameters_and_are_warned_about() {
+        for k in NO_EFFECT_PARAMS {
+            assert!(SearchParams::NAMES.contains(k), "{k}");
+        }
+        let w = no_effect_warnings(["maxVisits", "fillDameBeforePass", "antiMirror"]);
+        assert_eq!(w.len(), 2);
+        assert!(w[0].contains("fillDameBeforePass") && w[0].contains("no effect"));
+    }
 
     #[test]
     fn gtp_defaults_match_katago_setup() {
