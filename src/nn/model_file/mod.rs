@@ -289,6 +289,16 @@ mod tests {
     }
 
     #[test]
+    fn gzip_output_is_capped() {
+        let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&vec![0u8; 100_000]).expect("gzip");
+        let packed = enc.finish().expect("gzip");
+        assert_eq!(gunzip_capped(&packed, 100_000).expect("fits").len(), 100_000);
+        let err = gunzip_capped(&packed, 99_999).expect_err("over the cap");
+        assert!(err.to_string().contains("99999"), "{err}");
+    }
+
+    #[test]
     fn truncated_gzip_is_an_error() {
         let raw = std::fs::read(g170_path()).expect("read");
         let p = tmp_path("truncated.bin.gz");
