@@ -182,7 +182,10 @@ pub fn recover_json_id(bytes: &[u8]) -> Option<String> {
             continue;
         }
         let start = i + 1;
-        let end = start + bytes[start..].iter().position(|&b| b == b'"' || b == b'\\')?;
+        let end = start
+            + bytes[start..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')?;
         if bytes[end] != b'"' {
             continue;
         }
@@ -226,9 +229,12 @@ mod tests {
     use std::io::{BufReader, Cursor, Read};
 
     fn read_all(data: &[u8], cap: usize, buf: usize) -> Vec<RawLine> {
-        LineReader::with_limit(BufReader::with_capacity(buf, Cursor::new(data.to_vec())), cap)
-            .map(|l| l.expect("reading from memory"))
-            .collect()
+        LineReader::with_limit(
+            BufReader::with_capacity(buf, Cursor::new(data.to_vec())),
+            cap,
+        )
+        .map(|l| l.expect("reading from memory"))
+        .collect()
     }
 
     #[test]
@@ -278,8 +284,14 @@ mod tests {
             assert_eq!(lines[1], RawLine::Text("short".into()));
         }
         // Exactly at the cap is fine.
-        assert_eq!(read_all(b"12345\n", 5, 2), vec![RawLine::Text("12345".into())]);
-        assert!(matches!(read_all(b"123456\n", 5, 2)[0], RawLine::TooLong { len: 6, .. }));
+        assert_eq!(
+            read_all(b"12345\n", 5, 2),
+            vec![RawLine::Text("12345".into())]
+        );
+        assert!(matches!(
+            read_all(b"123456\n", 5, 2)[0],
+            RawLine::TooLong { len: 6, .. }
+        ));
     }
 
     /// A source of `n` bytes of `x` that never holds them all, to check that
@@ -304,12 +316,7 @@ mod tests {
 
     #[test]
     fn a_hundred_megabyte_line_is_refused_without_keeping_it() {
-        let mut r = LineReader::with_limit(
-            BufReader::new(Endless {
-                left: 100 << 20,
-            }),
-            1 << 20,
-        );
+        let mut r = LineReader::with_limit(BufReader::new(Endless { left: 100 << 20 }), 1 << 20);
         match r.next_line().expect("read") {
             Some(RawLine::TooLong { prefix, len }) => {
                 assert_eq!(len, (100 << 20) - 1);
@@ -322,9 +329,18 @@ mod tests {
 
     #[test]
     fn ids_are_recovered_from_broken_json() {
-        assert_eq!(recover_json_id(b"{\"id\":\"q1\",\"x\":\"\xff\"}"), Some("q1".into()));
-        assert_eq!(recover_json_id(b"{ \"id\" :  \"a b\" , "), Some("a b".into()));
-        assert_eq!(recover_json_id(b"{\"ids\":\"no\",\"id\":\"yes\"}"), Some("yes".into()));
+        assert_eq!(
+            recover_json_id(b"{\"id\":\"q1\",\"x\":\"\xff\"}"),
+            Some("q1".into())
+        );
+        assert_eq!(
+            recover_json_id(b"{ \"id\" :  \"a b\" , "),
+            Some("a b".into())
+        );
+        assert_eq!(
+            recover_json_id(b"{\"ids\":\"no\",\"id\":\"yes\"}"),
+            Some("yes".into())
+        );
         assert_eq!(recover_json_id(b"{\"id\":5}"), None);
         assert_eq!(recover_json_id(b"{\"id\":\"unterminated"), None);
         assert_eq!(recover_json_id(b"{\"id\":\"esc\\\"aped\"}"), None);
@@ -335,10 +351,16 @@ mod tests {
     #[test]
     fn refusals_carry_the_id_when_it_can_be_read() {
         assert_eq!(json_refusal(&RawLine::Text("x".into()), 9), None);
-        let v = json_refusal(&RawLine::NotUtf8(b"{\"x\":\"\xff\",\"id\":\"a\\\"b\"}".to_vec()), 9)
-            .expect("refused");
+        let v = json_refusal(
+            &RawLine::NotUtf8(b"{\"x\":\"\xff\",\"id\":\"a\\\"b\"}".to_vec()),
+            9,
+        )
+        .expect("refused");
         assert_eq!(v["id"], "a\"b", "{v}");
-        assert!(v["error"].as_str().is_some_and(|e| e.contains("UTF-8")), "{v}");
+        assert!(
+            v["error"].as_str().is_some_and(|e| e.contains("UTF-8")),
+            "{v}"
+        );
         let v = json_refusal(
             &RawLine::TooLong {
                 prefix: b"{\"id\":\"long\",\"moves\":[".to_vec(),
@@ -348,7 +370,12 @@ mod tests {
         )
         .expect("refused");
         assert_eq!(v["id"], "long");
-        assert!(v["error"].as_str().is_some_and(|e| e.contains("1073741824")), "{v}");
+        assert!(
+            v["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("1073741824")),
+            "{v}"
+        );
         let v = json_refusal(&RawLine::NotUtf8(b"\xfe\xff".to_vec()), 9).expect("refused");
         assert!(v.get("id").is_none(), "{v}");
     }

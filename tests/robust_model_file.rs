@@ -87,7 +87,11 @@ fn every_truncation_is_a_clear_error() {
 fn sizes_that_lie_are_refused_before_allocating() {
     let data = unpacked();
     // conv1 claims 2^20 x 2^20 channels: 25 * 2^40 weights (100 TiB).
-    let lie = patched(&data, b"conv1\n5\n5\n22\n96\n", b"conv1\n5\n5\n1048576\n1048576\n");
+    let lie = patched(
+        &data,
+        b"conv1\n5\n5\n22\n96\n",
+        b"conv1\n5\n5\n1048576\n1048576\n",
+    );
     let msg = format_error(&lie, "lie.bin");
     assert!(msg.contains("declares") && msg.contains("conv1"), "{msg}");
     // Kernel and channel counts whose product overflows usize.
@@ -102,7 +106,11 @@ fn sizes_that_lie_are_refused_before_allocating() {
     let lie = patched(&data, b"trunk\n6\n", b"trunk\n1048576\n");
     format_error(&lie, "blocks.bin");
     // Sizes beyond the sensible range, negative and non-numeric.
-    for bad in [&b"conv1\n5\n5\n22\n99999999999\n"[..], b"conv1\n5\n5\n-22\n96\n", b"conv1\n5\n5\nxx\n96\n"] {
+    for bad in [
+        &b"conv1\n5\n5\n22\n99999999999\n"[..],
+        b"conv1\n5\n5\n-22\n96\n",
+        b"conv1\n5\n5\nxx\n96\n",
+    ] {
         let lie = patched(&data, b"conv1\n5\n5\n22\n96\n", bad);
         format_error(&lie, "range.bin");
     }
@@ -117,7 +125,8 @@ fn text_models_that_lie_are_refused_too() {
     let msg = format_error(head.as_bytes(), "overflow.txt");
     assert!(msg.contains("impossible"), "{msg}");
     // Non-finite text weights.
-    let mut t = String::from("m\n8\n22\n19\ntrunk\n6\n96\n96\n64\n32\n32\nconv1\n1\n1\n1\n1\n1\n1\nnan\n");
+    let mut t =
+        String::from("m\n8\n22\n19\ntrunk\n6\n96\n96\n64\n32\n32\nconv1\n1\n1\n1\n1\n1\n1\nnan\n");
     t.push_str(&"0 ".repeat(100));
     let msg = format_error(t.as_bytes(), "nan.txt");
     assert!(msg.contains("NaN"), "{msg}");

@@ -76,7 +76,10 @@ fn gtp_session(input: impl Read + Send + 'static) -> String {
         false,
     )
     .expect("engine");
-    serve_gtp(&mut engine, spawn_line_reader(std::io::BufReader::new(input)));
+    serve_gtp(
+        &mut engine,
+        spawn_line_reader(std::io::BufReader::new(input)),
+    );
     out.text()
 }
 
@@ -120,7 +123,10 @@ fn gtp_refuses_bad_lines_with_their_id_and_goes_on() {
     );
     assert_eq!(answers[7], "=7 ");
     assert!(answers[8].starts_with("=8"), "{}", answers[8]);
-    assert!(answers[8].contains('X'), "the move after the long line was played");
+    assert!(
+        answers[8].contains('X'),
+        "the move after the long line was played"
+    );
     assert_eq!(answers[9], "=9 engine");
     assert_eq!(answers.len(), 10, "{answers:?}");
 }
@@ -140,13 +146,8 @@ fn analysis_session(input: impl Read + Send + 'static) -> Vec<Value> {
         num_analysis_threads: 2,
         ..ServerOptions::default()
     };
-    serve_analysis(
-        backend,
-        opts,
-        std::io::BufReader::new(input),
-        out.clone(),
-    )
-    .expect("serve ends cleanly");
+    serve_analysis(backend, opts, std::io::BufReader::new(input), out.clone())
+        .expect("serve ends cleanly");
     out.text()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
@@ -178,8 +179,12 @@ fn analysis_answers_every_good_query_around_bad_lines() {
     head.extend_from_slice(b"\x00\x00\x00\r\n\r\n\r\r\n");
     head.extend_from_slice(format!("{}{}\n", "[".repeat(100_000), "]".repeat(100_000)).as_bytes());
     head.extend_from_slice(
-        format!("{{\"id\":\"deep\",\"x\":{}1{}}}\n", "[".repeat(5000), "]".repeat(5000))
-            .as_bytes(),
+        format!(
+            "{{\"id\":\"deep\",\"x\":{}1{}}}\n",
+            "[".repeat(5000),
+            "]".repeat(5000)
+        )
+        .as_bytes(),
     );
     let mut huge = query("huge");
     huge["maxVisits"] = json!(1e300);
@@ -214,19 +219,29 @@ fn analysis_answers_every_good_query_around_bad_lines() {
     let e = error_for(&all, "latin1");
     assert!(e["error"].as_str().unwrap().contains("UTF-8"), "{e}");
     let e = error_for(&all, "long");
-    assert!(e["error"].as_str().unwrap().contains("longer than the limit"), "{e}");
+    assert!(
+        e["error"]
+            .as_str()
+            .unwrap()
+            .contains("longer than the limit"),
+        "{e}"
+    );
     let e = error_for(&all, "act");
     assert_eq!(e["field"], "action", "{e}");
     // Nesting past serde_json's limit is a general error (no id is parsed).
     assert!(all.iter().any(|v| v.get("id").is_none()
-        && v["error"].as_str().is_some_and(|s| s.contains("recursion limit"))));
+        && v["error"]
+            .as_str()
+            .is_some_and(|s| s.contains("recursion limit"))));
     // Errors of their own for the other bad lines, and nothing analysed.
     for id in ["huge", "bigsize", "deep", "hugeint"] {
         assert!(!answered(&all, id), "{id} was analysed");
     }
     let general_utf8 = all
         .iter()
-        .filter(|v| v.get("id").is_none() && v["error"].as_str().is_some_and(|s| s.contains("UTF-8")))
+        .filter(|v| {
+            v.get("id").is_none() && v["error"].as_str().is_some_and(|s| s.contains("UTF-8"))
+        })
         .count();
     assert_eq!(general_utf8, 1, "{all:?}");
 }
@@ -273,7 +288,10 @@ fn the_analysis_binary_survives_bad_bytes_and_answers_the_rest() {
     for k in 0..110 {
         assert!(answered(&all, &format!("q{k}")), "q{k} lost");
     }
-    assert!(error_for(&all, "bad")["error"].as_str().unwrap().contains("UTF-8"));
+    assert!(error_for(&all, "bad")["error"]
+        .as_str()
+        .unwrap()
+        .contains("UTF-8"));
     assert!(error_for(&all, "toolong")["error"]
         .as_str()
         .unwrap()

@@ -21,10 +21,8 @@ fuzz_target!(|data: &[u8]| {
         let _ = engine::setup::cpu_threads(&cfg, 2);
         let settings = engine::setup::search_settings(&cfg);
         for setup in [SetupFor::Gtp, SetupFor::Analysis] {
-            let _ = SearchParams::from_overrides(
-                setup,
-                settings.iter().map(|(k, v)| (k.as_str(), v)),
-            );
+            let _ =
+                SearchParams::from_overrides(setup, settings.iter().map(|(k, v)| (k.as_str(), v)));
         }
         let _ = cfg.to_json_value();
         let _ = cfg.unused_key_warnings();

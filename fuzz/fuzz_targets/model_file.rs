@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(m) = ModelFile::from_file_contents(body, Path::new(name)) {
         let bytes = m.to_bytes();
         let again = ModelFile::from_bytes(&bytes, Path::new("again.bin"));
-        assert!(again.is_ok(), "a model that parsed does not read back: {again:?}");
+        assert!(
+            again.is_ok(),
+            "a model that parsed does not read back: {again:?}"
+        );
         let _ = m.num_parameters();
     }
 });

@@ -300,7 +300,9 @@ mod tests {
         let lines: Vec<InputLine> = rx.iter().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0], InputLine::Text("a".into()));
-        assert!(matches!(&lines[1], InputLine::Refused { id: Some(7), message } if message.contains("UTF-8")));
+        assert!(
+            matches!(&lines[1], InputLine::Refused { id: Some(7), message } if message.contains("UTF-8"))
+        );
         assert_eq!(lines[2], InputLine::Text("c".into()));
     }
 

@@ -293,7 +293,10 @@ mod tests {
         let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(&vec![0u8; 100_000]).expect("gzip");
         let packed = enc.finish().expect("gzip");
-        assert_eq!(gunzip_capped(&packed, 100_000).expect("fits").len(), 100_000);
+        assert_eq!(
+            gunzip_capped(&packed, 100_000).expect("fits").len(),
+            100_000
+        );
         let err = gunzip_capped(&packed, 99_999).expect_err("over the cap");
         assert!(err.to_string().contains("99999"), "{err}");
     }

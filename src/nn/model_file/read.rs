@@ -181,7 +181,11 @@ fn product(name: &str, dims: &[usize]) -> PResult<usize> {
     dims.iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .map_or_else(
-            || bad(format!("{name}: sizes {dims:?} give an impossible number of weights")),
+            || {
+                bad(format!(
+                    "{name}: sizes {dims:?} give an impossible number of weights"
+                ))
+            },
             Ok,
         )
 }
