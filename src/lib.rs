@@ -13,6 +13,8 @@
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
+//! - [`io_lines`]: protocol input read as bytes, a line at a time, with a
+//!   cap on its length.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod analysis;
@@ -22,6 +24,7 @@ pub mod config;
 pub mod data;
 pub mod game;
 pub mod gtp;
+pub mod io_lines;
 pub mod nn;
 pub mod search;
 pub mod setup;

@@ -359,10 +359,13 @@ fn parse_action(id: &str, action: &str, input: &Map<String, Value>) -> Result<Ac
         "terminate_all" => Ok(Action::TerminateAll {
             turn_numbers: turn_numbers()?,
         }),
-        _ => Err(QueryError::General(
+        // KataGo answers this without the id; the id lets the client stop
+        // waiting for an answer.
+        _ => Err(QueryError::field(
+            id,
+            "action",
             "'action' field must be 'query_version' or 'query_models' or 'clear_cache' or \
-             'terminate' or 'terminate_all'"
-                .to_string(),
+             'terminate' or 'terminate_all'",
         )),
     }
 }

@@ -19,6 +19,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Map, Value};
 
+use crate::io_lines::{json_refusal, LineReader, RawLine};
+
 use super::backend::{AnalysisBackend, ProgressSchedule, SearchJob, Searcher, SnapshotContents};
 use super::position::{build_positions, position_facts};
 use super::query::{
@@ -190,12 +192,22 @@ pub fn serve<B: AnalysisBackend>(
         next_seq: 0,
     };
     let mut read_error = None;
-    for line in input.lines() {
-        match line {
-            Ok(line) => {
+    // Raw bytes with a cap on a line's length: a line that is not UTF-8 or
+    // is too long gets an error answer, and every other query still runs.
+    let mut lines = LineReader::new(input);
+    let max_len = lines.max_len();
+    loop {
+        match lines.next_line() {
+            Ok(None) => break,
+            Ok(Some(RawLine::Text(line))) => {
                 let line = line.trim();
                 if !line.is_empty() {
                     reader.handle_line(line);
+                }
+            }
+            Ok(Some(refused)) => {
+                if let Some(answer) = json_refusal(&refused, max_len) {
+                    shared.out.write(&answer);
                 }
             }
             Err(e) => {

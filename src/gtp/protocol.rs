@@ -16,6 +16,8 @@
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 
+use crate::io_lines::{LineReader, RawLine};
+
 use crossbeam::channel::{self, Receiver};
 use parking_lot::Mutex;
 
@@ -174,26 +176,54 @@ impl Output {
     }
 }
 
-/// Reads lines from `input` on a new thread and sends them, without their
-/// line ending, down the returned channel; the channel closes at end of
-/// input or on a read error. Bytes that are not UTF-8 are replaced (they are
-/// filtered out by [`clean_line`] anyway) rather than ending the session.
-pub fn spawn_line_reader<R: BufRead + Send + 'static>(mut input: R) -> Receiver<String> {
+/// One line from the controller, as the reader thread hands it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputLine {
+    /// A UTF-8 line, without its line ending; see [`parse_line`].
+    Text(String),
+    /// A line that is refused before parsing (not UTF-8, or longer than
+    /// [`crate::io_lines::MAX_LINE_BYTES`]): answered `?id message`.
+    Refused {
+        /// The id, when the start of the line has one.
+        id: Option<u64>,
+        /// The error text.
+        message: String,
+    },
+}
+
+impl InputLine {
+    /// Sorts one raw line: text passes, anything else becomes a refusal
+    /// that carries the line's id if its first word is a number.
+    pub fn from_raw(raw: RawLine, max_len: usize) -> InputLine {
+        let message = match raw {
+            RawLine::Text(s) => return InputLine::Text(s),
+            ref other => other.refusal(max_len).unwrap_or_default(),
+        };
+        let head = String::from_utf8_lossy(raw.head_bytes());
+        let id = match parse_line(&head) {
+            ParsedLine::Command(c) => c.id,
+            ParsedLine::Invalid { id, .. } => id,
+            ParsedLine::Empty => None,
+        };
+        InputLine::Refused { id, message }
+    }
+}
+
+/// Reads lines from `input` on a new thread and sends them down the
+/// returned channel; the channel closes at end of input or on a read error.
+/// Input is read as bytes with a cap on a line's length (see
+/// [`crate::io_lines`]), so no line, however long or malformed, ends the
+/// session or takes unbounded memory.
+pub fn spawn_line_reader<R: BufRead + Send + 'static>(input: R) -> Receiver<InputLine> {
     let (tx, rx) = channel::unbounded();
     std::thread::Builder::new()
         .name("gtp-stdin".to_string())
         .spawn(move || {
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match input.read_until(b'\n', &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let line = String::from_utf8_lossy(&buf).into_owned();
-                        if tx.send(line).is_err() {
-                            break;
-                        }
-                    }
+            let mut reader = LineReader::new(input);
+            let max_len = reader.max_len();
+            while let Ok(Some(raw)) = reader.next_line() {
+                if tx.send(InputLine::from_raw(raw, max_len)).is_err() {
+                    break;
                 }
             }
         })
@@ -266,9 +296,14 @@ mod tests {
 
     #[test]
     fn reader_thread_delivers_lines_then_closes() {
-        let rx = spawn_line_reader(std::io::Cursor::new(b"a\nb\xff\nc".to_vec()));
-        let lines: Vec<String> = rx.iter().collect();
-        assert_eq!(lines, vec!["a\n", "b\u{fffd}\n", "c"]);
+        let rx = spawn_line_reader(std::io::Cursor::new(b"a\r\n7 b\xff\nc".to_vec()));
+        let lines: Vec<InputLine> = rx.iter().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], InputLine::Text("a".into()));
+        assert!(
+            matches!(&lines[1], InputLine::Refused { id: Some(7), message } if message.contains("UTF-8"))
+        );
+        assert_eq!(lines[2], InputLine::Text("c".into()));
     }
 
     #[test]

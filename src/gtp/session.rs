@@ -5,18 +5,25 @@ use crossbeam::channel::Receiver;
 use crate::setup::{EngineArgs, SetupError};
 
 use super::engine::{GtpEngine, Handled};
-use super::protocol::{parse_line, spawn_line_reader, Output, ParsedLine};
+use super::protocol::{parse_line, spawn_line_reader, InputLine, Output, ParsedLine};
 use super::search_bot::SearchBot;
 use super::settings::GtpSettings;
 
 /// Serves commands from `lines` until `quit` or end of input. Any line,
 /// even a blank one, first stops a running analysis or ponder (that is
 /// how GUIs stop `kata-analyze`).
-pub fn serve(engine: &mut GtpEngine, lines: Receiver<String>) {
+pub fn serve(engine: &mut GtpEngine, lines: Receiver<InputLine>) {
     let out = engine.out.clone();
     let log_all = engine.settings.log_all;
-    for raw in lines.iter() {
+    for input in lines.iter() {
         engine.stop_background();
+        let raw = match input {
+            InputLine::Text(raw) => raw,
+            InputLine::Refused { id, message } => {
+                out.respond(id, false, &message);
+                continue;
+            }
+        };
         match parse_line(&raw) {
             ParsedLine::Empty => {}
             ParsedLine::Invalid { id, message } => out.respond(id, false, &message),

@@ -27,7 +27,7 @@ pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig};
 pub use features::{
     nn_input_hash, FeatureEncoder, NnInputParams, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
 };
-pub use model_file::{ModelFile, ModelFileError};
+pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // Both the evaluator's batch and the network's input view are called
 // `InputBatch` in their branches; the evaluator's keeps the name here.
 pub use network::{InputBatch as NetInput, Model, NetError, MAX_BOARD_LEN};

@@ -20,6 +20,26 @@ mod write;
 use read::{parse_model, ParseError, Reader};
 use write::{write_model, Writer};
 
+/// The most bytes a gzipped model file may unpack to (2 GiB). KataGo's
+/// largest released nets unpack to well under 1 GB; the cap stops a corrupt
+/// or hostile file (gzip packs zeros about 1000:1) from taking all memory.
+pub const MAX_UNPACKED_MODEL_BYTES: u64 = 2 << 30;
+
+/// Unpacks gzip data, refusing output longer than `cap` bytes.
+fn gunzip_capped(raw: &[u8], cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(raw.len().saturating_mul(2));
+    GzDecoder::new(raw)
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut out)?;
+    if out.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("unpacks to more than {cap} bytes"),
+        ));
+    }
+    Ok(out)
+}
+
 /// Why a model file could not be read or written. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelFileError {
@@ -96,26 +116,35 @@ impl ModelFile {
             path: path.to_owned(),
             source,
         })?;
+        Self::from_file_contents(&raw, path)
+    }
+
+    /// Parses the bytes of a model file as [`ModelFile::load`] does: `path`
+    /// decides text or binary weights by its extension and names the file
+    /// in errors. Gzip is detected from the content, and the unpacked size
+    /// is capped at [`MAX_UNPACKED_MODEL_BYTES`] so that a corrupt or
+    /// hostile file cannot take unbounded memory.
+    pub fn from_file_contents(raw: &[u8], path: &Path) -> Result<ModelFile, ModelFileError> {
+        let unpacked;
         let data = if raw.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::with_capacity(raw.len() * 2);
-            GzDecoder::new(&raw[..])
-                .read_to_end(&mut out)
-                .map_err(|source| ModelFileError::Gzip {
+            unpacked = gunzip_capped(raw, MAX_UNPACKED_MODEL_BYTES).map_err(|source| {
+                ModelFileError::Gzip {
                     path: path.to_owned(),
                     source,
-                })?;
-            out
+                }
+            })?;
+            &unpacked[..]
         } else {
             raw
         };
         let lower = path.to_string_lossy().to_lowercase();
         let text_floats = lower.ends_with(".txt") || lower.ends_with(".txt.gz");
         let ambiguous = !text_floats && !lower.ends_with(".bin") && !lower.ends_with(".bin.gz");
-        match Self::parse(&data, text_floats) {
+        match Self::parse(data, text_floats) {
             Ok(m) => Ok(m),
             // Like KataGo, a file with an unknown extension may be either kind.
             Err(e @ ParseError::Format(_)) if ambiguous => {
-                Self::parse(&data, true).map_err(|_| e.with_path(path))
+                Self::parse(data, true).map_err(|_| e.with_path(path))
             }
             Err(e) => Err(e.with_path(path)),
         }
@@ -257,6 +286,19 @@ mod tests {
             );
             assert!(msg.contains(f.trim_start_matches("models/")), "{msg}");
         }
+    }
+
+    #[test]
+    fn gzip_output_is_capped() {
+        let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&vec![0u8; 100_000]).expect("gzip");
+        let packed = enc.finish().expect("gzip");
+        assert_eq!(
+            gunzip_capped(&packed, 100_000).expect("fits").len(),
+            100_000
+        );
+        let err = gunzip_capped(&packed, 99_999).expect_err("over the cap");
+        assert!(err.to_string().contains("99999"), "{err}");
     }
 
     #[test]

@@ -111,6 +111,22 @@ impl Reader<'_> {
 
     /// `n` weights, text or `@BIN@` binary.
     fn floats(&mut self, n: usize, what: &str) -> PResult<Vec<f32>> {
+        // A file that declares more weights than it has bytes left is cut
+        // short or lies about its sizes: say so before allocating anything.
+        // A text weight takes at least two bytes (digit and separator), a
+        // binary one four.
+        let remaining = self.data.len().saturating_sub(self.pos);
+        let most = if self.text_floats {
+            remaining / 2 + 1
+        } else {
+            remaining / 4
+        };
+        if n > most {
+            return bad(format!(
+                "{what}: declares {n} weights but only {remaining} bytes are left in the file \
+                 (truncated, or wrong sizes)"
+            ));
+        }
         let mut out = Vec::with_capacity(n);
         if self.text_floats {
             for _ in 0..n {
@@ -139,7 +155,7 @@ impl Reader<'_> {
                 ));
             }
             self.pos += 5;
-            let end = self.pos + 4 * n;
+            let end = self.pos.saturating_add(4 * n);
             if end > self.data.len() {
                 return bad(format!(
                     "{what}: file ends inside its {n} weights (truncated)"
@@ -157,6 +173,21 @@ impl Reader<'_> {
         }
         Ok(out)
     }
+}
+
+/// The number of weights of a layer with these dimensions, refusing sizes
+/// whose product does not fit (a corrupt or hostile header).
+fn product(name: &str, dims: &[usize]) -> PResult<usize> {
+    dims.iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .map_or_else(
+            || {
+                bad(format!(
+                    "{name}: sizes {dims:?} give an impossible number of weights"
+                ))
+            },
+            Ok,
+        )
 }
 
 fn clip(s: &str) -> String {
@@ -296,7 +327,7 @@ fn parse_conv(r: &mut Reader) -> PResult<ConvLayer> {
             "{name}: kernel sizes must be odd, found {y_size}x{x_size}"
         ));
     }
-    let n = y_size * x_size * in_channels * out_channels;
+    let n = product(&name, &[y_size, x_size, in_channels, out_channels])?;
     let file_order = r.floats(n, &name)?;
     // File order is [y][x][in][out]; torch wants [out][in][y][x].
     let mut weights = vec![0.0f32; n];
@@ -375,7 +406,7 @@ fn parse_matmul(r: &mut Reader) -> PResult<MatMulLayer> {
     let name = r.name("matmul layer name")?;
     let in_channels = r.size(&format!("{name}: in channels"))?;
     let out_channels = r.size(&format!("{name}: out channels"))?;
-    let weights = r.floats(in_channels * out_channels, &name)?;
+    let weights = r.floats(product(&name, &[in_channels, out_channels])?, &name)?;
     Ok(MatMulLayer {
         name,
         in_channels,
@@ -413,7 +444,8 @@ fn parse_block_stack(
             "{owner}: nested bottleneck blocks nested too deeply"
         ));
     }
-    let mut blocks = Vec::with_capacity(num_blocks);
+    // The count comes from the file: reserve no more than a real net has.
+    let mut blocks = Vec::with_capacity(num_blocks.min(64));
     for _ in 0..num_blocks {
         let kind = r.token(&format!("{owner}: block kind"))?.to_owned();
         let block = match kind.as_str() {
