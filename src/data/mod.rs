@@ -17,13 +17,21 @@
 //! | `valueTargetsNCHW` | i8 | `[5, pos_len, pos_len]` |
 //! | `qValueTargetsNCMove` | i16 | `[3, pos_len² + 1]` |
 
+mod batches;
+mod cli;
 pub mod npy;
 mod npz;
+mod shuffle;
+mod window;
 
+pub use batches::{latest_shuffled_dir, list_npz_files, BatchReader, DataDirError, ShuffledData};
+pub use cli::{run_shuffle, ShuffleArgs};
 pub use npz::{
     read_npz, read_npz_from, read_npz_num_rows, temp_path_for, write_npz_atomic,
     write_npz_atomic_with, write_npz_to, NpzError, NpzErrorKind, NpzWriteOptions, MEMBER_NAMES,
 };
+pub use shuffle::{shuffle, summary_json_path, ShuffleConfig, ShuffleError, ShuffleReport};
+pub use window::{desired_num_rows, WindowParams};
 
 /// KataGo's default data board length (`dataBoardLen`).
 pub const DEFAULT_POS_LEN: usize = 19;
