@@ -8,8 +8,10 @@ use clap::Args;
 use super::shuffle::{shuffle, ShuffleConfig, ShuffleError};
 use super::window::WindowParams;
 
-/// Flags of `engine shuffle`, as `python/shuffle.py` spells them.
+/// Flags of `engine shuffle`, as `python/shuffle.py` spells them. As with
+/// Python's argparse, a repeated flag's last value wins.
 #[derive(Debug, Args)]
+#[command(args_override_self = true)]
 pub struct ShuffleArgs {
     /// Directories of training data (`*.npz`, searched recursively).
     #[arg(required = true)]

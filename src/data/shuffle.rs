@@ -248,6 +248,9 @@ pub fn shuffle(
         window.range.0, window.range.1, window.num_rows_used, window.desired_num_rows
     );
 
+    for (p, r) in &window.files {
+        let _ = writeln!(log, "Using: {} ({r} rows)", p.display());
+    }
     let mut inputs = window.files.clone();
     inputs.shuffle(&mut rng);
     let mut approx_keep = window.num_rows_used;
@@ -367,7 +370,7 @@ pub fn shuffle(
                     let part = rows.select(&perm[s..e]);
                     write_json_atomic(
                         &out.with_extension("json"),
-                        &serde_json::json!({ "num_rows": e - s }),
+                        &format!("{{\"num_rows\": {}}}", e - s),
                     )?;
                     write_npz_atomic_with(&out, &part, &out_opts)?;
                     results.push((out, e - s));
@@ -387,7 +390,7 @@ pub fn shuffle(
     }
     write_json_atomic(
         &summary_json_path(&cfg.out_dir),
-        &serde_json::json!({ "range": [window.range.0, window.range.1] }),
+        &format!("{{\"range\": [{}, {}]}}", window.range.0, window.range.1),
     )?;
     Ok(Some(ShuffleReport {
         files_found: found.len(),
@@ -501,15 +504,13 @@ fn prepare_out_dir(out: &Path, log: &mut dyn Write) -> Result<(), ShuffleError> 
     Ok(())
 }
 
-/// Writes a json value atomically (temp name, fsync, rename).
-pub(crate) fn write_json_atomic(
-    path: &Path,
-    value: &serde_json::Value,
-) -> Result<(), ShuffleError> {
+/// Writes json text atomically (temp name, fsync, rename). The text is
+/// formatted as Python's `json.dump` writes it, as KataGo's files are.
+pub(crate) fn write_json_atomic(path: &Path, text: &str) -> Result<(), ShuffleError> {
     let tmp = temp_path_for(path);
     let run = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(value.to_string().as_bytes())?;
+        f.write_all(text.as_bytes())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         sync_parent_dir(path);
