@@ -16,6 +16,12 @@
 //! | `scoreDistrN` | i8 | `[2·pos_len² + 120]` |
 //! | `valueTargetsNCHW` | i8 | `[5, pos_len, pos_len]` |
 //! | `qValueTargetsNCMove` | i16 | `[3, pos_len² + 1]` |
+//!
+//! Files: [`read_npz`] / [`write_npz_atomic`] (KataGo's `.npz`, checked
+//! and bounded; see `npz.rs`). `engine shuffle`: [`shuffle`] with
+//! [`ShuffleConfig`] (KataGo's `shuffle.py`; the flags are
+//! [`ShuffleArgs`]). Training input: [`latest_shuffled_dir`] and
+//! [`BatchReader`] (whole batches, read ahead on a thread).
 
 mod batches;
 mod cli;

@@ -131,6 +131,12 @@ pub fn find_files(
     let mut counts = FindCounts::default();
     let mut seen = HashSet::new();
     for d in dirs {
+        // shuffle.py's os.walk yields nothing for a missing dir (a loop may
+        // run before self-play has made it); say so and go on.
+        if !d.is_dir() {
+            eprintln!("WARNING: {} is not a directory, no data there", d.display());
+            continue;
+        }
         walk(d, opts, &mut files, &mut counts, &mut seen)?;
     }
     Ok((files, counts))
@@ -423,6 +429,69 @@ mod tests {
         ];
         let w = choose_window(files, &params(2000)).unwrap();
         assert_eq!((w.num_rows_total, w.num_usable_rows), (6000, 3000));
+    }
+
+    #[test]
+    fn find_files_skips_temp_names_excludes_and_uses_summaries() {
+        let d = std::env::temp_dir().join(format!("engine-window-find-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for sub in ["sp/tdata", "sp/sum", "sp/tdata/deeper"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        for f in [
+            "a.npz",
+            "b_1.npz",
+            "c.npz.tmp",
+            "x.txt",
+            "deeper/e.npz",
+            "skip.npz",
+        ] {
+            std::fs::write(d.join("sp/tdata").join(f), b"").unwrap();
+        }
+        std::fs::write(d.join("sp/sum/not-listed.npz"), b"").unwrap();
+        let summary_path = d.join("summary.json");
+        let sum_dir = std::path::absolute(d.join("sp/sum")).unwrap();
+        std::fs::write(
+            &summary_path,
+            serde_json::json!({ sum_dir.to_string_lossy(): {
+                "filename_mtime_num_rowss": [["s.npz", 5.0, 123], ["t_1.npz", 6.0, 1], ["u.npz", 7.0, null]]
+            }})
+            .to_string(),
+        )
+        .unwrap();
+        let opts = FindOptions {
+            summary: load_summary(&summary_path).unwrap(),
+            excludes: ["skip.npz".to_string()].into_iter().collect(),
+            exclude_basename: true,
+        };
+        let dirs = [d.join("sp"), d.join("missing")];
+        let (files, counts) = find_files(&dirs, &opts).unwrap();
+        let mut names: Vec<String> = files
+            .iter()
+            .map(|f| {
+                f.path
+                    .strip_prefix(&d)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["sp/sum/s.npz", "sp/tdata/a.npz", "sp/tdata/deeper/e.npz"]
+        );
+        let s = files.iter().find(|f| f.path.ends_with("s.npz")).unwrap();
+        assert_eq!((s.mtime, s.num_rows), (5.0, Some(123)));
+        assert_eq!(
+            counts,
+            FindCounts {
+                excluded: 4,
+                temp_like: 2,
+                by_excludes: 1
+            }
+        );
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
