@@ -437,15 +437,20 @@ fn group_files_by_rows(files: &[(PathBuf, u64)], size: u64) -> Vec<Vec<PathBuf>>
 /// (as KataGo does). `None` when none could be found.
 fn load_concat(files: &[PathBuf]) -> Result<Option<TrainingRows>, ShuffleError> {
     let mut all: Option<TrainingRows> = None;
-    for f in files {
-        if !f.exists() {
-            continue;
-        }
-        let rows = read_npz(f)?;
-        match &mut all {
-            None => all = Some(rows),
-            Some(a) if a.pos_len == rows.pos_len => a.append(&rows),
-            Some(a) => return Err(ShuffleError::MixedPosLen(a.pos_len, rows.pos_len)),
+    // Decompress a few files at once on the pool's threads; a chunk at a
+    // time keeps memory at the group plus one chunk.
+    let present: Vec<&PathBuf> = files.iter().filter(|f| f.exists()).collect();
+    for chunk in present.chunks(rayon::current_num_threads().max(1)) {
+        let loaded = chunk
+            .par_iter()
+            .map(|f| read_npz(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        for rows in loaded {
+            match &mut all {
+                None => all = Some(rows),
+                Some(a) if a.pos_len == rows.pos_len => a.append(&rows),
+                Some(a) => return Err(ShuffleError::MixedPosLen(a.pos_len, rows.pos_len)),
+            }
         }
     }
     Ok(all)
