@@ -32,6 +32,8 @@ pub enum Command {
     Selfplay(EngineArgs),
     /// Train the network on shuffled .npz data and export it.
     Train(EngineArgs),
+    /// Shuffle .npz training data into a window of the newest rows (KataGo's shuffle.py).
+    Shuffle(Box<crate::data::ShuffleArgs>),
     /// Search a fixed set of positions and report visits/s per thread count.
     Benchmark(BenchmarkArgs),
     /// Print the version and the libtorch devices available.
@@ -131,6 +133,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             stub_search: a.stub_search,
         }),
         Command::Benchmark(b) => run_benchmark(b),
+        Command::Shuffle(s) => crate::data::run_shuffle(&s),
         Command::Selfplay(_) | Command::Train(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
