@@ -32,7 +32,9 @@ pub enum Command {
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(EngineArgs),
     /// Train the network on shuffled .npz data and export it.
-    Train(EngineArgs),
+    Train(crate::train::TrainArgs),
+    /// Export a training checkpoint to KataGo's model format.
+    Export(crate::train::ExportArgs),
     /// Search a fixed set of positions and report visits/s per thread count.
     Benchmark(BenchmarkArgs),
     /// Print the version and the libtorch devices available.
@@ -143,7 +145,21 @@ pub fn main(args: Vec<OsString>) -> i32 {
             stub_search: a.stub_search,
         }),
         Command::Benchmark(b) => run_benchmark(b),
-        Command::Selfplay(_) | Command::Train(_) => {
+        Command::Train(a) => match crate::train::run_train(&a) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("engine train: {e}");
+                1
+            }
+        },
+        Command::Export(a) => match crate::train::run_export(&a) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("engine export: {e}");
+                1
+            }
+        },
+        Command::Selfplay(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }

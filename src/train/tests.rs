@@ -1,0 +1,111 @@
+//! Parity with KataGo's trainer and export round trips (figures from
+//! `scripts/train_parity.py`, committed under `tests/data/train/`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use tch::{Device, Kind, Tensor};
+
+use super::*;
+use crate::data::TrainingRows;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/train")
+}
+
+fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
+    Vec::<T>::try_from(t.flatten(0, -1)).expect("tensor data")
+}
+
+/// The parity rows as [`TrainingRows`] (raw npz members from the script).
+fn parity_rows() -> TrainingRows {
+    let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors")).expect("parity batch");
+    let m: BTreeMap<String, Tensor> = list.into_iter().collect();
+    let get = |k: &str| m.get(k).unwrap_or_else(|| panic!("member {k}"));
+    let n = get("globalInputNC").size()[0] as usize;
+    TrainingRows {
+        pos_len: 19,
+        num_rows: n,
+        binary_input_nchw_packed: tensor_vec::<u8>(get("binaryInputNCHWPacked")),
+        global_input_nc: tensor_vec::<f32>(get("globalInputNC")),
+        policy_targets_nc_move: tensor_vec::<i16>(get("policyTargetsNCMove")),
+        global_targets_nc: tensor_vec::<f32>(get("globalTargetsNC")),
+        score_distr_n: tensor_vec::<i8>(get("scoreDistrN")),
+        value_targets_nchw: tensor_vec::<i8>(get("valueTargetsNCHW")),
+        q_value_targets_nc_move: tensor_vec::<i16>(get("qValueTargetsNCMove")),
+    }
+}
+
+fn parity_net(cfg: &str) -> TrainNet {
+    let config = ModelConfig::by_name(cfg).expect("config");
+    let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let named = Tensor::read_safetensors(data_dir().join(format!("parity_{cfg}.safetensors"))).expect("weights");
+    assert_eq!(named.len(), net.params.len(), "parameter count differs from KataGo's");
+    net.load_named(&named).expect("load weights");
+    net
+}
+
+fn check_parity(cfg: &str) {
+    let figures: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data_dir().join("parity.json")).expect("parity.json")).expect("json");
+    let want = &figures["configs"][cfg];
+    let net = parity_net(cfg);
+    assert_eq!(net.num_parameters(), want["num_params"].as_i64().expect("num_params"));
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let mut state = LossState::default();
+    let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
+    let got = losses.values();
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for (k, v) in &got {
+        let Some(w) = want[*k].as_f64() else { continue };
+        let tol = 1e-4 * w.abs().max(1.0);
+        if (v - w).abs() > tol {
+            bad.push(format!("{k}: engine {v} KataGo {w}"));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} terms compared");
+    assert!(bad.is_empty(), "{cfg}: terms differ:\n{}", bad.join("\n"));
+
+    // The gradient of loss_sum (custom-gradient softplus included).
+    losses.loss_sum.backward();
+    let mut sq = 0.0;
+    for p in &net.params {
+        sq += p.tensor.grad().square().sum(Kind::Double).double_value(&[]);
+    }
+    let gnorm = sq.sqrt();
+    let want_g = want["gnorm"].as_f64().expect("gnorm");
+    assert!((gnorm - want_g).abs() <= 1e-4 * want_g, "{cfg}: gnorm engine {gnorm} KataGo {want_g}");
+}
+
+#[test]
+fn loss_terms_match_katago_b1c6nbt() {
+    check_parity("b1c6nbt");
+}
+
+#[test]
+fn loss_terms_match_katago_b2c16() {
+    check_parity("b2c16");
+}
+
+/// Our export of KataGo's weights equals KataGo's own export of them.
+/// (b1c6nbt's export has zero regular channels, which neither KataGo's C++
+/// nor `engine` loads; b2c16 is the smallest loadable config.)
+#[test]
+fn export_matches_katagos_exporter() {
+    for cfg in ["b2c16"] {
+        let net = parity_net(cfg);
+        let params: export::NamedParams = net.params.iter().map(|p| (p.name.clone(), p.tensor.shallow_clone())).collect();
+        let ours = export::to_model_file(&net.config, &params, &format!("parity-{cfg}")).expect("export");
+        let ours = crate::nn::ModelFile::from_bytes(&ours.to_bytes(), std::path::Path::new("ours")).expect("reparse");
+        let theirs = crate::nn::ModelFile::load(data_dir().join(format!("parity_{cfg}.bin.gz"))).expect("katago export");
+        assert_eq!(ours, theirs, "{cfg}: export differs from KataGo's");
+    }
+}
