@@ -23,7 +23,9 @@ pub use batch::{Augment, Batch};
 pub use config::ModelConfig;
 pub use loss::{compute_losses, LossScales, LossState, Losses};
 pub use model::{NetOutput, TrainNet};
-pub use run::{run_export, run_train, ExportArgs, TrainArgs};
+pub use optim::{Optimizer, Schedule};
+pub use run::{run_export, run_train, train_step, ExportArgs, StepReport, TrainArgs};
+pub use checkpoint::{Checkpoint, TrainState};
 
 /// Why training or export failed.
 #[derive(Debug, thiserror::Error)]

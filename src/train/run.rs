@@ -232,6 +232,57 @@ fn validate(net: &TrainNet, rows: &TrainingRows, batch_size: usize, device: Devi
     total / n.max(1) as f64
 }
 
+/// What one training step reports.
+pub struct StepReport {
+    /// Every loss term's value (sums over the batch).
+    pub values: std::collections::BTreeMap<&'static str, f64>,
+    /// Gradient norm before clipping.
+    pub gnorm: f64,
+    /// True between lookahead syncs (checkpoints and SWA wait for a sync).
+    pub in_between_lookaheads: bool,
+}
+
+/// One step of KataGo's training loop: forward, losses, backward, clipping,
+/// SGD, lookahead, SWA.
+#[allow(clippy::too_many_arguments)]
+pub fn train_step(
+    net: &TrainNet,
+    opt: &mut Optimizer,
+    state: &mut TrainState,
+    sched: &Schedule,
+    scales: &LossScales,
+    swa_scale: f64,
+    swa_period: u64,
+    batch: &Batch,
+) -> StepReport {
+    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let losses = compute_losses(&out, batch, scales, &mut state.loss_state, true);
+    for p in &net.params {
+        let mut g = p.tensor.grad();
+        if g.defined() {
+            let _ = g.zero_();
+        }
+    }
+    losses.loss_sum.backward();
+    let gnorm = Optimizer::clip_gradients(net, sched.gnorm_cap());
+    opt.step(net, sched, state.global_step_samples);
+    let bs = batch.binary_input.size()[0] as u64;
+    state.global_step_samples += bs;
+    state.global_step_batches += 1;
+    let synced = opt.lookahead(net, &mut state.lookahead_counter);
+    state.swa_sample_accum += bs;
+    if state.swa_sample_accum >= swa_period && synced {
+        state.swa_sample_accum = 0;
+        opt.swa_update(net, swa_scale, state.swa_initialized);
+        state.swa_initialized = true;
+    }
+    StepReport {
+        values: losses.values(),
+        gnorm,
+        in_between_lookaheads: !synced,
+    }
+}
+
 /// Runs `engine train`.
 pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     let config = ModelConfig::by_name(&args.model_kind)?;
@@ -313,32 +364,14 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
             let idx: Vec<usize> = (0..args.batch_size).map(|k| (start + k) % nrows).collect();
             state.data_cursor = ((start + args.batch_size) % nrows) as u64;
             let batch = Batch::from_rows(&data.rows, &idx, augment, &mut rng, device);
-            let out = net.forward(&batch.binary_input, &batch.global_input);
-            let losses = compute_losses(&out, &batch, &scales, &mut state.loss_state, true);
-            for p in &net.params {
-                let mut g = p.tensor.grad();
-                if g.defined() {
-                    let _ = g.zero_();
-                }
-            }
-            losses.loss_sum.backward();
-            let gnorm = Optimizer::clip_gradients(&net, sched.gnorm_cap());
-            opt.step(&net, &sched, state.global_step_samples);
-            let bs = args.batch_size as u64;
-            state.global_step_samples += bs;
-            state.global_step_batches += 1;
-            epoch_samples += bs;
-            let synced = opt.lookahead(&net, &mut state.lookahead_counter);
-            in_between_lookaheads = !synced;
-            state.swa_sample_accum += bs;
-            if state.swa_sample_accum >= swa_period && !in_between_lookaheads {
-                state.swa_sample_accum = 0;
-                opt.swa_update(&net, args.swa_scale, state.swa_initialized);
-                state.swa_initialized = true;
-            }
-            for (k, v) in losses.values() {
+            let step = train_step(&net, &mut opt, &mut state, &sched, &scales, args.swa_scale, swa_period, &batch);
+            let gnorm = step.gnorm;
+            in_between_lookaheads = step.in_between_lookaheads;
+            for (k, v) in step.values {
                 *sums.entry(k).or_insert(0.0) += v;
             }
+            let bs = args.batch_size as u64;
+            epoch_samples += bs;
             interval_samples += bs as f64;
             let last = bi + 1 == batches_per_epoch;
             if (bi + 1) % 20 == 0 || last {

@@ -1,4 +1,4 @@
-//! Reading `.npz` training files into [`TrainingRows`].
+//! Reading `.npz` training files into [`TrainingRows`] (through `crate::data`).
 
 use std::path::Path;
 
@@ -7,8 +7,5 @@ use crate::data::TrainingRows;
 
 /// Reads one KataGo `.npz` file.
 pub fn read_npz(path: &Path) -> Result<TrainingRows, TrainError> {
-    Err(TrainError::Data(format!(
-        "{}: the npz reader is not merged yet",
-        path.display()
-    )))
+    crate::data::read_npz(path).map_err(|e| TrainError::Data(e.to_string()))
 }
