@@ -97,15 +97,25 @@ fn history_matrices(device: Device) -> (Tensor, Tensor) {
     set(4, 13, 13, 1.0);
     let nb = nb as i64;
     (
-        Tensor::from_slice(&base).view([1, nb, nb]).to_device(device),
-        Tensor::from_slice(&builder).view([5, nb, nb]).to_device(device),
+        Tensor::from_slice(&base)
+            .view([1, nb, nb])
+            .to_device(device),
+        Tensor::from_slice(&builder)
+            .view([5, nb, nb])
+            .to_device(device),
     )
 }
 
 impl Batch {
     /// Builds a batch from rows `indices` of `rows` (KataGo's
     /// `read_npz_training_data` per batch).
-    pub fn from_rows(rows: &TrainingRows, indices: &[usize], augment: Augment, rng: &mut impl Rng, device: Device) -> Batch {
+    pub fn from_rows(
+        rows: &TrainingRows,
+        indices: &[usize],
+        augment: Augment,
+        rng: &mut impl Rng,
+        device: Device,
+    ) -> Batch {
         let n = indices.len();
         let l = rows.pos_len;
         let area = l * l;
@@ -119,28 +129,56 @@ impl Batch {
         let mut sd = Vec::with_capacity(n * sdl);
         let mut vt = Vec::with_capacity(n * 5 * area);
         for (r, &i) in indices.iter().enumerate() {
-            let src = &rows.binary_input_nchw_packed[i * NUM_BINARY_CHANNELS * packed..(i + 1) * NUM_BINARY_CHANNELS * packed];
+            let src = &rows.binary_input_nchw_packed
+                [i * NUM_BINARY_CHANNELS * packed..(i + 1) * NUM_BINARY_CHANNELS * packed];
             for c in 0..NUM_BINARY_CHANNELS {
                 let plane = &src[c * packed..(c + 1) * packed];
-                let dst = &mut bin[(r * NUM_BINARY_CHANNELS + c) * area..(r * NUM_BINARY_CHANNELS + c + 1) * area];
+                let dst = &mut bin[(r * NUM_BINARY_CHANNELS + c) * area
+                    ..(r * NUM_BINARY_CHANNELS + c + 1) * area];
                 for (p, d) in dst.iter_mut().enumerate() {
                     if plane[p / 8] & (0x80 >> (p % 8)) != 0 {
                         *d = 1.0;
                     }
                 }
             }
-            glob.extend_from_slice(&rows.global_input_nc[i * NUM_GLOBAL_INPUTS..(i + 1) * NUM_GLOBAL_INPUTS]);
-            pol.extend(rows.policy_targets_nc_move[i * 2 * pl..(i + 1) * 2 * pl].iter().map(|&v| v as f32));
-            gt.extend_from_slice(&rows.global_targets_nc[i * NUM_GLOBAL_TARGETS..(i + 1) * NUM_GLOBAL_TARGETS]);
-            sd.extend(rows.score_distr_n[i * sdl..(i + 1) * sdl].iter().map(|&v| v as f32));
-            vt.extend(rows.value_targets_nchw[i * 5 * area..(i + 1) * 5 * area].iter().map(|&v| v as f32));
+            glob.extend_from_slice(
+                &rows.global_input_nc[i * NUM_GLOBAL_INPUTS..(i + 1) * NUM_GLOBAL_INPUTS],
+            );
+            pol.extend(
+                rows.policy_targets_nc_move[i * 2 * pl..(i + 1) * 2 * pl]
+                    .iter()
+                    .map(|&v| v as f32),
+            );
+            gt.extend_from_slice(
+                &rows.global_targets_nc[i * NUM_GLOBAL_TARGETS..(i + 1) * NUM_GLOBAL_TARGETS],
+            );
+            sd.extend(
+                rows.score_distr_n[i * sdl..(i + 1) * sdl]
+                    .iter()
+                    .map(|&v| v as f32),
+            );
+            vt.extend(
+                rows.value_targets_nchw[i * 5 * area..(i + 1) * 5 * area]
+                    .iter()
+                    .map(|&v| v as f32),
+            );
         }
         let (n, l, nb) = (n as i64, l as i64, NUM_BINARY_CHANNELS as i64);
-        let mut binary_input = Tensor::from_slice(&bin).view([n, nb, l, l]).to_device(device);
-        let mut global_input = Tensor::from_slice(&glob).view([n, NUM_GLOBAL_INPUTS as i64]).to_device(device);
-        let mut policy_targets = Tensor::from_slice(&pol).view([n, 2, pl as i64]).to_device(device);
-        let global_targets = Tensor::from_slice(&gt).view([n, NUM_GLOBAL_TARGETS as i64]).to_device(device);
-        let score_distr = Tensor::from_slice(&sd).view([n, sdl as i64]).to_device(device);
+        let mut binary_input = Tensor::from_slice(&bin)
+            .view([n, nb, l, l])
+            .to_device(device);
+        let mut global_input = Tensor::from_slice(&glob)
+            .view([n, NUM_GLOBAL_INPUTS as i64])
+            .to_device(device);
+        let mut policy_targets = Tensor::from_slice(&pol)
+            .view([n, 2, pl as i64])
+            .to_device(device);
+        let global_targets = Tensor::from_slice(&gt)
+            .view([n, NUM_GLOBAL_TARGETS as i64])
+            .to_device(device);
+        let score_distr = Tensor::from_slice(&sd)
+            .view([n, sdl as i64])
+            .to_device(device);
         let mut value_targets = Tensor::from_slice(&vt).view([n, 5, l, l]).to_device(device);
 
         if augment.history_masking {
@@ -195,7 +233,8 @@ mod tests {
         let t = Tensor::arange(9, (Kind::Float, Device::Cpu)).view([1, 3, 3]);
         let mut seen = Vec::new();
         for s in 0..8u8 {
-            let v: Vec<f32> = Vec::try_from(apply_symmetry(&t, s).flatten(0, -1)).unwrap_or_default();
+            let v: Vec<f32> =
+                Vec::try_from(apply_symmetry(&t, s).flatten(0, -1)).unwrap_or_default();
             assert_eq!(v.len(), 9);
             assert!(!seen.contains(&v), "symmetry {s} repeats another");
             seen.push(v);

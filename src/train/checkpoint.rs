@@ -69,7 +69,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
     let tmp = dir.join(format!(
         ".tmp-{}-{}",
         std::process::id(),
-        path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default()
+        path.file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default()
     ));
     let mut f = std::fs::File::create(&tmp).map_err(|e| TrainError::io(&tmp, e))?;
     f.write_all(bytes).map_err(|e| TrainError::io(&tmp, e))?;
@@ -80,7 +82,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
 impl Checkpoint {
     /// Saves atomically to `path`.
     pub fn save(&self, path: &Path) -> Result<(), TrainError> {
-        let json = serde_json::to_vec(&self.state).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
+        let json =
+            serde_json::to_vec(&self.state).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
         let state_t = Tensor::from_slice(&json).to_kind(Kind::Uint8);
         let mut list: Vec<(String, Tensor)> = self
             .tensors
@@ -90,19 +93,25 @@ impl Checkpoint {
         list.push((STATE_KEY.to_string(), state_t));
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
-        let tmp = dir.join(format!(".tmp-{}-checkpoint.safetensors", std::process::id()));
-        Tensor::write_safetensors(&list, &tmp).map_err(|e| TrainError::Checkpoint(format!("{}: {e}", tmp.display())))?;
+        let tmp = dir.join(format!(
+            ".tmp-{}-checkpoint.safetensors",
+            std::process::id()
+        ));
+        Tensor::write_safetensors(&list, &tmp)
+            .map_err(|e| TrainError::Checkpoint(format!("{}: {e}", tmp.display())))?;
         fsync_and_rename(&tmp, path)
     }
 
     /// Loads a checkpoint written by [`Checkpoint::save`].
     pub fn load(path: &Path) -> Result<Checkpoint, TrainError> {
-        let list = Tensor::read_safetensors(path).map_err(|e| TrainError::Checkpoint(format!("{}: {e}", path.display())))?;
+        let list = Tensor::read_safetensors(path)
+            .map_err(|e| TrainError::Checkpoint(format!("{}: {e}", path.display())))?;
         let mut tensors = BTreeMap::new();
         let mut state = None;
         for (k, v) in list {
             if k == STATE_KEY {
-                let bytes = Vec::<u8>::try_from(&v).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
+                let bytes =
+                    Vec::<u8>::try_from(&v).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
                 state = Some(serde_json::from_slice::<TrainState>(&bytes).map_err(|e| {
                     TrainError::Checkpoint(format!("{}: train state: {e}", path.display()))
                 })?);
@@ -110,7 +119,8 @@ impl Checkpoint {
                 tensors.insert(k, v);
             }
         }
-        let state = state.ok_or_else(|| TrainError::Checkpoint(format!("{}: no train state", path.display())))?;
+        let state = state
+            .ok_or_else(|| TrainError::Checkpoint(format!("{}: no train state", path.display())))?;
         Ok(Checkpoint { state, tensors })
     }
 
@@ -119,7 +129,10 @@ impl Checkpoint {
         let p = format!("{prefix}.");
         self.tensors
             .iter()
-            .filter_map(|(k, v)| k.strip_prefix(&p).map(|s| (s.to_string(), v.shallow_clone())))
+            .filter_map(|(k, v)| {
+                k.strip_prefix(&p)
+                    .map(|s| (s.to_string(), v.shallow_clone()))
+            })
             .collect()
     }
 }

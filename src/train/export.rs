@@ -119,12 +119,23 @@ impl Ex<'_> {
                 name: out.to_string(),
                 pre_bn,
                 pre_activation: relu(format!("{n1}.act")),
-                regular_conv: self.conv(format!("{n1}.convpool.conv1r"), &format!("{k1}.convpool.conv1r.weight"))?,
-                gpool_conv: self.conv(format!("{n1}.convpool.conv1g"), &format!("{k1}.convpool.conv1g.weight"))?,
-                gpool_bn: self.bn(format!("{n1}.convpool.normg"), &format!("{k1}.convpool.normg"))?,
+                regular_conv: self.conv(
+                    format!("{n1}.convpool.conv1r"),
+                    &format!("{k1}.convpool.conv1r.weight"),
+                )?,
+                gpool_conv: self.conv(
+                    format!("{n1}.convpool.conv1g"),
+                    &format!("{k1}.convpool.conv1g.weight"),
+                )?,
+                gpool_bn: self.bn(
+                    format!("{n1}.convpool.normg"),
+                    &format!("{k1}.convpool.normg"),
+                )?,
                 gpool_activation: relu(format!("{n1}.convpool.actg")),
-                gpool_to_bias_mul: self
-                    .matmul(format!("{n1}.convpool.linear_g"), &format!("{k1}.convpool.linear_g.weight"))?,
+                gpool_to_bias_mul: self.matmul(
+                    format!("{n1}.convpool.linear_g"),
+                    &format!("{k1}.convpool.linear_g.weight"),
+                )?,
                 mid_bn,
                 mid_activation: relu(format!("{n2}.act")),
                 final_conv,
@@ -144,7 +155,11 @@ impl Ex<'_> {
 }
 
 /// Builds KataGo's version-15 model file from named parameters.
-pub fn to_model_file(config: &ModelConfig, params: &NamedParams, model_name: &str) -> Result<ModelFile, TrainError> {
+pub fn to_model_file(
+    config: &ModelConfig,
+    params: &NamedParams,
+    model_name: &str,
+) -> Result<ModelFile, TrainError> {
     let ex = Ex { p: params };
     let mut blocks = Vec::new();
     for (i, kind) in config.blocks.iter().enumerate() {
@@ -164,13 +179,25 @@ pub fn to_model_file(config: &ModelConfig, params: &NamedParams, model_name: &st
                 }
                 Block::NestedBottleneck(NestedBottleneckBlock {
                     name: out.clone(),
-                    pre_bn: ex.bn(format!("{out}.normactconvp.norm"), &format!("{key}.normactconvp.norm"))?,
+                    pre_bn: ex.bn(
+                        format!("{out}.normactconvp.norm"),
+                        &format!("{key}.normactconvp.norm"),
+                    )?,
                     pre_activation: relu(format!("{out}.normactconvp.act")),
-                    pre_conv: ex.conv(format!("{out}.normactconvp.conv"), &format!("{key}.normactconvp.conv.weight"))?,
+                    pre_conv: ex.conv(
+                        format!("{out}.normactconvp.conv"),
+                        &format!("{key}.normactconvp.conv.weight"),
+                    )?,
                     blocks: inner,
-                    post_bn: ex.bn(format!("{out}.normactconvq.norm"), &format!("{key}.normactconvq.norm"))?,
+                    post_bn: ex.bn(
+                        format!("{out}.normactconvq.norm"),
+                        &format!("{key}.normactconvq.norm"),
+                    )?,
                     post_activation: relu(format!("{out}.normactconvq.act")),
-                    post_conv: ex.conv(format!("{out}.normactconvq.conv"), &format!("{key}.normactconvq.conv.weight"))?,
+                    post_conv: ex.conv(
+                        format!("{out}.normactconvq.conv"),
+                        &format!("{key}.normactconvq.conv.weight"),
+                    )?,
                 })
             }
         };
@@ -207,26 +234,39 @@ pub fn to_model_file(config: &ModelConfig, params: &NamedParams, model_name: &st
         p1_bn: ex.bn(format!("{ph}.bias2"), "policy_head.bias2")?,
         p1_activation: relu(format!("{ph}.act2")),
         p2_conv: ex.conv_w(format!("{ph}.conv2p"), &pick("policy_head.conv2p.weight")?)?,
-        gpool_to_pass_mul: ex.matmul(format!("{ph}.linear_pass"), "policy_head.linear_pass.weight")?,
+        gpool_to_pass_mul: ex.matmul(
+            format!("{ph}.linear_pass"),
+            "policy_head.linear_pass.weight",
+        )?,
         pass_mlp: Some((
-            ex.matbias(format!("{ph}.linear_pass_bias"), ex.get("policy_head.linear_pass.bias")?)?,
+            ex.matbias(
+                format!("{ph}.linear_pass_bias"),
+                ex.get("policy_head.linear_pass.bias")?,
+            )?,
             relu(format!("{ph}.act_pass")),
-            ex.matmul_w(format!("{ph}.linear_pass2"), &pick("policy_head.linear_pass2.weight")?)?,
+            ex.matmul_w(
+                format!("{ph}.linear_pass2"),
+                &pick("policy_head.linear_pass2.weight")?,
+            )?,
         )),
     };
 
     let vh = "model.value_head";
     let misc_w = Tensor::cat(
         &[
-            ex.get("value_head.linear_miscvaluehead.weight")?.narrow(0, 0, 4),
-            ex.get("value_head.linear_moremiscvaluehead.weight")?.narrow(0, 0, 2),
+            ex.get("value_head.linear_miscvaluehead.weight")?
+                .narrow(0, 0, 4),
+            ex.get("value_head.linear_moremiscvaluehead.weight")?
+                .narrow(0, 0, 2),
         ],
         0,
     );
     let misc_b = Tensor::cat(
         &[
-            ex.get("value_head.linear_miscvaluehead.bias")?.narrow(0, 0, 4),
-            ex.get("value_head.linear_moremiscvaluehead.bias")?.narrow(0, 0, 2),
+            ex.get("value_head.linear_miscvaluehead.bias")?
+                .narrow(0, 0, 4),
+            ex.get("value_head.linear_moremiscvaluehead.bias")?
+                .narrow(0, 0, 2),
         ],
         0,
     );
@@ -238,11 +278,20 @@ pub fn to_model_file(config: &ModelConfig, params: &NamedParams, model_name: &st
         v2_mul: ex.matmul(format!("{vh}.linear2"), "value_head.linear2.weight")?,
         v2_bias: ex.matbias(format!("{vh}.bias2"), ex.get("value_head.linear2.bias")?)?,
         v2_activation: relu(format!("{vh}.act2")),
-        v3_mul: ex.matmul(format!("{vh}.linear_valuehead"), "value_head.linear_valuehead.weight")?,
-        v3_bias: ex.matbias(format!("{vh}.bias_valuehead"), ex.get("value_head.linear_valuehead.bias")?)?,
+        v3_mul: ex.matmul(
+            format!("{vh}.linear_valuehead"),
+            "value_head.linear_valuehead.weight",
+        )?,
+        v3_bias: ex.matbias(
+            format!("{vh}.bias_valuehead"),
+            ex.get("value_head.linear_valuehead.bias")?,
+        )?,
         sv3_mul: ex.matmul_w(format!("{vh}.linear_miscvaluehead"), &misc_w)?,
         sv3_bias: ex.matbias(format!("{vh}.bias_miscvaluehead"), &misc_b)?,
-        ownership_conv: ex.conv(format!("{vh}.conv_ownership"), "value_head.conv_ownership.weight")?,
+        ownership_conv: ex.conv(
+            format!("{vh}.conv_ownership"),
+            "value_head.conv_ownership.weight",
+        )?,
     };
     let post_process = PostProcessParams {
         shortterm_score_error_multiplier: 150.0,
@@ -266,7 +315,10 @@ pub fn to_model_file(config: &ModelConfig, params: &NamedParams, model_name: &st
 pub fn write_model_atomic(model: &ModelFile, path: &Path) -> Result<(), TrainError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
-    let fname = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let fname = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
     // Keep the .gz ending so the writer compresses.
     let tmp = dir.join(format!(".tmp-{}-{fname}", std::process::id()));
     model

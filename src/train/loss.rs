@@ -59,15 +59,22 @@ pub struct Losses {
 impl Losses {
     /// The terms as plain numbers (one device sync per term).
     pub fn values(&self) -> BTreeMap<&'static str, f64> {
-        let mut out: BTreeMap<&'static str, f64> =
-            self.terms.iter().map(|(k, v)| (*k, v.double_value(&[]))).collect();
+        let mut out: BTreeMap<&'static str, f64> = self
+            .terms
+            .iter()
+            .map(|(k, v)| (*k, v.double_value(&[])))
+            .collect();
         out.insert("loss_sum", self.loss_sum.double_value(&[]));
         out
     }
 }
 
 fn cross_entropy(pred_logits: &Tensor, target: &Tensor, dim: i64) -> Tensor {
-    -(target * pred_logits.log_softmax(dim, Kind::Float)).sum_dim_intlist([dim].as_slice(), false, Kind::Float)
+    -(target * pred_logits.log_softmax(dim, Kind::Float)).sum_dim_intlist(
+        [dim].as_slice(),
+        false,
+        Kind::Float,
+    )
 }
 
 fn huber(x: &Tensor, y: &Tensor, delta: f64) -> Tensor {
@@ -97,7 +104,13 @@ pub fn compute_losses(
     let area = h * w;
     let mask = batch.binary_input.select(1, 0).contiguous();
     let mask_sum_hw = sum_dims(&mask, &[1, 2]);
-    let policymask = Tensor::cat(&[mask.view([n, area]), Tensor::ones([n, 1], (Kind::Float, mask.device()))], 1);
+    let policymask = Tensor::cat(
+        &[
+            mask.view([n, area]),
+            Tensor::ones([n, 1], (Kind::Float, mask.device())),
+        ],
+        1,
+    );
 
     let tp = &batch.policy_targets;
     let norm = |t: Tensor| -> Tensor {
@@ -120,8 +133,14 @@ pub fn compute_losses(
     let target_weight_policy_opponent = col(28);
     let target_value = g.narrow(1, 0, 3);
     let target_scoremean = col(3);
-    let target_td_value = Tensor::stack(&[g.narrow(1, 4, 3), g.narrow(1, 8, 3), g.narrow(1, 12, 3)], 1);
-    let target_td_score = Tensor::cat(&[g.narrow(1, 7, 1), g.narrow(1, 11, 1), g.narrow(1, 15, 1)], 1);
+    let target_td_value = Tensor::stack(
+        &[g.narrow(1, 4, 3), g.narrow(1, 8, 3), g.narrow(1, 12, 3)],
+        1,
+    );
+    let target_td_score = Tensor::cat(
+        &[g.narrow(1, 7, 1), g.narrow(1, 11, 1), g.narrow(1, 15, 1)],
+        1,
+    );
     let target_lead = col(21);
     let target_variance_time = col(22);
     let global_weight = col(25);
@@ -146,13 +165,29 @@ pub fn compute_losses(
     };
 
     let loss_policy_player = pol_loss(0, &target_policy_player, &target_weight_policy_player, 1.0);
-    let loss_policy_opponent = pol_loss(1, &target_policy_opponent, &target_weight_policy_opponent, 0.15);
-    let loss_policy_player_soft = pol_loss(2, &target_policy_player_soft, &target_weight_policy_player, 1.0);
-    let loss_policy_opponent_soft = pol_loss(3, &target_policy_opponent_soft, &target_weight_policy_opponent, 0.15);
+    let loss_policy_opponent = pol_loss(
+        1,
+        &target_policy_opponent,
+        &target_weight_policy_opponent,
+        0.15,
+    );
+    let loss_policy_player_soft = pol_loss(
+        2,
+        &target_policy_player_soft,
+        &target_weight_policy_player,
+        1.0,
+    );
+    let loss_policy_opponent_soft = pol_loss(
+        3,
+        &target_policy_opponent_soft,
+        &target_weight_policy_opponent,
+        0.15,
+    );
 
     // Long-term optimistic policy.
     let win_squared = (col(0) + col(2) * 0.5).square();
-    let long_excess = (col(3) - out.pred_scoremean.detach()) / (out.pred_scorestdev.detach().square() + 0.25).sqrt();
+    let long_excess = (col(3) - out.pred_scoremean.detach())
+        / (out.pred_scorestdev.detach().square() + 0.25).sqrt();
     let w_long = (win_squared + ((long_excess - 1.5) * 3.0).sigmoid()).clamp(0.0, 1.0)
         * &target_weight_policy_player
         * &target_weight_ownership;
@@ -161,19 +196,27 @@ pub fn compute_losses(
 
     // Short-term optimistic policy.
     let st_actual = col(12) - col(13);
-    let st_pred = out.td_value_logits.select(1, 2).detach().softmax(1, Kind::Float);
+    let st_pred = out
+        .td_value_logits
+        .select(1, 2)
+        .detach()
+        .softmax(1, Kind::Float);
     let st_pred = st_pred.select(1, 0) - st_pred.select(1, 1);
-    let st_value_excess = (st_actual - st_pred) / (out.pred_shortterm_value_error.detach() + 0.0001).sqrt();
-    let st_score_excess =
-        (col(15) - out.pred_td_score.select(1, 2).detach()) / (out.pred_shortterm_score_error.detach() + 0.25).sqrt();
-    let w_short = (((st_value_excess - 1.5) * 3.0).sigmoid() + ((st_score_excess - 1.5) * 3.0).sigmoid())
-        .clamp(0.0, 1.0)
+    let st_value_excess =
+        (st_actual - st_pred) / (out.pred_shortterm_value_error.detach() + 0.0001).sqrt();
+    let st_score_excess = (col(15) - out.pred_td_score.select(1, 2).detach())
+        / (out.pred_shortterm_score_error.detach() + 0.25).sqrt();
+    let w_short = (((st_value_excess - 1.5) * 3.0).sigmoid()
+        + ((st_score_excess - 1.5) * 3.0).sigmoid())
+    .clamp(0.0, 1.0)
         * &target_weight_policy_player
         * &target_weight_ownership;
     let loss_shortopt = pol_loss(5, &target_policy_player, &w_short, 1.0);
     let w_short_sum = (gw * &w_short).sum(Kind::Float);
 
-    let loss_value = (cross_entropy(&out.value_logits, &target_value, 1) * 1.2 * gw * &target_weight_value).sum(Kind::Float);
+    let loss_value =
+        (cross_entropy(&out.value_logits, &target_value, 1) * 1.2 * gw * &target_weight_value)
+            .sum(Kind::Float);
 
     let td_ce = cross_entropy(&out.td_value_logits, &target_td_value, 2)
         - cross_entropy(&(&target_td_value + 1.0e-30).log(), &target_td_value, 2);
@@ -191,16 +234,29 @@ pub fn compute_losses(
     let mask_flat = mask.view([n, area]);
     let own_logits = out.ownership_pretanh.view([n, area]) * 2.0;
     let own_target = (target_ownership.view([n, area]) + 1.0) / 2.0;
-    let own_bce = own_logits.binary_cross_entropy_with_logits::<Tensor>(&own_target, None, None, tch::Reduction::None);
-    let loss_ownership =
-        (sum_dims(&(own_bce * &mask_flat), &[1]) / &mask_sum_hw * 1.5 * gw * &target_weight_ownership).sum(Kind::Float);
+    let own_bce = own_logits.binary_cross_entropy_with_logits::<Tensor>(
+        &own_target,
+        None,
+        None,
+        tch::Reduction::None,
+    );
+    let loss_ownership = (sum_dims(&(own_bce * &mask_flat), &[1]) / &mask_sum_hw
+        * 1.5
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
 
-    let sc = sum_dims(&((out.pred_scoring.squeeze_dim(1) - &target_scoring).square() * &mask), &[1, 2]) / &mask_sum_hw;
+    let sc = sum_dims(
+        &((out.pred_scoring.squeeze_dim(1) - &target_scoring).square() * &mask),
+        &[1, 2],
+    ) / &mask_sum_hw;
     let sc = ((sc * 0.5 + 1.0).sqrt() - 1.0) * 4.0;
     let loss_scoring = (sc * gw * &target_weight_scoring).sum(Kind::Float);
 
     let fp = (out.futurepos_pretanh.tanh() - &target_futurepos).square() * mask.unsqueeze(1);
-    let fpw = Tensor::from_slice(&[1.0f32, 0.25]).to_device(fp.device()).view([1, 2, 1, 1]);
+    let fpw = Tensor::from_slice(&[1.0f32, 0.25])
+        .to_device(fp.device())
+        .view([1, 2, 1, 1]);
     let fp = sum_dims(&(fp * fpw), &[1, 2, 3]) / mask_sum_hw.sqrt();
     let loss_futurepos = (fp * 0.25 * gw * &target_weight_futurepos).sum(Kind::Float);
 
@@ -212,56 +268,92 @@ pub fn compute_losses(
     let seki_weight_scale = if is_training {
         state.moving_unowned_proportion_sum =
             state.moving_unowned_proportion_sum * 0.998 + unowned_proportion.double_value(&[]);
-        state.moving_unowned_proportion_weight = state.moving_unowned_proportion_weight * 0.998 + 1.0;
+        state.moving_unowned_proportion_weight =
+            state.moving_unowned_proportion_weight * 0.998 + 1.0;
         let moving = state.moving_unowned_proportion_sum / state.moving_unowned_proportion_weight;
         8.0 * 0.005 / (0.005 + moving)
     } else {
         7.0
     };
     let sign_pred = out.seki_logits.narrow(1, 0, 3);
-    let sign_target = Tensor::stack(&[target_seki.square().neg() + 1.0, target_seki.relu(), (-&target_seki).relu()], 1);
-    let loss_sign = sum_dims(&(cross_entropy(&sign_pred, &sign_target, 1) * &mask), &[1, 2]);
-    let neutral_pred = Tensor::stack(&[out.seki_logits.select(1, 3), target_ownership.zeros_like()], 1);
+    let sign_target = Tensor::stack(
+        &[
+            target_seki.square().neg() + 1.0,
+            target_seki.relu(),
+            (-&target_seki).relu(),
+        ],
+        1,
+    );
+    let loss_sign = sum_dims(
+        &(cross_entropy(&sign_pred, &sign_target, 1) * &mask),
+        &[1, 2],
+    );
+    let neutral_pred = Tensor::stack(
+        &[out.seki_logits.select(1, 3), target_ownership.zeros_like()],
+        1,
+    );
     let neutral_target = Tensor::stack(&[unowned_target, owned_target], 1);
-    let loss_neutral = sum_dims(&(cross_entropy(&neutral_pred, &neutral_target, 1) * &mask), &[1, 2]);
+    let loss_neutral = sum_dims(
+        &(cross_entropy(&neutral_pred, &neutral_target, 1) * &mask),
+        &[1, 2],
+    );
     let sk = (loss_sign + loss_neutral * 0.5) / &mask_sum_hw;
     let loss_seki = (sk * gw * seki_weight_scale * &target_weight_ownership).sum(Kind::Float);
 
-    let loss_scoremean =
-        (huber(&out.pred_scoremean, &target_scoremean, 12.0) * 0.0015 * gw * &target_weight_ownership).sum(Kind::Float);
+    let loss_scoremean = (huber(&out.pred_scoremean, &target_scoremean, 12.0)
+        * 0.0015
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
 
     let sb = &out.scorebelief_logits;
     let pred_cdf = sb.softmax(1, Kind::Float).cumsum(1, Kind::Float);
     let target_cdf = target_score_distribution.cumsum(1, Kind::Float);
     let loss_sb_cdf =
-        (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &target_weight_ownership).sum(Kind::Float);
+        (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
     let loss_sb_pdf =
-        (cross_entropy(sb, &target_score_distribution, 1) * 0.02 * gw * &target_weight_ownership).sum(Kind::Float);
+        (cross_entropy(sb, &target_score_distribution, 1) * 0.02 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
 
     let probs = sb.softmax(1, Kind::Float);
     let offs = out_score_offsets(batch);
     let expected = (&probs * &offs).sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
-    let stdev = ((&probs * (&offs - expected).square()).sum_dim_intlist([1i64].as_slice(), false, Kind::Float) + 0.001).sqrt();
+    let stdev = ((&probs * (&offs - expected).square()).sum_dim_intlist(
+        [1i64].as_slice(),
+        false,
+        Kind::Float,
+    ) + 0.001)
+        .sqrt();
     let loss_scorestdev = (huber(&out.pred_scorestdev, &stdev, 10.0) * 0.001 * gw).sum(Kind::Float);
 
-    let loss_lead = (huber(&out.pred_lead, &target_lead, 8.0) * 0.006 * gw * &target_weight_lead).sum(Kind::Float);
-    let loss_vtime = (huber(&out.pred_variance_time, &(&target_variance_time + 1.0e-5), 50.0)
-        * 0.0003
+    let loss_lead = (huber(&out.pred_lead, &target_lead, 8.0) * 0.006 * gw * &target_weight_lead)
+        .sum(Kind::Float);
+    let loss_vtime = (huber(
+        &out.pred_variance_time,
+        &(&target_variance_time + 1.0e-5),
+        50.0,
+    ) * 0.0003
         * gw
         * &target_weight_ownership)
         .sum(Kind::Float);
 
     let tdp = out.td_value_logits.select(1, 2).softmax(1, Kind::Float);
     let predvalue = (tdp.select(1, 0) - tdp.select(1, 1)).detach();
-    let realvalue = target_td_value.select(1, 2).select(1, 0) - target_td_value.select(1, 2).select(1, 1);
+    let realvalue =
+        target_td_value.select(1, 2).select(1, 0) - target_td_value.select(1, 2).select(1, 1);
     let sqerr = (predvalue - realvalue).square() + 1.0e-8;
     let loss_st_value_err =
-        (huber(&out.pred_shortterm_value_error, &sqerr, 0.4) * 2.0 * gw * &target_weight_ownership).sum(Kind::Float);
+        (huber(&out.pred_shortterm_value_error, &sqerr, 0.4) * 2.0 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
     let predscore = out.pred_td_score.select(1, 2).detach();
     let realscore = target_td_score.select(1, 2);
     let sqerr = (predscore - realscore).square() + 1.0e-4;
-    let loss_st_score_err =
-        (huber(&out.pred_shortterm_score_error, &sqerr, 100.0) * 0.00002 * gw * &target_weight_ownership).sum(Kind::Float);
+    let loss_st_score_err = (huber(&out.pred_shortterm_score_error, &sqerr, 100.0)
+        * 0.00002
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
 
     let zero = loss_policy_player.zeros_like();
     let loss_sum = &loss_policy_player * 0.93
@@ -298,8 +390,9 @@ pub fn compute_losses(
     let vprobs = out.value_logits.softmax(1, Kind::Float);
     let vsquare = (gw * (vprobs.select(1, 0) - vprobs.select(1, 1)).square()).sum(Kind::Float);
     let entropy = |t: &Tensor| -> Tensor {
-        (gw * &target_weight_policy_player * -(t * (t + 1e-30).log()).sum_dim_intlist([-1i64].as_slice(), false, Kind::Float))
-            .sum(Kind::Float)
+        (gw * &target_weight_policy_player
+            * -(t * (t + 1e-30).log()).sum_dim_intlist([-1i64].as_slice(), false, Kind::Float))
+        .sum(Kind::Float)
     };
     let wsum = gw.sum(Kind::Float);
 
@@ -349,5 +442,7 @@ fn out_score_offsets(batch: &Batch) -> Tensor {
     let pos_len = batch.binary_input.size()[2];
     let mid = pos_len * pos_len + super::model::EXTRA_SCORE_DISTR_RADIUS;
     let v: Vec<f32> = (0..2 * mid).map(|i| (i - mid) as f32 + 0.5).collect();
-    Tensor::from_slice(&v).to_device(batch.binary_input.device()).view([1, -1])
+    Tensor::from_slice(&v)
+        .to_device(batch.binary_input.device())
+        .view([1, -1])
 }

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod export;
+pub mod import;
 pub mod loss;
 pub mod model;
 pub mod optim;
@@ -20,12 +21,12 @@ mod source;
 use std::path::{Path, PathBuf};
 
 pub use batch::{Augment, Batch};
+pub use checkpoint::{Checkpoint, TrainState};
 pub use config::ModelConfig;
 pub use loss::{compute_losses, LossScales, LossState, Losses};
 pub use model::{NetOutput, TrainNet};
 pub use optim::{Optimizer, Schedule};
 pub use run::{run_export, run_train, train_step, ExportArgs, StepReport, TrainArgs};
-pub use checkpoint::{Checkpoint, TrainState};
 
 /// Why training or export failed.
 #[derive(Debug, thiserror::Error)]

@@ -255,10 +255,35 @@ struct ResBlock {
 }
 
 impl ResBlock {
-    fn new(b: &mut Builder, name: &str, c_main: i64, c_mid: i64, c_gpool: Option<i64>, fixup_scale: f64) -> ResBlock {
+    fn new(
+        b: &mut Builder,
+        name: &str,
+        c_main: i64,
+        c_mid: i64,
+        c_gpool: Option<i64>,
+        fixup_scale: f64,
+    ) -> ResBlock {
         let c1 = c_mid - c_gpool.unwrap_or(0);
-        let nac1 = NormActConv::new(b, &format!("{name}.normactconv1"), c_main, c1, c_gpool, 3, false, fixup_scale);
-        let nac2 = NormActConv::new(b, &format!("{name}.normactconv2"), c1, c_main, None, 3, true, 0.0);
+        let nac1 = NormActConv::new(
+            b,
+            &format!("{name}.normactconv1"),
+            c_main,
+            c1,
+            c_gpool,
+            3,
+            false,
+            fixup_scale,
+        );
+        let nac2 = NormActConv::new(
+            b,
+            &format!("{name}.normactconv2"),
+            c1,
+            c_main,
+            None,
+            3,
+            true,
+            0.0,
+        );
         ResBlock { nac1, nac2 }
     }
 
@@ -428,8 +453,18 @@ impl TrainNet {
             params: Vec::new(),
         };
         let c = config.trunk;
-        let conv_spatial = b.param("conv_spatial.weight", &[c, 22, 3, 3], init_std(RELU_GAIN, 0.8, 22 * 9), ParamGroup::Input);
-        let linear_global = b.param("linear_global.weight", &[c, 19], init_std(RELU_GAIN, 0.6, 19), ParamGroup::Input);
+        let conv_spatial = b.param(
+            "conv_spatial.weight",
+            &[c, 22, 3, 3],
+            init_std(RELU_GAIN, 0.8, 22 * 9),
+            ParamGroup::Input,
+        );
+        let linear_global = b.param(
+            "linear_global.weight",
+            &[c, 19],
+            init_std(RELU_GAIN, 0.6, 19),
+            ParamGroup::Input,
+        );
         let fixup_scale = 1.0 / (config.blocks.len() as f64).sqrt();
         let mut blocks = Vec::new();
         for (i, kind) in config.blocks.iter().enumerate() {
@@ -437,18 +472,50 @@ impl TrainNet {
             let c_gpool = kind.has_gpool().then_some(config.gpool);
             match kind {
                 BlockKind::Regular | BlockKind::RegularGpool => {
-                    blocks.push(TrunkBlock::Res(ResBlock::new(&mut b, &name, c, config.mid, c_gpool, fixup_scale)));
+                    blocks.push(TrunkBlock::Res(ResBlock::new(
+                        &mut b,
+                        &name,
+                        c,
+                        config.mid,
+                        c_gpool,
+                        fixup_scale,
+                    )));
                 }
                 BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
                     let internal = 2;
                     let s = fixup_scale.powf(1.0 / (1.0 + internal as f64));
-                    let p = NormActConv::new(&mut b, &format!("{name}.normactconvp"), c, config.mid, None, 1, false, s);
+                    let p = NormActConv::new(
+                        &mut b,
+                        &format!("{name}.normactconvp"),
+                        c,
+                        config.mid,
+                        None,
+                        1,
+                        false,
+                        s,
+                    );
                     let mut stack = Vec::new();
                     for j in 0..internal {
                         let cg = if j == 0 { c_gpool } else { None };
-                        stack.push(ResBlock::new(&mut b, &format!("{name}.blockstack.{j}"), config.mid, config.mid, cg, s));
+                        stack.push(ResBlock::new(
+                            &mut b,
+                            &format!("{name}.blockstack.{j}"),
+                            config.mid,
+                            config.mid,
+                            cg,
+                            s,
+                        ));
                     }
-                    let q = NormActConv::new(&mut b, &format!("{name}.normactconvq"), config.mid, c, None, 1, true, 0.0);
+                    let q = NormActConv::new(
+                        &mut b,
+                        &format!("{name}.normactconvq"),
+                        config.mid,
+                        c,
+                        None,
+                        1,
+                        true,
+                        0.0,
+                    );
                     blocks.push(TrunkBlock::Nested(NestedBlock { p, stack, q }));
                 }
             }
@@ -459,13 +526,48 @@ impl TrainNet {
         let (p1, g1) = (config.p1, config.g1);
         let o = ParamGroup::Output;
         let on = ParamGroup::OutputNoReg;
-        let conv1p = b.param("policy_head.conv1p.weight", &[p1, c, 1, 1], init_std(RELU_GAIN, 0.8, c), o);
-        let conv1g = b.param("policy_head.conv1g.weight", &[g1, c, 1, 1], init_std(RELU_GAIN, 1.0, c), o);
-        let linear_g = b.param("policy_head.linear_g.weight", &[p1, 3 * g1], init_std(RELU_GAIN, 0.6, 3 * g1), o);
-        let linear_pass = b.param("policy_head.linear_pass.weight", &[p1, 3 * g1], init_std(RELU_GAIN, 1.0, 3 * g1), o);
-        let linear_pass_bias = b.param("policy_head.linear_pass.bias", &[p1], init_std(RELU_GAIN, 0.2, 3 * g1), on);
-        let linear_pass2 = b.param("policy_head.linear_pass2.weight", &[6, p1], init_std(1.0, 0.3, p1), o);
-        let conv2p = b.param("policy_head.conv2p.weight", &[6, p1, 1, 1], init_std(1.0, 0.3, p1), o);
+        let conv1p = b.param(
+            "policy_head.conv1p.weight",
+            &[p1, c, 1, 1],
+            init_std(RELU_GAIN, 0.8, c),
+            o,
+        );
+        let conv1g = b.param(
+            "policy_head.conv1g.weight",
+            &[g1, c, 1, 1],
+            init_std(RELU_GAIN, 1.0, c),
+            o,
+        );
+        let linear_g = b.param(
+            "policy_head.linear_g.weight",
+            &[p1, 3 * g1],
+            init_std(RELU_GAIN, 0.6, 3 * g1),
+            o,
+        );
+        let linear_pass = b.param(
+            "policy_head.linear_pass.weight",
+            &[p1, 3 * g1],
+            init_std(RELU_GAIN, 1.0, 3 * g1),
+            o,
+        );
+        let linear_pass_bias = b.param(
+            "policy_head.linear_pass.bias",
+            &[p1],
+            init_std(RELU_GAIN, 0.2, 3 * g1),
+            on,
+        );
+        let linear_pass2 = b.param(
+            "policy_head.linear_pass2.weight",
+            &[6, p1],
+            init_std(1.0, 0.3, p1),
+            o,
+        );
+        let conv2p = b.param(
+            "policy_head.conv2p.weight",
+            &[6, p1, 1, 1],
+            init_std(1.0, 0.3, p1),
+            o,
+        );
         let biasg = b.param("policy_head.biasg.beta", &[1, g1, 1, 1], 0.0, on);
         let bias2 = b.param("policy_head.bias2.beta", &[1, p1, 1, 1], 0.0, on);
         let policy = PolicyHead {
@@ -483,23 +585,69 @@ impl TrainNet {
         // Value head (ValueHead.initialize), in add_reg_dict order.
         let (v1, v2, sv2, nsb) = (config.v1, config.v2, config.sbv2, config.num_scorebeliefs);
         let vh = "value_head";
-        let conv1 = b.param(&format!("{vh}.conv1.weight"), &[v1, c, 1, 1], init_std(RELU_GAIN, 1.0, c), o);
-        let lin = |b: &mut Builder, n: &str, out: i64, inp: i64, gain: f64, scale: f64, bscale: f64| {
-            let w = b.param(&format!("{vh}.{n}.weight"), &[out, inp], init_std(gain, scale, inp), o);
-            let bias = b.param(&format!("{vh}.{n}.bias"), &[out], init_std(gain, bscale, inp), on);
-            (w, bias)
-        };
+        let conv1 = b.param(
+            &format!("{vh}.conv1.weight"),
+            &[v1, c, 1, 1],
+            init_std(RELU_GAIN, 1.0, c),
+            o,
+        );
+        let lin =
+            |b: &mut Builder, n: &str, out: i64, inp: i64, gain: f64, scale: f64, bscale: f64| {
+                let w = b.param(
+                    &format!("{vh}.{n}.weight"),
+                    &[out, inp],
+                    init_std(gain, scale, inp),
+                    o,
+                );
+                let bias = b.param(
+                    &format!("{vh}.{n}.bias"),
+                    &[out],
+                    init_std(gain, bscale, inp),
+                    on,
+                );
+                (w, bias)
+            };
         let linear2 = lin(&mut b, "linear2", v2, 3 * v1, RELU_GAIN, 1.0, 0.2);
         let valuehead = lin(&mut b, "linear_valuehead", 3, v2, 1.0, 1.0, 0.2);
         let miscvaluehead = lin(&mut b, "linear_miscvaluehead", 10, v2, 1.0, 1.0, 0.2);
         let moremiscvaluehead = lin(&mut b, "linear_moremiscvaluehead", 8, v2, 1.0, 1.0, 0.2);
-        let conv_ownership = b.param(&format!("{vh}.conv_ownership.weight"), &[1, v1, 1, 1], init_std(1.0, 0.2, v1), o);
-        let conv_scoring = b.param(&format!("{vh}.conv_scoring.weight"), &[1, v1, 1, 1], init_std(1.0, 0.2, v1), o);
-        let conv_futurepos = b.param(&format!("{vh}.conv_futurepos.weight"), &[2, c, 1, 1], init_std(1.0, 0.2, c), o);
-        let conv_seki = b.param(&format!("{vh}.conv_seki.weight"), &[4, c, 1, 1], init_std(1.0, 0.2, c), o);
+        let conv_ownership = b.param(
+            &format!("{vh}.conv_ownership.weight"),
+            &[1, v1, 1, 1],
+            init_std(1.0, 0.2, v1),
+            o,
+        );
+        let conv_scoring = b.param(
+            &format!("{vh}.conv_scoring.weight"),
+            &[1, v1, 1, 1],
+            init_std(1.0, 0.2, v1),
+            o,
+        );
+        let conv_futurepos = b.param(
+            &format!("{vh}.conv_futurepos.weight"),
+            &[2, c, 1, 1],
+            init_std(1.0, 0.2, c),
+            o,
+        );
+        let conv_seki = b.param(
+            &format!("{vh}.conv_seki.weight"),
+            &[4, c, 1, 1],
+            init_std(1.0, 0.2, c),
+            o,
+        );
         let linear_s2 = lin(&mut b, "linear_s2", sv2, 3 * v1, RELU_GAIN, 1.0, 1.0);
-        let linear_s2off = b.param(&format!("{vh}.linear_s2off.weight"), &[sv2, 1], init_std(RELU_GAIN, 1.0, 3 * v1), o);
-        let linear_s2par = b.param(&format!("{vh}.linear_s2par.weight"), &[sv2, 1], init_std(RELU_GAIN, 1.0, 3 * v1), o);
+        let linear_s2off = b.param(
+            &format!("{vh}.linear_s2off.weight"),
+            &[sv2, 1],
+            init_std(RELU_GAIN, 1.0, 3 * v1),
+            o,
+        );
+        let linear_s2par = b.param(
+            &format!("{vh}.linear_s2par.weight"),
+            &[sv2, 1],
+            init_std(RELU_GAIN, 1.0, 3 * v1),
+            o,
+        );
         let linear_s3 = lin(&mut b, "linear_s3", nsb, sv2, 1.0, 0.5, 0.5 * 0.2);
         let linear_smix = lin(&mut b, "linear_smix", nsb, 3 * v1, 1.0, 1.0, 0.2);
         let bias1 = b.param(&format!("{vh}.bias1.beta"), &[1, v1, 1, 1], 0.0, on);
@@ -525,7 +673,9 @@ impl TrainNet {
         let len = 2 * mid;
         let offs: Vec<f32> = (0..len).map(|i| (i - mid) as f32 + 0.5).collect();
         let offs_bias: Vec<f32> = offs.iter().map(|v| 0.05 * v).collect();
-        let parity: Vec<f32> = (0..len).map(|i| 0.5 - ((i - mid).rem_euclid(2)) as f32).collect();
+        let parity: Vec<f32> = (0..len)
+            .map(|i| 0.5 - ((i - mid).rem_euclid(2)) as f32)
+            .collect();
         let params = b.params;
         Ok(TrainNet {
             config: config.clone(),
@@ -556,18 +706,45 @@ impl TrainNet {
 
     /// Parameters by KataGo name.
     pub fn param_map(&self) -> BTreeMap<&str, &Tensor> {
-        self.params.iter().map(|p| (p.name.as_str(), &p.tensor)).collect()
+        self.params
+            .iter()
+            .map(|p| (p.name.as_str(), &p.tensor))
+            .collect()
     }
 
     /// Copies named tensors into the parameters. Every parameter must be
     /// present with the right shape; unknown names are an error too.
     pub fn load_named(&mut self, named: &[(String, Tensor)]) -> Result<(), TrainError> {
-        let map: BTreeMap<&str, &Tensor> = named.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        let n = self.load_partial(named)?;
+        if n != self.params.len() {
+            let have: std::collections::BTreeSet<&str> =
+                named.iter().map(|(k, _)| k.as_str()).collect();
+            let missing: Vec<&str> = self
+                .params
+                .iter()
+                .map(|p| p.name.as_str())
+                .filter(|k| !have.contains(k))
+                .collect();
+            return Err(TrainError::Checkpoint(format!(
+                "missing parameters: {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies the named tensors present into the parameters (others keep
+    /// their values); a name the net lacks or a wrong shape is an error.
+    /// Returns how many parameters were set.
+    pub fn load_partial(&mut self, named: &[(String, Tensor)]) -> Result<usize, TrainError> {
         let _guard = tch::no_grad_guard();
-        for p in &self.params {
-            let src = map
-                .get(p.name.as_str())
-                .ok_or_else(|| TrainError::Checkpoint(format!("missing parameter {}", p.name)))?;
+        let mut count = 0;
+        for (name, src) in named {
+            let p = self
+                .params
+                .iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| TrainError::Checkpoint(format!("unknown parameter {name}")))?;
             if src.size() != p.tensor.size() {
                 return Err(TrainError::Checkpoint(format!(
                     "parameter {}: shape {:?}, expected {:?}",
@@ -579,15 +756,19 @@ impl TrainNet {
             p.tensor
                 .shallow_clone()
                 .copy_(&src.to_kind(Kind::Float).to_device(p.tensor.device()));
+            count += 1;
         }
-        Ok(())
+        Ok(count)
     }
 
     /// Runs the net on `[N,22,H,W]` spatial and `[N,19]` global inputs.
     pub fn forward(&self, input_spatial: &Tensor, input_global: &Tensor) -> NetOutput {
         let m = Masks::from_input(input_spatial);
         let x_spatial = conv(input_spatial, &self.conv_spatial);
-        let x_global = input_global.matmul(&self.linear_global.tr()).unsqueeze(-1).unsqueeze(-1);
+        let x_global = input_global
+            .matmul(&self.linear_global.tr())
+            .unsqueeze(-1)
+            .unsqueeze(-1);
         let mut out = x_spatial + x_global;
         for block in &self.blocks {
             let residual = match block {
@@ -611,7 +792,9 @@ impl TrainNet {
         let p = &self.policy;
         let outp = conv(x, &p.conv1p);
         let outg = ((conv(x, &p.conv1g) + &p.biasg) * &m.mask).relu();
-        let outg = gpool(&outg, &m.mask, &m.mask_sum_hw).squeeze_dim(-1).squeeze_dim(-1);
+        let outg = gpool(&outg, &m.mask, &m.mask_sum_hw)
+            .squeeze_dim(-1)
+            .squeeze_dim(-1);
         let outpass = outg
             .linear(&p.linear_pass, Some(&p.linear_pass_bias))
             .relu()
@@ -624,10 +807,18 @@ impl TrainNet {
         Tensor::cat(&[outpolicy.view([n, ch, -1]), outpass.unsqueeze(-1)], 2)
     }
 
-    fn value_forward(&self, x: &Tensor, m: &Masks, input_global: &Tensor, policy_logits: Tensor) -> NetOutput {
+    fn value_forward(
+        &self,
+        x: &Tensor,
+        m: &Masks,
+        input_global: &Tensor,
+        policy_logits: Tensor,
+    ) -> NetOutput {
         let v = &self.value;
         let outv1 = ((conv(x, &v.conv1) + &v.bias1) * &m.mask).relu();
-        let pooled = value_gpool(&outv1, &m.mask_sum_hw).squeeze_dim(-1).squeeze_dim(-1);
+        let pooled = value_gpool(&outv1, &m.mask_sum_hw)
+            .squeeze_dim(-1)
+            .squeeze_dim(-1);
         let outv2 = pooled.linear(&v.linear2.0, Some(&v.linear2.1)).relu();
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
@@ -641,9 +832,15 @@ impl TrainNet {
         let len = self.score_offset.size()[0];
         let sv2 = self.config.sbv2;
         let nsb = self.config.num_scorebeliefs;
-        let s2 = pooled.linear(&v.linear_s2.0, Some(&v.linear_s2.1)).view([n, 1, sv2]);
-        let s2off = self.score_offset_bias.view([1, len, 1]).matmul(&v.linear_s2off.tr());
-        let par_in = (self.score_parity.view([1, len]) * input_global.narrow(1, 18, 1)).view([n, len, 1]);
+        let s2 = pooled
+            .linear(&v.linear_s2.0, Some(&v.linear_s2.1))
+            .view([n, 1, sv2]);
+        let s2off = self
+            .score_offset_bias
+            .view([1, len, 1])
+            .matmul(&v.linear_s2off.tr());
+        let par_in =
+            (self.score_parity.view([1, len]) * input_global.narrow(1, 18, 1)).view([n, len, 1]);
         let s2par = par_in.matmul(&v.linear_s2par.tr());
         let outsv2 = (s2 + s2off + s2par).relu();
         let outsv3 = outsv2.linear(&v.linear_s3.0, Some(&v.linear_s3.1));
@@ -653,7 +850,11 @@ impl TrainNet {
         let scorebelief = (logprobs + logw.view([-1, 1, nsb])).logsumexp([2i64].as_slice(), false);
 
         let td_value_logits = Tensor::stack(
-            &[misc.narrow(1, 4, 3), misc.narrow(1, 7, 3), moremisc.narrow(1, 2, 3)],
+            &[
+                misc.narrow(1, 4, 3),
+                misc.narrow(1, 7, 3),
+                moremisc.narrow(1, 2, 3),
+            ],
             1,
         );
         NetOutput {
@@ -666,9 +867,11 @@ impl TrainNet {
             futurepos_pretanh: futurepos,
             seki_logits: seki,
             pred_scoremean: misc.select(1, 0) * SCOREMEAN_MULTIPLIER,
-            pred_scorestdev: softplus_grad_floor(&misc.select(1, 1), 0.05, false) * SCORESTDEV_MULTIPLIER,
+            pred_scorestdev: softplus_grad_floor(&misc.select(1, 1), 0.05, false)
+                * SCORESTDEV_MULTIPLIER,
             pred_lead: misc.select(1, 2) * LEAD_MULTIPLIER,
-            pred_variance_time: softplus_grad_floor(&misc.select(1, 3), 0.05, false) * VARIANCE_TIME_MULTIPLIER,
+            pred_variance_time: softplus_grad_floor(&misc.select(1, 3), 0.05, false)
+                * VARIANCE_TIME_MULTIPLIER,
             pred_shortterm_value_error: softplus_grad_floor(&moremisc.select(1, 0), 0.05, true)
                 * SHORTTERM_VALUE_ERROR_MULTIPLIER,
             pred_shortterm_score_error: softplus_grad_floor(&moremisc.select(1, 1), 0.05, true)

@@ -70,9 +70,10 @@ impl Schedule {
     pub fn weight_decay(&self, group: ParamGroup) -> f64 {
         let batch_scaling = self.batch_size as f64 / 256.0;
         match group {
-            ParamGroup::Input | ParamGroup::Normal | ParamGroup::NormalGamma | ParamGroup::Output => {
-                0.000001 * batch_scaling
-            }
+            ParamGroup::Input
+            | ParamGroup::Normal
+            | ParamGroup::NormalGamma
+            | ParamGroup::Output => 0.000001 * batch_scaling,
             ParamGroup::NoReg | ParamGroup::OutputNoReg => 0.00000001 * batch_scaling,
         }
     }
@@ -173,7 +174,9 @@ impl Optimizer {
         for p in &net.params {
             if let Some(slow) = self.slow.get(&p.name) {
                 if interpolate {
-                    let _ = slow.shallow_clone().g_add_(&((&p.tensor - slow) * LOOKAHEAD_ALPHA));
+                    let _ = slow
+                        .shallow_clone()
+                        .g_add_(&((&p.tensor - slow) * LOOKAHEAD_ALPHA));
                 }
                 let _ = p.tensor.shallow_clone().copy_(slow);
             }
@@ -188,7 +191,9 @@ impl Optimizer {
         for p in &net.params {
             if let Some(avg) = self.swa.get(&p.name) {
                 if initialized {
-                    let _ = avg.shallow_clone().g_add_(&((&p.tensor - avg) * (1.0 / swa_scale)));
+                    let _ = avg
+                        .shallow_clone()
+                        .g_add_(&((&p.tensor - avg) * (1.0 / swa_scale)));
                 } else {
                     let _ = avg.shallow_clone().copy_(&p.tensor);
                 }

@@ -20,10 +20,17 @@ pub fn svg(title: &str, series: &[Series]) -> String {
         s,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/><text x="{m}" y="22" font-size="14">{title}</text>"#
     );
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    let colors = [
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+    ];
     for (i, se) in series.iter().enumerate() {
         let top = 40.0 + i as f64 * (ph + 30.0);
-        let pts: Vec<(f64, f64)> = se.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        let pts: Vec<(f64, f64)> = se
+            .points
+            .iter()
+            .copied()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
         let _ = write!(
             s,
             r##"<rect x="{m}" y="{top}" width="{}" height="{ph}" fill="none" stroke="#888"/><text x="{}" y="{}">{}</text>"##,
@@ -35,13 +42,20 @@ pub fn svg(title: &str, series: &[Series]) -> String {
         if pts.is_empty() {
             continue;
         }
-        let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.0), a.1.max(p.0)));
-        let (ymin, ymax) = pts.iter().fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+        let (xmin, xmax) = pts
+            .iter()
+            .fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.0), a.1.max(p.0)));
+        let (ymin, ymax) = pts
+            .iter()
+            .fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.1), a.1.max(p.1)));
         let xr = (xmax - xmin).max(1e-12);
         let yr = (ymax - ymin).max(1e-12);
         let sx = |x: f64| m + (x - xmin) / xr * (w - 2.0 * m);
         let sy = |y: f64| top + ph - (y - ymin) / yr * ph;
-        let path: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
+        let path: Vec<String> = pts
+            .iter()
+            .map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y)))
+            .collect();
         let _ = write!(
             s,
             r##"<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/><text x="4" y="{}">{:.4}</text><text x="4" y="{}">{:.4}</text><text x="{m}" y="{}">{:.0}</text><text x="{}" y="{}" text-anchor="end">{:.0} samples</text>"##,

@@ -51,7 +51,7 @@ pub struct TrainArgs {
     /// SWA snapshot period in samples (default samples-per-epoch/2).
     #[arg(long = "swa-period-samples")]
     pub swa_period_samples: Option<u64>,
-    /// Start from this checkpoint (ours) when TRAIN has none.
+    /// Start from this checkpoint (ours) or KataGo network (.bin.gz, fine-tuning) when TRAIN has none.
     #[arg(long = "initial-checkpoint")]
     pub initial_checkpoint: Option<PathBuf>,
     /// Export after each epoch into this dir.
@@ -121,7 +121,11 @@ fn read_all(files: &[PathBuf], pos_len: usize) -> Result<TrainingRows, TrainErro
     for f in files {
         let rows = super::source::read_npz(f)?;
         if rows.pos_len != pos_len {
-            return Err(TrainError::Data(format!("{}: pos_len {} (expected {pos_len})", f.display(), rows.pos_len)));
+            return Err(TrainError::Data(format!(
+                "{}: pos_len {} (expected {pos_len})",
+                f.display(),
+                rows.pos_len
+            )));
         }
         for i in 0..rows.num_rows {
             all.push_row_from(&rows, i);
@@ -140,26 +144,50 @@ fn load_data(latest: &Path, pos_len: usize) -> Result<Data, TrainError> {
         if !p.is_dir() || p.to_string_lossy().ends_with(".tmp") || !p.join("train.json").is_file() {
             continue;
         }
-        let t = e.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        let t = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
         if best.as_ref().is_none_or(|(bt, _)| t > *bt) {
             best = Some((t, p));
         }
     }
-    let (_, dir) = best.ok_or_else(|| TrainError::Data(format!("no shuffled data dir with train.json under {}", latest.display())))?;
-    let info = std::fs::read_to_string(dir.join("train.json")).map_err(|e| TrainError::io(&dir.join("train.json"), e))?;
-    let info: serde_json::Value = serde_json::from_str(&info).map_err(|e| TrainError::Data(format!("train.json: {e}")))?;
+    let (_, dir) = best.ok_or_else(|| {
+        TrainError::Data(format!(
+            "no shuffled data dir with train.json under {}",
+            latest.display()
+        ))
+    })?;
+    let info = std::fs::read_to_string(dir.join("train.json"))
+        .map_err(|e| TrainError::io(&dir.join("train.json"), e))?;
+    let info: serde_json::Value =
+        serde_json::from_str(&info).map_err(|e| TrainError::Data(format!("train.json: {e}")))?;
     let total_rows = info["range"][1].as_u64().unwrap_or(0);
     let rows = read_all(&npz_files(&dir.join("train")), pos_len)?;
     if rows.num_rows == 0 {
-        return Err(TrainError::Data(format!("no rows in {}/train", dir.display())));
+        return Err(TrainError::Data(format!(
+            "no rows in {}/train",
+            dir.display()
+        )));
     }
     let vfiles = npz_files(&dir.join("val"));
-    let val = if vfiles.is_empty() { None } else { Some(read_all(&vfiles, pos_len)?) };
-    Ok(Data { rows, val, total_rows })
+    let val = if vfiles.is_empty() {
+        None
+    } else {
+        Some(read_all(&vfiles, pos_len)?)
+    };
+    Ok(Data {
+        rows,
+        val,
+        total_rows,
+    })
 }
 
 fn params_of(net: &TrainNet) -> NamedParams {
-    net.params.iter().map(|p| (p.name.clone(), p.tensor.shallow_clone())).collect()
+    net.params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+        .collect()
 }
 
 fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpoint {
@@ -167,7 +195,11 @@ fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpo
     for p in &net.params {
         tensors.insert(format!("model.{}", p.name), p.tensor.shallow_clone());
     }
-    for (prefix, map) in [("swa", &opt.swa), ("momentum", &opt.momentum), ("slow", &opt.slow)] {
+    for (prefix, map) in [
+        ("swa", &opt.swa),
+        ("momentum", &opt.momentum),
+        ("slow", &opt.slow),
+    ] {
         for (k, v) in map {
             tensors.insert(format!("{prefix}.{k}"), v.shallow_clone());
         }
@@ -178,7 +210,12 @@ fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpo
     }
 }
 
-fn restore(net: &mut TrainNet, opt: &mut Optimizer, ck: &Checkpoint, device: Device) -> Result<(), TrainError> {
+fn restore(
+    net: &mut TrainNet,
+    opt: &mut Optimizer,
+    ck: &Checkpoint,
+    device: Device,
+) -> Result<(), TrainError> {
     let model: Vec<(String, Tensor)> = ck.group("model").into_iter().collect();
     net.load_named(&model)?;
     let to_dev = |m: std::collections::BTreeMap<String, Tensor>| -> std::collections::BTreeMap<String, Tensor> {
@@ -196,9 +233,19 @@ fn restore(net: &mut TrainNet, opt: &mut Optimizer, ck: &Checkpoint, device: Dev
     Ok(())
 }
 
-fn metrics_line(state: &TrainState, lr: f64, gnorm: f64, sps: f64, sums: &std::collections::BTreeMap<&'static str, f64>, nsamp: f64) -> serde_json::Value {
+fn metrics_line(
+    state: &TrainState,
+    lr: f64,
+    gnorm: f64,
+    sps: f64,
+    sums: &std::collections::BTreeMap<&'static str, f64>,
+    nsamp: f64,
+) -> serde_json::Value {
     let mut m = serde_json::Map::new();
-    m.insert("global_step_samples".into(), state.global_step_samples.into());
+    m.insert(
+        "global_step_samples".into(),
+        state.global_step_samples.into(),
+    );
     m.insert("pslr".into(), lr.into());
     m.insert("gnorm".into(), gnorm.into());
     m.insert("samples_per_sec".into(), sps.into());
@@ -289,7 +336,11 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     if args.batch_size == 0 {
         return Err(TrainError::Config("-batch-size must be positive".into()));
     }
-    let device = if args.cuda { Device::cuda_if_available() } else { Device::Cpu };
+    let device = if args.cuda {
+        Device::cuda_if_available()
+    } else {
+        Device::Cpu
+    };
     tch::manual_seed(args.seed as i64);
     std::fs::create_dir_all(&args.traindir).map_err(|e| TrainError::io(&args.traindir, e))?;
     let ckpt_path = args.traindir.join("checkpoint.safetensors");
@@ -305,18 +356,38 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         args.initial_checkpoint.clone()
     };
     if let Some(p) = &resume_from {
-        let ck = Checkpoint::load(p)?;
-        if ck.state.model_kind != config.name {
-            return Err(TrainError::Checkpoint(format!(
-                "{} holds a {} net, not {}",
+        let lower = p.to_string_lossy().to_lowercase();
+        if !ckpt_path.is_file()
+            && (lower.ends_with(".bin.gz") || lower.ends_with(".bin") || lower.ends_with(".txt.gz"))
+        {
+            // A KataGo network as starting weights (fine-tuning).
+            let file =
+                crate::nn::ModelFile::load(p).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
+            let n = super::import::load_model_file(&mut net, &file)?;
+            opt = Optimizer::new(&net);
+            eprintln!(
+                "train: starting from {} ({n} of {} parameters from the file)",
                 p.display(),
-                ck.state.model_kind,
-                config.name
-            )));
+                net.params.len()
+            );
+        } else {
+            let ck = Checkpoint::load(p)?;
+            if ck.state.model_kind != config.name {
+                return Err(TrainError::Checkpoint(format!(
+                    "{} holds a {} net, not {}",
+                    p.display(),
+                    ck.state.model_kind,
+                    config.name
+                )));
+            }
+            restore(&mut net, &mut opt, &ck, device)?;
+            state = ck.state;
+            eprintln!(
+                "train: resumed from {} at {} samples",
+                p.display(),
+                state.global_step_samples
+            );
         }
-        restore(&mut net, &mut opt, &ck, device)?;
-        state = ck.state;
-        eprintln!("train: resumed from {} at {} samples", p.display(), state.global_step_samples);
     }
     let data = load_data(&args.latestdatadir, args.pos_len)?;
     state.total_num_data_rows = data.total_rows;
@@ -325,8 +396,14 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         batch_size: args.batch_size,
         no_warmup: args.no_lr_warmup,
     };
-    let swa_period = args.swa_period_samples.unwrap_or((args.samples_per_epoch / 2).max(1));
-    let augment = if args.no_augment { Augment::NONE } else { Augment::KATAGO };
+    let swa_period = args
+        .swa_period_samples
+        .unwrap_or((args.samples_per_epoch / 2).max(1));
+    let augment = if args.no_augment {
+        Augment::NONE
+    } else {
+        Augment::KATAGO
+    };
     let mut rng = StdRng::seed_from_u64(args.seed ^ state.global_step_samples);
     let metrics_path = args.traindir.join("metrics.jsonl");
     let mut metrics_file = std::fs::OpenOptions::new()
@@ -350,7 +427,10 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         swa_period
     );
     loop {
-        if args.max_epochs_this_instance.is_some_and(|m| epochs_this_instance >= m) {
+        if args
+            .max_epochs_this_instance
+            .is_some_and(|m| epochs_this_instance >= m)
+        {
             break;
         }
         let mut sums: std::collections::BTreeMap<&'static str, f64> = Default::default();
@@ -364,7 +444,16 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
             let idx: Vec<usize> = (0..args.batch_size).map(|k| (start + k) % nrows).collect();
             state.data_cursor = ((start + args.batch_size) % nrows) as u64;
             let batch = Batch::from_rows(&data.rows, &idx, augment, &mut rng, device);
-            let step = train_step(&net, &mut opt, &mut state, &sched, &scales, args.swa_scale, swa_period, &batch);
+            let step = train_step(
+                &net,
+                &mut opt,
+                &mut state,
+                &sched,
+                &scales,
+                args.swa_scale,
+                swa_period,
+                &batch,
+            );
             let gnorm = step.gnorm;
             in_between_lookaheads = step.in_between_lookaheads;
             for (k, v) in step.values {
@@ -376,7 +465,14 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
             let last = bi + 1 == batches_per_epoch;
             if (bi + 1) % 20 == 0 || last {
                 let sps = interval_samples / t0.elapsed().as_secs_f64().max(1e-9);
-                let line = metrics_line(&state, sched.per_sample_lr(state.global_step_samples), gnorm, sps, &sums, interval_samples);
+                let line = metrics_line(
+                    &state,
+                    sched.per_sample_lr(state.global_step_samples),
+                    gnorm,
+                    sps,
+                    &sums,
+                    interval_samples,
+                );
                 let _ = writeln!(metrics_file, "{line}");
                 eprint!(
                     "\rtrain: epoch {} batch {}/{} | {} samples | {:.1} samples/s | loss {:.3} p0 {:.3} v {:.3}   ",
@@ -393,7 +489,9 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                 interval_samples = 0.0;
                 t0 = Instant::now();
             }
-            if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples && !in_between_lookaheads {
+            if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples
+                && !in_between_lookaheads
+            {
                 checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
                 last_ckpt_samples = state.global_step_samples;
             }
@@ -406,7 +504,10 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         epochs_this_instance += 1;
         let mut end = serde_json::Map::new();
         end.insert("epoch_end".into(), state.epochs_done.into());
-        end.insert("global_step_samples".into(), state.global_step_samples.into());
+        end.insert(
+            "global_step_samples".into(),
+            state.global_step_samples.into(),
+        );
         end.insert(
             "epoch_samples_per_sec".into(),
             (epoch_samples as f64 / epoch_start.elapsed().as_secs_f64().max(1e-9)).into(),
@@ -414,15 +515,28 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         if let Some(val) = &data.val {
             let v = validate(&net, val, args.batch_size, device);
             end.insert("val_loss".into(), v.into());
-            eprintln!("train: epoch {} validation loss {:.4} per sample", state.epochs_done, v);
+            eprintln!(
+                "train: epoch {} validation loss {:.4} per sample",
+                state.epochs_done, v
+            );
         }
         let _ = writeln!(metrics_file, "{}", serde_json::Value::Object(end));
         checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
         last_ckpt_samples = state.global_step_samples;
         write_plot(&metrics_path, &args.traindir.join("loss.svg"))?;
         if let Some(dir) = &args.exportdir {
-            let name = format!("{}-s{}-d{}", args.exportprefix, state.global_step_samples, state.total_num_data_rows);
-            let weights = if state.swa_initialized { opt.swa.iter().map(|(k, v)| (k.clone(), v.shallow_clone())).collect() } else { params_of(&net) };
+            let name = format!(
+                "{}-s{}-d{}",
+                args.exportprefix, state.global_step_samples, state.total_num_data_rows
+            );
+            let weights = if state.swa_initialized {
+                opt.swa
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.shallow_clone()))
+                    .collect()
+            } else {
+                params_of(&net)
+            };
             let model = to_model_file(&config, &weights, &name)?;
             let path = dir.join(&name).join("model.bin.gz");
             write_model_atomic(&model, &path)?;
@@ -436,17 +550,30 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
 fn write_plot(metrics: &Path, out: &Path) -> Result<(), TrainError> {
     let text = std::fs::read_to_string(metrics).map_err(|e| TrainError::io(metrics, e))?;
     let keys = ["loss", "p0loss", "vloss", "oloss", "val_loss"];
-    let mut series: Vec<plot::Series> = keys.iter().map(|k| plot::Series { name: k.to_string(), points: Vec::new() }).collect();
+    let mut series: Vec<plot::Series> = keys
+        .iter()
+        .map(|k| plot::Series {
+            name: k.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
     for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        let Some(x) = v["global_step_samples"].as_f64() else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(x) = v["global_step_samples"].as_f64() else {
+            continue;
+        };
         for (i, k) in keys.iter().enumerate() {
             if let Some(y) = v[*k].as_f64() {
                 series[i].points.push((x, y));
             }
         }
     }
-    write_atomic(out, plot::svg("engine train: loss per sample", &series).as_bytes())
+    write_atomic(
+        out,
+        plot::svg("engine train: loss per sample", &series).as_bytes(),
+    )
 }
 
 /// Runs `engine export`.
@@ -455,7 +582,9 @@ pub fn run_export(args: &ExportArgs) -> Result<(), TrainError> {
     let config = ModelConfig::by_name(&ck.state.model_kind)?;
     let weights: NamedParams = if args.use_swa {
         if !ck.state.swa_initialized {
-            return Err(TrainError::Export("the checkpoint has no SWA snapshot yet".into()));
+            return Err(TrainError::Export(
+                "the checkpoint has no SWA snapshot yet".into(),
+            ));
         }
         ck.group("swa")
     } else {

@@ -21,7 +21,8 @@ fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
 
 /// The parity rows as [`TrainingRows`] (raw npz members from the script).
 fn parity_rows() -> TrainingRows {
-    let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors")).expect("parity batch");
+    let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors"))
+        .expect("parity batch");
     let m: BTreeMap<String, Tensor> = list.into_iter().collect();
     let get = |k: &str| m.get(k).unwrap_or_else(|| panic!("member {k}"));
     let n = get("globalInputNC").size()[0] as usize;
@@ -41,18 +42,28 @@ fn parity_rows() -> TrainingRows {
 fn parity_net(cfg: &str) -> TrainNet {
     let config = ModelConfig::by_name(cfg).expect("config");
     let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
-    let named = Tensor::read_safetensors(data_dir().join(format!("parity_{cfg}.safetensors"))).expect("weights");
-    assert_eq!(named.len(), net.params.len(), "parameter count differs from KataGo's");
+    let named = Tensor::read_safetensors(data_dir().join(format!("parity_{cfg}.safetensors")))
+        .expect("weights");
+    assert_eq!(
+        named.len(),
+        net.params.len(),
+        "parameter count differs from KataGo's"
+    );
     net.load_named(&named).expect("load weights");
     net
 }
 
 fn check_parity(cfg: &str) {
-    let figures: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(data_dir().join("parity.json")).expect("parity.json")).expect("json");
+    let figures: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data_dir().join("parity.json")).expect("parity.json"),
+    )
+    .expect("json");
     let want = &figures["configs"][cfg];
     let net = parity_net(cfg);
-    assert_eq!(net.num_parameters(), want["num_params"].as_i64().expect("num_params"));
+    assert_eq!(
+        net.num_parameters(),
+        want["num_params"].as_i64().expect("num_params")
+    );
     let rows = parity_rows();
     let idx: Vec<usize> = (0..rows.num_rows).collect();
     let mut rng = StdRng::seed_from_u64(0);
@@ -82,7 +93,10 @@ fn check_parity(cfg: &str) {
     }
     let gnorm = sq.sqrt();
     let want_g = want["gnorm"].as_f64().expect("gnorm");
-    assert!((gnorm - want_g).abs() <= 1e-4 * want_g, "{cfg}: gnorm engine {gnorm} KataGo {want_g}");
+    assert!(
+        (gnorm - want_g).abs() <= 1e-4 * want_g,
+        "{cfg}: gnorm engine {gnorm} KataGo {want_g}"
+    );
 }
 
 #[test]
@@ -102,24 +116,34 @@ fn loss_terms_match_katago_b2c16() {
 fn export_matches_katagos_exporter() {
     for cfg in ["b2c16"] {
         let net = parity_net(cfg);
-        let params: export::NamedParams = net.params.iter().map(|p| (p.name.clone(), p.tensor.shallow_clone())).collect();
-        let ours = export::to_model_file(&net.config, &params, &format!("parity-{cfg}")).expect("export");
-        let ours = crate::nn::ModelFile::from_bytes(&ours.to_bytes(), std::path::Path::new("ours")).expect("reparse");
-        let theirs = crate::nn::ModelFile::load(data_dir().join(format!("parity_{cfg}.bin.gz"))).expect("katago export");
+        let params: export::NamedParams = net
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+            .collect();
+        let ours =
+            export::to_model_file(&net.config, &params, &format!("parity-{cfg}")).expect("export");
+        let ours = crate::nn::ModelFile::from_bytes(&ours.to_bytes(), std::path::Path::new("ours"))
+            .expect("reparse");
+        let theirs = crate::nn::ModelFile::load(data_dir().join(format!("parity_{cfg}.bin.gz")))
+            .expect("katago export");
         assert_eq!(ours, theirs, "{cfg}: export differs from KataGo's");
     }
 }
 
-/// Train b2c16 for 100 steps on the parity rows, export, load with the
+/// Train b2c16 for 40 steps on the parity rows, export, load with the
 /// engine's inference `nn::Model`: its outputs equal the trainable module's.
 #[test]
 fn trained_net_round_trips_through_export() {
     let config = ModelConfig::by_name("b2c16").expect("config");
+    // One intra-op thread: with the other tests running beside it, spinning
+    // OpenMP threads make this test many times slower on a 2-core machine.
+    tch::set_num_threads(1);
     tch::manual_seed(7);
     let net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
     let mut opt = Optimizer::new(&net);
     let mut state = TrainState::default();
-    // A large learning rate so that 100 steps move every weight visibly.
+    // A large learning rate so that 40 steps move every weight visibly.
     let sched = Schedule {
         lr_scale: 50.0,
         batch_size: 16,
@@ -130,18 +154,34 @@ fn trained_net_round_trips_through_export() {
     let mut rng = StdRng::seed_from_u64(3);
     let mut first = None;
     let mut last = 0.0;
-    for _ in 0..100 {
+    for _ in 0..40 {
         let batch = Batch::from_rows(&rows, &idx, Augment::KATAGO, &mut rng, Device::Cpu);
-        let r = train_step(&net, &mut opt, &mut state, &sched, &LossScales::default(), 8.0, 64, &batch);
+        let r = train_step(
+            &net,
+            &mut opt,
+            &mut state,
+            &sched,
+            &LossScales::default(),
+            8.0,
+            64,
+            &batch,
+        );
         let l = r.values["loss_sum"];
         assert!(l.is_finite(), "loss went non-finite");
         first.get_or_insert(l);
         last = l;
     }
     assert!(state.swa_initialized);
-    assert!(last < first.unwrap_or(f64::MAX), "loss did not go down: {first:?} -> {last}");
+    assert!(
+        last < first.unwrap_or(f64::MAX),
+        "loss did not go down: {first:?} -> {last}"
+    );
 
-    let params: export::NamedParams = net.params.iter().map(|p| (p.name.clone(), p.tensor.shallow_clone())).collect();
+    let params: export::NamedParams = net
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+        .collect();
     let file = export::to_model_file(&config, &params, "roundtrip").expect("export");
     let dir = std::env::temp_dir().join(format!("engine-train-rt-{}", std::process::id()));
     let path = dir.join("model.bin.gz");
@@ -165,7 +205,10 @@ fn trained_net_round_trips_through_export() {
         })
         .expect("engine forward");
     let close = |a: f32, b: f32, what: &str| {
-        assert!((a - b).abs() <= 2e-4 * (1.0 + b.abs()), "{what}: engine {a} trainer {b}");
+        assert!(
+            (a - b).abs() <= 2e-4 * (1.0 + b.abs()),
+            "{what}: engine {a} trainer {b}"
+        );
     };
     let pol: Vec<f32> = tensor_vec(&want.policy_logits);
     let val: Vec<f32> = tensor_vec(&want.value_logits);
@@ -198,8 +241,94 @@ fn trained_net_round_trips_through_export() {
         close(row.scores.score_stdev, sd[r], "score stdev");
         close(row.scores.lead, lead[r], "lead");
         close(row.scores.var_time_left, vt[r], "variance time");
-        close(row.scores.shortterm_winloss_error, stv[r].sqrt(), "shortterm value error");
-        close(row.scores.shortterm_score_error, sts[r].sqrt(), "shortterm score error");
+        close(
+            row.scores.shortterm_winloss_error,
+            stv[r].sqrt(),
+            "shortterm value error",
+        );
+        close(
+            row.scores.shortterm_score_error,
+            sts[r].sqrt(),
+            "shortterm score error",
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A checkpoint written and read back restores weights, optimiser buffers
+/// and the train state exactly.
+#[test]
+fn checkpoint_round_trips() {
+    let config = ModelConfig::by_name("b1c6nbt").expect("config");
+    let net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let mut opt = Optimizer::new(&net);
+    for p in &net.params {
+        opt.momentum.insert(p.name.clone(), p.tensor.rand_like());
+    }
+    let state = TrainState {
+        model_kind: "b1c6nbt".into(),
+        global_step_samples: 1234,
+        swa_initialized: true,
+        ..TrainState::default()
+    };
+    let mut tensors = BTreeMap::new();
+    for p in &net.params {
+        tensors.insert(format!("model.{}", p.name), p.tensor.shallow_clone());
+        tensors.insert(
+            format!("momentum.{}", p.name),
+            opt.momentum[&p.name].shallow_clone(),
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("engine-train-ck-{}", std::process::id()));
+    let path = dir.join("checkpoint.safetensors");
+    Checkpoint {
+        state: state.clone(),
+        tensors,
+    }
+    .save(&path)
+    .expect("save");
+    let back = Checkpoint::load(&path).expect("load");
+    assert_eq!(back.state, state);
+    let mut net2 = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let model: Vec<(String, Tensor)> = back.group("model").into_iter().collect();
+    net2.load_named(&model).expect("restore");
+    for (a, b) in net.params.iter().zip(&net2.params) {
+        assert!(a.tensor.equal(&b.tensor), "{} differs", a.name);
+        assert!(back.group("momentum")[&a.name].equal(&opt.momentum[&a.name]));
+    }
+    // No temporary file is left beside it.
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().to_string()))
+        .collect();
+    assert_eq!(names, vec!["checkpoint.safetensors".to_string()]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// KataGo's export of the parity net, loaded as starting weights, gives the
+/// same main outputs as the net itself (the heads the file holds).
+#[test]
+fn katago_export_loads_as_starting_weights() {
+    let full = parity_net("b2c16");
+    let file = crate::nn::ModelFile::load(data_dir().join("parity_b2c16.bin.gz")).expect("file");
+    let config = ModelConfig::by_name("b2c16").expect("config");
+    let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let n = import::load_model_file(&mut net, &file).expect("import");
+    assert!(n > 20, "only {n} parameters set");
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let b = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let (x, y) = tch::no_grad(|| {
+        (
+            full.forward(&b.binary_input, &b.global_input),
+            net.forward(&b.binary_input, &b.global_input),
+        )
+    });
+    let d = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap_or(f64::MAX);
+    assert!(d(&x.policy_logits.select(1, 0), &y.policy_logits.select(1, 0)) < 1e-4);
+    assert!(d(&x.policy_logits.select(1, 5), &y.policy_logits.select(1, 5)) < 1e-4);
+    assert!(d(&x.value_logits, &y.value_logits) < 1e-4);
+    assert!(d(&x.pred_scoremean, &y.pred_scoremean) < 1e-3);
+    assert!(d(&x.ownership_pretanh, &y.ownership_pretanh) < 1e-4);
 }
