@@ -197,7 +197,7 @@ impl Batch {
             let h = h_base + Tensor::einsum("bi,ijk->bjk", &[&include, &h_builder], None::<i64>);
             binary_input = Tensor::einsum("bijk,bil->bljk", &[&binary_input, &h], None::<i64>);
             let pad = Tensor::ones([n, NUM_GLOBAL_INPUTS as i64 - 5], (Kind::Float, device));
-            global_input = global_input * Tensor::cat(&[include, pad], 1);
+            global_input *= Tensor::cat(&[include, pad], 1);
         }
         if augment.symmetry {
             let symm: u8 = rng.gen_range(0..8);

@@ -781,7 +781,7 @@ impl TrainNet {
                     nb.q.forward(&o, &m)
                 }
             };
-            out = out + residual;
+            out += residual;
         }
         let out = self.norm_trunkfinal.forward(&out, &m.mask).relu();
         let policy = self.policy_forward(&out, &m);

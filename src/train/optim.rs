@@ -178,7 +178,7 @@ impl Optimizer {
                         .shallow_clone()
                         .g_add_(&((&p.tensor - slow) * LOOKAHEAD_ALPHA));
                 }
-                let _ = p.tensor.shallow_clone().copy_(slow);
+                p.tensor.shallow_clone().copy_(slow);
             }
         }
     }
@@ -195,7 +195,7 @@ impl Optimizer {
                         .shallow_clone()
                         .g_add_(&((&p.tensor - avg) * (1.0 / swa_scale)));
                 } else {
-                    let _ = avg.shallow_clone().copy_(&p.tensor);
+                    avg.shallow_clone().copy_(&p.tensor);
                 }
             }
         }

@@ -74,8 +74,13 @@ fn check_parity(cfg: &str) {
     let got = losses.values();
     let mut checked = 0;
     let mut bad = Vec::new();
+    let mut worst = (0.0f64, "");
     for (k, v) in &got {
         let Some(w) = want[*k].as_f64() else { continue };
+        let rel = (v - w).abs() / w.abs().max(1.0);
+        if rel > worst.0 {
+            worst = (rel, k);
+        }
         let tol = 1e-4 * w.abs().max(1.0);
         if (v - w).abs() > tol {
             bad.push(format!("{k}: engine {v} KataGo {w}"));
@@ -83,6 +88,7 @@ fn check_parity(cfg: &str) {
         checked += 1;
     }
     assert!(checked >= 30, "only {checked} terms compared");
+    eprintln!("{cfg}: {checked} terms compared, largest relative difference {:.2e} ({})", worst.0, worst.1);
     assert!(bad.is_empty(), "{cfg}: terms differ:\n{}", bad.join("\n"));
 
     // The gradient of loss_sum (custom-gradient softplus included).
@@ -114,7 +120,8 @@ fn loss_terms_match_katago_b2c16() {
 /// nor `engine` loads; b2c16 is the smallest loadable config.)
 #[test]
 fn export_matches_katagos_exporter() {
-    for cfg in ["b2c16"] {
+    {
+        let cfg = "b2c16";
         let net = parity_net(cfg);
         let params: export::NamedParams = net
             .params
