@@ -99,6 +99,7 @@ fn check_parity(cfg: &str) {
     }
     let gnorm = sq.sqrt();
     let want_g = want["gnorm"].as_f64().expect("gnorm");
+    eprintln!("{cfg}: gradient norm engine {gnorm} KataGo {want_g}");
     assert!(
         (gnorm - want_g).abs() <= 1e-4 * want_g,
         "{cfg}: gnorm engine {gnorm} KataGo {want_g}"
