@@ -31,7 +31,9 @@ pub enum Command {
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(EngineArgs),
     /// Train the network on shuffled .npz data and export it.
-    Train(EngineArgs),
+    Train(crate::train::TrainArgs),
+    /// Export a training checkpoint to KataGo's model format.
+    Export(crate::train::ExportArgs),
     /// Shuffle .npz training data into a window of the newest rows (KataGo's shuffle.py).
     Shuffle(Box<crate::data::ShuffleArgs>),
     /// Search a fixed set of positions and report visits/s per thread count.
@@ -134,7 +136,21 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }),
         Command::Benchmark(b) => run_benchmark(b),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),
-        Command::Selfplay(_) | Command::Train(_) => {
+        Command::Train(a) => match crate::train::run_train(&a) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("engine train: {e}");
+                1
+            }
+        },
+        Command::Export(a) => match crate::train::run_export(&a) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("engine export: {e}");
+                1
+            }
+        },
+        Command::Selfplay(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }

@@ -29,6 +29,7 @@ pub mod nn;
 pub mod search;
 pub mod setup;
 pub mod timecontrol;
+pub mod train;
 
 use std::path::PathBuf;
 

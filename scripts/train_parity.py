@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Reference figures for `engine train`'s loss parity test, from KataGo's own trainer.
+
+Run once by hand (needs torch and numpy; KataGo's `python/` directory is given
+on the command line and nothing of it is copied here):
+
+    python3 scripts/train_parity.py -katago-python /tmp/katago-python/python \
+        -npz ../shared/vectors/npz/1F20939B3476347D.npz -out-dir tests/data/train
+
+For each model config it
+  1. builds KataGo's `Model` with a fixed seed, runs KataGo's `initialize()`, then
+     perturbs every parameter with seeded noise (so that zero-initialised parts
+     such as the fixup output convs and the norm betas are exercised too);
+  2. writes every parameter, under KataGo's state_dict names, to
+     `parity_<config>.safetensors` (the test loads these as starting weights);
+  3. saves a KataGo-style checkpoint and exports it with KataGo's
+     `export_model_pytorch.py` to `parity_<config>.bin.gz`;
+  4. computes every loss term of KataGo's `Metrics` on the first rows of the npz
+     with augmentation off (no symmetry, history kept), as train.py calls it with
+     its default loss scales, plus the global gradient norm of `loss_sum`;
+and writes the first rows themselves, as raw npz members, to
+`parity_batch.safetensors`, and all figures to `parity.json`.
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+DTYPES = {
+    np.dtype("float32"): "F32",
+    np.dtype("uint8"): "U8",
+    np.dtype("int8"): "I8",
+    np.dtype("int16"): "I16",
+}
+
+
+def write_safetensors(path, arrays):
+    """Minimal safetensors writer (the format is an 8-byte header length, a JSON
+    header and the raw little-endian bytes), so no extra package is needed."""
+    header = {}
+    blobs = []
+    offset = 0
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        data = arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+        header[name] = {
+            "dtype": DTYPES[arr.dtype],
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        blobs.append(data)
+        offset += len(data)
+    hbytes = json.dumps(header).encode("utf-8")
+    hbytes += b" " * ((8 - len(hbytes) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for b in blobs:
+            f.write(b)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-katago-python", required=True)
+    ap.add_argument("-npz", required=True)
+    ap.add_argument("-out-dir", required=True)
+    ap.add_argument("-configs", default="b1c6nbt,b2c16")
+    ap.add_argument("-rows", type=int, default=16)
+    ap.add_argument("-seed", type=int, default=12345)
+    args = ap.parse_args()
+
+    sys.path.insert(0, args.katago_python)
+    import torch
+    from katago.train import modelconfigs
+    from katago.train.model_pytorch import Model
+    from katago.train.metrics_pytorch import Metrics
+
+    torch.set_num_threads(1)
+    os.makedirs(args.out_dir, exist_ok=True)
+    pos_len = 19
+    n = args.rows
+
+    npz = np.load(args.npz)
+    raw = {k: npz[k][:n] for k in npz.files}
+    write_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"), raw)
+
+    # The batch as KataGo's data loader builds it (read_npz_training_data) with
+    # randomize_symmetries=False and every history feature kept (the history
+    # matrix is then the identity).
+    bin_in = np.unpackbits(raw["binaryInputNCHWPacked"], axis=2)[:, :, : pos_len * pos_len]
+    bin_in = bin_in.reshape(n, 22, pos_len, pos_len).astype(np.float32)
+    batch = {
+        "binaryInputNCHW": torch.from_numpy(bin_in),
+        "globalInputNC": torch.from_numpy(raw["globalInputNC"].astype(np.float32)),
+        "policyTargetsNCMove": torch.from_numpy(raw["policyTargetsNCMove"].astype(np.float32)),
+        "globalTargetsNC": torch.from_numpy(raw["globalTargetsNC"].astype(np.float32)),
+        "scoreDistrN": torch.from_numpy(raw["scoreDistrN"].astype(np.float32)),
+        "valueTargetsNCHW": torch.from_numpy(raw["valueTargetsNCHW"].astype(np.float32)),
+        "qValueTargetsNCMove": torch.from_numpy(raw["qValueTargetsNCMove"].astype(np.float32)),
+    }
+
+    figures = {"rows": n, "npz": os.path.basename(args.npz), "seed": args.seed, "configs": {}}
+    for cfg_name in args.configs.split(","):
+        config = modelconfigs.config_of_name[cfg_name]
+        torch.manual_seed(args.seed)
+        model = Model(config, pos_len)
+        model.initialize()
+        with torch.no_grad():
+            for _name, p in model.named_parameters():
+                std = float(p.std()) if p.numel() > 1 else 0.0
+                scale = 0.3 * std if std > 0 else 0.05
+                p.add_(torch.randn_like(p) * scale)
+        model.train()
+
+        params = {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
+        write_safetensors(os.path.join(args.out_dir, f"parity_{cfg_name}.safetensors"), params)
+
+        metrics_obj = Metrics(1, model)
+        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
+        post = model.postprocess_output(outputs)
+        metrics = metrics_obj.metrics_dict_batchwise(
+            model, post, None, batch,
+            is_training=True,
+            soft_policy_weight_scale=8.0,
+            disable_optimistic_policy=False,
+            meta_kata_only_soft_policy=False,
+            value_loss_scale=0.6,
+            td_value_loss_scales=[0.6, 0.6, 0.6],
+            seki_loss_scale=1.0,
+            variance_time_loss_scale=1.0,
+            main_loss_scale=None,
+            intermediate_loss_scale=None,
+        )
+        model.zero_grad()
+        metrics["loss_sum"].backward()
+        gnorm = torch.sqrt(sum(torch.sum(p.grad * p.grad) for p in model.parameters()))
+        fig = {}
+        for k, v in metrics.items():
+            fig[k] = float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
+        fig["gnorm"] = float(gnorm)
+        fig["num_params"] = int(sum(p.numel() for p in model.parameters()))
+        figures["configs"][cfg_name] = fig
+
+        # Export with KataGo's exporter from a KataGo-style checkpoint.
+        with tempfile.TemporaryDirectory() as tmp:
+            ckpt = os.path.join(tmp, "checkpoint.ckpt")
+            torch.save({"model": model.state_dict(), "config": config}, ckpt)
+            exp_dir = os.path.join(tmp, "export")
+            os.makedirs(exp_dir)
+            subprocess.run(
+                [sys.executable, os.path.join(args.katago_python, "export_model_pytorch.py"),
+                 "-checkpoint", ckpt, "-export-dir", exp_dir,
+                 "-model-name", f"parity-{cfg_name}", "-filename-prefix", "model"],
+                check=True, cwd=args.katago_python,
+            )
+            with open(os.path.join(exp_dir, "model.bin"), "rb") as fin:
+                data = fin.read()
+            with gzip.GzipFile(os.path.join(args.out_dir, f"parity_{cfg_name}.bin.gz"), "wb", mtime=0) as fout:
+                fout.write(data)
+
+    with open(os.path.join(args.out_dir, "parity.json"), "w") as f:
+        json.dump(figures, f, indent=1, sort_keys=True)
+    print(json.dumps(figures, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

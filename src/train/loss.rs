@@ -1,0 +1,448 @@
+//! Every loss term of KataGo's `metrics_pytorch.py` (version-15 net, no
+//! intermediate head, no q-value head), with KataGo's weights and the per-row
+//! weights from `globalTargetsNC`. Losses are summed over the batch, as
+//! KataGo sums them, so the learning rate is per sample.
+
+use std::collections::BTreeMap;
+
+use tch::{Kind, Tensor};
+
+use super::batch::Batch;
+use super::model::NetOutput;
+
+/// The loss scales `train.py` passes to the metrics (its flag defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossScales {
+    /// `-soft-policy-weight-scale` (8.0).
+    pub soft_policy_weight_scale: f64,
+    /// `-value-loss-scale` (0.6).
+    pub value_loss_scale: f64,
+    /// `-td-value-loss-scales` (0.6,0.6,0.6).
+    pub td_value_loss_scales: [f64; 3],
+    /// `-seki-loss-scale` (1.0).
+    pub seki_loss_scale: f64,
+    /// `-variance-time-loss-scale` (1.0).
+    pub variance_time_loss_scale: f64,
+}
+
+impl Default for LossScales {
+    fn default() -> Self {
+        LossScales {
+            soft_policy_weight_scale: 8.0,
+            value_loss_scale: 0.6,
+            td_value_loss_scales: [0.6, 0.6, 0.6],
+            seki_loss_scale: 1.0,
+            variance_time_loss_scale: 1.0,
+        }
+    }
+}
+
+/// State the losses carry between batches: the seki loss's moving average
+/// of the unowned proportion.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LossState {
+    /// `moving_unowned_proportion_sum`.
+    pub moving_unowned_proportion_sum: f64,
+    /// `moving_unowned_proportion_weight`.
+    pub moving_unowned_proportion_weight: f64,
+}
+
+/// One batch's loss terms by KataGo's metric names (`p0loss_sum`, ...) and
+/// the total `loss_sum`, which keeps its graph for backward.
+pub struct Losses {
+    /// The training objective.
+    pub loss_sum: Tensor,
+    /// Every term and statistic, detached, by KataGo's name.
+    pub terms: BTreeMap<&'static str, Tensor>,
+}
+
+impl Losses {
+    /// The terms as plain numbers (one device sync per term).
+    pub fn values(&self) -> BTreeMap<&'static str, f64> {
+        let mut out: BTreeMap<&'static str, f64> = self
+            .terms
+            .iter()
+            .map(|(k, v)| (*k, v.double_value(&[])))
+            .collect();
+        out.insert("loss_sum", self.loss_sum.double_value(&[]));
+        out
+    }
+}
+
+fn cross_entropy(pred_logits: &Tensor, target: &Tensor, dim: i64) -> Tensor {
+    -(target * pred_logits.log_softmax(dim, Kind::Float)).sum_dim_intlist(
+        [dim].as_slice(),
+        false,
+        Kind::Float,
+    )
+}
+
+fn huber(x: &Tensor, y: &Tensor, delta: f64) -> Tensor {
+    let d = (x - y).abs();
+    let big = (&d - delta) * delta + 0.5 * delta * delta;
+    let small = &d * &d * 0.5;
+    big.where_self(&d.gt(delta), &small)
+}
+
+fn sum_dims(t: &Tensor, dims: &[i64]) -> Tensor {
+    t.sum_dim_intlist(dims, false, Kind::Float)
+}
+
+/// Computes every term (KataGo's `metrics_dict_batchwise_single_heads_output`).
+/// With `is_training`, the seki moving average in `state` is updated as
+/// KataGo's training step does.
+pub fn compute_losses(
+    out: &NetOutput,
+    batch: &Batch,
+    scales: &LossScales,
+    state: &mut LossState,
+    is_training: bool,
+) -> Losses {
+    let n = batch.binary_input.size()[0];
+    let h = batch.binary_input.size()[2];
+    let w = batch.binary_input.size()[3];
+    let area = h * w;
+    let mask = batch.binary_input.select(1, 0).contiguous();
+    let mask_sum_hw = sum_dims(&mask, &[1, 2]);
+    let policymask = Tensor::cat(
+        &[
+            mask.view([n, area]),
+            Tensor::ones([n, 1], (Kind::Float, mask.device())),
+        ],
+        1,
+    );
+
+    let tp = &batch.policy_targets;
+    let norm = |t: Tensor| -> Tensor {
+        let s = t.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
+        t / s
+    };
+    let target_policy_player = norm(tp.select(1, 0));
+    let target_policy_opponent = norm(tp.select(1, 1));
+    let soften = |t: &Tensor| -> Tensor {
+        let s = ((t + 1e-7) * &policymask).pow_tensor_scalar(0.25);
+        let sum = s.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
+        s / sum
+    };
+    let target_policy_player_soft = soften(&target_policy_player);
+    let target_policy_opponent_soft = soften(&target_policy_opponent);
+
+    let g = &batch.global_targets;
+    let col = |i: i64| g.select(1, i);
+    let target_weight_policy_player = col(26);
+    let target_weight_policy_opponent = col(28);
+    let target_value = g.narrow(1, 0, 3);
+    let target_scoremean = col(3);
+    let target_td_value = Tensor::stack(
+        &[g.narrow(1, 4, 3), g.narrow(1, 8, 3), g.narrow(1, 12, 3)],
+        1,
+    );
+    let target_td_score = Tensor::cat(
+        &[g.narrow(1, 7, 1), g.narrow(1, 11, 1), g.narrow(1, 15, 1)],
+        1,
+    );
+    let target_lead = col(21);
+    let target_variance_time = col(22);
+    let global_weight = col(25);
+    let target_weight_ownership = col(27);
+    let target_weight_lead = col(29);
+    let target_weight_futurepos = col(33);
+    let target_weight_scoring = col(34);
+    let target_weight_value = col(35).neg() + 1.0;
+    let target_weight_td_value = col(24).neg() + 1.0;
+
+    let target_score_distribution = &batch.score_distr / 100.0;
+    let vt = &batch.value_targets;
+    let target_ownership = vt.select(1, 0);
+    let target_seki = vt.select(1, 1);
+    let target_futurepos = vt.narrow(1, 2, 2);
+    let target_scoring = vt.select(1, 4) / 120.0;
+
+    let gw = &global_weight;
+    let policy = |ch: i64| out.policy_logits.select(1, ch);
+    let pol_loss = |ch: i64, target: &Tensor, weight: &Tensor, coeff: f64| -> Tensor {
+        (cross_entropy(&policy(ch), target, 1) * weight * gw * coeff).sum(Kind::Float)
+    };
+
+    let loss_policy_player = pol_loss(0, &target_policy_player, &target_weight_policy_player, 1.0);
+    let loss_policy_opponent = pol_loss(
+        1,
+        &target_policy_opponent,
+        &target_weight_policy_opponent,
+        0.15,
+    );
+    let loss_policy_player_soft = pol_loss(
+        2,
+        &target_policy_player_soft,
+        &target_weight_policy_player,
+        1.0,
+    );
+    let loss_policy_opponent_soft = pol_loss(
+        3,
+        &target_policy_opponent_soft,
+        &target_weight_policy_opponent,
+        0.15,
+    );
+
+    // Long-term optimistic policy.
+    let win_squared = (col(0) + col(2) * 0.5).square();
+    let long_excess = (col(3) - out.pred_scoremean.detach())
+        / (out.pred_scorestdev.detach().square() + 0.25).sqrt();
+    let w_long = (win_squared + ((long_excess - 1.5) * 3.0).sigmoid()).clamp(0.0, 1.0)
+        * &target_weight_policy_player
+        * &target_weight_ownership;
+    let loss_longopt = pol_loss(4, &target_policy_player, &w_long, 1.0);
+    let w_long_sum = (gw * &w_long).sum(Kind::Float);
+
+    // Short-term optimistic policy.
+    let st_actual = col(12) - col(13);
+    let st_pred = out
+        .td_value_logits
+        .select(1, 2)
+        .detach()
+        .softmax(1, Kind::Float);
+    let st_pred = st_pred.select(1, 0) - st_pred.select(1, 1);
+    let st_value_excess =
+        (st_actual - st_pred) / (out.pred_shortterm_value_error.detach() + 0.0001).sqrt();
+    let st_score_excess = (col(15) - out.pred_td_score.select(1, 2).detach())
+        / (out.pred_shortterm_score_error.detach() + 0.25).sqrt();
+    let w_short = (((st_value_excess - 1.5) * 3.0).sigmoid()
+        + ((st_score_excess - 1.5) * 3.0).sigmoid())
+    .clamp(0.0, 1.0)
+        * &target_weight_policy_player
+        * &target_weight_ownership;
+    let loss_shortopt = pol_loss(5, &target_policy_player, &w_short, 1.0);
+    let w_short_sum = (gw * &w_short).sum(Kind::Float);
+
+    let loss_value =
+        (cross_entropy(&out.value_logits, &target_value, 1) * 1.2 * gw * &target_weight_value)
+            .sum(Kind::Float);
+
+    let td_ce = cross_entropy(&out.td_value_logits, &target_td_value, 2)
+        - cross_entropy(&(&target_td_value + 1.0e-30).log(), &target_td_value, 2);
+    let td = td_ce * 1.2 * gw.unsqueeze(1) * target_weight_td_value.unsqueeze(1);
+    let loss_td_value1 = td.select(1, 0).sum(Kind::Float);
+    let loss_td_value2 = td.select(1, 1).sum(Kind::Float);
+    let loss_td_value3 = td.select(1, 2).sum(Kind::Float);
+
+    let loss_td_score = (sum_dims(&huber(&out.pred_td_score, &target_td_score, 12.0), &[1])
+        * 0.0004
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
+
+    let mask_flat = mask.view([n, area]);
+    let own_logits = out.ownership_pretanh.view([n, area]) * 2.0;
+    let own_target = (target_ownership.view([n, area]) + 1.0) / 2.0;
+    let own_bce = own_logits.binary_cross_entropy_with_logits::<Tensor>(
+        &own_target,
+        None,
+        None,
+        tch::Reduction::None,
+    );
+    let loss_ownership = (sum_dims(&(own_bce * &mask_flat), &[1]) / &mask_sum_hw
+        * 1.5
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
+
+    let sc = sum_dims(
+        &((out.pred_scoring.squeeze_dim(1) - &target_scoring).square() * &mask),
+        &[1, 2],
+    ) / &mask_sum_hw;
+    let sc = ((sc * 0.5 + 1.0).sqrt() - 1.0) * 4.0;
+    let loss_scoring = (sc * gw * &target_weight_scoring).sum(Kind::Float);
+
+    let fp = (out.futurepos_pretanh.tanh() - &target_futurepos).square() * mask.unsqueeze(1);
+    let fpw = Tensor::from_slice(&[1.0f32, 0.25])
+        .to_device(fp.device())
+        .view([1, 2, 1, 1]);
+    let fp = sum_dims(&(fp * fpw), &[1, 2, 3]) / mask_sum_hw.sqrt();
+    let loss_futurepos = (fp * 0.25 * gw * &target_weight_futurepos).sum(Kind::Float);
+
+    // Seki.
+    let owned_target = target_ownership.square();
+    let unowned_target = owned_target.neg() + 1.0;
+    let unowned_proportion = sum_dims(&(&unowned_target * &mask), &[1, 2]) / (&mask_sum_hw + 1.0);
+    let unowned_proportion = (unowned_proportion * &target_weight_ownership).mean(Kind::Float);
+    let seki_weight_scale = if is_training {
+        state.moving_unowned_proportion_sum =
+            state.moving_unowned_proportion_sum * 0.998 + unowned_proportion.double_value(&[]);
+        state.moving_unowned_proportion_weight =
+            state.moving_unowned_proportion_weight * 0.998 + 1.0;
+        let moving = state.moving_unowned_proportion_sum / state.moving_unowned_proportion_weight;
+        8.0 * 0.005 / (0.005 + moving)
+    } else {
+        7.0
+    };
+    let sign_pred = out.seki_logits.narrow(1, 0, 3);
+    let sign_target = Tensor::stack(
+        &[
+            target_seki.square().neg() + 1.0,
+            target_seki.relu(),
+            (-&target_seki).relu(),
+        ],
+        1,
+    );
+    let loss_sign = sum_dims(
+        &(cross_entropy(&sign_pred, &sign_target, 1) * &mask),
+        &[1, 2],
+    );
+    let neutral_pred = Tensor::stack(
+        &[out.seki_logits.select(1, 3), target_ownership.zeros_like()],
+        1,
+    );
+    let neutral_target = Tensor::stack(&[unowned_target, owned_target], 1);
+    let loss_neutral = sum_dims(
+        &(cross_entropy(&neutral_pred, &neutral_target, 1) * &mask),
+        &[1, 2],
+    );
+    let sk = (loss_sign + loss_neutral * 0.5) / &mask_sum_hw;
+    let loss_seki = (sk * gw * seki_weight_scale * &target_weight_ownership).sum(Kind::Float);
+
+    let loss_scoremean = (huber(&out.pred_scoremean, &target_scoremean, 12.0)
+        * 0.0015
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
+
+    let sb = &out.scorebelief_logits;
+    let pred_cdf = sb.softmax(1, Kind::Float).cumsum(1, Kind::Float);
+    let target_cdf = target_score_distribution.cumsum(1, Kind::Float);
+    let loss_sb_cdf =
+        (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
+    let loss_sb_pdf =
+        (cross_entropy(sb, &target_score_distribution, 1) * 0.02 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
+
+    let probs = sb.softmax(1, Kind::Float);
+    let offs = out_score_offsets(batch);
+    let expected = (&probs * &offs).sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
+    let stdev = ((&probs * (&offs - expected).square()).sum_dim_intlist(
+        [1i64].as_slice(),
+        false,
+        Kind::Float,
+    ) + 0.001)
+        .sqrt();
+    let loss_scorestdev = (huber(&out.pred_scorestdev, &stdev, 10.0) * 0.001 * gw).sum(Kind::Float);
+
+    let loss_lead = (huber(&out.pred_lead, &target_lead, 8.0) * 0.006 * gw * &target_weight_lead)
+        .sum(Kind::Float);
+    let loss_vtime = (huber(
+        &out.pred_variance_time,
+        &(&target_variance_time + 1.0e-5),
+        50.0,
+    ) * 0.0003
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
+
+    let tdp = out.td_value_logits.select(1, 2).softmax(1, Kind::Float);
+    let predvalue = (tdp.select(1, 0) - tdp.select(1, 1)).detach();
+    let realvalue =
+        target_td_value.select(1, 2).select(1, 0) - target_td_value.select(1, 2).select(1, 1);
+    let sqerr = (predvalue - realvalue).square() + 1.0e-8;
+    let loss_st_value_err =
+        (huber(&out.pred_shortterm_value_error, &sqerr, 0.4) * 2.0 * gw * &target_weight_ownership)
+            .sum(Kind::Float);
+    let predscore = out.pred_td_score.select(1, 2).detach();
+    let realscore = target_td_score.select(1, 2);
+    let sqerr = (predscore - realscore).square() + 1.0e-4;
+    let loss_st_score_err = (huber(&out.pred_shortterm_score_error, &sqerr, 100.0)
+        * 0.00002
+        * gw
+        * &target_weight_ownership)
+        .sum(Kind::Float);
+
+    let zero = loss_policy_player.zeros_like();
+    let loss_sum = &loss_policy_player * 0.93
+        + &loss_policy_opponent
+        + &loss_policy_player_soft * scales.soft_policy_weight_scale
+        + &loss_policy_opponent_soft * scales.soft_policy_weight_scale
+        + &loss_longopt * 0.1
+        + &loss_shortopt * 0.2
+        + &loss_value * scales.value_loss_scale
+        + &loss_td_value1 * scales.td_value_loss_scales[0]
+        + &loss_td_value2 * scales.td_value_loss_scales[1]
+        + &loss_td_value3 * scales.td_value_loss_scales[2]
+        + &loss_td_score
+        + &loss_ownership
+        + &loss_scoring * 0.25
+        + &loss_futurepos
+        + &loss_seki * scales.seki_loss_scale
+        + &loss_scoremean
+        + &loss_sb_cdf
+        + &loss_sb_pdf
+        + &loss_scorestdev
+        + &loss_lead
+        + &loss_vtime * scales.variance_time_loss_scale
+        + &loss_st_value_err
+        + &loss_st_score_err;
+
+    let pacc1 = (gw
+        * &target_weight_policy_player
+        * policy(0)
+            .argmax(1, false)
+            .eq_tensor(&target_policy_player.argmax(1, false))
+            .to_kind(Kind::Float))
+    .sum(Kind::Float);
+    let vprobs = out.value_logits.softmax(1, Kind::Float);
+    let vsquare = (gw * (vprobs.select(1, 0) - vprobs.select(1, 1)).square()).sum(Kind::Float);
+    let entropy = |t: &Tensor| -> Tensor {
+        (gw * &target_weight_policy_player
+            * -(t * (t + 1e-30).log()).sum_dim_intlist([-1i64].as_slice(), false, Kind::Float))
+        .sum(Kind::Float)
+    };
+    let wsum = gw.sum(Kind::Float);
+
+    let mut terms: BTreeMap<&'static str, Tensor> = BTreeMap::new();
+    let mut put = |k: &'static str, v: &Tensor| {
+        terms.insert(k, v.detach());
+    };
+    put("p0loss_sum", &loss_policy_player);
+    put("p1loss_sum", &loss_policy_opponent);
+    put("p0softloss_sum", &loss_policy_player_soft);
+    put("p1softloss_sum", &loss_policy_opponent_soft);
+    put("p0lopt_sum", &loss_longopt);
+    put("p0loptw_sum", &w_long_sum);
+    put("p0sopt_sum", &loss_shortopt);
+    put("p0soptw_sum", &w_short_sum);
+    put("vloss_sum", &loss_value);
+    put("tdvloss1_sum", &loss_td_value1);
+    put("tdvloss2_sum", &loss_td_value2);
+    put("tdvloss3_sum", &loss_td_value3);
+    put("tdsloss_sum", &loss_td_score);
+    put("oloss_sum", &loss_ownership);
+    put("sloss_sum", &loss_scoring);
+    put("fploss_sum", &loss_futurepos);
+    put("skloss_sum", &loss_seki);
+    put("smloss_sum", &loss_scoremean);
+    put("sbcdfloss_sum", &loss_sb_cdf);
+    put("sbpdfloss_sum", &loss_sb_pdf);
+    put("sdregloss_sum", &loss_scorestdev);
+    put("leadloss_sum", &loss_lead);
+    put("vtimeloss_sum", &loss_vtime);
+    put("evstloss_sum", &loss_st_value_err);
+    put("esstloss_sum", &loss_st_score_err);
+    put("qwlloss_sum", &zero);
+    put("qscloss_sum", &zero);
+    put("pacc1_sum", &pacc1);
+    put("vsquare_sum", &vsquare);
+    put("ptentr_sum", &entropy(&target_policy_player));
+    put("ptsoftentr_sum", &entropy(&target_policy_player_soft));
+    put("wsum", &wsum);
+    put("sekiweightscale_sum", &(&wsum * seki_weight_scale));
+    put("nsamp", &Tensor::from(n as f32).to_device(wsum.device()));
+    Losses { loss_sum, terms }
+}
+
+/// `score_belief_offset_vector` for the batch's board length.
+fn out_score_offsets(batch: &Batch) -> Tensor {
+    let pos_len = batch.binary_input.size()[2];
+    let mid = pos_len * pos_len + super::model::EXTRA_SCORE_DISTR_RADIUS;
+    let v: Vec<f32> = (0..2 * mid).map(|i| (i - mid) as f32 + 0.5).collect();
+    Tensor::from_slice(&v)
+        .to_device(batch.binary_input.device())
+        .view([1, -1])
+}

@@ -1,0 +1,598 @@
+//! The `engine train` loop and `engine export`, with KataGo's `train.py`
+//! flags and directory layout.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use tch::{Device, Tensor};
+
+use super::batch::{Augment, Batch};
+use super::checkpoint::{write_atomic, Checkpoint, TrainState};
+use super::config::ModelConfig;
+use super::export::{to_model_file, write_model_atomic, NamedParams};
+use super::loss::{compute_losses, LossScales};
+use super::model::TrainNet;
+use super::optim::{Optimizer, Schedule};
+use super::plot;
+use super::TrainError;
+use crate::data::TrainingRows;
+
+/// Flags of `engine train` (KataGo's `train.py` spelling).
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Directory for checkpoints, metrics and plots.
+    #[arg(long = "traindir")]
+    pub traindir: PathBuf,
+    /// Parent of shuffled data dirs; the newest complete one (with train.json) is used.
+    #[arg(long = "latestdatadir")]
+    pub latestdatadir: PathBuf,
+    /// Model config name (b1c6nbt, b2c16, b4c32, b6c96, b10c128, b18c384nbt).
+    #[arg(long = "model-kind")]
+    pub model_kind: String,
+    /// Rows per batch.
+    #[arg(long = "batch-size", default_value_t = 256)]
+    pub batch_size: usize,
+    /// Samples that make one epoch.
+    #[arg(long = "samples-per-epoch", default_value_t = 1_000_000)]
+    pub samples_per_epoch: u64,
+    /// Stop after this many epochs (default: run until killed).
+    #[arg(long = "max-epochs-this-instance")]
+    pub max_epochs_this_instance: Option<u64>,
+    /// Learning-rate multiplier.
+    #[arg(long = "lr-scale", default_value_t = 1.0)]
+    pub lr_scale: f64,
+    /// SWA: the average moves 1/swa-scale toward each snapshot.
+    #[arg(long = "swa-scale", default_value_t = 8.0)]
+    pub swa_scale: f64,
+    /// SWA snapshot period in samples (default samples-per-epoch/2).
+    #[arg(long = "swa-period-samples")]
+    pub swa_period_samples: Option<u64>,
+    /// Start from this checkpoint (ours) or KataGo network (.bin.gz, fine-tuning) when TRAIN has none.
+    #[arg(long = "initial-checkpoint")]
+    pub initial_checkpoint: Option<PathBuf>,
+    /// Export after each epoch into this dir.
+    #[arg(long = "exportdir")]
+    pub exportdir: Option<PathBuf>,
+    /// Name prefix of exported models.
+    #[arg(long = "exportprefix", default_value = "engine")]
+    pub exportprefix: String,
+    /// Disable the learning-rate warm-up.
+    #[arg(long = "no-lr-warmup")]
+    pub no_lr_warmup: bool,
+    /// Disable symmetry and history augmentation.
+    #[arg(long = "no-augment")]
+    pub no_augment: bool,
+    /// Save a checkpoint every this many samples (and at each epoch end).
+    #[arg(long = "checkpoint-every-samples", default_value_t = 100_000)]
+    pub checkpoint_every_samples: u64,
+    /// Data board side of the rows.
+    #[arg(long = "pos-len", default_value_t = 19)]
+    pub pos_len: usize,
+    /// Use CUDA when available.
+    #[arg(long = "cuda")]
+    pub cuda: bool,
+    /// Random seed (weights init, augmentation).
+    #[arg(long = "seed", default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Flags of `engine export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Checkpoint file written by `engine train`.
+    #[arg(long = "checkpoint")]
+    pub checkpoint: PathBuf,
+    /// Directory to write `<model-name>.bin.gz` into.
+    #[arg(long = "export-dir")]
+    pub export_dir: PathBuf,
+    /// Name recorded in the model file and used for the file name.
+    #[arg(long = "model-name")]
+    pub model_name: String,
+    /// Export the SWA weights instead of the current ones.
+    #[arg(long = "use-swa")]
+    pub use_swa: bool,
+}
+
+/// Data found under `-latestdatadir`.
+struct Data {
+    rows: TrainingRows,
+    val: Option<TrainingRows>,
+    total_rows: u64,
+}
+
+fn npz_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "npz"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn read_all(files: &[PathBuf], pos_len: usize) -> Result<TrainingRows, TrainError> {
+    let mut all = TrainingRows::new(pos_len);
+    for f in files {
+        let rows = super::source::read_npz(f)?;
+        if rows.pos_len != pos_len {
+            return Err(TrainError::Data(format!(
+                "{}: pos_len {} (expected {pos_len})",
+                f.display(),
+                rows.pos_len
+            )));
+        }
+        for i in 0..rows.num_rows {
+            all.push_row_from(&rows, i);
+        }
+    }
+    Ok(all)
+}
+
+/// KataGo's choice of data dir: the newest (by mtime) subdir that is not
+/// `*.tmp` and has `train.json`.
+fn load_data(latest: &Path, pos_len: usize) -> Result<Data, TrainError> {
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    let rd = std::fs::read_dir(latest).map_err(|e| TrainError::io(latest, e))?;
+    for e in rd.flatten() {
+        let p = e.path();
+        if !p.is_dir() || p.to_string_lossy().ends_with(".tmp") || !p.join("train.json").is_file() {
+            continue;
+        }
+        let t = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        if best.as_ref().is_none_or(|(bt, _)| t > *bt) {
+            best = Some((t, p));
+        }
+    }
+    let (_, dir) = best.ok_or_else(|| {
+        TrainError::Data(format!(
+            "no shuffled data dir with train.json under {}",
+            latest.display()
+        ))
+    })?;
+    let info = std::fs::read_to_string(dir.join("train.json"))
+        .map_err(|e| TrainError::io(&dir.join("train.json"), e))?;
+    let info: serde_json::Value =
+        serde_json::from_str(&info).map_err(|e| TrainError::Data(format!("train.json: {e}")))?;
+    let total_rows = info["range"][1].as_u64().unwrap_or(0);
+    let rows = read_all(&npz_files(&dir.join("train")), pos_len)?;
+    if rows.num_rows == 0 {
+        return Err(TrainError::Data(format!(
+            "no rows in {}/train",
+            dir.display()
+        )));
+    }
+    let vfiles = npz_files(&dir.join("val"));
+    let val = if vfiles.is_empty() {
+        None
+    } else {
+        Some(read_all(&vfiles, pos_len)?)
+    };
+    Ok(Data {
+        rows,
+        val,
+        total_rows,
+    })
+}
+
+fn params_of(net: &TrainNet) -> NamedParams {
+    net.params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+        .collect()
+}
+
+fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpoint {
+    let mut tensors = std::collections::BTreeMap::new();
+    for p in &net.params {
+        tensors.insert(format!("model.{}", p.name), p.tensor.shallow_clone());
+    }
+    for (prefix, map) in [
+        ("swa", &opt.swa),
+        ("momentum", &opt.momentum),
+        ("slow", &opt.slow),
+    ] {
+        for (k, v) in map {
+            tensors.insert(format!("{prefix}.{k}"), v.shallow_clone());
+        }
+    }
+    Checkpoint {
+        state: state.clone(),
+        tensors,
+    }
+}
+
+fn restore(
+    net: &mut TrainNet,
+    opt: &mut Optimizer,
+    ck: &Checkpoint,
+    device: Device,
+) -> Result<(), TrainError> {
+    let model: Vec<(String, Tensor)> = ck.group("model").into_iter().collect();
+    net.load_named(&model)?;
+    let to_dev = |m: std::collections::BTreeMap<String, Tensor>| -> std::collections::BTreeMap<String, Tensor> {
+        m.into_iter().map(|(k, v)| (k, v.to_device(device))).collect()
+    };
+    let swa = to_dev(ck.group("swa"));
+    if !swa.is_empty() {
+        opt.swa = swa;
+    }
+    let slow = to_dev(ck.group("slow"));
+    if !slow.is_empty() {
+        opt.slow = slow;
+    }
+    opt.momentum = to_dev(ck.group("momentum"));
+    Ok(())
+}
+
+fn metrics_line(
+    state: &TrainState,
+    lr: f64,
+    gnorm: f64,
+    sps: f64,
+    sums: &std::collections::BTreeMap<&'static str, f64>,
+    nsamp: f64,
+) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "global_step_samples".into(),
+        state.global_step_samples.into(),
+    );
+    m.insert("pslr".into(), lr.into());
+    m.insert("gnorm".into(), gnorm.into());
+    m.insert("samples_per_sec".into(), sps.into());
+    for (k, v) in sums {
+        // KataGo reports `_sum` metrics per sample.
+        let key = k.strip_suffix("_sum").unwrap_or(k);
+        m.insert(key.to_string(), (v / nsamp.max(1.0)).into());
+    }
+    serde_json::Value::Object(m)
+}
+
+/// Evaluates the mean loss per sample on held-apart rows (eval mode: no
+/// augmentation, fixed seki scale, no gradient).
+fn validate(net: &TrainNet, rows: &TrainingRows, batch_size: usize, device: Device) -> f64 {
+    let _g = tch::no_grad_guard();
+    let mut rng = StdRng::seed_from_u64(0);
+    let mut total = 0.0;
+    let mut n = 0usize;
+    let mut state = super::loss::LossState::default();
+    let mut start = 0;
+    while start < rows.num_rows {
+        let end = (start + batch_size).min(rows.num_rows);
+        let idx: Vec<usize> = (start..end).collect();
+        let b = Batch::from_rows(rows, &idx, Augment::NONE, &mut rng, device);
+        let out = net.forward(&b.binary_input, &b.global_input);
+        let l = compute_losses(&out, &b, &LossScales::default(), &mut state, false);
+        total += l.loss_sum.double_value(&[]);
+        n += idx.len();
+        start = end;
+    }
+    total / n.max(1) as f64
+}
+
+/// What one training step reports.
+pub struct StepReport {
+    /// Every loss term's value (sums over the batch).
+    pub values: std::collections::BTreeMap<&'static str, f64>,
+    /// Gradient norm before clipping.
+    pub gnorm: f64,
+    /// True between lookahead syncs (checkpoints and SWA wait for a sync).
+    pub in_between_lookaheads: bool,
+}
+
+/// One step of KataGo's training loop: forward, losses, backward, clipping,
+/// SGD, lookahead, SWA.
+#[allow(clippy::too_many_arguments)]
+pub fn train_step(
+    net: &TrainNet,
+    opt: &mut Optimizer,
+    state: &mut TrainState,
+    sched: &Schedule,
+    scales: &LossScales,
+    swa_scale: f64,
+    swa_period: u64,
+    batch: &Batch,
+) -> StepReport {
+    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let losses = compute_losses(&out, batch, scales, &mut state.loss_state, true);
+    for p in &net.params {
+        let mut g = p.tensor.grad();
+        if g.defined() {
+            let _ = g.zero_();
+        }
+    }
+    losses.loss_sum.backward();
+    let gnorm = Optimizer::clip_gradients(net, sched.gnorm_cap());
+    opt.step(net, sched, state.global_step_samples);
+    let bs = batch.binary_input.size()[0] as u64;
+    state.global_step_samples += bs;
+    state.global_step_batches += 1;
+    let synced = opt.lookahead(net, &mut state.lookahead_counter);
+    state.swa_sample_accum += bs;
+    if state.swa_sample_accum >= swa_period && synced {
+        state.swa_sample_accum = 0;
+        opt.swa_update(net, swa_scale, state.swa_initialized);
+        state.swa_initialized = true;
+    }
+    StepReport {
+        values: losses.values(),
+        gnorm,
+        in_between_lookaheads: !synced,
+    }
+}
+
+/// Runs `engine train`.
+pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
+    let config = ModelConfig::by_name(&args.model_kind)?;
+    if args.batch_size == 0 {
+        return Err(TrainError::Config("-batch-size must be positive".into()));
+    }
+    let device = if args.cuda {
+        Device::cuda_if_available()
+    } else {
+        Device::Cpu
+    };
+    tch::manual_seed(args.seed as i64);
+    std::fs::create_dir_all(&args.traindir).map_err(|e| TrainError::io(&args.traindir, e))?;
+    let ckpt_path = args.traindir.join("checkpoint.safetensors");
+    let mut net = TrainNet::new(&config, args.pos_len as i64, device)?;
+    let mut opt = Optimizer::new(&net);
+    let mut state = TrainState {
+        model_kind: config.name.clone(),
+        ..TrainState::default()
+    };
+    let resume_from = if ckpt_path.is_file() {
+        Some(ckpt_path.clone())
+    } else {
+        args.initial_checkpoint.clone()
+    };
+    if let Some(p) = &resume_from {
+        let lower = p.to_string_lossy().to_lowercase();
+        if !ckpt_path.is_file()
+            && (lower.ends_with(".bin.gz") || lower.ends_with(".bin") || lower.ends_with(".txt.gz"))
+        {
+            // A KataGo network as starting weights (fine-tuning).
+            let file =
+                crate::nn::ModelFile::load(p).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
+            let n = super::import::load_model_file(&mut net, &file)?;
+            opt = Optimizer::new(&net);
+            eprintln!(
+                "train: starting from {} ({n} of {} parameters from the file)",
+                p.display(),
+                net.params.len()
+            );
+        } else {
+            let ck = Checkpoint::load(p)?;
+            if ck.state.model_kind != config.name {
+                return Err(TrainError::Checkpoint(format!(
+                    "{} holds a {} net, not {}",
+                    p.display(),
+                    ck.state.model_kind,
+                    config.name
+                )));
+            }
+            restore(&mut net, &mut opt, &ck, device)?;
+            state = ck.state;
+            eprintln!(
+                "train: resumed from {} at {} samples",
+                p.display(),
+                state.global_step_samples
+            );
+        }
+    }
+    let data = load_data(&args.latestdatadir, args.pos_len)?;
+    state.total_num_data_rows = data.total_rows;
+    let sched = Schedule {
+        lr_scale: args.lr_scale,
+        batch_size: args.batch_size,
+        no_warmup: args.no_lr_warmup,
+    };
+    let swa_period = args
+        .swa_period_samples
+        .unwrap_or((args.samples_per_epoch / 2).max(1));
+    let augment = if args.no_augment {
+        Augment::NONE
+    } else {
+        Augment::KATAGO
+    };
+    let mut rng = StdRng::seed_from_u64(args.seed ^ state.global_step_samples);
+    let metrics_path = args.traindir.join("metrics.jsonl");
+    let mut metrics_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&metrics_path)
+        .map_err(|e| TrainError::io(&metrics_path, e))?;
+    let batches_per_epoch = (args.samples_per_epoch as usize / args.batch_size).max(1);
+    let nrows = data.rows.num_rows;
+    let scales = LossScales::default();
+    let mut epochs_this_instance = 0u64;
+    let mut last_ckpt_samples = state.global_step_samples;
+    eprintln!(
+        "train: {} ({} params), {} rows, batch {}, {} batches/epoch, lr_scale {}, swa every {} samples",
+        config.name,
+        net.num_parameters(),
+        nrows,
+        args.batch_size,
+        batches_per_epoch,
+        args.lr_scale,
+        swa_period
+    );
+    loop {
+        if args
+            .max_epochs_this_instance
+            .is_some_and(|m| epochs_this_instance >= m)
+        {
+            break;
+        }
+        let mut sums: std::collections::BTreeMap<&'static str, f64> = Default::default();
+        let mut interval_samples = 0f64;
+        let mut t0 = Instant::now();
+        let epoch_start = Instant::now();
+        let mut epoch_samples = 0u64;
+        let mut in_between_lookaheads;
+        for bi in 0..batches_per_epoch {
+            let start = (state.data_cursor as usize) % nrows;
+            let idx: Vec<usize> = (0..args.batch_size).map(|k| (start + k) % nrows).collect();
+            state.data_cursor = ((start + args.batch_size) % nrows) as u64;
+            let batch = Batch::from_rows(&data.rows, &idx, augment, &mut rng, device);
+            let step = train_step(
+                &net,
+                &mut opt,
+                &mut state,
+                &sched,
+                &scales,
+                args.swa_scale,
+                swa_period,
+                &batch,
+            );
+            let gnorm = step.gnorm;
+            in_between_lookaheads = step.in_between_lookaheads;
+            for (k, v) in step.values {
+                *sums.entry(k).or_insert(0.0) += v;
+            }
+            let bs = args.batch_size as u64;
+            epoch_samples += bs;
+            interval_samples += bs as f64;
+            let last = bi + 1 == batches_per_epoch;
+            if (bi + 1) % 20 == 0 || last {
+                let sps = interval_samples / t0.elapsed().as_secs_f64().max(1e-9);
+                let line = metrics_line(
+                    &state,
+                    sched.per_sample_lr(state.global_step_samples),
+                    gnorm,
+                    sps,
+                    &sums,
+                    interval_samples,
+                );
+                let _ = writeln!(metrics_file, "{line}");
+                eprint!(
+                    "\rtrain: epoch {} batch {}/{} | {} samples | {:.1} samples/s | loss {:.3} p0 {:.3} v {:.3}   ",
+                    state.epochs_done + 1,
+                    bi + 1,
+                    batches_per_epoch,
+                    state.global_step_samples,
+                    sps,
+                    sums.get("loss_sum").copied().unwrap_or(0.0) / interval_samples,
+                    sums.get("p0loss_sum").copied().unwrap_or(0.0) / interval_samples,
+                    sums.get("vloss_sum").copied().unwrap_or(0.0) / interval_samples,
+                );
+                sums.clear();
+                interval_samples = 0.0;
+                t0 = Instant::now();
+            }
+            if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples
+                && !in_between_lookaheads
+            {
+                checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
+                last_ckpt_samples = state.global_step_samples;
+            }
+        }
+        eprintln!();
+        // KataGo discards the fast steps since the last lookahead sync at epoch end.
+        opt.sync_lookahead(&net, false);
+        state.lookahead_counter = 0;
+        state.epochs_done += 1;
+        epochs_this_instance += 1;
+        let mut end = serde_json::Map::new();
+        end.insert("epoch_end".into(), state.epochs_done.into());
+        end.insert(
+            "global_step_samples".into(),
+            state.global_step_samples.into(),
+        );
+        end.insert(
+            "epoch_samples_per_sec".into(),
+            (epoch_samples as f64 / epoch_start.elapsed().as_secs_f64().max(1e-9)).into(),
+        );
+        if let Some(val) = &data.val {
+            let v = validate(&net, val, args.batch_size, device);
+            end.insert("val_loss".into(), v.into());
+            eprintln!(
+                "train: epoch {} validation loss {:.4} per sample",
+                state.epochs_done, v
+            );
+        }
+        let _ = writeln!(metrics_file, "{}", serde_json::Value::Object(end));
+        checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
+        last_ckpt_samples = state.global_step_samples;
+        write_plot(&metrics_path, &args.traindir.join("loss.svg"))?;
+        if let Some(dir) = &args.exportdir {
+            let name = format!(
+                "{}-s{}-d{}",
+                args.exportprefix, state.global_step_samples, state.total_num_data_rows
+            );
+            let weights = if state.swa_initialized {
+                opt.swa
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.shallow_clone()))
+                    .collect()
+            } else {
+                params_of(&net)
+            };
+            let model = to_model_file(&config, &weights, &name)?;
+            let path = dir.join(&name).join("model.bin.gz");
+            write_model_atomic(&model, &path)?;
+            eprintln!("train: exported {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// Redraws the loss curves from the metrics file.
+fn write_plot(metrics: &Path, out: &Path) -> Result<(), TrainError> {
+    let text = std::fs::read_to_string(metrics).map_err(|e| TrainError::io(metrics, e))?;
+    let keys = ["loss", "p0loss", "vloss", "oloss", "val_loss"];
+    let mut series: Vec<plot::Series> = keys
+        .iter()
+        .map(|k| plot::Series {
+            name: k.to_string(),
+            points: Vec::new(),
+        })
+        .collect();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let Some(x) = v["global_step_samples"].as_f64() else {
+            continue;
+        };
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(y) = v[*k].as_f64() {
+                series[i].points.push((x, y));
+            }
+        }
+    }
+    write_atomic(
+        out,
+        plot::svg("engine train: loss per sample", &series).as_bytes(),
+    )
+}
+
+/// Runs `engine export`.
+pub fn run_export(args: &ExportArgs) -> Result<(), TrainError> {
+    let ck = Checkpoint::load(&args.checkpoint)?;
+    let config = ModelConfig::by_name(&ck.state.model_kind)?;
+    let weights: NamedParams = if args.use_swa {
+        if !ck.state.swa_initialized {
+            return Err(TrainError::Export(
+                "the checkpoint has no SWA snapshot yet".into(),
+            ));
+        }
+        ck.group("swa")
+    } else {
+        ck.group("model")
+    };
+    let model = to_model_file(&config, &weights, &args.model_name)?;
+    let path = args.export_dir.join(format!("{}.bin.gz", args.model_name));
+    write_model_atomic(&model, &path)?;
+    eprintln!("export: wrote {}", path.display());
+    Ok(())
+}
