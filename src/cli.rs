@@ -30,7 +30,7 @@ pub enum Command {
     /// KataGo's JSON analysis protocol over stdin/stdout.
     Analysis(AnalysisArgs),
     /// Self-play, writing KataGo-style .npz training data.
-    Selfplay(EngineArgs),
+    Selfplay(crate::selfplay::SelfplayArgs),
     /// Train the network on shuffled .npz data and export it.
     Train(EngineArgs),
     /// Search a fixed set of positions and report visits/s per thread count.
@@ -143,7 +143,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
             stub_search: a.stub_search,
         }),
         Command::Benchmark(b) => run_benchmark(b),
-        Command::Selfplay(_) | Command::Train(_) => {
+        Command::Selfplay(a) => crate::selfplay::run(&a),
+        Command::Train(_) => {
             eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
             2
         }
