@@ -9,99 +9,15 @@
 //! draw value and playout doubling advantage) and require every one of the
 //! 22 planes and 19 globals to match.
 //!
-//! The npz is read here by hand (a stored-sizes zip of deflated `.npy`
-//! members), with `flate2`.
+//! The npz is read with the engine's own reader (`engine::data::read_npz`).
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
+use engine::data::read_npz;
 use engine::game::sgf::parse_collection;
 use engine::game::{Board, BoardHistory, Color, Loc, Move, Player, Rules};
 use engine::nn::{FeatureEncoder, NnInputParams, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7};
-
-/// One `.npy` array: shape and raw little-endian data.
-struct Npy {
-    shape: Vec<usize>,
-    data: Vec<u8>,
-}
-
-impl Npy {
-    fn f32_at(&self, i: usize) -> f32 {
-        f32::from_le_bytes(self.data[4 * i..4 * i + 4].try_into().unwrap())
-    }
-}
-
-/// The members of a zip whose local headers carry the sizes (as numpy's
-/// `savez_compressed` and KataGo write them).
-fn read_npz(path: &Path) -> HashMap<String, Npy> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
-    let mut out = HashMap::new();
-    let mut pos = 0;
-    while pos + 30 <= bytes.len() && u32_at(pos) == 0x0403_4b50 {
-        let flags = u16_at(pos + 6);
-        assert_eq!(flags & 8, 0, "zip data descriptors are not supported");
-        let method = u16_at(pos + 8);
-        let csize = u32_at(pos + 18);
-        let usize_ = u32_at(pos + 22);
-        let name_len = u16_at(pos + 26);
-        let extra_len = u16_at(pos + 28);
-        let name = String::from_utf8(bytes[pos + 30..pos + 30 + name_len].to_vec()).unwrap();
-        let start = pos + 30 + name_len + extra_len;
-        let raw = &bytes[start..start + csize];
-        let data = match method {
-            0 => raw.to_vec(),
-            8 => {
-                let mut d = Vec::with_capacity(usize_);
-                flate2::read::DeflateDecoder::new(raw)
-                    .read_to_end(&mut d)
-                    .unwrap();
-                d
-            }
-            m => panic!("zip method {m} not supported"),
-        };
-        assert_eq!(data.len(), usize_, "member {name} size");
-        out.insert(name.trim_end_matches(".npy").to_string(), parse_npy(&data));
-        pos = start + csize;
-    }
-    out
-}
-
-fn parse_npy(b: &[u8]) -> Npy {
-    assert_eq!(&b[..6], b"\x93NUMPY", "not an npy array");
-    let (header_len, header_start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (
-            u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize,
-            12,
-        )
-    };
-    // Python dict text; KataGo writes it without spaces, numpy with.
-    let header: String = std::str::from_utf8(&b[header_start..header_start + header_len])
-        .unwrap()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    assert!(header.contains("'fortran_order':False"), "{header}");
-    let shape_text = header
-        .split("'shape':(")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .unwrap();
-    let shape = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    Npy {
-        shape,
-        data: b[header_start + header_len..].to_vec(),
-    }
-}
 
 /// A game of the npz run: the record and its root-comment fields.
 struct NpzGame {
@@ -157,8 +73,8 @@ fn load_games(dir: &Path) -> Vec<NpzGame> {
 
 /// The game hash of a row, from its six 20/22-bit chunks, as the two
 /// 64-bit halves KataGo's `Hash128` prints high half first.
-fn row_game_hash(gt: &Npy, row: usize) -> u128 {
-    let c = |i: usize| gt.f32_at(row * 80 + i) as u64;
+fn row_game_hash(gt: &[f32], row: usize) -> u128 {
+    let c = |i: usize| gt[row * 80 + i] as u64;
     let hash0 = c(41) | (c(42) << 22) | (c(43) << 44);
     let hash1 = c(44) | (c(45) << 22) | (c(46) << 44);
     (u128::from(hash1) << 64) | u128::from(hash0)
@@ -168,13 +84,14 @@ fn row_game_hash(gt: &Npy, row: usize) -> u128 {
 fn features_match_katago_training_rows() {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let npz_dir = shared.join("vectors/npz");
-    let arrays = read_npz(&npz_dir.join("1F20939B3476347D.npz"));
-    let bin = &arrays["binaryInputNCHWPacked"];
-    let glob = &arrays["globalInputNC"];
-    let gt = &arrays["globalTargetsNC"];
-    let rows = bin.shape[0];
-    assert_eq!(bin.shape, vec![rows, NUM_SPATIAL_FEATURES_V7, 46]);
-    assert_eq!(glob.shape, vec![rows, NUM_GLOBAL_FEATURES_V7]);
+    let data = read_npz(&npz_dir.join("1F20939B3476347D.npz")).unwrap_or_else(|e| panic!("{e}"));
+    let bin = &data.binary_input_nchw_packed;
+    let glob = &data.global_input_nc;
+    let gt = &data.global_targets_nc;
+    let rows = data.num_rows;
+    assert_eq!(data.pos_len, 19);
+    assert_eq!(bin.len(), rows * NUM_SPATIAL_FEATURES_V7 * 46);
+    assert_eq!(glob.len(), rows * NUM_GLOBAL_FEATURES_V7);
     assert_eq!(rows, 295);
 
     let games = load_games(&npz_dir.join("sgfs"));
@@ -204,7 +121,7 @@ fn features_match_katago_training_rows() {
         });
         let game = &games[gi];
         rows_per_game[gi] += 1;
-        let turn = gt.f32_at(row * 80 + 51) as usize;
+        let turn = gt[row * 80 + 51] as usize;
         let replay = replays.entry(gi).or_insert_with(|| {
             let mut board = Board::new(game.x_size, game.y_size).unwrap();
             for &(color, (x, y)) in &game.setup {
@@ -244,7 +161,7 @@ fn features_match_katago_training_rows() {
         // as the komi shift under integer-result rules. Recover it from the
         // komi of the game's first row (C47) and keep it for later rows,
         // so later rows still test the bonus and komi bookkeeping.
-        let row_komi = f64::from(gt.f32_at(row * 80 + 47));
+        let row_komi = f64::from(gt[row * 80 + 47]);
         let draw_value = *replay.draw_value.get_or_insert_with(|| {
             if !game.rules.game_result_will_be_integer() {
                 return 0.5;
@@ -277,7 +194,7 @@ fn features_match_katago_training_rows() {
         );
 
         for c in 0..NUM_SPATIAL_FEATURES_V7 {
-            let packed = &bin.data[(row * NUM_SPATIAL_FEATURES_V7 + c) * 46..][..46];
+            let packed = &bin[(row * NUM_SPATIAL_FEATURES_V7 + c) * 46..][..46];
             for y in 0..19 {
                 for x in 0..19 {
                     let bit = y * 19 + x;
@@ -297,7 +214,7 @@ fn features_match_katago_training_rows() {
             }
         }
         for (g, &got) in global.iter().enumerate() {
-            let want = glob.f32_at(row * NUM_GLOBAL_FEATURES_V7 + g);
+            let want = glob[row * NUM_GLOBAL_FEATURES_V7 + g];
             // The playout advantage comes from the SGF comment, printed to
             // 6 digits; everything else must be exact.
             let tol = if g == 16 { 1e-5 } else { 0.0 };

@@ -17,6 +17,14 @@
 //! | `valueTargetsNCHW` | i8 | `[5, pos_len, pos_len]` |
 //! | `qValueTargetsNCMove` | i16 | `[3, pos_len² + 1]` |
 
+pub mod npy;
+mod npz;
+
+pub use npz::{
+    read_npz, read_npz_from, read_npz_num_rows, temp_path_for, write_npz_atomic,
+    write_npz_atomic_with, write_npz_to, NpzError, NpzErrorKind, NpzWriteOptions, MEMBER_NAMES,
+};
+
 /// KataGo's default data board length (`dataBoardLen`).
 pub const DEFAULT_POS_LEN: usize = 19;
 /// Spatial input planes per row (input version 7).
@@ -179,6 +187,65 @@ impl TrainingRows {
     }
 }
 
+impl TrainingRows {
+    /// Appends all rows of `other` (same `pos_len`).
+    pub fn append(&mut self, other: &TrainingRows) {
+        assert_eq!(self.pos_len, other.pos_len, "pos_len mismatch");
+        self.binary_input_nchw_packed
+            .extend_from_slice(&other.binary_input_nchw_packed);
+        self.global_input_nc
+            .extend_from_slice(&other.global_input_nc);
+        self.policy_targets_nc_move
+            .extend_from_slice(&other.policy_targets_nc_move);
+        self.global_targets_nc
+            .extend_from_slice(&other.global_targets_nc);
+        self.score_distr_n.extend_from_slice(&other.score_distr_n);
+        self.value_targets_nchw
+            .extend_from_slice(&other.value_targets_nchw);
+        self.q_value_targets_nc_move
+            .extend_from_slice(&other.q_value_targets_nc_move);
+        self.num_rows += other.num_rows;
+    }
+
+    /// A copy of rows `start..end`. Panics if the range is out of bounds (a
+    /// caller bug).
+    pub fn slice(&self, start: usize, end: usize) -> TrainingRows {
+        assert!(
+            start <= end && end <= self.num_rows,
+            "rows {start}..{end} of {}",
+            self.num_rows
+        );
+        let s = self.row_sizes();
+        TrainingRows {
+            pos_len: self.pos_len,
+            num_rows: end - start,
+            binary_input_nchw_packed: self.binary_input_nchw_packed[start * s[0]..end * s[0]]
+                .to_vec(),
+            global_input_nc: self.global_input_nc[start * s[1]..end * s[1]].to_vec(),
+            policy_targets_nc_move: self.policy_targets_nc_move[start * s[2]..end * s[2]].to_vec(),
+            global_targets_nc: self.global_targets_nc[start * s[3]..end * s[3]].to_vec(),
+            score_distr_n: self.score_distr_n[start * s[4]..end * s[4]].to_vec(),
+            value_targets_nchw: self.value_targets_nchw[start * s[5]..end * s[5]].to_vec(),
+            q_value_targets_nc_move: self.q_value_targets_nc_move[start * s[6]..end * s[6]]
+                .to_vec(),
+        }
+    }
+
+    /// The rows at `indices`, in that order (a permutation or a subset).
+    /// Panics on an index out of bounds (a caller bug).
+    pub fn select(&self, indices: &[usize]) -> TrainingRows {
+        let mut out = TrainingRows::new(self.pos_len);
+        let s = self.row_sizes();
+        out.binary_input_nchw_packed.reserve(indices.len() * s[0]);
+        out.value_targets_nchw.reserve(indices.len() * s[5]);
+        out.q_value_targets_nc_move.reserve(indices.len() * s[6]);
+        for &i in indices {
+            out.push_row_from(self, i);
+        }
+        out
+    }
+}
+
 /// Sets bit `index` of a big-endian bit-packed plane (numpy's `packbits`
 /// order: bit 7 of byte 0 is point 0).
 pub fn set_packed_bit(plane: &mut [u8], index: usize) {
@@ -215,6 +282,25 @@ mod tests {
         set_packed_bit(&mut plane, 9);
         assert_eq!(plane, [0x80, 0x40]);
         assert!(packed_bit(&plane, 9) && !packed_bit(&plane, 8));
+    }
+
+    #[test]
+    fn append_slice_select_keep_rows_whole() {
+        let mut a = TrainingRows::new(5);
+        for r in 0..4 {
+            a.push_zeroed_row();
+            a.row_mut(r).global_targets[0] = r as f32;
+            a.row_mut(r).value_targets[24] = r as i8;
+        }
+        let s = a.slice(1, 3);
+        assert_eq!(s.num_rows, 2);
+        assert_eq!(s.global_targets_nc[80], 2.0);
+        let p = a.select(&[3, 0]);
+        assert_eq!(p.value_targets_nchw[124], 0);
+        assert_eq!(p.value_targets_nchw[24], 3);
+        let mut b = a.slice(0, 1);
+        b.append(&a.slice(1, 4));
+        assert_eq!(b, a);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
-pub use output::{npz_bytes, write_atomically};
+pub use output::write_atomically;
 pub use rows::{write_game_rows, RowError};
 pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError};
 pub use settings::{PlaySettings, SettingsError};

@@ -13,11 +13,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::game::{play_game, PlayedGame};
-use super::output::{npz_bytes, write_atomically};
+use super::output::write_atomically;
 use super::rows::write_game_rows;
 use super::settings::PlaySettings;
 use crate::config::Config;
-use crate::data::TrainingRows;
+use crate::data::{write_npz_atomic, TrainingRows};
 use crate::nn::FeatureEncoder;
 use crate::search::{SearchParams, SetupFor};
 use crate::setup::{load_network, search_settings, Network};
@@ -172,9 +172,11 @@ impl DataWriter {
     fn flush(&mut self) -> Result<(), SelfplayError> {
         let name = format!("{:016X}", self.rng.gen::<u64>());
         if self.rows.num_rows > 0 {
-            let bytes = npz_bytes(&self.rows).map_err(io_err(&self.tdata))?;
             let path = self.tdata.join(format!("{name}.npz"));
-            write_atomically(&path, &bytes).map_err(io_err(&path))?;
+            write_npz_atomic(&path, &self.rows).map_err(|e| SelfplayError::Io {
+                path: path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
             self.rows = TrainingRows::new(self.rows.pos_len);
             self.files += 1;
         }
