@@ -14,12 +14,12 @@ shared="$here/../shared"
 out="$(mktemp -d /tmp/selfplay-kill.XXXXXX)"
 engine="$here/target/release/engine"
 cfg="$here/configs/selfplay.toml"
-over="numGameThreads=2,maxVisits=16,cheapSearchVisits=8,reducedVisitsMin=8,bSizes=7,bSizeRelProbs=1,maxRowsPerTrainFile=40,nnMaxBatchSize=8,maxMovesPerGame=120"
+over="numGameThreads=2,maxVisits=16,cheapSearchVisits=8,reducedVisitsMin=8,bSizes=7,bSizeRelProbs=1,maxRowsPerTrainFile=5,nnMaxBatchSize=8,maxMovesPerGame=120"
 for i in $(seq 1 "$rounds"); do
   "$engine" selfplay -config "$cfg" -model "$shared/models/g170-b6c96-s175395328-d26788732.bin.gz" \
     -output-dir "$out" -override-config "$over" 2>/dev/null &
   pid=$!
-  sleep "$(( (RANDOM % 12) + 3 ))"
+  sleep "$(( (RANDOM % 15) + 5 ))"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   echo "round $i: $(ls "$out"/*/tdata/*.npz 2>/dev/null | wc -l) npz, $(cat "$out"/*/sgfs/*.sgfs 2>/dev/null | wc -l) games"
