@@ -254,9 +254,6 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     };
     let net: Network = load_network(&model_path, &cfg, settings.num_game_threads.max(8))
         .map_err(|e| SelfplayError::Model(format!("{}: {e}", model_path.display())))?;
-    for key in cfg.unused_keys() {
-        cfg.mark_used(&key);
-    }
 
     let out = args.output_dir.join(&model_name);
     std::fs::create_dir_all(&out).map_err(io_err(&out))?;
@@ -287,6 +284,9 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let failure: Mutex<Option<SelfplayError>> = Mutex::new(None);
     let start = Instant::now();
     let max_games = args.max_games_total.unwrap_or(u64::MAX);
+    let log_games_every = cfg
+        .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
+        .map_err(Box::new)? as u64;
     net.evaluator.evaluator().clear_stats();
 
     std::thread::scope(|scope| {
@@ -301,6 +301,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                 &progress,
             );
             let model_name = &model_name;
+            let log_games_every = log_games_every;
             scope.spawn(move || {
                 let mut rng = StdRng::from_entropy();
                 let _ = t;
@@ -339,12 +340,21 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                     let g = games_done.fetch_add(1, Ordering::Relaxed) + 1;
                     let secs = start.elapsed().as_secs_f64().max(1e-9);
                     let r = rows_done.load(Ordering::Relaxed);
-                    progress.set_message(format!(
+                    let line = format!(
                         "{model_name}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {:.2}",
                         g as f64 / secs,
                         r as f64 / secs,
                         net.evaluator.evaluator().stats().average_batch_size()
-                    ));
+                    );
+                    // Without a terminal the bar is hidden: a line every
+                    // `logGamesEvery` games instead.
+                    if progress.is_hidden() {
+                        if g % log_games_every == 0 {
+                            eprintln!("engine selfplay: {line}");
+                        }
+                    } else {
+                        progress.set_message(line);
+                    }
                 }
             });
         }
