@@ -252,24 +252,15 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
             ))
         }
     };
-    let net: Network = load_network(&model_path, &cfg, settings.num_game_threads.max(8))
-        .map_err(|e| SelfplayError::Model(format!("{}: {e}", model_path.display())))?;
-
-    let out = args.output_dir.join(&model_name);
-    std::fs::create_dir_all(&out).map_err(io_err(&out))?;
-    let cfg_copy = out.join(format!(
-        "selfplay-{}.cfg",
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    ));
-    let cfg_text = std::fs::read(&args.config).map_err(io_err(&args.config))?;
-    write_atomically(&cfg_copy, &cfg_text).map_err(io_err(&cfg_copy))?;
-    let writer = Arc::new(Mutex::new(DataWriter::new(
-        &out,
-        settings.data_board_len,
-        settings.max_rows_per_train_file,
-    )?));
+    let first = Arc::new(start_generation(
+        &model_name,
+        &model_path,
+        &cfg,
+        &settings,
+        args,
+    )?);
+    let current = parking_lot::RwLock::new(first.clone());
+    let generations = Mutex::new(vec![first]);
 
     let progress = indicatif::ProgressBar::new_spinner();
     progress.set_style(
@@ -280,6 +271,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let games_started = AtomicU64::new(0);
     let games_done = AtomicU64::new(0);
     let rows_done = AtomicU64::new(0);
+    let threads_done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let failure: Mutex<Option<SelfplayError>> = Mutex::new(None);
     let start = Instant::now();
@@ -287,46 +279,47 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let log_games_every = cfg
         .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
         .map_err(Box::new)? as u64;
-    net.evaluator.evaluator().clear_stats();
 
     std::thread::scope(|scope| {
-        for t in 0..settings.num_game_threads {
-            let (settings, params, net, writer) = (&settings, &params, &net, &writer);
-            let (games_started, games_done, rows_done, stop, failure, progress) = (
+        for _ in 0..settings.num_game_threads {
+            let (settings, params, current) = (&settings, &params, &current);
+            let (games_started, games_done, rows_done, threads_done, stop, failure, progress) = (
                 &games_started,
                 &games_done,
                 &rows_done,
+                &threads_done,
                 &stop,
                 &failure,
                 &progress,
             );
-            let model_name = &model_name;
-            let log_games_every = log_games_every;
             scope.spawn(move || {
                 let mut rng = StdRng::from_entropy();
-                let _ = t;
                 let mut encoder = FeatureEncoder::new();
                 while !stop.load(Ordering::Relaxed) {
                     if games_started.fetch_add(1, Ordering::SeqCst) >= max_games {
                         break;
                     }
+                    // The newest model at the start of the game plays it.
+                    let gen = current.read().clone();
                     let played = match play_game(
                         settings,
                         params,
-                        net.evaluator.clone(),
-                        model_name,
+                        gen.net.evaluator.clone(),
+                        &gen.name,
                         &mut rng,
                         stop,
                     ) {
                         Ok(Some(p)) => p,
                         Ok(None) => break,
                         Err(e) => {
-                            failure.lock().get_or_insert(SelfplayError::Game(e.to_string()));
+                            failure
+                                .lock()
+                                .get_or_insert(SelfplayError::Game(e.to_string()));
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
                     };
-                    let added = writer.lock().add_game(&played, &mut encoder);
+                    let added = gen.writer.lock().add_game(&played, &mut encoder);
                     match added {
                         Ok(n) => {
                             rows_done.fetch_add(n as u64, Ordering::Relaxed);
@@ -341,10 +334,11 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                     let secs = start.elapsed().as_secs_f64().max(1e-9);
                     let r = rows_done.load(Ordering::Relaxed);
                     let line = format!(
-                        "{model_name}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {:.2}",
+                        "{}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {:.2}",
+                        gen.name,
                         g as f64 / secs,
                         r as f64 / secs,
-                        net.evaluator.evaluator().stats().average_batch_size()
+                        gen.net.evaluator.evaluator().stats().average_batch_size()
                     );
                     // Without a terminal the bar is hidden: a line every
                     // `logGamesEvery` games instead.
@@ -356,11 +350,52 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                         progress.set_message(line);
                     }
                 }
+                threads_done.fetch_add(1, Ordering::SeqCst);
             });
+        }
+        // Models-dir polling: a newer model is loaded beside the running
+        // one and takes over from the next game on; rows go to its folder.
+        if let Some(dir) = &args.models_dir {
+            let mut last_check = Instant::now();
+            while threads_done.load(Ordering::SeqCst) < settings.num_game_threads as u64 {
+                std::thread::sleep(Duration::from_millis(200));
+                if last_check.elapsed() < Duration::from_secs(10) || stop.load(Ordering::Relaxed) {
+                    continue;
+                }
+                last_check = Instant::now();
+                let Ok((name, path)) = find_latest_model(dir) else {
+                    continue;
+                };
+                if name == current.read().name {
+                    continue;
+                }
+                match start_generation(&name, &path, &cfg, &settings, args) {
+                    Ok(gen) => {
+                        let gen = Arc::new(gen);
+                        let old = std::mem::replace(&mut *current.write(), gen.clone());
+                        generations.lock().push(gen);
+                        progress.println(format!("engine selfplay: switching to model {name}"));
+                        let flushed = old.writer.lock().flush();
+                        if let Err(e) = flushed {
+                            failure.lock().get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => progress.println(format!(
+                        "engine selfplay: warning: newer model {name} not used: {e}"
+                    )),
+                }
+            }
         }
     });
     progress.finish_and_clear();
-    let flushed = writer.lock().flush();
+    let mut flushed = Ok(());
+    for gen in generations.lock().iter() {
+        let r = gen.writer.lock().flush();
+        if flushed.is_ok() {
+            flushed = r;
+        }
+    }
     if let Some(e) = failure.lock().take() {
         return Err(e);
     }
@@ -368,12 +403,55 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     let g = games_done.load(Ordering::Relaxed);
     let r = rows_done.load(Ordering::Relaxed);
+    let last = current.read().clone();
     eprintln!(
-        "engine selfplay: {g} games, {r} rows in {secs:.1} s ({:.1} games/h, {:.0} rows/h, avg batch {:.2}), model {model_name}, output {}",
+        "engine selfplay: {g} games, {r} rows in {secs:.1} s ({:.1} games/h, {:.0} rows/h, avg batch {:.2}), model {}, output {}",
         g as f64 * 3600.0 / secs,
         r as f64 * 3600.0 / secs,
-        net.evaluator.evaluator().stats().average_batch_size(),
-        out.display()
+        last.net.evaluator.evaluator().stats().average_batch_size(),
+        last.name,
+        last.out.display()
     );
     Ok(())
+}
+
+/// One model in use: its network and the writer of its output folder.
+struct Generation {
+    name: String,
+    net: Network,
+    writer: Mutex<DataWriter>,
+    out: PathBuf,
+}
+
+/// Loads a model and prepares `OUT/<name>/` (with the config copy).
+fn start_generation(
+    name: &str,
+    path: &Path,
+    cfg: &Config,
+    settings: &PlaySettings,
+    args: &SelfplayArgs,
+) -> Result<Generation, SelfplayError> {
+    let net: Network = load_network(path, cfg, settings.num_game_threads.max(8))
+        .map_err(|e| SelfplayError::Model(format!("{}: {e}", path.display())))?;
+    let out = args.output_dir.join(name);
+    std::fs::create_dir_all(&out).map_err(io_err(&out))?;
+    let cfg_copy = out.join(format!(
+        "selfplay-{}.cfg",
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    ));
+    let cfg_text = std::fs::read(&args.config).map_err(io_err(&args.config))?;
+    write_atomically(&cfg_copy, &cfg_text).map_err(io_err(&cfg_copy))?;
+    let writer = Mutex::new(DataWriter::new(
+        &out,
+        settings.data_board_len,
+        settings.max_rows_per_train_file,
+    )?);
+    Ok(Generation {
+        name: name.to_string(),
+        net,
+        writer,
+        out,
+    })
 }
