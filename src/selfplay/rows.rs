@@ -346,9 +346,9 @@ fn add_row<R: Rng>(
 
     // History masking for training, 2% dropped per step.
     let mut use_hist = true;
-    for c in 36..41 {
+    for flag in &mut g[36..41] {
         use_hist = use_hist && rng.gen::<f64>() < 0.98;
-        g[c] = if use_hist { 1.0 } else { 0.0 };
+        *flag = if use_hist { 1.0 } else { 0.0 };
     }
 
     let (h0, h1) = (game.game_hash.lo(), game.game_hash.hi());
