@@ -25,7 +25,7 @@ fn one_game_has_consistent_search_targets_and_rows() {
          scoringRules = \"AREA,TERRITORY\"\ntaxRules = \"NONE,SEKI,ALL\"\n\
          policySurpriseDataWeight = 0.5\nvalueSurpriseDataWeight = 0.1\n\
          initGamesWithPolicy = true\npolicyInitAreaProp = 0.04\nkomiStdev = 1.0\n\
-         maxMovesPerGame = 150\nrootNoiseEnabled = true\nchosenMoveTemperature = 0.15\n\
+         maxMovesPerGame = 150\nkomiAuto = true\ncompensateKomiVisits = 8\nrootNoiseEnabled = true\nchosenMoveTemperature = 0.15\n\
          numSearchThreads = 1\nnnRandomize = true\n",
         "test.toml",
     )

@@ -19,8 +19,8 @@ use super::settings::PlaySettings;
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
 use crate::game::{Board, BoardHistory, Hash128, Move, Player, Rules, WhiteHandicapBonusRule};
 use crate::search::{
-    round_and_clip_komi, GameState, NodeValues, PositionEvaluator, RunOptions, Search, SearchError,
-    SearchParams,
+    compute_lead, round_and_clip_komi, GameState, NodeValues, PositionEvaluator, RunOptions,
+    Search, SearchError, SearchParams,
 };
 
 /// A finished game and its SGF (one line, KataGo's root and move comments).
@@ -60,8 +60,8 @@ fn random_rules(s: &PlaySettings, rng: &mut StdRng) -> Rules {
 
 /// KataGo's komi randomisation: the mean plus a normal draw (a big one
 /// with `komiBigStdevProb`), rounded to a half point and clipped.
-fn random_komi(s: &PlaySettings, area: usize, rng: &mut StdRng) -> f32 {
-    let mut komi = s.komi_mean;
+fn random_komi(s: &PlaySettings, mean: f64, area: usize, rng: &mut StdRng) -> f32 {
+    let mut komi = mean;
     let n: f64 = StandardNormal.sample(rng);
     if s.komi_big_stdev_prob > 0.0 && rng.gen_bool(s.komi_big_stdev_prob) {
         komi += s.komi_big_stdev * n;
@@ -69,6 +69,58 @@ fn random_komi(s: &PlaySettings, area: usize, rng: &mut StdRng) -> f32 {
         komi += s.komi_stdev * n;
     }
     round_and_clip_komi(komi, area) as f32
+}
+
+/// KataGo's `komiAuto` (`adjustKomiToEven` on the empty board): the komi
+/// at which the net's searches (`compensateKomiVisits` each, no noise) see
+/// the game as even, rounded at random to a neighbouring half point.
+fn fair_komi<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    evaluator: &Arc<E>,
+    board: &Board,
+    rules: Rules,
+    rng: &mut StdRng,
+) -> Result<f64, SearchError> {
+    let mut params = base_params.clone();
+    params.max_visits = s.compensate_komi_visits;
+    params.root_noise_enabled = false;
+    let area = board.x_size() * board.y_size();
+    let mut failure = None;
+    let start_komi = f64::from(rules.komi);
+    let lead = compute_lead(start_komi, area, false, |komi| {
+        let mut r = rules;
+        r.komi = komi as f32;
+        let hist = BoardHistory::new(board, Player::Black, r);
+        let mut search = Search::new(
+            params.clone(),
+            evaluator.clone(),
+            GameState::new(*board, hist, Player::Black),
+            rng.gen(),
+        );
+        match search.run(&RunOptions::default()) {
+            Ok(_) => {
+                let v = search.view().root_values();
+                (v.lead, v.win_loss)
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                (0.0, 0.0)
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let even = start_komi - lead;
+    let lower = (even * 2.0).floor() * 0.5;
+    let up_prob = ((even - lower) / 0.5).clamp(0.0, 1.0);
+    let komi = if rng.gen_bool(up_prob) {
+        lower + 0.5
+    } else {
+        lower
+    };
+    Ok(round_and_clip_komi(komi, area))
 }
 
 /// Plays one game with `evaluator`; `None` if `stop` was raised first.
@@ -87,12 +139,17 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     let (xs, ys) = s.board_sizes[size_idx];
     let area = xs * ys;
     let mut rules = random_rules(s, rng);
-    rules.komi = random_komi(s, area, rng);
     let board = Board::new(xs, ys).map_err(|e| {
         SearchError::Eval(crate::search::EvalError(format!(
             "board size {xs}x{ys}: {e}"
         )))
     })?;
+    let mean = if s.komi_auto {
+        fair_komi(s, base_params, &evaluator, &board, rules, rng)?
+    } else {
+        s.komi_mean
+    };
+    rules.komi = random_komi(s, mean, area, rng);
     let hist = BoardHistory::new(&board, Player::Black, rules);
     let game_hash = Hash128(rng.gen());
     let draw_value = base_params.draw_equivalent_wins_for_white;

@@ -70,8 +70,12 @@ pub struct PlaySettings {
     pub multi_stone_suicide_legals: Vec<bool>,
     /// `hasButtons`.
     pub has_buttons: Vec<bool>,
-    /// `komiMean` (used when the net's fair komi is not asked for).
+    /// `komiMean`: the komi before the random spread (unless `komiAuto`).
     pub komi_mean: f64,
+    /// `komiAuto`: start from the net's fair komi for the empty board.
+    pub komi_auto: bool,
+    /// `compensateKomiVisits`: visits per search when finding fair komi.
+    pub compensate_komi_visits: i64,
     /// `komiStdev`.
     pub komi_stdev: f64,
     /// `komiBigStdevProb`.
@@ -179,6 +183,13 @@ impl PlaySettings {
                 probs.len()
             )));
         }
+        // As KataGo: exactly one of a fixed komi and the net's fair komi.
+        let komi_auto = cfg.get_bool_or("komiAuto", false)?;
+        if komi_auto == cfg.contains("komiMean") {
+            return Err(SettingsError::Invalid(
+                "specify exactly one of komiMean = <komi> or komiAuto = true".into(),
+            ));
+        }
         let max_asymmetric_ratio = cfg.get_f64_or("maxAsymmetricRatio", 2.0, 1.0..=1e6)?;
         // KataGo 1.17.2 aborts the whole run when asymmetric doubling leaves
         // the weaker side fewer than 5 visits; warn and clamp instead.
@@ -247,6 +258,8 @@ impl PlaySettings {
             )?,
             has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
             komi_mean: cfg.get_f64_or("komiMean", 7.5, -150.0..=150.0)?,
+            komi_auto,
+            compensate_komi_visits: cfg.get_i64_or("compensateKomiVisits", 100, 1..=10000)?,
             komi_stdev: cfg.get_f64_or("komiStdev", 0.0, 0.0..=1000.0)?,
             komi_big_stdev_prob: cfg.get_f64_or("komiBigStdevProb", 0.0, 0.0..=1.0)?,
             komi_big_stdev: cfg.get_f64_or("komiBigStdev", 10.0, 0.0..=1000.0)?,
@@ -271,7 +284,7 @@ mod tests {
     #[test]
     fn reads_katago_cfg_lists_and_clamps_asymmetry() {
         let cfg = Config::from_cfg_str(
-            "maxVisits = 32\ncheapSearchVisits = 12\nreducedVisitsMin = 12\nmaxAsymmetricRatio = 8.0\n\
+            "komiMean = 7\nmaxVisits = 32\ncheapSearchVisits = 12\nreducedVisitsMin = 12\nmaxAsymmetricRatio = 8.0\n\
              bSizesXY = 7-7, 9-13\nbSizeRelProbs = 1, 3\nkoRules = SIMPLE,POSITIONAL\n\
              multiStoneSuicideLegals = false,true\n",
             "t.cfg",
@@ -286,8 +299,17 @@ mod tests {
     }
 
     #[test]
+    fn needs_exactly_one_komi_source() {
+        for text in ["logMoves = false\n", "komiMean = 7\nkomiAuto = true\n"] {
+            let cfg = Config::from_cfg_str(text, "t.cfg").unwrap();
+            let err = PlaySettings::from_config(&cfg).unwrap_err().to_string();
+            assert!(err.contains("komiAuto"), "{err}");
+        }
+    }
+
+    #[test]
     fn rejects_sizes_beyond_the_data_board() {
-        let cfg = Config::from_cfg_str("bSizes = 9,21\n", "t.cfg").unwrap();
+        let cfg = Config::from_cfg_str("komiMean = 7\nbSizes = 9,21\n", "t.cfg").unwrap();
         let err = PlaySettings::from_config(&cfg).unwrap_err().to_string();
         assert!(err.contains("21") || err.contains("bSizes"), "{err}");
     }
