@@ -29,7 +29,7 @@ pub enum Command {
     /// KataGo's JSON analysis protocol over stdin/stdout.
     Analysis(AnalysisArgs),
     /// Self-play, writing KataGo-style .npz training data.
-    Selfplay(EngineArgs),
+    Selfplay(crate::selfplay::SelfplayArgs),
     /// Train the network on shuffled .npz data and export it.
     Train(crate::train::TrainArgs),
     /// Export a training checkpoint to KataGo's model format.
@@ -150,10 +150,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 1
             }
         },
-        Command::Selfplay(_) => {
-            eprintln!("engine: this command is not implemented yet (see README.md, 'Status')");
-            2
-        }
+        Command::Selfplay(a) => crate::selfplay::run(&a),
     }
 }
 

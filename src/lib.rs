@@ -8,6 +8,7 @@
 //! - [`nn`]: KataGo networks on libtorch: model files, input features,
 //!   the batching evaluator.
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
+//! - [`selfplay`]: `engine selfplay`, self-play games and their training rows.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
 //!   and training.
 //! - [`config`]: config files with KataGo's key names, and overrides.
@@ -27,6 +28,7 @@ pub mod gtp;
 pub mod io_lines;
 pub mod nn;
 pub mod search;
+pub mod selfplay;
 pub mod setup;
 pub mod timecontrol;
 pub mod train;

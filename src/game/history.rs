@@ -492,6 +492,12 @@ impl BoardHistory {
         self.always_compute_pass_alive_under_suicide_rules = b;
     }
 
+    /// Whether pass-alive areas are computed as if multi-stone suicide were
+    /// legal whatever the rules (training rows record it, C68).
+    pub fn always_compute_pass_alive_under_suicide_rules(&self) -> bool {
+        self.always_compute_pass_alive_under_suicide_rules
+    }
+
     /// The suicide rule pass-alive computations use.
     pub fn suicide_legal_for_pass_alive(&self) -> bool {
         self.rules.multi_stone_suicide_legal || self.always_compute_pass_alive_under_suicide_rules

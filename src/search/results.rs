@@ -685,6 +685,36 @@ impl SearchView<'_> {
         true
     }
 
+    /// The recorded policy target of self-play (KataGo's
+    /// `Play::extractPolicyTarget`): each root child's play selection
+    /// value (visits after forced-playout pruning), scaled up so the largest
+    /// is at least 10 and down so it is at most 30000, rounded.
+    pub fn policy_target(&self) -> Vec<(Move, i16)> {
+        let sel = self.selection();
+        let max = sel.iter().map(|c| c.value).fold(0.0f64, f64::max);
+        if max <= 0.0 {
+            return Vec::new();
+        }
+        let mut factor = if max < 10.0 { 10.0 / max } else { 1.0 };
+        if max * factor > 30000.0 {
+            factor = 30000.0 / max;
+        }
+        sel.iter()
+            .map(|c| (c.mv, (c.value * factor).round() as i16))
+            .collect()
+    }
+
+    /// Every visited root child with its values (white's perspective), for
+    /// self-play's per-move value targets (KataGo's `extractQValueTargets`).
+    pub fn child_values(&self) -> Vec<(Move, NodeValues)> {
+        self.root
+            .children()
+            .iter()
+            .map(|c| (c.mv, c.node.values()))
+            .filter(|(_, v)| v.visits > 0)
+            .collect()
+    }
+
     /// The root values as the search sees them.
     pub fn root_values(&self) -> NodeValues {
         self.root.values()

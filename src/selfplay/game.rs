@@ -1,0 +1,539 @@
+//! One self-play game: KataGo's `GameInitializer` (board size, rules,
+//! komi, opening moves from the policy) and `Play::runGame` (full and
+//! cheap searches, reduced visits, tree reuse, game end, per-turn targets,
+//! surprise weighting), producing a [`FinishedGame`] and its SGF line.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::rngs::StdRng;
+use rand::Rng;
+use rand_distr::StandardNormal;
+
+use super::game_data::{
+    FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove, QValueTargetMove,
+    TurnRecord, ValueTargets,
+};
+use super::settings::PlaySettings;
+use crate::game::sgf::{GameRecord, NodeId, SgfNode};
+use crate::game::{Board, BoardHistory, Hash128, Move, Player, Rules, WhiteHandicapBonusRule};
+use crate::search::{
+    compute_lead, round_and_clip_komi, GameState, NodeValues, PositionEvaluator, RunOptions,
+    Search, SearchError, SearchParams,
+};
+
+/// A finished game and its SGF (one line, KataGo's root and move comments).
+pub struct PlayedGame {
+    /// Everything the row writer needs.
+    pub game: FinishedGame,
+    /// The game as one SGF line.
+    pub sgf: String,
+    /// Searches run (full and cheap) and root visits summed.
+    pub num_searches: usize,
+}
+
+/// Win and loss probabilities of a node's values (white's view).
+fn win_loss(v: &NodeValues) -> (f32, f32) {
+    let nr = v.no_result.clamp(0.0, 1.0);
+    let wl = v.win_loss.clamp(-1.0, 1.0);
+    (
+        ((1.0 - nr + wl) * 0.5) as f32,
+        ((1.0 - nr - wl) * 0.5) as f32,
+    )
+}
+
+/// Draws the game's rules from the config lists.
+fn random_rules(s: &PlaySettings, rng: &mut StdRng) -> Rules {
+    let pick = |n: usize, rng: &mut StdRng| rng.gen_range(0..n);
+    let mut rules = Rules::tromp_taylor();
+    rules.ko_rule = s.ko_rules[pick(s.ko_rules.len(), rng)];
+    rules.scoring_rule = s.scoring_rules[pick(s.scoring_rules.len(), rng)];
+    rules.tax_rule = s.tax_rules[pick(s.tax_rules.len(), rng)];
+    rules.multi_stone_suicide_legal =
+        s.multi_stone_suicide_legals[pick(s.multi_stone_suicide_legals.len(), rng)];
+    rules.has_button = s.has_buttons[pick(s.has_buttons.len(), rng)]
+        && rules.scoring_rule == crate::game::ScoringRule::Area;
+    rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
+    rules
+}
+
+/// KataGo's komi randomisation: the mean plus a normal draw (a big one
+/// with `komiBigStdevProb`), rounded to a half point and clipped.
+fn random_komi(s: &PlaySettings, mean: f64, area: usize, rng: &mut StdRng) -> f32 {
+    let mut komi = mean;
+    let n: f64 = StandardNormal.sample(rng);
+    if s.komi_big_stdev_prob > 0.0 && rng.gen_bool(s.komi_big_stdev_prob) {
+        komi += s.komi_big_stdev * n;
+    } else {
+        komi += s.komi_stdev * n;
+    }
+    round_and_clip_komi(komi, area) as f32
+}
+
+/// KataGo's `komiAuto` (`adjustKomiToEven` on the empty board): the komi
+/// at which the net's searches (`compensateKomiVisits` each, no noise) see
+/// the game as even, rounded at random to a neighbouring half point.
+fn fair_komi<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    evaluator: &Arc<E>,
+    board: &Board,
+    rules: Rules,
+    rng: &mut StdRng,
+) -> Result<f64, SearchError> {
+    let mut params = base_params.clone();
+    params.max_visits = s.compensate_komi_visits;
+    params.root_noise_enabled = false;
+    let area = board.x_size() * board.y_size();
+    let mut failure = None;
+    let start_komi = f64::from(rules.komi);
+    let lead = compute_lead(start_komi, area, false, |komi| {
+        let mut r = rules;
+        r.komi = komi as f32;
+        let hist = BoardHistory::new(board, Player::Black, r);
+        let mut search = Search::new(
+            params.clone(),
+            evaluator.clone(),
+            GameState::new(*board, hist, Player::Black),
+            rng.gen(),
+        );
+        match search.run(&RunOptions::default()) {
+            Ok(_) => {
+                let v = search.view().root_values();
+                (v.lead, v.win_loss)
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+                (0.0, 0.0)
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let even = start_komi - lead;
+    let lower = (even * 2.0).floor() * 0.5;
+    let up_prob = ((even - lower) / 0.5).clamp(0.0, 1.0);
+    let komi = if rng.gen_bool(up_prob) {
+        lower + 0.5
+    } else {
+        lower
+    };
+    Ok(round_and_clip_komi(komi, area))
+}
+
+/// Plays one game with `evaluator`; `None` if `stop` was raised first.
+pub fn play_game<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    evaluator: Arc<E>,
+    model_name: &str,
+    rng: &mut StdRng,
+    stop: &AtomicBool,
+) -> Result<Option<PlayedGame>, SearchError> {
+    // Board size and rules.
+    let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
+        .map(|d| d.sample(rng))
+        .unwrap_or(0);
+    let (xs, ys) = s.board_sizes[size_idx];
+    let area = xs * ys;
+    let mut rules = random_rules(s, rng);
+    let board = Board::new(xs, ys).map_err(|e| {
+        SearchError::Eval(crate::search::EvalError(format!(
+            "board size {xs}x{ys}: {e}"
+        )))
+    })?;
+    let mean = if s.komi_auto {
+        fair_komi(s, base_params, &evaluator, &board, rules, rng)?
+    } else {
+        s.komi_mean
+    };
+    rules.komi = random_komi(s, mean, area, rng);
+    let hist = BoardHistory::new(&board, Player::Black, rules);
+    let game_hash = Hash128(rng.gen());
+    let draw_value = base_params.draw_equivalent_wins_for_white;
+
+    let mut search = Search::new(
+        base_params.clone(),
+        evaluator,
+        GameState::new(board, hist, Player::Black),
+        rng.gen(),
+    );
+    let mut num_searches = 0usize;
+
+    // Opening moves from the raw policy at temperature 1 (KataGo's
+    // initGamesWithPolicy); they belong to the start position.
+    if s.init_games_with_policy && s.policy_init_area_prop > 0.0 {
+        let mean = s.policy_init_area_prop * area as f64;
+        let u: f64 = rng.gen::<f64>().max(1e-12);
+        let num = (-u.ln() * mean).floor() as usize;
+        let mut params = base_params.clone();
+        params.max_visits = 1;
+        params.root_noise_enabled = false;
+        search.set_params(params);
+        for _ in 0..num {
+            if search.root_state().hist.is_game_finished() || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            search.run(&RunOptions::default())?;
+            num_searches += 1;
+            let Some(nn) = search.view().root_nn_output() else {
+                break;
+            };
+            let weights: Vec<f64> = nn.policy.iter().map(|&p| f64::from(p.max(0.0))).collect();
+            let Ok(dist) = WeightedIndex::new(&weights) else {
+                break;
+            };
+            let i = dist.sample(rng);
+            let mv = if i >= area {
+                Move::Pass
+            } else {
+                Move::Play(search.root_state().board.loc(i % xs, i / xs))
+            };
+            // A pass would end the opening early; KataGo's policy init
+            // plays no passes.
+            if mv == Move::Pass || !search.make_move(mv) {
+                break;
+            }
+            search.clear_tree();
+        }
+    }
+    let start = search.root_state().clone();
+    let (start_board, start_hist, start_pla) = (start.board, start.hist.clone(), start.next);
+
+    let mut turns: Vec<TurnRecord> = Vec::new();
+    let mut raw_values: Vec<(f64, f64, f64)> = Vec::new();
+    let mut historical_wl: Vec<f64> = Vec::new();
+    let mut move_comments: Vec<String> = Vec::new();
+    let mut hit_turn_limit = true;
+    for _ in 0..s.max_moves_per_game {
+        {
+            let st = search.root_state();
+            let mut hist = st.hist.clone();
+            hist.end_game_if_all_pass_alive(&st.board);
+            if hist.is_game_finished() {
+                let board = st.board;
+                let next = st.next;
+                search.set_position(GameState::new(board, hist, next));
+                hit_turn_limit = false;
+                break;
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        // Playout cap randomisation and reduced visits (getSearchLimitsThisMove).
+        let mut visits = s.max_visits;
+        let mut target_weight = 1.0f64;
+        let mut remove_noise = false;
+        if s.cheap_search_prob > 0.0 && rng.gen_bool(s.cheap_search_prob) {
+            visits = visits.min(s.cheap_search_visits);
+            target_weight *= s.cheap_search_target_weight;
+            remove_noise = s.cheap_search_target_weight <= 0.0;
+        } else if s.reduce_visits
+            && s.reduce_visits_threshold_lookback > 0
+            && historical_wl.len() >= s.reduce_visits_threshold_lookback
+        {
+            let recent = &historical_wl[historical_wl.len() - s.reduce_visits_threshold_lookback..];
+            let min = recent.iter().copied().fold(f64::MAX, f64::min);
+            let max = recent.iter().copied().fold(f64::MIN, f64::max);
+            let extreme = min.max(-max).min(1.0);
+            let through = extreme - s.reduce_visits_threshold;
+            if through > 0.0 {
+                let prop = through / (1.0 - s.reduce_visits_threshold);
+                let reduction = prop * prop;
+                visits = ((visits as f64)
+                    + reduction * (s.reduced_visits_min as f64 - visits as f64))
+                    .round() as i64;
+                visits = visits.max(s.reduced_visits_min);
+                target_weight += reduction * (s.reduced_visits_weight - target_weight);
+            }
+        }
+        let mut params = base_params.clone();
+        params.max_visits = visits;
+        if remove_noise {
+            params.root_noise_enabled = false;
+        }
+        search.set_params(params);
+        // Tree reuse: the noise at a new root differs, so a noised search
+        // starts afresh as KataGo's self-play does (clearBotBeforeSearch
+        // is off, but root noise is re-applied only to a fresh root).
+        search.run(&RunOptions::default())?;
+        num_searches += 1;
+
+        let view = search.view();
+        let root = view.root_values();
+        let (win, loss) = win_loss(&root);
+        let white_value_targets = ValueTargets {
+            win,
+            loss,
+            no_result: root.no_result as f32,
+            score: root.score_mean as f32,
+            lead: None,
+        };
+        let policy_target: Vec<PolicyTargetMove> = view
+            .policy_target()
+            .into_iter()
+            .map(|(mv, target)| PolicyTargetMove { mv, target })
+            .collect();
+        let q_value_targets = view
+            .child_values()
+            .into_iter()
+            .map(|(mv, v)| QValueTargetMove {
+                mv,
+                win_loss: v.win_loss as f32,
+                score: v.score_mean as f32,
+                visits: v.visits,
+            })
+            .collect();
+        let (policy_surprise, search_entropy, policy_entropy) = view
+            .policy_surprise_and_entropy()
+            .unwrap_or((0.0, 0.0, 0.0));
+        let nn = view.root_nn_output();
+        let nn_raw_stats = nn.as_ref().map_or(NnRawStats::default(), |o| NnRawStats {
+            white_win_loss: f64::from(o.white_win_prob - o.white_loss_prob),
+            white_score_mean: f64::from(o.white_score_mean),
+            policy_entropy,
+        });
+        raw_values.push(nn.as_ref().map_or((0.5, 0.5, 0.0), |o| {
+            (
+                f64::from(o.white_win_prob),
+                f64::from(o.white_loss_prob),
+                f64::from(o.white_no_result_prob),
+            )
+        }));
+        let chosen = view.chosen_move(rng).unwrap_or(Move::Pass);
+        historical_wl.push(root.win_loss);
+        move_comments.push(format!(
+            "{:.2} {:.2} {:.2} {:.1} v={}",
+            win, loss, root.no_result, root.score_mean, root.visits
+        ));
+        turns.push(TurnRecord {
+            target_weight,
+            unreduced_num_visits: root.visits,
+            policy_target: Some(policy_target),
+            policy_surprise,
+            policy_entropy,
+            search_entropy,
+            white_value_targets,
+            q_value_targets,
+            nn_raw_stats,
+        });
+        if !search.make_move(chosen) {
+            // The search only proposes legal moves; a failure here is a bug.
+            return Err(SearchError::Eval(crate::search::EvalError(format!(
+                "self-play chose illegal move {}",
+                chosen.to_gtp(xs, ys)
+            ))));
+        }
+        if search.root_state().hist.is_game_finished() {
+            hit_turn_limit = false;
+            break;
+        }
+    }
+
+    let end = search.root_state().clone();
+    let outcome = FinalOutcome::compute(&end.board, &end.hist, draw_value);
+    let mut all_targets: Vec<ValueTargets> = turns.iter().map(|t| t.white_value_targets).collect();
+    all_targets.push(outcome.white_value_targets);
+    apply_surprise_weights(s, &mut turns, &all_targets, &raw_values, area);
+    // KataGo's move comments show the final row weight.
+    for (c, t) in move_comments.iter_mut().zip(&turns) {
+        c.push_str(&format!(" weight={:.2}", t.target_weight));
+    }
+
+    let mut scored = end.hist.clone();
+    if !(scored.is_game_finished() && scored.is_no_result()) {
+        scored.end_and_score_game_now(&end.board);
+    }
+    let sgf = write_sgf_line(
+        model_name,
+        &start_hist,
+        &end.hist,
+        &scored,
+        game_hash,
+        &move_comments,
+        xs,
+        ys,
+    );
+    let game = FinishedGame {
+        start_board,
+        start_hist,
+        start_pla,
+        end_hist: end.hist,
+        game_hash,
+        hit_turn_limit,
+        num_extra_black: 0,
+        mode: GameMode::Normal,
+        draw_equivalent_wins_for_white: draw_value,
+        playout_doubling_advantage_pla: None,
+        playout_doubling_advantage: 0.0,
+        training_weight: 1.0,
+        turns,
+        outcome,
+        side_positions: Vec::new(),
+        changed_nets_turns: Vec::new(),
+    };
+    Ok(Some(PlayedGame {
+        game,
+        sgf,
+        num_searches,
+    }))
+}
+
+/// KL divergence of a result from the raw net's value, capped at 1
+/// (KataGo's `valueSurpriseKL`).
+fn value_surprise(target: (f64, f64, f64), raw: (f64, f64, f64)) -> f64 {
+    let term = |t: f64, r: f64| {
+        if t > 1e-100 {
+            t * (t.ln() - r.max(1e-100).ln())
+        } else {
+            0.0
+        }
+    };
+    (term(target.0, raw.0) + term(target.1, raw.1) + term(target.2, raw.2)).clamp(0.0, 1.0)
+}
+
+/// Policy and value surprise weighting of the row weights, as
+/// `Play::runGame` does after the game.
+fn apply_surprise_weights(
+    s: &PlaySettings,
+    turns: &mut [TurnRecord],
+    targets: &[ValueTargets],
+    raw: &[(f64, f64, f64)],
+    area: usize,
+) {
+    if s.policy_surprise_data_weight <= 0.0 && s.value_surprise_data_weight <= 0.0 {
+        return;
+    }
+    // Value surprise against the smoothed forward-looking result.
+    let now_factor = 1.0 / (1.0 + area as f64 * 0.016);
+    let last = targets[targets.len() - 1];
+    let (mut w, mut l, mut n) = (
+        f64::from(last.win),
+        f64::from(last.loss),
+        f64::from(last.no_result),
+    );
+    let mut value_surprise_by_turn = vec![0.0; turns.len()];
+    for i in (0..turns.len()).rev() {
+        w += now_factor * (f64::from(targets[i].win) - w);
+        l += now_factor * (f64::from(targets[i].loss) - l);
+        n += now_factor * (f64::from(targets[i].no_result) - n);
+        value_surprise_by_turn[i] = value_surprise((w, l, n), raw[i]);
+    }
+    let sum_weights: f64 = turns.iter().map(|t| t.target_weight).sum();
+    if sum_weights < 1.0 {
+        return;
+    }
+    let avg_policy: f64 = turns
+        .iter()
+        .map(|t| t.policy_surprise * t.target_weight)
+        .sum::<f64>()
+        / sum_weights;
+    let avg_value: f64 = turns
+        .iter()
+        .zip(&value_surprise_by_turn)
+        .map(|(t, v)| v * t.target_weight)
+        .sum::<f64>()
+        / sum_weights;
+    let mut value_weight = s.value_surprise_data_weight;
+    if avg_value < 0.010 {
+        value_weight *= avg_value / 0.010;
+    }
+    let threshold = avg_policy * 1.5;
+    let policy_prop = |t: &TurnRecord| {
+        t.target_weight * t.policy_surprise
+            + (1.0 - t.target_weight) * (t.policy_surprise - threshold).max(0.0)
+    };
+    let sum_policy: f64 = turns.iter().map(policy_prop).sum::<f64>().max(1e-10);
+    let sum_value: f64 = turns
+        .iter()
+        .zip(&value_surprise_by_turn)
+        .map(|(t, v)| t.target_weight * v)
+        .sum::<f64>()
+        .max(1e-10);
+    for (t, v) in turns.iter_mut().zip(&value_surprise_by_turn) {
+        let pp = policy_prop(t);
+        let vp = t.target_weight * v;
+        t.target_weight = (1.0 - s.policy_surprise_data_weight - value_weight) * t.target_weight
+            + s.policy_surprise_data_weight * pp * sum_weights / sum_policy
+            + value_weight * vp * sum_weights / sum_value;
+    }
+}
+
+/// The game as one SGF line with KataGo's root comment
+/// (`startTurnIdx,initTurnNum,gameHash,gtype`) and per-move comments.
+#[allow(clippy::too_many_arguments)]
+fn write_sgf_line(
+    model_name: &str,
+    start_hist: &BoardHistory,
+    end_hist: &BoardHistory,
+    scored: &BoardHistory,
+    game_hash: Hash128,
+    move_comments: &[String],
+    xs: usize,
+    ys: usize,
+) -> String {
+    let mut rec = GameRecord::new(xs, ys);
+    rec.komi = Some(end_hist.rules().komi);
+    rec.handicap = Some(0);
+    rec.rules = Some(end_hist.rules().to_compact_string());
+    rec.player_black = Some(model_name.to_string());
+    rec.player_white = Some(model_name.to_string());
+    rec.result = Some(if scored.is_no_result() {
+        "Void".to_string()
+    } else {
+        match scored.winner() {
+            Some(p) => format!(
+                "{}+{}",
+                p.letter(),
+                scored.final_white_minus_black_score().abs()
+            ),
+            None => "0".to_string(),
+        }
+    });
+    let start = start_hist.moves().len();
+    rec.game_comment = Some(format!(
+        "startTurnIdx={start},initTurnNum={},gameHash={:032X},gtype=normal",
+        start_hist.initial_turn_number(),
+        game_hash.0
+    ));
+    let mut tree = rec.to_tree();
+    let mut parent = NodeId::ROOT;
+    for (i, &(mv, pla)) in end_hist.moves().iter().enumerate() {
+        let mut node = SgfNode::new();
+        let text = match mv.loc() {
+            Some(loc) => {
+                let (x, y) = loc.xy(xs);
+                let c = |v: usize| (b'a' + v as u8) as char;
+                format!("{}{}", c(x), c(y))
+            }
+            None => String::new(),
+        };
+        node.push(&pla.letter().to_string(), text);
+        if i >= start {
+            if let Some(c) = move_comments.get(i - start) {
+                node.push("C", c.as_str());
+            }
+        }
+        match tree.add_child(parent, node) {
+            Some(id) => parent = id,
+            None => break,
+        }
+    }
+    tree.to_sgf().replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_surprise_is_kl_capped() {
+        assert_eq!(value_surprise((1.0, 0.0, 0.0), (1.0, 0.0, 0.0)), 0.0);
+        let v = value_surprise((1.0, 0.0, 0.0), (0.5, 0.5, 0.0));
+        assert!((v - 2f64.ln()).abs() < 1e-12);
+        assert_eq!(value_surprise((1.0, 0.0, 0.0), (1e-9, 1.0, 0.0)), 1.0);
+    }
+}

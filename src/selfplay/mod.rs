@@ -1,0 +1,25 @@
+//! `engine selfplay`: KataGo's self-play data generator.
+//!
+//! Front door: [`run`] with [`SelfplayArgs`] (the command), [`PlaySettings`]
+//! (the config's self-play keys), [`play_game`] (one game), [`FinishedGame`]
+//! (a played game with its search targets, as KataGo's `FinishedGameData`),
+//! [`FinalOutcome`] (end-of-game ownership, area and scoring targets) and
+//! [`write_game_rows`], which turns a finished game into training rows in
+//! KataGo's `.npz` layout ([`crate::data::TrainingRows`]).
+
+mod game;
+mod game_data;
+mod output;
+mod rows;
+mod run;
+mod settings;
+
+pub use game::{play_game, PlayedGame};
+pub use game_data::{
+    fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
+    QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
+};
+pub use output::write_atomically;
+pub use rows::{write_game_rows, RowError};
+pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError};
+pub use settings::{PlaySettings, SettingsError};

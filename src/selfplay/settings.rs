@@ -1,0 +1,316 @@
+//! Self-play settings read from a config with KataGo's key names and
+//! defaults (`cpp/configs/training/selfplay1.cfg`, `PlaySettings` and
+//! `GameInitializer` in `cpp/program/play.cpp`).
+
+use crate::config::{Config, ConfigError};
+use crate::game::{KoRule, ScoringRule, TaxRule};
+
+/// Why the self-play settings are unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// A key is missing, mistyped or out of range.
+    #[error(transparent)]
+    Config(#[from] Box<ConfigError>),
+    /// Keys that contradict each other or a value KataGo rejects.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl From<ConfigError> for SettingsError {
+    fn from(e: ConfigError) -> Self {
+        SettingsError::Config(Box::new(e))
+    }
+}
+
+/// Everything the game loop reads from the config besides the search
+/// parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaySettings {
+    /// `numGameThreads`: games played at once.
+    pub num_game_threads: usize,
+    /// `maxMovesPerGame`.
+    pub max_moves_per_game: usize,
+    /// `dataBoardLen`: side of the data board rows are laid out on.
+    pub data_board_len: usize,
+    /// `maxRowsPerTrainFile`.
+    pub max_rows_per_train_file: usize,
+    /// `maxVisits` of a full search.
+    pub max_visits: i64,
+    /// `cheapSearchProb`, `cheapSearchVisits`, `cheapSearchTargetWeight`.
+    pub cheap_search_prob: f64,
+    /// Visits of a cheap search.
+    pub cheap_search_visits: i64,
+    /// Row weight of a cheap search.
+    pub cheap_search_target_weight: f64,
+    /// `reduceVisits` and its thresholds.
+    pub reduce_visits: bool,
+    /// `reduceVisitsThreshold`.
+    pub reduce_visits_threshold: f64,
+    /// `reduceVisitsThresholdLookback`.
+    pub reduce_visits_threshold_lookback: usize,
+    /// `reducedVisitsMin`.
+    pub reduced_visits_min: i64,
+    /// `reducedVisitsWeight`.
+    pub reduced_visits_weight: f64,
+    /// `policySurpriseDataWeight`.
+    pub policy_surprise_data_weight: f64,
+    /// `valueSurpriseDataWeight`.
+    pub value_surprise_data_weight: f64,
+    /// `bSizesXY` (or `bSizes`, square) with `bSizeRelProbs`.
+    pub board_sizes: Vec<(usize, usize)>,
+    /// Relative probabilities of `board_sizes`.
+    pub board_size_rel_probs: Vec<f64>,
+    /// `koRules`.
+    pub ko_rules: Vec<KoRule>,
+    /// `scoringRules`.
+    pub scoring_rules: Vec<ScoringRule>,
+    /// `taxRules`.
+    pub tax_rules: Vec<TaxRule>,
+    /// `multiStoneSuicideLegals`.
+    pub multi_stone_suicide_legals: Vec<bool>,
+    /// `hasButtons`.
+    pub has_buttons: Vec<bool>,
+    /// `komiMean`: the komi before the random spread (unless `komiAuto`).
+    pub komi_mean: f64,
+    /// `komiAuto`: start from the net's fair komi for the empty board.
+    pub komi_auto: bool,
+    /// `compensateKomiVisits`: visits per search when finding fair komi.
+    pub compensate_komi_visits: i64,
+    /// `komiStdev`.
+    pub komi_stdev: f64,
+    /// `komiBigStdevProb`.
+    pub komi_big_stdev_prob: f64,
+    /// `komiBigStdev`.
+    pub komi_big_stdev: f64,
+    /// `initGamesWithPolicy`.
+    pub init_games_with_policy: bool,
+    /// `policyInitAreaProp`: mean number of opening moves from the policy
+    /// as a share of the board area.
+    pub policy_init_area_prop: f64,
+    /// `drawRandRadius`: the draw value is drawn around 0.5 within it.
+    pub draw_rand_radius: f64,
+    /// `maxAsymmetricRatio` (read so that bad values warn; asymmetric
+    /// games are not played yet).
+    pub max_asymmetric_ratio: f64,
+}
+
+fn parse_list<T>(
+    cfg: &Config,
+    key: &str,
+    default: &[&str],
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<Vec<T>, SettingsError> {
+    let items: Vec<String> = if cfg.contains(key) {
+        // A single number (`bSizes = 9` as an override) reads as a number.
+        match cfg.get_strings(key) {
+            Ok(items) => items,
+            Err(e) => match cfg.get_i64s(key, i64::MIN..=i64::MAX) {
+                Ok(ns) => ns.iter().map(|n| n.to_string()).collect(),
+                Err(_) => return Err(e.into()),
+            },
+        }
+    } else {
+        default.iter().map(|s| s.to_string()).collect()
+    };
+    let mut out = Vec::new();
+    for item in &items {
+        out.push(
+            parse(item.trim())
+                .ok_or_else(|| SettingsError::Invalid(format!("{key}: cannot read '{item}'")))?,
+        );
+    }
+    if out.is_empty() {
+        return Err(SettingsError::Invalid(format!("{key}: empty list")));
+    }
+    Ok(out)
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+impl PlaySettings {
+    /// Reads the settings, with KataGo's `selfplay1.cfg` values as
+    /// defaults. Warnings (values adjusted so the run can go on) are
+    /// returned beside the settings.
+    pub fn from_config(cfg: &Config) -> Result<(PlaySettings, Vec<String>), SettingsError> {
+        let mut warnings = Vec::new();
+        let max_visits = cfg.get_i64_or("maxVisits", 600, 1..=(1 << 40))?;
+        let cheap_search_visits = cfg.get_i64_or("cheapSearchVisits", 100, 1..=(1 << 40))?;
+        let reduced_visits_min = cfg.get_i64_or("reducedVisitsMin", 100, 1..=(1 << 40))?;
+        if cheap_search_visits > max_visits {
+            return Err(SettingsError::Invalid(format!(
+                "cheapSearchVisits ({cheap_search_visits}) > maxVisits ({max_visits})"
+            )));
+        }
+        if reduced_visits_min > max_visits {
+            return Err(SettingsError::Invalid(format!(
+                "reducedVisitsMin ({reduced_visits_min}) > maxVisits ({max_visits})"
+            )));
+        }
+        let sizes: Vec<(usize, usize)> = if cfg.contains("bSizesXY") {
+            parse_list(cfg, "bSizesXY", &[], |s| {
+                let (x, y) = s.split_once('-')?;
+                Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
+            })?
+        } else {
+            parse_list(cfg, "bSizes", &["9", "13", "19"], |s| {
+                let n: usize = s.parse().ok()?;
+                Some((n, n))
+            })?
+        };
+        let data_board_len = cfg.get_i64_or("dataBoardLen", 19, 2..=19)? as usize;
+        for &(x, y) in &sizes {
+            if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
+                return Err(SettingsError::Invalid(format!(
+                    "board size {x}x{y} does not fit dataBoardLen = {data_board_len}"
+                )));
+            }
+        }
+        let probs = if cfg.contains("bSizeRelProbs") {
+            cfg.get_f64s("bSizeRelProbs", 0.0..=1e12)?
+        } else {
+            vec![1.0; sizes.len()]
+        };
+        if probs.len() != sizes.len() || probs.iter().sum::<f64>() <= 0.0 {
+            return Err(SettingsError::Invalid(format!(
+                "bSizeRelProbs must give one non-negative weight per board size ({} sizes, {} weights), not all zero",
+                sizes.len(),
+                probs.len()
+            )));
+        }
+        // As KataGo: exactly one of a fixed komi and the net's fair komi.
+        let komi_auto = cfg.get_bool_or("komiAuto", false)?;
+        if komi_auto == cfg.contains("komiMean") {
+            return Err(SettingsError::Invalid(
+                "specify exactly one of komiMean = <komi> or komiAuto = true".into(),
+            ));
+        }
+        let max_asymmetric_ratio = cfg.get_f64_or("maxAsymmetricRatio", 2.0, 1.0..=1e6)?;
+        // KataGo 1.17.2 aborts the whole run when asymmetric doubling leaves
+        // the weaker side fewer than 5 visits; warn and clamp instead.
+        let min_side = max_visits as f64 / max_asymmetric_ratio;
+        let max_asymmetric_ratio = if min_side < 5.0 {
+            let clamped = (max_visits as f64 / 5.0).max(1.0);
+            warnings.push(format!(
+                "maxAsymmetricRatio = {max_asymmetric_ratio} would leave fewer than 5 visits with maxVisits = {max_visits}; using {clamped}"
+            ));
+            clamped
+        } else {
+            max_asymmetric_ratio
+        };
+        let s = PlaySettings {
+            num_game_threads: cfg.get_i64_or("numGameThreads", 1, 1..=100_000)? as usize,
+            max_moves_per_game: cfg.get_i64_or("maxMovesPerGame", 1600, 1..=100_000)? as usize,
+            data_board_len,
+            max_rows_per_train_file: cfg.get_i64_or(
+                "maxRowsPerTrainFile",
+                20000,
+                1..=100_000_000,
+            )? as usize,
+            max_visits,
+            cheap_search_prob: cfg.get_f64_or("cheapSearchProb", 0.0, 0.0..=1.0)?,
+            cheap_search_visits,
+            cheap_search_target_weight: cfg.get_f64_or(
+                "cheapSearchTargetWeight",
+                0.0,
+                0.0..=1.0,
+            )?,
+            reduce_visits: cfg.get_bool_or("reduceVisits", false)?,
+            reduce_visits_threshold: cfg.get_f64_or("reduceVisitsThreshold", 0.9, 0.0..=1.0)?,
+            reduce_visits_threshold_lookback: cfg.get_i64_or(
+                "reduceVisitsThresholdLookback",
+                3,
+                0..=1000,
+            )? as usize,
+            reduced_visits_min,
+            reduced_visits_weight: cfg.get_f64_or("reducedVisitsWeight", 0.1, 0.0..=1.0)?,
+            policy_surprise_data_weight: cfg.get_f64_or(
+                "policySurpriseDataWeight",
+                0.0,
+                0.0..=1.0,
+            )?,
+            value_surprise_data_weight: cfg.get_f64_or(
+                "valueSurpriseDataWeight",
+                0.0,
+                0.0..=1.0,
+            )?,
+            board_sizes: sizes,
+            board_size_rel_probs: probs,
+            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
+                KoRule::parse(&s.to_ascii_uppercase())
+            })?,
+            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
+                ScoringRule::parse(&s.to_ascii_uppercase())
+            })?,
+            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
+                TaxRule::parse(&s.to_ascii_uppercase())
+            })?,
+            multi_stone_suicide_legals: parse_list(
+                cfg,
+                "multiStoneSuicideLegals",
+                &["false"],
+                parse_bool,
+            )?,
+            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
+            komi_mean: cfg.get_f64_or("komiMean", 7.5, -150.0..=150.0)?,
+            komi_auto,
+            compensate_komi_visits: cfg.get_i64_or("compensateKomiVisits", 100, 1..=10000)?,
+            komi_stdev: cfg.get_f64_or("komiStdev", 0.0, 0.0..=1000.0)?,
+            komi_big_stdev_prob: cfg.get_f64_or("komiBigStdevProb", 0.0, 0.0..=1.0)?,
+            komi_big_stdev: cfg.get_f64_or("komiBigStdev", 10.0, 0.0..=1000.0)?,
+            init_games_with_policy: cfg.get_bool_or("initGamesWithPolicy", false)?,
+            policy_init_area_prop: cfg.get_f64_or("policyInitAreaProp", 0.0, 0.0..=1.0)?,
+            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=0.5)?,
+            max_asymmetric_ratio,
+        };
+        if s.policy_surprise_data_weight + s.value_surprise_data_weight > 1.0 {
+            return Err(SettingsError::Invalid(
+                "policySurpriseDataWeight + valueSurpriseDataWeight > 1".into(),
+            ));
+        }
+        Ok((s, warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_katago_cfg_lists_and_clamps_asymmetry() {
+        let cfg = Config::from_cfg_str(
+            "komiMean = 7\nmaxVisits = 32\ncheapSearchVisits = 12\nreducedVisitsMin = 12\nmaxAsymmetricRatio = 8.0\n\
+             bSizesXY = 7-7, 9-13\nbSizeRelProbs = 1, 3\nkoRules = SIMPLE,POSITIONAL\n\
+             multiStoneSuicideLegals = false,true\n",
+            "t.cfg",
+        )
+        .unwrap();
+        let (s, warnings) = PlaySettings::from_config(&cfg).unwrap();
+        assert_eq!(s.board_sizes, vec![(7, 7), (9, 13)]);
+        assert_eq!(s.ko_rules, vec![KoRule::Simple, KoRule::Positional]);
+        assert_eq!(s.multi_stone_suicide_legals, vec![false, true]);
+        assert_eq!(s.max_asymmetric_ratio, 32.0 / 5.0);
+        assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn needs_exactly_one_komi_source() {
+        for text in ["logMoves = false\n", "komiMean = 7\nkomiAuto = true\n"] {
+            let cfg = Config::from_cfg_str(text, "t.cfg").unwrap();
+            let err = PlaySettings::from_config(&cfg).unwrap_err().to_string();
+            assert!(err.contains("komiAuto"), "{err}");
+        }
+    }
+
+    #[test]
+    fn rejects_sizes_beyond_the_data_board() {
+        let cfg = Config::from_cfg_str("komiMean = 7\nbSizes = 9,21\n", "t.cfg").unwrap();
+        let err = PlaySettings::from_config(&cfg).unwrap_err().to_string();
+        assert!(err.contains("21") || err.contains("bSizes"), "{err}");
+    }
+}

@@ -1,0 +1,412 @@
+//! Training-row targets against KataGo's own rows.
+//!
+//! `shared/vectors/npz/1F20939B3476347D.npz` holds 295 rows KataGo's
+//! self-play wrote from the 12 games in `npz/sgfs/`. We rebuild each game
+//! from its SGF (initialisation moves, game hash, game type, playout
+//! advantage from the root comment), score it as KataGo's self-play does,
+//! write a row for every turn with `engine::selfplay::write_game_rows`, and
+//! compare every target that does not depend on the search with KataGo's
+//! row for the same game and turn: inputs, game result and final score,
+//! final ownership, seki/area-not-owned plane, future boards, final scoring
+//! map, score distribution, weights that are fixed, komi, game hash, turn
+//! and game metadata, bonus points, data version.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use engine::data::TrainingRows;
+use engine::game::sgf::parse_collection;
+use engine::game::{Board, BoardHistory, Color, Hash128, Loc, Move, Player, Rules};
+use engine::nn::FeatureEncoder;
+use engine::selfplay::{
+    write_game_rows, FinalOutcome, FinishedGame, GameMode, PolicyTargetMove, TurnRecord,
+};
+use rand::SeedableRng;
+
+/// One `.npy` array: shape and raw little-endian data.
+struct Npy {
+    shape: Vec<usize>,
+    data: Vec<u8>,
+}
+
+impl Npy {
+    fn f32_at(&self, i: usize) -> f32 {
+        f32::from_le_bytes(self.data[4 * i..4 * i + 4].try_into().unwrap())
+    }
+}
+
+/// The members of a zip whose local headers carry the sizes (as numpy's
+/// `savez_compressed` and KataGo write them).
+fn read_npz(path: &Path) -> HashMap<String, Npy> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
+    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+    let mut out = HashMap::new();
+    let mut pos = 0;
+    while pos + 30 <= bytes.len() && u32_at(pos) == 0x0403_4b50 {
+        let flags = u16_at(pos + 6);
+        assert_eq!(flags & 8, 0, "zip data descriptors are not supported");
+        let method = u16_at(pos + 8);
+        let csize = u32_at(pos + 18);
+        let usize_ = u32_at(pos + 22);
+        let name_len = u16_at(pos + 26);
+        let extra_len = u16_at(pos + 28);
+        let name = String::from_utf8(bytes[pos + 30..pos + 30 + name_len].to_vec()).unwrap();
+        let start = pos + 30 + name_len + extra_len;
+        let raw = &bytes[start..start + csize];
+        let data = match method {
+            0 => raw.to_vec(),
+            8 => {
+                let mut d = Vec::with_capacity(usize_);
+                flate2::read::DeflateDecoder::new(raw)
+                    .read_to_end(&mut d)
+                    .unwrap();
+                d
+            }
+            m => panic!("zip method {m} not supported"),
+        };
+        assert_eq!(data.len(), usize_, "member {name} size");
+        out.insert(name.trim_end_matches(".npy").to_string(), parse_npy(&data));
+        pos = start + csize;
+    }
+    out
+}
+
+fn parse_npy(b: &[u8]) -> Npy {
+    assert_eq!(&b[..6], b"\x93NUMPY", "not an npy array");
+    let (header_len, header_start) = if b[6] == 1 {
+        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
+    } else {
+        (
+            u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize,
+            12,
+        )
+    };
+    // Python dict text; KataGo writes it without spaces, numpy with.
+    let header: String = std::str::from_utf8(&b[header_start..header_start + header_len])
+        .unwrap()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    assert!(header.contains("'fortran_order':False"), "{header}");
+    let shape_text = header
+        .split("'shape':(")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap();
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    Npy {
+        shape,
+        data: b[header_start + header_len..].to_vec(),
+    }
+}
+
+impl Npy {
+    fn i8_at(&self, i: usize) -> i8 {
+        self.data[i] as i8
+    }
+}
+
+fn comment_field<'a>(comment: &'a str, key: &str) -> Option<&'a str> {
+    comment
+        .split(',')
+        .find_map(|kv| kv.trim().strip_prefix(key)?.strip_prefix('='))
+}
+
+/// A game rebuilt from its SGF, with everything but the search targets.
+struct Rebuilt {
+    name: String,
+    game: FinishedGame,
+}
+
+fn rebuild_game(
+    path: &Path,
+    row_komi_of_first_row: impl Fn(u128) -> Option<(usize, f32)>,
+) -> Rebuilt {
+    let text = std::fs::read_to_string(path).unwrap();
+    let trees = parse_collection(&text).unwrap();
+    let rec = trees[0].record().unwrap();
+    let comment = rec.game_comment.clone().unwrap_or_default();
+    let hash = u128::from_str_radix(comment_field(&comment, "gameHash").unwrap(), 16).unwrap();
+    let start_turn: usize = comment_field(&comment, "startTurnIdx")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let init_turn: i64 = comment_field(&comment, "initTurnNum")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mode = match comment_field(&comment, "gtype").unwrap() {
+        "normal" => GameMode::Normal,
+        "handicap" => GameMode::Handicap,
+        "asym" => GameMode::Asym,
+        "fork" => GameMode::Fork,
+        other => panic!("game type {other} not in this test's games"),
+    };
+    let pda_white: f64 = comment_field(&comment, "pdaWhite").map_or(0.0, |s| s.parse().unwrap());
+    let komi = rec.komi.unwrap();
+    let rules = Rules::parse_without_komi(rec.rules.as_deref().unwrap(), komi).unwrap();
+    let (xs, ys) = (rec.x_size, rec.y_size);
+
+    let mut board = Board::new(xs, ys).unwrap();
+    for &(color, (x, y)) in &rec.setup {
+        assert!(board.set_stone(Loc::from_xy(x, y, xs), color));
+    }
+    let num_extra_black = rec.setup.iter().filter(|(c, _)| *c == Color::Black).count() as u32;
+    let first = rec.moves.first().map_or(Player::Black, |m| m.0);
+    let mut hist = BoardHistory::new(&board, first, rules);
+    hist.set_initial_turn_number(init_turn);
+    let mut start = None;
+    for (i, &(pla, pt)) in rec.moves.iter().enumerate() {
+        if i == start_turn {
+            start = Some((board, hist.clone(), pla));
+        }
+        let mv = pt.map_or(Move::Pass, |(x, y)| Move::Play(Loc::from_xy(x, y, xs)));
+        assert!(
+            hist.is_legal(&board, mv, pla),
+            "{}: move {i} illegal",
+            path.display()
+        );
+        hist.play(&mut board, mv, pla);
+    }
+    let (start_board, start_hist, start_pla) = start.expect("game has moves after the start");
+    // Self-play ends a game as soon as everything is pass-alive.
+    hist.end_game_if_all_pass_alive(&board);
+    let hit_turn_limit = !hist.is_game_finished();
+
+    // The draw value is drawn at random per game and recorded nowhere but
+    // in the komi of integer-result games; recover it from KataGo's first
+    // row of this game (its turn and C47), as tests/features_npz.rs does.
+    let draw_value = match row_komi_of_first_row(hash) {
+        Some((turn, row_komi)) if rules.game_result_will_be_integer() => {
+            let mut b = start_board;
+            let mut h = start_hist.clone();
+            for &(mv, pla) in &hist.moves()[start_turn..turn] {
+                h.play(&mut b, mv, pla);
+            }
+            let next = hist.moves()[turn].1;
+            let base = f64::from(h.current_self_komi(next, 0.5));
+            let sign = if next == Player::White { 1.0 } else { -1.0 };
+            0.5 + (f64::from(row_komi) - base) * sign
+        }
+        _ => 0.5,
+    };
+
+    let num_turns = hist.moves().len() - start_turn;
+    let turns = (0..num_turns)
+        .map(|_| TurnRecord {
+            target_weight: 1.0,
+            policy_target: Some(Vec::<PolicyTargetMove>::new()),
+            ..TurnRecord::default()
+        })
+        .collect();
+    let outcome = FinalOutcome::compute(&board, &hist, draw_value);
+    let game = FinishedGame {
+        start_board,
+        start_hist,
+        start_pla,
+        end_hist: hist,
+        game_hash: Hash128(hash),
+        hit_turn_limit,
+        num_extra_black,
+        mode,
+        draw_equivalent_wins_for_white: draw_value,
+        playout_doubling_advantage_pla: (pda_white != 0.0).then_some(Player::White),
+        playout_doubling_advantage: pda_white,
+        training_weight: 1.0,
+        turns,
+        outcome,
+        side_positions: Vec::new(),
+        changed_nets_turns: Vec::new(),
+    };
+    Rebuilt {
+        name: path.file_name().unwrap().to_string_lossy().into_owned(),
+        game,
+    }
+}
+
+/// The game hash of a row from its six chunks (hash0 = C41-43 low half).
+fn row_game_hash(gt: &Npy, row: usize) -> u128 {
+    let c = |i: usize| gt.f32_at(row * 80 + i) as u64;
+    let hash0 = c(41) | (c(42) << 22) | (c(43) << 44);
+    let hash1 = c(44) | (c(45) << 22) | (c(46) << 44);
+    (u128::from(hash1) << 64) | u128::from(hash0)
+}
+
+/// `globalTargetsNC` channels that do not depend on the search: game
+/// result (0-3), final score (20), fixed weights (24-28, 33-35), game hash
+/// (41-46), komi and phase (47-48), net changes (49-50), turn and game
+/// metadata (51-56), bonus points (61), finished (62), version (63),
+/// reanalysis and the rest (64-79).
+const GLOBAL_CHANNELS: &[usize] = &[
+    0, 1, 2, 3, 20, 24, 25, 26, 27, 33, 34, 35, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,
+    54, 55, 56, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+];
+
+#[test]
+fn search_independent_targets_match_katago_rows() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let npz_dir = shared.join("vectors/npz");
+    let arrays = read_npz(&npz_dir.join("1F20939B3476347D.npz"));
+    let bin = &arrays["binaryInputNCHWPacked"];
+    let glob = &arrays["globalInputNC"];
+    let gt = &arrays["globalTargetsNC"];
+    let sd = &arrays["scoreDistrN"];
+    let vt = &arrays["valueTargetsNCHW"];
+    let pt = &arrays["policyTargetsNCMove"];
+    let n = gt.shape[0];
+    assert_eq!(n, 295);
+    assert_eq!(sd.shape, vec![n, 842]);
+    assert_eq!(vt.shape, vec![n, 5, 19, 19]);
+
+    // First row (turn, komi) per game hash, for the draw value.
+    let mut first_rows: HashMap<u128, (usize, f32)> = HashMap::new();
+    for row in 0..n {
+        first_rows
+            .entry(row_game_hash(gt, row))
+            .or_insert((gt.f32_at(row * 80 + 51) as usize, gt.f32_at(row * 80 + 47)));
+    }
+
+    let mut paths: Vec<_> = std::fs::read_dir(npz_dir.join("sgfs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sgf"))
+        .collect();
+    paths.sort();
+    assert_eq!(paths.len(), 12);
+
+    // Our rows: one per turn of every game, keyed by (hash, turn).
+    let mut ours = TrainingRows::new(19);
+    let mut index: HashMap<(u128, usize), (usize, String)> = HashMap::new();
+    let mut encoder = FeatureEncoder::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for path in &paths {
+        let rebuilt = rebuild_game(path, |h| first_rows.get(&h).copied());
+        let first_row = ours.num_rows;
+        let start = rebuilt.game.start_hist.moves().len();
+        let added = write_game_rows(
+            &rebuilt.game,
+            &mut ours,
+            &mut encoder,
+            &mut rng,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(added, rebuilt.game.turns.len());
+        for k in 0..added {
+            index.insert(
+                (rebuilt.game.game_hash.0, start + k),
+                (first_row + k, rebuilt.name.clone()),
+            );
+        }
+    }
+
+    let mut failures = Vec::new();
+    let mut checked_games = std::collections::HashSet::new();
+    for row in 0..n {
+        let hash = row_game_hash(gt, row);
+        let turn = gt.f32_at(row * 80 + 51) as usize;
+        let (our, name) = index
+            .get(&(hash, turn))
+            .unwrap_or_else(|| panic!("row {row}: no game/turn {hash:032X}/{turn}"))
+            .clone();
+        checked_games.insert(hash);
+        let mut fail =
+            |what: String| failures.push(format!("row {row} ({name} turn {turn}): {what}"));
+
+        for i in 0..22 * 46 {
+            let (want, got) = (
+                bin.data[row * 22 * 46 + i],
+                ours.binary_input_nchw_packed[our * 22 * 46 + i],
+            );
+            if want != got {
+                fail(format!(
+                    "input plane {} byte {}: KataGo {want:08b}, ours {got:08b}",
+                    i / 46,
+                    i % 46
+                ));
+            }
+        }
+        for c in 0..19 {
+            let (want, got) = (
+                glob.f32_at(row * 19 + c),
+                ours.global_input_nc[our * 19 + c],
+            );
+            // The playout advantage is printed to 6 digits in the SGF.
+            let tol = if c == 16 { 1e-5 } else { 0.0 };
+            if (want - got).abs() > tol {
+                fail(format!("global input {c}: KataGo {want}, ours {got}"));
+            }
+        }
+        for &c in GLOBAL_CHANNELS {
+            let (want, got) = (
+                gt.f32_at(row * 80 + c),
+                ours.global_targets_nc[our * 80 + c],
+            );
+            if want != got {
+                fail(format!("globalTargetsNC C{c}: KataGo {want}, ours {got}"));
+            }
+        }
+        // The next-turn policy target exists except on the last turn.
+        let next_weight = ours.global_targets_nc[our * 80 + 28];
+        if gt.f32_at(row * 80 + 28) != next_weight {
+            fail(format!(
+                "C28: KataGo {}, ours {next_weight}",
+                gt.f32_at(row * 80 + 28)
+            ));
+        }
+        for i in 0..842 {
+            let (want, got) = (sd.i8_at(row * 842 + i), ours.score_distr_n[our * 842 + i]);
+            if want != got {
+                fail(format!("scoreDistrN[{i}]: KataGo {want}, ours {got}"));
+            }
+        }
+        for c in 0..5 {
+            for p in 0..361 {
+                let i = c * 361 + p;
+                let (want, got) = (
+                    vt.i8_at(row * 5 * 361 + i),
+                    ours.value_targets_nchw[our * 5 * 361 + i],
+                );
+                // The final scoring plane is rounded at random where the
+                // group tax makes it fractional: either neighbour is right.
+                let ok = want == got || (c == 4 && (i32::from(want) - i32::from(got)).abs() == 1);
+                if !ok {
+                    fail(format!(
+                        "valueTargetsNCHW C{c} at ({},{}): KataGo {want}, ours {got}",
+                        p % 19,
+                        p / 19
+                    ));
+                }
+            }
+        }
+        // Search-dependent but structural: policy targets are visit counts
+        // (non-negative, not all zero for this turn).
+        let this_policy = &pt.data[row * 2 * 362 * 2..][..362 * 2];
+        let sum: i64 = this_policy
+            .chunks(2)
+            .map(|b| i64::from(i16::from_le_bytes([b[0], b[1]])))
+            .sum();
+        if sum <= 0 {
+            fail(format!("KataGo's policy target sums to {sum}"));
+        }
+    }
+    assert_eq!(checked_games.len(), 12, "every game has rows");
+    assert!(
+        failures.is_empty(),
+        "{} mismatches, first ones:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
