@@ -13,6 +13,8 @@
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
+//! - [`setup`]: start-up shared by every command (flags, config and
+//!   overrides, default model, device and evaluator).
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod analysis;
