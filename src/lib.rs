@@ -16,6 +16,8 @@
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
 //! - [`io_lines`]: protocol input read as bytes, a line at a time, with a
 //!   cap on its length.
+//! - [`setup`]: start-up shared by every command (flags, config and
+//!   overrides, default model, device and evaluator).
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
 
 pub mod analysis;

@@ -4,8 +4,10 @@
 //! Front door: [`Board`] (stones, chains, captures, simple ko, pass-alive
 //! area), [`Rules`] (KataGo's rule options and their text forms),
 //! [`BoardHistory`] (superko, passes, button, encore, handicap bonus, game
-//! end and score), and the small shared types ([`Loc`], [`Move`],
-//! [`Player`], [`Color`], [`Hash128`]).
+//! end and score), [`GameState`] (board + history + player to move +
+//! [`GameOptions`], the one game state of GTP, analysis and the search),
+//! and the small shared types ([`Loc`], [`Move`], [`Player`], [`ByPlayer`],
+//! [`Color`], [`Hash128`]).
 
 mod area;
 mod board;

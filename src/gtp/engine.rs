@@ -1,8 +1,8 @@
 //! The GTP engine: its state (game, clocks, settings, the bot). The
-//! commands are in [`super::commands`] (the one table) and the command
-//! groups (`board_cmds`, `rules_cmds`, `scoring_cmds`, `sgf_cmds`,
-//! `search_cmds`); the settings in [`super::settings`]; the read loop in
-//! [`super::session`].
+//! commands are in `commands.rs` (the one table) and the command groups
+//! (`board_cmds.rs`, `rules_cmds.rs`, `scoring_cmds.rs`, `sgf_cmds.rs`,
+//! `search_cmds.rs`); the settings in `settings.rs`; the read loop in
+//! `session.rs`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -6,6 +6,11 @@
 //! [`SetupFor`], overrides by name), and the two traits the search needs
 //! from outside: [`SearchState`] (the game) and [`PositionEvaluator`] (the
 //! network). The pure formulas live in [`explore`] and [`utility`].
+//!
+//! Results: [`SearchView::snapshot`] gives the one report every front end
+//! formats ([`AnalysisSnapshot`] of [`MoveInfo`]s and a [`RootInfo`], from
+//! the root player's view; [`Perspective`] for `reportAnalysisWinratesAs`).
+//! The game the search runs on is [`crate::game::GameState`].
 
 mod bias;
 mod eval;
