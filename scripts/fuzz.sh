@@ -126,6 +126,10 @@ printf '%-18s %12s %8s %8s %8s\n' target execs seconds exec/s crashes | tee "$su
 for t in "${targets[@]}"; do
   max_len=65536
   [ "$t" = model_file ] || max_len=8192
+  # A GTP input is a whole session: let it be long from the start rather
+  # than growing from a few bytes (libFuzzer's default length control).
+  extra=()
+  [ "$t" = gtp_lines ] && extra=(-len_control=0)
   mkdir -p "$fuzz/artifacts/$t"
   before=$(find "$fuzz/artifacts/$t" -type f | wc -l)
   log="$fuzz/artifacts/$t.log"
@@ -133,7 +137,7 @@ for t in "${targets[@]}"; do
   set +e
   "$root/setup.sh" cargo +nightly fuzz run --sanitizer none "$t" "$corpus/$t" -- \
     -max_total_time=$((minutes * 60)) -max_len=$max_len -timeout=20 -rss_limit_mb=4096 \
-    -print_final_stats=1 >"$log" 2>&1
+    -print_final_stats=1 "${extra[@]}" >"$log" 2>&1
   set -e
   secs=$(( $(date +%s) - start ))
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
