@@ -12,10 +12,9 @@
 //! and game metadata, bonus points, data version.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
-use engine::data::TrainingRows;
+use engine::data::{read_npz, TrainingRows};
 use engine::game::sgf::parse_collection;
 use engine::game::{Board, BoardHistory, Color, Hash128, Loc, Move, Player, Rules};
 use engine::nn::FeatureEncoder;
@@ -23,95 +22,6 @@ use engine::selfplay::{
     write_game_rows, FinalOutcome, FinishedGame, GameMode, PolicyTargetMove, TurnRecord,
 };
 use rand::SeedableRng;
-
-/// One `.npy` array: shape and raw little-endian data.
-struct Npy {
-    shape: Vec<usize>,
-    data: Vec<u8>,
-}
-
-impl Npy {
-    fn f32_at(&self, i: usize) -> f32 {
-        f32::from_le_bytes(self.data[4 * i..4 * i + 4].try_into().unwrap())
-    }
-}
-
-/// The members of a zip whose local headers carry the sizes (as numpy's
-/// `savez_compressed` and KataGo write them).
-fn read_npz(path: &Path) -> HashMap<String, Npy> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as usize;
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
-    let mut out = HashMap::new();
-    let mut pos = 0;
-    while pos + 30 <= bytes.len() && u32_at(pos) == 0x0403_4b50 {
-        let flags = u16_at(pos + 6);
-        assert_eq!(flags & 8, 0, "zip data descriptors are not supported");
-        let method = u16_at(pos + 8);
-        let csize = u32_at(pos + 18);
-        let usize_ = u32_at(pos + 22);
-        let name_len = u16_at(pos + 26);
-        let extra_len = u16_at(pos + 28);
-        let name = String::from_utf8(bytes[pos + 30..pos + 30 + name_len].to_vec()).unwrap();
-        let start = pos + 30 + name_len + extra_len;
-        let raw = &bytes[start..start + csize];
-        let data = match method {
-            0 => raw.to_vec(),
-            8 => {
-                let mut d = Vec::with_capacity(usize_);
-                flate2::read::DeflateDecoder::new(raw)
-                    .read_to_end(&mut d)
-                    .unwrap();
-                d
-            }
-            m => panic!("zip method {m} not supported"),
-        };
-        assert_eq!(data.len(), usize_, "member {name} size");
-        out.insert(name.trim_end_matches(".npy").to_string(), parse_npy(&data));
-        pos = start + csize;
-    }
-    out
-}
-
-fn parse_npy(b: &[u8]) -> Npy {
-    assert_eq!(&b[..6], b"\x93NUMPY", "not an npy array");
-    let (header_len, header_start) = if b[6] == 1 {
-        (u16::from_le_bytes([b[8], b[9]]) as usize, 10)
-    } else {
-        (
-            u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize,
-            12,
-        )
-    };
-    // Python dict text; KataGo writes it without spaces, numpy with.
-    let header: String = std::str::from_utf8(&b[header_start..header_start + header_len])
-        .unwrap()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    assert!(header.contains("'fortran_order':False"), "{header}");
-    let shape_text = header
-        .split("'shape':(")
-        .nth(1)
-        .and_then(|s| s.split(')').next())
-        .unwrap();
-    let shape = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    Npy {
-        shape,
-        data: b[header_start + header_len..].to_vec(),
-    }
-}
-
-impl Npy {
-    fn i8_at(&self, i: usize) -> i8 {
-        self.data[i] as i8
-    }
-}
 
 fn comment_field<'a>(comment: &'a str, key: &str) -> Option<&'a str> {
     comment
@@ -232,8 +142,8 @@ fn rebuild_game(
 }
 
 /// The game hash of a row from its six chunks (hash0 = C41-43 low half).
-fn row_game_hash(gt: &Npy, row: usize) -> u128 {
-    let c = |i: usize| gt.f32_at(row * 80 + i) as u64;
+fn row_game_hash(gt: &[f32], row: usize) -> u128 {
+    let c = |i: usize| gt[row * 80 + i] as u64;
     let hash0 = c(41) | (c(42) << 22) | (c(43) << 44);
     let hash1 = c(44) | (c(45) << 22) | (c(46) << 44);
     (u128::from(hash1) << 64) | u128::from(hash0)
@@ -253,24 +163,23 @@ const GLOBAL_CHANNELS: &[usize] = &[
 fn search_independent_targets_match_katago_rows() {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let npz_dir = shared.join("vectors/npz");
-    let arrays = read_npz(&npz_dir.join("1F20939B3476347D.npz"));
-    let bin = &arrays["binaryInputNCHWPacked"];
-    let glob = &arrays["globalInputNC"];
-    let gt = &arrays["globalTargetsNC"];
-    let sd = &arrays["scoreDistrN"];
-    let vt = &arrays["valueTargetsNCHW"];
-    let pt = &arrays["policyTargetsNCMove"];
-    let n = gt.shape[0];
+    let katago = read_npz(&npz_dir.join("1F20939B3476347D.npz")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(katago.pos_len, 19);
+    let bin = &katago.binary_input_nchw_packed;
+    let glob = &katago.global_input_nc;
+    let gt = &katago.global_targets_nc;
+    let sd = &katago.score_distr_n;
+    let vt = &katago.value_targets_nchw;
+    let pt = &katago.policy_targets_nc_move;
+    let n = katago.num_rows;
     assert_eq!(n, 295);
-    assert_eq!(sd.shape, vec![n, 842]);
-    assert_eq!(vt.shape, vec![n, 5, 19, 19]);
 
     // First row (turn, komi) per game hash, for the draw value.
     let mut first_rows: HashMap<u128, (usize, f32)> = HashMap::new();
     for row in 0..n {
         first_rows
             .entry(row_game_hash(gt, row))
-            .or_insert((gt.f32_at(row * 80 + 51) as usize, gt.f32_at(row * 80 + 47)));
+            .or_insert((gt[row * 80 + 51] as usize, gt[row * 80 + 47]));
     }
 
     let mut paths: Vec<_> = std::fs::read_dir(npz_dir.join("sgfs"))
@@ -311,7 +220,7 @@ fn search_independent_targets_match_katago_rows() {
     let mut checked_games = std::collections::HashSet::new();
     for row in 0..n {
         let hash = row_game_hash(gt, row);
-        let turn = gt.f32_at(row * 80 + 51) as usize;
+        let turn = gt[row * 80 + 51] as usize;
         let (our, name) = index
             .get(&(hash, turn))
             .unwrap_or_else(|| panic!("row {row}: no game/turn {hash:032X}/{turn}"))
@@ -322,7 +231,7 @@ fn search_independent_targets_match_katago_rows() {
 
         for i in 0..22 * 46 {
             let (want, got) = (
-                bin.data[row * 22 * 46 + i],
+                bin[row * 22 * 46 + i],
                 ours.binary_input_nchw_packed[our * 22 * 46 + i],
             );
             if want != got {
@@ -334,10 +243,7 @@ fn search_independent_targets_match_katago_rows() {
             }
         }
         for c in 0..19 {
-            let (want, got) = (
-                glob.f32_at(row * 19 + c),
-                ours.global_input_nc[our * 19 + c],
-            );
+            let (want, got) = (glob[row * 19 + c], ours.global_input_nc[our * 19 + c]);
             // The playout advantage is printed to 6 digits in the SGF.
             let tol = if c == 16 { 1e-5 } else { 0.0 };
             if (want - got).abs() > tol {
@@ -345,24 +251,21 @@ fn search_independent_targets_match_katago_rows() {
             }
         }
         for &c in GLOBAL_CHANNELS {
-            let (want, got) = (
-                gt.f32_at(row * 80 + c),
-                ours.global_targets_nc[our * 80 + c],
-            );
+            let (want, got) = (gt[row * 80 + c], ours.global_targets_nc[our * 80 + c]);
             if want != got {
                 fail(format!("globalTargetsNC C{c}: KataGo {want}, ours {got}"));
             }
         }
         // The next-turn policy target exists except on the last turn.
         let next_weight = ours.global_targets_nc[our * 80 + 28];
-        if gt.f32_at(row * 80 + 28) != next_weight {
+        if gt[row * 80 + 28] != next_weight {
             fail(format!(
                 "C28: KataGo {}, ours {next_weight}",
-                gt.f32_at(row * 80 + 28)
+                gt[row * 80 + 28]
             ));
         }
         for i in 0..842 {
-            let (want, got) = (sd.i8_at(row * 842 + i), ours.score_distr_n[our * 842 + i]);
+            let (want, got) = (sd[row * 842 + i], ours.score_distr_n[our * 842 + i]);
             if want != got {
                 fail(format!("scoreDistrN[{i}]: KataGo {want}, ours {got}"));
             }
@@ -371,7 +274,7 @@ fn search_independent_targets_match_katago_rows() {
             for p in 0..361 {
                 let i = c * 361 + p;
                 let (want, got) = (
-                    vt.i8_at(row * 5 * 361 + i),
+                    vt[row * 5 * 361 + i],
                     ours.value_targets_nchw[our * 5 * 361 + i],
                 );
                 // The final scoring plane is rounded at random where the
@@ -388,10 +291,9 @@ fn search_independent_targets_match_katago_rows() {
         }
         // Search-dependent but structural: policy targets are visit counts
         // (non-negative, not all zero for this turn).
-        let this_policy = &pt.data[row * 2 * 362 * 2..][..362 * 2];
-        let sum: i64 = this_policy
-            .chunks(2)
-            .map(|b| i64::from(i16::from_le_bytes([b[0], b[1]])))
+        let sum: i64 = pt[row * 2 * 362..][..362]
+            .iter()
+            .map(|&v| i64::from(v))
             .sum();
         if sum <= 0 {
             fail(format!("KataGo's policy target sums to {sum}"));

@@ -256,9 +256,8 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
             params.root_noise_enabled = false;
         }
         search.set_params(params);
-        // Tree reuse: the noise at a new root differs, so a noised search
-        // starts afresh as KataGo's self-play does (clearBotBeforeSearch
-        // is off, but root noise is re-applied only to a fresh root).
+        // Tree reuse: the subtree of the move played last is kept
+        // (`Search::make_move`), as KataGo's self-play keeps its tree.
         search.run(&RunOptions::default())?;
         num_searches += 1;
 
