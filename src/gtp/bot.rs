@@ -125,13 +125,14 @@ pub trait GtpBot: Send {
 
     /// KataGo's `kata-raw-nn` text: the raw network output for the
     /// position with `pla` to move, in one symmetry (0-7) or all of them
-    /// (`None`), with `policy_optimism` in [0, 1].
+    /// (`None`), with `policy_optimism` in [0, 1]; `None` means the
+    /// genmove search's `rootPolicyOptimism`, as KataGo's default.
     fn raw_nn(
         &mut self,
         _game: &GtpGame,
         _pla: Player,
         _symmetry: Option<usize>,
-        _policy_optimism: f64,
+        _policy_optimism: Option<f64>,
     ) -> Result<String, String> {
         Err("no network".to_string())
     }

@@ -186,13 +186,12 @@ impl GtpEngine {
             },
         };
         i += 1;
-        let mut optimism = 0.0;
+        let mut optimism = None;
         if let Some(s) = a.get(i) {
             optimism = parse_finite_f64(s)
                 .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or_else(|| {
-                    fail(format!("Expected an optimism value in [0,1] but got '{s}'"))
-                })?;
+                .ok_or_else(|| fail(format!("Expected an optimism value in [0,1] but got '{s}'")))
+                .map(Some)?;
             i += 1;
         }
         if i < a.len() {

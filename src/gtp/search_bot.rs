@@ -476,8 +476,12 @@ impl GtpBot for SearchBot {
         game: &GtpGame,
         pla: Player,
         symmetry: Option<usize>,
-        policy_optimism: f64,
+        policy_optimism: Option<f64>,
     ) -> Result<String, String> {
+        // KataGo answers with the genmove search's root optimism unless
+        // the command names one (it matters for nets with an optimistic
+        // policy head, model version 12 and up).
+        let policy_optimism = policy_optimism.unwrap_or(self.genmove_params.root_policy_optimism);
         let mut g = game.clone();
         g.set_player_if_new(pla);
         let state = g.state().clone();
