@@ -76,7 +76,15 @@ fn general_errors() {
         general_error(r#"{"id":5}"#),
         "Request must have a string \"id\" field"
     );
-    assert!(general_error(r#"{"id":"a","action":"bogus"}"#).starts_with("'action' field must be"));
+    // An unknown action is answered with the id, so the client can stop
+    // waiting (KataGo answers without it).
+    match parse_line(r#"{"id":"a","action":"bogus"}"#, &ParseOptions::default()).result {
+        Err(QueryError::Field { id, field, message }) => {
+            assert_eq!((id.as_str(), field.as_str()), ("a", "action"));
+            assert!(message.starts_with("'action' field must be"), "{message}");
+        }
+        other => panic!("expected a field error with the id, got {other:?}"),
+    }
 }
 
 #[test]
