@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh [MINUTES] [TARGET...]
 #
 # Runs each target (default: all of gtp_lines analysis_queries sgf config
-# model_file) for MINUTES minutes (default 5), one after the other, with a
+# model_file npz) for MINUTES minutes (default 5), one after the other, with a
 # corpus seeded from ../shared (KataGo's vectors, configs and test nets) and
 # the repository's configs. Prints execs, time and crashes per target and
 # writes the same table to fuzz/last-run.txt. Crashing inputs are kept in
@@ -21,7 +21,7 @@ shift || true
 if [ "$#" -gt 0 ]; then
   targets=("$@")
 else
-  targets=(gtp_lines analysis_queries sgf config model_file)
+  targets=(gtp_lines analysis_queries sgf config model_file npz)
 fi
 shared="${ENGINE_SHARED_DIR:-$root/../shared}"
 [ -d "$shared" ] || { echo "fuzz.sh: shared data not found at $shared (set ENGINE_SHARED_DIR)" >&2; exit 2; }
@@ -115,6 +115,33 @@ for f in "$shared"/models/*.bin.gz; do
   (gzip -dc "$f" 2>/dev/null || true) | head -c 60000 | gzip -c | seed model_file "$b-head.bin.gz"
 done
 
+mkdir -p "$corpus/npz"
+for f in "$shared"/vectors/npz/*.npz "$shared"/vectors/npz-more/*.npz; do
+  [ -f "$f" ] || continue
+  b="$(basename "$f" .npz)"
+  head -c 200000 "$f" | seed npz "$b-head.npz"
+done
+python3 - "$corpus/npz" <<'PY' || true
+# A small whole file: KataGo's layout with 1 row at pos_len 5 (stored zip).
+import io, struct, sys, zipfile
+def npy(descr, shape, itemsize):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+    h = h.ljust(118) + "\n"
+    n = 1
+    for d in shape: n *= d
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + bytes(n * itemsize)
+p = 5; a = p * p
+members = [("binaryInputNCHWPacked", "|u1", (1, 22, (a + 7) // 8), 1), ("globalInputNC", "<f4", (1, 19), 4),
+           ("policyTargetsNCMove", "<i2", (1, 2, a + 1), 2), ("globalTargetsNC", "<f4", (1, 80), 4),
+           ("scoreDistrN", "|i1", (1, 2 * a + 120), 1), ("valueTargetsNCHW", "|i1", (1, 5, p, p), 1),
+           ("qValueTargetsNCMove", "<i2", (1, 3, a + 1), 2)]
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+    for name, d, shape, size in members:
+        z.writestr(name, npy(d, shape, size))
+open(sys.argv[1] + "/seed-tiny.npz", "wb").write(buf.getvalue())
+PY
+
 # --- build, then run each target in turn --------------------------------
 torchlib="$(ls -d "$root"/.venv/lib/python3*/site-packages/torch/lib 2>/dev/null | head -1 || true)"
 export LD_LIBRARY_PATH="${torchlib:+$torchlib:}${LD_LIBRARY_PATH:-}"
@@ -125,7 +152,7 @@ summary="$fuzz/last-run.txt"
 printf '%-18s %12s %8s %8s %8s\n' target execs seconds exec/s crashes | tee "$summary"
 for t in "${targets[@]}"; do
   max_len=65536
-  [ "$t" = model_file ] || max_len=8192
+  [ "$t" = model_file ] || [ "$t" = npz ] || max_len=8192
   # A GTP input is a whole session: let it be long from the start rather
   # than growing from a few bytes (libFuzzer's default length control).
   extra=()

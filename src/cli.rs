@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|train|benchmark|version>`.
+//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|benchmark|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap

@@ -9,6 +9,8 @@
 //!   the batching evaluator.
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
 //! - [`selfplay`]: `engine selfplay`, self-play games and their training rows.
+//! - [`train`]: `engine train`/`engine export`, the trainable network and
+//!   KataGo's losses.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
 //!   and training.
 //! - [`config`]: config files with KataGo's key names, and overrides.
@@ -18,7 +20,7 @@
 //!   cap on its length.
 //! - [`setup`]: start-up shared by every command (flags, config and
 //!   overrides, default model, device and evaluator).
-//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|train|benchmark`).
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|benchmark`).
 
 pub mod analysis;
 pub mod benchmark;
