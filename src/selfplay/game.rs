@@ -15,6 +15,7 @@ use super::game_data::{
     FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove, QValueTargetMove,
     TurnRecord, ValueTargets,
 };
+use super::handicap::{asymmetric_visits, choose_setup, play_extra_black};
 use super::settings::PlaySettings;
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
 use crate::game::{Board, BoardHistory, Hash128, Move, Player, Rules, WhiteHandicapBonusRule};
@@ -71,31 +72,30 @@ fn random_komi(s: &PlaySettings, mean: f64, area: usize, rng: &mut StdRng) -> f3
     round_and_clip_komi(komi, area) as f32
 }
 
-/// KataGo's `komiAuto` (`adjustKomiToEven` on the empty board): the komi
-/// at which the net's searches (`compensateKomiVisits` each, no noise) see
-/// the game as even, rounded at random to a neighbouring half point.
+/// KataGo's `adjustKomiToEven` (`komiAuto` on the empty board, or a
+/// handicap or asymmetric game's start position): the komi at which the
+/// net's searches (`compensateKomiVisits` each, no noise) see the game as
+/// even, rounded at random to a neighbouring half point.
 fn fair_komi<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
     evaluator: &Arc<E>,
-    board: &Board,
-    rules: Rules,
+    state: &GameState,
     rng: &mut StdRng,
 ) -> Result<f64, SearchError> {
     let mut params = base_params.clone();
     params.max_visits = s.compensate_komi_visits;
     params.root_noise_enabled = false;
-    let area = board.x_size() * board.y_size();
+    let area = state.board.x_size() * state.board.y_size();
     let mut failure = None;
-    let start_komi = f64::from(rules.komi);
+    let start_komi = f64::from(state.hist.rules().komi);
     let lead = compute_lead(start_komi, area, false, |komi| {
-        let mut r = rules;
-        r.komi = komi as f32;
-        let hist = BoardHistory::new(board, Player::Black, r);
+        let mut hist = state.hist.clone();
+        hist.set_komi(komi as f32);
         let mut search = Search::new(
             params.clone(),
             evaluator.clone(),
-            GameState::new(*board, hist, Player::Black),
+            GameState::new(state.board, hist, state.next),
             rng.gen(),
         );
         match search.run(&RunOptions::default()) {
@@ -144,8 +144,16 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
             "board size {xs}x{ys}: {e}"
         )))
     })?;
-    let mean = if s.komi_auto {
-        fair_komi(s, base_params, &evaluator, &board, rules, rng)?
+    // Handicap, playout advantage and whether komi is made fair for the
+    // actual start position (then the empty board's fair komi is skipped).
+    let setup = choose_setup(s, area, rng);
+    let mean = if s.komi_auto && !setup.make_game_fair {
+        let empty = GameState::new(
+            board,
+            BoardHistory::new(&board, Player::Black, rules),
+            Player::Black,
+        );
+        fair_komi(s, base_params, &evaluator, &empty, rng)?
     } else {
         s.komi_mean
     };
@@ -156,11 +164,30 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
 
     let mut search = Search::new(
         base_params.clone(),
-        evaluator,
+        evaluator.clone(),
         GameState::new(board, hist, Player::Black),
         rng.gen(),
     );
     let mut num_searches = 0usize;
+
+    let mut num_extra_black = 0;
+    if setup.extra_black > 0 {
+        let mut params = base_params.clone();
+        params.max_visits = 1;
+        params.root_noise_enabled = false;
+        search.set_params(params);
+        num_extra_black =
+            play_extra_black(&mut search, setup.extra_black, s.handicap_temperature, rng)?;
+        num_searches += num_extra_black as usize;
+        search.clear_tree();
+    }
+    if setup.make_game_fair {
+        let mut st = search.root_state().clone();
+        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        st.hist.set_komi(random_komi(s, fair, area, rng));
+        search.set_position(st);
+    }
+    let mut warned_asym_clamp = false;
 
     // Opening moves from the raw policy at temperature 1 (KataGo's
     // initGamesWithPolicy); they belong to the start position.
@@ -251,6 +278,22 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
             }
         }
         let mut params = base_params.clone();
+        if setup.pda_pla.is_some() {
+            // Each side searches with its own visits and its own view of
+            // the advantage, so no tree is shared between the sides.
+            let (v, clamped) = asymmetric_visits(visits, search.root_state().next, &setup);
+            if clamped && !warned_asym_clamp {
+                warned_asym_clamp = true;
+                eprintln!(
+                    "warning: asymmetric playouts would leave fewer than 5 visits ({visits} visits, advantage {:.2} doublings); using 5",
+                    setup.pda
+                );
+            }
+            visits = v;
+            params.playout_doubling_advantage = setup.pda;
+            params.playout_doubling_advantage_pla = crate::search::OptPlayer(setup.pda_pla);
+            search.clear_tree();
+        }
         params.max_visits = visits;
         if remove_noise {
             params.root_noise_enabled = false;
@@ -346,8 +389,19 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     if !(scored.is_game_finished() && scored.is_no_result()) {
         scored.end_and_score_game_now(&end.board);
     }
+    // KataGo's game type: asymmetric over handicap over normal.
+    let mode = if setup.pda_pla.is_some() && setup.pda != 0.0 {
+        GameMode::Asym
+    } else if num_extra_black > 0 {
+        GameMode::Handicap
+    } else {
+        GameMode::Normal
+    };
     let sgf = write_sgf_line(
         model_name,
+        &start_board,
+        num_extra_black,
+        mode,
         &start_hist,
         &end.hist,
         &scored,
@@ -363,11 +417,15 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         end_hist: end.hist,
         game_hash,
         hit_turn_limit,
-        num_extra_black: 0,
-        mode: GameMode::Normal,
+        num_extra_black,
+        mode,
         draw_equivalent_wins_for_white: draw_value,
-        playout_doubling_advantage_pla: None,
-        playout_doubling_advantage: 0.0,
+        playout_doubling_advantage_pla: setup.pda_pla,
+        playout_doubling_advantage: if setup.pda_pla.is_some() {
+            setup.pda
+        } else {
+            0.0
+        },
         training_weight: 1.0,
         turns,
         outcome,
@@ -379,6 +437,20 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         sgf,
         num_searches,
     }))
+}
+
+/// KataGo's SGF name of a game type (`gtype=` in the root comment).
+fn gtype_name(mode: GameMode) -> &'static str {
+    match mode {
+        GameMode::Normal => "normal",
+        GameMode::CleanupTraining => "cleanuptraining",
+        GameMode::Fork => "fork",
+        GameMode::Handicap => "handicap",
+        GameMode::SgfPos => "sgfpos",
+        GameMode::HintPos => "hintpos",
+        GameMode::HintFork => "hintfork",
+        GameMode::Asym => "asym",
+    }
 }
 
 /// KL divergence of a result from the raw net's value, capped at 1
@@ -466,6 +538,9 @@ fn apply_surprise_weights(
 #[allow(clippy::too_many_arguments)]
 fn write_sgf_line(
     model_name: &str,
+    start_board: &Board,
+    num_extra_black: u32,
+    mode: GameMode,
     start_hist: &BoardHistory,
     end_hist: &BoardHistory,
     scored: &BoardHistory,
@@ -476,7 +551,14 @@ fn write_sgf_line(
 ) -> String {
     let mut rec = GameRecord::new(xs, ys);
     rec.komi = Some(end_hist.rules().komi);
-    rec.handicap = Some(0);
+    rec.handicap = Some(num_extra_black);
+    // The handicap stones (and any other start stones) as setup.
+    for loc in start_board.locs() {
+        let c = start_board.get(loc);
+        if c != crate::game::Color::Empty {
+            rec.setup.push((c, loc.xy(xs)));
+        }
+    }
     rec.rules = Some(end_hist.rules().to_compact_string());
     rec.player_black = Some(model_name.to_string());
     rec.player_white = Some(model_name.to_string());
@@ -494,9 +576,10 @@ fn write_sgf_line(
     });
     let start = start_hist.moves().len();
     rec.game_comment = Some(format!(
-        "startTurnIdx={start},initTurnNum={},gameHash={:032X},gtype=normal",
+        "startTurnIdx={start},initTurnNum={},gameHash={:032X},gtype={}",
         start_hist.initial_turn_number(),
-        game_hash.0
+        game_hash.0,
+        gtype_name(mode)
     ));
     let mut tree = rec.to_tree();
     let mut parent = NodeId::ROOT;

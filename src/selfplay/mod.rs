@@ -9,6 +9,7 @@
 
 mod game;
 mod game_data;
+mod handicap;
 mod output;
 mod rows;
 mod run;

@@ -89,9 +89,28 @@ pub struct PlaySettings {
     pub policy_init_area_prop: f64,
     /// `drawRandRadius`: the draw value is drawn around 0.5 within it.
     pub draw_rand_radius: f64,
-    /// `maxAsymmetricRatio` (read so that bad values warn; asymmetric
-    /// games are not played yet).
+    /// `maxAsymmetricRatio`: the largest visit ratio between the sides of
+    /// an asymmetric game (clamped so the weaker side keeps 5 visits).
     pub max_asymmetric_ratio: f64,
+    /// `handicapProb`: chance of a handicap game (boards above 10x10, or
+    /// any board with `numExtraBlackFixed`).
+    pub handicap_prob: f64,
+    /// `numExtraBlackFixed`: the number of extra black stones of a handicap
+    /// game (0: 1 to KataGo's size-dependent maximum).
+    pub num_extra_black_fixed: u32,
+    /// `handicapCompensateKomiProb`: chance a handicap game's komi is made
+    /// fair for the position with its stones.
+    pub handicap_compensate_komi_prob: f64,
+    /// `handicapTemperature`: policy temperature for placing the stones.
+    pub handicap_temperature: f64,
+    /// `normalAsymmetricPlayoutProb`: chance of an asymmetric-playout game
+    /// without handicap.
+    pub normal_asymmetric_playout_prob: f64,
+    /// `handicapAsymmetricPlayoutProb`: the same for handicap games.
+    pub handicap_asymmetric_playout_prob: f64,
+    /// `minAsymmetricCompensateKomiProb`: least chance an asymmetric game's
+    /// komi is made fair for its start position.
+    pub min_asymmetric_compensate_komi_prob: f64,
 }
 
 fn parse_list<T>(
@@ -267,6 +286,29 @@ impl PlaySettings {
             policy_init_area_prop: cfg.get_f64_or("policyInitAreaProp", 0.0, 0.0..=1.0)?,
             draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=0.5)?,
             max_asymmetric_ratio,
+            handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
+            num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
+            handicap_compensate_komi_prob: cfg.get_f64_or(
+                "handicapCompensateKomiProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            handicap_temperature: cfg.get_f64_or("handicapTemperature", 1.0, 0.1..=5.0)?,
+            normal_asymmetric_playout_prob: cfg.get_f64_or(
+                "normalAsymmetricPlayoutProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            handicap_asymmetric_playout_prob: cfg.get_f64_or(
+                "handicapAsymmetricPlayoutProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            min_asymmetric_compensate_komi_prob: cfg.get_f64_or(
+                "minAsymmetricCompensateKomiProb",
+                0.0,
+                0.0..=1.0,
+            )?,
         };
         if s.policy_surprise_data_weight + s.value_surprise_data_weight > 1.0 {
             return Err(SettingsError::Invalid(

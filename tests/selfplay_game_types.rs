@@ -1,0 +1,172 @@
+//! Handicap and asymmetric-playout self-play games: one seeded 7x7 game of
+//! each type with the g170 net and few visits. The game type channel
+//! (`globalTargetsNC` C55), the extra-black count (C54), the handicap
+//! stones on the start board and in the SGF, the playout-advantage inputs
+//! (`globalInputNC` C15/C16, signed by the player to move) and the row
+//! weights are checked, beside the rows' usual invariants.
+
+use std::sync::atomic::AtomicBool;
+
+use engine::config::Config;
+use engine::data::TrainingRows;
+use engine::game::{Color, Player};
+use engine::nn::FeatureEncoder;
+use engine::search::{SearchParams, SetupFor};
+use engine::selfplay::{play_game, write_game_rows, GameMode, PlaySettings, PlayedGame};
+use rand::SeedableRng;
+
+const BASE: &str =
+    "maxVisits = 24\ncheapSearchProb = 0.3\ncheapSearchVisits = 12\nreducedVisitsMin = 12\n\
+    bSizes = \"7\"\nkomiMean = 7.0\ncompensateKomiVisits = 8\nmaxMovesPerGame = 60\n\
+    numSearchThreads = 1\nnnRandomize = true\nrootNoiseEnabled = true\n\
+    policySurpriseDataWeight = 0.5\nvalueSurpriseDataWeight = 0.1\n";
+
+fn play(extra: &str, seed: u64) -> (PlayedGame, TrainingRows) {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let cfg = Config::from_toml_str(&format!("{BASE}{extra}"), "test.toml").unwrap();
+    let (settings, _) = PlaySettings::from_config(&cfg).unwrap();
+    let net = engine::setup::load_network(&model, &cfg, 8).unwrap();
+    let overrides = engine::setup::search_settings(&cfg);
+    let params = SearchParams::from_overrides(
+        SetupFor::Other,
+        overrides.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let stop = AtomicBool::new(false);
+    let played = play_game(
+        &settings,
+        &params,
+        net.evaluator.clone(),
+        "test",
+        &mut rng,
+        &stop,
+    )
+    .unwrap()
+    .expect("not stopped");
+    let mut rows = TrainingRows::new(19);
+    let mut encoder = FeatureEncoder::new();
+    let n = write_game_rows(&played.game, &mut rows, &mut encoder, &mut rng, &mut |_| {}).unwrap();
+    assert_eq!(n, rows.num_rows);
+    assert!(n > 0, "the game wrote rows");
+    for r in 0..n {
+        let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];
+        assert_eq!(g[63], 3.0, "row {r}: data version");
+        assert!(g[25].is_finite() && g[25] > 0.0, "row {r}: game weight");
+        for c in [0, 4, 8, 12, 16] {
+            let p = g[c] + g[c + 1] + g[c + 2];
+            assert!((p - 1.0).abs() < 1e-4, "row {r}: value channels {c}..");
+        }
+        let sd: i32 = rows.score_distr_n[r * 842..(r + 1) * 842]
+            .iter()
+            .map(|&x| i32::from(x))
+            .sum();
+        assert_eq!(sd, 100, "row {r}: score distribution");
+    }
+    for (i, t) in played.game.turns.iter().enumerate() {
+        assert!(
+            t.target_weight.is_finite() && t.target_weight >= 0.0,
+            "turn {i}: weight {}",
+            t.target_weight
+        );
+    }
+    (played, rows)
+}
+
+#[test]
+fn handicap_game_places_black_stones_and_marks_its_rows() {
+    let (played, rows) = play(
+        "handicapProb = 1.0\nnumExtraBlackFixed = 2\nhandicapCompensateKomiProb = 1.0\n",
+        3,
+    );
+    let game = &played.game;
+    assert_eq!(game.num_extra_black, 2);
+    assert_eq!(game.mode, GameMode::Handicap);
+    assert_eq!(game.playout_doubling_advantage_pla, None);
+    let b = &game.start_board;
+    assert_eq!(b.num_stones_of(Player::Black), 2);
+    assert_eq!(b.num_stones_of(Player::White), 0);
+    // Black moves first after its extra stones, as in KataGo's self-play.
+    assert_eq!(game.start_pla, Player::Black);
+    assert!(game.start_hist.moves().is_empty());
+    // Komi made fair for the handicap position: a half-point multiple.
+    let komi = game.end_hist.rules().komi;
+    assert_eq!((komi * 2.0).fract(), 0.0, "komi {komi}");
+    for r in 0..rows.num_rows {
+        let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];
+        assert_eq!(g[54], 2.0, "row {r}: extra black");
+        assert_eq!(g[55], 3.0, "row {r}: game type handicap");
+        let gi = &rows.global_input_nc[r * 19..(r + 1) * 19];
+        assert_eq!(gi[15], 0.0, "row {r}: no playout advantage");
+    }
+    assert!(played.sgf.contains("gtype=handicap"), "{}", played.sgf);
+    assert!(played.sgf.contains("HA[2]"), "{}", played.sgf);
+    assert!(played.sgf.contains("AB["), "{}", played.sgf);
+    let stones: Vec<_> = b.locs().filter(|&l| b.get(l) == Color::Black).collect();
+    assert_eq!(stones.len(), 2);
+}
+
+#[test]
+fn asymmetric_game_gives_one_side_more_playouts() {
+    let (played, rows) = play(
+        "normalAsymmetricPlayoutProb = 1.0\nmaxAsymmetricRatio = 4.0\n\
+         minAsymmetricCompensateKomiProb = 0.0\n",
+        7,
+    );
+    let game = &played.game;
+    assert_eq!(game.mode, GameMode::Asym);
+    assert_eq!(game.num_extra_black, 0);
+    let adv = game
+        .playout_doubling_advantage_pla
+        .expect("an advantaged player");
+    let pda = game.playout_doubling_advantage;
+    assert!(pda > 0.0 && pda <= 2.0, "advantage {pda} doublings");
+    // The advantaged side's full searches get more visits than the other's.
+    let f = 2f64.powf(pda);
+    let expect = |pla: Player, visits: f64| -> i64 {
+        let factor = if pla == adv {
+            2.0 * f / (f + 1.0)
+        } else {
+            2.0 / (f + 1.0)
+        };
+        ((visits * factor).round() as i64).max(5)
+    };
+    let moves = game.game_moves();
+    let mut seen = [0, 0];
+    for (i, (t, &(_, pla))) in game.turns.iter().zip(moves).enumerate() {
+        // Each search gets the player's share of a full (24) or cheap (12)
+        // search; the tree is cleared before each, so nothing is reused.
+        let v = t.unreduced_num_visits;
+        let (full, cheap) = (expect(pla, 24.0), expect(pla, 12.0));
+        assert!(
+            v == full || v == cheap,
+            "turn {i} {pla:?}: {v} visits, expected {full} or {cheap}"
+        );
+        if v == full && full != cheap {
+            seen[usize::from(pla == adv)] += 1;
+        }
+    }
+    assert!(
+        seen[0] > 0 && seen[1] > 0,
+        "full searches of both sides: {seen:?}"
+    );
+    for r in 0..rows.num_rows {
+        let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];
+        assert_eq!(g[55], 7.0, "row {r}: game type asym");
+        let gi = &rows.global_input_nc[r * 19..(r + 1) * 19];
+        assert_eq!(gi[15], 1.0, "row {r}: playout advantage flag");
+        assert!(
+            (gi[16].abs() - (0.5 * pda) as f32).abs() < 1e-6,
+            "row {r}: advantage input {}",
+            gi[16]
+        );
+    }
+    // The input is signed by the player to move: both signs appear when
+    // both players have rows.
+    let signs: Vec<f32> = (0..rows.num_rows)
+        .map(|r| rows.global_input_nc[r * 19 + 16].signum())
+        .collect();
+    assert!(signs.iter().all(|s| *s != 0.0));
+    assert!(played.sgf.contains("gtype=asym"), "{}", played.sgf);
+}
