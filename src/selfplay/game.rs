@@ -18,10 +18,12 @@ use super::game_data::{
 use super::handicap::{asymmetric_visits, choose_setup, play_extra_black};
 use super::settings::PlaySettings;
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
-use crate::game::{Board, BoardHistory, Hash128, Move, Player, Rules, WhiteHandicapBonusRule};
+use crate::game::{
+    Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
+};
 use crate::search::{
-    compute_lead, round_and_clip_komi, GameState, NodeValues, PositionEvaluator, RunOptions,
-    Search, SearchError, SearchParams,
+    compute_lead, round_and_clip_komi, NodeValues, PositionEvaluator, RunOptions, Search,
+    SearchError, SearchParams,
 };
 
 /// A finished game and its SGF (one line, KataGo's root and move comments).
