@@ -170,3 +170,22 @@ fn asymmetric_game_gives_one_side_more_playouts() {
     assert!(signs.iter().all(|s| *s != 0.0));
     assert!(played.sgf.contains("gtype=asym"), "{}", played.sgf);
 }
+
+#[test]
+fn fancy_komi_and_random_draw_value_keep_rows_valid() {
+    let (played, rows) = play(
+        "handicapProb = 1.0\nnumExtraBlackFixed = 1\nhandicapCompensateKomiProb = 0.0\n\
+         fancyKomiVarying = true\ndrawRandRadius = 0.5\nnoResultStdev = 0.1666\n",
+        11,
+    );
+    let game = &played.game;
+    assert_eq!(game.mode, GameMode::Handicap);
+    let d = game.draw_equivalent_wins_for_white;
+    assert!((0.0..=1.0).contains(&d) && d != 0.5, "draw value {d}");
+    let komi = game.end_hist.rules().komi;
+    assert_eq!((komi * 2.0).fract(), 0.0, "komi {komi}");
+    for r in 0..rows.num_rows {
+        let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];
+        assert_eq!(g[55], 3.0, "row {r}: game type handicap");
+    }
+}

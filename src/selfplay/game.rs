@@ -15,7 +15,9 @@ use super::game_data::{
     FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove, QValueTargetMove,
     TurnRecord, ValueTargets,
 };
-use super::handicap::{asymmetric_visits, choose_setup, play_extra_black};
+use super::handicap::{
+    asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
+};
 use super::settings::PlaySettings;
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
 use crate::game::{
@@ -134,6 +136,10 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     rng: &mut StdRng,
     stop: &AtomicBool,
 ) -> Result<Option<PlayedGame>, SearchError> {
+    // The game's own draw value and no-result utility.
+    let mut game_params = base_params.clone();
+    randomize_game_params(s, &mut game_params, rng);
+    let base_params = &game_params;
     // Board size and rules.
     let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
         .map(|d| d.sample(rng))
@@ -187,6 +193,17 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         let mut st = search.root_state().clone();
         let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
         st.hist.set_komi(random_komi(s, fair, area, rng));
+        search.set_position(st);
+    } else if num_extra_black > 0 && s.fancy_komi_varying && rng.gen_bool(0.5) {
+        // KataGo's fancyKomiVarying: a komi between the drawn one and the
+        // fair one for the handicap position, plus wide noise.
+        let mut st = search.root_state().clone();
+        let orig = f64::from(st.hist.rules().komi);
+        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        let (lo, hi) = (orig.min(fair), orig.max(fair));
+        let mut komi = lo + rng.gen::<f64>() * (hi - lo);
+        komi += 0.75 * (area as f64).sqrt() * gaussian_truncated(rng, 2.5);
+        st.hist.set_komi(random_komi(s, komi, area, rng));
         search.set_position(st);
     }
     let mut warned_asym_clamp = false;

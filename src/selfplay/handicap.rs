@@ -7,10 +7,11 @@
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 use rand::Rng;
+use rand_distr::StandardNormal;
 
 use super::settings::PlaySettings;
 use crate::game::{BoardHistory, GameState, Move, Player};
-use crate::search::{PositionEvaluator, RunOptions, Search, SearchError};
+use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
 
 /// How a game is set up beyond its size and rules.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,6 +25,43 @@ pub(super) struct GameSetup {
     /// Whether komi is made fair for the actual start position (after the
     /// extra stones) rather than for the empty board.
     pub make_game_fair: bool,
+}
+
+/// A standard normal draw, redrawn until within `bound` (KataGo's
+/// `nextGaussianTruncated`).
+pub(super) fn gaussian_truncated(rng: &mut StdRng, bound: f64) -> f64 {
+    loop {
+        let x: f64 = StandardNormal.sample(rng);
+        if x.abs() <= bound {
+            return x;
+        }
+    }
+}
+
+/// The per-game search values KataGo's `GameInitializer::createGame`
+/// randomises: the no-result utility (`noResultStdev`) and the draw value
+/// (`drawRandRadius`), each redrawn until in range.
+pub(super) fn randomize_game_params(s: &PlaySettings, params: &mut SearchParams, rng: &mut StdRng) {
+    if s.no_result_stdev > 1e-30 {
+        let mean = params.no_result_utility_for_white;
+        loop {
+            let v = mean + s.no_result_stdev * gaussian_truncated(rng, 3.0);
+            if (-1.0..=1.0).contains(&v) {
+                params.no_result_utility_for_white = v;
+                break;
+            }
+        }
+    }
+    if s.draw_rand_radius > 1e-30 {
+        let mean = params.draw_equivalent_wins_for_white.clamp(0.0, 1.0);
+        loop {
+            let v = mean + s.draw_rand_radius * (rng.gen::<f64>() * 2.0 - 1.0);
+            if (0.0..=1.0).contains(&v) {
+                params.draw_equivalent_wins_for_white = v;
+                break;
+            }
+        }
+    }
 }
 
 /// KataGo's `getDefaultMaxExtraBlack`: no handicap on boards of about
@@ -173,6 +211,29 @@ pub(super) fn play_extra_black<E: PositionEvaluator<GameState>>(
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn draw_value_and_no_result_utility_stay_in_range() {
+        let cfg = crate::config::Config::from_cfg_str(
+            "komiMean = 7\ndrawRandRadius = 0.5\nnoResultStdev = 0.5\n",
+            "t.cfg",
+        )
+        .unwrap();
+        let (s, _) = PlaySettings::from_config(&cfg).unwrap();
+        let mut rng = StdRng::seed_from_u64(9);
+        let (mut lo, mut hi) = (1.0f64, 0.0f64);
+        for _ in 0..200 {
+            let mut p = SearchParams::defaults(crate::search::SetupFor::Other);
+            p.draw_equivalent_wins_for_white = 0.9;
+            randomize_game_params(&s, &mut p, &mut rng);
+            let d = p.draw_equivalent_wins_for_white;
+            assert!((0.4..=1.0).contains(&d), "{d}");
+            assert!((-1.0..=1.0).contains(&p.no_result_utility_for_white));
+            lo = lo.min(d);
+            hi = hi.max(d);
+        }
+        assert!(lo < 0.6 && hi > 0.95, "spread {lo}..{hi}");
+    }
 
     #[test]
     fn max_extra_black_follows_board_size() {

@@ -87,7 +87,8 @@ pub struct PlaySettings {
     /// `policyInitAreaProp`: mean number of opening moves from the policy
     /// as a share of the board area.
     pub policy_init_area_prop: f64,
-    /// `drawRandRadius`: the draw value is drawn around 0.5 within it.
+    /// `drawRandRadius`: each game's draw value is drawn uniformly within
+    /// this radius of `drawEquivalentWinsForWhite`, redrawn until in [0, 1].
     pub draw_rand_radius: f64,
     /// `maxAsymmetricRatio`: the largest visit ratio between the sides of
     /// an asymmetric game (clamped so the weaker side keeps 5 visits).
@@ -111,6 +112,12 @@ pub struct PlaySettings {
     /// `minAsymmetricCompensateKomiProb`: least chance an asymmetric game's
     /// komi is made fair for its start position.
     pub min_asymmetric_compensate_komi_prob: f64,
+    /// `noResultStdev`: spread of the per-game no-result utility for white
+    /// around the search's `noResultUtilityForWhite`.
+    pub no_result_stdev: f64,
+    /// `fancyKomiVarying`: half of the handicap games without fair komi get
+    /// a komi drawn between the drawn and the fair one, plus noise.
+    pub fancy_komi_varying: bool,
 }
 
 fn parse_list<T>(
@@ -284,7 +291,9 @@ impl PlaySettings {
             komi_big_stdev: cfg.get_f64_or("komiBigStdev", 10.0, 0.0..=1000.0)?,
             init_games_with_policy: cfg.get_bool_or("initGamesWithPolicy", false)?,
             policy_init_area_prop: cfg.get_f64_or("policyInitAreaProp", 0.0, 0.0..=1.0)?,
-            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=0.5)?,
+            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=1.0)?,
+            no_result_stdev: cfg.get_f64_or("noResultStdev", 0.0, 0.0..=1.0)?,
+            fancy_komi_varying: cfg.get_bool_or("fancyKomiVarying", false)?,
             max_asymmetric_ratio,
             handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
             num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
