@@ -189,3 +189,37 @@ fn fancy_komi_and_random_draw_value_keep_rows_valid() {
         assert_eq!(g[55], 3.0, "row {r}: game type handicap");
     }
 }
+
+#[test]
+fn side_positions_are_searched_and_written() {
+    let (played, rows) = play("sidePositionProb = 0.5\n", 13);
+    let game = &played.game;
+    assert!(!game.side_positions.is_empty(), "some side positions");
+    for (i, sp) in game.side_positions.iter().enumerate() {
+        assert!(!sp.hist.is_game_finished(), "side position {i} is live");
+        assert_eq!(sp.turn.target_weight, 1.0);
+        // A full search, without playout advantage.
+        assert!(sp.turn.unreduced_num_visits >= 24, "side position {i}");
+        let child: i64 = sp.turn.q_value_targets.iter().map(|q| q.visits).sum();
+        assert_eq!(child, sp.turn.unreduced_num_visits - 1);
+        // One move off the game's own line at that point.
+        let line = game.end_hist.moves();
+        let sp_moves = sp.hist.moves();
+        assert!(sp_moves.len() <= line.len() + 3);
+        assert!(sp_moves
+            .iter()
+            .zip(line)
+            .take_while(|(a, b)| a == b)
+            .count()
+            < sp_moves.len());
+    }
+    // Every side position adds one row without ownership targets (C27 is
+    // 0 there: KataGo's side rows have no final targets); the game's own
+    // rows have them unless it ended without result.
+    let side_rows = (0..rows.num_rows)
+        .filter(|&r| rows.global_targets_nc[r * 80 + 27] == 0.0)
+        .count();
+    if !game.end_hist.is_no_result() {
+        assert_eq!(side_rows, game.side_positions.len());
+    }
+}

@@ -19,13 +19,14 @@ use super::handicap::{
     asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
 };
 use super::settings::PlaySettings;
+use super::side::{choose_forking_move, fork, search_side_positions};
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
 use crate::game::{
     Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
 };
 use crate::search::{
     compute_lead, round_and_clip_komi, NodeValues, PositionEvaluator, RunOptions, Search,
-    SearchError, SearchParams,
+    SearchError, SearchParams, SearchView,
 };
 
 /// A finished game and its SGF (one line, KataGo's root and move comments).
@@ -207,6 +208,7 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         search.set_position(st);
     }
     let mut warned_asym_clamp = false;
+    let mut side_queue: Vec<GameState> = Vec::new();
 
     // Opening moves from the raw policy at temperature 1 (KataGo's
     // initGamesWithPolicy); they belong to the start position.
@@ -324,63 +326,31 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         num_searches += 1;
 
         let view = search.view();
-        let root = view.root_values();
-        let (win, loss) = win_loss(&root);
-        let white_value_targets = ValueTargets {
-            win,
-            loss,
-            no_result: root.no_result as f32,
-            score: root.score_mean as f32,
-            lead: None,
-        };
-        let policy_target: Vec<PolicyTargetMove> = view
-            .policy_target()
-            .into_iter()
-            .map(|(mv, target)| PolicyTargetMove { mv, target })
-            .collect();
-        let q_value_targets = view
-            .child_values()
-            .into_iter()
-            .map(|(mv, v)| QValueTargetMove {
-                mv,
-                win_loss: v.win_loss as f32,
-                score: v.score_mean as f32,
-                visits: v.visits,
-            })
-            .collect();
-        let (policy_surprise, search_entropy, policy_entropy) = view
-            .policy_surprise_and_entropy()
-            .unwrap_or((0.0, 0.0, 0.0));
-        let nn = view.root_nn_output();
-        let nn_raw_stats = nn.as_ref().map_or(NnRawStats::default(), |o| NnRawStats {
-            white_win_loss: f64::from(o.white_win_prob - o.white_loss_prob),
-            white_score_mean: f64::from(o.white_score_mean),
-            policy_entropy,
-        });
-        raw_values.push(nn.as_ref().map_or((0.5, 0.5, 0.0), |o| {
-            (
-                f64::from(o.white_win_prob),
-                f64::from(o.white_loss_prob),
-                f64::from(o.white_no_result_prob),
-            )
-        }));
+        let (turn, root, raw) = record_turn(&view, target_weight);
+        raw_values.push(raw);
         let chosen = view.chosen_move(rng).unwrap_or(Move::Pass);
         historical_wl.push(root.win_loss);
         move_comments.push(format!(
             "{:.2} {:.2} {:.2} {:.1} v={}",
-            win, loss, root.no_result, root.score_mean, root.visits
+            turn.white_value_targets.win,
+            turn.white_value_targets.loss,
+            root.no_result,
+            root.score_mean,
+            root.visits
         ));
-        turns.push(TurnRecord {
-            target_weight,
-            unreduced_num_visits: root.visits,
-            policy_target: Some(policy_target),
-            policy_surprise,
-            policy_entropy,
-            search_entropy,
-            white_value_targets,
-            q_value_targets,
-            nn_raw_stats,
-        });
+        turns.push(turn);
+        // Occasionally fork off a position one odd move away, searched
+        // after the game (KataGo's side positions, recorded turns only).
+        if s.side_position_prob > 0.0 && target_weight > 0.0 && rng.gen_bool(s.side_position_prob) {
+            if let Some(nn) = view.root_nn_output() {
+                let st = search.root_state();
+                if let Some(side) = choose_forking_move(&nn.policy, st, Some(chosen), rng)
+                    .and_then(|mv| fork(st, mv))
+                {
+                    side_queue.push(side);
+                }
+            }
+        }
         if !search.make_move(chosen) {
             // The search only proposes legal moves; a failure here is a bug.
             return Err(SearchError::Eval(crate::search::EvalError(format!(
@@ -395,6 +365,12 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     }
 
     let end = search.root_state().clone();
+    drop(search);
+    let mut side_params = base_params.clone();
+    side_params.max_visits = s.max_visits;
+    let (side_positions, side_searches) =
+        search_side_positions(side_queue, &side_params, &evaluator, stop, rng)?;
+    num_searches += side_searches;
     let outcome = FinalOutcome::compute(&end.board, &end.hist, draw_value);
     let mut all_targets: Vec<ValueTargets> = turns.iter().map(|t| t.white_value_targets).collect();
     all_targets.push(outcome.white_value_targets);
@@ -448,7 +424,7 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         training_weight: 1.0,
         turns,
         outcome,
-        side_positions: Vec::new(),
+        side_positions,
         changed_nets_turns: Vec::new(),
     };
     Ok(Some(PlayedGame {
@@ -456,6 +432,67 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         sgf,
         num_searches,
     }))
+}
+
+/// The targets of the search just run as one turn's record (weight
+/// `target_weight`), with the root's values and the raw net's (win, loss,
+/// no-result) for white.
+pub(super) fn record_turn(
+    view: &SearchView<'_>,
+    target_weight: f64,
+) -> (TurnRecord, NodeValues, (f64, f64, f64)) {
+    let root = view.root_values();
+    let (win, loss) = win_loss(&root);
+    let white_value_targets = ValueTargets {
+        win,
+        loss,
+        no_result: root.no_result as f32,
+        score: root.score_mean as f32,
+        lead: None,
+    };
+    let policy_target: Vec<PolicyTargetMove> = view
+        .policy_target()
+        .into_iter()
+        .map(|(mv, target)| PolicyTargetMove { mv, target })
+        .collect();
+    let q_value_targets = view
+        .child_values()
+        .into_iter()
+        .map(|(mv, v)| QValueTargetMove {
+            mv,
+            win_loss: v.win_loss as f32,
+            score: v.score_mean as f32,
+            visits: v.visits,
+        })
+        .collect();
+    let (policy_surprise, search_entropy, policy_entropy) = view
+        .policy_surprise_and_entropy()
+        .unwrap_or((0.0, 0.0, 0.0));
+    let nn = view.root_nn_output();
+    let nn_raw_stats = nn.as_ref().map_or(NnRawStats::default(), |o| NnRawStats {
+        white_win_loss: f64::from(o.white_win_prob - o.white_loss_prob),
+        white_score_mean: f64::from(o.white_score_mean),
+        policy_entropy,
+    });
+    let raw = nn.as_ref().map_or((0.5, 0.5, 0.0), |o| {
+        (
+            f64::from(o.white_win_prob),
+            f64::from(o.white_loss_prob),
+            f64::from(o.white_no_result_prob),
+        )
+    });
+    let turn = TurnRecord {
+        target_weight,
+        unreduced_num_visits: root.visits,
+        policy_target: Some(policy_target),
+        policy_surprise,
+        policy_entropy,
+        search_entropy,
+        white_value_targets,
+        q_value_targets,
+        nn_raw_stats,
+    };
+    (turn, root, raw)
 }
 
 /// KataGo's SGF name of a game type (`gtype=` in the root comment).

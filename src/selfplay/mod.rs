@@ -14,6 +14,7 @@ mod output;
 mod rows;
 mod run;
 mod settings;
+mod side;
 
 pub use game::{play_game, PlayedGame};
 pub use game_data::{

@@ -118,6 +118,9 @@ pub struct PlaySettings {
     /// `fancyKomiVarying`: half of the handicap games without fair komi get
     /// a komi drawn between the drawn and the fair one, plus noise.
     pub fancy_komi_varying: bool,
+    /// `sidePositionProb`: chance per recorded turn of also searching a
+    /// position one odd move away (rows without game-outcome targets).
+    pub side_position_prob: f64,
 }
 
 fn parse_list<T>(
@@ -294,6 +297,7 @@ impl PlaySettings {
             draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=1.0)?,
             no_result_stdev: cfg.get_f64_or("noResultStdev", 0.0, 0.0..=1.0)?,
             fancy_komi_varying: cfg.get_bool_or("fancyKomiVarying", false)?,
+            side_position_prob: cfg.get_f64_or("sidePositionProb", 0.0, 0.0..=1.0)?,
             max_asymmetric_ratio,
             handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
             num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
