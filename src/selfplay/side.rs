@@ -124,7 +124,6 @@ pub(super) fn search_side_positions<E: PositionEvaluator<GameState>>(
         let view = search.view();
         let (turn, _, _) = record_turn(&view, 1.0);
         let reply = view.chosen_move(rng);
-        drop(view);
         out.push(SidePosition {
             board: st.board,
             hist: st.hist.clone(),
