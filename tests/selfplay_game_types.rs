@@ -9,10 +9,12 @@ use std::sync::atomic::AtomicBool;
 
 use engine::config::Config;
 use engine::data::TrainingRows;
-use engine::game::{Color, Player};
+use engine::game::{Color, GameState, Player};
 use engine::nn::FeatureEncoder;
 use engine::search::{SearchParams, SetupFor};
-use engine::selfplay::{play_game, write_game_rows, GameMode, PlaySettings, PlayedGame};
+use engine::selfplay::{
+    maybe_fork, play_game_from, write_game_rows, GameMode, PlaySettings, PlayedGame,
+};
 use rand::SeedableRng;
 
 const BASE: &str =
@@ -22,6 +24,10 @@ const BASE: &str =
     policySurpriseDataWeight = 0.5\nvalueSurpriseDataWeight = 0.1\n";
 
 fn play(extra: &str, seed: u64) -> (PlayedGame, TrainingRows) {
+    play_from(extra, seed, None)
+}
+
+fn play_from(extra: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame, TrainingRows) {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
     let cfg = Config::from_toml_str(&format!("{BASE}{extra}"), "test.toml").unwrap();
@@ -35,11 +41,12 @@ fn play(extra: &str, seed: u64) -> (PlayedGame, TrainingRows) {
     .unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let stop = AtomicBool::new(false);
-    let played = play_game(
+    let played = play_game_from(
         &settings,
         &params,
         net.evaluator.clone(),
         "test",
+        fork,
         &mut rng,
         &stop,
     )
@@ -206,12 +213,14 @@ fn side_positions_are_searched_and_written() {
         let line = game.end_hist.moves();
         let sp_moves = sp.hist.moves();
         assert!(sp_moves.len() <= line.len() + 3);
-        assert!(sp_moves
-            .iter()
-            .zip(line)
-            .take_while(|(a, b)| a == b)
-            .count()
-            < sp_moves.len());
+        assert!(
+            sp_moves
+                .iter()
+                .zip(line)
+                .take_while(|(a, b)| a == b)
+                .count()
+                < sp_moves.len()
+        );
     }
     // Every side position adds one row without ownership targets (C27 is
     // 0 there: KataGo's side rows have no final targets); the game's own
@@ -222,4 +231,43 @@ fn side_positions_are_searched_and_written() {
     if !game.end_hist.is_no_result() {
         assert_eq!(side_rows, game.side_positions.len());
     }
+}
+
+#[test]
+fn early_fork_starts_a_fork_game() {
+    let extra = "earlyForkGameProb = 0.5\nearlyForkGameExpectedMoveProp = 0.1\n\
+                 forkGameMinChoices = 3\nearlyForkGameMaxChoices = 12\nforkCompensateKomiProb = 0.5\n";
+    let (played, _) = play(extra, 17);
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let cfg = Config::from_toml_str(&format!("{BASE}{extra}"), "test.toml").unwrap();
+    let (settings, _) = PlaySettings::from_config(&cfg).unwrap();
+    let net = engine::setup::load_network(&model, &cfg, 8).unwrap();
+    let params = SearchParams::defaults(SetupFor::Other);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+    let fork = (0..40)
+        .find_map(|_| {
+            maybe_fork(&settings, &played.game, &params, &net.evaluator, &mut rng).unwrap()
+        })
+        .expect("a fork within 40 tries at probability 0.5");
+    let fork_moves = fork.hist.moves().len();
+    let line = played.game.end_hist.moves();
+    // The fork follows the game, then leaves it with its last move.
+    assert!(fork_moves >= 1 && fork_moves <= line.len() + 1);
+    assert_eq!(
+        &fork.hist.moves()[..fork_moves - 1],
+        &line[..fork_moves - 1]
+    );
+    let (forked, rows) = play_from(extra, 19, Some(fork.clone()));
+    let game = &forked.game;
+    assert_eq!(game.mode, GameMode::Fork);
+    assert_eq!(game.start_hist.moves(), fork.hist.moves());
+    assert_eq!(game.start_board.pos_hash(), fork.board.pos_hash());
+    for r in 0..rows.num_rows {
+        let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];
+        assert_eq!(g[55], 2.0, "row {r}: game type fork");
+        assert_eq!(g[53], fork_moves as f32, "row {r}: moves before the start");
+    }
+    assert!(forked.sgf.contains("gtype=fork"), "{}", forked.sgf);
+    assert!(forked.sgf.contains(&format!("startTurnIdx={fork_moves}")));
 }

@@ -17,9 +17,10 @@ use super::game_data::{
 };
 use super::handicap::{
     asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
+    GameSetup,
 };
 use super::settings::PlaySettings;
-use super::side::{choose_forking_move, fork, search_side_positions};
+use super::side::{choose_forking_move, search_side_positions};
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
 use crate::game::{
     Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
@@ -128,7 +129,8 @@ fn fair_komi<E: PositionEvaluator<GameState>>(
     Ok(round_and_clip_komi(komi, area))
 }
 
-/// Plays one game with `evaluator`; `None` if `stop` was raised first.
+/// Plays one game with `evaluator` from the empty board; `None` if `stop`
+/// was raised first.
 pub fn play_game<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
@@ -137,26 +139,60 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     rng: &mut StdRng,
     stop: &AtomicBool,
 ) -> Result<Option<PlayedGame>, SearchError> {
+    play_game_from(s, base_params, evaluator, model_name, None, rng, stop)
+}
+
+/// Plays one game from `fork` (a fork game, KataGo's game type 2: its
+/// rules, komi with noise, no handicap, asymmetry or opening moves) or,
+/// without one, from the empty board.
+pub fn play_game_from<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    evaluator: Arc<E>,
+    model_name: &str,
+    fork: Option<GameState>,
+    rng: &mut StdRng,
+    stop: &AtomicBool,
+) -> Result<Option<PlayedGame>, SearchError> {
     // The game's own draw value and no-result utility.
     let mut game_params = base_params.clone();
     randomize_game_params(s, &mut game_params, rng);
     let base_params = &game_params;
     // Board size and rules.
-    let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
-        .map(|d| d.sample(rng))
-        .unwrap_or(0);
-    let (xs, ys) = s.board_sizes[size_idx];
+    let is_fork = fork.is_some();
+    let (board, mut rules) = match &fork {
+        Some(f) => (f.board, *f.hist.rules()),
+        None => {
+            let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
+                .map(|d| d.sample(rng))
+                .unwrap_or(0);
+            let (xs, ys) = s.board_sizes[size_idx];
+            let board = Board::new(xs, ys).map_err(|e| {
+                SearchError::Eval(crate::search::EvalError(format!(
+                    "board size {xs}x{ys}: {e}"
+                )))
+            })?;
+            (board, random_rules(s, rng))
+        }
+    };
+    let (xs, ys) = (board.x_size(), board.y_size());
     let area = xs * ys;
-    let mut rules = random_rules(s, rng);
-    let board = Board::new(xs, ys).map_err(|e| {
-        SearchError::Eval(crate::search::EvalError(format!(
-            "board size {xs}x{ys}: {e}"
-        )))
-    })?;
     // Handicap, playout advantage and whether komi is made fair for the
     // actual start position (then the empty board's fair komi is skipped).
-    let setup = choose_setup(s, area, rng);
-    let mean = if s.komi_auto && !setup.make_game_fair {
+    let setup = if is_fork {
+        GameSetup {
+            extra_black: 0,
+            pda_pla: None,
+            pda: 0.0,
+            make_game_fair: s.fork_compensate_komi_prob > 0.0
+                && rng.gen_bool(s.fork_compensate_komi_prob),
+        }
+    } else {
+        choose_setup(s, area, rng)
+    };
+    let mean = if is_fork {
+        f64::from(rules.komi)
+    } else if s.komi_auto && !setup.make_game_fair {
         let empty = GameState::new(
             board,
             BoardHistory::new(&board, Player::Black, rules),
@@ -167,14 +203,24 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         s.komi_mean
     };
     rules.komi = random_komi(s, mean, area, rng);
-    let hist = BoardHistory::new(&board, Player::Black, rules);
+    let start_state = match fork {
+        Some(mut f) => {
+            f.hist.set_komi(rules.komi);
+            f
+        }
+        None => GameState::new(
+            board,
+            BoardHistory::new(&board, Player::Black, rules),
+            Player::Black,
+        ),
+    };
     let game_hash = Hash128(rng.gen());
     let draw_value = base_params.draw_equivalent_wins_for_white;
 
     let mut search = Search::new(
         base_params.clone(),
         evaluator.clone(),
-        GameState::new(board, hist, Player::Black),
+        start_state,
         rng.gen(),
     );
     let mut num_searches = 0usize;
@@ -195,7 +241,10 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
         st.hist.set_komi(random_komi(s, fair, area, rng));
         search.set_position(st);
-    } else if num_extra_black > 0 && s.fancy_komi_varying && rng.gen_bool(0.5) {
+    } else if (num_extra_black > 0 || is_fork)
+        && s.fancy_komi_varying
+        && rng.gen_bool(if num_extra_black > 0 { 0.5 } else { 0.25 })
+    {
         // KataGo's fancyKomiVarying: a komi between the drawn one and the
         // fair one for the handicap position, plus wide noise.
         let mut st = search.root_state().clone();
@@ -212,7 +261,7 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
 
     // Opening moves from the raw policy at temperature 1 (KataGo's
     // initGamesWithPolicy); they belong to the start position.
-    if s.init_games_with_policy && s.policy_init_area_prop > 0.0 {
+    if !is_fork && s.init_games_with_policy && s.policy_init_area_prop > 0.0 {
         let mean = s.policy_init_area_prop * area as f64;
         let u: f64 = rng.gen::<f64>().max(1e-12);
         let num = (-u.ln() * mean).floor() as usize;
@@ -345,7 +394,7 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
             if let Some(nn) = view.root_nn_output() {
                 let st = search.root_state();
                 if let Some(side) = choose_forking_move(&nn.policy, st, Some(chosen), rng)
-                    .and_then(|mv| fork(st, mv))
+                    .and_then(|mv| super::side::fork(st, mv))
                 {
                     side_queue.push(side);
                 }
@@ -385,7 +434,9 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         scored.end_and_score_game_now(&end.board);
     }
     // KataGo's game type: asymmetric over handicap over normal.
-    let mode = if setup.pda_pla.is_some() && setup.pda != 0.0 {
+    let mode = if is_fork {
+        GameMode::Fork
+    } else if setup.pda_pla.is_some() && setup.pda != 0.0 {
         GameMode::Asym
     } else if num_extra_black > 0 {
         GameMode::Handicap
@@ -394,7 +445,7 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     };
     let sgf = write_sgf_line(
         model_name,
-        &start_board,
+        end.hist.initial_board(),
         num_extra_black,
         mode,
         &start_hist,

@@ -121,6 +121,21 @@ pub struct PlaySettings {
     /// `sidePositionProb`: chance per recorded turn of also searching a
     /// position one odd move away (rows without game-outcome targets).
     pub side_position_prob: f64,
+    /// `earlyForkGameProb`: chance a finished game is forked near its start.
+    pub early_fork_game_prob: f64,
+    /// `earlyForkGameExpectedMoveProp`: mean fork move of an early fork, as
+    /// a share of the board area.
+    pub early_fork_game_expected_move_prop: f64,
+    /// `forkGameProb`: chance (when not forked early) of a fork at any move.
+    pub fork_game_prob: f64,
+    /// `forkGameMinChoices`: fewest random moves the net picks a fork from.
+    pub fork_game_min_choices: usize,
+    /// `earlyForkGameMaxChoices`: most choices for an early fork.
+    pub early_fork_game_max_choices: usize,
+    /// `forkGameMaxChoices`: most choices for a late fork.
+    pub fork_game_max_choices: usize,
+    /// `forkCompensateKomiProb`: chance a fork game's komi is made fair.
+    pub fork_compensate_komi_prob: f64,
 }
 
 fn parse_list<T>(
@@ -298,6 +313,18 @@ impl PlaySettings {
             no_result_stdev: cfg.get_f64_or("noResultStdev", 0.0, 0.0..=1.0)?,
             fancy_komi_varying: cfg.get_bool_or("fancyKomiVarying", false)?,
             side_position_prob: cfg.get_f64_or("sidePositionProb", 0.0, 0.0..=1.0)?,
+            early_fork_game_prob: cfg.get_f64_or("earlyForkGameProb", 0.0, 0.0..=0.5)?,
+            early_fork_game_expected_move_prop: cfg.get_f64_or(
+                "earlyForkGameExpectedMoveProp",
+                0.0,
+                0.0..=1.0,
+            )?,
+            fork_game_prob: cfg.get_f64_or("forkGameProb", 0.0, 0.0..=0.5)?,
+            fork_game_min_choices: cfg.get_i64_or("forkGameMinChoices", 1, 1..=361)? as usize,
+            early_fork_game_max_choices: cfg.get_i64_or("earlyForkGameMaxChoices", 1, 1..=361)?
+                as usize,
+            fork_game_max_choices: cfg.get_i64_or("forkGameMaxChoices", 1, 1..=361)? as usize,
+            fork_compensate_komi_prob: cfg.get_f64_or("forkCompensateKomiProb", 0.0, 0.0..=1.0)?,
             max_asymmetric_ratio,
             handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
             num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
