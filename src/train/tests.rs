@@ -88,10 +88,7 @@ fn check_parity(cfg: &str) {
         checked += 1;
     }
     assert!(checked >= 30, "only {checked} terms compared");
-    eprintln!(
-        "{cfg}: {checked} terms compared, largest relative difference {:.2e} ({})",
-        worst.0, worst.1
-    );
+    eprintln!("{cfg}: {checked} terms compared, largest relative difference {:.2e} ({})", worst.0, worst.1);
     assert!(bad.is_empty(), "{cfg}: terms differ:\n{}", bad.join("\n"));
 
     // The gradient of loss_sum (custom-gradient softplus included).
