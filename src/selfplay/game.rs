@@ -15,12 +15,19 @@ use super::game_data::{
     FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove, QValueTargetMove,
     TurnRecord, ValueTargets,
 };
+use super::handicap::{
+    asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
+    GameSetup,
+};
 use super::settings::PlaySettings;
+use super::side::{choose_forking_move, search_side_positions};
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
-use crate::game::{Board, BoardHistory, Hash128, Move, Player, Rules, WhiteHandicapBonusRule};
+use crate::game::{
+    Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
+};
 use crate::search::{
-    compute_lead, round_and_clip_komi, GameState, NodeValues, PositionEvaluator, RunOptions,
-    Search, SearchError, SearchParams,
+    compute_lead, round_and_clip_komi, NodeValues, PositionEvaluator, RunOptions, Search,
+    SearchError, SearchParams, SearchView,
 };
 
 /// A finished game and its SGF (one line, KataGo's root and move comments).
@@ -71,31 +78,30 @@ fn random_komi(s: &PlaySettings, mean: f64, area: usize, rng: &mut StdRng) -> f3
     round_and_clip_komi(komi, area) as f32
 }
 
-/// KataGo's `komiAuto` (`adjustKomiToEven` on the empty board): the komi
-/// at which the net's searches (`compensateKomiVisits` each, no noise) see
-/// the game as even, rounded at random to a neighbouring half point.
+/// KataGo's `adjustKomiToEven` (`komiAuto` on the empty board, or a
+/// handicap or asymmetric game's start position): the komi at which the
+/// net's searches (`compensateKomiVisits` each, no noise) see the game as
+/// even, rounded at random to a neighbouring half point.
 fn fair_komi<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
     evaluator: &Arc<E>,
-    board: &Board,
-    rules: Rules,
+    state: &GameState,
     rng: &mut StdRng,
 ) -> Result<f64, SearchError> {
     let mut params = base_params.clone();
     params.max_visits = s.compensate_komi_visits;
     params.root_noise_enabled = false;
-    let area = board.x_size() * board.y_size();
+    let area = state.board.x_size() * state.board.y_size();
     let mut failure = None;
-    let start_komi = f64::from(rules.komi);
+    let start_komi = f64::from(state.hist.rules().komi);
     let lead = compute_lead(start_komi, area, false, |komi| {
-        let mut r = rules;
-        r.komi = komi as f32;
-        let hist = BoardHistory::new(board, Player::Black, r);
+        let mut hist = state.hist.clone();
+        hist.set_komi(komi as f32);
         let mut search = Search::new(
             params.clone(),
             evaluator.clone(),
-            GameState::new(*board, hist, Player::Black),
+            GameState::new(state.board, hist, state.next),
             rng.gen(),
         );
         match search.run(&RunOptions::default()) {
@@ -123,7 +129,8 @@ fn fair_komi<E: PositionEvaluator<GameState>>(
     Ok(round_and_clip_komi(komi, area))
 }
 
-/// Plays one game with `evaluator`; `None` if `stop` was raised first.
+/// Plays one game with `evaluator` from the empty board; `None` if `stop`
+/// was raised first.
 pub fn play_game<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
@@ -132,39 +139,129 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     rng: &mut StdRng,
     stop: &AtomicBool,
 ) -> Result<Option<PlayedGame>, SearchError> {
+    play_game_from(s, base_params, evaluator, model_name, None, rng, stop)
+}
+
+/// Plays one game from `fork` (a fork game, KataGo's game type 2: its
+/// rules, komi with noise, no handicap, asymmetry or opening moves) or,
+/// without one, from the empty board.
+pub fn play_game_from<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    evaluator: Arc<E>,
+    model_name: &str,
+    fork: Option<GameState>,
+    rng: &mut StdRng,
+    stop: &AtomicBool,
+) -> Result<Option<PlayedGame>, SearchError> {
+    // The game's own draw value and no-result utility.
+    let mut game_params = base_params.clone();
+    randomize_game_params(s, &mut game_params, rng);
+    let base_params = &game_params;
     // Board size and rules.
-    let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
-        .map(|d| d.sample(rng))
-        .unwrap_or(0);
-    let (xs, ys) = s.board_sizes[size_idx];
+    let is_fork = fork.is_some();
+    let (board, mut rules) = match &fork {
+        Some(f) => (f.board, *f.hist.rules()),
+        None => {
+            let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
+                .map(|d| d.sample(rng))
+                .unwrap_or(0);
+            let (xs, ys) = s.board_sizes[size_idx];
+            let board = Board::new(xs, ys).map_err(|e| {
+                SearchError::Eval(crate::search::EvalError(format!(
+                    "board size {xs}x{ys}: {e}"
+                )))
+            })?;
+            (board, random_rules(s, rng))
+        }
+    };
+    let (xs, ys) = (board.x_size(), board.y_size());
     let area = xs * ys;
-    let mut rules = random_rules(s, rng);
-    let board = Board::new(xs, ys).map_err(|e| {
-        SearchError::Eval(crate::search::EvalError(format!(
-            "board size {xs}x{ys}: {e}"
-        )))
-    })?;
-    let mean = if s.komi_auto {
-        fair_komi(s, base_params, &evaluator, &board, rules, rng)?
+    // Handicap, playout advantage and whether komi is made fair for the
+    // actual start position (then the empty board's fair komi is skipped).
+    let setup = if is_fork {
+        GameSetup {
+            extra_black: 0,
+            pda_pla: None,
+            pda: 0.0,
+            make_game_fair: s.fork_compensate_komi_prob > 0.0
+                && rng.gen_bool(s.fork_compensate_komi_prob),
+        }
+    } else {
+        choose_setup(s, area, rng)
+    };
+    let mean = if is_fork {
+        f64::from(rules.komi)
+    } else if s.komi_auto && !setup.make_game_fair {
+        let empty = GameState::new(
+            board,
+            BoardHistory::new(&board, Player::Black, rules),
+            Player::Black,
+        );
+        fair_komi(s, base_params, &evaluator, &empty, rng)?
     } else {
         s.komi_mean
     };
     rules.komi = random_komi(s, mean, area, rng);
-    let hist = BoardHistory::new(&board, Player::Black, rules);
+    let start_state = match fork {
+        Some(mut f) => {
+            f.hist.set_komi(rules.komi);
+            f
+        }
+        None => GameState::new(
+            board,
+            BoardHistory::new(&board, Player::Black, rules),
+            Player::Black,
+        ),
+    };
     let game_hash = Hash128(rng.gen());
     let draw_value = base_params.draw_equivalent_wins_for_white;
 
     let mut search = Search::new(
         base_params.clone(),
-        evaluator,
-        GameState::new(board, hist, Player::Black),
+        evaluator.clone(),
+        start_state,
         rng.gen(),
     );
     let mut num_searches = 0usize;
 
+    let mut num_extra_black = 0;
+    if setup.extra_black > 0 {
+        let mut params = base_params.clone();
+        params.max_visits = 1;
+        params.root_noise_enabled = false;
+        search.set_params(params);
+        num_extra_black =
+            play_extra_black(&mut search, setup.extra_black, s.handicap_temperature, rng)?;
+        num_searches += num_extra_black as usize;
+        search.clear_tree();
+    }
+    if setup.make_game_fair {
+        let mut st = search.root_state().clone();
+        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        st.hist.set_komi(random_komi(s, fair, area, rng));
+        search.set_position(st);
+    } else if (num_extra_black > 0 || is_fork)
+        && s.fancy_komi_varying
+        && rng.gen_bool(if num_extra_black > 0 { 0.5 } else { 0.25 })
+    {
+        // KataGo's fancyKomiVarying: a komi between the drawn one and the
+        // fair one for the handicap position, plus wide noise.
+        let mut st = search.root_state().clone();
+        let orig = f64::from(st.hist.rules().komi);
+        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        let (lo, hi) = (orig.min(fair), orig.max(fair));
+        let mut komi = lo + rng.gen::<f64>() * (hi - lo);
+        komi += 0.75 * (area as f64).sqrt() * gaussian_truncated(rng, 2.5);
+        st.hist.set_komi(random_komi(s, komi, area, rng));
+        search.set_position(st);
+    }
+    let mut warned_asym_clamp = false;
+    let mut side_queue: Vec<GameState> = Vec::new();
+
     // Opening moves from the raw policy at temperature 1 (KataGo's
     // initGamesWithPolicy); they belong to the start position.
-    if s.init_games_with_policy && s.policy_init_area_prop > 0.0 {
+    if !is_fork && s.init_games_with_policy && s.policy_init_area_prop > 0.0 {
         let mean = s.policy_init_area_prop * area as f64;
         let u: f64 = rng.gen::<f64>().max(1e-12);
         let num = (-u.ln() * mean).floor() as usize;
@@ -251,6 +348,22 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
             }
         }
         let mut params = base_params.clone();
+        if setup.pda_pla.is_some() {
+            // Each side searches with its own visits and its own view of
+            // the advantage, so no tree is shared between the sides.
+            let (v, clamped) = asymmetric_visits(visits, search.root_state().next, &setup);
+            if clamped && !warned_asym_clamp {
+                warned_asym_clamp = true;
+                eprintln!(
+                    "warning: asymmetric playouts would leave fewer than 5 visits ({visits} visits, advantage {:.2} doublings); using 5",
+                    setup.pda
+                );
+            }
+            visits = v;
+            params.playout_doubling_advantage = setup.pda;
+            params.playout_doubling_advantage_pla = crate::search::OptPlayer(setup.pda_pla);
+            search.clear_tree();
+        }
         params.max_visits = visits;
         if remove_noise {
             params.root_noise_enabled = false;
@@ -262,63 +375,31 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         num_searches += 1;
 
         let view = search.view();
-        let root = view.root_values();
-        let (win, loss) = win_loss(&root);
-        let white_value_targets = ValueTargets {
-            win,
-            loss,
-            no_result: root.no_result as f32,
-            score: root.score_mean as f32,
-            lead: None,
-        };
-        let policy_target: Vec<PolicyTargetMove> = view
-            .policy_target()
-            .into_iter()
-            .map(|(mv, target)| PolicyTargetMove { mv, target })
-            .collect();
-        let q_value_targets = view
-            .child_values()
-            .into_iter()
-            .map(|(mv, v)| QValueTargetMove {
-                mv,
-                win_loss: v.win_loss as f32,
-                score: v.score_mean as f32,
-                visits: v.visits,
-            })
-            .collect();
-        let (policy_surprise, search_entropy, policy_entropy) = view
-            .policy_surprise_and_entropy()
-            .unwrap_or((0.0, 0.0, 0.0));
-        let nn = view.root_nn_output();
-        let nn_raw_stats = nn.as_ref().map_or(NnRawStats::default(), |o| NnRawStats {
-            white_win_loss: f64::from(o.white_win_prob - o.white_loss_prob),
-            white_score_mean: f64::from(o.white_score_mean),
-            policy_entropy,
-        });
-        raw_values.push(nn.as_ref().map_or((0.5, 0.5, 0.0), |o| {
-            (
-                f64::from(o.white_win_prob),
-                f64::from(o.white_loss_prob),
-                f64::from(o.white_no_result_prob),
-            )
-        }));
+        let (turn, root, raw) = record_turn(&view, target_weight);
+        raw_values.push(raw);
         let chosen = view.chosen_move(rng).unwrap_or(Move::Pass);
         historical_wl.push(root.win_loss);
         move_comments.push(format!(
             "{:.2} {:.2} {:.2} {:.1} v={}",
-            win, loss, root.no_result, root.score_mean, root.visits
+            turn.white_value_targets.win,
+            turn.white_value_targets.loss,
+            root.no_result,
+            root.score_mean,
+            root.visits
         ));
-        turns.push(TurnRecord {
-            target_weight,
-            unreduced_num_visits: root.visits,
-            policy_target: Some(policy_target),
-            policy_surprise,
-            policy_entropy,
-            search_entropy,
-            white_value_targets,
-            q_value_targets,
-            nn_raw_stats,
-        });
+        turns.push(turn);
+        // Occasionally fork off a position one odd move away, searched
+        // after the game (KataGo's side positions, recorded turns only).
+        if s.side_position_prob > 0.0 && target_weight > 0.0 && rng.gen_bool(s.side_position_prob) {
+            if let Some(nn) = view.root_nn_output() {
+                let st = search.root_state();
+                if let Some(side) = choose_forking_move(&nn.policy, st, Some(chosen), rng)
+                    .and_then(|mv| super::side::fork(st, mv))
+                {
+                    side_queue.push(side);
+                }
+            }
+        }
         if !search.make_move(chosen) {
             // The search only proposes legal moves; a failure here is a bug.
             return Err(SearchError::Eval(crate::search::EvalError(format!(
@@ -333,6 +414,12 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     }
 
     let end = search.root_state().clone();
+    drop(search);
+    let mut side_params = base_params.clone();
+    side_params.max_visits = s.max_visits;
+    let (side_positions, side_searches) =
+        search_side_positions(side_queue, &side_params, &evaluator, stop, rng)?;
+    num_searches += side_searches;
     let outcome = FinalOutcome::compute(&end.board, &end.hist, draw_value);
     let mut all_targets: Vec<ValueTargets> = turns.iter().map(|t| t.white_value_targets).collect();
     all_targets.push(outcome.white_value_targets);
@@ -346,8 +433,21 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     if !(scored.is_game_finished() && scored.is_no_result()) {
         scored.end_and_score_game_now(&end.board);
     }
+    // KataGo's game type: asymmetric over handicap over normal.
+    let mode = if is_fork {
+        GameMode::Fork
+    } else if setup.pda_pla.is_some() && setup.pda != 0.0 {
+        GameMode::Asym
+    } else if num_extra_black > 0 {
+        GameMode::Handicap
+    } else {
+        GameMode::Normal
+    };
     let sgf = write_sgf_line(
         model_name,
+        end.hist.initial_board(),
+        num_extra_black,
+        mode,
         &start_hist,
         &end.hist,
         &scored,
@@ -363,15 +463,19 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         end_hist: end.hist,
         game_hash,
         hit_turn_limit,
-        num_extra_black: 0,
-        mode: GameMode::Normal,
+        num_extra_black,
+        mode,
         draw_equivalent_wins_for_white: draw_value,
-        playout_doubling_advantage_pla: None,
-        playout_doubling_advantage: 0.0,
+        playout_doubling_advantage_pla: setup.pda_pla,
+        playout_doubling_advantage: if setup.pda_pla.is_some() {
+            setup.pda
+        } else {
+            0.0
+        },
         training_weight: 1.0,
         turns,
         outcome,
-        side_positions: Vec::new(),
+        side_positions,
         changed_nets_turns: Vec::new(),
     };
     Ok(Some(PlayedGame {
@@ -379,6 +483,81 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         sgf,
         num_searches,
     }))
+}
+
+/// The targets of the search just run as one turn's record (weight
+/// `target_weight`), with the root's values and the raw net's (win, loss,
+/// no-result) for white.
+pub(super) fn record_turn(
+    view: &SearchView<'_>,
+    target_weight: f64,
+) -> (TurnRecord, NodeValues, (f64, f64, f64)) {
+    let root = view.root_values();
+    let (win, loss) = win_loss(&root);
+    let white_value_targets = ValueTargets {
+        win,
+        loss,
+        no_result: root.no_result as f32,
+        score: root.score_mean as f32,
+        lead: None,
+    };
+    let policy_target: Vec<PolicyTargetMove> = view
+        .policy_target()
+        .into_iter()
+        .map(|(mv, target)| PolicyTargetMove { mv, target })
+        .collect();
+    let q_value_targets = view
+        .child_values()
+        .into_iter()
+        .map(|(mv, v)| QValueTargetMove {
+            mv,
+            win_loss: v.win_loss as f32,
+            score: v.score_mean as f32,
+            visits: v.visits,
+        })
+        .collect();
+    let (policy_surprise, search_entropy, policy_entropy) = view
+        .policy_surprise_and_entropy()
+        .unwrap_or((0.0, 0.0, 0.0));
+    let nn = view.root_nn_output();
+    let nn_raw_stats = nn.as_ref().map_or(NnRawStats::default(), |o| NnRawStats {
+        white_win_loss: f64::from(o.white_win_prob - o.white_loss_prob),
+        white_score_mean: f64::from(o.white_score_mean),
+        policy_entropy,
+    });
+    let raw = nn.as_ref().map_or((0.5, 0.5, 0.0), |o| {
+        (
+            f64::from(o.white_win_prob),
+            f64::from(o.white_loss_prob),
+            f64::from(o.white_no_result_prob),
+        )
+    });
+    let turn = TurnRecord {
+        target_weight,
+        unreduced_num_visits: root.visits,
+        policy_target: Some(policy_target),
+        policy_surprise,
+        policy_entropy,
+        search_entropy,
+        white_value_targets,
+        q_value_targets,
+        nn_raw_stats,
+    };
+    (turn, root, raw)
+}
+
+/// KataGo's SGF name of a game type (`gtype=` in the root comment).
+fn gtype_name(mode: GameMode) -> &'static str {
+    match mode {
+        GameMode::Normal => "normal",
+        GameMode::CleanupTraining => "cleanuptraining",
+        GameMode::Fork => "fork",
+        GameMode::Handicap => "handicap",
+        GameMode::SgfPos => "sgfpos",
+        GameMode::HintPos => "hintpos",
+        GameMode::HintFork => "hintfork",
+        GameMode::Asym => "asym",
+    }
 }
 
 /// KL divergence of a result from the raw net's value, capped at 1
@@ -466,6 +645,9 @@ fn apply_surprise_weights(
 #[allow(clippy::too_many_arguments)]
 fn write_sgf_line(
     model_name: &str,
+    start_board: &Board,
+    num_extra_black: u32,
+    mode: GameMode,
     start_hist: &BoardHistory,
     end_hist: &BoardHistory,
     scored: &BoardHistory,
@@ -476,7 +658,14 @@ fn write_sgf_line(
 ) -> String {
     let mut rec = GameRecord::new(xs, ys);
     rec.komi = Some(end_hist.rules().komi);
-    rec.handicap = Some(0);
+    rec.handicap = Some(num_extra_black);
+    // The handicap stones (and any other start stones) as setup.
+    for loc in start_board.locs() {
+        let c = start_board.get(loc);
+        if c != crate::game::Color::Empty {
+            rec.setup.push((c, loc.xy(xs)));
+        }
+    }
     rec.rules = Some(end_hist.rules().to_compact_string());
     rec.player_black = Some(model_name.to_string());
     rec.player_white = Some(model_name.to_string());
@@ -494,9 +683,10 @@ fn write_sgf_line(
     });
     let start = start_hist.moves().len();
     rec.game_comment = Some(format!(
-        "startTurnIdx={start},initTurnNum={},gameHash={:032X},gtype=normal",
+        "startTurnIdx={start},initTurnNum={},gameHash={:032X},gtype={}",
         start_hist.initial_turn_number(),
-        game_hash.0
+        game_hash.0,
+        gtype_name(mode)
     ));
     let mut tree = rec.to_tree();
     let mut parent = NodeId::ROOT;

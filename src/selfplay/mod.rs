@@ -7,14 +7,18 @@
 //! [`write_game_rows`], which turns a finished game into training rows in
 //! KataGo's `.npz` layout ([`crate::data::TrainingRows`]).
 
+mod fork;
 mod game;
 mod game_data;
+mod handicap;
 mod output;
 mod rows;
 mod run;
 mod settings;
+mod side;
 
-pub use game::{play_game, PlayedGame};
+pub use fork::{maybe_fork, ForkQueue};
+pub use game::{play_game, play_game_from, PlayedGame};
 pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,

@@ -12,7 +12,8 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::game::{play_game, PlayedGame};
+use super::fork::{maybe_fork, ForkQueue};
+use super::game::{play_game_from, PlayedGame};
 use super::output::write_atomically;
 use super::rows::write_game_rows;
 use super::settings::PlaySettings;
@@ -280,9 +281,11 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
         .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
         .map_err(Box::new)? as u64;
 
+    // Fork positions from finished games, started by any thread.
+    let forks = ForkQueue::new();
     std::thread::scope(|scope| {
         for _ in 0..settings.num_game_threads {
-            let (settings, params, current) = (&settings, &params, &current);
+            let (settings, params, current, forks) = (&settings, &params, &current, &forks);
             let (games_started, games_done, rows_done, threads_done, stop, failure, progress) = (
                 &games_started,
                 &games_done,
@@ -301,11 +304,13 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                     }
                     // The newest model at the start of the game plays it.
                     let gen = current.read().clone();
-                    let played = match play_game(
+                    let fork = forks.pop(&mut rng);
+                    let played = match play_game_from(
                         settings,
                         params,
                         gen.net.evaluator.clone(),
                         &gen.name,
+                        fork,
                         &mut rng,
                         stop,
                     ) {
@@ -319,6 +324,17 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                             break;
                         }
                     };
+                    match maybe_fork(settings, &played.game, params, &gen.net.evaluator, &mut rng) {
+                        Ok(Some(f)) => forks.push(f, &mut rng),
+                        Ok(None) => {}
+                        Err(e) => {
+                            failure
+                                .lock()
+                                .get_or_insert(SelfplayError::Game(e.to_string()));
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                    }
                     let added = gen.writer.lock().add_game(&played, &mut encoder);
                     match added {
                         Ok(n) => {

@@ -87,11 +87,55 @@ pub struct PlaySettings {
     /// `policyInitAreaProp`: mean number of opening moves from the policy
     /// as a share of the board area.
     pub policy_init_area_prop: f64,
-    /// `drawRandRadius`: the draw value is drawn around 0.5 within it.
+    /// `drawRandRadius`: each game's draw value is drawn uniformly within
+    /// this radius of `drawEquivalentWinsForWhite`, redrawn until in [0, 1].
     pub draw_rand_radius: f64,
-    /// `maxAsymmetricRatio` (read so that bad values warn; asymmetric
-    /// games are not played yet).
+    /// `maxAsymmetricRatio`: the largest visit ratio between the sides of
+    /// an asymmetric game (clamped so the weaker side keeps 5 visits).
     pub max_asymmetric_ratio: f64,
+    /// `handicapProb`: chance of a handicap game (boards above 10x10, or
+    /// any board with `numExtraBlackFixed`).
+    pub handicap_prob: f64,
+    /// `numExtraBlackFixed`: the number of extra black stones of a handicap
+    /// game (0: 1 to KataGo's size-dependent maximum).
+    pub num_extra_black_fixed: u32,
+    /// `handicapCompensateKomiProb`: chance a handicap game's komi is made
+    /// fair for the position with its stones.
+    pub handicap_compensate_komi_prob: f64,
+    /// `handicapTemperature`: policy temperature for placing the stones.
+    pub handicap_temperature: f64,
+    /// `normalAsymmetricPlayoutProb`: chance of an asymmetric-playout game
+    /// without handicap.
+    pub normal_asymmetric_playout_prob: f64,
+    /// `handicapAsymmetricPlayoutProb`: the same for handicap games.
+    pub handicap_asymmetric_playout_prob: f64,
+    /// `minAsymmetricCompensateKomiProb`: least chance an asymmetric game's
+    /// komi is made fair for its start position.
+    pub min_asymmetric_compensate_komi_prob: f64,
+    /// `noResultStdev`: spread of the per-game no-result utility for white
+    /// around the search's `noResultUtilityForWhite`.
+    pub no_result_stdev: f64,
+    /// `fancyKomiVarying`: half of the handicap games without fair komi get
+    /// a komi drawn between the drawn and the fair one, plus noise.
+    pub fancy_komi_varying: bool,
+    /// `sidePositionProb`: chance per recorded turn of also searching a
+    /// position one odd move away (rows without game-outcome targets).
+    pub side_position_prob: f64,
+    /// `earlyForkGameProb`: chance a finished game is forked near its start.
+    pub early_fork_game_prob: f64,
+    /// `earlyForkGameExpectedMoveProp`: mean fork move of an early fork, as
+    /// a share of the board area.
+    pub early_fork_game_expected_move_prop: f64,
+    /// `forkGameProb`: chance (when not forked early) of a fork at any move.
+    pub fork_game_prob: f64,
+    /// `forkGameMinChoices`: fewest random moves the net picks a fork from.
+    pub fork_game_min_choices: usize,
+    /// `earlyForkGameMaxChoices`: most choices for an early fork.
+    pub early_fork_game_max_choices: usize,
+    /// `forkGameMaxChoices`: most choices for a late fork.
+    pub fork_game_max_choices: usize,
+    /// `forkCompensateKomiProb`: chance a fork game's komi is made fair.
+    pub fork_compensate_komi_prob: f64,
 }
 
 fn parse_list<T>(
@@ -265,8 +309,46 @@ impl PlaySettings {
             komi_big_stdev: cfg.get_f64_or("komiBigStdev", 10.0, 0.0..=1000.0)?,
             init_games_with_policy: cfg.get_bool_or("initGamesWithPolicy", false)?,
             policy_init_area_prop: cfg.get_f64_or("policyInitAreaProp", 0.0, 0.0..=1.0)?,
-            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=0.5)?,
+            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=1.0)?,
+            no_result_stdev: cfg.get_f64_or("noResultStdev", 0.0, 0.0..=1.0)?,
+            fancy_komi_varying: cfg.get_bool_or("fancyKomiVarying", false)?,
+            side_position_prob: cfg.get_f64_or("sidePositionProb", 0.0, 0.0..=1.0)?,
+            early_fork_game_prob: cfg.get_f64_or("earlyForkGameProb", 0.0, 0.0..=0.5)?,
+            early_fork_game_expected_move_prop: cfg.get_f64_or(
+                "earlyForkGameExpectedMoveProp",
+                0.0,
+                0.0..=1.0,
+            )?,
+            fork_game_prob: cfg.get_f64_or("forkGameProb", 0.0, 0.0..=0.5)?,
+            fork_game_min_choices: cfg.get_i64_or("forkGameMinChoices", 1, 1..=361)? as usize,
+            early_fork_game_max_choices: cfg.get_i64_or("earlyForkGameMaxChoices", 1, 1..=361)?
+                as usize,
+            fork_game_max_choices: cfg.get_i64_or("forkGameMaxChoices", 1, 1..=361)? as usize,
+            fork_compensate_komi_prob: cfg.get_f64_or("forkCompensateKomiProb", 0.0, 0.0..=1.0)?,
             max_asymmetric_ratio,
+            handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
+            num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
+            handicap_compensate_komi_prob: cfg.get_f64_or(
+                "handicapCompensateKomiProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            handicap_temperature: cfg.get_f64_or("handicapTemperature", 1.0, 0.1..=5.0)?,
+            normal_asymmetric_playout_prob: cfg.get_f64_or(
+                "normalAsymmetricPlayoutProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            handicap_asymmetric_playout_prob: cfg.get_f64_or(
+                "handicapAsymmetricPlayoutProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            min_asymmetric_compensate_komi_prob: cfg.get_f64_or(
+                "minAsymmetricCompensateKomiProb",
+                0.0,
+                0.0..=1.0,
+            )?,
         };
         if s.policy_surprise_data_weight + s.value_surprise_data_weight > 1.0 {
             return Err(SettingsError::Invalid(
