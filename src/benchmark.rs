@@ -28,10 +28,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::game::GameState;
 use crate::game::{Board, BoardHistory, Move, Player, Rules};
 use crate::search::{
-    EvalOptions, GameState, NnEvalSettings, NnSearchEvaluator, PositionEvaluator, RunOptions,
-    Search, SearchParams, SearchState, SetupFor,
+    EvalOptions, NnEvalSettings, NnSearchEvaluator, PositionEvaluator, RunOptions, Search,
+    SearchParams, SearchState, SetupFor,
 };
 use crate::setup::load_network;
 

@@ -16,10 +16,11 @@
 use std::sync::Arc;
 
 use engine::config::Config;
+use engine::game::GameState;
 use engine::game::{Board, BoardHistory, Color, Loc, Move, Player, Rules};
 use engine::search::{
-    EvalOptions, GameState, MoveInfo, NnSearchEvaluator, PositionEvaluator, RunOptions, Search,
-    SearchParams, SetupFor,
+    EvalOptions, MoveInfo, NnSearchEvaluator, PositionEvaluator, RunOptions, Search, SearchParams,
+    SetupFor,
 };
 
 fn network_with(cfg_text: &str) -> Arc<NnSearchEvaluator> {

@@ -21,9 +21,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 use crate::config::Config;
+use crate::game::GameState;
 use crate::game::{Board, GameOptions, Loc, Move, Player, Rules, ScoringRule};
 use crate::search::{
-    compute_lead, AnalysisSnapshot, EvalOptions, GameState, NnSearchEvaluator, RunOptions, Search,
+    compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, RunOptions, Search,
     SearchParams, SearchView, SetupFor, SnapshotRequest,
 };
 use crate::setup::Network;

@@ -30,9 +30,6 @@ pub mod utility;
 #[cfg(test)]
 mod tests;
 
-/// The game state the search runs on is [`crate::game::GameState`];
-/// re-exported here for the search's callers.
-pub use crate::game::GameState;
 pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
 pub use even_komi::{compute_lead, round_and_clip_komi};

@@ -226,10 +226,8 @@ pub fn run(args: &SelfplayArgs) -> i32 {
 }
 
 fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
-    let mut cfg = Config::load(&args.config).map_err(Box::new)?;
-    for o in &args.override_config {
-        cfg.apply_overrides(o).map_err(Box::new)?;
-    }
+    let cfg =
+        crate::setup::load_config(Some(&args.config), &args.override_config).map_err(Box::new)?;
     let (settings, warnings) = PlaySettings::from_config(&cfg)?;
     for w in warnings {
         eprintln!("engine selfplay: warning: {w}");
