@@ -84,8 +84,16 @@ pub struct TrainArgs {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// Checkpoint file written by `engine train`.
-    #[arg(long = "checkpoint")]
-    pub checkpoint: PathBuf,
+    #[arg(long = "checkpoint", required_unless_present = "random_init")]
+    pub checkpoint: Option<PathBuf>,
+    /// Instead of a checkpoint: export a freshly initialised network of this
+    /// model kind (KataGo's fixed-variance init), the first net of a training
+    /// run from scratch.
+    #[arg(long = "random-init", conflicts_with_all = ["checkpoint", "use_swa"])]
+    pub random_init: Option<String>,
+    /// Seed of `-random-init`.
+    #[arg(long = "seed", default_value_t = 0)]
+    pub seed: u64,
     /// Directory to write `<model-name>.bin.gz` into.
     #[arg(long = "export-dir")]
     pub export_dir: PathBuf,
@@ -578,17 +586,34 @@ fn write_plot(metrics: &Path, out: &Path) -> Result<(), TrainError> {
 
 /// Runs `engine export`.
 pub fn run_export(args: &ExportArgs) -> Result<(), TrainError> {
-    let ck = Checkpoint::load(&args.checkpoint)?;
-    let config = ModelConfig::by_name(&ck.state.model_kind)?;
-    let weights: NamedParams = if args.use_swa {
-        if !ck.state.swa_initialized {
-            return Err(TrainError::Export(
-                "the checkpoint has no SWA snapshot yet".into(),
-            ));
+    let (config, weights) = match (&args.random_init, &args.checkpoint) {
+        (Some(kind), _) => {
+            let config = ModelConfig::by_name(kind)?;
+            tch::manual_seed(args.seed as i64);
+            let net = TrainNet::new(&config, 19, Device::Cpu)?;
+            let weights = params_of(&net);
+            (config, weights)
         }
-        ck.group("swa")
-    } else {
-        ck.group("model")
+        (None, Some(checkpoint)) => {
+            let ck = Checkpoint::load(checkpoint)?;
+            let config = ModelConfig::by_name(&ck.state.model_kind)?;
+            let weights: NamedParams = if args.use_swa {
+                if !ck.state.swa_initialized {
+                    return Err(TrainError::Export(
+                        "the checkpoint has no SWA snapshot yet".into(),
+                    ));
+                }
+                ck.group("swa")
+            } else {
+                ck.group("model")
+            };
+            (config, weights)
+        }
+        (None, None) => {
+            return Err(TrainError::Export(
+                "give -checkpoint or -random-init".into(),
+            ))
+        }
     };
     let model = to_model_file(&config, &weights, &args.model_name)?;
     let path = args.export_dir.join(format!("{}.bin.gz", args.model_name));
