@@ -339,11 +339,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             let force_non_terminal = mv == Move::Pass
                 && ((is_root && self.params.conservative_pass)
                     || w.state.friendly_pass_continues())
-                && {
-                    let mut after = w.state.clone();
-                    after.play(mv);
-                    after.outcome().is_some()
-                };
+                && pass_ends_game(&w.state);
             let child = Arc::new(Node::new(node.next_pla.opp(), Some(mv), force_non_terminal));
             if self.params.subtree_value_bias_factor != 0.0 {
                 if let (Some(table), Some(key)) = (self.bias, bias_key(&w.state, mv)) {
@@ -471,4 +467,15 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
         best
     }
+}
+
+/// Whether a pass now ends the game. Kept out of line on purpose: the state
+/// copy it needs is several KB, and inlined into the recursive
+/// [`Ctx::descend`] it made every level of a playout that much deeper on the
+/// stack (35 KB a level overflowed a 2 MB thread stack at depth ~55).
+#[inline(never)]
+fn pass_ends_game<S: SearchState>(state: &S) -> bool {
+    let mut after = state.clone();
+    after.play(Move::Pass);
+    after.outcome().is_some()
 }

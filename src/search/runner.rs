@@ -21,6 +21,11 @@ use super::utility::UtilityFn;
 use crate::game::{ByPlayer, Move, Player};
 use crate::nn::NnOutput;
 
+/// Stack of each search thread. A playout recurses once per tree level, so
+/// a deep line (a long ladder, a forced-pass chain) needs more than the
+/// default 2 MB; the memory is only reserved, not committed.
+const SEARCH_THREAD_STACK_BYTES: usize = 64 << 20;
+
 /// Recomputes a search's time limit: see [`RunOptions::time_limit`].
 pub type TimeLimitFn<'a> = dyn Fn(&SearchView<'_>, f64) -> f64 + Sync + 'a;
 
@@ -462,42 +467,49 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 let (ctx, root, reserved, done, error, stopped) =
                     (&ctx, &root, &reserved, &done, &error, &stopped);
                 let (finished, watcher) = (&finished, &watcher);
-                scope.spawn(move || {
-                    let mut w = Worker {
-                        rng: StdRng::seed_from_u64(seed),
-                        state: ctx.root_state.clone(),
-                        scratch: Scratch::default(),
-                        excluded: Vec::new(),
-                    };
-                    let mut retries = 0u32;
-                    while !stopped() {
-                        if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
-                            reserved.fetch_sub(1, Ordering::AcqRel);
-                            finished.store(true, Ordering::Release);
-                            break;
-                        }
-                        w.state.clone_from(ctx.root_state);
-                        match ctx.descend(&mut w, root, true, 0) {
-                            Ok(PlayoutEnd::Counted) => {
-                                done.fetch_add(1, Ordering::AcqRel);
-                                retries = 0;
-                            }
-                            Ok(PlayoutEnd::Retry) => {
+                let spawned = std::thread::Builder::new()
+                    .name("search".into())
+                    .stack_size(SEARCH_THREAD_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        let mut w = Worker {
+                            rng: StdRng::seed_from_u64(seed),
+                            state: ctx.root_state.clone(),
+                            scratch: Scratch::default(),
+                            excluded: Vec::new(),
+                        };
+                        let mut retries = 0u32;
+                        while !stopped() {
+                            if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
                                 reserved.fetch_sub(1, Ordering::AcqRel);
-                                retries += 1;
-                                if retries > 16 {
-                                    std::thread::yield_now();
+                                finished.store(true, Ordering::Release);
+                                break;
+                            }
+                            w.state.clone_from(ctx.root_state);
+                            match ctx.descend(&mut w, root, true, 0) {
+                                Ok(PlayoutEnd::Counted) => {
+                                    done.fetch_add(1, Ordering::AcqRel);
+                                    retries = 0;
+                                }
+                                Ok(PlayoutEnd::Retry) => {
+                                    reserved.fetch_sub(1, Ordering::AcqRel);
+                                    retries += 1;
+                                    if retries > 16 {
+                                        std::thread::yield_now();
+                                    }
+                                }
+                                Err(e) => {
+                                    reserved.fetch_sub(1, Ordering::AcqRel);
+                                    *error.lock() = Some(e);
+                                    finished.store(true, Ordering::Release);
                                 }
                             }
-                            Err(e) => {
-                                reserved.fetch_sub(1, Ordering::AcqRel);
-                                *error.lock() = Some(e);
-                                finished.store(true, Ordering::Release);
-                            }
                         }
-                    }
-                    watcher.unpark();
-                });
+                        watcher.unpark();
+                    });
+                if let Err(e) = spawned {
+                    *error.lock() = Some(EvalError(format!("cannot start a search thread: {e}")));
+                    finished.store(true, Ordering::Release);
+                }
             }
             // This thread watches the clock and serves the callback.
             let period = opts.callback_period.unwrap_or(Duration::from_millis(100));

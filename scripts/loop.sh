@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The learning loop on one machine, in turns: self-play -> shuffle -> train ->
+# export -> (gatekeeper) -> self-play with the new net ... as KataGo's
+# python/selfplay/synchronous_loop.sh does, over `engine`'s subcommands.
+#
+#   scripts/loop.sh BASE_DIR [LOOP_CONFIG]      (default configs/loop-9x9.conf)
+#
+# All state lives in BASE_DIR, so the loop can be killed at any moment
+# (kill -9 included) and started again with the same command; it goes on
+# from the last whole file:
+#   models/<name>/model.bin.gz      accepted nets; self-play uses the newest
+#   modelstobetested/<name>/        nets exported by training, not yet gated
+#   rejectedmodels/<name>/          nets the gatekeeper turned down
+#   selfplay/<name>/{tdata,sgfs}/   self-play data of each net
+#   shuffleddata/<stamp>/           shuffled training window (train.json when whole)
+#   train/                          checkpoint, metrics.jsonl, loss.svg
+#   gatekeeper/                     gating games and gatekeeper_log
+#   loop.log, generations.tsv       what happened, one line per generation
+# Self-play only reads models/ and writes selfplay/; training only reads
+# selfplay/ (through shuffleddata/) and writes models/: the layout lets
+# self-play run on other machines that share BASE_DIR later.
+#
+# The loop stops after MAX_GENERATIONS generations or TIME_BUDGET_MINUTES
+# (counted per run of this script), whichever comes first. ENGINE (default
+# target/release/engine) is run afresh for every stage, so a rebuilt binary
+# is picked up at the next stage.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+base="${1:?usage: scripts/loop.sh BASE_DIR [LOOP_CONFIG]}"
+config="${2:-$here/configs/loop-9x9.conf}"
+engine="${ENGINE:-$here/target/release/engine}"
+# shellcheck source=../configs/loop-9x9.conf
+source "$config"
+
+mkdir -p "$base"/{models,modelstobetested,rejectedmodels,selfplay,shuffleddata,train,gatekeeper}
+base="$(cd "$base" && pwd)"
+cp "$config" "$base/loop.conf.last"
+log() { echo "[$(date -u +%FT%TZ)] $*" | tee -a "$base/loop.log" >&2; }
+[ -x "$engine" ] || { echo "no engine binary at $engine (build it: ./setup.sh cargo build --release)" >&2; exit 2; }
+export OMP_WAIT_POLICY=PASSIVE
+
+start_time=$(date +%s)
+out_of_time() { [ $(( $(date +%s) - start_time )) -ge $(( TIME_BUDGET_MINUTES * 60 )) ]; }
+generation() { find "$base/models" "$base/rejectedmodels" -mindepth 1 -maxdepth 1 -type d | wc -l; }
+newest_model() { ls -1t "$base/models" | head -n 1; }
+rows_of() { # data rows under a dir, from the npz member shapes (fast: header only)
+  python3 "$here/scripts/npz_rows.py" "$1"
+}
+
+# Generation 0: a net with random weights (KataGo's fixed-variance init).
+if [ -z "$(ls -A "$base/models")" ]; then
+  tmp="$base/models/.random.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
+  "$engine" export -random-init "$MODEL_KIND" -seed "$SEED" -export-dir "$tmp" -model-name model
+  mv "$tmp" "$base/models/${MODEL_KIND}-random"
+  log "generation 0: random $MODEL_KIND"
+  printf 'generation\tmodel\tselfplay_games\tdata_rows\ttrain_samples\taccepted\tseconds\n' > "$base/generations.tsv"
+fi
+
+# Gates every net in modelstobetested/ (or accepts it when gating is off);
+# sets $accepted to the last one accepted. Runs before each generation too,
+# so a net exported just before a crash is not left behind.
+gate_pending() {
+  accepted=""
+  local cand
+  for cand in $(ls -1tr "$base/modelstobetested"); do
+    case "$cand" in *.tmp|.*) continue ;; esac
+    [ -f "$base/modelstobetested/$cand/model.bin.gz" ] || continue
+    if [ "$GATEKEEPER" = 1 ]; then
+      log "gatekeeper: $cand vs $(newest_model)"
+      "$engine" gatekeeper -config "$here/configs/gatekeeper.toml" -override-config "$GATEKEEPER_OVERRIDES" \
+        -test-models-dir "$base/modelstobetested" -accepted-models-dir "$base/models" \
+        -rejected-models-dir "$base/rejectedmodels" -sgf-output-dir "$base/gatekeeper/sgfs" \
+        -quit-if-no-nets-to-test 2>>"$base/gatekeeper.log"
+      if [ -d "$base/models/$cand" ]; then accepted="$cand"; fi
+    else
+      mv "$base/modelstobetested/$cand" "$base/models/$cand"
+      accepted="$cand"
+    fi
+  done
+}
+
+while true; do
+  gate_pending
+  gen=$(generation)
+  if [ "$gen" -gt "$MAX_GENERATIONS" ] || out_of_time; then
+    log "stop: generation $gen, budget reached"; break
+  fi
+  t0=$(date +%s)
+  current=$(newest_model)
+
+  # 1. Self-play with the newest accepted net.
+  log "gen $gen: selfplay $GAMES_PER_GENERATION games with $current"
+  "$engine" selfplay -config "$here/configs/selfplay.toml" -override-config "$SELFPLAY_OVERRIDES" \
+    -models-dir "$base/models" -output-dir "$base/selfplay" \
+    -max-games-total "$GAMES_PER_GENERATION" 2>>"$base/selfplay.log"
+  total_rows=$(rows_of "$base/selfplay")
+
+  # 2. Shuffle the window of the newest rows into a fresh dir; train uses the
+  #    newest whole one (with train.json). Older windows are removed.
+  stamp=$(date -u +%Y%m%d-%H%M%S)
+  out="$base/shuffleddata/$stamp"
+  log "gen $gen: shuffle ($total_rows rows in all)"
+  "$engine" shuffle "$base/selfplay" -out-dir "$out/train" -out-tmp-dir "$base/shuffleddata/.tmp-$stamp" \
+    -min-rows "$SHUFFLE_MIN_ROWS" -keep-target-rows "$SHUFFLE_KEEP_TARGET_ROWS" \
+    -expand-window-per-row "$SHUFFLE_EXPAND_WINDOW_PER_ROW" \
+    -taper-window-exponent "$SHUFFLE_TAPER_WINDOW_EXPONENT" -taper-window-scale "$SHUFFLE_MIN_ROWS" \
+    -approx-rows-per-out-file 20000 >>"$base/shuffle.log" 2>&1 || {
+      log "gen $gen: not enough rows yet for training, more self-play"; continue; }
+  # The shuffle writes train.json beside train/ last: that marks the dir whole.
+  rm -rf "$base/shuffleddata/.tmp-$stamp"
+  find "$base/shuffleddata" -mindepth 1 -maxdepth 1 -type d ! -name "$stamp" -exec rm -rf {} +
+
+  # 3. Train on it and export: modelstobetested/<prefix>-s<samples>-d<rows>/model.bin.gz
+  log "gen $gen: train $TRAIN_SAMPLES_PER_GENERATION samples"
+  "$engine" train -traindir "$base/train" -latestdatadir "$base/shuffleddata" \
+    -model-kind "$MODEL_KIND" -pos-len "$POS_LEN" -batch-size "$TRAIN_BATCH_SIZE" \
+    -samples-per-epoch "$TRAIN_SAMPLES_PER_GENERATION" -max-epochs-this-instance 1 \
+    -lr-scale "$TRAIN_LR_SCALE" -swa-scale "$TRAIN_SWA_SCALE" -swa-period-samples "$TRAIN_SWA_PERIOD_SAMPLES" \
+    $TRAIN_EXTRA_FLAGS -exportdir "$base/modelstobetested" -exportprefix "$MODEL_KIND" -seed "$SEED" \
+    2>>"$base/train.log"
+
+  # 4. Gate the new net (or accept it when gating is off).
+  gate_pending
+  samples=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if 'epoch_end' in l][-1]['global_step_samples'])" "$base/train/metrics.jsonl" 2>/dev/null || echo "?")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$gen" "$current" "$GAMES_PER_GENERATION" "$total_rows" "$samples" \
+    "${accepted:-none}" "$(( $(date +%s) - t0 ))" >> "$base/generations.tsv"
+  log "gen $gen: done in $(( $(date +%s) - t0 )) s, accepted: ${accepted:-none}"
+done

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Strength per generation of a learning loop's nets (scripts/loop.sh):
+# every EVERY-th accepted net (and the newest) plays GAMES games against GNU Go
+# at LEVEL (colours alternating, 9x9, komi 7, Chinese rules, GNU Go scores)
+# with ../shared/tools/gtp_match.py. Appends to BASE/strength.tsv (nets already
+# there are skipped, so it can run again as the loop goes on) and redraws
+# BASE/strength.svg.
+#
+#   scripts/loop_eval.sh BASE [GAMES=20] [VISITS=100] [LEVEL=1] [EVERY=3]
+#
+# Needs GNU Go (apt-get install gnugo).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+base="${1:?usage: scripts/loop_eval.sh BASE [GAMES] [VISITS] [LEVEL] [EVERY]}"
+games="${2:-20}"; visits="${3:-100}"; level="${4:-1}"; every="${5:-3}"
+engine="${ENGINE:-$here/target/release/engine}"
+match="$here/../shared/tools/gtp_match.py"
+tsv="$base/strength.tsv"
+[ -f "$tsv" ] || printf 'model\tgeneration\topponent\tvisits\tgames\tscore\twin_rate\telo_vs_opponent\n' > "$tsv"
+export OMP_WAIT_POLICY=PASSIVE
+
+mapfile -t nets < <(ls -1tr "$base/models")
+last=$(( ${#nets[@]} - 1 ))
+for i in "${!nets[@]}"; do
+  net="${nets[$i]}"
+  if [ $(( i % every )) -ne 0 ] && [ "$i" -ne "$last" ]; then continue; fi
+  opponent="gnugo-level$level"
+  if grep -q -P "^$net\t.*\t$opponent\t$visits\t" "$tsv"; then continue; fi
+  out=$(python3 "$match" \
+    --black "$engine gtp -model $base/models/$net/model.bin.gz -config $here/configs/gtp.toml -override-config maxVisits=$visits,numSearchThreads=1,rules=chinese" \
+    --white "gnugo --mode gtp --level $level --chinese-rules" \
+    --referee "gnugo --mode gtp --chinese-rules" \
+    --games "$games" --size 9 --komi 7 --alternate --sgf-dir "$base/eval-sgfs/$net-$opponent" 2>&1 || true)
+  line=$(tail -n 1 <<<"$out")
+  # "A wins 7/10 (70.0%) +- 14.5%, ..." (draws count 1/2)
+  score=$(sed -E 's#^A wins ([0-9.]+)/([0-9]+).*#\1#' <<<"$line")
+  n=$(sed -E 's#^A wins ([0-9.]+)/([0-9]+).*#\2#' <<<"$line")
+  python3 - "$net" "$i" "$opponent" "$visits" "$n" "$score" >> "$tsv" <<'PY'
+import math, sys
+net, gen, opp, visits, n, score = sys.argv[1:]
+n, score = int(n), float(score)
+# Elo from the score with half a game added to each side, so 0/N and N/N
+# stay finite (a common continuity correction).
+p = (score + 0.5) / (n + 1.0)
+elo = -400.0 * math.log10(1.0 / p - 1.0)
+print(f"{net}\t{gen}\t{opp}\t{visits}\t{n}\t{score:g}\t{score / max(n, 1):.3f}\t{elo:.0f}")
+PY
+  echo "$net (generation $i) vs $opponent: $line" >&2
+done
+python3 "$here/scripts/plot_strength.py" "$tsv" "$base/strength.svg"
