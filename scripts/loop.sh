@@ -80,6 +80,14 @@ gate_pending() {
   done
 }
 
+failures=0
+stage_failed() {
+  failures=$((failures + 1))
+  log "gen $gen: $1 failed (see $1.log), $failures in a row"
+  if [ "$failures" -ge 3 ]; then log "stop: $1 failed 3 times in a row"; exit 1; fi
+  sleep 5
+}
+
 while true; do
   gate_pending
   gen=$(generation)
@@ -89,11 +97,15 @@ while true; do
   t0=$(date +%s)
   current=$(newest_model)
 
-  # 1. Self-play with the newest accepted net.
+  # 1. Self-play with the newest accepted net. A failed stage is logged and
+  #    the generation starts over (whole files only are ever left behind);
+  #    after 3 failures in a row the loop stops, so a real fault is not hidden.
   log "gen $gen: selfplay $GAMES_PER_GENERATION games with $current"
-  "$engine" selfplay -config "$here/configs/selfplay.toml" -override-config "$SELFPLAY_OVERRIDES" \
+  if ! "$engine" selfplay -config "$here/configs/selfplay.toml" -override-config "$SELFPLAY_OVERRIDES" \
     -models-dir "$base/models" -output-dir "$base/selfplay" \
-    -max-games-total "$GAMES_PER_GENERATION" 2>>"$base/selfplay.log"
+    -max-games-total "$GAMES_PER_GENERATION" 2>>"$base/selfplay.log"; then
+    stage_failed selfplay; continue
+  fi
   total_rows=$(rows_of "$base/selfplay")
 
   # 2. Shuffle the window of the newest rows into a fresh dir; train uses the
@@ -118,7 +130,8 @@ while true; do
     -samples-per-epoch "$TRAIN_SAMPLES_PER_GENERATION" -max-epochs-this-instance 1 \
     -lr-scale "$TRAIN_LR_SCALE" -swa-scale "$TRAIN_SWA_SCALE" -swa-period-samples "$TRAIN_SWA_PERIOD_SAMPLES" \
     $TRAIN_EXTRA_FLAGS -exportdir "$base/modelstobetested" -exportprefix "$MODEL_KIND" -seed "$SEED" \
-    2>>"$base/train.log"
+    2>>"$base/train.log" || { stage_failed train; continue; }
+  failures=0
 
   # 4. Gate the new net (or accept it when gating is off).
   gate_pending

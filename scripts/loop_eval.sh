@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Strength per generation of a learning loop's nets (scripts/loop.sh):
-# every EVERY-th accepted net (and the newest) plays GAMES games against GNU Go
-# at LEVEL (colours alternating, 9x9, komi 7, Chinese rules, GNU Go scores)
-# with ../shared/tools/gtp_match.py. Appends to BASE/strength.tsv (nets already
-# there are skipped, so it can run again as the loop goes on) and redraws
-# BASE/strength.svg.
+# every EVERY-th accepted net (and the newest) plays GAMES games against a
+# fixed opponent (colours alternating, 9x9, komi 7, Chinese rules, GNU Go
+# scores) with ../shared/tools/gtp_match.py. OPPONENT is `gnugo:LEVEL` (GNU Go
+# at that level; apt-get install gnugo) or `net:NAME` (the loop's net
+# models/NAME at the same visits, e.g. the random net of generation 0).
+# Appends to BASE/strength.tsv (pairs already there are skipped, so it can run
+# again as the loop goes on) and redraws BASE/strength.svg.
 #
-#   scripts/loop_eval.sh BASE [GAMES=20] [VISITS=100] [LEVEL=1] [EVERY=3]
-#
-# Needs GNU Go (apt-get install gnugo).
+#   scripts/loop_eval.sh BASE [GAMES=20] [VISITS=100] [OPPONENT=gnugo:1] [EVERY=3]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:?usage: scripts/loop_eval.sh BASE [GAMES] [VISITS] [LEVEL] [EVERY]}"
-games="${2:-20}"; visits="${3:-100}"; level="${4:-1}"; every="${5:-3}"
+games="${2:-20}"; visits="${3:-100}"; opponent_spec="${4:-gnugo:1}"; every="${5:-3}"
 engine="${ENGINE:-$here/target/release/engine}"
 match="$here/../shared/tools/gtp_match.py"
 tsv="$base/strength.tsv"
@@ -24,11 +24,17 @@ last=$(( ${#nets[@]} - 1 ))
 for i in "${!nets[@]}"; do
   net="${nets[$i]}"
   if [ $(( i % every )) -ne 0 ] && [ "$i" -ne "$last" ]; then continue; fi
-  opponent="gnugo-level$level"
+  bot() { echo "$engine gtp -model $base/models/$1/model.bin.gz -config $here/configs/gtp.toml -override-config maxVisits=$visits,numSearchThreads=1,rules=chinese"; }
+  case "$opponent_spec" in
+    gnugo:*) opponent="gnugo-level${opponent_spec#gnugo:}"
+             opponent_cmd="gnugo --mode gtp --level ${opponent_spec#gnugo:} --chinese-rules" ;;
+    net:*)   opponent="${opponent_spec#net:}"; opponent_cmd=$(bot "$opponent")
+             [ "$opponent" = "$net" ] && continue ;;
+    *) echo "OPPONENT must be gnugo:LEVEL or net:NAME" >&2; exit 2 ;;
+  esac
   if grep -q -P "^$net\t.*\t$opponent\t$visits\t" "$tsv"; then continue; fi
   out=$(python3 "$match" \
-    --black "$engine gtp -model $base/models/$net/model.bin.gz -config $here/configs/gtp.toml -override-config maxVisits=$visits,numSearchThreads=1,rules=chinese" \
-    --white "gnugo --mode gtp --level $level --chinese-rules" \
+    --black "$(bot "$net")" --white "$opponent_cmd" \
     --referee "gnugo --mode gtp --chinese-rules" \
     --games "$games" --size 9 --komi 7 --alternate --sgf-dir "$base/eval-sgfs/$net-$opponent" 2>&1 || true)
   line=$(tail -n 1 <<<"$out")
