@@ -58,6 +58,27 @@ impl Wld {
     }
 }
 
+impl Wld {
+    /// [`Wld::score_variance`], except when every game had the same result
+    /// (variance 0, which would make intervals and the SPRT meaningless):
+    /// then the variance of the record with half a game added to each of
+    /// win, loss and draw.
+    pub fn score_variance_regularized(&self) -> f64 {
+        let var = self.score_variance();
+        if var > 0.0 || self.games() == 0 {
+            return var;
+        }
+        let (w, l, d) = (
+            self.wins as f64 + 0.5,
+            self.losses as f64 + 0.5,
+            self.draws as f64 + 0.5,
+        );
+        let m = w + l + d;
+        let s = (w + 0.5 * d) / m;
+        (w * (1.0 - s).powi(2) + l * s.powi(2) + d * (0.5 - s).powi(2)) / m
+    }
+}
+
 /// Elo difference of a mean score `s` (0..1): `-400 log10(1/s - 1)`;
 /// infinite at 0 and 1.
 pub fn elo_from_score(s: f64) -> f64 {
@@ -91,8 +112,10 @@ pub struct EloEstimate {
 /// (draws as half a win) has standard error `sqrt(var / n)`, `var` the
 /// per-game variance of the score ([`Wld::score_variance`]); the interval
 /// `s ± 1.96 se` (clipped to 0..1) is mapped through [`elo_from_score`].
-/// Ends are infinite when the score interval reaches 0 or 1 (e.g. all
-/// games won).
+/// Ends are infinite when the score interval reaches 0 or 1. When every
+/// game had the same result the variance is
+/// [`Wld::score_variance_regularized`]'s, so a clean sweep still gets a
+/// finite lower end (its estimate and upper end are infinite).
 pub fn elo_estimate(wld: &Wld) -> EloEstimate {
     let n = wld.games();
     if n == 0 {
@@ -103,7 +126,7 @@ pub fn elo_estimate(wld: &Wld) -> EloEstimate {
         };
     }
     let s = wld.score();
-    let se = (wld.score_variance() / n as f64).sqrt();
+    let se = (wld.score_variance_regularized() / n as f64).sqrt();
     let z = 1.959_963_984_540_054;
     EloEstimate {
         elo: elo_from_score(s),
@@ -268,33 +291,24 @@ impl Sprt {
     }
 
     /// Log-likelihood ratio of H1 over H0 after `wld` (the first bot's
-    /// record): the generalised SPRT in its normal approximation for
-    /// trinomial results (Michel Van den Bergh's formula, used by fishtest
-    /// and cutechess for GSPRT): with `s0`, `s1` the expected scores at
-    /// `elo0`, `elo1`, `s` the mean score and `var` its per-game variance
-    /// over `n` games, `LLR = n (s1 - s0) (2 s - s0 - s1) / (2 var)`.
-    /// When every game had the same result (variance 0) the variance is
-    /// taken with half a game added to each of win, draw and loss.
+    /// record): the generalised SPRT for trinomial results as fishtest
+    /// computes it (`LLR_logistic`). The record's frequencies `p̂` of
+    /// loss, draw, win (counts of 0 replaced by 1e-3) are projected onto
+    /// the distributions of mean score `s0` resp. `s1` (the expected
+    /// scores at `elo0`, `elo1`) by maximum likelihood, `p_i = p̂_i / (1 +
+    /// λ (a_i - s))` with `a = (0, 1/2, 1)` and `λ` solved so the `p_i`
+    /// sum to 1; then `LLR = Σ n_i ln(p1_i / p0_i)`.
     pub fn llr(&self, wld: &Wld) -> f64 {
-        let n = wld.games();
-        if n == 0 {
+        if wld.games() == 0 {
             return 0.0;
         }
-        let s0 = score_from_elo(self.elo0);
-        let s1 = score_from_elo(self.elo1);
-        let s = wld.score();
-        let mut var = wld.score_variance();
-        if var <= 0.0 {
-            let (w, l, d) = (
-                wld.wins as f64 + 0.5,
-                wld.losses as f64 + 0.5,
-                wld.draws as f64 + 0.5,
-            );
-            let m = w + l + d;
-            let sr = (w + 0.5 * d) / m;
-            var = (w * (1.0 - sr).powi(2) + l * sr.powi(2) + d * (0.5 - sr).powi(2)) / m;
-        }
-        n as f64 * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
+        let counts =
+            [wld.losses, wld.draws, wld.wins].map(|c| if c == 0 { 1e-3 } else { c as f64 });
+        let total: f64 = counts.iter().sum();
+        let freq = counts.map(|c| c / total);
+        let p0 = mle_with_mean(freq, score_from_elo(self.elo0));
+        let p1 = mle_with_mean(freq, score_from_elo(self.elo1));
+        (0..3).map(|i| counts[i] * (p1[i] / p0[i]).ln()).sum()
     }
 
     /// Whether the test has decided after `wld`.
@@ -309,6 +323,36 @@ impl Sprt {
             SprtDecision::Continue
         }
     }
+}
+
+/// The distribution over (loss, draw, win) of mean score `t` (0 < t < 1)
+/// closest to `freq` in likelihood: `p_i = freq_i / (1 + λ (a_i - t))`,
+/// `λ` found by bisection on `Σ freq_i (a_i - t) / (1 + λ (a_i - t)) = 0`
+/// (decreasing in `λ` on `(-1 / (1 - t), 1 / t)`, where every `p_i` > 0).
+fn mle_with_mean(freq: [f64; 3], t: f64) -> [f64; 3] {
+    let a = [0.0, 0.5, 1.0];
+    let t = t.clamp(1e-9, 1.0 - 1e-9);
+    let f = |l: f64| -> f64 {
+        (0..3)
+            .map(|i| freq[i] * (a[i] - t) / (1.0 + l * (a[i] - t)))
+            .sum()
+    };
+    let (mut lo, mut hi) = (-1.0 / (1.0 - t), 1.0 / t);
+    let span = hi - lo;
+    lo += span * 1e-12;
+    hi -= span * 1e-12;
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let l = 0.5 * (lo + hi);
+    let p = [0, 1, 2].map(|i| freq[i] / (1.0 + l * (a[i] - t)));
+    let sum: f64 = p.iter().sum();
+    p.map(|x| x / sum)
 }
 
 #[cfg(test)]
@@ -347,10 +391,15 @@ mod tests {
         let e = elo_estimate(&wld(10, 10, 0));
         assert_eq!(e.elo, 0.0);
         assert!((e.low + e.high).abs() < 1e-9 && e.high > 0.0);
-        // All won: infinite estimate and upper end.
-        let e = elo_estimate(&wld(5, 0, 0));
+        // All won: infinite estimate and upper end, finite lower end.
+        // 12-0-0 regularised: w 12.5, l 0.5, d 0.5, s = 12.75/13.5 =
+        // 0.94444, var = (12.5*0.05556^2 + 0.5*0.94444^2 + 0.5*0.44444^2)
+        // / 13.5 = 0.043210, se = sqrt(var/12) = 0.060007, low =
+        // Elo(1 - 1.96*0.060007) = Elo(0.882389) = +350.08.
+        let e = elo_estimate(&wld(12, 0, 0));
         assert_eq!(e.elo, f64::INFINITY);
         assert_eq!(e.high, f64::INFINITY);
+        assert!((e.low - 350.08).abs() < 0.01, "{e:?}");
     }
 
     /// A table whose scores are exactly the Bradley-Terry expectations
@@ -409,22 +458,31 @@ mod tests {
 
     #[test]
     fn sprt_llr_worked_example() {
-        // elo0 = 0, elo1 = 10; 50 W, 30 L, 20 D (n = 100).
-        // s = 0.6; var = (50*0.4^2 + 30*0.6^2 + 20*0.1^2)/100 = 0.19;
-        // s0 = 0.5, s1 = 1/(1+10^-0.025) = 0.5143872;
-        // LLR = 100 * 0.0143872 * (1.2 - 0.5 - 0.5143872) / (2*0.19)
-        //     = 100 * 0.0143872 * 0.1856128 / 0.38 = 0.702749.
         let sprt = Sprt::parse("0,10").unwrap();
+        // No draws: the projections are binomial (draw mass ~1e-5), win
+        // probability s0 = 0.5 and s1 = 1/(1+10^-0.025) = 0.5143872, so
+        // for 60 W, 40 L: LLR = 60 ln(s1/s0) + 40 ln((1-s1)/(1-s0))
+        // = 60 ln(1.0287744) + 40 ln(0.9712256)
+        // = 60 * 0.0283680 - 40 * 0.0291962 = 0.534231 (to ~1e-5).
+        let llr = sprt.llr(&wld(60, 40, 0));
+        assert!((llr - 0.534_231).abs() < 2e-5, "{llr}");
+        // With draws: 50 W, 30 L, 20 D gives 0.668367 (fishtest's
+        // LLR_logistic, the same projection done in Python).
         let llr = sprt.llr(&wld(50, 30, 20));
-        assert!((llr - 0.702_749).abs() < 1e-5, "{llr}");
+        assert!((llr - 0.668_367).abs() < 1e-5, "{llr}");
         // Bounds with alpha = beta = 0.05: ln(0.05/0.95) = -2.944439.
         let (lo, hi) = sprt.bounds();
         assert!((lo + 2.944_439).abs() < 1e-6 && (hi - 2.944_439).abs() < 1e-6);
         assert_eq!(sprt.decide(&wld(50, 30, 20)), SprtDecision::Continue);
         assert_eq!(sprt.decide(&wld(500, 300, 200)), SprtDecision::AcceptH1);
         assert_eq!(sprt.decide(&wld(300, 500, 200)), SprtDecision::AcceptH0);
-        // A clean sweep is finite and decides eventually.
-        assert!(sprt.llr(&wld(20, 0, 0)).is_finite());
+        // A clean sweep of 4 against elo1 = 200: 4 ln(s1/0.5) with
+        // s1 = 1/(1+10^-0.5) = 0.759747: 4 * 0.418377 = 1.67351 (the
+        // 1e-3 pseudo-counts move it by ~1e-3); not yet decided.
+        let sweep = Sprt::parse("0,200").unwrap();
+        let llr = sweep.llr(&wld(4, 0, 0));
+        assert!((llr - 1.6732).abs() < 2e-3, "{llr}");
+        assert_eq!(sweep.decide(&wld(4, 0, 0)), SprtDecision::Continue);
         assert_eq!(sprt.decide(&wld(200, 0, 0)), SprtDecision::AcceptH1);
     }
 
