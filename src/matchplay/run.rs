@@ -239,6 +239,9 @@ impl Tally {
     }
 }
 
+/// An opening made once by the first of its two games (an error as text).
+type OpeningCell = OnceLock<Result<Opening, String>>;
+
 /// A set of games to play.
 pub struct MatchRunner<'a> {
     /// Settings (bots, games, board, rules).
@@ -327,8 +330,7 @@ impl MatchRunner<'_> {
         let pairs = round_robin(n);
         std::fs::create_dir_all(&self.sgf_dir).map_err(io_err(&self.sgf_dir))?;
         let seed = s.seed.unwrap_or_else(rand::random);
-        let openings: Mutex<HashMap<u64, Arc<OnceLock<Result<Opening, String>>>>> =
-            Mutex::new(HashMap::new());
+        let openings: Mutex<HashMap<u64, Arc<OpeningCell>>> = Mutex::new(HashMap::new());
         let next_game = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
         let stopped_early = AtomicBool::new(false);
