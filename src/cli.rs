@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|benchmark|version>`.
+//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|match|gatekeeper|benchmark|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -36,6 +36,10 @@ pub enum Command {
     Export(crate::train::ExportArgs),
     /// Shuffle .npz training data into a window of the newest rows (KataGo's shuffle.py).
     Shuffle(Box<crate::data::ShuffleArgs>),
+    /// Play games between bots (nets, visits, settings): Elo table, SGFs, SPRT.
+    Match(Box<crate::matchplay::MatchArgs>),
+    /// Test new nets against the accepted one and accept or reject them.
+    Gatekeeper(Box<crate::matchplay::GatekeeperArgs>),
     /// Search a fixed set of positions and report visits/s per thread count.
     Benchmark(BenchmarkArgs),
     /// Print the version and the libtorch devices available.
@@ -151,6 +155,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
             }
         },
         Command::Selfplay(a) => crate::selfplay::run(&a),
+        Command::Match(a) => crate::matchplay::run_match(&a),
+        Command::Gatekeeper(a) => crate::matchplay::run_gatekeeper(&a),
     }
 }
 

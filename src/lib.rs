@@ -11,6 +11,8 @@
 //! - [`selfplay`]: `engine selfplay`, self-play games and their training rows.
 //! - [`train`]: `engine train`/`engine export`, the trainable network and
 //!   KataGo's losses.
+//! - [`matchplay`]: `engine match` and `engine gatekeeper`, games between
+//!   bots with Elo tables, and the gating of new nets.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
 //!   and training.
 //! - [`config`]: config files with KataGo's key names, and overrides.
@@ -20,7 +22,7 @@
 //!   cap on its length.
 //! - [`setup`]: start-up shared by every command (flags, config and
 //!   overrides, default model, device and evaluator).
-//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|benchmark`).
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|match|gatekeeper|benchmark`).
 
 pub mod analysis;
 pub mod benchmark;
@@ -30,6 +32,7 @@ pub mod data;
 pub mod game;
 pub mod gtp;
 pub mod io_lines;
+pub mod matchplay;
 pub mod nn;
 pub mod search;
 pub mod selfplay;

@@ -18,7 +18,7 @@ mod settings;
 mod side;
 
 pub use fork::{maybe_fork, ForkQueue};
-pub use game::{play_game, play_game_from, PlayedGame};
+pub use game::{play_game, play_game_from, play_policy_moves, PlayedGame};
 pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
@@ -26,4 +26,5 @@ pub use game_data::{
 pub use output::write_atomically;
 pub use rows::{write_game_rows, RowError};
 pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError};
+pub(crate) use settings::{parse_bool, parse_list};
 pub use settings::{PlaySettings, SettingsError};

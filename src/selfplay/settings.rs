@@ -138,7 +138,7 @@ pub struct PlaySettings {
     pub fork_compensate_komi_prob: f64,
 }
 
-fn parse_list<T>(
+pub(crate) fn parse_list<T>(
     cfg: &Config,
     key: &str,
     default: &[&str],
@@ -169,7 +169,7 @@ fn parse_list<T>(
     Ok(out)
 }
 
-fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s.to_ascii_lowercase().as_str() {
         "true" | "1" => Some(true),
         "false" | "0" => Some(false),

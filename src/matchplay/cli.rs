@@ -1,0 +1,302 @@
+//! `engine match`: the command line, its short form for scripts
+//! (`-bot NAME=MODEL[,key=value...]`, `-games`, `-boardsize`, `-komi`),
+//! and the run: table on stdout, `match_summary.json` in the SGF folder.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use clap::Args;
+
+use super::report::{summary_json, table, write_json};
+use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
+use super::settings::MatchSettings;
+use super::stats::{elo_estimate, Sprt, SprtDecision};
+use crate::config::Config;
+
+/// Flags of `engine match` (KataGo's spelling, plus a short form).
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// Match config (`configs/match.toml`, or KataGo's `match.cfg`).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Config overrides, `key=value[,key=value...]`; may be repeated.
+    #[arg(long = "override-config")]
+    pub override_config: Vec<String>,
+    /// Folder for the games' SGFs and `match_summary.json`.
+    #[arg(long = "sgf-output-dir")]
+    pub sgf_output_dir: PathBuf,
+    /// Also append the progress lines to this file.
+    #[arg(long = "log-file")]
+    pub log_file: Option<PathBuf>,
+    /// A bot, `NAME=MODEL[,key=value...]` (search keys for this bot);
+    /// repeat for each bot. Replaces the config's bots.
+    #[arg(long = "bot")]
+    pub bot: Vec<String>,
+    /// Games in all (`numGamesTotal`).
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Board size of every game (`bSizes`).
+    #[arg(long)]
+    pub boardsize: Option<usize>,
+    /// Komi of every game (`komiMean`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub komi: Option<f64>,
+    /// Games played at once (`numGameThreads`).
+    #[arg(long = "game-threads")]
+    pub game_threads: Option<usize>,
+    /// Seed of the openings, sizes and rules (`matchSeed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Two bots only: stop when the SPRT `elo0,elo1[,alpha,beta]` decides
+    /// (Elo of the first bot over the second; alpha, beta default 0.05).
+    #[arg(long, allow_hyphen_values = true)]
+    pub sprt: Option<String>,
+}
+
+/// Runs `engine match`; returns the exit code.
+pub fn run(args: &MatchArgs) -> i32 {
+    match run_inner(args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("engine match: {e}");
+            match e {
+                MatchError::Usage(_) => 2,
+                _ => 1,
+            }
+        }
+    }
+}
+
+fn set(cfg: &mut Config, key: &str, value: toml::Value) {
+    cfg.set(key, value);
+}
+
+/// The config with the short-form flags written into it under KataGo's
+/// key names.
+pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), MatchError> {
+    if !args.bot.is_empty() {
+        set(cfg, "numBots", toml::Value::Integer(args.bot.len() as i64));
+        for (i, spec) in args.bot.iter().enumerate() {
+            let (head, rest) = spec.split_once(',').unwrap_or((spec.as_str(), ""));
+            let Some((name, model)) = head.split_once('=') else {
+                return Err(MatchError::Usage(format!(
+                    "-bot wants NAME=MODEL[,key=value...], got {spec:?}"
+                )));
+            };
+            let (name, model) = (name.trim(), model.trim());
+            if name.is_empty() || model.is_empty() {
+                return Err(MatchError::Usage(format!(
+                    "-bot wants NAME=MODEL[,key=value...], got {spec:?}"
+                )));
+            }
+            set(
+                cfg,
+                &format!("botName{i}"),
+                toml::Value::String(name.into()),
+            );
+            set(
+                cfg,
+                &format!("nnModelFile{i}"),
+                toml::Value::String(model.into()),
+            );
+            for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let Some((k, v)) = kv.split_once('=') else {
+                    return Err(MatchError::Usage(format!(
+                        "-bot {name}: {kv:?} is not key=value"
+                    )));
+                };
+                cfg.apply_overrides(&format!("{}{i}={}", k.trim(), v.trim()))
+                    .map_err(Box::new)?;
+            }
+        }
+    }
+    if let Some(g) = args.games {
+        set(cfg, "numGamesTotal", toml::Value::Integer(g as i64));
+    }
+    if let Some(b) = args.boardsize {
+        set(cfg, "bSizes", toml::Value::String(b.to_string()));
+        set(cfg, "bSizeRelProbs", toml::Value::String("1".into()));
+    }
+    if let Some(k) = args.komi {
+        set(cfg, "komiMean", toml::Value::Float(k));
+    }
+    if let Some(t) = args.game_threads {
+        set(cfg, "numGameThreads", toml::Value::Integer(t as i64));
+    }
+    if let Some(s) = args.seed {
+        set(cfg, "matchSeed", toml::Value::Integer(s as i64));
+    }
+    Ok(())
+}
+
+fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
+    let mut cfg = crate::setup::load_config(args.config.as_deref(), &args.override_config)
+        .map_err(Box::new)?;
+    apply_short_form(&mut cfg, args)?;
+    let settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
+    let sprt = match &args.sprt {
+        Some(text) => {
+            if settings.bots.len() != 2 {
+                return Err(MatchError::Usage(format!(
+                    "-sprt needs exactly two bots, the config has {}",
+                    settings.bots.len()
+                )));
+            }
+            Some(Sprt::parse(text).map_err(MatchError::Usage)?)
+        }
+        None => None,
+    };
+    let log = Logger::new("engine match", args.log_file.as_deref())?;
+    for w in crate::setup::no_effect_warnings(&cfg) {
+        log.line(&format!("warning: {w}"));
+    }
+    let models: Vec<PathBuf> = settings.bots.iter().map(|b| b.model.clone()).collect();
+    let evaluators = load_evaluators(&models, &cfg, settings.num_game_threads.max(8), &log)?;
+    for k in cfg.unknown_keys() {
+        log.line(&format!("warning: unknown config key {k}"));
+    }
+    let run_name = format!(
+        "match-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    );
+    let runner = MatchRunner {
+        settings: &settings,
+        evaluators,
+        sgf_dir: args.sgf_output_dir.clone(),
+        run_name,
+        log: &log,
+    };
+    log.line(&format!(
+        "{} bots, {} games, {} at once, sgfs in {}",
+        settings.bots.len(),
+        settings.num_games_total,
+        settings.num_game_threads,
+        args.sgf_output_dir.display()
+    ));
+    let start = Instant::now();
+    let logged = AtomicU64::new(0);
+    let on_game = |t: &Tally, o: &super::game::GameOutcome| {
+        let done = t.games.len() as u64;
+        let last = logged.load(Ordering::Relaxed);
+        if done % settings.log_games_every != 0 && done != settings.num_games_total {
+            return;
+        }
+        if last >= done {
+            return;
+        }
+        logged.store(done, Ordering::Relaxed);
+        let mut line = format!(
+            "[{:.0}s] {done}/{} games; last: {} (B) vs {} (W) {} in {} moves",
+            start.elapsed().as_secs_f64(),
+            settings.num_games_total,
+            settings.bots[o.black].name,
+            settings.bots[o.white].name,
+            o.result_text,
+            o.num_moves
+        );
+        if settings.bots.len() == 2 {
+            let r = t.table[0][1];
+            let e = elo_estimate(&r);
+            line.push_str(&format!(
+                "; {} {}-{}-{} vs {}, elo {:+.0} [{:+.0}, {:+.0}]",
+                settings.bots[0].name,
+                r.wins,
+                r.losses,
+                r.draws,
+                settings.bots[1].name,
+                e.elo,
+                e.low,
+                e.high
+            ));
+            if let Some(p) = &sprt {
+                line.push_str(&format!(", LLR {:.2}", p.llr(&r)));
+            }
+        }
+        log.line(&line);
+    };
+    let should_stop =
+        |t: &Tally| sprt.is_some_and(|p| p.decide(&t.table[0][1]) != SprtDecision::Continue);
+    let result = runner.run(&should_stop, &on_game)?;
+    let text = table(&settings, &result.tally, sprt.as_ref());
+    print!("{text}");
+    let summary_path = args.sgf_output_dir.join("match_summary.json");
+    write_json(
+        &summary_path,
+        &summary_json(
+            &settings,
+            &result.tally,
+            sprt.as_ref(),
+            result.stopped_early,
+            result.seconds,
+        ),
+    )?;
+    log.line(&format!(
+        "{} games in {:.1} s{}; summary {}",
+        result.tally.games.len(),
+        result.seconds,
+        if result.stopped_early {
+            " (stopped early by the SPRT)"
+        } else {
+            ""
+        },
+        summary_path.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(bots: &[&str]) -> MatchArgs {
+        MatchArgs {
+            config: None,
+            override_config: vec![],
+            sgf_output_dir: PathBuf::from("x"),
+            log_file: None,
+            bot: bots.iter().map(|s| s.to_string()).collect(),
+            games: Some(6),
+            boardsize: Some(9),
+            komi: Some(-3.5),
+            game_threads: Some(3),
+            seed: Some(5),
+            sprt: None,
+        }
+    }
+
+    #[test]
+    fn short_form_fills_katago_keys() {
+        let mut cfg = Config::default();
+        apply_short_form(
+            &mut cfg,
+            &args(&[
+                "strong=a.bin.gz,maxVisits=32",
+                "weak=b.bin.gz,maxVisits=8,cpuctExploration=2",
+            ]),
+        )
+        .unwrap();
+        let s = MatchSettings::from_config(&cfg, "numGamesTotal", true).unwrap();
+        assert_eq!(s.bots.len(), 2);
+        assert_eq!(s.bots[0].name, "strong");
+        assert_eq!(s.bots[1].model, PathBuf::from("b.bin.gz"));
+        assert_eq!(s.bots[0].params.max_visits, 32);
+        assert_eq!(s.bots[1].params.max_visits, 8);
+        assert_eq!(s.bots[1].params.cpuct_exploration, 2.0);
+        assert_eq!(s.num_games_total, 6);
+        assert_eq!(s.board_sizes, vec![9]);
+        assert_eq!(s.komi, -3.5);
+        assert_eq!(s.num_game_threads, 3);
+        assert_eq!(s.seed, Some(5));
+    }
+
+    #[test]
+    fn short_form_rejects_bad_bots() {
+        for bad in ["noequals", "=model", "name=", "a=b,novalue"] {
+            let mut cfg = Config::default();
+            assert!(apply_short_form(&mut cfg, &args(&[bad])).is_err(), "{bad}");
+        }
+    }
+}

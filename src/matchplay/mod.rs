@@ -1,0 +1,25 @@
+//! `engine match` and `engine gatekeeper`: games between bots (nets,
+//! visits, search settings) for strength measurements and for gating new
+//! nets in the training loop (KataGo's `match` and `gatekeeper`).
+//!
+//! Front door: [`run_match`] with [`MatchArgs`], [`run_gatekeeper`] with
+//! [`GatekeeperArgs`]; [`MatchSettings`] (the config's keys), [`MatchRunner`]
+//! (plays a schedule of games: round robin, paired openings, alternating
+//! colours, one batching evaluator per model file shared by all games),
+//! and the statistics in [`stats`] (Elo with confidence intervals,
+//! Bradley-Terry ratings, SPRT).
+
+mod cli;
+mod game;
+mod gatekeeper;
+mod report;
+mod run;
+mod settings;
+pub mod stats;
+
+pub use cli::{run as run_match, MatchArgs};
+pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
+pub use gatekeeper::{run as run_gatekeeper, GatekeeperArgs, LOG_HEADER};
+pub use report::{summary_json, table};
+pub use run::{game_assignment, round_robin, MatchError, MatchRunner, Tally};
+pub use settings::{BotSpec, MatchSettings};

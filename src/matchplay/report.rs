@@ -1,0 +1,204 @@
+//! The results of a match as a table (stdout) and as
+//! `match_summary.json` (written atomically) for scripts.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::run::{io_err, MatchError, Tally};
+use super::settings::MatchSettings;
+use super::stats::{bradley_terry, elo_estimate, Sprt};
+use crate::selfplay::write_atomically;
+
+/// Virtual draws per pair in the overall ratings, so a clean sweep still
+/// gives finite Elo (see [`bradley_terry`]).
+pub const PRIOR_DRAWS: f64 = 1.0;
+
+fn finite(x: f64) -> Value {
+    if x.is_finite() {
+        json!((x * 10.0).round() / 10.0)
+    } else {
+        Value::Null
+    }
+}
+
+fn signed(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:+.1}")
+    } else if x > 0.0 {
+        "+inf".into()
+    } else {
+        "-inf".into()
+    }
+}
+
+/// The results table: per bot games, wins, losses, draws, win rate
+/// (draws as half) and overall Elo; per pair the score, Elo difference
+/// and its 95% interval; the SPRT's state if one ran.
+pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
+    let n = s.bots.len();
+    let ratings = bradley_terry(&t.table, PRIOR_DRAWS);
+    let width = s
+        .bots
+        .iter()
+        .map(|b| b.name.len())
+        .max()
+        .unwrap_or(3)
+        .max(3);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>8} {:>9}",
+        "bot", "games", "wins", "losses", "draws", "winrate", "elo"
+    );
+    for (i, b) in s.bots.iter().enumerate() {
+        let r = t.total(i);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>7.1}% {:>9}",
+            b.name,
+            r.games(),
+            r.wins,
+            r.losses,
+            r.draws,
+            100.0 * r.score(),
+            ratings[i].map_or("-".to_string(), signed)
+        );
+    }
+    if n > 1 {
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{:<w2$}  {:>12} {:>8} {:>9}  95% interval",
+            "pair (first's view)",
+            "W-L-D",
+            "score",
+            "elo",
+            w2 = 2 * width + 4
+        );
+        for i in 0..n {
+            for j in i + 1..n {
+                let r = t.table[i][j];
+                let e = elo_estimate(&r);
+                let _ = writeln!(
+                    out,
+                    "{:<w2$}  {:>12} {:>7.1}% {:>9}  [{}, {}]",
+                    format!("{} vs {}", s.bots[i].name, s.bots[j].name),
+                    format!("{}-{}-{}", r.wins, r.losses, r.draws),
+                    100.0 * r.score(),
+                    signed(e.elo),
+                    signed(e.low),
+                    signed(e.high),
+                    w2 = 2 * width + 4
+                );
+            }
+        }
+    }
+    if let (Some(sprt), true) = (sprt, n == 2) {
+        let (lo, hi) = sprt.bounds();
+        let _ = writeln!(
+            out,
+            "\nSPRT elo0={} elo1={} alpha={} beta={}: LLR {:.3} (bounds {:.3}, {:.3}): {}",
+            sprt.elo0,
+            sprt.elo1,
+            sprt.alpha,
+            sprt.beta,
+            sprt.llr(&t.table[0][1]),
+            lo,
+            hi,
+            sprt_text(sprt, t)
+        );
+    }
+    out
+}
+
+fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
+    match sprt.decide(&t.table[0][1]) {
+        super::stats::SprtDecision::AcceptH0 => "H0 accepted",
+        super::stats::SprtDecision::AcceptH1 => "H1 accepted",
+        super::stats::SprtDecision::Continue => "undecided",
+    }
+}
+
+/// The summary as JSON: `games` (played), `bots` (name, model, games,
+/// wins, losses, draws, win_rate, elo), `pairs` (a, b, a's wins, losses,
+/// draws, score, elo, elo_low, elo_high; infinite values are null),
+/// `sprt` (null without `-sprt`), `stopped_early`, `seconds` and
+/// `results` (every game: index, black, white, result, end, moves, sgf).
+pub fn summary_json(
+    s: &MatchSettings,
+    t: &Tally,
+    sprt: Option<&Sprt>,
+    stopped_early: bool,
+    seconds: f64,
+) -> Value {
+    let n = s.bots.len();
+    let ratings = bradley_terry(&t.table, PRIOR_DRAWS);
+    let bots: Vec<Value> = s
+        .bots
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let r = t.total(i);
+            json!({
+                "name": b.name,
+                "model": b.model.display().to_string(),
+                "max_visits": b.params.max_visits,
+                "games": r.games(),
+                "wins": r.wins,
+                "losses": r.losses,
+                "draws": r.draws,
+                "win_rate": r.score(),
+                "elo": ratings[i].map_or(Value::Null, finite),
+            })
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let r = t.table[i][j];
+            let e = elo_estimate(&r);
+            pairs.push(json!({
+                "a": s.bots[i].name,
+                "b": s.bots[j].name,
+                "games": r.games(),
+                "a_wins": r.wins,
+                "a_losses": r.losses,
+                "draws": r.draws,
+                "a_score": r.score(),
+                "elo": finite(e.elo),
+                "elo_low": finite(e.low),
+                "elo_high": finite(e.high),
+            }));
+        }
+    }
+    let sprt_json = match (sprt, n == 2) {
+        (Some(p), true) => {
+            let (lo, hi) = p.bounds();
+            json!({
+                "elo0": p.elo0, "elo1": p.elo1, "alpha": p.alpha, "beta": p.beta,
+                "llr": p.llr(&t.table[0][1]), "lower_bound": lo, "upper_bound": hi,
+                "decision": sprt_text(p, t),
+            })
+        }
+        _ => Value::Null,
+    };
+    json!({
+        "games": t.games.len(),
+        "bots": bots,
+        "pairs": pairs,
+        "sprt": sprt_json,
+        "stopped_early": stopped_early,
+        "seconds": seconds,
+        "results": t.games,
+    })
+}
+
+/// Writes `value` as `path` atomically (temporary name, sync, rename).
+pub fn write_json(path: &Path, value: &Value) -> Result<(), MatchError> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| MatchError::Game(format!("summary JSON: {e}")))?;
+    text.push('\n');
+    write_atomically(path, text.as_bytes()).map_err(io_err(path))
+}

@@ -1,0 +1,498 @@
+//! Playing a set of match games: the schedule (round robin, paired
+//! openings, alternating colours), several games at once sharing one
+//! batching evaluator per distinct model file, SGFs written as games
+//! finish, and an early stop (SPRT, a decided gating). Shared by
+//! `engine match` ([`super::cli`]) and `engine gatekeeper`.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use super::game::{play_match_game, GameEnd, GameOutcome, Opening};
+use super::settings::MatchSettings;
+use super::stats::Wld;
+use crate::config::Config;
+use crate::game::{Board, BoardHistory, GameState, Player};
+use crate::search::{NnSearchEvaluator, Search, SearchError};
+use crate::selfplay::{play_policy_moves, write_atomically};
+
+/// Why a match could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    /// Bad command line.
+    #[error("{0}")]
+    Usage(String),
+    /// Bad config.
+    #[error(transparent)]
+    Config(#[from] Box<crate::config::ConfigError>),
+    /// Bad match settings.
+    #[error(transparent)]
+    Settings(#[from] crate::selfplay::SettingsError),
+    /// A network could not be found or loaded.
+    #[error("{0}")]
+    Model(String),
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A game failed.
+    #[error("game failed: {0}")]
+    Game(String),
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> MatchError + '_ {
+    move |source| MatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Progress lines to stderr and, with `-log-file`, appended to a file.
+pub struct Logger {
+    prefix: String,
+    file: Mutex<Option<File>>,
+}
+
+impl Logger {
+    /// A logger whose lines start with `prefix` (e.g. `engine match`).
+    pub fn new(prefix: &str, log_file: Option<&Path>) -> Result<Logger, MatchError> {
+        let file = match log_file {
+            Some(p) => Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .map_err(io_err(p))?,
+            ),
+            None => None,
+        };
+        Ok(Logger {
+            prefix: prefix.to_string(),
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Writes one line.
+    pub fn line(&self, text: &str) {
+        eprintln!("{}: {text}", self.prefix);
+        if let Some(f) = self.file.lock().as_mut() {
+            // One write per line, so lines from several threads never mix.
+            let _ = f.write_all(format!("{text}\n").as_bytes());
+        }
+    }
+}
+
+/// Loads one evaluator per distinct model file (bots sharing a net share
+/// its evaluator, its batches and its cache); returns one per bot.
+pub fn load_evaluators(
+    models: &[PathBuf],
+    cfg: &Config,
+    default_batch: usize,
+    log: &Logger,
+) -> Result<Vec<Arc<NnSearchEvaluator>>, MatchError> {
+    let mut loaded: HashMap<PathBuf, Arc<NnSearchEvaluator>> = HashMap::new();
+    let mut out = Vec::with_capacity(models.len());
+    for model in models {
+        if !model.is_file() {
+            return Err(MatchError::Model(format!(
+                "model file not found: {}",
+                model.display()
+            )));
+        }
+        let key = std::fs::canonicalize(model).unwrap_or_else(|_| model.clone());
+        if let Some(e) = loaded.get(&key) {
+            out.push(e.clone());
+            continue;
+        }
+        let net = crate::setup::load_network(model, cfg, default_batch)
+            .map_err(|e| MatchError::Model(format!("{}: {e}", model.display())))?;
+        log.line(&format!(
+            "loaded {} ({}) on {}",
+            net.model_name,
+            model.display(),
+            net.device
+        ));
+        loaded.insert(key, net.evaluator.clone());
+        out.push(net.evaluator);
+    }
+    Ok(out)
+}
+
+/// The pairs of bots that meet: every pair once (round robin), or bot 0
+/// against itself when there is one bot.
+pub fn round_robin(num_bots: usize) -> Vec<(usize, usize)> {
+    if num_bots <= 1 {
+        return vec![(0, 0)];
+    }
+    let mut pairs = Vec::new();
+    for i in 0..num_bots {
+        for j in i + 1..num_bots {
+            pairs.push((i, j));
+        }
+    }
+    pairs
+}
+
+/// Game `g` of the schedule: (opening index, black bot, white bot). Games
+/// come in twos on one opening with colours swapped (`2k`: the pair's
+/// first bot is black, `2k+1`: white); successive openings go round the
+/// pairs, so every prefix of the schedule is as balanced as it can be.
+pub fn game_assignment(g: u64, pairs: &[(usize, usize)]) -> (u64, usize, usize) {
+    let opening = g / 2;
+    let (a, b) = pairs[(opening % pairs.len() as u64) as usize];
+    if g % 2 == 0 {
+        (opening, a, b)
+    } else {
+        (opening, b, a)
+    }
+}
+
+/// One finished game as the summary lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GameSummary {
+    /// Index in the schedule.
+    pub index: u64,
+    /// Black bot's name.
+    pub black: String,
+    /// White bot's name.
+    pub white: String,
+    /// SGF result text (`B+R`, `W+3.5`, `0`, `Void`).
+    pub result: String,
+    /// How it ended.
+    pub end: GameEnd,
+    /// Moves played, opening included.
+    pub moves: usize,
+    /// The SGF file, relative to the SGF folder.
+    pub sgf: String,
+}
+
+/// Results so far: `table[i][j]` is bot i's record against bot j, and
+/// the games in the order they finished.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    /// Pairwise records.
+    pub table: Vec<Vec<Wld>>,
+    /// Finished games.
+    pub games: Vec<GameSummary>,
+}
+
+impl Tally {
+    /// An empty tally for `n` bots.
+    pub fn new(n: usize) -> Tally {
+        Tally {
+            table: vec![vec![Wld::default(); n]; n],
+            games: Vec::new(),
+        }
+    }
+
+    /// Counts a game: a win and a loss, or a draw for both (no result
+    /// counts as a draw).
+    pub fn add(&mut self, o: &GameOutcome) {
+        let (b, w) = (o.black, o.white);
+        match (o.winner, o.no_result) {
+            (Some(Player::Black), false) => {
+                self.table[b][w].wins += 1;
+                self.table[w][b].losses += 1;
+            }
+            (Some(Player::White), false) => {
+                self.table[w][b].wins += 1;
+                self.table[b][w].losses += 1;
+            }
+            _ => {
+                self.table[b][w].draws += 1;
+                if b != w {
+                    self.table[w][b].draws += 1;
+                }
+            }
+        }
+    }
+
+    /// Bot i's record against everyone.
+    pub fn total(&self, i: usize) -> Wld {
+        let mut t = Wld::default();
+        for (j, r) in self.table[i].iter().enumerate() {
+            if j == i {
+                // A bot against itself: each game once.
+                t.wins += r.wins;
+                t.draws += r.draws;
+                t.losses += r.losses;
+                continue;
+            }
+            t.wins += r.wins;
+            t.losses += r.losses;
+            t.draws += r.draws;
+        }
+        t
+    }
+}
+
+/// An opening made once by the first of its two games (an error as text).
+type OpeningCell = OnceLock<Result<Opening, String>>;
+
+/// A set of games to play.
+pub struct MatchRunner<'a> {
+    /// Settings (bots, games, board, rules).
+    pub settings: &'a MatchSettings,
+    /// One evaluator per bot (shared between bots with the same net).
+    pub evaluators: Vec<Arc<NnSearchEvaluator>>,
+    /// Where each game's SGF goes.
+    pub sgf_dir: PathBuf,
+    /// Prefix of the SGF file names.
+    pub run_name: String,
+    /// Progress lines.
+    pub log: &'a Logger,
+}
+
+/// What [`MatchRunner::run`] did.
+pub struct RunResult {
+    /// The results.
+    pub tally: Tally,
+    /// Whether `should_stop` ended the run before all games were played.
+    pub stopped_early: bool,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl MatchRunner<'_> {
+    /// Draws opening `k`: its board size, rules and moves (from the raw
+    /// policy of `bot`'s net), from a generator seeded by `seed` and `k`
+    /// so both games of the pair start alike.
+    fn make_opening(&self, seed: u64, k: u64, bot: usize) -> Result<Opening, SearchError> {
+        let s = self.settings;
+        let mut rng = StdRng::seed_from_u64(seed ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let size = WeightedIndex::new(&s.board_size_rel_probs)
+            .map(|d| s.board_sizes[d.sample(&mut rng)])
+            .unwrap_or(s.board_sizes[0]);
+        let board = Board::new(size, size).map_err(|e| {
+            SearchError::Eval(crate::search::EvalError(format!("board size {size}: {e}")))
+        })?;
+        let rules = s.draw_rules(&mut rng);
+        let mut moves = Vec::new();
+        if s.opening_moves > 0 {
+            let params = &s.bots[bot].params;
+            let mut search = Search::new(
+                params.clone(),
+                self.evaluators[bot].clone(),
+                GameState::new(
+                    board,
+                    BoardHistory::new(&board, Player::Black, rules),
+                    Player::Black,
+                ),
+                rng.gen(),
+            );
+            let never = AtomicBool::new(false);
+            play_policy_moves(
+                &mut search,
+                params,
+                s.opening_moves,
+                s.opening_temperature,
+                &mut rng,
+                &never,
+            )?;
+            moves = search
+                .root_state()
+                .hist
+                .moves()
+                .iter()
+                .map(|&(mv, _)| mv)
+                .collect();
+        }
+        Ok(Opening {
+            board,
+            rules,
+            moves,
+        })
+    }
+
+    /// Plays the schedule's games, `numGameThreads` at once, until all
+    /// `numGamesTotal` are done or `should_stop` (asked after every game)
+    /// says so; games still running then are abandoned and not counted.
+    pub fn run(
+        &self,
+        should_stop: &(dyn Fn(&Tally) -> bool + Sync),
+        on_game: &(dyn Fn(&Tally, &GameOutcome) + Sync),
+    ) -> Result<RunResult, MatchError> {
+        let s = self.settings;
+        let n = s.bots.len();
+        let pairs = round_robin(n);
+        std::fs::create_dir_all(&self.sgf_dir).map_err(io_err(&self.sgf_dir))?;
+        let seed = s.seed.unwrap_or_else(rand::random);
+        let openings: Mutex<HashMap<u64, Arc<OpeningCell>>> = Mutex::new(HashMap::new());
+        let next_game = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let stopped_early = AtomicBool::new(false);
+        let tally = Mutex::new(Tally::new(n));
+        let failure: Mutex<Option<MatchError>> = Mutex::new(None);
+        let start = Instant::now();
+        let threads = s.num_game_threads.min(s.num_games_total as usize).max(1);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        let g = next_game.fetch_add(1, Ordering::SeqCst);
+                        if g >= s.num_games_total {
+                            break;
+                        }
+                        let (k, black, white) = game_assignment(g, &pairs);
+                        let cell = openings.lock().entry(k).or_default().clone();
+                        let opening = cell.get_or_init(|| {
+                            self.make_opening(seed, k, pairs[(k % pairs.len() as u64) as usize].0)
+                                .map_err(|e| e.to_string())
+                        });
+                        let opening = match opening {
+                            Ok(o) => o,
+                            Err(e) => {
+                                failure.lock().get_or_insert(MatchError::Game(e.clone()));
+                                stop.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                        };
+                        let mut rng = StdRng::seed_from_u64(seed.wrapping_add(g).rotate_left(17));
+                        let comment = format!("match game {g}, opening {k}");
+                        let played = play_match_game(
+                            s,
+                            (black, &s.bots[black], &self.evaluators[black]),
+                            (white, &s.bots[white], &self.evaluators[white]),
+                            opening,
+                            &comment,
+                            &mut rng,
+                            &stop,
+                        );
+                        let outcome = match played {
+                            Ok(Some(o)) => o,
+                            Ok(None) => break,
+                            Err(e) => {
+                                failure
+                                    .lock()
+                                    .get_or_insert(MatchError::Game(e.to_string()));
+                                stop.store(true, Ordering::Relaxed);
+                                break;
+                            }
+                        };
+                        let mut t = tally.lock();
+                        if stop.load(Ordering::Relaxed) {
+                            // Decided while this game ran: not counted.
+                            break;
+                        }
+                        let file = format!("{}-{g:06}.sgf", self.run_name);
+                        let path = self.sgf_dir.join(&file);
+                        let mut text = outcome.sgf.clone();
+                        text.push('\n');
+                        if let Err(e) = write_atomically(&path, text.as_bytes()) {
+                            failure
+                                .lock()
+                                .get_or_insert(MatchError::Io { path, source: e });
+                            stop.store(true, Ordering::Relaxed);
+                            break;
+                        }
+                        t.add(&outcome);
+                        t.games.push(GameSummary {
+                            index: g,
+                            black: s.bots[black].name.clone(),
+                            white: s.bots[white].name.clone(),
+                            result: outcome.result_text.clone(),
+                            end: outcome.end,
+                            moves: outcome.num_moves,
+                            sgf: file,
+                        });
+                        on_game(&t, &outcome);
+                        if (t.games.len() as u64) < s.num_games_total && should_stop(&t) {
+                            stopped_early.store(true, Ordering::Relaxed);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        if let Some(e) = failure.lock().take() {
+            return Err(e);
+        }
+        Ok(RunResult {
+            tally: tally.into_inner(),
+            stopped_early: stopped_early.load(Ordering::Relaxed),
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_pairs() {
+        assert_eq!(round_robin(1), vec![(0, 0)]);
+        assert_eq!(round_robin(2), vec![(0, 1)]);
+        assert_eq!(round_robin(3), vec![(0, 1), (0, 2), (1, 2)]);
+    }
+
+    #[test]
+    fn paired_openings_swap_colours() {
+        let pairs = round_robin(3);
+        let games: Vec<_> = (0..12).map(|g| game_assignment(g, &pairs)).collect();
+        for k in 0..6 {
+            let (o1, b1, w1) = games[2 * k];
+            let (o2, b2, w2) = games[2 * k + 1];
+            // Same opening, colours swapped.
+            assert_eq!((o1, o2), (k as u64, k as u64));
+            assert_eq!((b1, w1), (w2, b2));
+            assert_ne!(b1, w1);
+        }
+        // Every pair plays every colour equally often over 12 games.
+        let mut count = HashMap::new();
+        for &(_, b, w) in &games {
+            *count.entry((b, w)).or_insert(0) += 1;
+        }
+        assert_eq!(count.len(), 6);
+        assert!(count.values().all(|&c| c == 2), "{count:?}");
+        // Two bots: black alternates game by game.
+        let two = round_robin(2);
+        let blacks: Vec<usize> = (0..6).map(|g| game_assignment(g, &two).1).collect();
+        assert_eq!(blacks, [0, 1, 0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn tally_counts_both_sides() {
+        let mut t = Tally::new(2);
+        let mut o = GameOutcome {
+            black: 0,
+            white: 1,
+            winner: Some(Player::Black),
+            no_result: false,
+            end: GameEnd::Resignation,
+            white_minus_black: 0.0,
+            num_moves: 10,
+            result_text: "B+R".into(),
+            sgf: String::new(),
+        };
+        t.add(&o);
+        o.black = 1;
+        o.white = 0;
+        o.winner = None;
+        t.add(&o);
+        o.winner = Some(Player::White);
+        t.add(&o);
+        assert_eq!(
+            t.total(0),
+            Wld {
+                wins: 2,
+                losses: 0,
+                draws: 1
+            }
+        );
+        assert_eq!(t.total(1), t.total(0).flipped());
+    }
+}

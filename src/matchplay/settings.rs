@@ -1,0 +1,294 @@
+//! Match and gatekeeper settings read from a config with KataGo's key
+//! names (`cpp/configs/match_example.cfg`, `training/gatekeeper1.cfg`):
+//! the bots (`numBots`, `botName<i>`, `nnModelFile<i>`, search keys with a
+//! bot's index as suffix overriding the plain key for that bot), the games
+//! (`numGamesTotal`, `numGameThreads`, `maxMovesPerGame`), the board sizes,
+//! rules and komi, resignation, and the paired openings.
+
+use std::path::PathBuf;
+
+use crate::config::{Config, ConfigError};
+use crate::game::{KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonusRule};
+use crate::search::{SearchParams, SetupFor};
+use crate::selfplay::{parse_bool, parse_list, SettingsError};
+use crate::setup::search_settings;
+
+/// One player of a match.
+#[derive(Debug, Clone)]
+pub struct BotSpec {
+    /// `botName<i>` (default `bot<i>`): the name in tables and SGFs.
+    pub name: String,
+    /// `nnModelFile<i>`: the network file.
+    pub model: PathBuf,
+    /// The search parameters: the config's search keys, then the ones
+    /// suffixed with this bot's index.
+    pub params: SearchParams,
+}
+
+/// Everything a match reads from the config besides the bots' nets.
+#[derive(Debug, Clone)]
+pub struct MatchSettings {
+    /// The bots, in index order.
+    pub bots: Vec<BotSpec>,
+    /// `numGamesTotal` (match) or `numGamesPerGating` (gatekeeper).
+    pub num_games_total: u64,
+    /// `numGameThreads`: games played at once.
+    pub num_game_threads: usize,
+    /// `maxMovesPerGame`: a game reaching it is scored as it stands.
+    pub max_moves_per_game: usize,
+    /// `bSizes` with `bSizeRelProbs`.
+    pub board_sizes: Vec<usize>,
+    /// Relative probabilities of `board_sizes`.
+    pub board_size_rel_probs: Vec<f64>,
+    /// `koRules`, `scoringRules`, `taxRules`, `multiStoneSuicideLegals`,
+    /// `hasButtons`: one of each list is drawn per opening.
+    pub ko_rules: Vec<KoRule>,
+    /// `scoringRules`.
+    pub scoring_rules: Vec<ScoringRule>,
+    /// `taxRules`.
+    pub tax_rules: Vec<TaxRule>,
+    /// `multiStoneSuicideLegals`.
+    pub multi_stone_suicide_legals: Vec<bool>,
+    /// `hasButtons` (area scoring only).
+    pub has_buttons: Vec<bool>,
+    /// `komiMean`: the komi of every game.
+    pub komi: f32,
+    /// `allowResignation`.
+    pub allow_resignation: bool,
+    /// `resignThreshold`: resign when the searched win-loss value (-1..1)
+    /// stays below this for `resignConsecTurns` own turns.
+    pub resign_threshold: f64,
+    /// `resignConsecTurns`.
+    pub resign_consec_turns: usize,
+    /// `openingMoves`: moves of each paired opening, drawn from the raw
+    /// policy of the pair's first bot.
+    pub opening_moves: usize,
+    /// `openingTemperature`: temperature of those draws (1: the policy).
+    pub opening_temperature: f64,
+    /// `matchSeed`: seed of openings, board sizes and rules (random if absent).
+    pub seed: Option<u64>,
+    /// `logGamesEvery`: a progress line every this many games.
+    pub log_games_every: u64,
+}
+
+fn cfg_err(e: ConfigError) -> SettingsError {
+    SettingsError::Config(Box::new(e))
+}
+
+/// The search parameters of bot `index`: the config's plain search keys,
+/// then `<key><index>` for every search key (KataGo's per-bot suffixes).
+pub fn bot_params(cfg: &Config, index: usize) -> Result<SearchParams, SettingsError> {
+    let mut overrides = search_settings(cfg);
+    let suffix = index.to_string();
+    let all = cfg.to_json_value();
+    if let serde_json::Value::Object(map) = all {
+        for (key, value) in map {
+            let Some(base) = key.strip_suffix(&suffix) else {
+                continue;
+            };
+            // `maxVisits10` is bot 10's, not bot 0's `maxVisits1`.
+            if base.ends_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
+            if SearchParams::NAMES.contains(&base) {
+                cfg.mark_used(&key);
+                overrides.push((base.to_string(), value));
+            }
+        }
+    }
+    SearchParams::from_overrides(
+        SetupFor::Other,
+        overrides.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .map_err(|e| SettingsError::Invalid(format!("bot {index}: {e}")))
+}
+
+impl MatchSettings {
+    /// Reads the settings; `games_key` is `numGamesTotal` (match) or
+    /// `numGamesPerGating` (gatekeeper). With `need_bots` false (the
+    /// gatekeeper, whose two bots are nets found on disk) no bot is read.
+    pub fn from_config(
+        cfg: &Config,
+        games_key: &str,
+        need_bots: bool,
+    ) -> Result<MatchSettings, SettingsError> {
+        let mut bots = Vec::new();
+        if need_bots {
+            let num_bots = cfg.get_i64_or("numBots", 1, 1..=1024).map_err(cfg_err)? as usize;
+            for i in 0..num_bots {
+                let name_key = format!("botName{i}");
+                // KataGo lets a single bot drop the suffix.
+                let name = if cfg.contains(&name_key) {
+                    cfg.get_string(&name_key).map_err(cfg_err)?
+                } else if num_bots == 1 && cfg.contains("botName") {
+                    cfg.get_string("botName").map_err(cfg_err)?
+                } else {
+                    format!("bot{i}")
+                };
+                let model_key = format!("nnModelFile{i}");
+                let model = if cfg.contains(&model_key) {
+                    cfg.get_string(&model_key).map_err(cfg_err)?
+                } else if num_bots == 1 && cfg.contains("nnModelFile") {
+                    cfg.get_string("nnModelFile").map_err(cfg_err)?
+                } else {
+                    return Err(SettingsError::Invalid(format!(
+                        "bot {i} ({name}) has no network: set {model_key} (or -bot NAME=MODEL)"
+                    )));
+                };
+                bots.push(BotSpec {
+                    name,
+                    model: PathBuf::from(model),
+                    params: bot_params(cfg, i)?,
+                });
+            }
+            let mut names: Vec<&str> = bots.iter().map(|b| b.name.as_str()).collect();
+            names.sort_unstable();
+            if names.windows(2).any(|w| w[0] == w[1]) {
+                return Err(SettingsError::Invalid(
+                    "two bots have the same name (botName<i>)".into(),
+                ));
+            }
+        }
+        let board_sizes: Vec<usize> = parse_list(cfg, "bSizes", &["19"], |s| {
+            s.parse::<usize>().ok().filter(|n| (2..=19).contains(n))
+        })?;
+        let probs: Vec<f64> = if cfg.contains("bSizeRelProbs") {
+            parse_list(cfg, "bSizeRelProbs", &[], |s| {
+                s.parse::<f64>().ok().filter(|p| p.is_finite() && *p >= 0.0)
+            })?
+        } else {
+            vec![1.0; board_sizes.len()]
+        };
+        if probs.len() != board_sizes.len() || probs.iter().all(|&p| p <= 0.0) {
+            return Err(SettingsError::Invalid(
+                "bSizeRelProbs must have one positive weight per bSizes entry".into(),
+            ));
+        }
+        let resign_threshold = cfg
+            .get_f64_or("resignThreshold", -0.95, -1.0..=0.0)
+            .map_err(cfg_err)?;
+        Ok(MatchSettings {
+            bots,
+            num_games_total: cfg
+                .get_i64_or(games_key, 100, 1..=i64::from(u32::MAX))
+                .map_err(cfg_err)? as u64,
+            num_game_threads: cfg
+                .get_i64_or("numGameThreads", 2, 1..=4096)
+                .map_err(cfg_err)? as usize,
+            max_moves_per_game: cfg
+                .get_i64_or("maxMovesPerGame", 1200, 1..=100_000)
+                .map_err(cfg_err)? as usize,
+            board_sizes,
+            board_size_rel_probs: probs,
+            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
+                KoRule::parse(&s.to_ascii_uppercase())
+            })?,
+            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
+                ScoringRule::parse(&s.to_ascii_uppercase())
+            })?,
+            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
+                TaxRule::parse(&s.to_ascii_uppercase())
+            })?,
+            multi_stone_suicide_legals: parse_list(
+                cfg,
+                "multiStoneSuicideLegals",
+                &["false"],
+                parse_bool,
+            )?,
+            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
+            komi: cfg
+                .get_f64_or("komiMean", 7.5, -150.0..=150.0)
+                .map_err(cfg_err)? as f32,
+            allow_resignation: cfg.get_bool_or("allowResignation", true).map_err(cfg_err)?,
+            resign_threshold,
+            resign_consec_turns: cfg
+                .get_i64_or("resignConsecTurns", 6, 1..=1000)
+                .map_err(cfg_err)? as usize,
+            opening_moves: cfg
+                .get_i64_or("openingMoves", 4, 0..=1000)
+                .map_err(cfg_err)? as usize,
+            opening_temperature: cfg
+                .get_f64_or("openingTemperature", 1.0, 0.01..=100.0)
+                .map_err(cfg_err)?,
+            seed: if cfg.contains("matchSeed") {
+                Some(
+                    cfg.get_i64_or("matchSeed", 0, 0..=i64::MAX)
+                        .map_err(cfg_err)? as u64,
+                )
+            } else {
+                None
+            },
+            log_games_every: cfg
+                .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
+                .map_err(cfg_err)? as u64,
+        })
+    }
+
+    /// The rules of one opening drawn from the lists (komi `komiMean`).
+    pub fn draw_rules(&self, rng: &mut impl rand::Rng) -> Rules {
+        fn pick<T: Copy>(v: &[T], rng: &mut impl rand::Rng) -> T {
+            v[rng.gen_range(0..v.len())]
+        }
+        let mut rules = Rules::tromp_taylor();
+        rules.ko_rule = pick(&self.ko_rules, rng);
+        rules.scoring_rule = pick(&self.scoring_rules, rng);
+        rules.tax_rule = pick(&self.tax_rules, rng);
+        rules.multi_stone_suicide_legal = pick(&self.multi_stone_suicide_legals, rng);
+        rules.has_button = pick(&self.has_buttons, rng) && rules.scoring_rule == ScoringRule::Area;
+        rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
+        rules.komi = self.komi;
+        rules
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(text: &str) -> Config {
+        Config::from_cfg_str(text, "t.cfg").unwrap()
+    }
+
+    #[test]
+    fn suffixed_search_keys_override_per_bot() {
+        let c = cfg(
+            "numBots = 3\nbotName0 = a\nnnModelFile0 = a.bin.gz\nbotName1 = b\n\
+             nnModelFile1 = b.bin.gz\nnnModelFile2 = c.bin.gz\nmaxVisits = 50\nmaxVisits1 = 8\n\
+             cpuctExploration2 = 2.0\n",
+        );
+        let s = MatchSettings::from_config(&c, "numGamesTotal", true).unwrap();
+        assert_eq!(s.bots.len(), 3);
+        assert_eq!(s.bots[0].name, "a");
+        assert_eq!(s.bots[2].name, "bot2");
+        assert_eq!(s.bots[0].params.max_visits, 50);
+        assert_eq!(s.bots[1].params.max_visits, 8);
+        assert_eq!(s.bots[2].params.max_visits, 50);
+        assert_eq!(s.bots[2].params.cpuct_exploration, 2.0);
+        assert_ne!(s.bots[0].params.cpuct_exploration, 2.0);
+    }
+
+    #[test]
+    fn defaults_are_one_fixed_rule_set_and_komi() {
+        let c = cfg("numBots = 2\nnnModelFile0 = a\nnnModelFile1 = b\n");
+        let s = MatchSettings::from_config(&c, "numGamesTotal", true).unwrap();
+        let r = s.draw_rules(&mut rand::thread_rng());
+        assert_eq!(r.ko_rule, KoRule::Positional);
+        assert_eq!(r.scoring_rule, ScoringRule::Area);
+        assert_eq!(r.komi, 7.5);
+        assert!(s.allow_resignation);
+        assert_eq!(s.resign_threshold, -0.95);
+        assert_eq!(s.resign_consec_turns, 6);
+    }
+
+    #[test]
+    fn missing_model_and_bad_sizes_are_errors() {
+        let c = cfg("numBots = 2\nnnModelFile0 = a\n");
+        let e = MatchSettings::from_config(&c, "numGamesTotal", true).unwrap_err();
+        assert!(e.to_string().contains("nnModelFile1"), "{e}");
+        let c =
+            cfg("numBots = 2\nnnModelFile0 = a\nnnModelFile1 = b\nbotName0 = x\nbotName1 = x\n");
+        assert!(MatchSettings::from_config(&c, "numGamesTotal", true).is_err());
+        let c = cfg("bSizes = 9,13\nbSizeRelProbs = 1\n");
+        assert!(MatchSettings::from_config(&c, "numGamesTotal", false).is_err());
+    }
+}

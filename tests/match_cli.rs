@@ -1,0 +1,238 @@
+//! `engine match` and `engine gatekeeper` end to end on tiny random nets
+//! (`engine export -random-init b2c16`), 9x9, 8 visits, games cut at 40
+//! moves: the
+//! table and `match_summary.json` add up, every game's SGF parses with its
+//! players and result, and the gatekeeper accepts the first net into an
+//! empty accepted folder, then moves a second one into exactly one of
+//! accepted/rejected, and exits with `-quit-if-no-nets-to-test`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use engine::game::sgf::parse_collection;
+
+fn engine() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_engine"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("engine-match-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("engine runs");
+    if !out.status.success() {
+        panic!(
+            "{cmd:?} failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
+}
+
+/// A random b2c16 net `D/<name>.bin.gz`.
+fn random_net(dir: &Path, name: &str, seed: u64) -> PathBuf {
+    run(engine().args([
+        "export",
+        "-random-init",
+        "b2c16",
+        "-seed",
+        &seed.to_string(),
+        "-export-dir",
+        dir.to_str().unwrap(),
+        "-model-name",
+        name,
+    ]));
+    let p = dir.join(format!("{name}.bin.gz"));
+    assert!(p.is_file(), "{}", p.display());
+    p
+}
+
+/// Search and game settings that keep random-net games short.
+const FAST: &str = "maxVisits=8,maxMovesPerGame=40,nnRandomize=false,numGameThreads=2";
+
+#[test]
+fn match_table_summary_and_sgfs_add_up() {
+    let dir = scratch("match");
+    let a = random_net(&dir, "a", 1);
+    let b = random_net(&dir, "b", 2);
+    let sgfs = dir.join("sgfs");
+    let out = run(engine().args([
+        "match",
+        "-bot",
+        &format!("alpha={}", a.display()),
+        "-bot",
+        &format!("beta={},maxVisits=4", b.display()),
+        "-games",
+        "4",
+        "-boardsize",
+        "9",
+        "-komi",
+        "7",
+        "-seed",
+        "11",
+        "-override-config",
+        FAST,
+        "-sgf-output-dir",
+        sgfs.to_str().unwrap(),
+    ]));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("alpha") && table.contains("beta"), "{table}");
+    assert!(table.contains("alpha vs beta"), "{table}");
+
+    let text = std::fs::read_to_string(sgfs.join("match_summary.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["games"], 4, "{v}");
+    let bots = v["bots"].as_array().unwrap();
+    assert_eq!(bots.len(), 2);
+    for bot in bots {
+        let n = |k: &str| bot[k].as_u64().unwrap();
+        assert_eq!(n("games"), 4, "{bot}");
+        assert_eq!(n("wins") + n("losses") + n("draws"), 4, "{bot}");
+    }
+    assert_eq!(bots[0]["wins"], bots[1]["losses"]);
+    assert_eq!(bots[0]["draws"], bots[1]["draws"]);
+    assert_eq!(bots[0]["elo"], 0.0);
+    assert_eq!(bots[1]["max_visits"], 4);
+    let pair = &v["pairs"][0];
+    assert_eq!(pair["games"], 4);
+    assert_eq!(pair["a_wins"], bots[0]["wins"]);
+    assert!(v["sprt"].is_null());
+
+    // Every game: an SGF with the bots' names, komi, rules and a result
+    // that agrees with the summary; colours alternate over the games.
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    let mut alpha_black = 0;
+    let mut alpha_points = 0.0;
+    for r in results {
+        let file = sgfs.join(r["sgf"].as_str().unwrap());
+        let text = std::fs::read_to_string(&file).unwrap();
+        let trees = parse_collection(&text).unwrap();
+        assert_eq!(trees.len(), 1);
+        let rec = trees[0].record().unwrap();
+        assert_eq!((rec.x_size, rec.y_size), (9, 9));
+        assert_eq!(rec.komi, Some(7.0));
+        assert!(rec.rules.is_some());
+        let re = rec.result.clone().unwrap();
+        assert_eq!(re, r["result"].as_str().unwrap());
+        assert!(
+            re.starts_with("B+") || re.starts_with("W+") || re == "0" || re == "Void",
+            "{re}"
+        );
+        let (pb, pw) = (rec.player_black.unwrap(), rec.player_white.unwrap());
+        assert_eq!(pb, r["black"].as_str().unwrap());
+        assert_eq!(pw, r["white"].as_str().unwrap());
+        assert_ne!(pb, pw);
+        assert!(!rec.moves.is_empty() && rec.moves.len() <= 40);
+        if pb == "alpha" {
+            alpha_black += 1;
+        }
+        let alpha_won =
+            (re.starts_with("B+") && pb == "alpha") || (re.starts_with("W+") && pw == "alpha");
+        let draw = !re.starts_with("B+") && !re.starts_with("W+");
+        alpha_points += if alpha_won {
+            1.0
+        } else if draw {
+            0.5
+        } else {
+            0.0
+        };
+    }
+    assert_eq!(alpha_black, 2, "colours alternate");
+    let w = bots[0]["wins"].as_f64().unwrap() + 0.5 * bots[0]["draws"].as_f64().unwrap();
+    assert_eq!(alpha_points, w);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sprt_needs_two_bots() {
+    let dir = scratch("sprt");
+    let out = engine()
+        .args([
+            "match",
+            "-bot",
+            "a=x.bin.gz",
+            "-bot",
+            "b=y.bin.gz",
+            "-bot",
+            "c=z.bin.gz",
+            "-sprt",
+            "0,10",
+            "-sgf-output-dir",
+            dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("two bots"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gatekeeper_accepts_first_then_moves_second_once() {
+    let dir = scratch("gate");
+    let nets = dir.join("nets");
+    std::fs::create_dir_all(&nets).unwrap();
+    let (t, a, r, s) = (
+        dir.join("test"),
+        dir.join("accepted"),
+        dir.join("rejected"),
+        dir.join("sgfs"),
+    );
+    let gate = || {
+        let mut c = engine();
+        c.args([
+            "gatekeeper",
+            "-test-models-dir",
+            t.to_str().unwrap(),
+            "-accepted-models-dir",
+            a.to_str().unwrap(),
+            "-rejected-models-dir",
+            r.to_str().unwrap(),
+            "-sgf-output-dir",
+            s.to_str().unwrap(),
+            "-quit-if-no-nets-to-test",
+            "-override-config",
+            &format!("{FAST},numGamesPerGating=2,bSizes=9,komiMean=7"),
+        ]);
+        c
+    };
+    let place = |net: &Path, name: &str| {
+        std::fs::create_dir_all(t.join(name)).unwrap();
+        std::fs::copy(net, t.join(name).join("model.bin.gz")).unwrap();
+    };
+    place(&random_net(&nets, "n1", 1), "net1");
+    run(&mut gate());
+    assert!(a.join("net1/model.bin.gz").is_file(), "first net accepted");
+    assert!(!t.join("net1").exists());
+
+    place(&random_net(&nets, "n2", 2), "net2");
+    run(&mut gate());
+    let in_a = a.join("net2/model.bin.gz").is_file();
+    let in_r = r.join("net2/model.bin.gz").is_file();
+    assert!(in_a ^ in_r, "net2 in exactly one of accepted/rejected");
+    assert!(!t.join("net2").exists());
+    let log = std::fs::read_to_string(s.join("gatekeeper_log.tsv")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert_eq!(lines[0], engine::matchplay::LOG_HEADER);
+    let cols: Vec<&str> = lines[2].split('\t').collect();
+    assert_eq!(cols[1], "net2");
+    assert_eq!(cols[2], "net1");
+    assert_eq!(cols[9], if in_a { "true" } else { "false" });
+    // Games played agree with the win/loss/draw columns.
+    let n = |i: usize| cols[i].parse::<u64>().unwrap();
+    assert_eq!(n(3), n(4) + n(5) + n(6));
+    assert!(n(3) >= 1 && n(3) <= 2);
+    assert!(s.join("net2/match_summary.json").is_file());
+
+    // Nothing left to test: exits at once.
+    run(&mut gate());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
