@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// A loop config for tests: b2c16, 9x9, 6 games of at most 40 moves per
-/// generation at 8 visits, 512 training samples.
-fn tiny_config(dir: &Path, max_generations: u32) -> PathBuf {
+/// generation at 8 visits, 512 training samples; gating (4 games) or not.
+fn tiny_config(dir: &Path, max_generations: u32, gatekeeper: bool) -> PathBuf {
     let text = format!(
         r#"MODEL_KIND=b2c16
 POS_LEN=9
@@ -26,13 +26,14 @@ TRAIN_LR_SCALE=1.0
 TRAIN_SWA_SCALE=4
 TRAIN_SWA_PERIOD_SAMPLES=128
 TRAIN_EXTRA_FLAGS="-no-lr-warmup"
-GATEKEEPER=0
-GATEKEEPER_OVERRIDES=""
+GATEKEEPER={gk}
+GATEKEEPER_OVERRIDES="numGamesPerGating=4,maxVisits=4,numGameThreads=4,maxMovesPerGame=40"
 MAX_GENERATIONS={max_generations}
 TIME_BUDGET_MINUTES=30
-"#
+"#,
+        gk = u8::from(gatekeeper)
     );
-    let path = dir.join(format!("tiny-{max_generations}.conf"));
+    let path = dir.join(format!("tiny-{max_generations}-{gatekeeper}.conf"));
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -56,9 +57,10 @@ fn loop_command(base: &Path, config: &Path) -> Command {
     c
 }
 
-/// Accepted nets: sub-folders of `models/` with a whole `model.bin.gz`.
-fn accepted_models(base: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(base.join("models"))
+/// Nets in `models/` (accepted) or another folder of the loop: sub-folders
+/// each with a whole `model.bin.gz`.
+fn models_in(base: &Path, folder: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(base.join(folder))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -66,11 +68,15 @@ fn accepted_models(base: &Path) -> Vec<String> {
         .collect();
     names.sort();
     for n in &names {
-        let file = base.join("models").join(n).join("model.bin.gz");
+        let file = base.join(folder).join(n).join("model.bin.gz");
         engine::nn::ModelFile::load(&file)
             .unwrap_or_else(|e| panic!("{}: not a whole model: {e}", file.display()));
     }
     names
+}
+
+fn accepted_models(base: &Path) -> Vec<String> {
+    models_in(base, "models")
 }
 
 fn generation_lines(base: &Path) -> usize {
@@ -84,19 +90,33 @@ fn generation_lines(base: &Path) -> usize {
 #[test]
 fn two_generations_then_kill_and_resume() {
     let base = scratch("run");
-    let conf2 = tiny_config(&base, 2);
+    // Two generations with the gatekeeper: each new net is gated against
+    // the newest accepted one and ends in models/ or rejectedmodels/.
+    let conf2 = tiny_config(&base, 2, true);
     let status = loop_command(&base.join("run"), &conf2).status().unwrap();
     assert!(status.success(), "loop failed: {status}");
     let run = base.join("run");
     let models = accepted_models(&run);
-    assert_eq!(models.len(), 3, "random net + 2 trained nets: {models:?}");
+    let rejected = models_in(&run, "rejectedmodels");
+    assert_eq!(
+        models.len() + rejected.len(),
+        3,
+        "random net + 2 trained nets: {models:?} {rejected:?}"
+    );
     assert!(models.iter().any(|m| m == "b2c16-random"), "{models:?}");
     assert_eq!(generation_lines(&run), 2);
     assert!(run.join("train/checkpoint.safetensors").is_file());
+    let gating_log =
+        std::fs::read_to_string(run.join("gatekeeper/sgfs/gatekeeper_log.tsv")).unwrap();
+    assert_eq!(
+        gating_log.lines().count(),
+        3,
+        "header + 2 gatings:\n{gating_log}"
+    );
 
     // Kill the loop (its whole process group) part-way through, then run it
     // again with a larger budget: it must finish from the files left.
-    let conf4 = tiny_config(&base, 4);
+    let conf4 = tiny_config(&base, 4, false);
     let mut cmd = loop_command(&run, &conf4);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd.spawn().unwrap();
@@ -108,7 +128,12 @@ fn two_generations_then_kill_and_resume() {
     let status = loop_command(&run, &conf4).status().unwrap();
     assert!(status.success(), "resumed loop failed: {status}");
     let models = accepted_models(&run);
-    assert_eq!(models.len(), 5, "random net + 4 trained nets: {models:?}");
+    let rejected = models_in(&run, "rejectedmodels");
+    assert_eq!(
+        models.len() + rejected.len(),
+        5,
+        "random net + 4 trained nets: {models:?} {rejected:?}"
+    );
     assert!(generation_lines(&run) >= 4);
     // Training went on from its checkpoint: the newest net has seen all four
     // generations' samples (4 x 512, rounded down to whole batches).
