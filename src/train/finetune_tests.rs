@@ -90,7 +90,8 @@ fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_
     let idx: Vec<usize> = (0..rows.num_rows.min(8)).collect();
     let mut rng = StdRng::seed_from_u64(0);
     let b = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
-    assert_same_outputs(&net, &model, &b);
+    let worst = assert_same_outputs(&net, &model, &b);
+    eprintln!("{}: trainable vs inference net, max |diff| {worst:e}", config.name);
 
     let params: export::NamedParams = net
         .params
@@ -107,7 +108,8 @@ fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_
     export::write_model_atomic(&out, &epath).expect("write");
     let exported = crate::nn::Model::load(&epath, Device::Cpu).expect("engine loads the export");
     assert_eq!(exported.version(), 15);
-    assert_same_outputs(&net, &exported, &b);
+    let worst = assert_same_outputs(&net, &exported, &b);
+    eprintln!("{}: trainable vs its export, max |diff| {worst:e}", config.name);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
