@@ -5,8 +5,11 @@
 # validation losses of the starting net and after each epoch. (A batch-norm
 # net would be trained as model kind b6c96-scalebias, chosen by itself.)
 #
-#   scripts/finetune_g170.sh [STEPS] [BATCH] [LR_SCALE] [EPOCHS] [OUT_DIR]
+#   scripts/finetune_g170.sh [STEPS] [BATCH] [LR_SCALE] [EPOCHS] [OUT_DIR] [ENGINE TRAIN FLAGS...]
 #
+# e.g. scripts/finetune_g170.sh 200 32 0.2 1 /tmp/ft -no-lr-warmup
+# (KataGo's warm-up would keep the learning rate near 1/20 of LR_SCALE for
+# a run this short.)
 # STEPS batches of BATCH rows make one epoch. The main heads (policy p0,
 # value v, ownership own, lead) are the ones g170 was trained on; the total
 # loss also counts heads g170 lacks, which start fresh and fall fast.
@@ -14,6 +17,7 @@ set -euo pipefail
 steps="${1:-300}"; batch="${2:-64}"; lr_scale="${3:-0.1}"; epochs="${4:-1}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${5:-$(mktemp -d)}"
+extra=("${@:6}")
 src="$here/../shared/vectors/npz-more"
 net="$(ls "$here"/../shared/models/g170-b6c96-*.bin.gz | head -1)"
 engine="$here/target/release/engine"
@@ -28,7 +32,7 @@ echo '{"range":[0,3000]}' > "$out/shuffled/s1/train.json"
 
 "$engine" train -traindir "$out/train" -latestdatadir "$out/shuffled" -model-kind b6c96 \
   -initial-checkpoint "$net" -batch-size "$batch" -samples-per-epoch $((steps * batch)) \
-  -lr-scale "$lr_scale" -max-epochs-this-instance "$epochs" \
+  -lr-scale "$lr_scale" -max-epochs-this-instance "$epochs" "${extra[@]}" \
   -exportdir "$out/models" -exportprefix b6c96-g170ft 2>&1 | tee "$out/train.log" | grep -v "^train: epoch [0-9]* batch" || true
 python3 - "$out/train/metrics.jsonl" <<'PY'
 import json, sys

@@ -91,7 +91,10 @@ fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_
     let mut rng = StdRng::seed_from_u64(0);
     let b = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
     let worst = assert_same_outputs(&net, &model, &b);
-    eprintln!("{}: trainable vs inference net, max |diff| {worst:e}", config.name);
+    eprintln!(
+        "{}: trainable vs inference net, max |diff| {worst:e}",
+        config.name
+    );
 
     let params: export::NamedParams = net
         .params
@@ -109,7 +112,10 @@ fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_
     let exported = crate::nn::Model::load(&epath, Device::Cpu).expect("engine loads the export");
     assert_eq!(exported.version(), 15);
     let worst = assert_same_outputs(&net, &exported, &b);
-    eprintln!("{}: trainable vs its export, max |diff| {worst:e}", config.name);
+    eprintln!(
+        "{}: trainable vs its export, max |diff| {worst:e}",
+        config.name
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

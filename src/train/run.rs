@@ -373,8 +373,37 @@ pub fn train_step(
     }
 }
 
+/// Keeps freed tensor memory in the heap instead of returning it to the OS.
+///
+/// Every step frees and reallocates the same activation and gradient
+/// buffers (each from a few hundred KB to MBs). With glibc's defaults the
+/// big ones are mmapped and unmapped each time, or the heap top is trimmed,
+/// and every step pays for page faults and zeroing fresh pages: measured on
+/// b2c16 batch 64, 441k minor faults and 1.9 s system time for 120 steps,
+/// against 72k and 0.85 s with these settings (user time unchanged).
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        const M_TRIM_THRESHOLD: i32 = -1;
+        const M_TOP_PAD: i32 = -2;
+        const M_MMAP_THRESHOLD: i32 = -3;
+        // SAFETY: mallopt only changes allocator tunables; it is called
+        // before training allocates anything big, with valid parameters
+        // (32 MiB is glibc's largest mmap threshold on 64-bit).
+        unsafe {
+            mallopt(M_MMAP_THRESHOLD, 32 << 20);
+            mallopt(M_TRIM_THRESHOLD, 1 << 30);
+            mallopt(M_TOP_PAD, 64 << 20);
+        }
+    }
+}
+
 /// Runs `engine train`.
 pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
+    keep_freed_memory();
     let config = ModelConfig::by_name(&args.model_kind)?;
     if args.batch_size == 0 {
         return Err(TrainError::Config("-batch-size must be positive".into()));
