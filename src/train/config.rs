@@ -3,7 +3,8 @@
 //! Only what the v15 fixup convnets need: trunk/head widths, the block list
 //! and the normalisation kind. Every config here is KataGo's default variant
 //! of that name: `norm_kind = "fixup"`, ReLU, version 15,
-//! `gamma_weight_decay_center_1`.
+//! `gamma_weight_decay_center_1`; the suffix `-scalebias` gives a scale at
+//! every norm ([`NormKind::ScaleBias`]), for fine-tuning batch-norm nets.
 
 use super::TrainError;
 
@@ -26,6 +27,27 @@ impl BlockKind {
         matches!(self, BlockKind::RegularGpool | BlockKind::BottleNest2Gpool)
     }
 }
+
+/// How the trunk's and heads' norms are parameterised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormKind {
+    /// KataGo's `fixup`: a learned bias at every norm, a learned scale
+    /// (`gamma`, centred at 0 for a scale of 1) only at the end of each
+    /// residual branch.
+    Fixup,
+    /// A learned per-channel scale and bias at every norm and head bias
+    /// (`x * (gamma+1) + beta`, no batch statistics): what an inference
+    /// batch norm folds to, so batch-norm nets such as g170's load exactly
+    /// and train on from there. Named with the suffix `-scalebias`.
+    ScaleBias,
+}
+
+/// The model-kind suffix that selects [`NormKind::ScaleBias`].
+pub const SCALEBIAS_SUFFIX: &str = "-scalebias";
+
+/// The model-kind suffix `-initconvK` sets the input convolution's kernel
+/// to K×K (KataGo's configs use 3; its older nets, g170's included, 5).
+pub const INITCONV_SUFFIX: &str = "-initconv";
 
 /// A model config: the shape of the network.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +76,10 @@ pub struct ModelConfig {
     pub sbv2: i64,
     /// `num_scorebeliefs`.
     pub num_scorebeliefs: i64,
+    /// The norms' parameterisation.
+    pub norm: NormKind,
+    /// Kernel side of the input convolution (`conv_spatial`).
+    pub initial_conv: i64,
 }
 
 /// The names [`ModelConfig::by_name`] knows.
@@ -67,10 +93,33 @@ pub const KNOWN_CONFIGS: &[&str] = &[
 ];
 
 impl ModelConfig {
-    /// KataGo's config of that name (fixup variant, as KataGo's plain name means).
+    /// KataGo's config of that name (fixup variant, as KataGo's plain name
+    /// means); `NAME-scalebias` is the same shape with
+    /// [`NormKind::ScaleBias`] norms.
     pub fn by_name(name: &str) -> Result<ModelConfig, TrainError> {
         use BlockKind::*;
-        let (trunk, mid, gpool, blocks, p1, g1, v1, sbv2, nsb, v2) = match name {
+        let (mut base, mut norm, mut initial_conv) = (name, NormKind::Fixup, 3);
+        loop {
+            if let Some(b) = base.strip_suffix(SCALEBIAS_SUFFIX) {
+                (base, norm) = (b, NormKind::ScaleBias);
+                continue;
+            }
+            if let Some((b, k)) = base.rsplit_once(INITCONV_SUFFIX) {
+                match k.parse::<i64>() {
+                    Ok(k) if k % 2 == 1 && (1..=9).contains(&k) => {
+                        (base, initial_conv) = (b, k);
+                        continue;
+                    }
+                    _ => {
+                        return Err(TrainError::Config(format!(
+                            "model kind {name:?}: {INITCONV_SUFFIX}{k} (the kernel must be odd, 1 to 9)"
+                        )))
+                    }
+                }
+            }
+            break;
+        }
+        let (trunk, mid, gpool, blocks, p1, g1, v1, sbv2, nsb, v2) = match base {
             "b1c6nbt" => (6, 4, 4, vec![BottleNest2], 4, 4, 4, 4, 2, 6),
             "b2c16" => (16, 16, 8, vec![Regular, RegularGpool], 8, 8, 8, 12, 2, 12),
             "b4c32" => (
@@ -140,7 +189,7 @@ impl ModelConfig {
             }
             _ => {
                 return Err(TrainError::Config(format!(
-                    "unknown model kind {name:?} (known: {})",
+                    "unknown model kind {name:?} (known: {}, each also with the suffixes {SCALEBIAS_SUFFIX} and {INITCONV_SUFFIX}K)",
                     KNOWN_CONFIGS.join(", ")
                 )))
             }
@@ -158,7 +207,50 @@ impl ModelConfig {
             v2,
             sbv2,
             num_scorebeliefs: nsb,
+            norm,
+            initial_conv,
         })
+    }
+
+    /// The config name without its suffixes (`b6c96`): configs with the same
+    /// base differ only in norm kind or input kernel.
+    pub fn base_name(&self) -> &str {
+        match self.name.find('-') {
+            Some(i) if !KNOWN_CONFIGS.contains(&self.name.as_str()) => &self.name[..i],
+            _ => &self.name,
+        }
+    }
+
+    /// The same config with a `k`×`k` input convolution (named `NAME-initconvK`).
+    pub fn with_initial_conv(&self, k: i64) -> ModelConfig {
+        if self.initial_conv == k {
+            return self.clone();
+        }
+        let base = self.base_name().to_string();
+        let mut name = base;
+        if k != 3 {
+            name.push_str(&format!("{INITCONV_SUFFIX}{k}"));
+        }
+        if self.norm == NormKind::ScaleBias {
+            name.push_str(SCALEBIAS_SUFFIX);
+        }
+        ModelConfig {
+            name,
+            initial_conv: k,
+            ..self.clone()
+        }
+    }
+
+    /// The same shape with [`NormKind::ScaleBias`] norms (named `NAME-scalebias`).
+    pub fn with_scalebias(&self) -> ModelConfig {
+        if self.norm == NormKind::ScaleBias {
+            return self.clone();
+        }
+        ModelConfig {
+            name: format!("{}{SCALEBIAS_SUFFIX}", self.name),
+            norm: NormKind::ScaleBias,
+            ..self.clone()
+        }
     }
 }
 
@@ -177,5 +269,18 @@ mod tests {
         let gp: Vec<usize> = (0..18).filter(|&i| b18.blocks[i].has_gpool()).collect();
         assert_eq!(gp, vec![2, 5, 8, 11, 14]);
         assert!(ModelConfig::by_name("b99c1").is_err());
+        assert!(ModelConfig::by_name("b99c1-scalebias").is_err());
+        let sb = ModelConfig::by_name("b6c96-scalebias").expect("scalebias");
+        assert_eq!(sb.norm, NormKind::ScaleBias);
+        assert_eq!(sb.name, "b6c96-scalebias");
+        let plain = ModelConfig::by_name("b6c96").expect("b6c96");
+        assert_eq!(plain.norm, NormKind::Fixup);
+        assert_eq!(plain.with_scalebias(), sb);
+        let g170 = plain.with_initial_conv(5).with_scalebias();
+        assert_eq!(g170.name, "b6c96-initconv5-scalebias");
+        assert_eq!(g170.base_name(), "b6c96");
+        assert_eq!(ModelConfig::by_name(&g170.name).expect("parses"), g170);
+        assert_eq!(g170.with_initial_conv(3).name, "b6c96-scalebias");
+        assert!(ModelConfig::by_name("b6c96-initconv4").is_err());
     }
 }

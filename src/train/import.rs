@@ -3,15 +3,20 @@
 //! policies, long-term optimistic policy, TD values, scoring, future
 //! positions, seki, score belief) keep their fresh initialisation.
 //!
-//! Only files whose norms a fixup net can represent load: every norm's
-//! folded scale must be 1 where the trainable net has no gamma (true of
-//! KataGo's v15 fixup exports, not of batch-norm nets such as g170).
+//! Files of versions 8 to 15+ load. A fixup net holds a file only where
+//! every norm's folded scale is 1 at the norms without gamma (true of
+//! KataGo's v15 fixup exports and of g170's version-8 fixup nets);
+//! batch-norm nets need a net with [`NormKind::ScaleBias`] norms, which
+//! hold a folded batch norm exactly ([`needs_scalebias`] tells which). Older heads map onto the v15
+//! heads exactly: a version-8..14 pass logit `w·g` becomes the pass MLP
+//! `relu(w·g) - relu(-w·g)`, and a file with one policy channel also seeds
+//! the short-term optimistic policy (row 5, the export's second channel).
 
 use std::collections::BTreeMap;
 
 use tch::{Device, Kind, Tensor};
 
-use super::config::BlockKind;
+use super::config::{BlockKind, NormKind};
 use super::model::TrainNet;
 use super::TrainError;
 use crate::nn::desc::*;
@@ -66,8 +71,8 @@ impl Im<'_> {
             self.out.insert(gamma_key, t(&g, &[1, c, 1, 1]));
         } else if s.iter().any(|x| (x - 1.0).abs() > 1e-4) {
             return Err(TrainError::Checkpoint(format!(
-                "{}: a scaled norm, which a fixup net cannot hold here (batch-norm nets are not supported)",
-                b.name
+                "{}: a scaled norm (a batch-norm net), which a fixup net cannot hold; use model kind {}-scalebias",
+                b.name, self.net.config.name
             )));
         }
         self.out
@@ -115,14 +120,98 @@ impl Im<'_> {
     }
 }
 
+fn block_norms(b: &Block) -> Vec<&BatchNormLayer> {
+    match b {
+        Block::Ordinary(r) => vec![&r.pre_bn, &r.mid_bn],
+        Block::GlobalPooling(g) => vec![&g.pre_bn, &g.gpool_bn, &g.mid_bn],
+        Block::NestedBottleneck(nb) => {
+            let mut v = vec![&nb.pre_bn, &nb.post_bn];
+            for inner in &nb.blocks {
+                v.extend(block_norms(inner));
+            }
+            v
+        }
+    }
+}
+
+/// Whether the file has a norm whose folded scale is not 1 anywhere but at
+/// the end of a residual branch (a batch-norm net such as g170's), so that
+/// only a [`NormKind::ScaleBias`] net holds it.
+pub fn needs_scalebias(file: &ModelFile) -> bool {
+    let mut norms: Vec<&BatchNormLayer> = vec![
+        &file.trunk.tip_bn,
+        &file.policy_head.g1_bn,
+        &file.policy_head.p1_bn,
+        &file.value_head.v1_bn,
+    ];
+    for b in &file.trunk.blocks {
+        match b {
+            Block::Ordinary(r) => norms.push(&r.pre_bn),
+            Block::GlobalPooling(g) => norms.extend([&g.pre_bn, &g.gpool_bn]),
+            Block::NestedBottleneck(nb) => {
+                // Only the post norm and inner mid norms carry a fixup gamma.
+                norms.push(&nb.pre_bn);
+                for inner in &nb.blocks {
+                    let all = block_norms(inner);
+                    norms.extend(all.iter().take(all.len() - 1));
+                }
+            }
+        }
+    }
+    norms
+        .iter()
+        .any(|b| b.merged().0.iter().any(|x| (x - 1.0).abs() > 1e-4))
+}
+
+fn check_activations(file: &ModelFile) -> Result<(), TrainError> {
+    let mut acts = vec![
+        &file.trunk.tip_activation,
+        &file.policy_head.g1_activation,
+        &file.policy_head.p1_activation,
+        &file.value_head.v1_activation,
+        &file.value_head.v2_activation,
+    ];
+    for b in &file.trunk.blocks {
+        match b {
+            Block::Ordinary(r) => acts.extend([&r.pre_activation, &r.mid_activation]),
+            Block::GlobalPooling(g) => {
+                acts.extend([&g.pre_activation, &g.gpool_activation, &g.mid_activation])
+            }
+            Block::NestedBottleneck(nb) => acts.extend([&nb.pre_activation, &nb.post_activation]),
+        }
+    }
+    match acts.iter().find(|a| a.activation != Activation::Relu) {
+        Some(a) => Err(TrainError::Checkpoint(format!(
+            "{}: activation {:?} (the trainable net is ReLU only)",
+            a.name, a.activation
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Copies every weight a KataGo model file holds into `net` (shapes must
 /// match the net's config). Returns how many parameters were set, fully or
 /// in part.
 pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, TrainError> {
-    if file.version < 15 {
+    if file.version < 8 || file.num_input_channels != 22 || file.num_input_global_channels != 19 {
         return Err(TrainError::Checkpoint(format!(
-            "model version {} (only version 15+ files, as KataGo's exporter writes for these configs)",
-            file.version
+            "model version {} with {}+{} inputs (versions 8+ with 22 spatial and 19 global inputs load)",
+            file.version, file.num_input_channels, file.num_input_global_channels
+        )));
+    }
+    if net.config.norm == NormKind::Fixup && needs_scalebias(file) {
+        return Err(TrainError::Checkpoint(format!(
+            "{}: a batch-norm net, which a fixup net cannot hold; use model kind {}-scalebias",
+            file.name, net.config.name
+        )));
+    }
+    check_activations(file)?;
+    let k = file.trunk.initial_conv.y_size as i64;
+    if k != net.config.initial_conv {
+        return Err(TrainError::Checkpoint(format!(
+            "{}: a {k}x{k} input convolution; use model kind {}",
+            file.name,
+            net.config.with_initial_conv(k).name
         )));
     }
     let config = net.config.clone();
@@ -173,18 +262,21 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
         &c2.weights,
         &[c2.out_channels as i64, c2.in_channels as i64, 1, 1],
     );
-    let rows: Vec<i64> = if c2.out_channels >= 2 {
-        vec![0, 5]
+    // Trainer rows 0 (policy) and 5 (short-term optimistic policy) are the
+    // file's channels 0 and 1; a one-channel file seeds both from channel 0.
+    let rows = [0i64, 5];
+    let src_rows = if c2.out_channels >= 2 {
+        Tensor::from_slice(&[0i64, 1])
     } else {
-        vec![0]
+        Tensor::from_slice(&[0i64, 0])
     };
     im.rows(
         "policy_head.conv2p.weight",
         &rows,
-        &conv2p.narrow(0, 0, rows.len() as i64),
+        &conv2p.index_select(0, &src_rows),
     )?;
-    im.matmul("policy_head.linear_pass.weight", &p.gpool_to_pass_mul);
     if let Some((bias, _, mul2)) = &p.pass_mlp {
+        im.matmul("policy_head.linear_pass.weight", &p.gpool_to_pass_mul);
         im.out.insert(
             "policy_head.linear_pass.bias".into(),
             t(&bias.weights, &[bias.weights.len() as i64]),
@@ -193,7 +285,39 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
         im.rows(
             "policy_head.linear_pass2.weight",
             &rows,
-            &w2.narrow(0, 0, rows.len() as i64),
+            &w2.index_select(0, &src_rows),
+        )?;
+    } else {
+        // pass = w·g exactly as relu(w·g) - relu(-w·g) through the MLP.
+        let w = Im::matmul_t(&p.gpool_to_pass_mul).narrow(0, 0, 1);
+        let hidden = im.current("policy_head.linear_pass.weight")?.size();
+        if hidden[0] < 2 || w.size()[1] != hidden[1] {
+            return Err(TrainError::Checkpoint(format!(
+                "policy pass layer {:?} does not fit the pass MLP {hidden:?}",
+                w.size()
+            )));
+        }
+        let lp = Tensor::zeros(hidden.as_slice(), (Kind::Float, Device::Cpu));
+        let lp = lp.index_copy(
+            0,
+            &Tensor::from_slice(&[0i64, 1]),
+            &Tensor::cat(&[&w, &w.neg()], 0),
+        );
+        im.out.insert("policy_head.linear_pass.weight".into(), lp);
+        im.out.insert(
+            "policy_head.linear_pass.bias".into(),
+            Tensor::zeros([hidden[0]], (Kind::Float, Device::Cpu)),
+        );
+        let mut out = vec![0f32; 2 * hidden[0] as usize];
+        out[0] = 1.0;
+        out[1] = -1.0;
+        let i = hidden[0] as usize;
+        out[i] = 1.0;
+        out[i + 1] = -1.0;
+        im.rows(
+            "policy_head.linear_pass2.weight",
+            &rows,
+            &t(&out, &[2, hidden[0]]),
         )?;
     }
     let v = &file.value_head;
@@ -211,7 +335,19 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
     );
     let misc_w = Im::matmul_t(&v.sv3_mul);
     let misc_b = t(&v.sv3_bias.weights, &[v.sv3_bias.weights.len() as i64]);
-    if misc_w.size()[0] >= 6 {
+    if misc_w.size()[0] == 4 {
+        // Version 8: score mean, stdev, lead, variance-time only.
+        im.rows(
+            "value_head.linear_miscvaluehead.weight",
+            &[0, 1, 2, 3],
+            &misc_w,
+        )?;
+        im.rows(
+            "value_head.linear_miscvaluehead.bias",
+            &[0, 1, 2, 3],
+            &misc_b,
+        )?;
+    } else if misc_w.size()[0] >= 6 {
         im.rows(
             "value_head.linear_miscvaluehead.weight",
             &[0, 1, 2, 3],

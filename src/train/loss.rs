@@ -57,15 +57,20 @@ pub struct Losses {
 }
 
 impl Losses {
-    /// The terms as plain numbers (one device sync per term).
+    /// The terms as plain numbers (one device sync and one copy for all).
     pub fn values(&self) -> BTreeMap<&'static str, f64> {
-        let mut out: BTreeMap<&'static str, f64> = self
+        let _g = tch::no_grad_guard();
+        let mut keys: Vec<&'static str> = self.terms.keys().copied().collect();
+        let mut all: Vec<Tensor> = self
             .terms
-            .iter()
-            .map(|(k, v)| (*k, v.double_value(&[])))
+            .values()
+            .map(|v| v.to_kind(Kind::Double).reshape([1]))
             .collect();
-        out.insert("loss_sum", self.loss_sum.double_value(&[]));
-        out
+        keys.push("loss_sum");
+        all.push(self.loss_sum.detach().to_kind(Kind::Double).reshape([1]));
+        let flat = Tensor::cat(&all, 0).to_device(tch::Device::Cpu);
+        let nums = Vec::<f64>::try_from(&flat).unwrap_or_else(|_| vec![f64::NAN; keys.len()]);
+        keys.into_iter().zip(nums).collect()
     }
 }
 

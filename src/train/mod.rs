@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 pub use batch::{Augment, Batch};
 pub use checkpoint::{Checkpoint, TrainState};
-pub use config::ModelConfig;
+pub use config::{ModelConfig, NormKind};
 pub use loss::{compute_losses, LossScales, LossState, Losses};
 pub use model::{NetOutput, TrainNet};
 pub use optim::{Optimizer, Schedule};
@@ -66,5 +66,7 @@ impl TrainError {
     }
 }
 
+#[cfg(test)]
+mod finetune_tests;
 #[cfg(test)]
 mod tests;

@@ -111,46 +111,62 @@ impl Optimizer {
     }
 
     /// Clips the global gradient norm to `cap` (torch's `clip_grad_norm_`)
-    /// and returns the norm before clipping.
+    /// and returns the norm before clipping. One device sync in all: the
+    /// per-parameter norms are stacked and reduced on the device.
     pub fn clip_gradients(net: &TrainNet, cap: f64) -> f64 {
         let _g = tch::no_grad_guard();
-        let mut total = 0.0f64;
-        let grads: Vec<Tensor> = net.params.iter().map(|p| p.tensor.grad()).collect();
-        for g in &grads {
-            if g.defined() {
-                total += g.square().sum(tch::Kind::Double).double_value(&[]);
-            }
+        let grads: Vec<Tensor> = net
+            .params
+            .iter()
+            .map(|p| p.tensor.grad())
+            .filter(|g| g.defined())
+            .collect();
+        if grads.is_empty() {
+            return 0.0;
         }
-        let norm = total.sqrt();
+        let norms: Vec<Tensor> = grads
+            .iter()
+            .map(|g| g.square().sum(tch::Kind::Double))
+            .collect();
+        let norm = Tensor::stack(&norms, 0)
+            .sum(tch::Kind::Double)
+            .double_value(&[])
+            .sqrt();
         let coef = (cap / (norm + 1e-6)).min(1.0);
         if coef < 1.0 {
             for g in &grads {
-                if g.defined() {
-                    let _ = g.shallow_clone().g_mul_scalar_(coef);
-                }
+                let _ = g.shallow_clone().g_mul_scalar_(coef);
             }
         }
         norm
     }
 
     /// One SGD step (torch.optim.SGD with momentum 0.9, no dampening:
-    /// `d = g + wd·p; buf = 0.9·buf + d; p -= lr·buf`).
+    /// `d = g + wd·p; buf = 0.9·buf + d; p -= lr·buf`), in place: the
+    /// gradient becomes `d`, the buffer is updated where it lies.
     pub fn step(&mut self, net: &TrainNet, sched: &Schedule, samples: u64) {
         let _g = tch::no_grad_guard();
         for p in &net.params {
-            let grad = p.tensor.grad();
+            let mut grad = p.tensor.grad();
             if !grad.defined() {
                 continue;
             }
             let lr = sched.group_lr(p.group, samples);
             let wd = sched.weight_decay(p.group);
-            let d = &grad + &p.tensor * wd;
-            let buf = match self.momentum.get(&p.name) {
-                Some(b) => b * MOMENTUM + d,
-                None => d,
-            };
-            let _ = p.tensor.shallow_clone().g_sub_(&(&buf * lr));
-            self.momentum.insert(p.name.clone(), buf);
+            let wd_t = Tensor::from(wd as f32).to_device(p.tensor.device());
+            let _ = grad.addcmul_(&p.tensor, &wd_t);
+            match self.momentum.get_mut(&p.name) {
+                Some(buf) => {
+                    let _ = buf.g_mul_scalar_(MOMENTUM).g_add_(&grad);
+                }
+                None => {
+                    self.momentum.insert(p.name.clone(), grad.copy());
+                }
+            }
+            if let Some(buf) = self.momentum.get(&p.name) {
+                let neg_lr = Tensor::from(-lr as f32).to_device(p.tensor.device());
+                let _ = p.tensor.shallow_clone().addcmul_(buf, &neg_lr);
+            }
         }
     }
 
@@ -174,9 +190,7 @@ impl Optimizer {
         for p in &net.params {
             if let Some(slow) = self.slow.get(&p.name) {
                 if interpolate {
-                    let _ = slow
-                        .shallow_clone()
-                        .g_add_(&((&p.tensor - slow) * LOOKAHEAD_ALPHA));
+                    let _ = slow.shallow_clone().lerp_(&p.tensor, LOOKAHEAD_ALPHA);
                 }
                 p.tensor.shallow_clone().copy_(slow);
             }
@@ -191,9 +205,7 @@ impl Optimizer {
         for p in &net.params {
             if let Some(avg) = self.swa.get(&p.name) {
                 if initialized {
-                    let _ = avg
-                        .shallow_clone()
-                        .g_add_(&((&p.tensor - avg) * (1.0 / swa_scale)));
+                    let _ = avg.shallow_clone().lerp_(&p.tensor, 1.0 / swa_scale);
                 } else {
                     avg.shallow_clone().copy_(&p.tensor);
                 }

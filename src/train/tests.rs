@@ -15,12 +15,12 @@ fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/train")
 }
 
-fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
+pub(super) fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
     Vec::<T>::try_from(t.flatten(0, -1)).expect("tensor data")
 }
 
 /// The parity rows as [`TrainingRows`] (raw npz members from the script).
-fn parity_rows() -> TrainingRows {
+pub(super) fn parity_rows() -> TrainingRows {
     let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors"))
         .expect("parity batch");
     let m: BTreeMap<String, Tensor> = list.into_iter().collect();

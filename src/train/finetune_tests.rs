@@ -1,0 +1,246 @@
+//! Fine-tuning from older KataGo nets: g170's b6c96 (version 8, fixup) and a
+//! batch-norm net load exactly (the `-scalebias` trainable net holds folded
+//! batch norms), and their exports (version 15) give the same outputs again.
+
+use std::path::{Path, PathBuf};
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use tch::{Device, Tensor};
+
+use super::tests::{parity_rows, tensor_vec};
+use super::*;
+use crate::nn::desc::{BatchNormLayer, Block};
+
+fn g170_path() -> PathBuf {
+    let shared = crate::shared_data_dir().unwrap_or_else(|e| panic!("shared test data: {e}"));
+    shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz")
+}
+
+/// Asserts that the inference `model`'s outputs on the batch equal the
+/// trainable `net`'s in eval mode; returns the largest policy difference.
+fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &Batch) -> f32 {
+    let want = tch::no_grad(|| net.forward(&b.binary_input, &b.global_input));
+    let spatial: Vec<f32> = tensor_vec(&b.binary_input);
+    let global: Vec<f32> = tensor_vec(&b.global_input);
+    let mask: Vec<f32> = tensor_vec(&b.binary_input.narrow(1, 0, 1).contiguous());
+    let n = b.binary_input.size()[0] as usize;
+    let got = model
+        .forward(&crate::nn::NetInput {
+            batch_size: n,
+            height: 19,
+            width: 19,
+            spatial: &spatial,
+            global: &global,
+            mask: Some(&mask),
+        })
+        .expect("engine forward");
+    let mut worst = 0f32;
+    let mut close = |a: f32, b: f32, what: &str| {
+        let d = (a - b).abs();
+        assert!(
+            d <= 2e-4 * (1.0 + b.abs()),
+            "{what}: engine {a} trainer {b}"
+        );
+        worst = worst.max(d);
+    };
+    let pol: Vec<f32> = tensor_vec(&want.policy_logits);
+    let val: Vec<f32> = tensor_vec(&want.value_logits);
+    let own: Vec<f32> = tensor_vec(&want.ownership_pretanh.tanh());
+    let sm: Vec<f32> = tensor_vec(&want.pred_scoremean);
+    let sd: Vec<f32> = tensor_vec(&want.pred_scorestdev);
+    let lead: Vec<f32> = tensor_vec(&want.pred_lead);
+    let vt: Vec<f32> = tensor_vec(&want.pred_variance_time);
+    for r in 0..n {
+        let row = got.row(r);
+        for p in 0..362 {
+            if p < 361 && mask[r * 361 + p] < 0.5 {
+                continue;
+            }
+            close(row.policy[p], pol[(r * 6) * 362 + p], "policy");
+            if let Some(o) = row.policy_optimistic {
+                close(o[p], pol[(r * 6 + 5) * 362 + p], "optimistic policy");
+            }
+            if p < 361 {
+                close(row.ownership[p], own[r * 361 + p], "ownership");
+            }
+        }
+        for k in 0..3 {
+            close(row.value_logits[k], val[r * 3 + k], "value");
+        }
+        close(row.scores.score_mean, sm[r], "score mean");
+        close(row.scores.score_stdev, sd[r], "score stdev");
+        close(row.scores.lead, lead[r], "lead");
+        if model.version() >= 9 {
+            close(row.scores.var_time_left, vt[r], "variance time");
+        }
+    }
+    worst
+}
+
+/// Loads `file` into a fresh net of `config`, checks the trainable net's
+/// outputs against the inference net's (`model_path` is the file on disk),
+/// exports the loaded net (version 15), and checks the export's outputs.
+fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_path: &Path) {
+    let mut net = TrainNet::new(config, 19, Device::Cpu).expect("net");
+    let n = import::load_model_file(&mut net, file).expect("import");
+    assert!(n > 50, "only {n} parameters set");
+    let model = crate::nn::Model::load(model_path, Device::Cpu).expect("engine loads the file");
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows.min(8)).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let b = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let worst = assert_same_outputs(&net, &model, &b);
+    eprintln!(
+        "{}: trainable vs inference net, max |diff| {worst:e}",
+        config.name
+    );
+
+    let params: export::NamedParams = net
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+        .collect();
+    let out = export::to_model_file(config, &params, "finetune").expect("export");
+    let dir = std::env::temp_dir().join(format!(
+        "engine-train-ft-{}-{}",
+        config.name,
+        std::process::id()
+    ));
+    let epath = dir.join("model.bin.gz");
+    export::write_model_atomic(&out, &epath).expect("write");
+    let exported = crate::nn::Model::load(&epath, Device::Cpu).expect("engine loads the export");
+    assert_eq!(exported.version(), 15);
+    let worst = assert_same_outputs(&net, &exported, &b);
+    eprintln!(
+        "{}: trainable vs its export, max |diff| {worst:e}",
+        config.name
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every batch norm of a model file, to edit.
+fn norms_mut(file: &mut crate::nn::ModelFile) -> Vec<&mut BatchNormLayer> {
+    let mut v: Vec<&mut BatchNormLayer> = vec![
+        &mut file.trunk.tip_bn,
+        &mut file.policy_head.g1_bn,
+        &mut file.policy_head.p1_bn,
+        &mut file.value_head.v1_bn,
+    ];
+    for b in &mut file.trunk.blocks {
+        match b {
+            Block::Ordinary(r) => v.extend([&mut r.pre_bn, &mut r.mid_bn]),
+            Block::GlobalPooling(g) => v.extend([&mut g.pre_bn, &mut g.gpool_bn, &mut g.mid_bn]),
+            Block::NestedBottleneck(_) => panic!("no nested blocks in b6c96"),
+        }
+    }
+    v
+}
+
+/// g170's b6c96 (version 8, fixup: `use_fixup` in its info file, and a
+/// 5x5 input convolution) loads into `b6c96-initconv5` exactly, and its
+/// export (version 15) gives the same outputs.
+#[test]
+fn g170_version8_net_loads_exactly_and_exports_back() {
+    tch::set_num_threads(1);
+    let path = g170_path();
+    let file = crate::nn::ModelFile::load(&path).expect("g170 file");
+    assert_eq!(file.version, 8);
+    assert!(!import::needs_scalebias(&file));
+    // Its input convolution is 5x5 (KataGo's configs now use 3x3).
+    let mut plain = TrainNet::new(
+        &ModelConfig::by_name("b6c96").expect("b6c96"),
+        19,
+        Device::Cpu,
+    )
+    .expect("net");
+    let err = import::load_model_file(&mut plain, &file).expect_err("3x3 net refuses g170");
+    assert!(err.to_string().contains("b6c96-initconv5"), "{err}");
+    let config = ModelConfig::by_name("b6c96-initconv5").expect("config");
+    load_compare_export(&config, &file, &path);
+}
+
+/// A batch-norm net (g170's b6c96 with real batch-norm statistics and
+/// scales put into every norm): a fixup `b6c96` refuses it clearly, a
+/// `b6c96-scalebias` holds it exactly and exports it back.
+#[test]
+fn batchnorm_net_loads_exactly_into_scalebias_and_exports_back() {
+    tch::set_num_threads(1);
+    let mut file = crate::nn::ModelFile::load(g170_path()).expect("g170 file");
+    for (k, bn) in norms_mut(&mut file).into_iter().enumerate() {
+        for c in 0..bn.num_channels {
+            let x = (k * 31 + c) as f32;
+            bn.mean[c] = 0.1 * x.sin();
+            bn.variance[c] = 0.6 + 0.5 * x.cos().powi(2);
+            bn.scale[c] *= 1.0 + 0.2 * (0.7 * x).sin();
+            bn.bias[c] += 0.05 * (1.3 * x).cos();
+        }
+        bn.has_scale = true;
+        bn.epsilon = 1e-5;
+    }
+    let dir = std::env::temp_dir().join(format!("engine-train-bn-{}", std::process::id()));
+    let path = dir.join("bn.bin.gz");
+    std::fs::create_dir_all(&dir).expect("dir");
+    file.write(&path).expect("write the batch-norm net");
+    let file = crate::nn::ModelFile::load(&path).expect("reload");
+    assert!(import::needs_scalebias(&file));
+
+    let fixup = ModelConfig::by_name("b6c96-initconv5").expect("config");
+    let mut plain = TrainNet::new(&fixup, 19, Device::Cpu).expect("net");
+    let err = import::load_model_file(&mut plain, &file).expect_err("fixup net refuses it");
+    assert!(
+        err.to_string().contains("b6c96-initconv5-scalebias"),
+        "{err}"
+    );
+
+    load_compare_export(&fixup.with_scalebias(), &file, &path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `-scalebias` net has a gamma at every norm and head bias, and one
+/// training step moves them (they are trained, not fixed).
+#[test]
+fn scalebias_gammas_exist_and_train() {
+    tch::set_num_threads(1);
+    tch::manual_seed(1);
+    let config = ModelConfig::by_name("b2c16-scalebias").expect("config");
+    let net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let names: Vec<&str> = net.params.iter().map(|p| p.name.as_str()).collect();
+    for k in [
+        "blocks.0.normactconv1.norm.gamma",
+        "blocks.1.normactconv1.convpool.normg.gamma",
+        "norm_trunkfinal.gamma",
+        "policy_head.biasg.gamma",
+        "policy_head.bias2.gamma",
+        "value_head.bias1.gamma",
+    ] {
+        assert!(names.contains(&k), "no {k}");
+    }
+    let before: Vec<Tensor> = net.params.iter().map(|p| p.tensor.copy()).collect();
+    let mut opt = Optimizer::new(&net);
+    let mut state = TrainState::default();
+    let sched = Schedule {
+        lr_scale: 50.0,
+        batch_size: 16,
+        no_warmup: true,
+    };
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(3);
+    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    train_step(
+        &net,
+        &mut opt,
+        &mut state,
+        &sched,
+        &LossScales::default(),
+        8.0,
+        1 << 40,
+        &batch,
+    );
+    for (p, b) in net.params.iter().zip(&before) {
+        if p.name == "policy_head.bias2.gamma" || p.name == "value_head.bias1.gamma" {
+            assert!(!p.tensor.equal(b), "{} did not move", p.name);
+        }
+    }
+}

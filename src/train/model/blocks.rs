@@ -1,0 +1,328 @@
+//! The trunk's pieces: norms, convolutions, global pooling, residual and
+//! nested-bottleneck blocks.
+
+use tch::{Kind, Tensor};
+
+use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
+use super::{BlockKind, ModelConfig};
+
+/// `NormMask` with fixup normalisation: `(x * (gamma+1) + beta) * mask`
+/// (also the heads' `BiasMask`, which has no gamma unless the net's norm
+/// kind is [`NormKind::ScaleBias`](crate::train::NormKind::ScaleBias)).
+pub(super) struct Norm {
+    beta: Tensor,
+    gamma: Option<Tensor>,
+}
+
+impl Norm {
+    pub(super) fn new(b: &mut Builder, name: &str, c: i64, use_gamma: bool, last: bool) -> Norm {
+        let (gg, bg) = if last {
+            (ParamGroup::Output, ParamGroup::OutputNoReg)
+        } else {
+            (ParamGroup::NormalGamma, ParamGroup::NoReg)
+        };
+        Norm::with_groups(b, name, c, use_gamma, gg, bg)
+    }
+
+    /// A head's `BiasMask` (groups output / output_noreg).
+    pub(super) fn head_bias(b: &mut Builder, name: &str, c: i64) -> Norm {
+        Norm::with_groups(
+            b,
+            name,
+            c,
+            false,
+            ParamGroup::Output,
+            ParamGroup::OutputNoReg,
+        )
+    }
+
+    fn with_groups(
+        b: &mut Builder,
+        name: &str,
+        c: i64,
+        use_gamma: bool,
+        gamma_group: ParamGroup,
+        beta_group: ParamGroup,
+    ) -> Norm {
+        let beta = b.param(&format!("{name}.beta"), &[1, c, 1, 1], 0.0, beta_group);
+        let gamma = (use_gamma || b.scale_everywhere)
+            .then(|| b.param(&format!("{name}.gamma"), &[1, c, 1, 1], 0.0, gamma_group));
+        Norm { beta, gamma }
+    }
+
+    pub(super) fn forward(&self, x: &Tensor, mask: &Tensor) -> Tensor {
+        let out = match &self.gamma {
+            Some(g) => x * (g + 1.0) + &self.beta,
+            None => x + &self.beta,
+        };
+        out * mask
+    }
+}
+
+pub(super) fn conv(x: &Tensor, w: &Tensor) -> Tensor {
+    let k = w.size()[2];
+    x.conv2d(w, None::<Tensor>, [1, 1], [k / 2, k / 2], [1, 1], 1)
+}
+
+/// KataGo's `KataGPool`: mean, mean scaled by board size, max.
+pub(super) fn gpool(x: &Tensor, mask: &Tensor, mask_sum_hw: &Tensor) -> Tensor {
+    let offset = mask_sum_hw.sqrt() - 14.0;
+    let mean = x.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float) / mask_sum_hw;
+    let n = x.size()[0];
+    let c = x.size()[1];
+    let max = (x + (mask - 1.0))
+        .view([n, c, -1])
+        .amax([2i64].as_slice(), false)
+        .view([n, c, 1, 1]);
+    let pool2 = &mean * (&offset / 10.0);
+    Tensor::cat(&[mean, pool2, max], 1)
+}
+
+/// KataGo's `KataValueHeadGPool`.
+pub(super) fn value_gpool(x: &Tensor, mask_sum_hw: &Tensor) -> Tensor {
+    let offset = mask_sum_hw.sqrt() - 14.0;
+    let mean = x.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float) / mask_sum_hw;
+    let p2 = &mean * (&offset / 10.0);
+    let p3 = &mean * ((&offset * &offset) / 100.0 - 0.1);
+    Tensor::cat(&[mean, p2, p3], 1)
+}
+
+pub(super) struct ConvPool {
+    conv1r: Tensor,
+    conv1g: Tensor,
+    normg: Norm,
+    linear_g: Tensor,
+}
+
+pub(super) struct NormActConv {
+    norm: Norm,
+    conv: Option<Tensor>,
+    convpool: Option<ConvPool>,
+}
+
+impl NormActConv {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        b: &mut Builder,
+        name: &str,
+        c_in: i64,
+        c_out: i64,
+        c_gpool: Option<i64>,
+        kernel: i64,
+        use_gamma: bool,
+        scale: f64,
+    ) -> NormActConv {
+        let norm = Norm::new(b, &format!("{name}.norm"), c_in, use_gamma, false);
+        let fan = c_in * kernel * kernel;
+        if let Some(cg) = c_gpool {
+            // KataConvAndGPool.initialize for fixup: r 0.8, g sqrt(0.6).
+            let conv1r = b.param(
+                &format!("{name}.convpool.conv1r.weight"),
+                &[c_out, c_in, kernel, kernel],
+                init_std(RELU_GAIN, scale * 0.8, fan),
+                ParamGroup::Normal,
+            );
+            let conv1g = b.param(
+                &format!("{name}.convpool.conv1g.weight"),
+                &[cg, c_in, kernel, kernel],
+                init_std(RELU_GAIN, scale.sqrt() * 0.6f64.sqrt(), fan),
+                ParamGroup::Normal,
+            );
+            let normg = Norm::new(b, &format!("{name}.convpool.normg"), cg, false, false);
+            let linear_g = b.param(
+                &format!("{name}.convpool.linear_g.weight"),
+                &[c_out, 3 * cg],
+                init_std(RELU_GAIN, scale.sqrt() * 0.6f64.sqrt(), 3 * cg),
+                ParamGroup::Normal,
+            );
+            NormActConv {
+                norm,
+                conv: None,
+                convpool: Some(ConvPool {
+                    conv1r,
+                    conv1g,
+                    normg,
+                    linear_g,
+                }),
+            }
+        } else {
+            let conv = b.param(
+                &format!("{name}.conv.weight"),
+                &[c_out, c_in, kernel, kernel],
+                init_std(RELU_GAIN, scale, fan),
+                ParamGroup::Normal,
+            );
+            NormActConv {
+                norm,
+                conv: Some(conv),
+                convpool: None,
+            }
+        }
+    }
+
+    fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+        let out = self.norm.forward(x, &m.mask).relu();
+        match (&self.conv, &self.convpool) {
+            (Some(w), _) => conv(&out, w),
+            (None, Some(cp)) => {
+                let outr = conv(&out, &cp.conv1r);
+                let outg = conv(&out, &cp.conv1g);
+                let outg = cp.normg.forward(&outg, &m.mask).relu();
+                let pooled = gpool(&outg, &m.mask, &m.mask_sum_hw)
+                    .squeeze_dim(-1)
+                    .squeeze_dim(-1);
+                let g = pooled.matmul(&cp.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
+                outr + g
+            }
+            (None, None) => unreachable!("a NormActConv has a conv or a convpool"),
+        }
+    }
+}
+
+pub(super) struct ResBlock {
+    nac1: NormActConv,
+    nac2: NormActConv,
+}
+
+impl ResBlock {
+    fn new(
+        b: &mut Builder,
+        name: &str,
+        c_main: i64,
+        c_mid: i64,
+        c_gpool: Option<i64>,
+        fixup_scale: f64,
+    ) -> ResBlock {
+        let c1 = c_mid - c_gpool.unwrap_or(0);
+        let nac1 = NormActConv::new(
+            b,
+            &format!("{name}.normactconv1"),
+            c_main,
+            c1,
+            c_gpool,
+            3,
+            false,
+            fixup_scale,
+        );
+        let nac2 = NormActConv::new(
+            b,
+            &format!("{name}.normactconv2"),
+            c1,
+            c_main,
+            None,
+            3,
+            true,
+            0.0,
+        );
+        ResBlock { nac1, nac2 }
+    }
+
+    fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+        self.nac2.forward(&self.nac1.forward(x, m), m)
+    }
+}
+
+pub(super) struct NestedBlock {
+    p: NormActConv,
+    stack: Vec<ResBlock>,
+    q: NormActConv,
+}
+
+pub(super) enum TrunkBlock {
+    Res(ResBlock),
+    Nested(NestedBlock),
+}
+
+/// Masks derived from the input's first plane (on-board points).
+pub struct Masks {
+    /// `N1HW`.
+    pub mask: Tensor,
+    /// `N111`.
+    pub mask_sum_hw: Tensor,
+}
+
+impl Masks {
+    /// From the spatial input batch `NCHW`.
+    pub fn from_input(input_spatial: &Tensor) -> Masks {
+        let mask = input_spatial.narrow(1, 0, 1).contiguous();
+        let mask_sum_hw = mask.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float);
+        Masks { mask, mask_sum_hw }
+    }
+}
+
+impl TrunkBlock {
+    /// The block's residual (added to the trunk by the caller).
+    pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+        match self {
+            TrunkBlock::Res(r) => r.forward(x, m),
+            TrunkBlock::Nested(nb) => {
+                let mut o = nb.p.forward(x, m);
+                for r in &nb.stack {
+                    o = &o + r.forward(&o, m);
+                }
+                nb.q.forward(&o, m)
+            }
+        }
+    }
+}
+
+/// The trunk's blocks (KataGo's `Model.initialize()` for fixup).
+pub(super) fn build_trunk(b: &mut Builder, config: &ModelConfig) -> Vec<TrunkBlock> {
+    let c = config.trunk;
+    let fixup_scale = 1.0 / (config.blocks.len() as f64).sqrt();
+    let mut blocks = Vec::new();
+    for (i, kind) in config.blocks.iter().enumerate() {
+        let name = format!("blocks.{i}");
+        let c_gpool = kind.has_gpool().then_some(config.gpool);
+        match kind {
+            BlockKind::Regular | BlockKind::RegularGpool => {
+                blocks.push(TrunkBlock::Res(ResBlock::new(
+                    b,
+                    &name,
+                    c,
+                    config.mid,
+                    c_gpool,
+                    fixup_scale,
+                )));
+            }
+            BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
+                let internal = 2;
+                let s = fixup_scale.powf(1.0 / (1.0 + internal as f64));
+                let p = NormActConv::new(
+                    b,
+                    &format!("{name}.normactconvp"),
+                    c,
+                    config.mid,
+                    None,
+                    1,
+                    false,
+                    s,
+                );
+                let mut stack = Vec::new();
+                for j in 0..internal {
+                    let cg = if j == 0 { c_gpool } else { None };
+                    stack.push(ResBlock::new(
+                        b,
+                        &format!("{name}.blockstack.{j}"),
+                        config.mid,
+                        config.mid,
+                        cg,
+                        s,
+                    ));
+                }
+                let q = NormActConv::new(
+                    b,
+                    &format!("{name}.normactconvq"),
+                    config.mid,
+                    c,
+                    None,
+                    1,
+                    true,
+                    0.0,
+                );
+                blocks.push(TrunkBlock::Nested(NestedBlock { p, stack, q }));
+            }
+        }
+    }
+    blocks
+}

@@ -1,0 +1,334 @@
+//! The policy and value heads (KataGo's `PolicyHead` and `ValueHead`).
+
+use tch::{Device, Kind, Tensor};
+
+use super::blocks::{conv, gpool, value_gpool, Masks, Norm};
+use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
+use super::{ModelConfig, NetOutput, EXTRA_SCORE_DISTR_RADIUS};
+
+pub(super) struct PolicyHead {
+    conv1p: Tensor,
+    conv1g: Tensor,
+    biasg: Norm,
+    linear_g: Tensor,
+    linear_pass: Tensor,
+    linear_pass_bias: Tensor,
+    linear_pass2: Tensor,
+    bias2: Norm,
+    conv2p: Tensor,
+}
+
+pub(super) struct ValueHead {
+    conv1: Tensor,
+    bias1: Norm,
+    linear2: (Tensor, Tensor),
+    valuehead: (Tensor, Tensor),
+    miscvaluehead: (Tensor, Tensor),
+    moremiscvaluehead: (Tensor, Tensor),
+    conv_ownership: Tensor,
+    conv_scoring: Tensor,
+    conv_futurepos: Tensor,
+    conv_seki: Tensor,
+    linear_s2: (Tensor, Tensor),
+    linear_s2off: Tensor,
+    linear_s2par: Tensor,
+    linear_s3: (Tensor, Tensor),
+    linear_smix: (Tensor, Tensor),
+    /// Score-belief bin centres, `[2·(pos_len² + 60)]`.
+    pub(super) score_offset: Tensor,
+    score_offset_bias: Tensor,
+    score_parity: Tensor,
+}
+
+/// KataGo's output multipliers for version >= 13.
+pub const SCOREMEAN_MULTIPLIER: f64 = 20.0;
+const TD_SCORE_MULTIPLIER: f64 = 20.0;
+const SCORESTDEV_MULTIPLIER: f64 = 20.0;
+const LEAD_MULTIPLIER: f64 = 20.0;
+const VARIANCE_TIME_MULTIPLIER: f64 = 40.0;
+const SHORTTERM_VALUE_ERROR_MULTIPLIER: f64 = 0.25;
+const SHORTTERM_SCORE_ERROR_MULTIPLIER: f64 = 150.0;
+
+/// KataGo's `SoftPlusWithGradientFloorFunction`: the forward value of
+/// softplus (or `softplus(x/2)²`), with the gradient
+/// `floor + (1-floor)·sigmoid(x)`. The custom backward is obtained by adding
+/// a zero-valued term whose gradient is the wanted one.
+fn softplus_grad_floor(x: &Tensor, floor: f64, square: bool) -> Tensor {
+    let value = if square {
+        (x * 0.5).softplus().square()
+    } else {
+        x.softplus()
+    };
+    let surrogate = x * floor + x.softplus() * (1.0 - floor);
+    value.detach() + (&surrogate - surrogate.detach())
+}
+
+impl PolicyHead {
+    /// `PolicyHead.initialize`.
+    pub(super) fn new(b: &mut Builder, config: &ModelConfig) -> PolicyHead {
+        let c = config.trunk;
+        // Policy head (PolicyHead.initialize).
+        let (p1, g1) = (config.p1, config.g1);
+        let o = ParamGroup::Output;
+        let on = ParamGroup::OutputNoReg;
+        let conv1p = b.param(
+            "policy_head.conv1p.weight",
+            &[p1, c, 1, 1],
+            init_std(RELU_GAIN, 0.8, c),
+            o,
+        );
+        let conv1g = b.param(
+            "policy_head.conv1g.weight",
+            &[g1, c, 1, 1],
+            init_std(RELU_GAIN, 1.0, c),
+            o,
+        );
+        let linear_g = b.param(
+            "policy_head.linear_g.weight",
+            &[p1, 3 * g1],
+            init_std(RELU_GAIN, 0.6, 3 * g1),
+            o,
+        );
+        let linear_pass = b.param(
+            "policy_head.linear_pass.weight",
+            &[p1, 3 * g1],
+            init_std(RELU_GAIN, 1.0, 3 * g1),
+            o,
+        );
+        let linear_pass_bias = b.param(
+            "policy_head.linear_pass.bias",
+            &[p1],
+            init_std(RELU_GAIN, 0.2, 3 * g1),
+            on,
+        );
+        let linear_pass2 = b.param(
+            "policy_head.linear_pass2.weight",
+            &[6, p1],
+            init_std(1.0, 0.3, p1),
+            o,
+        );
+        let conv2p = b.param(
+            "policy_head.conv2p.weight",
+            &[6, p1, 1, 1],
+            init_std(1.0, 0.3, p1),
+            o,
+        );
+        let biasg = Norm::head_bias(b, "policy_head.biasg", g1);
+        let bias2 = Norm::head_bias(b, "policy_head.bias2", p1);
+        PolicyHead {
+            conv1p,
+            conv1g,
+            biasg,
+            linear_g,
+            linear_pass,
+            linear_pass_bias,
+            linear_pass2,
+            bias2,
+            conv2p,
+        }
+    }
+
+    /// Policy logits `[N, 6, H·W+1]` from the trunk's output.
+    pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+        let p = self;
+        let outp = conv(x, &p.conv1p);
+        let outg = p.biasg.forward(&conv(x, &p.conv1g), &m.mask).relu();
+        let outg = gpool(&outg, &m.mask, &m.mask_sum_hw)
+            .squeeze_dim(-1)
+            .squeeze_dim(-1);
+        let outpass = outg
+            .linear(&p.linear_pass, Some(&p.linear_pass_bias))
+            .relu()
+            .matmul(&p.linear_pass2.tr());
+        let g = outg.matmul(&p.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
+        let outp = p.bias2.forward(&(outp + g), &m.mask).relu();
+        let outpolicy = conv(&outp, &p.conv2p) - (m.mask.neg() + 1.0) * 5000.0;
+        let n = outpolicy.size()[0];
+        let ch = outpolicy.size()[1];
+        Tensor::cat(&[outpolicy.view([n, ch, -1]), outpass.unsqueeze(-1)], 2)
+    }
+}
+
+impl ValueHead {
+    /// `ValueHead.initialize`, in `add_reg_dict` order, and the score-belief vectors.
+    pub(super) fn new(
+        b: &mut Builder,
+        config: &ModelConfig,
+        pos_len: i64,
+        device: Device,
+    ) -> ValueHead {
+        let c = config.trunk;
+        let (o, on) = (ParamGroup::Output, ParamGroup::OutputNoReg);
+        // Value head (ValueHead.initialize), in add_reg_dict order.
+        let (v1, v2, sv2, nsb) = (config.v1, config.v2, config.sbv2, config.num_scorebeliefs);
+        let vh = "value_head";
+        let conv1 = b.param(
+            &format!("{vh}.conv1.weight"),
+            &[v1, c, 1, 1],
+            init_std(RELU_GAIN, 1.0, c),
+            o,
+        );
+        let lin =
+            |b: &mut Builder, n: &str, out: i64, inp: i64, gain: f64, scale: f64, bscale: f64| {
+                let w = b.param(
+                    &format!("{vh}.{n}.weight"),
+                    &[out, inp],
+                    init_std(gain, scale, inp),
+                    o,
+                );
+                let bias = b.param(
+                    &format!("{vh}.{n}.bias"),
+                    &[out],
+                    init_std(gain, bscale, inp),
+                    on,
+                );
+                (w, bias)
+            };
+        let linear2 = lin(b, "linear2", v2, 3 * v1, RELU_GAIN, 1.0, 0.2);
+        let valuehead = lin(b, "linear_valuehead", 3, v2, 1.0, 1.0, 0.2);
+        let miscvaluehead = lin(b, "linear_miscvaluehead", 10, v2, 1.0, 1.0, 0.2);
+        let moremiscvaluehead = lin(b, "linear_moremiscvaluehead", 8, v2, 1.0, 1.0, 0.2);
+        let conv_ownership = b.param(
+            &format!("{vh}.conv_ownership.weight"),
+            &[1, v1, 1, 1],
+            init_std(1.0, 0.2, v1),
+            o,
+        );
+        let conv_scoring = b.param(
+            &format!("{vh}.conv_scoring.weight"),
+            &[1, v1, 1, 1],
+            init_std(1.0, 0.2, v1),
+            o,
+        );
+        let conv_futurepos = b.param(
+            &format!("{vh}.conv_futurepos.weight"),
+            &[2, c, 1, 1],
+            init_std(1.0, 0.2, c),
+            o,
+        );
+        let conv_seki = b.param(
+            &format!("{vh}.conv_seki.weight"),
+            &[4, c, 1, 1],
+            init_std(1.0, 0.2, c),
+            o,
+        );
+        let linear_s2 = lin(b, "linear_s2", sv2, 3 * v1, RELU_GAIN, 1.0, 1.0);
+        let linear_s2off = b.param(
+            &format!("{vh}.linear_s2off.weight"),
+            &[sv2, 1],
+            init_std(RELU_GAIN, 1.0, 3 * v1),
+            o,
+        );
+        let linear_s2par = b.param(
+            &format!("{vh}.linear_s2par.weight"),
+            &[sv2, 1],
+            init_std(RELU_GAIN, 1.0, 3 * v1),
+            o,
+        );
+        let linear_s3 = lin(b, "linear_s3", nsb, sv2, 1.0, 0.5, 0.5 * 0.2);
+        let linear_smix = lin(b, "linear_smix", nsb, 3 * v1, 1.0, 1.0, 0.2);
+        let bias1 = Norm::head_bias(b, &format!("{vh}.bias1"), v1);
+        let mid = pos_len * pos_len + EXTRA_SCORE_DISTR_RADIUS;
+        let len = 2 * mid;
+        let offs: Vec<f32> = (0..len).map(|i| (i - mid) as f32 + 0.5).collect();
+        let offs_bias: Vec<f32> = offs.iter().map(|v| 0.05 * v).collect();
+        let parity: Vec<f32> = (0..len)
+            .map(|i| 0.5 - ((i - mid).rem_euclid(2)) as f32)
+            .collect();
+        ValueHead {
+            conv1,
+            bias1,
+            linear2,
+            valuehead,
+            miscvaluehead,
+            moremiscvaluehead,
+            conv_ownership,
+            conv_scoring,
+            conv_futurepos,
+            conv_seki,
+            linear_s2,
+            linear_s2off,
+            linear_s2par,
+            linear_s3,
+            linear_smix,
+            score_offset: Tensor::from_slice(&offs).to_device(device),
+            score_offset_bias: Tensor::from_slice(&offs_bias).to_device(device),
+            score_parity: Tensor::from_slice(&parity).to_device(device),
+        }
+    }
+
+    /// Every value-head output, with the policy logits, as [`NetOutput`].
+    pub(super) fn forward(
+        &self,
+        x: &Tensor,
+        m: &Masks,
+        input_global: &Tensor,
+        policy_logits: Tensor,
+        config: &ModelConfig,
+    ) -> NetOutput {
+        let v = self;
+        let outv1 = v.bias1.forward(&conv(x, &v.conv1), &m.mask).relu();
+        let pooled = value_gpool(&outv1, &m.mask_sum_hw)
+            .squeeze_dim(-1)
+            .squeeze_dim(-1);
+        let outv2 = pooled.linear(&v.linear2.0, Some(&v.linear2.1)).relu();
+        let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
+        let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
+        let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
+        let ownership = conv(&outv1, &v.conv_ownership) * &m.mask;
+        let scoring = conv(&outv1, &v.conv_scoring) * &m.mask;
+        let futurepos = conv(x, &v.conv_futurepos) * &m.mask;
+        let seki = conv(x, &v.conv_seki) * &m.mask;
+
+        let n = x.size()[0];
+        let len = self.score_offset.size()[0];
+        let sv2 = config.sbv2;
+        let nsb = config.num_scorebeliefs;
+        let s2 = pooled
+            .linear(&v.linear_s2.0, Some(&v.linear_s2.1))
+            .view([n, 1, sv2]);
+        let s2off = self
+            .score_offset_bias
+            .view([1, len, 1])
+            .matmul(&v.linear_s2off.tr());
+        let par_in =
+            (self.score_parity.view([1, len]) * input_global.narrow(1, 18, 1)).view([n, len, 1]);
+        let s2par = par_in.matmul(&v.linear_s2par.tr());
+        let outsv2 = (s2 + s2off + s2par).relu();
+        let outsv3 = outsv2.linear(&v.linear_s3.0, Some(&v.linear_s3.1));
+        let smix = pooled.linear(&v.linear_smix.0, Some(&v.linear_smix.1));
+        let logw = smix.log_softmax(1, Kind::Float);
+        let logprobs = outsv3.log_softmax(1, Kind::Float);
+        let scorebelief = (logprobs + logw.view([-1, 1, nsb])).logsumexp([2i64].as_slice(), false);
+
+        let td_value_logits = Tensor::stack(
+            &[
+                misc.narrow(1, 4, 3),
+                misc.narrow(1, 7, 3),
+                moremisc.narrow(1, 2, 3),
+            ],
+            1,
+        );
+        NetOutput {
+            policy_logits,
+            value_logits: out_value,
+            td_value_logits,
+            pred_td_score: moremisc.narrow(1, 5, 3) * TD_SCORE_MULTIPLIER,
+            ownership_pretanh: ownership,
+            pred_scoring: scoring,
+            futurepos_pretanh: futurepos,
+            seki_logits: seki,
+            pred_scoremean: misc.select(1, 0) * SCOREMEAN_MULTIPLIER,
+            pred_scorestdev: softplus_grad_floor(&misc.select(1, 1), 0.05, false)
+                * SCORESTDEV_MULTIPLIER,
+            pred_lead: misc.select(1, 2) * LEAD_MULTIPLIER,
+            pred_variance_time: softplus_grad_floor(&misc.select(1, 3), 0.05, false)
+                * VARIANCE_TIME_MULTIPLIER,
+            pred_shortterm_value_error: softplus_grad_floor(&moremisc.select(1, 0), 0.05, true)
+                * SHORTTERM_VALUE_ERROR_MULTIPLIER,
+            pred_shortterm_score_error: softplus_grad_floor(&moremisc.select(1, 1), 0.05, true)
+                * SHORTTERM_SCORE_ERROR_MULTIPLIER,
+            scorebelief_logits: scorebelief,
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Parameter registration and KataGo's fixed-variance initialisation.
+
+use tch::{nn, Kind, Tensor};
+
+/// KataGo's regularisation groups (`add_reg_dict`), which set weight decay
+/// and learning-rate factors in the optimiser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ParamGroup {
+    /// Input convolution and global-input matmul.
+    Input,
+    /// Trunk convolutions and matmuls.
+    Normal,
+    /// Trunk norm gammas.
+    NormalGamma,
+    /// Trunk norm betas.
+    NoReg,
+    /// Head weights (and the last trunk norm's gamma).
+    Output,
+    /// Head biases (and the last trunk norm's beta).
+    OutputNoReg,
+}
+
+impl ParamGroup {
+    /// KataGo's group name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamGroup::Input => "input",
+            ParamGroup::Normal => "normal",
+            ParamGroup::NormalGamma => "normal_gamma",
+            ParamGroup::NoReg => "noreg",
+            ParamGroup::Output => "output",
+            ParamGroup::OutputNoReg => "output_noreg",
+        }
+    }
+}
+
+/// One registered parameter.
+#[derive(Debug)]
+pub struct ParamInfo {
+    /// KataGo's state_dict name.
+    pub name: String,
+    /// Its regularisation group.
+    pub group: ParamGroup,
+    /// Handle to the variable (shares storage with the VarStore).
+    pub tensor: Tensor,
+}
+
+/// KataGo's weight init: truncated normal with `std = scale*gain/sqrt(fan_in)`.
+pub(super) fn init_std(activation_gain: f64, scale: f64, fan_in: i64) -> f64 {
+    let target = scale * activation_gain / (fan_in as f64).sqrt();
+    target / 0.879_625_661_034_239_8
+}
+
+pub(super) const RELU_GAIN: f64 = std::f64::consts::SQRT_2;
+
+/// Registers parameters under KataGo's names, in registration order.
+pub(super) struct Builder<'a> {
+    pub(super) root: nn::Path<'a>,
+    pub(super) params: Vec<ParamInfo>,
+    /// [`NormKind::ScaleBias`](crate::train::NormKind::ScaleBias): every norm and head bias gets a gamma.
+    pub(super) scale_everywhere: bool,
+}
+
+impl Builder<'_> {
+    /// Registers a parameter filled with truncated-normal noise of the given std
+    /// (zeros when the std is tiny, as KataGo does).
+    pub(super) fn param(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        std: f64,
+        group: ParamGroup,
+    ) -> Tensor {
+        let mut path = self.root.clone();
+        let parts: Vec<&str> = name.split('.').collect();
+        for p in &parts[..parts.len() - 1] {
+            path = &path / *p;
+        }
+        let t = path.zeros(parts[parts.len() - 1], shape);
+        if std >= 1e-10 {
+            let _guard = tch::no_grad_guard();
+            let mut r = Tensor::randn(shape, (Kind::Float, t.device()));
+            for _ in 0..8 {
+                let bad = r.abs().gt(2.0);
+                let fresh = Tensor::randn(shape, (Kind::Float, t.device()));
+                r = fresh.where_self(&bad, &r);
+            }
+            let r = r.clamp(-2.0, 2.0) * std;
+            t.shallow_clone().copy_(&r);
+        }
+        self.params.push(ParamInfo {
+            name: name.to_string(),
+            group,
+            tensor: t.shallow_clone(),
+        });
+        t
+    }
+}

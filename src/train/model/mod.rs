@@ -1,0 +1,234 @@
+//! The trainable KataGo convnet (KataGo's `model_pytorch.py`, fixup
+//! normalisation, version 15) on a `tch` VarStore.
+//!
+//! Every parameter is registered under KataGo's own state_dict name
+//! (`blocks.0.normactconv1.norm.beta`, `policy_head.conv1p.weight`, ...) and
+//! in torch's layout, so weights move between this module and KataGo's
+//! trainer by name, and [`super::export`] can follow KataGo's exporter.
+//!
+//! Files: `init` (parameter registration, KataGo's init), `blocks` (norms,
+//! pooling, residual and nested-bottleneck blocks), `heads` (policy and
+//! value heads and their outputs), this file (the net and its weights).
+
+use std::collections::BTreeMap;
+
+use tch::{nn, Device, Kind, Tensor};
+
+use super::config::{BlockKind, ModelConfig, NormKind};
+use super::TrainError;
+
+/// Extra score-distribution bins on each side (`EXTRA_SCORE_DISTR_RADIUS`).
+pub const EXTRA_SCORE_DISTR_RADIUS: i64 = 60;
+
+mod blocks;
+mod heads;
+mod init;
+
+pub use blocks::Masks;
+pub use heads::SCOREMEAN_MULTIPLIER;
+pub use init::{ParamGroup, ParamInfo};
+
+use blocks::{build_trunk, conv, Norm, TrunkBlock};
+use heads::{PolicyHead, ValueHead};
+use init::{init_std, Builder, RELU_GAIN};
+
+/// The net's outputs after KataGo's `postprocess_output`.
+pub struct NetOutput {
+    /// `[N, 6, pos_len²+1]`: player, opponent, soft player, soft opponent,
+    /// long-term optimistic, short-term optimistic.
+    pub policy_logits: Tensor,
+    /// `[N, 3]`: win, loss, no result.
+    pub value_logits: Tensor,
+    /// `[N, 3, 3]`: {long, mid, short} x {win, loss, no result}.
+    pub td_value_logits: Tensor,
+    /// `[N, 3]`.
+    pub pred_td_score: Tensor,
+    /// `[N, 1, H, W]`.
+    pub ownership_pretanh: Tensor,
+    /// `[N, 1, H, W]`.
+    pub pred_scoring: Tensor,
+    /// `[N, 2, H, W]`.
+    pub futurepos_pretanh: Tensor,
+    /// `[N, 4, H, W]`.
+    pub seki_logits: Tensor,
+    /// `[N]`.
+    pub pred_scoremean: Tensor,
+    /// `[N]`.
+    pub pred_scorestdev: Tensor,
+    /// `[N]`.
+    pub pred_lead: Tensor,
+    /// `[N]`.
+    pub pred_variance_time: Tensor,
+    /// `[N]`.
+    pub pred_shortterm_value_error: Tensor,
+    /// `[N]`.
+    pub pred_shortterm_score_error: Tensor,
+    /// `[N, 2·(pos_len² + 60)]` log-probabilities.
+    pub scorebelief_logits: Tensor,
+}
+
+/// The trainable network.
+pub struct TrainNet {
+    /// The variables, named as KataGo's state_dict.
+    pub vs: nn::VarStore,
+    /// Its config.
+    pub config: ModelConfig,
+    /// Data board side.
+    pub pos_len: i64,
+    /// Every parameter in registration order (KataGo's `add_reg_dict` order).
+    pub params: Vec<ParamInfo>,
+    conv_spatial: Tensor,
+    linear_global: Tensor,
+    blocks: Vec<TrunkBlock>,
+    norm_trunkfinal: Norm,
+    policy: PolicyHead,
+    value: ValueHead,
+}
+
+impl std::fmt::Debug for TrainNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrainNet")
+            .field("config", &self.config.name)
+            .field("params", &self.params.len())
+            .finish()
+    }
+}
+
+impl TrainNet {
+    /// A freshly initialised net (KataGo's `Model.initialize()` for fixup;
+    /// with [`NormKind::ScaleBias`] the extra gammas start at 0, a scale of 1).
+    pub fn new(config: &ModelConfig, pos_len: i64, device: Device) -> Result<TrainNet, TrainError> {
+        if config.version != 15 {
+            return Err(TrainError::Config(format!(
+                "model version {} is not supported (15 only)",
+                config.version
+            )));
+        }
+        let vs = nn::VarStore::new(device);
+        let mut b = Builder {
+            root: vs.root(),
+            params: Vec::new(),
+            scale_everywhere: config.norm == NormKind::ScaleBias,
+        };
+        let c = config.trunk;
+        let conv_spatial = b.param(
+            "conv_spatial.weight",
+            &[c, 22, config.initial_conv, config.initial_conv],
+            init_std(
+                RELU_GAIN,
+                0.8,
+                22 * config.initial_conv * config.initial_conv,
+            ),
+            ParamGroup::Input,
+        );
+        let linear_global = b.param(
+            "linear_global.weight",
+            &[c, 19],
+            init_std(RELU_GAIN, 0.6, 19),
+            ParamGroup::Input,
+        );
+        let blocks = build_trunk(&mut b, config);
+        let norm_trunkfinal = Norm::new(&mut b, "norm_trunkfinal", c, false, true);
+        let policy = PolicyHead::new(&mut b, config);
+        let value = ValueHead::new(&mut b, config, pos_len, device);
+        let params = b.params;
+        Ok(TrainNet {
+            config: config.clone(),
+            pos_len,
+            params,
+            conv_spatial,
+            linear_global,
+            blocks,
+            norm_trunkfinal,
+            policy,
+            value,
+            vs,
+        })
+    }
+
+    /// The score-belief bin centres (`score_belief_offset_vector`).
+    pub fn score_offset_vector(&self) -> &Tensor {
+        &self.value.score_offset
+    }
+
+    /// Number of learned scalars.
+    pub fn num_parameters(&self) -> i64 {
+        self.params.iter().map(|p| p.tensor.numel() as i64).sum()
+    }
+
+    /// Parameters by KataGo name.
+    pub fn param_map(&self) -> BTreeMap<&str, &Tensor> {
+        self.params
+            .iter()
+            .map(|p| (p.name.as_str(), &p.tensor))
+            .collect()
+    }
+
+    /// Copies named tensors into the parameters. Every parameter must be
+    /// present with the right shape; unknown names are an error too.
+    pub fn load_named(&mut self, named: &[(String, Tensor)]) -> Result<(), TrainError> {
+        let n = self.load_partial(named)?;
+        if n != self.params.len() {
+            let have: std::collections::BTreeSet<&str> =
+                named.iter().map(|(k, _)| k.as_str()).collect();
+            let missing: Vec<&str> = self
+                .params
+                .iter()
+                .map(|p| p.name.as_str())
+                .filter(|k| !have.contains(k))
+                .collect();
+            return Err(TrainError::Checkpoint(format!(
+                "missing parameters: {}",
+                missing.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies the named tensors present into the parameters (others keep
+    /// their values); a name the net lacks or a wrong shape is an error.
+    /// Returns how many parameters were set.
+    pub fn load_partial(&mut self, named: &[(String, Tensor)]) -> Result<usize, TrainError> {
+        let _guard = tch::no_grad_guard();
+        let mut count = 0;
+        for (name, src) in named {
+            let p = self
+                .params
+                .iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| TrainError::Checkpoint(format!("unknown parameter {name}")))?;
+            if src.size() != p.tensor.size() {
+                return Err(TrainError::Checkpoint(format!(
+                    "parameter {}: shape {:?}, expected {:?}",
+                    p.name,
+                    src.size(),
+                    p.tensor.size()
+                )));
+            }
+            p.tensor
+                .shallow_clone()
+                .copy_(&src.to_kind(Kind::Float).to_device(p.tensor.device()));
+            count += 1;
+        }
+        Ok(count)
+    }
+
+    /// Runs the net on `[N,22,H,W]` spatial and `[N,19]` global inputs.
+    pub fn forward(&self, input_spatial: &Tensor, input_global: &Tensor) -> NetOutput {
+        let m = Masks::from_input(input_spatial);
+        let x_spatial = conv(input_spatial, &self.conv_spatial);
+        let x_global = input_global
+            .matmul(&self.linear_global.tr())
+            .unsqueeze(-1)
+            .unsqueeze(-1);
+        let mut out = x_spatial + x_global;
+        for block in &self.blocks {
+            // Not in place: a norm with a gamma saved `out` for its backward.
+            out = &out + block.forward(&out, &m);
+        }
+        let out = self.norm_trunkfinal.forward(&out, &m.mask).relu();
+        let policy = self.policy.forward(&out, &m);
+        self.value
+            .forward(&out, &m, input_global, policy, &self.config)
+    }
+}
