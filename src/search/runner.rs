@@ -461,87 +461,96 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let stopped = || {
             finished.load(Ordering::Acquire) || opts.stop.is_some_and(|s| s.load(Ordering::Acquire))
         };
-        // The watching thread sleeps until a worker ends the search (or the
-        // clock, the stop flag or the callback needs it).
-        let watcher = std::thread::current();
-        std::thread::scope(|scope| {
-            for &seed in &seeds {
-                let (ctx, root, reserved, done, error, stopped) =
-                    (&ctx, &root, &reserved, &done, &error, &stopped);
-                let (finished, watcher) = (&finished, &watcher);
-                scope.spawn(move || {
-                    let mut w = Worker {
-                        rng: StdRng::seed_from_u64(seed),
-                        state: ctx.root_state.clone(),
-                        scratch: Scratch::default(),
-                        excluded: Vec::new(),
-                    };
-                    let mut retries = 0u32;
-                    while !stopped() {
-                        if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
-                            reserved.fetch_sub(1, Ordering::AcqRel);
-                            finished.store(true, Ordering::Release);
-                            break;
-                        }
-                        w.state.clone_from(ctx.root_state);
-                        match ctx.descend(&mut w, root, true, 0) {
-                            Ok(PlayoutEnd::Counted) => {
-                                done.fetch_add(1, Ordering::AcqRel);
-                                retries = 0;
-                            }
-                            Ok(PlayoutEnd::Retry) => {
-                                reserved.fetch_sub(1, Ordering::AcqRel);
-                                retries += 1;
-                                if retries > 16 {
-                                    std::thread::yield_now();
-                                }
-                            }
-                            Err(e) => {
-                                reserved.fetch_sub(1, Ordering::AcqRel);
-                                *error.lock() = Some(e);
-                                finished.store(true, Ordering::Release);
-                            }
-                        }
-                    }
-                    watcher.unpark();
-                });
-            }
-            // This thread watches the clock and serves the callback.
-            let period = opts.callback_period.unwrap_or(Duration::from_millis(100));
-            let mut next_callback = Instant::now() + period;
-            let time_check_period = Duration::from_millis(100);
-            let mut next_time_check = Instant::now() + time_check_period;
+        // One search thread's playouts until the budget, the stop flag or an
+        // error ends the search.
+        let work = |seed: u64| {
+            let mut w = Worker {
+                rng: StdRng::seed_from_u64(seed),
+                state: ctx.root_state.clone(),
+                scratch: Scratch::default(),
+                excluded: Vec::new(),
+            };
+            let mut retries = 0u32;
             while !stopped() {
-                let now = Instant::now();
-                if opts.time_limit.is_some() && now >= next_time_check {
-                    deadline = deadline_now((now - start).as_secs_f64());
-                    next_time_check = now + time_check_period;
-                }
-                // As KataGo, a time limit cannot stop a search before it
-                // has a tree to answer from (two playouts).
-                if now >= deadline && done.load(Ordering::Acquire) >= 2 {
+                if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
+                    reserved.fetch_sub(1, Ordering::AcqRel);
                     finished.store(true, Ordering::Release);
                     break;
                 }
-                if let Some(cb) = opts.callback {
-                    if now >= next_callback {
-                        cb(&view);
-                        next_callback = now + period;
+                w.state.clone_from(ctx.root_state);
+                match ctx.descend(&mut w, &root, true, 0) {
+                    Ok(PlayoutEnd::Counted) => {
+                        done.fetch_add(1, Ordering::AcqRel);
+                        retries = 0;
+                    }
+                    Ok(PlayoutEnd::Retry) => {
+                        reserved.fetch_sub(1, Ordering::AcqRel);
+                        retries += 1;
+                        if retries > 16 {
+                            std::thread::yield_now();
+                        }
+                    }
+                    Err(e) => {
+                        reserved.fetch_sub(1, Ordering::AcqRel);
+                        *error.lock() = Some(e);
+                        finished.store(true, Ordering::Release);
                     }
                 }
-                // Wake at least every 5 ms to see an outside stop flag (and
-                // the playouts a time limit waits for).
-                let mut wake = if deadline > now {
-                    deadline.min(now + Duration::from_millis(5))
-                } else {
-                    now + Duration::from_millis(1)
-                };
-                if opts.callback.is_some() {
-                    wake = wake.min(next_callback);
-                }
-                std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
             }
-        });
+        };
+        // One thread without a clock or callback to watch (self-play's
+        // searches): the playouts run on this thread, with no thread to
+        // start and no watcher waking every few milliseconds.
+        if threads == 1 && opts.callback.is_none() && opts.time_limit.is_none() && max_time >= 1e9 {
+            work(seeds[0]);
+        } else {
+            let watcher = std::thread::current();
+            std::thread::scope(|scope| {
+                for &seed in &seeds {
+                    let (work, watcher) = (&work, &watcher);
+                    scope.spawn(move || {
+                        work(seed);
+                        watcher.unpark();
+                    });
+                }
+                // The watching thread sleeps until a worker ends the search (or
+                // the clock, the stop flag or the callback needs it).
+                let period = opts.callback_period.unwrap_or(Duration::from_millis(100));
+                let mut next_callback = Instant::now() + period;
+                let time_check_period = Duration::from_millis(100);
+                let mut next_time_check = Instant::now() + time_check_period;
+                while !stopped() {
+                    let now = Instant::now();
+                    if opts.time_limit.is_some() && now >= next_time_check {
+                        deadline = deadline_now((now - start).as_secs_f64());
+                        next_time_check = now + time_check_period;
+                    }
+                    // As KataGo, a time limit cannot stop a search before it
+                    // has a tree to answer from (two playouts).
+                    if now >= deadline && done.load(Ordering::Acquire) >= 2 {
+                        finished.store(true, Ordering::Release);
+                        break;
+                    }
+                    if let Some(cb) = opts.callback {
+                        if now >= next_callback {
+                            cb(&view);
+                            next_callback = now + period;
+                        }
+                    }
+                    // Wake at least every 5 ms to see an outside stop flag (and
+                    // the playouts a time limit waits for).
+                    let mut wake = if deadline > now {
+                        deadline.min(now + Duration::from_millis(5))
+                    } else {
+                        now + Duration::from_millis(1)
+                    };
+                    if opts.callback.is_some() {
+                        wake = wake.min(next_callback);
+                    }
+                    std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
+                }
+            });
+        }
         if let Some(e) = error.into_inner() {
             return Err(SearchError::Eval(e));
         }

@@ -165,7 +165,10 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
             BoardHistory::new(&board, Player::Black, rules),
             Player::Black,
         );
-        fair_komi(s, base_params, &evaluator, &empty, rng)?
+        match fair_komi(s, base_params, &evaluator, &empty, stop, rng)? {
+            Some(k) => k,
+            None => return Ok(None),
+        }
     } else {
         s.komi_mean
     };
@@ -205,7 +208,9 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
     }
     if setup.make_game_fair {
         let mut st = search.root_state().clone();
-        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+            return Ok(None);
+        };
         st.hist.set_komi(komi_noise.apply(fair, area, rng));
         search.set_position(st);
     } else if (num_extra_black > 0 || is_fork)
@@ -216,7 +221,9 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         // fair one for the handicap position, plus wide noise.
         let mut st = search.root_state().clone();
         let orig = f64::from(st.hist.rules().komi);
-        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+            return Ok(None);
+        };
         let (lo, hi) = (orig.min(fair), orig.max(fair));
         let mut komi = lo + rng.gen::<f64>() * (hi - lo);
         komi += 0.75 * (area as f64).sqrt() * gaussian_truncated(rng, 2.5);
@@ -274,7 +281,9 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         };
         if compensate && !search.root_state().hist.is_game_finished() {
             let mut st = search.root_state().clone();
-            let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+            let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+                return Ok(None);
+            };
             st.hist.set_komi(komi_noise.apply(fair, area, rng));
             search.set_position(st);
         }

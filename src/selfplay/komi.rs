@@ -4,6 +4,7 @@
 //! komi that makes a position fair for the net, and the lead estimated by
 //! searches at several komis (`estimateLeadProb`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rand::rngs::StdRng;
@@ -87,16 +88,18 @@ fn noiseless(base: &SearchParams, visits: i64) -> SearchParams {
 }
 
 /// White's `(lead, win_loss)` from a noiseless search of `state` at each
-/// komi asked; the first search error is kept in `failure`.
+/// komi asked; the first search error is kept in `failure`. Once `stop`
+/// is raised nothing more is searched (the caller drops the result).
 fn lead_at<E: PositionEvaluator<GameState>>(
     params: &SearchParams,
     evaluator: &Arc<E>,
     state: &GameState,
     rng: &mut StdRng,
     failure: &mut Option<SearchError>,
+    stop: &AtomicBool,
     komi: f64,
 ) -> (f64, f64) {
-    if failure.is_some() {
+    if failure.is_some() || stop.load(Ordering::Relaxed) {
         return (0.0, 0.0);
     }
     let mut hist = state.hist.clone();
@@ -122,14 +125,16 @@ fn lead_at<E: PositionEvaluator<GameState>>(
 /// KataGo's `adjustKomiToEven` (`komiAuto` on the empty board, or a
 /// handicap or asymmetric game's start position): the komi at which the
 /// net's searches (`compensateKomiVisits` each, no noise) see the game as
-/// even, rounded at random to a neighbouring half point.
+/// even, rounded at random to a neighbouring half point; `None` if `stop`
+/// was raised meanwhile.
 pub(super) fn fair_komi<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
     evaluator: &Arc<E>,
     state: &GameState,
+    stop: &AtomicBool,
     rng: &mut StdRng,
-) -> Result<f64, SearchError> {
+) -> Result<Option<f64>, SearchError> {
     let mut params = base_params.clone();
     params.max_visits = s.compensate_komi_visits;
     params.root_noise_enabled = false;
@@ -137,10 +142,13 @@ pub(super) fn fair_komi<E: PositionEvaluator<GameState>>(
     let mut failure = None;
     let start_komi = f64::from(state.hist.rules().komi);
     let lead = compute_lead(start_komi, area, false, |komi| {
-        lead_at(&params, evaluator, state, rng, &mut failure, komi)
+        lead_at(&params, evaluator, state, rng, &mut failure, stop, komi)
     });
     if let Some(e) = failure {
         return Err(e);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
     }
     let even = start_komi - lead;
     let lower = (even * 2.0).floor() * 0.5;
@@ -150,20 +158,22 @@ pub(super) fn fair_komi<E: PositionEvaluator<GameState>>(
     } else {
         lower
     };
-    Ok(round_and_clip_komi(komi, area))
+    Ok(Some(round_and_clip_komi(komi, area)))
 }
 
 /// KataGo's `computeLead` for one position: White's lead from noiseless
 /// searches of `estimateLeadVisits` at several komis, the steps of area
 /// scoring smoothed; the game's playout advantage is told to the search.
+/// `None` if `stop` was raised meanwhile.
 fn estimate_lead<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
     evaluator: &Arc<E>,
     state: &GameState,
     pda: (Option<Player>, f64),
+    stop: &AtomicBool,
     rng: &mut StdRng,
-) -> Result<f32, SearchError> {
+) -> Result<Option<f32>, SearchError> {
     let mut params = noiseless(base_params, s.estimate_lead_visits);
     if let (Some(pla), adv) = pda {
         if adv != 0.0 {
@@ -176,11 +186,12 @@ fn estimate_lead<E: PositionEvaluator<GameState>>(
     let area = state.board.x_size() * state.board.y_size();
     let mut failure = None;
     let lead = compute_lead(f64::from(rules.komi), area, coarse, |komi| {
-        lead_at(&params, evaluator, state, rng, &mut failure, komi)
+        lead_at(&params, evaluator, state, rng, &mut failure, stop, komi)
     });
     match failure {
         Some(e) => Err(e),
-        None => Ok(lead as f32),
+        None if stop.load(Ordering::Relaxed) => Ok(None),
+        None => Ok(Some(lead as f32)),
     }
 }
 
@@ -194,7 +205,7 @@ pub(super) fn estimate_leads<E: PositionEvaluator<GameState>>(
     base_params: &SearchParams,
     evaluator: &Arc<E>,
     game: &mut FinishedGame,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &AtomicBool,
     rng: &mut StdRng,
 ) -> Result<usize, SearchError> {
     if s.estimate_lead_prob <= 0.0
@@ -214,11 +225,11 @@ pub(super) fn estimate_leads<E: PositionEvaluator<GameState>>(
             && turn.white_value_targets.no_result < 0.3
             && rng.gen_bool(s.estimate_lead_prob)
         {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let Some(lead) = estimate_lead(s, base_params, evaluator, &state, pda, stop, rng)?
+            else {
                 return Ok(count);
-            }
-            turn.white_value_targets.lead =
-                Some(estimate_lead(s, base_params, evaluator, &state, pda, rng)?);
+            };
+            turn.white_value_targets.lead = Some(lead);
             count += 1;
         }
         state.play(mv);
@@ -229,8 +240,10 @@ pub(super) fn estimate_leads<E: PositionEvaluator<GameState>>(
             && rng.gen_bool(s.estimate_lead_prob)
         {
             let st = GameState::new(sp.board, sp.hist.clone(), sp.pla);
-            sp.turn.white_value_targets.lead =
-                Some(estimate_lead(s, base_params, evaluator, &st, pda, rng)?);
+            let Some(lead) = estimate_lead(s, base_params, evaluator, &st, pda, stop, rng)? else {
+                return Ok(count);
+            };
+            sp.turn.white_value_targets.lead = Some(lead);
             count += 1;
         }
     }

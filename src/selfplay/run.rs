@@ -410,16 +410,20 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                         let gen = Arc::new(gen);
                         let old = std::mem::replace(&mut *current.write(), gen.clone());
                         generations.lock().push(gen);
-                        progress.println(format!("engine selfplay: switching to model {name}"));
+                        say(
+                            progress,
+                            &format!("engine selfplay: switching to model {name}"),
+                        );
                         let flushed = old.writer.lock().flush();
                         if let Err(e) = flushed {
                             failure.lock().get_or_insert(e);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
-                    Err(e) => progress.println(format!(
-                        "engine selfplay: warning: newer model {name} not used: {e}"
-                    )),
+                    Err(e) => say(
+                        progress,
+                        &format!("engine selfplay: warning: newer model {name} not used: {e}"),
+                    ),
                 }
             }
         }
@@ -451,6 +455,16 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     Ok(())
 }
 
+/// A message above the progress bar, or on stderr when there is no bar
+/// (stderr not a terminal: the bar would swallow it).
+fn say(progress: &indicatif::ProgressBar, msg: &str) {
+    if progress.is_hidden() {
+        eprintln!("{msg}");
+    } else {
+        progress.println(msg);
+    }
+}
+
 /// Ctrl-C and SIGTERM raise `stop` (the game threads drop the games in
 /// flight and the finished games' data is written); a second signal exits
 /// at once.
@@ -462,14 +476,18 @@ fn install_stop_handler(stop: &Arc<AtomicBool>, progress: &indicatif::ProgressBa
             eprintln!("engine selfplay: second signal, exiting without writing");
             std::process::exit(130);
         }
-        bar.println(
+        say(
+            &bar,
             "engine selfplay: stopping: writing the finished games (signal again to quit at once)",
         );
     });
     if let Err(e) = installed {
-        progress.println(format!(
-            "engine selfplay: warning: no Ctrl-C/SIGTERM handler ({e}); a kill loses unwritten rows"
-        ));
+        say(
+            progress,
+            &format!(
+                "engine selfplay: warning: no Ctrl-C/SIGTERM handler ({e}); a kill loses unwritten rows"
+            ),
+        );
     }
 }
 
