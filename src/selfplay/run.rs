@@ -411,7 +411,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                         let old = std::mem::replace(&mut *current.write(), gen.clone());
                         generations.lock().push(gen);
                         say(
-                            progress,
+                            &progress,
                             &format!("engine selfplay: switching to model {name}"),
                         );
                         let flushed = old.writer.lock().flush();
@@ -421,7 +421,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                         }
                     }
                     Err(e) => say(
-                        progress,
+                        &progress,
                         &format!("engine selfplay: warning: newer model {name} not used: {e}"),
                     ),
                 }
