@@ -312,6 +312,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         &self.evaluator
     }
 
+    /// Replaces the evaluator (a newer net in the middle of a self-play
+    /// game), dropping the tree, whose values came from the old one.
+    pub fn set_evaluator(&mut self, evaluator: Arc<E>) {
+        self.evaluator = evaluator;
+        self.clear_tree();
+    }
+
     fn ctx(&self, has_shortterm_error: bool) -> Ctx<'_, S, E> {
         Ctx {
             params: &self.params,

@@ -12,17 +12,23 @@ use rand::Rng;
 
 use super::game_data::FinishedGame;
 use super::settings::PlaySettings;
-use crate::game::{GameState, Move, Player};
+use crate::game::{BoardHistory, GameState, Move, Player};
 use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
 
 /// Most positions kept waiting; older ones are replaced at random beyond.
 const MAX_QUEUED_FORKS: usize = 2000;
+
+/// Most seki fork positions kept (KataGo keeps 1000).
+const MAX_QUEUED_SEKI_FORKS: usize = 1000;
 
 /// Fork positions waiting for a game, shared by the game threads
 /// (KataGo's `ForkData`).
 #[derive(Default)]
 pub struct ForkQueue {
     forks: Mutex<Vec<GameState>>,
+    /// Positions near the end of games with unowned points, for the seki
+    /// fork hack (`sekiForkHackProb`).
+    seki: Mutex<Vec<GameState>>,
 }
 
 impl ForkQueue {
@@ -50,6 +56,47 @@ impl ForkQueue {
         }
         let i = rng.gen_range(0..forks.len());
         Some(forks.swap_remove(i))
+    }
+
+    /// Queues a seki fork position (KataGo's `ForkData::addSeki`).
+    pub fn push_seki(&self, st: GameState, rng: &mut StdRng) {
+        let mut seki = self.seki.lock().unwrap_or_else(|e| e.into_inner());
+        if seki.len() >= MAX_QUEUED_SEKI_FORKS {
+            let i = rng.gen_range(0..seki.len());
+            seki[i] = st;
+        } else {
+            seki.push(st);
+        }
+    }
+
+    /// Takes a random seki fork position, if any.
+    pub fn pop_seki(&self, rng: &mut StdRng) -> Option<GameState> {
+        let mut seki = self.seki.lock().unwrap_or_else(|e| e.into_inner());
+        if seki.is_empty() {
+            return None;
+        }
+        let i = rng.gen_range(0..seki.len());
+        Some(seki.swap_remove(i))
+    }
+
+    /// The start of the next game (KataGo's `runGame`): a queued fork if
+    /// any, else with `sekiForkHackProb` a seki fork. The flag says a seki
+    /// fork was used (such a game is not seki-forked again).
+    pub fn next_start(&self, s: &PlaySettings, rng: &mut StdRng) -> (Option<GameState>, bool) {
+        if let Some(f) = self.pop(rng) {
+            return (Some(f), false);
+        }
+        if s.seki_fork_hack_prob > 0.0 && rng.gen_bool(s.seki_fork_hack_prob) {
+            if let Some(f) = self.pop_seki(rng) {
+                return (Some(f), true);
+            }
+        }
+        (None, false)
+    }
+
+    /// How many seki fork positions wait.
+    pub fn seki_len(&self) -> usize {
+        self.seki.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// How many positions wait.
@@ -146,6 +193,70 @@ pub fn maybe_fork<E: PositionEvaluator<GameState>>(
     Ok(best
         .map(|(child, _)| child)
         .filter(|c| !c.hist.is_game_finished()))
+}
+
+/// KataGo's `maybeSekiForkGame` (`sekiForkHackProb`): a scored game whose
+/// final ownership leaves a point unowned (a seki, or dame) is replayed,
+/// twice, to a move near its end (`len * (1 - 0.1 * Exp(1)) - 1`) under
+/// freshly drawn scoring and tax rules, and each position is queued as a
+/// seki fork, so seki endings are seen under every rule set. Games that
+/// started in the encore are not forked (KataGo forks those in the first
+/// encore phase too; the engine's histories start at phase 0).
+pub fn maybe_seki_fork(
+    s: &PlaySettings,
+    game: &FinishedGame,
+    queue: &ForkQueue,
+    rng: &mut StdRng,
+) -> usize {
+    let end = &game.end_hist;
+    if s.seki_fork_hack_prob <= 0.0
+        || !(end.is_game_finished() && end.is_scored())
+        || game.start_hist.encore_phase() != 0
+    {
+        return 0;
+    }
+    let board = &game.start_board;
+    let unowned = board
+        .locs()
+        .any(|loc| game.outcome.ownership.get(loc) == crate::game::Color::Empty);
+    if !unowned {
+        return 0;
+    }
+    let moves = end.moves();
+    if moves.is_empty() {
+        return 0;
+    }
+    let mut queued = 0;
+    for _ in 0..2 {
+        let u: f64 = rng.gen::<f64>().max(1e-300);
+        let idx = (moves.len() as f64 * (1.0 - 0.10 * -u.ln()) - 1.0).floor();
+        let idx = (idx.max(0.0) as usize).min(moves.len() - 1);
+        let mut rules = *game.start_hist.rules();
+        rules.scoring_rule = s.scoring_rules[rng.gen_range(0..s.scoring_rules.len())];
+        rules.tax_rule = s.tax_rules[rng.gen_range(0..s.tax_rules.len())];
+        rules.has_button = rules.scoring_rule == crate::game::ScoringRule::Area
+            && s.has_buttons[rng.gen_range(0..s.has_buttons.len())];
+        let initial = *end.initial_board();
+        let pla = end.initial_pla();
+        let mut st = GameState::new(initial, BoardHistory::new(&initial, pla, rules), pla);
+        let mut finished = false;
+        for &(mv, mpla) in &moves[..idx] {
+            // Other rules may make a move illegal: stop the replay there.
+            if st.next != mpla || !st.is_legal(mv) {
+                break;
+            }
+            st.play(mv);
+            if st.hist.is_game_finished() {
+                finished = true;
+                break;
+            }
+        }
+        if !finished {
+            queue.push_seki(st, rng);
+            queued += 1;
+        }
+    }
+    queued
 }
 
 #[cfg(test)]

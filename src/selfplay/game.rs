@@ -9,7 +9,6 @@ use std::sync::Arc;
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 use rand::Rng;
-use rand_distr::StandardNormal;
 
 use super::game_data::{
     FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove, QValueTargetMove,
@@ -19,6 +18,7 @@ use super::handicap::{
     asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
     GameSetup,
 };
+use super::komi::{estimate_leads, fair_komi, KomiNoise};
 use super::settings::PlaySettings;
 use super::side::{choose_forking_move, search_side_positions};
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
@@ -26,8 +26,7 @@ use crate::game::{
     Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
 };
 use crate::search::{
-    compute_lead, round_and_clip_komi, NodeValues, PositionEvaluator, RunOptions, Search,
-    SearchError, SearchParams, SearchView,
+    NodeValues, PositionEvaluator, RunOptions, Search, SearchError, SearchParams, SearchView,
 };
 
 /// A finished game and its SGF (one line, KataGo's root and move comments).
@@ -65,70 +64,6 @@ fn random_rules(s: &PlaySettings, rng: &mut StdRng) -> Rules {
     rules
 }
 
-/// KataGo's komi randomisation: the mean plus a normal draw (a big one
-/// with `komiBigStdevProb`), rounded to a half point and clipped.
-fn random_komi(s: &PlaySettings, mean: f64, area: usize, rng: &mut StdRng) -> f32 {
-    let mut komi = mean;
-    let n: f64 = StandardNormal.sample(rng);
-    if s.komi_big_stdev_prob > 0.0 && rng.gen_bool(s.komi_big_stdev_prob) {
-        komi += s.komi_big_stdev * n;
-    } else {
-        komi += s.komi_stdev * n;
-    }
-    round_and_clip_komi(komi, area) as f32
-}
-
-/// KataGo's `adjustKomiToEven` (`komiAuto` on the empty board, or a
-/// handicap or asymmetric game's start position): the komi at which the
-/// net's searches (`compensateKomiVisits` each, no noise) see the game as
-/// even, rounded at random to a neighbouring half point.
-fn fair_komi<E: PositionEvaluator<GameState>>(
-    s: &PlaySettings,
-    base_params: &SearchParams,
-    evaluator: &Arc<E>,
-    state: &GameState,
-    rng: &mut StdRng,
-) -> Result<f64, SearchError> {
-    let mut params = base_params.clone();
-    params.max_visits = s.compensate_komi_visits;
-    params.root_noise_enabled = false;
-    let area = state.board.x_size() * state.board.y_size();
-    let mut failure = None;
-    let start_komi = f64::from(state.hist.rules().komi);
-    let lead = compute_lead(start_komi, area, false, |komi| {
-        let mut hist = state.hist.clone();
-        hist.set_komi(komi as f32);
-        let mut search = Search::new(
-            params.clone(),
-            evaluator.clone(),
-            GameState::new(state.board, hist, state.next),
-            rng.gen(),
-        );
-        match search.run(&RunOptions::default()) {
-            Ok(_) => {
-                let v = search.view().root_values();
-                (v.lead, v.win_loss)
-            }
-            Err(e) => {
-                failure.get_or_insert(e);
-                (0.0, 0.0)
-            }
-        }
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let even = start_komi - lead;
-    let lower = (even * 2.0).floor() * 0.5;
-    let up_prob = ((even - lower) / 0.5).clamp(0.0, 1.0);
-    let komi = if rng.gen_bool(up_prob) {
-        lower + 0.5
-    } else {
-        lower
-    };
-    Ok(round_and_clip_komi(komi, area))
-}
-
 /// Plays one game with `evaluator` from the empty board; `None` if `stop`
 /// was raised first.
 pub fn play_game<E: PositionEvaluator<GameState>>(
@@ -142,6 +77,10 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
     play_game_from(s, base_params, evaluator, model_name, None, rng, stop)
 }
 
+/// A newer net for a game in progress (`switchNetsMidGame`): called now
+/// and then during the game; `Some` switches the game's searches to it.
+pub type NewNetCheck<'a, E> = &'a mut dyn FnMut() -> Option<Arc<E>>;
+
 /// Plays one game from `fork` (a fork game, KataGo's game type 2: its
 /// rules, komi with noise, no handicap, asymmetry or opening moves) or,
 /// without one, from the empty board.
@@ -153,6 +92,33 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
     fork: Option<GameState>,
     rng: &mut StdRng,
     stop: &AtomicBool,
+) -> Result<Option<PlayedGame>, SearchError> {
+    play_game_switching(
+        s,
+        base_params,
+        evaluator,
+        model_name,
+        fork,
+        rng,
+        stop,
+        &mut || None,
+    )
+}
+
+/// [`play_game_from`], asking `new_net` for a newer net with probability
+/// 0.1 after each move when `switchNetsMidGame` is on (KataGo's
+/// `maybeCheckForNewNNEval`); the turns at which the net changed are in
+/// [`FinishedGame::changed_nets_turns`].
+#[allow(clippy::too_many_arguments)]
+pub fn play_game_switching<E: PositionEvaluator<GameState>>(
+    s: &PlaySettings,
+    base_params: &SearchParams,
+    mut evaluator: Arc<E>,
+    model_name: &str,
+    fork: Option<GameState>,
+    rng: &mut StdRng,
+    stop: &AtomicBool,
+    new_net: NewNetCheck<'_, E>,
 ) -> Result<Option<PlayedGame>, SearchError> {
     // The game's own draw value and no-result utility.
     let mut game_params = base_params.clone();
@@ -177,6 +143,7 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
     };
     let (xs, ys) = (board.x_size(), board.y_size());
     let area = xs * ys;
+    let komi_noise = KomiNoise::draw(s, area, rng);
     // Handicap, playout advantage and whether komi is made fair for the
     // actual start position (then the empty board's fair komi is skipped).
     let setup = if is_fork {
@@ -198,11 +165,14 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
             BoardHistory::new(&board, Player::Black, rules),
             Player::Black,
         );
-        fair_komi(s, base_params, &evaluator, &empty, rng)?
+        match fair_komi(s, base_params, &evaluator, &empty, stop, rng)? {
+            Some(k) => k,
+            None => return Ok(None),
+        }
     } else {
         s.komi_mean
     };
-    rules.komi = random_komi(s, mean, area, rng);
+    rules.komi = komi_noise.apply(mean, area, rng);
     let start_state = match fork {
         Some(mut f) => {
             f.hist.set_komi(rules.komi);
@@ -238,8 +208,10 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
     }
     if setup.make_game_fair {
         let mut st = search.root_state().clone();
-        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
-        st.hist.set_komi(random_komi(s, fair, area, rng));
+        let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+            return Ok(None);
+        };
+        st.hist.set_komi(komi_noise.apply(fair, area, rng));
         search.set_position(st);
     } else if (num_extra_black > 0 || is_fork)
         && s.fancy_komi_varying
@@ -249,11 +221,13 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
         // fair one for the handicap position, plus wide noise.
         let mut st = search.root_state().clone();
         let orig = f64::from(st.hist.rules().komi);
-        let fair = fair_komi(s, base_params, &evaluator, &st, rng)?;
+        let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+            return Ok(None);
+        };
         let (lo, hi) = (orig.min(fair), orig.max(fair));
         let mut komi = lo + rng.gen::<f64>() * (hi - lo);
         komi += 0.75 * (area as f64).sqrt() * gaussian_truncated(rng, 2.5);
-        st.hist.set_komi(random_komi(s, komi, area, rng));
+        st.hist.set_komi(komi_noise.apply(komi, area, rng));
         search.set_position(st);
     }
     let mut warned_asym_clamp = false;
@@ -266,6 +240,24 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
         let u: f64 = rng.gen::<f64>().max(1e-12);
         let num = (-u.ln() * mean).floor() as usize;
         num_searches += play_policy_moves(&mut search, base_params, num, 1.0, rng, stop)?;
+        // KataGo's compensateAfterPolicyInitProb: the opening moves may
+        // have unbalanced an even game, so its komi is sometimes made fair
+        // again; handicap and asymmetric games follow their own choice.
+        let non_normal = setup.extra_black > 0 || setup.pda_pla.is_some();
+        let compensate = if non_normal {
+            setup.make_game_fair
+        } else {
+            s.compensate_after_policy_init_prob > 0.0
+                && rng.gen_bool(s.compensate_after_policy_init_prob)
+        };
+        if compensate && !search.root_state().hist.is_game_finished() {
+            let mut st = search.root_state().clone();
+            let Some(fair) = fair_komi(s, base_params, &evaluator, &st, stop, rng)? else {
+                return Ok(None);
+            };
+            st.hist.set_komi(komi_noise.apply(fair, area, rng));
+            search.set_position(st);
+        }
     }
     let start = search.root_state().clone();
     let (start_board, start_hist, start_pla) = (start.board, start.hist.clone(), start.next);
@@ -275,6 +267,7 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
     let mut historical_wl: Vec<f64> = Vec::new();
     let mut move_comments: Vec<String> = Vec::new();
     let mut hit_turn_limit = true;
+    let mut changed_nets_turns: Vec<usize> = Vec::new();
     for _ in 0..s.max_moves_per_game {
         {
             let st = search.root_state();
@@ -382,14 +375,25 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
             hit_turn_limit = false;
             break;
         }
+        if s.switch_nets_mid_game && rng.gen_bool(0.1) {
+            if let Some(newer) = new_net() {
+                search.set_evaluator(newer.clone());
+                evaluator = newer;
+                changed_nets_turns.push(search.root_state().hist.moves().len());
+            }
+        }
     }
 
     let end = search.root_state().clone();
     drop(search);
     let mut side_params = base_params.clone();
     side_params.max_visits = s.max_visits;
-    let (side_positions, side_searches) =
+    let (mut side_positions, side_searches) =
         search_side_positions(side_queue, &side_params, &evaluator, stop, rng)?;
+    // Side positions are searched after the game, with the last net.
+    for sp in &mut side_positions {
+        sp.num_nn_changes_so_far = changed_nets_turns.len();
+    }
     num_searches += side_searches;
     let outcome = FinalOutcome::compute(&end.board, &end.hist, draw_value);
     let mut all_targets: Vec<ValueTargets> = turns.iter().map(|t| t.white_value_targets).collect();
@@ -427,7 +431,7 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
         xs,
         ys,
     );
-    let game = FinishedGame {
+    let mut game = FinishedGame {
         start_board,
         start_hist,
         start_pla,
@@ -447,8 +451,9 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
         turns,
         outcome,
         side_positions,
-        changed_nets_turns: Vec::new(),
+        changed_nets_turns,
     };
+    num_searches += estimate_leads(s, base_params, &evaluator, &mut game, stop, rng)?;
     Ok(Some(PlayedGame {
         game,
         sgf,

@@ -11,14 +11,17 @@ mod fork;
 mod game;
 mod game_data;
 mod handicap;
+mod komi;
 mod output;
 mod rows;
 mod run;
 mod settings;
 mod side;
 
-pub use fork::{maybe_fork, ForkQueue};
-pub use game::{play_game, play_game_from, play_policy_moves, PlayedGame};
+pub use fork::{maybe_fork, maybe_seki_fork, ForkQueue};
+pub use game::{
+    play_game, play_game_from, play_game_switching, play_policy_moves, NewNetCheck, PlayedGame,
+};
 pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,

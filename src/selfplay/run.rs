@@ -12,8 +12,8 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::fork::{maybe_fork, ForkQueue};
-use super::game::{play_game_from, PlayedGame};
+use super::fork::{maybe_fork, maybe_seki_fork, ForkQueue};
+use super::game::{play_game_switching, PlayedGame};
 use super::output::write_atomically;
 use super::rows::write_game_rows;
 use super::settings::PlaySettings;
@@ -271,7 +271,11 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let games_done = AtomicU64::new(0);
     let rows_done = AtomicU64::new(0);
     let threads_done = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    // Ctrl-C / SIGTERM: games in flight are dropped, every finished game's
+    // rows and SGF are written; a second signal exits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    install_stop_handler(&stop, &progress);
+    let stop = &*stop;
     let failure: Mutex<Option<SelfplayError>> = Mutex::new(None);
     let start = Instant::now();
     let max_games = args.max_games_total.unwrap_or(u64::MAX);
@@ -289,28 +293,43 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                 &games_done,
                 &rows_done,
                 &threads_done,
-                &stop,
+                stop,
                 &failure,
                 &progress,
             );
             scope.spawn(move || {
                 let mut rng = StdRng::from_entropy();
+                // The rows of a game go to the folder of the net that
+                // finished it (KataGo writes a game that changed nets
+                // mid-game as data of the newer net).
                 let mut encoder = FeatureEncoder::new();
                 while !stop.load(Ordering::Relaxed) {
                     if games_started.fetch_add(1, Ordering::SeqCst) >= max_games {
                         break;
                     }
-                    // The newest model at the start of the game plays it.
-                    let gen = current.read().clone();
-                    let fork = forks.pop(&mut rng);
-                    let played = match play_game_from(
+                    // The newest model at the start of the game plays it
+                    // (and a newer one takes over with switchNetsMidGame).
+                    let start_gen = current.read().clone();
+                    let mut gen = start_gen.clone();
+                    let (fork, used_seki_fork) = forks.next_start(settings, &mut rng);
+                    let mut newer_net = || {
+                        let latest = current.read().clone();
+                        if Arc::ptr_eq(&latest, &gen) {
+                            return None;
+                        }
+                        let evaluator = latest.net.evaluator.clone();
+                        gen = latest;
+                        Some(evaluator)
+                    };
+                    let played = match play_game_switching(
                         settings,
                         params,
-                        gen.net.evaluator.clone(),
-                        &gen.name,
+                        start_gen.net.evaluator.clone(),
+                        &start_gen.name,
                         fork,
                         &mut rng,
                         stop,
+                        &mut newer_net,
                     ) {
                         Ok(Some(p)) => p,
                         Ok(None) => break,
@@ -332,6 +351,9 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
+                    }
+                    if !used_seki_fork {
+                        maybe_seki_fork(settings, &played.game, forks, &mut rng);
                     }
                     let added = gen.writer.lock().add_game(&played, &mut encoder);
                     match added {
@@ -388,16 +410,20 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                         let gen = Arc::new(gen);
                         let old = std::mem::replace(&mut *current.write(), gen.clone());
                         generations.lock().push(gen);
-                        progress.println(format!("engine selfplay: switching to model {name}"));
+                        say(
+                            &progress,
+                            &format!("engine selfplay: switching to model {name}"),
+                        );
                         let flushed = old.writer.lock().flush();
                         if let Err(e) = flushed {
                             failure.lock().get_or_insert(e);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
-                    Err(e) => progress.println(format!(
-                        "engine selfplay: warning: newer model {name} not used: {e}"
-                    )),
+                    Err(e) => say(
+                        &progress,
+                        &format!("engine selfplay: warning: newer model {name} not used: {e}"),
+                    ),
                 }
             }
         }
@@ -427,6 +453,42 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
         last.out.display()
     );
     Ok(())
+}
+
+/// A message above the progress bar, or on stderr when there is no bar
+/// (stderr not a terminal: the bar would swallow it).
+fn say(progress: &indicatif::ProgressBar, msg: &str) {
+    if progress.is_hidden() {
+        eprintln!("{msg}");
+    } else {
+        progress.println(msg);
+    }
+}
+
+/// Ctrl-C and SIGTERM raise `stop` (the game threads drop the games in
+/// flight and the finished games' data is written); a second signal exits
+/// at once.
+fn install_stop_handler(stop: &Arc<AtomicBool>, progress: &indicatif::ProgressBar) {
+    let flag = stop.clone();
+    let bar = progress.clone();
+    let installed = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("engine selfplay: second signal, exiting without writing");
+            std::process::exit(130);
+        }
+        say(
+            &bar,
+            "engine selfplay: stopping: writing the finished games (signal again to quit at once)",
+        );
+    });
+    if let Err(e) = installed {
+        say(
+            progress,
+            &format!(
+                "engine selfplay: warning: no Ctrl-C/SIGTERM handler ({e}); a kill loses unwritten rows"
+            ),
+        );
+    }
 }
 
 /// One model in use: its network and the writer of its output folder.

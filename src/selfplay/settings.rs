@@ -136,6 +136,24 @@ pub struct PlaySettings {
     pub fork_game_max_choices: usize,
     /// `forkCompensateKomiProb`: chance a fork game's komi is made fair.
     pub fork_compensate_komi_prob: f64,
+    /// `sekiForkHackProb`: chance a game without a fork position starts
+    /// from a seki fork (the end of a finished game with unowned points,
+    /// its scoring and tax rules redrawn).
+    pub seki_fork_hack_prob: f64,
+    /// `compensateAfterPolicyInitProb`: chance an even game's komi is made
+    /// fair again after its opening moves from the policy.
+    pub compensate_after_policy_init_prob: f64,
+    /// `estimateLeadProb`: chance per recorded turn of estimating White's
+    /// lead by searches at several komis (the row's lead target).
+    pub estimate_lead_prob: f64,
+    /// `estimateLeadVisits`: visits of each of those searches.
+    pub estimate_lead_visits: i64,
+    /// `switchNetsMidGame`: a game in progress moves to a newer model (its
+    /// rows then go to the newer model's folder, as KataGo writes them).
+    pub switch_nets_mid_game: bool,
+    /// `komiAllowIntegerProb`: chance a game may have an integer komi
+    /// (otherwise an integer komi is moved half a point at random).
+    pub komi_allow_integer_prob: f64,
 }
 
 pub(crate) fn parse_list<T>(
@@ -177,6 +195,36 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// KataGo's `allowRectangleProb` over square sizes: each square keeps
+/// `(1 - p)` of its weight and every pair of edges `(x, y)` gets
+/// `p * w_x * w_y` (weights normalised), so rectangles appear with total
+/// probability `p` minus the squares among the pairs.
+fn with_rectangles(
+    sizes: Vec<(usize, usize)>,
+    probs: Vec<f64>,
+    allow_rectangle_prob: f64,
+) -> (Vec<(usize, usize)>, Vec<f64>) {
+    if allow_rectangle_prob <= 0.0 || sizes.iter().any(|&(x, y)| x != y) {
+        return (sizes, probs);
+    }
+    let sum: f64 = probs.iter().sum();
+    let p = allow_rectangle_prob;
+    let mut out_sizes = Vec::new();
+    let mut out_probs = Vec::new();
+    for (i, &(x, _)) in sizes.iter().enumerate() {
+        for (j, &(y, _)) in sizes.iter().enumerate() {
+            let pair = p * probs[i] * probs[j] / sum / sum;
+            out_sizes.push((x, y));
+            out_probs.push(if i == j {
+                (1.0 - p) * probs[i] / sum + pair
+            } else {
+                pair
+            });
+        }
+    }
+    (out_sizes, out_probs)
+}
+
 impl PlaySettings {
     /// Reads the settings, with KataGo's `selfplay1.cfg` values as
     /// defaults. Warnings (values adjusted so the run can go on) are
@@ -196,6 +244,11 @@ impl PlaySettings {
                 "reducedVisitsMin ({reduced_visits_min}) > maxVisits ({max_visits})"
             )));
         }
+        if cfg.contains("bSizesXY") && cfg.contains("allowRectangleProb") {
+            return Err(SettingsError::Invalid(
+                "cannot give allowRectangleProb with bSizesXY: set the rectangles' weights in bSizeRelProbs".into(),
+            ));
+        }
         let sizes: Vec<(usize, usize)> = if cfg.contains("bSizesXY") {
             parse_list(cfg, "bSizesXY", &[], |s| {
                 let (x, y) = s.split_once('-')?;
@@ -207,14 +260,6 @@ impl PlaySettings {
                 Some((n, n))
             })?
         };
-        let data_board_len = cfg.get_i64_or("dataBoardLen", 19, 2..=19)? as usize;
-        for &(x, y) in &sizes {
-            if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
-                return Err(SettingsError::Invalid(format!(
-                    "board size {x}x{y} does not fit dataBoardLen = {data_board_len}"
-                )));
-            }
-        }
         let probs = if cfg.contains("bSizeRelProbs") {
             cfg.get_f64s("bSizeRelProbs", 0.0..=1e12)?
         } else {
@@ -226,6 +271,19 @@ impl PlaySettings {
                 sizes.len(),
                 probs.len()
             )));
+        }
+        let (sizes, probs) = with_rectangles(
+            sizes,
+            probs,
+            cfg.get_f64_or("allowRectangleProb", 0.0, 0.0..=1.0)?,
+        );
+        let data_board_len = cfg.get_i64_or("dataBoardLen", 19, 2..=19)? as usize;
+        for &(x, y) in &sizes {
+            if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
+                return Err(SettingsError::Invalid(format!(
+                    "board size {x}x{y} does not fit dataBoardLen = {data_board_len}"
+                )));
+            }
         }
         // As KataGo: exactly one of a fixed komi and the net's fair komi.
         let komi_auto = cfg.get_bool_or("komiAuto", false)?;
@@ -325,6 +383,16 @@ impl PlaySettings {
                 as usize,
             fork_game_max_choices: cfg.get_i64_or("forkGameMaxChoices", 1, 1..=361)? as usize,
             fork_compensate_komi_prob: cfg.get_f64_or("forkCompensateKomiProb", 0.0, 0.0..=1.0)?,
+            seki_fork_hack_prob: cfg.get_f64_or("sekiForkHackProb", 0.0, 0.0..=1.0)?,
+            compensate_after_policy_init_prob: cfg.get_f64_or(
+                "compensateAfterPolicyInitProb",
+                0.0,
+                0.0..=1.0,
+            )?,
+            estimate_lead_prob: cfg.get_f64_or("estimateLeadProb", 0.0, 0.0..=1.0)?,
+            estimate_lead_visits: cfg.get_i64_or("estimateLeadVisits", 6, 1..=10000)?,
+            switch_nets_mid_game: cfg.get_bool_or("switchNetsMidGame", false)?,
+            komi_allow_integer_prob: cfg.get_f64_or("komiAllowIntegerProb", 1.0, 0.0..=1.0)?,
             max_asymmetric_ratio,
             handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
             num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
@@ -378,6 +446,39 @@ mod tests {
         assert_eq!(s.multi_stone_suicide_legals, vec![false, true]);
         assert_eq!(s.max_asymmetric_ratio, 32.0 / 5.0);
         assert_eq!(warnings.len(), 1);
+    }
+
+    #[test]
+    fn allow_rectangle_prob_adds_rectangles_as_katago() {
+        let cfg = Config::from_cfg_str(
+            "komiMean = 7\nbSizes = 7,9\nbSizeRelProbs = 1,3\nallowRectangleProb = 0.2\n",
+            "t.cfg",
+        )
+        .unwrap();
+        let (s, _) = PlaySettings::from_config(&cfg).unwrap();
+        assert_eq!(s.board_sizes, vec![(7, 7), (7, 9), (9, 7), (9, 9)]);
+        let want = [
+            0.8 * 0.25 + 0.2 * 0.25 * 0.25,
+            0.2 * 0.25 * 0.75,
+            0.2 * 0.75 * 0.25,
+            0.8 * 0.75 + 0.2 * 0.75 * 0.75,
+        ];
+        for (got, want) in s.board_size_rel_probs.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+        assert!((s.board_size_rel_probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        // Without it, squares only; with bSizesXY it is an error (KataGo's rule).
+        let cfg = Config::from_cfg_str("komiMean = 7\nbSizes = 7,9\n", "t.cfg").unwrap();
+        assert_eq!(
+            PlaySettings::from_config(&cfg).unwrap().0.board_sizes,
+            vec![(7, 7), (9, 9)]
+        );
+        let cfg = Config::from_cfg_str(
+            "komiMean = 7\nbSizesXY = 7-9\nallowRectangleProb = 0.1\n",
+            "t.cfg",
+        )
+        .unwrap();
+        assert!(PlaySettings::from_config(&cfg).is_err());
     }
 
     #[test]
