@@ -23,8 +23,11 @@
 # next run.
 #
 # Environment: ENGINE_SHARED_DIR (the shared data, default ../shared),
-# AFL_OPT_LEVEL (cargo-afl's optimisation level, default 3; 1 builds much
-# faster on a busy machine), FUZZ_NICE (niceness of the fuzzers, default 10).
+# AFL_OPT_LEVEL (cargo-afl's optimisation level for every crate, default 3),
+# FUZZ_QUICK_BUILD=1 (build only the engine and tch crates at opt-level 1
+# with 16 codegen units, see fuzz/quick-build-rustc.sh: minutes instead of
+# most of an hour on a busy 2-core machine), FUZZ_NICE (niceness of the
+# fuzzers, default 10).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -62,6 +65,9 @@ crashes="$root/tests/data/fuzz_crashes"
 
 # --- build ---------------------------------------------------------------
 cd "$fuzz"
+if [ "${FUZZ_QUICK_BUILD:-0}" = 1 ]; then
+  export RUSTC_WRAPPER="$fuzz/quick-build-rustc.sh"
+fi
 "$root/setup.sh" cargo afl build --release
 bin="$fuzz/target/release"
 
@@ -92,7 +98,7 @@ afl_stat() { # file key...: the first key present
 }
 summary="$fuzz/last-run.txt"
 {
-  echo "# scripts/fuzz.sh $minutes ${targets[*]}  ($(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; AFL++ via cargo-afl $afl_version, AFL_OPT_LEVEL=${AFL_OPT_LEVEL:-3})"
+  echo "# scripts/fuzz.sh $minutes ${targets[*]}  ($(date -u '+%Y-%m-%d %H:%M UTC'); $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; AFL++ via cargo-afl $afl_version, AFL_OPT_LEVEL=${AFL_OPT_LEVEL:-3}, FUZZ_QUICK_BUILD=${FUZZ_QUICK_BUILD:-0})"
   printf '%-18s %12s %8s %8s %8s %6s\n' target execs exec/s seconds crashes hangs
 } | tee "$summary"
 for t in "${targets[@]}"; do
