@@ -70,6 +70,11 @@ if [ "${FUZZ_QUICK_BUILD:-0}" = 1 ]; then
 fi
 "$root/setup.sh" cargo afl build --release
 bin="$fuzz/target/release"
+# The engine's build.rs bakes libtorch's folder into the engine binary only;
+# these binaries find it through the loader path.
+torchlib="$(ls -d "$root"/.venv/lib/python3*/site-packages/torch/lib 2>/dev/null | head -1 || true)"
+[ -n "${LIBTORCH:-}" ] && torchlib="$LIBTORCH/lib"
+export LD_LIBRARY_PATH="${torchlib:+$torchlib:}${LD_LIBRARY_PATH:-}"
 
 # --- seed corpora (rewritten each run; what the fuzzer found stays too) ---
 "$bin/seeds" "$shared" "$root" "$corpus"
