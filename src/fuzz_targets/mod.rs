@@ -28,8 +28,11 @@ use crate::nn::ModelFile;
 use crate::search::{SearchParams, SetupFor};
 use crate::timecontrol::TimeParams;
 
+/// A target body: raw input in, a panic on a bug.
+pub type TargetFn = fn(&[u8]);
+
 /// Every target, by the name its fuzz binary and corpus folder carry.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, TargetFn)] = &[
     ("gtp_lines", gtp_lines),
     ("analysis_queries", analysis_queries),
     ("sgf", sgf),
@@ -39,7 +42,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// The body of the target called `name`, if there is one.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<TargetFn> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
 
