@@ -19,7 +19,8 @@ fn main() -> ExitCode {
     for s in &seeds {
         let dir = out.join(s.target);
         let path = dir.join(format!("seed-{}", s.name));
-        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &s.data)) {
+        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, &s.data))
+        {
             eprintln!("seeds: {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
