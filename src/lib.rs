@@ -22,6 +22,8 @@
 //!   cap on its length.
 //! - [`setup`]: start-up shared by every command (flags, config and
 //!   overrides, default model, device and evaluator).
+//! - [`fuzz_targets`]: the bodies of the fuzz targets (`fuzz/`,
+//!   `scripts/fuzz.sh`) and their seed corpora.
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|match|gatekeeper|benchmark`).
 
 pub mod analysis;
@@ -29,6 +31,7 @@ pub mod benchmark;
 pub mod cli;
 pub mod config;
 pub mod data;
+pub mod fuzz_targets;
 pub mod game;
 pub mod gtp;
 pub mod io_lines;
