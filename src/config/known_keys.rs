@@ -192,6 +192,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "multiStoneSuicideLegal",
     "multiStoneSuicideLegals",
     "nnCacheSizePowerOfTwo",
+    "nnCpuBackend",
     "nnForcedSymmetry",
     "nnMaxBatchSize",
     "nnMutexPoolSizePowerOfTwo",

@@ -18,19 +18,19 @@
 use tch::{Device, Kind, Tensor};
 
 /// Side of an input tile.
-const IN_TILE: usize = 6;
+pub(super) const IN_TILE: usize = 6;
 /// Side of an output tile.
-const OUT_TILE: usize = 4;
+pub(super) const OUT_TILE: usize = 4;
 /// Values per input tile (and number of matrix products).
-const TILE_AREA: usize = IN_TILE * IN_TILE;
+pub(super) const TILE_AREA: usize = IN_TILE * IN_TILE;
 
 /// Scratch buffers shared by every Winograd conv of a network.
 #[derive(Default)]
 pub(super) struct Workspace {
     /// Transformed inputs `[36, tiles, in_channels]`.
-    v: Vec<f32>,
+    pub(super) v: Vec<f32>,
     /// Transformed outputs `[36, tiles, out_channels]`.
-    m: Vec<f32>,
+    pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, 4 tiles_y + 2, 4 tiles_x + 2, c]`,
     /// so that every input tile is read in place.
     padded: Vec<f32>,
@@ -75,6 +75,35 @@ fn kernel_1d(z: [f64; 3]) -> [f64; IN_TILE] {
     ]
 }
 
+/// `G w G^T` of every (in, out) kernel pair of `weights` (`[out, in, 3, 3]`
+/// row-major), laid out `[36, in, out]` for the 36 per-position products.
+pub(super) fn transform_kernel(
+    weights: &[f32],
+    in_channels: usize,
+    out_channels: usize,
+) -> Vec<f32> {
+    assert_eq!(weights.len(), out_channels * in_channels * 9);
+    let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
+    for oc in 0..out_channels {
+        for ic in 0..in_channels {
+            let w = &weights[(oc * in_channels + ic) * 9..][..9];
+            // Rows of the 3x3 kernel transformed along x, then columns along y.
+            let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
+                kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
+            });
+            let [r0, r1, r2] = &rows;
+            for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
+                let col = kernel_1d([a, b, c]);
+                for (ty, v) in col.iter().enumerate() {
+                    let s = ty * IN_TILE + tx;
+                    u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
+                }
+            }
+        }
+    }
+    u
+}
+
 impl Winograd {
     /// `weights` is `[out, in, 3, 3]` row-major (the model file's layout,
     /// batch norms already folded in); `bias` one per output channel.
@@ -84,25 +113,7 @@ impl Winograd {
         in_channels: usize,
         out_channels: usize,
     ) -> Winograd {
-        assert_eq!(weights.len(), out_channels * in_channels * 9);
-        let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
-        for oc in 0..out_channels {
-            for ic in 0..in_channels {
-                let w = &weights[(oc * in_channels + ic) * 9..][..9];
-                // Rows of the 3x3 kernel transformed along x, then columns along y.
-                let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
-                    kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
-                });
-                let [r0, r1, r2] = &rows;
-                for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
-                    let col = kernel_1d([a, b, c]);
-                    for (ty, v) in col.iter().enumerate() {
-                        let s = ty * IN_TILE + tx;
-                        u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
-                    }
-                }
-            }
-        }
+        let u = transform_kernel(weights, in_channels, out_channels);
         let kernel = Tensor::from_slice(&u).reshape([
             TILE_AREA as i64,
             in_channels as i64,
@@ -146,14 +157,10 @@ impl Winograd {
         ws.v.resize(TILE_AREA * tiles * ci, 0.0);
         ws.m.resize(TILE_AREA * tiles * co, 0.0);
 
-        let g = Geometry {
-            n,
-            h,
-            w,
-            tiles_y,
-            tiles_x,
-        };
-        input_transform(input, g, ci, ws);
+        let g = Geometry::new(n, h, w);
+        debug_assert_eq!((g.tiles_y, g.tiles_x), (tiles_y, tiles_x));
+        let threads = tch::get_num_threads().max(1) as usize;
+        input_transform(input, g, ci, ws, threads);
         {
             let shape = |c: usize| [TILE_AREA as i64, tiles as i64, c as i64];
             // SAFETY: both buffers hold exactly 36 * tiles * channels f32s,
@@ -182,7 +189,7 @@ impl Winograd {
         if let Some(mk) = mask {
             assert_eq!(mk.len(), n * h * w);
         }
-        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out);
+        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out, threads);
         Ok(())
     }
 }
@@ -301,7 +308,7 @@ fn has_avx2() -> bool {
 
 /// Geometry of one Winograd run.
 #[derive(Clone, Copy)]
-struct Geometry {
+pub(super) struct Geometry {
     n: usize,
     h: usize,
     w: usize,
@@ -310,7 +317,19 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn tiles(&self) -> usize {
+    /// The tiling of `n` images of `h x w` points.
+    pub(super) fn new(n: usize, h: usize, w: usize) -> Geometry {
+        Geometry {
+            n,
+            h,
+            w,
+            tiles_y: h.div_ceil(OUT_TILE),
+            tiles_x: w.div_ceil(OUT_TILE),
+        }
+    }
+
+    /// Number of tiles.
+    pub(super) fn tiles(&self) -> usize {
         self.n * self.tiles_y * self.tiles_x
     }
 
@@ -337,8 +356,14 @@ impl Geometry {
 
 /// Fills `ws.v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile
 /// `d` (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points
-/// off the tensor are zero padding), on libtorch's threads.
-fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
+/// off the tensor are zero padding), on up to `threads` OpenMP threads.
+pub(super) fn input_transform(
+    input: &[f32],
+    g: Geometry,
+    c: usize,
+    ws: &mut Workspace,
+    threads: usize,
+) {
     let (ph, pw) = (g.padded_h(), g.padded_w());
     let len = g.n * ph * pw * c;
     if ws.padded_for != (g.n, g.h, g.w, c) || ws.padded.len() != len {
@@ -346,7 +371,6 @@ fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
         ws.padded.resize(len, 0.0);
         ws.padded_for = (g.n, g.h, g.w, c);
     }
-    let threads = tch::get_num_threads().max(1) as usize;
     let rows = g.n * g.h;
     let padded = Shared::new(&mut ws.padded);
     super::omp::parallel(threads, &|part, parts| {
@@ -425,18 +449,19 @@ unsafe fn input_tiles(
 }
 
 /// Turns `m` (`[36, tiles, c]`) into output tiles `A^T m A` and writes the
-/// on-tensor points of each into `out` as `epilogue` says, on libtorch's
-/// threads.
-fn output_transform(
+/// on-tensor points of each into `out` as `epilogue` says, on up to
+/// `threads` OpenMP threads.
+pub(super) fn output_transform(
     m: &[f32],
     g: Geometry,
     c: usize,
     ep: (&[f32], Epilogue, Option<&[f32]>),
     out: &mut [f32],
+    threads: usize,
 ) {
     let out = Shared::new(out);
     let avx2 = has_avx2();
-    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+    super::omp::parallel(threads, &|part, parts| {
         let range = tile_range(g.tiles(), part, parts);
         #[cfg(target_arch = "x86_64")]
         if avx2 {
