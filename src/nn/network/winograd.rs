@@ -194,60 +194,91 @@ impl Winograd {
     }
 }
 
+/// Lanes processed together by the 1-D transforms: they copy `LANES`
+/// values of each row into local arrays first, so that the compiler sees
+/// no possible aliasing between the twelve streams (LLVM gives up
+/// vectorizing a loop with that many runtime alias checks and runs it
+/// scalar) and emits plain vector code.
+const LANES: usize = 8;
+
+/// `B^T` on six values.
+#[inline(always)]
+fn input_6(a: [f32; 6]) -> [f32; 6] {
+    let [a0, a1, a2, a3, a4, a5] = a;
+    [
+        4.0 * a0 - 5.0 * a2 + a4,
+        -4.0 * (a1 + a2) + a3 + a4,
+        4.0 * (a1 - a2) - a3 + a4,
+        2.0 * (a3 - a1) - a2 + a4,
+        2.0 * (a1 - a3) - a2 + a4,
+        4.0 * a1 - 5.0 * a3 + a5,
+    ]
+}
+
+/// `A^T` on six values.
+#[inline(always)]
+fn output_6(a: [f32; 6]) -> [f32; 4] {
+    let [a0, a1, a2, a3, a4, a5] = a;
+    let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
+    [
+        a0 + s12 + s34,
+        d12 + 2.0 * d34,
+        s12 + 4.0 * s34,
+        d12 + 8.0 * d34 + a5,
+    ]
+}
+
+/// Applies `f` (six values to `K`) channel by channel to six `c`-long
+/// rows `z`, writing `K` rows `out`.
+#[inline(always)]
+fn transform_rows<const K: usize>(
+    z: [&[f32]; 6],
+    out: [&mut [f32]; K],
+    c: usize,
+    f: impl Fn([f32; 6]) -> [f32; K],
+) {
+    let z: [&[f32]; 6] = z.map(|r| &r[..c]);
+    let mut out: [&mut [f32]; K] = out.map(|r| &mut r[..c]);
+    let mut i = 0;
+    while i + LANES <= c {
+        let mut a = [[0f32; LANES]; 6];
+        for (dst, src) in a.iter_mut().zip(&z) {
+            dst.copy_from_slice(&src[i..i + LANES]);
+        }
+        let mut r = [[0f32; LANES]; K];
+        for l in 0..LANES {
+            let v = f(std::array::from_fn(|k| a[k][l]));
+            for k in 0..K {
+                r[k][l] = v[k];
+            }
+        }
+        for (dst, src) in out.iter_mut().zip(&r) {
+            dst[i..i + LANES].copy_from_slice(src);
+        }
+        i += LANES;
+    }
+    for i in i..c {
+        let v = f(std::array::from_fn(|k| z[k][i]));
+        for k in 0..K {
+            out[k][i] = v[k];
+        }
+    }
+}
+
 /// `B^T`'s 1-D transform of six values into six, channel by channel; `z`
-/// are six `c`-long rows, `out` is `6c` long.
+/// are six `c`-long rows, `out` six `c`-long rows.
 #[inline(always)]
 fn input_1d(z: [&[f32]; 6], out: [&mut [f32]; 6], c: usize) {
-    let (z0, z1, z2, z3, z4, z5) = (
-        &z[0][..c],
-        &z[1][..c],
-        &z[2][..c],
-        &z[3][..c],
-        &z[4][..c],
-        &z[5][..c],
-    );
-    let [o0, o1, o2, o3, o4, o5] = out;
-    let (o0, o1, o2, o3, o4, o5) = (
-        &mut o0[..c],
-        &mut o1[..c],
-        &mut o2[..c],
-        &mut o3[..c],
-        &mut o4[..c],
-        &mut o5[..c],
-    );
-    for i in 0..c {
-        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
-        o0[i] = 4.0 * a0 - 5.0 * a2 + a4;
-        o1[i] = -4.0 * (a1 + a2) + a3 + a4;
-        o2[i] = 4.0 * (a1 - a2) - a3 + a4;
-        o3[i] = 2.0 * (a3 - a1) - a2 + a4;
-        o4[i] = 2.0 * (a1 - a3) - a2 + a4;
-        o5[i] = 4.0 * a1 - 5.0 * a3 + a5;
-    }
+    transform_rows(z, out, c, input_6);
 }
 
 /// `A^T`'s 1-D transform of six values into four; `out` is `4c` long.
 #[inline(always)]
 fn output_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
-    let (z0, z1, z2, z3, z4, z5) = (
-        &z[0][..c],
-        &z[1][..c],
-        &z[2][..c],
-        &z[3][..c],
-        &z[4][..c],
-        &z[5][..c],
-    );
     let (o0, rest) = out[..4 * c].split_at_mut(c);
     let (o1, rest) = rest.split_at_mut(c);
     let (o2, o3) = rest.split_at_mut(c);
-    for i in 0..c {
-        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
-        let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
-        o0[i] = a0 + s12 + s34;
-        o1[i] = d12 + 2.0 * d34;
-        o2[i] = s12 + 4.0 * s34;
-        o3[i] = d12 + 8.0 * d34 + a5;
-    }
+    transform_rows(z, [o0, o1, o2, o3], c, output_6);
 }
 
 /// The first six `c`-long rows of `buf`, mutable.
