@@ -17,6 +17,6 @@ for round in $(seq "$rounds"); do
   for backend in libtorch rust; do
     echo "== round $round, nnCpuBackend=$backend"
     "$engine" benchmark "$@" -override-config "nnCpuBackend=$backend" 2>/dev/null |
-      grep -E "^Network:|numSearchThreads = [0-9]+:"
+      grep -E "^Network:|numSearchThreads = *[0-9]+:"
   done
 done

@@ -17,6 +17,12 @@ use crate::nn::desc::{Activation, ConvLayer};
 /// `c = a b` (or `c += a b` when `accumulate`), all row-major and dense:
 /// `a` is `m x k`, `b` is `k x n`, `c` is `m x n`.
 ///
+/// The small products of a net's layers (`b` of a few dozen KB, the
+/// Winograd positions' and 1x1 convs' weights) go to [`small_gemm`], which
+/// reads `b` in place (no packing: `matrixmultiply` spent as long packing
+/// as multiplying on `b4c32`); the rest to `matrixmultiply`, which picks
+/// its AVX2/FMA kernels at run time and blocks for the caches.
+///
 /// # Panics
 /// If a slice is shorter than its shape (a bug in the caller: every shape
 /// here comes from the model, not from the user).
@@ -29,6 +35,12 @@ pub(super) fn gemm(
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     if m == 0 || n == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if n % SMALL_NB == 0 && k * n <= SMALL_MAX_B && has_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked); shapes checked above.
+        unsafe { small_gemm_fma((m, k, n), a, b, c, accumulate) };
         return;
     }
     let beta = if accumulate { 1.0 } else { 0.0 };
@@ -52,6 +64,91 @@ pub(super) fn gemm(
             n as isize,
             1,
         );
+    }
+}
+
+/// Columns of `c` one [`small_gemm`] block computes (two AVX2 vectors).
+const SMALL_NB: usize = 16;
+/// Rows of `c` one [`small_gemm`] block computes.
+const SMALL_MR: usize = 4;
+/// Largest `b` (values) [`small_gemm`] takes: it rereads `b` once per
+/// block of rows, so `b` must stay in L1/L2.
+const SMALL_MAX_B: usize = 32 * 1024;
+
+/// Whether the CPU has AVX2 and FMA (checked once).
+#[cfg(target_arch = "x86_64")]
+fn has_fma() -> bool {
+    use std::sync::OnceLock;
+    static FMA: OnceLock<bool> = OnceLock::new();
+    *FMA.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn small_gemm_fma(
+    shape: (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    small_gemm(shape, a, b, c, accumulate);
+}
+
+/// [`gemm`] for `n` a multiple of [`SMALL_NB`], by blocks of
+/// `SMALL_MR x SMALL_NB` accumulators kept in registers: for each `k`, one
+/// row of `b`'s block times a broadcast value of each of the block's rows
+/// of `a`. Written on fixed-size arrays so that the compiler emits vector
+/// FMAs for whatever ISA the caller enables.
+#[inline(always)]
+fn small_gemm(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    let (a, b) = (&a[..m * k], &b[..k * n]);
+    for j0 in (0..n).step_by(SMALL_NB) {
+        let mut i0 = 0;
+        while i0 < m {
+            let rows = (m - i0).min(SMALL_MR);
+            let mut acc = [[0f32; SMALL_NB]; SMALL_MR];
+            if rows == SMALL_MR {
+                let ar: [&[f32]; SMALL_MR] = std::array::from_fn(|r| &a[(i0 + r) * k..][..k]);
+                for kk in 0..k {
+                    let mut brow = [0f32; SMALL_NB];
+                    brow.copy_from_slice(&b[kk * n + j0..][..SMALL_NB]);
+                    for r in 0..SMALL_MR {
+                        let av = ar[r][kk];
+                        for j in 0..SMALL_NB {
+                            acc[r][j] = av.mul_add(brow[j], acc[r][j]);
+                        }
+                    }
+                }
+            } else {
+                for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
+                    let arow = &a[(i0 + r) * k..][..k];
+                    for (kk, &av) in arow.iter().enumerate() {
+                        let brow = &b[kk * n + j0..][..SMALL_NB];
+                        for (x, &bv) in acc_r.iter_mut().zip(brow) {
+                            *x = av.mul_add(bv, *x);
+                        }
+                    }
+                }
+            }
+            for (r, acc_r) in acc.iter().enumerate().take(rows) {
+                let dst = &mut c[(i0 + r) * n + j0..][..SMALL_NB];
+                if accumulate {
+                    dst.iter_mut().zip(acc_r).for_each(|(d, v)| *d += v);
+                } else {
+                    dst.copy_from_slice(acc_r);
+                }
+            }
+            i0 += SMALL_MR;
+        }
     }
 }
 

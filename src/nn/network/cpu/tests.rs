@@ -137,7 +137,15 @@ fn synthetic_nets_of_every_version_match_libtorch() {
 #[test]
 fn gemm_matches_naive_product() {
     let mut rng = StdRng::seed_from_u64(1);
-    for &(m, k, n) in &[(1, 1, 1), (7, 33, 5), (36, 96, 96), (3, 0, 4)] {
+    for &(m, k, n) in &[
+        (1, 1, 1),
+        (7, 33, 5),
+        (36, 96, 96),
+        (3, 0, 4),
+        (9, 32, 32),
+        (6, 7, 48),
+        (5, 300, 256),
+    ] {
         let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
