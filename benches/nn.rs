@@ -1,9 +1,13 @@
 //! Network speed on the CPU: evals/s of the g170 b6c96 net on 19x19 at
-//! batch 1..16 (plain main, `harness = false`).
+//! batch 1..16 (plain main, `harness = false`), libtorch and the pure-Rust
+//! backend side by side.
 //!
 //! `cargo bench --bench nn` (env: `ENGINE_SHARED_DIR`, `NN_BENCH_THREADS`
-//! (default 2), `NN_BENCH_SECS` per measurement (default 1.0),
-//! `NN_BENCH_BATCHES` comma-separated batch sizes (default 1,2,4,8,16)).
+//! (libtorch threads, default 2; the Rust backend is single-threaded),
+//! `NN_BENCH_SECS` per measurement (default 1.0), `NN_BENCH_BATCHES`
+//! comma-separated batch sizes (default 1,2,4,8,16), `NN_BENCH_BACKENDS`
+//! (default `libtorch,rust`), `NN_BENCH_MODEL` (a model file instead of
+//! g170), `NN_BENCH_SIZE` (board side, default 19)).
 //! Prints the median of 5 measurements per batch size: evals per second of
 //! wall time, and evals per second of this thread's CPU time (from
 //! `/proc/thread-self/schedstat`). With `NN_BENCH_THREADS=1` libtorch runs
@@ -12,11 +16,8 @@
 
 use std::time::Instant;
 
-use engine::nn::{Model, NetInput as InputBatch};
+use engine::nn::{CpuModel, Model, NetInput as InputBatch};
 use tch::Device;
-
-/// Multiply-adds x 2 of one 19x19 evaluation of g170-b6c96, measured.
-const GFLOP_PER_EVAL: f64 = 0.75;
 
 fn main() {
     let shared = engine::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
@@ -29,19 +30,60 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
     tch::set_num_threads(threads);
-    let model = Model::load(
-        shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
-        Device::Cpu,
-    )
-    .expect("g170 loads");
-    println!("model {} on CPU, {threads} threads, 19x19", model.name());
-    println!("batch  evals/s  GFLOP/s  evals/cpu-s  (median of 5 x {secs}s)");
+    let path = std::env::var("NN_BENCH_MODEL").map_or_else(
+        |_| shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
+        std::path::PathBuf::from,
+    );
+    let size: usize = std::env::var("NN_BENCH_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(19);
+    let backends = std::env::var("NN_BENCH_BACKENDS").unwrap_or_else(|_| "libtorch,rust".into());
     let batches: Vec<usize> = std::env::var("NN_BENCH_BATCHES")
         .ok()
         .map(|s| s.split(',').filter_map(|b| b.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
-    for batch in batches {
-        let (h, w) = (19, 19);
+    let mut rust = CpuModel::load(&path).expect("model loads");
+    // Direct-convolution FLOPs (2 per multiply-add) of one evaluation.
+    let gflop_per_eval = (2 * rust.conv_macs_per_point() * size * size) as f64 * 1e-9;
+    for backend in backends.split(',') {
+        let mut forward: Box<dyn FnMut(&InputBatch) + '_> = match backend.trim() {
+            "rust" => {
+                println!(
+                    "model {} on CPU, Rust backend, 1 thread, {size}x{size}",
+                    rust.name()
+                );
+                Box::new(|input: &InputBatch| {
+                    rust.forward(input).expect("forward");
+                })
+            }
+            "libtorch" => {
+                let model = Model::load(&path, Device::Cpu).expect("model loads");
+                println!(
+                    "model {} on CPU, libtorch, {threads} threads, {size}x{size}",
+                    model.name()
+                );
+                Box::new(move |input: &InputBatch| {
+                    model.forward(input).expect("forward");
+                })
+            }
+            other => panic!("unknown backend {other} (libtorch or rust)"),
+        };
+        println!("batch  evals/s  GFLOP/s  evals/cpu-s  (median of 5 x {secs}s)");
+        bench(&mut *forward, &batches, size, secs, gflop_per_eval);
+    }
+}
+
+/// Prints evals/s at each batch size.
+fn bench(
+    forward: &mut dyn FnMut(&InputBatch),
+    batches: &[usize],
+    size: usize,
+    secs: f64,
+    gflop_per_eval: f64,
+) {
+    for &batch in batches {
+        let (h, w) = (size, size);
         // Plausible mid-game-like inputs: board plane on, a few stones.
         let mut spatial = vec![0f32; batch * 22 * h * w];
         for (i, v) in spatial.iter_mut().enumerate() {
@@ -65,7 +107,7 @@ fn main() {
             mask: None,
         };
         for _ in 0..3 {
-            model.forward(&input).expect("forward");
+            forward(&input);
         }
         let mut rates = Vec::new();
         let mut cpu_rates = Vec::new();
@@ -74,7 +116,7 @@ fn main() {
             let cpu_start = thread_cpu_secs();
             let mut evals = 0usize;
             while start.elapsed().as_secs_f64() < secs {
-                model.forward(&input).expect("forward");
+                forward(&input);
                 evals += batch;
             }
             rates.push(evals as f64 / start.elapsed().as_secs_f64());
@@ -88,7 +130,7 @@ fn main() {
         let cpu = median(&mut cpu_rates);
         println!(
             "{batch:5}  {wall:7.1}  {:7.1}  {cpu:11.1}",
-            wall * GFLOP_PER_EVAL
+            wall * gflop_per_eval
         );
     }
 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::config::{Config, ConfigError};
-use crate::nn::{BatchModel, Evaluator, EvaluatorConfig, Model, NetError};
+use crate::nn::{BatchModel, CpuModel, Evaluator, EvaluatorConfig, Model, ModelFile, NetError};
 use crate::search::{NnEvalSettings, NnSearchEvaluator};
 
 /// Why the network could not be set up.
@@ -204,6 +204,58 @@ pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupEr
     Ok((servers, intra))
 }
 
+/// Which CPU forward pass runs the net (config key `nnCpuBackend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuBackend {
+    /// The Rust backend when it supports the net, else libtorch.
+    Auto,
+    /// The pure-Rust backend ([`CpuModel`]); an error if the net needs
+    /// something it lacks.
+    Rust,
+    /// libtorch (with the hand-written Winograd convolutions).
+    Libtorch,
+}
+
+impl CpuBackend {
+    /// `nnCpuBackend` from the config (default `auto`).
+    pub fn from_config(cfg: &Config) -> Result<CpuBackend, SetupError> {
+        if !cfg.contains("nnCpuBackend") {
+            return Ok(CpuBackend::Auto);
+        }
+        Ok(
+            match cfg.get_enum("nnCpuBackend", &["auto", "rust", "libtorch"])? {
+                "rust" => CpuBackend::Rust,
+                "libtorch" => CpuBackend::Libtorch,
+                _ => CpuBackend::Auto,
+            },
+        )
+    }
+}
+
+/// Whether the CPU net runs on the Rust backend, from `nnCpuBackend`.
+fn use_rust_backend(backend: CpuBackend, file: &ModelFile) -> Result<bool, SetupError> {
+    let why_not = CpuModel::unsupported(file);
+    match backend {
+        CpuBackend::Libtorch => Ok(false),
+        CpuBackend::Auto => Ok(why_not.is_none()),
+        CpuBackend::Rust => match why_not {
+            None => Ok(true),
+            Some(what) => Err(SetupError::Invalid(format!(
+                "nnCpuBackend = \"rust\" cannot run model {}: {what}; \
+                 use \"auto\" or \"libtorch\"",
+                file.name
+            ))),
+        },
+    }
+}
+
+/// Server threads of the Rust CPU backend when the config does not say:
+/// one per core (each runs a single-threaded forward pass), at most 16 so
+/// that big machines do not hold dozens of copies of a big net.
+pub fn default_rust_servers(cores: usize) -> usize {
+    cores.clamp(1, 16)
+}
+
 /// Loads `model_path` and builds the evaluator from `cfg`.
 /// `default_max_batch_size` is used when the config has no `nnMaxBatchSize`.
 pub fn load_network(
@@ -236,10 +288,22 @@ pub fn load_network(
     } else {
         tch::Device::Cpu
     };
+    let file = ModelFile::load(model_path).map_err(NetError::from)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Read (and checked) even on CUDA, where it does not apply.
+    let backend = CpuBackend::from_config(cfg)?;
+    let rust = !cuda && use_rust_backend(backend, &file)?;
     let cpu_servers = if cuda {
         servers
+    } else if rust {
+        // Each server runs its own single-threaded forward pass (KataGo's
+        // Eigen way), so one per core by default.
+        cfg.get_i64_or(
+            "numNNServerThreadsPerModel",
+            default_rust_servers(cores) as i64,
+            1..=64,
+        )? as usize
     } else {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (n, intra) = cpu_threads(cfg, cores)?;
         // Server threads read libtorch's global setting when they first
         // run an operator, so this must come before the evaluator starts.
@@ -247,14 +311,16 @@ pub fn load_network(
         n
     };
     let fp16 = want_fp16 && cuda;
-    let mut models: Vec<Box<dyn BatchModel>> = Vec::with_capacity(servers);
-    let first = Model::load_with(model_path, device, fp16)?;
-    let model_name = first.name().to_string();
-    let model_version = first.version();
-    models.push(Box::new(first));
+    let model_name = file.name.clone();
+    let model_version = file.version;
+    let mut models: Vec<Box<dyn BatchModel>> = Vec::with_capacity(cpu_servers);
     // One model per server thread, as KataGo does.
-    for _ in 1..cpu_servers {
-        models.push(Box::new(Model::load_with(model_path, device, fp16)?));
+    for _ in 0..cpu_servers {
+        models.push(if rust {
+            Box::new(CpuModel::from_file(&file)?)
+        } else {
+            Box::new(Model::from_file(&file, device, fp16)?)
+        });
     }
     let evaluator = Evaluator::with_models(
         models,
@@ -267,6 +333,10 @@ pub fn load_network(
     .map_err(|e| SetupError::Invalid(e.to_string()))?;
     let device_text = match device {
         tch::Device::Cuda(i) => format!("CUDA:{i}{}", if fp16 { " fp16" } else { "" }),
+        _ if rust => format!(
+            "CPU, Rust backend ({cpu_servers} server thread{}, 1 thread each)",
+            if cpu_servers == 1 { "" } else { "s" },
+        ),
         _ => format!(
             "CPU ({cpu_servers} server thread{}, {} libtorch thread{} each)",
             if cpu_servers == 1 { "" } else { "s" },

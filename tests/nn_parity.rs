@@ -24,9 +24,9 @@ use serde_json::Value;
 
 use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule};
 use engine::nn::{
-    nn_input_hash, BatchModel, EncodedInput, EvalParams, EvalRequest, Evaluator, EvaluatorConfig,
-    FeatureEncoder, InputBatch, Model, ModelError, NetInput, NnInputParams, NnOutput, RawRow,
-    SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+    nn_input_hash, BatchModel, CpuModel, EncodedInput, EvalParams, EvalRequest, Evaluator,
+    EvaluatorConfig, FeatureEncoder, InputBatch, Model, ModelError, NetInput, NnInputParams,
+    NnOutput, RawRow, SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
 };
 
 /// The `nn` network behind the evaluator's model interface.
@@ -326,14 +326,35 @@ fn compare(id: &str, pos: &Position, out: &NnOutput, resp: &Value) -> Vec<String
     bad
 }
 
+/// The g170 b6c96 net every record was made with.
+fn g170_path() -> std::path::PathBuf {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz")
+}
+
 #[test]
 fn nn_outputs_match_katago_on_every_vector() {
-    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
-    let model_path = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let model_path = g170_path();
     let model = Model::load(&model_path, tch::Device::Cpu)
         .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+    check_every_vector(Box::new(NetModel(model)));
+}
+
+/// The same records through the pure-Rust CPU backend, as the engine
+/// runs it (its own `BatchModel`, no mask for full-size rows).
+#[test]
+fn rust_cpu_backend_matches_katago_on_every_vector() {
+    let model_path = g170_path();
+    let model = CpuModel::load(&model_path)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+    check_every_vector(Box::new(model));
+}
+
+/// Evaluates every record of `nn.jsonl` with `model` and compares.
+fn check_every_vector(model: Box<dyn BatchModel>) {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let eval = Evaluator::new(
-        Box::new(NetModel(model)),
+        model,
         EvaluatorConfig {
             // KataGo's analysis runs every board in a 19x19 buffer, masked.
             pad_to_len: Some(19),

@@ -194,6 +194,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "multiStoneSuicideLegal",
     "multiStoneSuicideLegals",
     "nnCacheSizePowerOfTwo",
+    "nnCpuBackend",
     "nnForcedSymmetry",
     "nnMaxBatchSize",
     "nnModelFile",

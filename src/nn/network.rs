@@ -20,6 +20,7 @@ use super::model_file::{ModelFile, ModelFileError};
 use super::outputs::{NetOutputs, ScoreRaw};
 
 mod builder;
+mod cpu;
 mod layers;
 mod omp;
 mod winograd;
@@ -27,6 +28,8 @@ mod winograd;
 use builder::*;
 use layers::*;
 use winograd::{Epilogue, Winograd, Workspace};
+
+pub use cpu::CpuModel;
 
 /// Largest board side the model accepts (KataGo's compile-time maximum).
 pub const MAX_BOARD_LEN: usize = 37;
@@ -226,39 +229,8 @@ impl Model {
     /// Runs one batch. Outputs are from the side to move's perspective
     /// (see [`NetOutputs`]).
     pub fn forward(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+        validate_input(batch)?;
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
-        if n == 0 {
-            return Err(NetError::BadInput("empty batch".into()));
-        }
-        if h == 0 || w == 0 || h > MAX_BOARD_LEN || w > MAX_BOARD_LEN {
-            return Err(NetError::BadInput(format!(
-                "board tensor {w}x{h} outside 1..={MAX_BOARD_LEN}"
-            )));
-        }
-        let check = |what: &str, got: usize, want: usize| {
-            if got == want {
-                Ok(())
-            } else {
-                Err(NetError::BadInput(format!(
-                    "{what} has {got} values, expected {want} for a batch of {n} on {w}x{h}"
-                )))
-            }
-        };
-        check(
-            "spatial input",
-            batch.spatial.len(),
-            n * NUM_SPATIAL_FEATURES * h * w,
-        )?;
-        check("global input", batch.global.len(), n * NUM_GLOBAL_FEATURES)?;
-        if let Some(m) = batch.mask {
-            check("mask", m.len(), n * h * w)?;
-            // A row with an empty board would divide by zero in the pooling.
-            for (row, plane) in m.chunks_exact(h * w).enumerate() {
-                if !plane.iter().any(|&v| v != 0.0) {
-                    return Err(NetError::BadInput(format!("mask of row {row} is all zero")));
-                }
-            }
-        }
         let (n64, h64, w64) = (n as i64, h as i64, w as i64);
         let _guard = tch::no_grad_guard();
         let to_dev = |data: &[f32], shape: &[i64]| -> Result<Tensor, NetError> {
@@ -283,6 +255,44 @@ impl Model {
         };
         Ok(raw.into_outputs(self, n, h, w)?)
     }
+}
+
+/// Checks a batch's sizes and mask (shared by both backends).
+fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
+    let (n, h, w) = (batch.batch_size, batch.height, batch.width);
+    if n == 0 {
+        return Err(NetError::BadInput("empty batch".into()));
+    }
+    if h == 0 || w == 0 || h > MAX_BOARD_LEN || w > MAX_BOARD_LEN {
+        return Err(NetError::BadInput(format!(
+            "board tensor {w}x{h} outside 1..={MAX_BOARD_LEN}"
+        )));
+    }
+    let check = |what: &str, got: usize, want: usize| {
+        if got == want {
+            Ok(())
+        } else {
+            Err(NetError::BadInput(format!(
+                "{what} has {got} values, expected {want} for a batch of {n} on {w}x{h}"
+            )))
+        }
+    };
+    check(
+        "spatial input",
+        batch.spatial.len(),
+        n * NUM_SPATIAL_FEATURES * h * w,
+    )?;
+    check("global input", batch.global.len(), n * NUM_GLOBAL_FEATURES)?;
+    if let Some(m) = batch.mask {
+        check("mask", m.len(), n * h * w)?;
+        // A row with an empty board would divide by zero in the pooling.
+        for (row, plane) in m.chunks_exact(h * w).enumerate() {
+            if !plane.iter().any(|&v| v != 0.0) {
+                return Err(NetError::BadInput(format!("mask of row {row} is all zero")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Raw head outputs still on the device.

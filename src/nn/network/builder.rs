@@ -4,6 +4,93 @@
 use super::*;
 
 // ---------------------------------------------------------------------------
+// Folding batch norms (shared by the libtorch net and the pure-Rust CPU net)
+
+/// A conv's weights (`[out, in, y, x]`) with each input channel scaled by
+/// `in_scale` and, when `affine = (scale, bias)` is given, each output
+/// channel scaled by `scale`; returns the weights and `bias`.
+pub(super) fn fold_conv(
+    c: &ConvLayer,
+    affine: Option<(&[f32], &[f32])>,
+    in_scale: Option<&[f32]>,
+) -> (Vec<f32>, Option<Vec<f32>>) {
+    let per_out = c.in_channels * c.y_size * c.x_size;
+    let per_in = c.y_size * c.x_size;
+    let mut w = c.weights.clone();
+    if let Some(si) = in_scale {
+        for chunk in w.chunks_exact_mut(per_out) {
+            for (ic, kernel) in chunk.chunks_exact_mut(per_in).enumerate() {
+                for v in kernel {
+                    *v *= si[ic];
+                }
+            }
+        }
+    }
+    let bias_values = affine.map(|(scale, bias)| {
+        for (oc, chunk) in w.chunks_exact_mut(per_out).enumerate() {
+            for v in chunk {
+                *v *= scale[oc];
+            }
+        }
+        bias.to_vec()
+    });
+    (w, bias_values)
+}
+
+/// A batch norm + activation that cannot be folded into the conv before it.
+pub(super) enum NormActParams {
+    /// `relu(x + shift)`; the positive scales are folded into the input
+    /// channels of the convs that read the result.
+    Shift(Vec<f32>),
+    /// `act(x * scale + bias)`.
+    Affine {
+        scale: Vec<f32>,
+        bias: Vec<f32>,
+        act: Activation,
+    },
+}
+
+/// The form of a normalisation + activation, and the per-channel factor
+/// (if any) the convs reading its output must fold into their input
+/// channels: `relu(s x + b) = s relu(x + b / s)` when every `s > 0`.
+pub(super) fn fold_norm_act(
+    bn: &BatchNormLayer,
+    act: &ActivationLayer,
+    fold_relu_scales: bool,
+) -> (NormActParams, Option<Vec<f32>>) {
+    let (s, b) = bn.merged();
+    let shift: Vec<f32> = s.iter().zip(&b).map(|(s, b)| b / s).collect();
+    let foldable = fold_relu_scales
+        && act.activation == Activation::Relu
+        && s.iter().all(|&v| v > 0.0)
+        && shift.iter().all(|v| v.is_finite());
+    if foldable {
+        (NormActParams::Shift(shift), Some(s))
+    } else {
+        let na = NormActParams::Affine {
+            scale: s,
+            bias: b,
+            act: act.activation,
+        };
+        (na, None)
+    }
+}
+
+/// A dense layer's weights (`[in, out]`) with each output column scaled by
+/// `col_scale` (a folded batch-norm scale).
+pub(super) fn fold_dense(m: &MatMulLayer, col_scale: Option<&[f32]>) -> Vec<f32> {
+    let mut w = m.weights.clone();
+    if let Some(s) = col_scale {
+        for row in w.chunks_exact_mut(m.out_channels) {
+            for (v, sc) in row.iter_mut().zip(s) {
+                *v *= sc;
+            }
+        }
+    }
+    w
+}
+
+// ---------------------------------------------------------------------------
 // Building tensors from descriptors
 
 pub(super) struct Builder {
@@ -46,26 +133,7 @@ impl Builder {
         affine: Option<(&[f32], &[f32])>,
         in_scale: Option<&[f32]>,
     ) -> Conv {
-        let per_out = c.in_channels * c.y_size * c.x_size;
-        let per_in = c.y_size * c.x_size;
-        let mut w = c.weights.clone();
-        if let Some(si) = in_scale {
-            for chunk in w.chunks_exact_mut(per_out) {
-                for (ic, kernel) in chunk.chunks_exact_mut(per_in).enumerate() {
-                    for v in kernel {
-                        *v *= si[ic];
-                    }
-                }
-            }
-        }
-        let bias_values = affine.map(|(scale, bias)| {
-            for (oc, chunk) in w.chunks_exact_mut(per_out).enumerate() {
-                for v in chunk {
-                    *v *= scale[oc];
-                }
-            }
-            bias.to_vec()
-        });
+        let (w, bias_values) = fold_conv(c, affine, in_scale);
         let winograd = self.channels_last
             && self.kind == Kind::Float
             && self.winograd
@@ -114,25 +182,22 @@ impl Builder {
         bn: &BatchNormLayer,
         act: &ActivationLayer,
     ) -> (NormAct, Option<Vec<f32>>) {
-        let (s, b) = bn.merged();
         let shape = [1, bn.num_channels as i64, 1, 1];
-        let shift: Vec<f32> = s.iter().zip(&b).map(|(s, b)| b / s).collect();
-        let foldable = self.fold_relu_scales
-            && act.activation == Activation::Relu
-            && s.iter().all(|&v| v > 0.0)
-            && shift.iter().all(|v| v.is_finite());
-        if foldable {
-            let na = NormAct::Shift {
-                shift: self.tensor(&shift, &shape),
-            };
-            (na, Some(s))
-        } else {
-            let na = NormAct::Affine {
-                scale: self.tensor(&s, &shape),
-                bias: self.tensor(&b, &shape),
-                act: act.activation,
-            };
-            (na, None)
+        match fold_norm_act(bn, act, self.fold_relu_scales) {
+            (NormActParams::Shift(shift), s) => (
+                NormAct::Shift {
+                    shift: self.tensor(&shift, &shape),
+                },
+                s,
+            ),
+            (NormActParams::Affine { scale, bias, act }, s) => (
+                NormAct::Affine {
+                    scale: self.tensor(&scale, &shape),
+                    bias: self.tensor(&bias, &shape),
+                    act,
+                },
+                s,
+            ),
         }
     }
 
@@ -144,14 +209,7 @@ impl Builder {
         col_scale: Option<&[f32]>,
         bias: Option<&[f32]>,
     ) -> Dense {
-        let mut w = m.weights.clone();
-        if let Some(s) = col_scale {
-            for row in w.chunks_exact_mut(m.out_channels) {
-                for (v, sc) in row.iter_mut().zip(s) {
-                    *v *= sc;
-                }
-            }
-        }
+        let w = fold_dense(m, col_scale);
         Dense {
             weight: self.tensor(&w, &[m.in_channels as i64, m.out_channels as i64]),
             bias: bias.map(|b| self.tensor(b, &[m.out_channels as i64])),

@@ -18,19 +18,19 @@
 use tch::{Device, Kind, Tensor};
 
 /// Side of an input tile.
-const IN_TILE: usize = 6;
+pub(super) const IN_TILE: usize = 6;
 /// Side of an output tile.
-const OUT_TILE: usize = 4;
+pub(super) const OUT_TILE: usize = 4;
 /// Values per input tile (and number of matrix products).
-const TILE_AREA: usize = IN_TILE * IN_TILE;
+pub(super) const TILE_AREA: usize = IN_TILE * IN_TILE;
 
 /// Scratch buffers shared by every Winograd conv of a network.
 #[derive(Default)]
 pub(super) struct Workspace {
     /// Transformed inputs `[36, tiles, in_channels]`.
-    v: Vec<f32>,
+    pub(super) v: Vec<f32>,
     /// Transformed outputs `[36, tiles, out_channels]`.
-    m: Vec<f32>,
+    pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, 4 tiles_y + 2, 4 tiles_x + 2, c]`,
     /// so that every input tile is read in place.
     padded: Vec<f32>,
@@ -75,6 +75,35 @@ fn kernel_1d(z: [f64; 3]) -> [f64; IN_TILE] {
     ]
 }
 
+/// `G w G^T` of every (in, out) kernel pair of `weights` (`[out, in, 3, 3]`
+/// row-major), laid out `[36, in, out]` for the 36 per-position products.
+pub(super) fn transform_kernel(
+    weights: &[f32],
+    in_channels: usize,
+    out_channels: usize,
+) -> Vec<f32> {
+    assert_eq!(weights.len(), out_channels * in_channels * 9);
+    let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
+    for oc in 0..out_channels {
+        for ic in 0..in_channels {
+            let w = &weights[(oc * in_channels + ic) * 9..][..9];
+            // Rows of the 3x3 kernel transformed along x, then columns along y.
+            let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
+                kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
+            });
+            let [r0, r1, r2] = &rows;
+            for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
+                let col = kernel_1d([a, b, c]);
+                for (ty, v) in col.iter().enumerate() {
+                    let s = ty * IN_TILE + tx;
+                    u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
+                }
+            }
+        }
+    }
+    u
+}
+
 impl Winograd {
     /// `weights` is `[out, in, 3, 3]` row-major (the model file's layout,
     /// batch norms already folded in); `bias` one per output channel.
@@ -84,25 +113,7 @@ impl Winograd {
         in_channels: usize,
         out_channels: usize,
     ) -> Winograd {
-        assert_eq!(weights.len(), out_channels * in_channels * 9);
-        let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
-        for oc in 0..out_channels {
-            for ic in 0..in_channels {
-                let w = &weights[(oc * in_channels + ic) * 9..][..9];
-                // Rows of the 3x3 kernel transformed along x, then columns along y.
-                let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
-                    kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
-                });
-                let [r0, r1, r2] = &rows;
-                for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
-                    let col = kernel_1d([a, b, c]);
-                    for (ty, v) in col.iter().enumerate() {
-                        let s = ty * IN_TILE + tx;
-                        u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
-                    }
-                }
-            }
-        }
+        let u = transform_kernel(weights, in_channels, out_channels);
         let kernel = Tensor::from_slice(&u).reshape([
             TILE_AREA as i64,
             in_channels as i64,
@@ -146,14 +157,10 @@ impl Winograd {
         ws.v.resize(TILE_AREA * tiles * ci, 0.0);
         ws.m.resize(TILE_AREA * tiles * co, 0.0);
 
-        let g = Geometry {
-            n,
-            h,
-            w,
-            tiles_y,
-            tiles_x,
-        };
-        input_transform(input, g, ci, ws);
+        let g = Geometry::new(n, h, w);
+        debug_assert_eq!((g.tiles_y, g.tiles_x), (tiles_y, tiles_x));
+        let threads = tch::get_num_threads().max(1) as usize;
+        input_transform(input, g, ci, ws, threads);
         {
             let shape = |c: usize| [TILE_AREA as i64, tiles as i64, c as i64];
             // SAFETY: both buffers hold exactly 36 * tiles * channels f32s,
@@ -182,65 +189,96 @@ impl Winograd {
         if let Some(mk) = mask {
             assert_eq!(mk.len(), n * h * w);
         }
-        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out);
+        output_transform(&ws.m, g, co, (&self.bias, epilogue, mask), out, threads);
         Ok(())
     }
 }
 
+/// Lanes processed together by the 1-D transforms: they copy `LANES`
+/// values of each row into local arrays first, so that the compiler sees
+/// no possible aliasing between the twelve streams (LLVM gives up
+/// vectorizing a loop with that many runtime alias checks and runs it
+/// scalar) and emits plain vector code.
+const LANES: usize = 8;
+
+/// `B^T` on six values.
+#[inline(always)]
+fn input_6(a: [f32; 6]) -> [f32; 6] {
+    let [a0, a1, a2, a3, a4, a5] = a;
+    [
+        4.0 * a0 - 5.0 * a2 + a4,
+        -4.0 * (a1 + a2) + a3 + a4,
+        4.0 * (a1 - a2) - a3 + a4,
+        2.0 * (a3 - a1) - a2 + a4,
+        2.0 * (a1 - a3) - a2 + a4,
+        4.0 * a1 - 5.0 * a3 + a5,
+    ]
+}
+
+/// `A^T` on six values.
+#[inline(always)]
+fn output_6(a: [f32; 6]) -> [f32; 4] {
+    let [a0, a1, a2, a3, a4, a5] = a;
+    let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
+    [
+        a0 + s12 + s34,
+        d12 + 2.0 * d34,
+        s12 + 4.0 * s34,
+        d12 + 8.0 * d34 + a5,
+    ]
+}
+
+/// Applies `f` (six values to `K`) channel by channel to six `c`-long
+/// rows `z`, writing `K` rows `out`.
+#[inline(always)]
+fn transform_rows<const K: usize>(
+    z: [&[f32]; 6],
+    out: [&mut [f32]; K],
+    c: usize,
+    f: impl Fn([f32; 6]) -> [f32; K],
+) {
+    let z: [&[f32]; 6] = z.map(|r| &r[..c]);
+    let mut out: [&mut [f32]; K] = out.map(|r| &mut r[..c]);
+    let mut i = 0;
+    while i + LANES <= c {
+        let mut a = [[0f32; LANES]; 6];
+        for (dst, src) in a.iter_mut().zip(&z) {
+            dst.copy_from_slice(&src[i..i + LANES]);
+        }
+        let mut r = [[0f32; LANES]; K];
+        for l in 0..LANES {
+            let v = f(std::array::from_fn(|k| a[k][l]));
+            for k in 0..K {
+                r[k][l] = v[k];
+            }
+        }
+        for (dst, src) in out.iter_mut().zip(&r) {
+            dst[i..i + LANES].copy_from_slice(src);
+        }
+        i += LANES;
+    }
+    for i in i..c {
+        let v = f(std::array::from_fn(|k| z[k][i]));
+        for k in 0..K {
+            out[k][i] = v[k];
+        }
+    }
+}
+
 /// `B^T`'s 1-D transform of six values into six, channel by channel; `z`
-/// are six `c`-long rows, `out` is `6c` long.
+/// are six `c`-long rows, `out` six `c`-long rows.
 #[inline(always)]
 fn input_1d(z: [&[f32]; 6], out: [&mut [f32]; 6], c: usize) {
-    let (z0, z1, z2, z3, z4, z5) = (
-        &z[0][..c],
-        &z[1][..c],
-        &z[2][..c],
-        &z[3][..c],
-        &z[4][..c],
-        &z[5][..c],
-    );
-    let [o0, o1, o2, o3, o4, o5] = out;
-    let (o0, o1, o2, o3, o4, o5) = (
-        &mut o0[..c],
-        &mut o1[..c],
-        &mut o2[..c],
-        &mut o3[..c],
-        &mut o4[..c],
-        &mut o5[..c],
-    );
-    for i in 0..c {
-        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
-        o0[i] = 4.0 * a0 - 5.0 * a2 + a4;
-        o1[i] = -4.0 * (a1 + a2) + a3 + a4;
-        o2[i] = 4.0 * (a1 - a2) - a3 + a4;
-        o3[i] = 2.0 * (a3 - a1) - a2 + a4;
-        o4[i] = 2.0 * (a1 - a3) - a2 + a4;
-        o5[i] = 4.0 * a1 - 5.0 * a3 + a5;
-    }
+    transform_rows(z, out, c, input_6);
 }
 
 /// `A^T`'s 1-D transform of six values into four; `out` is `4c` long.
 #[inline(always)]
 fn output_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
-    let (z0, z1, z2, z3, z4, z5) = (
-        &z[0][..c],
-        &z[1][..c],
-        &z[2][..c],
-        &z[3][..c],
-        &z[4][..c],
-        &z[5][..c],
-    );
     let (o0, rest) = out[..4 * c].split_at_mut(c);
     let (o1, rest) = rest.split_at_mut(c);
     let (o2, o3) = rest.split_at_mut(c);
-    for i in 0..c {
-        let (a0, a1, a2, a3, a4, a5) = (z0[i], z1[i], z2[i], z3[i], z4[i], z5[i]);
-        let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
-        o0[i] = a0 + s12 + s34;
-        o1[i] = d12 + 2.0 * d34;
-        o2[i] = s12 + 4.0 * s34;
-        o3[i] = d12 + 8.0 * d34 + a5;
-    }
+    transform_rows(z, [o0, o1, o2, o3], c, output_6);
 }
 
 /// The first six `c`-long rows of `buf`, mutable.
@@ -301,7 +339,7 @@ fn has_avx2() -> bool {
 
 /// Geometry of one Winograd run.
 #[derive(Clone, Copy)]
-struct Geometry {
+pub(super) struct Geometry {
     n: usize,
     h: usize,
     w: usize,
@@ -310,7 +348,19 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn tiles(&self) -> usize {
+    /// The tiling of `n` images of `h x w` points.
+    pub(super) fn new(n: usize, h: usize, w: usize) -> Geometry {
+        Geometry {
+            n,
+            h,
+            w,
+            tiles_y: h.div_ceil(OUT_TILE),
+            tiles_x: w.div_ceil(OUT_TILE),
+        }
+    }
+
+    /// Number of tiles.
+    pub(super) fn tiles(&self) -> usize {
         self.n * self.tiles_y * self.tiles_x
     }
 
@@ -337,8 +387,14 @@ impl Geometry {
 
 /// Fills `ws.v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile
 /// `d` (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points
-/// off the tensor are zero padding), on libtorch's threads.
-fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
+/// off the tensor are zero padding), on up to `threads` OpenMP threads.
+pub(super) fn input_transform(
+    input: &[f32],
+    g: Geometry,
+    c: usize,
+    ws: &mut Workspace,
+    threads: usize,
+) {
     let (ph, pw) = (g.padded_h(), g.padded_w());
     let len = g.n * ph * pw * c;
     if ws.padded_for != (g.n, g.h, g.w, c) || ws.padded.len() != len {
@@ -346,7 +402,6 @@ fn input_transform(input: &[f32], g: Geometry, c: usize, ws: &mut Workspace) {
         ws.padded.resize(len, 0.0);
         ws.padded_for = (g.n, g.h, g.w, c);
     }
-    let threads = tch::get_num_threads().max(1) as usize;
     let rows = g.n * g.h;
     let padded = Shared::new(&mut ws.padded);
     super::omp::parallel(threads, &|part, parts| {
@@ -425,18 +480,19 @@ unsafe fn input_tiles(
 }
 
 /// Turns `m` (`[36, tiles, c]`) into output tiles `A^T m A` and writes the
-/// on-tensor points of each into `out` as `epilogue` says, on libtorch's
-/// threads.
-fn output_transform(
+/// on-tensor points of each into `out` as `epilogue` says, on up to
+/// `threads` OpenMP threads.
+pub(super) fn output_transform(
     m: &[f32],
     g: Geometry,
     c: usize,
     ep: (&[f32], Epilogue, Option<&[f32]>),
     out: &mut [f32],
+    threads: usize,
 ) {
     let out = Shared::new(out);
     let avx2 = has_avx2();
-    super::omp::parallel(tch::get_num_threads().max(1) as usize, &|part, parts| {
+    super::omp::parallel(threads, &|part, parts| {
         let range = tile_range(g.tiles(), part, parts);
         #[cfg(target_arch = "x86_64")]
         if avx2 {

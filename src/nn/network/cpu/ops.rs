@@ -1,0 +1,520 @@
+//! The kernels of the pure-Rust CPU network: GEMMs (`matrixmultiply`, which
+//! picks its AVX2/FMA kernels at run time), convolutions on NHWC
+//! activations (1x1 as one GEMM, 3x3 by Winograd F(4x4, 3x3) with the
+//! transforms of `network/winograd.rs`, anything else by im2col), masked
+//! global pooling and activations.
+//!
+//! Everything runs on the calling thread; parallelism comes from several
+//! evaluator server threads, each with its own model, as KataGo's Eigen
+//! backend does.
+
+use super::super::builder::NormActParams;
+use super::super::winograd::{
+    input_transform, output_transform, transform_kernel, Epilogue, Geometry, Workspace, TILE_AREA,
+};
+use crate::nn::desc::{Activation, ConvLayer};
+
+/// `c = a b` (or `c += a b` when `accumulate`), all row-major and dense:
+/// `a` is `m x k`, `b` is `k x n`, `c` is `m x n`.
+///
+/// The small products of a net's layers (`b` of a few dozen KB, the
+/// Winograd positions' and 1x1 convs' weights) go to [`small_gemm`], which
+/// reads `b` in place (no packing: `matrixmultiply` spent as long packing
+/// as multiplying on `b4c32`); the rest to `matrixmultiply`, which picks
+/// its AVX2/FMA kernels at run time and blocks for the caches.
+///
+/// # Panics
+/// If a slice is shorter than its shape (a bug in the caller: every shape
+/// here comes from the model, not from the user).
+pub(super) fn gemm(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
+    if m == 0 || n == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if n % SMALL_NB == 0 && k * n <= SMALL_MAX_B && has_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked); shapes checked above.
+        unsafe { small_gemm_fma((m, k, n), a, b, c, accumulate) };
+        return;
+    }
+    let beta = if accumulate { 1.0 } else { 0.0 };
+    // SAFETY: the three slices hold at least the m*k, k*n and m*n values
+    // the row-major strides below address (checked above), and `c` is
+    // exclusively borrowed so it aliases neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Columns of `c` one [`small_gemm`] block computes (two AVX2 vectors).
+const SMALL_NB: usize = 16;
+/// Rows of `c` one [`small_gemm`] block computes.
+const SMALL_MR: usize = 4;
+/// Largest `b` (values) [`small_gemm`] takes: it rereads `b` once per
+/// block of rows, so `b` must stay in L1/L2.
+const SMALL_MAX_B: usize = 32 * 1024;
+
+/// Whether the CPU has AVX2 and FMA (checked once).
+#[cfg(target_arch = "x86_64")]
+fn has_fma() -> bool {
+    use std::sync::OnceLock;
+    static FMA: OnceLock<bool> = OnceLock::new();
+    *FMA.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn small_gemm_fma(
+    shape: (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    small_gemm(shape, a, b, c, accumulate);
+}
+
+/// [`gemm`] for `n` a multiple of [`SMALL_NB`], by blocks of
+/// `SMALL_MR x SMALL_NB` accumulators kept in registers: for each `k`, one
+/// row of `b`'s block times a broadcast value of each of the block's rows
+/// of `a`. Written on fixed-size arrays so that the compiler emits vector
+/// FMAs for whatever ISA the caller enables.
+#[inline(always)]
+fn small_gemm(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    let (a, b) = (&a[..m * k], &b[..k * n]);
+    for j0 in (0..n).step_by(SMALL_NB) {
+        let mut i0 = 0;
+        while i0 < m {
+            let rows = (m - i0).min(SMALL_MR);
+            let mut acc = [[0f32; SMALL_NB]; SMALL_MR];
+            if rows == SMALL_MR {
+                let ar: [&[f32]; SMALL_MR] = std::array::from_fn(|r| &a[(i0 + r) * k..][..k]);
+                for kk in 0..k {
+                    let mut brow = [0f32; SMALL_NB];
+                    brow.copy_from_slice(&b[kk * n + j0..][..SMALL_NB]);
+                    for r in 0..SMALL_MR {
+                        let av = ar[r][kk];
+                        for j in 0..SMALL_NB {
+                            acc[r][j] = av.mul_add(brow[j], acc[r][j]);
+                        }
+                    }
+                }
+            } else {
+                for (r, acc_r) in acc.iter_mut().enumerate().take(rows) {
+                    let arow = &a[(i0 + r) * k..][..k];
+                    for (kk, &av) in arow.iter().enumerate() {
+                        let brow = &b[kk * n + j0..][..SMALL_NB];
+                        for (x, &bv) in acc_r.iter_mut().zip(brow) {
+                            *x = av.mul_add(bv, *x);
+                        }
+                    }
+                }
+            }
+            for (r, acc_r) in acc.iter().enumerate().take(rows) {
+                let dst = &mut c[(i0 + r) * n + j0..][..SMALL_NB];
+                if accumulate {
+                    dst.iter_mut().zip(acc_r).for_each(|(d, v)| *d += v);
+                } else {
+                    dst.copy_from_slice(acc_r);
+                }
+            }
+            i0 += SMALL_MR;
+        }
+    }
+}
+
+/// Applies `act` to every value, in place.
+pub(super) fn activate(x: &mut [f32], act: Activation) {
+    match act {
+        Activation::Identity => {}
+        Activation::Relu => x.iter_mut().for_each(|v| *v = v.max(0.0)),
+        Activation::Mish => x.iter_mut().for_each(|v| *v = mish(*v)),
+        Activation::Silu => x.iter_mut().for_each(|v| *v /= 1.0 + (-*v).exp()),
+    }
+}
+
+/// `x tanh(softplus(x))`, as libtorch computes it.
+#[inline]
+fn mish(x: f32) -> f32 {
+    x * x.exp().ln_1p().tanh()
+}
+
+/// The board mask of one batch and the per-row terms of the pooling layers.
+pub(super) struct Mask<'a> {
+    /// Points per row (`h * w`).
+    pub(super) hw: usize,
+    /// `[n * h * w]`, 1 on the board and 0 off it; `None` when every row
+    /// fills the tensor.
+    pub(super) mask: Option<&'a [f32]>,
+    /// Per row: board points.
+    area: Vec<f32>,
+    /// Per row: `(sqrt(area) - 14) / 10`.
+    size_term: Vec<f32>,
+    /// Per row: `(sqrt(area) - 14)^2 / 100 - 0.1`.
+    size_term2: Vec<f32>,
+}
+
+impl<'a> Mask<'a> {
+    /// The mask of `n` rows of `hw` points.
+    pub(super) fn new(n: usize, hw: usize, mask: Option<&'a [f32]>) -> Mask<'a> {
+        let area: Vec<f32> = (0..n)
+            .map(|row| match mask {
+                Some(m) => m[row * hw..(row + 1) * hw].iter().sum(),
+                None => hw as f32,
+            })
+            .collect();
+        let centred: Vec<f32> = area.iter().map(|a| a.sqrt() - 14.0).collect();
+        Mask {
+            hw,
+            mask,
+            size_term: centred.iter().map(|c| c * 0.1).collect(),
+            size_term2: centred.iter().map(|c| c * c * 0.01 - 0.1).collect(),
+            area,
+        }
+    }
+
+    /// Zeroes `x` (`[n * hw, c]`) off the board, as libtorch's `x * mask`.
+    pub(super) fn apply(&self, x: &mut [f32], c: usize) {
+        if let Some(m) = self.mask {
+            for (point, &mv) in x.chunks_exact_mut(c).zip(m) {
+                if mv != 1.0 {
+                    point.iter_mut().for_each(|v| *v *= mv);
+                }
+            }
+        }
+    }
+
+    /// KataGo's gpool features `[n, 3c]` of `x` (`[n * hw, c]`, already
+    /// zero off the board): mean, mean * size term, max (over the board,
+    /// with off-board points counted as -1, as KataGo's `mask - 1`).
+    pub(super) fn pool(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
+        let n = self.area.len();
+        out.clear();
+        out.resize(n * 3 * c, 0.0);
+        for row in 0..n {
+            let o = &mut out[row * 3 * c..(row + 1) * 3 * c];
+            let (sum, rest) = o.split_at_mut(c);
+            let (scaled, max) = rest.split_at_mut(c);
+            max.fill(f32::NEG_INFINITY);
+            for p in 0..self.hw {
+                let point = &x[(row * self.hw + p) * c..][..c];
+                let off = self.mask.map_or(0.0, |m| m[row * self.hw + p] - 1.0);
+                for ((s, mx), &v) in sum.iter_mut().zip(max.iter_mut()).zip(point) {
+                    *s += v;
+                    *mx = mx.max(v + off);
+                }
+            }
+            for (s, sc) in sum.iter_mut().zip(scaled.iter_mut()) {
+                *s /= self.area[row];
+                *sc = *s * self.size_term[row];
+            }
+        }
+    }
+
+    /// KataGo's value-head pooling `[n, 3c]`: mean, mean * size term,
+    /// mean * quadratic size term.
+    pub(super) fn pool_value(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
+        let n = self.area.len();
+        out.clear();
+        out.resize(n * 3 * c, 0.0);
+        for row in 0..n {
+            let o = &mut out[row * 3 * c..(row + 1) * 3 * c];
+            let (mean, rest) = o.split_at_mut(c);
+            let (a, b) = rest.split_at_mut(c);
+            for p in 0..self.hw {
+                let point = &x[(row * self.hw + p) * c..][..c];
+                mean.iter_mut().zip(point).for_each(|(s, v)| *s += v);
+            }
+            for ((m, a), b) in mean.iter_mut().zip(a.iter_mut()).zip(b.iter_mut()) {
+                *m /= self.area[row];
+                *a = *m * self.size_term[row];
+                *b = *m * self.size_term2[row];
+            }
+        }
+    }
+
+    /// The mask values, if any (for the Winograd epilogue).
+    pub(super) fn values(&self) -> Option<&'a [f32]> {
+        self.mask
+    }
+}
+
+/// A batch norm + activation that follows a residual sum (see
+/// [`NormActParams`]).
+pub(super) struct NormAct(pub(super) NormActParams);
+
+impl NormAct {
+    /// `out = mask(norm_act(x))`, both `[n * hw, c]`.
+    pub(super) fn run(&self, x: &[f32], out: &mut [f32], c: usize, mask: &Mask) {
+        match &self.0 {
+            NormActParams::Shift(shift) => {
+                for (o, i) in out.chunks_exact_mut(c).zip(x.chunks_exact(c)) {
+                    for ((o, &v), &s) in o.iter_mut().zip(i).zip(shift) {
+                        *o = (v + s).max(0.0);
+                    }
+                }
+            }
+            NormActParams::Affine { scale, bias, act } => {
+                for (o, i) in out.chunks_exact_mut(c).zip(x.chunks_exact(c)) {
+                    for (((o, &v), &s), &b) in o.iter_mut().zip(i).zip(scale).zip(bias) {
+                        *o = b + v * s;
+                    }
+                }
+                activate(out, *act);
+            }
+        }
+        mask.apply(out, c);
+    }
+}
+
+/// A dense layer `y = x W + b`, `W` row-major `[in, out]`.
+pub(super) struct Dense {
+    pub(super) weight: Vec<f32>,
+    pub(super) bias: Option<Vec<f32>>,
+    pub(super) in_channels: usize,
+    pub(super) out_channels: usize,
+}
+
+impl Dense {
+    /// `out = x W + b` for `n` rows.
+    pub(super) fn run(&self, x: &[f32], n: usize, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(n * self.out_channels, 0.0);
+        gemm(
+            (n, self.in_channels, self.out_channels),
+            x,
+            &self.weight,
+            out,
+            false,
+        );
+        if let Some(b) = &self.bias {
+            for row in out.chunks_exact_mut(self.out_channels) {
+                row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
+            }
+        }
+    }
+}
+
+/// Scratch buffers of the convolutions, kept from batch to batch.
+#[derive(Default)]
+pub(super) struct ConvScratch {
+    /// Winograd's transformed inputs and outputs and padded input.
+    wino: Workspace,
+    /// im2col columns of the general convolution.
+    cols: Vec<f32>,
+}
+
+/// How a convolution is computed.
+enum ConvKind {
+    /// 1x1: weights `[in, out]`.
+    Pointwise,
+    /// 3x3, undilated: transformed weights `[36, in, out]`.
+    Winograd,
+    /// Any other size or dilation, by im2col: weights `[ky, kx, in, out]`.
+    General {
+        ky: usize,
+        kx: usize,
+        dy: usize,
+        dx: usize,
+    },
+}
+
+/// A convolution (stride 1, zero padding keeping the size) with its
+/// folded bias, on NHWC activations.
+pub(super) struct Conv {
+    kind: ConvKind,
+    weight: Vec<f32>,
+    /// One per output channel; `None` when the conv has no bias.
+    bias: Option<Vec<f32>>,
+    /// Zeros, for the Winograd epilogue of bias-free convs.
+    zeros: Vec<f32>,
+    pub(super) in_channels: usize,
+    pub(super) out_channels: usize,
+}
+
+impl Conv {
+    /// Builds from the model file's layer and already folded `[out, in, y,
+    /// x]` weights and bias.
+    pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
+        let (ci, co) = (c.in_channels, c.out_channels);
+        let (ky, kx) = (c.y_size, c.x_size);
+        let (kind, weight) = if (ky, kx) == (1, 1) {
+            let mut t = vec![0f32; ci * co];
+            for oc in 0..co {
+                for ic in 0..ci {
+                    t[ic * co + oc] = w[oc * ci + ic];
+                }
+            }
+            (ConvKind::Pointwise, t)
+        } else if (ky, kx, c.dilation_y, c.dilation_x) == (3, 3, 1, 1) {
+            (ConvKind::Winograd, transform_kernel(w, ci, co))
+        } else {
+            let mut t = vec![0f32; ky * kx * ci * co];
+            for oc in 0..co {
+                for ic in 0..ci {
+                    for y in 0..ky {
+                        for x in 0..kx {
+                            t[((y * kx + x) * ci + ic) * co + oc] =
+                                w[((oc * ci + ic) * ky + y) * kx + x];
+                        }
+                    }
+                }
+            }
+            let kind = ConvKind::General {
+                ky,
+                kx,
+                dy: c.dilation_y,
+                dx: c.dilation_x,
+            };
+            (kind, t)
+        };
+        Conv {
+            kind,
+            weight,
+            bias,
+            zeros: vec![0.0; co],
+            in_channels: ci,
+            out_channels: co,
+        }
+    }
+
+    /// Multiply-adds per board point (for FLOP counts).
+    pub(super) fn macs_per_point(&self) -> usize {
+        let taps = match self.kind {
+            ConvKind::Pointwise => 1,
+            ConvKind::Winograd => 9,
+            ConvKind::General { ky, kx, .. } => ky * kx,
+        };
+        taps * self.in_channels * self.out_channels
+    }
+
+    /// Convolves `input` (`[n, h, w, in]`) into `out` (`[n, h, w, out]`) as
+    /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`).
+    pub(super) fn run(
+        &self,
+        input: &[f32],
+        (n, h, w): (usize, usize, usize),
+        out: &mut [f32],
+        epilogue: Epilogue,
+        mask: &Mask,
+        s: &mut ConvScratch,
+    ) {
+        let (ci, co) = (self.in_channels, self.out_channels);
+        let points = n * h * w;
+        let input = &input[..points * ci];
+        let out = &mut out[..points * co];
+        match self.kind {
+            ConvKind::Winograd => {
+                let g = Geometry::new(n, h, w);
+                let tiles = g.tiles();
+                s.wino.v.resize(TILE_AREA * tiles * ci, 0.0);
+                s.wino.m.resize(TILE_AREA * tiles * co, 0.0);
+                input_transform(input, g, ci, &mut s.wino, 1);
+                for pos in 0..TILE_AREA {
+                    gemm(
+                        (tiles, ci, co),
+                        &s.wino.v[pos * tiles * ci..],
+                        &self.weight[pos * ci * co..],
+                        &mut s.wino.m[pos * tiles * co..],
+                        false,
+                    );
+                }
+                let bias = self.bias.as_deref().unwrap_or(&self.zeros);
+                output_transform(&s.wino.m, g, co, (bias, epilogue, mask.values()), out, 1);
+                return;
+            }
+            ConvKind::Pointwise => {
+                gemm(
+                    (points, ci, co),
+                    input,
+                    &self.weight,
+                    out,
+                    epilogue == Epilogue::Accumulate,
+                );
+            }
+            ConvKind::General { ky, kx, dy, dx } => {
+                let k = ky * kx * ci;
+                s.cols.clear();
+                s.cols.resize(points * k, 0.0);
+                let (py, px) = ((ky / 2 * dy) as isize, (kx / 2 * dx) as isize);
+                for b in 0..n {
+                    for y in 0..h {
+                        for x in 0..w {
+                            let row = &mut s.cols[((b * h + y) * w + x) * k..][..k];
+                            for ty in 0..ky {
+                                let sy = y as isize + (ty * dy) as isize - py;
+                                if sy < 0 || sy >= h as isize {
+                                    continue;
+                                }
+                                for tx in 0..kx {
+                                    let sx = x as isize + (tx * dx) as isize - px;
+                                    if sx < 0 || sx >= w as isize {
+                                        continue;
+                                    }
+                                    let src = ((b * h + sy as usize) * w + sx as usize) * ci;
+                                    row[(ty * kx + tx) * ci..][..ci]
+                                        .copy_from_slice(&input[src..src + ci]);
+                                }
+                            }
+                        }
+                    }
+                }
+                gemm(
+                    (points, k, co),
+                    &s.cols,
+                    &self.weight,
+                    out,
+                    epilogue == Epilogue::Accumulate,
+                );
+            }
+        }
+        // The GEMM paths' epilogue.
+        if let Some(b) = &self.bias {
+            for point in out.chunks_exact_mut(co) {
+                point.iter_mut().zip(b).for_each(|(v, b)| *v += b);
+            }
+        }
+        if epilogue == Epilogue::ReluMasked {
+            activate(out, Activation::Relu);
+            mask.apply(out, co);
+        }
+    }
+}
+
+/// `x[row, point, c] += bias[row, c]` for `[n, hw, c]` activations.
+pub(super) fn add_row_bias(x: &mut [f32], bias: &[f32], hw: usize, c: usize) {
+    for (row, b) in x.chunks_exact_mut(hw * c).zip(bias.chunks_exact(c)) {
+        for point in row.chunks_exact_mut(c) {
+            point.iter_mut().zip(b).for_each(|(v, b)| *v += b);
+        }
+    }
+}

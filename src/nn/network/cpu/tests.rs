@@ -1,0 +1,326 @@
+//! The pure-Rust CPU network against the libtorch one (same folding, same
+//! layers): real and synthetic nets, batch 1 and 5, mixed board sizes in
+//! one batch; and its kernels against naive references.
+
+use super::ops::{gemm, Conv, ConvScratch, Mask};
+use super::*;
+use crate::nn::network::Model;
+use crate::nn::testnet::synthetic;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tch::Device;
+
+fn g170() -> ModelFile {
+    let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+    ModelFile::load(dir.join("models/g170-b6c96-s175395328-d26788732.bin.gz")).expect("g170")
+}
+
+/// A batch of `sizes.len()` pseudo-positions, board `i` of `sizes[i]`
+/// (x, y) at the top-left of an `s x s` tensor: spatial, global, mask.
+fn batch(sizes: &[(usize, usize)], s: usize, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let n = sizes.len();
+    let area = s * s;
+    let mut spatial = vec![0f32; n * NUM_SPATIAL_FEATURES * area];
+    let mut mask = vec![0f32; n * area];
+    let mut global = vec![0f32; n * NUM_GLOBAL_FEATURES];
+    for (row, &(xs, ys)) in sizes.iter().enumerate() {
+        let base = row * NUM_SPATIAL_FEATURES * area;
+        for y in 0..ys {
+            for x in 0..xs {
+                let i = y * s + x;
+                mask[row * area + i] = 1.0;
+                spatial[base + i] = 1.0;
+                let r: u32 = rng.gen_range(0..10);
+                if r < 2 {
+                    spatial[base + (1 + r as usize) * area + i] = 1.0;
+                    spatial[base + (3 + rng.gen_range(0..3)) * area + i] = 1.0;
+                }
+                if rng.gen_range(0..20) == 0 {
+                    spatial[base + rng.gen_range(6..NUM_SPATIAL_FEATURES) * area + i] = 1.0;
+                }
+            }
+        }
+        let g = &mut global[row * NUM_GLOBAL_FEATURES..][..NUM_GLOBAL_FEATURES];
+        g[5] = rng.gen_range(-0.5..0.5);
+        g[6] = 1.0;
+        g[7] = 0.5;
+        g[18] = -0.5;
+    }
+    (spatial, global, mask)
+}
+
+/// Largest absolute difference between the two backends' outputs on a
+/// batch of boards `sizes` in an `s x s` tensor (`masked: false` passes no
+/// mask, which needs every board to fill the tensor).
+fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) -> f32 {
+    let torch = Model::from_file(file, Device::Cpu, false).expect("libtorch build");
+    let mut cpu = CpuModel::from_file(file).expect("cpu build");
+    let (spatial, global, mask) = batch(sizes, s, 17 + sizes.len() as u64);
+    let input = InputBatch {
+        batch_size: sizes.len(),
+        height: s,
+        width: s,
+        spatial: &spatial,
+        global: &global,
+        mask: masked.then_some(&mask[..]),
+    };
+    let a = torch.forward(&input).expect("libtorch forward");
+    // Twice, so that reused scratch buffers are exercised too.
+    let _ = cpu.forward(&input).expect("cpu forward");
+    let b = cpu.forward(&input).expect("cpu forward");
+    let mut worst = 0f32;
+    let mut cmp = |x: &[f32], y: &[f32]| {
+        assert_eq!(x.len(), y.len());
+        for (p, q) in x.iter().zip(y) {
+            assert!(p.is_finite() && q.is_finite());
+            worst = worst.max((p - q).abs());
+        }
+    };
+    cmp(&a.policy, &b.policy);
+    assert_eq!(a.policy_optimistic.is_some(), b.policy_optimistic.is_some());
+    if let (Some(x), Some(y)) = (&a.policy_optimistic, &b.policy_optimistic) {
+        cmp(x, y);
+    }
+    cmp(&a.value_logits, &b.value_logits);
+    // Ownership only on the board (off it both are tanh of a bias).
+    cmp(&a.ownership, &b.ownership);
+    for (x, y) in a.scores.iter().zip(&b.scores) {
+        cmp(
+            &[
+                x.score_mean,
+                x.score_stdev,
+                x.lead,
+                x.var_time_left,
+                x.shortterm_winloss_error,
+                x.shortterm_score_error,
+            ],
+            &[
+                y.score_mean,
+                y.score_stdev,
+                y.lead,
+                y.var_time_left,
+                y.shortterm_winloss_error,
+                y.shortterm_score_error,
+            ],
+        );
+    }
+    worst
+}
+
+const MIXED: [(usize, usize); 5] = [(9, 9), (13, 13), (7, 11), (13, 12), (5, 5)];
+
+#[test]
+fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
+    let file = g170();
+    let d1 = max_diff(&file, &[(19, 19)], 19, false);
+    assert!(d1 < 2e-3, "19x19 batch 1 differs by {d1}");
+    let d5 = max_diff(&file, &MIXED, 13, true);
+    assert!(d5 < 2e-3, "mixed batch 5 differs by {d5}");
+}
+
+#[test]
+fn synthetic_nets_of_every_version_match_libtorch() {
+    for version in 8..=16 {
+        for act in [Activation::Relu, Activation::Mish] {
+            let file = synthetic(version, act, 300 + version as u64);
+            let d1 = max_diff(&file, &[(9, 9)], 9, false);
+            let d5 = max_diff(&file, &MIXED, 13, true);
+            assert!(
+                d1 < 1e-3 && d5 < 1e-3,
+                "v{version} {act:?}: batch 1 differs by {d1}, mixed batch 5 by {d5}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gemm_matches_naive_product() {
+    let mut rng = StdRng::seed_from_u64(1);
+    for &(m, k, n) in &[
+        (1, 1, 1),
+        (7, 33, 5),
+        (36, 96, 96),
+        (3, 0, 4),
+        (9, 32, 32),
+        (6, 7, 48),
+        (5, 300, 256),
+    ] {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        for accumulate in [false, true] {
+            let mut c = init.clone();
+            gemm((m, k, n), &a, &b, &mut c, accumulate);
+            for i in 0..m {
+                for j in 0..n {
+                    let mut want = if accumulate { init[i * n + j] } else { 0.0 };
+                    for l in 0..k {
+                        want += a[i * k + l] * b[l * n + j];
+                    }
+                    let got = c[i * n + j];
+                    assert!(
+                        (got - want).abs() < 1e-4,
+                        "({m},{k},{n}) [{i},{j}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A direct NHWC convolution with zero padding, for reference.
+#[allow(clippy::too_many_arguments)]
+fn direct(
+    input: &[f32],
+    (n, h, w): (usize, usize, usize),
+    wt: &[f32],
+    (ci, co, k, dil): (usize, usize, usize, usize),
+    bias: &[f32],
+) -> Vec<f32> {
+    let mut out = vec![0f32; n * h * w * co];
+    let r = (k / 2 * dil) as isize;
+    for b in 0..n {
+        for y in 0..h {
+            for x in 0..w {
+                for oc in 0..co {
+                    let mut acc = bias[oc];
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            let sy = y as isize + (ky * dil) as isize - r;
+                            let sx = x as isize + (kx * dil) as isize - r;
+                            if sy < 0 || sx < 0 || sy >= h as isize || sx >= w as isize {
+                                continue;
+                            }
+                            for ic in 0..ci {
+                                let v = input[((b * h + sy as usize) * w + sx as usize) * ci + ic];
+                                acc += v * wt[((oc * ci + ic) * k + ky) * k + kx];
+                            }
+                        }
+                    }
+                    out[((b * h + y) * w + x) * co + oc] = acc;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn convolutions_of_every_kind_match_direct_convolution() {
+    let mut rng = StdRng::seed_from_u64(2);
+    for &(k, dil, ci, co, n, h, w) in &[
+        (1, 1, 5, 7, 2, 6, 5),
+        (3, 1, 6, 9, 1, 9, 9),
+        (3, 1, 4, 5, 3, 7, 10),
+        (5, 1, 22, 8, 2, 9, 9),
+        (3, 2, 3, 4, 1, 8, 7),
+    ] {
+        let layer = ConvLayer {
+            name: "c".into(),
+            y_size: k,
+            x_size: k,
+            in_channels: ci,
+            out_channels: co,
+            dilation_y: dil,
+            dilation_x: dil,
+            weights: (0..co * ci * k * k)
+                .map(|_| rng.gen_range(-1.0..1.0))
+                .collect(),
+        };
+        let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
+        let input: Vec<f32> = (0..n * h * w * ci)
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        let want = direct(&input, (n, h, w), &layer.weights, (ci, co, k, dil), &bias);
+        let mask = Mask::new(n, h * w, None);
+        let mut s = ConvScratch::default();
+        let mut got = vec![0f32; want.len()];
+        conv.run(&input, (n, h, w), &mut got, Epilogue::Store, &mask, &mut s);
+        let mut acc = vec![1f32; want.len()];
+        conv.run(
+            &input,
+            (n, h, w),
+            &mut acc,
+            Epilogue::Accumulate,
+            &mask,
+            &mut s,
+        );
+        for ((g, a), w) in got.iter().zip(&acc).zip(&want) {
+            assert!((g - w).abs() < 1e-3, "k{k} d{dil}: {g} vs {w}");
+            assert!(
+                (a - 1.0 - w).abs() < 1e-3,
+                "k{k} d{dil} accumulate: {a} vs {w}"
+            );
+        }
+    }
+}
+
+#[test]
+fn masked_pooling_ignores_points_off_the_board() {
+    // Two rows of 2x2 points, 1 channel; row 1 has one point off the board.
+    let mask = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0];
+    let x = [1.0, 2.0, 3.0, 6.0, -4.0, -2.0, -3.0, 0.0];
+    let m = Mask::new(2, 4, Some(&mask));
+    let mut out = Vec::new();
+    m.pool(&x, 1, &mut out);
+    let (c0, c1) = (4f32.sqrt() - 14.0, 3f32.sqrt() - 14.0);
+    assert_eq!(out.len(), 6);
+    assert!((out[0] - 3.0).abs() < 1e-6 && (out[1] - 3.0 * c0 * 0.1).abs() < 1e-5);
+    assert_eq!(out[2], 6.0);
+    assert!((out[3] + 3.0).abs() < 1e-6 && (out[4] + 3.0 * c1 * 0.1).abs() < 1e-5);
+    // The off-board point counts as -1 (KataGo's `x + mask - 1`).
+    assert_eq!(out[5], -1.0);
+    m.pool_value(&x, 1, &mut out);
+    assert!((out[5] - (-3.0) * (c1 * c1 * 0.01 - 0.1)).abs() < 1e-5);
+}
+
+#[test]
+fn bad_inputs_are_errors_and_unsupported_nets_are_refused() {
+    let file = synthetic(8, Activation::Relu, 3);
+    let mut cpu = CpuModel::from_file(&file).expect("build");
+    let (spatial, global, mask) = batch(&[(5, 5)], 5, 1);
+    let ok = InputBatch {
+        batch_size: 1,
+        height: 5,
+        width: 5,
+        spatial: &spatial,
+        global: &global,
+        mask: Some(&mask),
+    };
+    assert!(cpu.forward(&ok).is_ok());
+    let short = InputBatch {
+        spatial: &spatial[1..],
+        ..ok
+    };
+    assert!(matches!(cpu.forward(&short), Err(NetError::BadInput(_))));
+    let zeros = vec![0f32; mask.len()];
+    let empty = InputBatch {
+        mask: Some(&zeros),
+        ..ok
+    };
+    assert!(matches!(cpu.forward(&empty), Err(NetError::BadInput(_))));
+
+    let mut meta = synthetic(15, Activation::Mish, 5);
+    meta.trunk.metadata_encoder = Some(MetadataEncoder {
+        name: "meta".into(),
+        version: 1,
+        num_input_channels: 192,
+        mul1: meta.trunk.initial_matmul.clone(),
+        bias1: MatBiasLayer {
+            name: "b".into(),
+            weights: vec![],
+        },
+        act1: meta.trunk.tip_activation.clone(),
+        mul2: meta.trunk.initial_matmul.clone(),
+        bias2: MatBiasLayer {
+            name: "b".into(),
+            weights: vec![],
+        },
+        act2: meta.trunk.tip_activation.clone(),
+        mul3: meta.trunk.initial_matmul.clone(),
+    });
+    let err = CpuModel::from_file(&meta).expect_err("refused");
+    assert!(err.to_string().contains("metadata encoder"), "{err}");
+}
