@@ -120,6 +120,16 @@ fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
 }
 
 #[test]
+fn batches_larger_than_one_pass_are_split_and_match_libtorch() {
+    // Six 19x19 rows exceed MAX_POINTS_PER_PASS: two passes of 4 and 2.
+    const { assert!(6 * 19 * 19 > MAX_POINTS_PER_PASS) };
+    let file = g170();
+    let sizes = [(19, 19), (9, 9), (19, 19), (13, 13), (7, 11), (19, 19)];
+    let d = max_diff(&file, &sizes, 19, true);
+    assert!(d < 2e-3, "19x19 batch 6 differs by {d}");
+}
+
+#[test]
 fn synthetic_nets_of_every_version_match_libtorch() {
     for version in 8..=16 {
         for act in [Activation::Relu, Activation::Mish] {
@@ -145,6 +155,17 @@ fn gemm_matches_naive_product() {
         (9, 32, 32),
         (6, 7, 48),
         (5, 300, 256),
+        // Every row remainder of the 6-row blocks, and more than one group
+        // of blocks (SMALL_GROUP x 6 = 48 rows).
+        (2, 32, 32),
+        (3, 32, 16),
+        (4, 16, 32),
+        (5, 32, 32),
+        (8, 32, 32),
+        (13, 32, 32),
+        (25, 96, 96),
+        (50, 32, 32),
+        (97, 96, 96),
     ] {
         let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let b: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
