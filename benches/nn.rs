@@ -10,7 +10,10 @@
 //! g170), `NN_BENCH_SIZE` (board side, default 19)).
 //! Prints the median of 5 measurements per batch size: evals per second of
 //! wall time, and evals per second of this thread's CPU time (from
-//! `/proc/thread-self/schedstat`). With `NN_BENCH_THREADS=1` libtorch runs
+//! `/proc/thread-self/schedstat`), and the convolutions' GFLOP/s per core
+//! against the core's measured fp32 FMA peak: counted as a direct
+//! convolution does (what the net asks for) and as the Rust backend
+//! executes them (Winograd's GEMMs: ~4x fewer for 3x3 convs). With `NN_BENCH_THREADS=1` libtorch runs
 //! everything on this thread, so the CPU-time figure stays meaningful on a
 //! loaded machine where the wall-time one does not.
 
@@ -44,8 +47,18 @@ fn main() {
         .map(|s| s.split(',').filter_map(|b| b.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
     let mut rust = CpuModel::load(&path).expect("model loads");
-    // Direct-convolution FLOPs (2 per multiply-add) of one evaluation.
-    let gflop_per_eval = (2 * rust.conv_macs_per_point() * size * size) as f64 * 1e-9;
+    // FLOPs (2 per multiply-add) of one evaluation's convolutions: as a
+    // direct convolution counts them, and as the Rust backend runs them.
+    let (direct, executed) = rust.conv_macs_per_row(size, size);
+    let flops = Flops {
+        direct_gflop: 2.0 * direct as f64 * 1e-9,
+        executed_gflop: 2.0 * executed as f64 * 1e-9,
+        peak_gflops: fma_peak_gflops(),
+    };
+    println!(
+        "fp32 FMA peak of one core: {:.1} GFLOP/s (best of 5 runs of 12 independent 8-wide FMA chains)",
+        flops.peak_gflops
+    );
     for backend in backends.split(',') {
         let mut forward: Box<dyn FnMut(&InputBatch) + '_> = match backend.trim() {
             "rust" => {
@@ -69,8 +82,10 @@ fn main() {
             }
             other => panic!("unknown backend {other} (libtorch or rust)"),
         };
-        println!("batch  evals/s  GFLOP/s  evals/cpu-s  (median of 5 x {secs}s)");
-        bench(&mut *forward, &batches, size, secs, gflop_per_eval);
+        println!(
+            "batch  evals/s  evals/cpu-s  direct GFLOP/s (% of peak)  Rust-executed GFLOP/s (% of peak)  (median of 5 x {secs}s; peak of one core)"
+        );
+        bench(&mut *forward, &batches, size, secs, &flops);
     }
 }
 
@@ -80,7 +95,7 @@ fn bench(
     batches: &[usize],
     size: usize,
     secs: f64,
-    gflop_per_eval: f64,
+    flops: &Flops,
 ) {
     for &batch in batches {
         let (h, w) = (size, size);
@@ -128,11 +143,64 @@ fn bench(
         };
         let wall = median(&mut rates);
         let cpu = median(&mut cpu_rates);
+        // Per core: the CPU-time rate (libtorch with several threads
+        // counts all of them in wall time, so use NN_BENCH_THREADS=1 there).
+        let pct = |gflop: f64| 100.0 * cpu * gflop / flops.peak_gflops;
         println!(
-            "{batch:5}  {wall:7.1}  {:7.1}  {cpu:11.1}",
-            wall * gflop_per_eval
+            "{batch:5}  {wall:7.1}  {cpu:11.1}  {:14.1} ({:3.0}%)  {:21.1} ({:3.0}%)",
+            cpu * flops.direct_gflop,
+            pct(flops.direct_gflop),
+            cpu * flops.executed_gflop,
+            pct(flops.executed_gflop),
         );
     }
+}
+
+/// FLOP counts of one evaluation and the machine's peak.
+struct Flops {
+    direct_gflop: f64,
+    executed_gflop: f64,
+    peak_gflops: f64,
+}
+
+/// Measured fp32 peak of one core: the best of 5 runs of 12 independent
+/// chains of 8-wide fused multiply-adds (AVX2/FMA; enough chains to cover
+/// the FMA latency on two FMA pipes). 0 where the CPU has no AVX2/FMA.
+fn fma_peak_gflops() -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        const ITERS: usize = 20_000_000;
+        let mut best = 0f64;
+        for _ in 0..5 {
+            let start = Instant::now();
+            // SAFETY: the CPU has AVX2 and FMA (checked above).
+            let sum = unsafe { fma_chains(ITERS) };
+            let secs = start.elapsed().as_secs_f64();
+            std::hint::black_box(sum);
+            best = best.max((ITERS * 12 * 8 * 2) as f64 / secs * 1e-9);
+        }
+        return best;
+    }
+    0.0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fma_chains(iters: usize) -> f32 {
+    use std::arch::x86_64::*;
+    let mut acc = [_mm256_set1_ps(0.0); 12];
+    let (x, y) = (_mm256_set1_ps(0.999), _mm256_set1_ps(0.001));
+    for _ in 0..iters {
+        for a in acc.iter_mut() {
+            *a = _mm256_fmadd_ps(*a, x, y);
+        }
+    }
+    let mut lanes = [0f32; 8];
+    let sum = acc
+        .iter()
+        .fold(_mm256_setzero_ps(), |s, &a| _mm256_add_ps(s, a));
+    _mm256_storeu_ps(lanes.as_mut_ptr(), sum);
+    lanes.iter().sum()
 }
 
 /// CPU time this thread has run, in seconds (0 where the kernel does not say).
