@@ -28,9 +28,13 @@ fn play(extra: &str, seed: u64) -> (PlayedGame, TrainingRows) {
 }
 
 fn play_from(extra: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame, TrainingRows) {
+    play_config(&format!("{BASE}{extra}"), seed, fork)
+}
+
+fn play_config(config: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame, TrainingRows) {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
-    let cfg = Config::from_toml_str(&format!("{BASE}{extra}"), "test.toml").unwrap();
+    let cfg = Config::from_toml_str(config, "test.toml").unwrap();
     let (settings, _) = PlaySettings::from_config(&cfg).unwrap();
     let net = engine::setup::load_network(&model, &cfg, 8).unwrap();
     let overrides = engine::setup::search_settings(&cfg);
@@ -231,6 +235,22 @@ fn side_positions_are_searched_and_written() {
     if !game.end_hist.is_no_result() {
         assert_eq!(side_rows, game.side_positions.len());
     }
+}
+
+#[test]
+fn side_positions_follow_cheap_searches_too() {
+    // Every move a cheap search (no game rows): KataGo still forks side
+    // positions off them, and those rows are the game's only rows.
+    let config =
+        BASE.replace("cheapSearchProb = 0.3", "cheapSearchProb = 1.0") + "sidePositionProb = 0.3\n";
+    let (played, rows) = play_config(&config, 5, None);
+    let game = &played.game;
+    assert!(game.turns.iter().all(|t| t.target_weight == 0.0));
+    assert!(
+        !game.side_positions.is_empty(),
+        "side positions after cheap searches"
+    );
+    assert_eq!(rows.num_rows, game.side_positions.len());
 }
 
 #[test]

@@ -353,8 +353,9 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         ));
         turns.push(turn);
         // Occasionally fork off a position one odd move away, searched
-        // after the game (KataGo's side positions, recorded turns only).
-        if s.side_position_prob > 0.0 && target_weight > 0.0 && rng.gen_bool(s.side_position_prob) {
+        // after the game (KataGo's side positions: after any search, cheap
+        // ones included, as `Play::runGame` does).
+        if s.side_position_prob > 0.0 && rng.gen_bool(s.side_position_prob) {
             if let Some(nn) = view.root_nn_output() {
                 let st = search.root_state();
                 if let Some(side) = choose_forking_move(&nn.policy, st, Some(chosen), rng)
