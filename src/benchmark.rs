@@ -430,10 +430,17 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
     println!();
     println!("Network: {} on {}", net.model_name, net.device);
     println!();
-    println!(
-        "Your GTP config is currently set to use numSearchThreads = {}",
-        params.num_threads
-    );
+    if cfg.contains("numSearchThreads") {
+        println!(
+            "Your GTP config is currently set to use numSearchThreads = {}",
+            params.num_threads
+        );
+    } else {
+        println!(
+            "Your GTP config does not set numSearchThreads; engine gtp uses {} on this machine",
+            net.default_search_threads
+        );
+    }
     if threads.len() > 1 {
         println!("Testing different numbers of threads (board size {size}x{size}): ");
     } else {

@@ -186,6 +186,9 @@ pub struct Network {
     pub fp16: bool,
     /// Human-readable device, e.g. `CPU (2 threads)` or `CUDA:0`.
     pub device: String,
+    /// `numSearchThreads` for a config that does not set it, from the
+    /// device and the cores (see [`default_search_threads`]).
+    pub default_search_threads: usize,
 }
 
 /// Server threads and libtorch intra-op threads on the CPU:
@@ -254,6 +257,19 @@ fn use_rust_backend(backend: CpuBackend, file: &ModelFile) -> Result<bool, Setup
 /// that big machines do not hold dozens of copies of a big net.
 pub fn default_rust_servers(cores: usize) -> usize {
     cores.clamp(1, 16)
+}
+
+/// `numSearchThreads` when the config does not say: on the CPU one per
+/// core (KataGo's advice; with one Rust-backend server per core each core
+/// then has a search thread feeding it), at most 16; on a GPU 16, enough
+/// threads to fill a batch (`engine benchmark` measures the best count for
+/// a given machine).
+pub fn default_search_threads(cuda: bool, cores: usize) -> usize {
+    if cuda {
+        16
+    } else {
+        cores.clamp(1, 16)
+    }
 }
 
 /// Loads `model_path` and builds the evaluator from `cfg`.
@@ -357,6 +373,7 @@ pub fn load_network(
         model_path: model_path.to_path_buf(),
         model_version,
         max_batch_size,
+        default_search_threads: default_search_threads(cuda, cores),
         fp16,
         device: device_text,
     })

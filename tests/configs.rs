@@ -67,7 +67,8 @@ fn gtp_example_config() {
     let cfg = check("gtp.toml");
     assert_eq!(cfg.get_string("rules").unwrap(), "tromp-taylor");
     assert!(cfg.get_i64("maxVisits", 1..=i64::MAX).unwrap() > 0);
-    assert!(cfg.get_i64("numSearchThreads", 1..=4096).unwrap() >= 1);
+    // Unset: one search thread per core (engine::setup::default_search_threads).
+    assert!(!cfg.contains("numSearchThreads"));
     cfg.get_enum(
         "reportAnalysisWinratesAs",
         &["BLACK", "WHITE", "SIDETOMOVE"],

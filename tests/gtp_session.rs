@@ -16,6 +16,11 @@ struct Engine {
 
 impl Engine {
     fn start() -> Engine {
+        Engine::start_with("maxVisits=50,numSearchThreads=1,logAllGTPCommunication=false")
+    }
+
+    /// The engine on `configs/gtp.toml` with these `-override-config` settings.
+    fn start_with(overrides: &str) -> Engine {
         let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
         let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
         assert!(model.is_file(), "network missing: {}", model.display());
@@ -25,10 +30,7 @@ impl Engine {
             .arg(&model)
             .arg("-config")
             .arg(&config)
-            .args([
-                "-override-config",
-                "maxVisits=50,numSearchThreads=1,logAllGTPCommunication=false",
-            ])
+            .args(["-override-config", overrides])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -178,6 +180,23 @@ fn sabaki_like_session() {
 /// komi where the game is even), as KataGo's `computeLead`; one search's
 /// score estimate alone rounds to B+1.5 now and then. Three rounds with
 /// the engine's random seeds.
+#[test]
+fn search_threads_default_to_one_per_core() {
+    // configs/gtp.toml leaves numSearchThreads unset: the CPU gets one
+    // search thread per core (at most 16).
+    let mut e = Engine::start_with("maxVisits=50,logAllGTPCommunication=false");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = if tch::Cuda::is_available() {
+        16
+    } else {
+        cores.clamp(1, 16)
+    };
+    assert_eq!(e.ok(1, "kata-get-param numSearchThreads"), want.to_string());
+    // A config value still wins.
+    e.ok(2, "kata-set-param numSearchThreads 3");
+    assert_eq!(e.ok(3, "kata-get-param numSearchThreads"), "3");
+}
+
 #[test]
 fn final_score_of_an_unfinished_game_is_the_even_komi_lead() {
     let mut e = Engine::start();

@@ -89,14 +89,21 @@ fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f6
 
 impl SearchBot {
     /// A bot searching with `net`, parameters from `cfg` (KataGo's GTP
-    /// defaults, `conservativePass` and `fillDameBeforePass` on unless the
-    /// config says otherwise).
+    /// defaults, `conservativePass` and `fillDameBeforePass` on and
+    /// `numSearchThreads` from the machine unless the config says
+    /// otherwise).
     pub fn new(net: &Network, cfg: &Config, seed: u64) -> Result<SearchBot, String> {
         let mut settings = Vec::new();
         for key in ["conservativePass", "fillDameBeforePass"] {
             if !cfg.contains(key) {
                 settings.push((key.to_string(), Value::Bool(true)));
             }
+        }
+        if !cfg.contains("numSearchThreads") {
+            settings.push((
+                "numSearchThreads".to_string(),
+                Value::from(net.default_search_threads),
+            ));
         }
         settings.extend(crate::setup::search_settings(cfg));
         let genmove_params = SearchParams::from_overrides(
