@@ -14,7 +14,12 @@
 #   THREADS  analysis thread counts (default "1 2")
 # env: ENGINE (default target/release/engine), MODEL (default the g170 net
 #   under ../shared or $ENGINE_SHARED_DIR), VISITS (default 100),
-#   EXTRA_OVERRIDES (appended to -override-config, e.g. nnMaxBatchSize=16).
+#   EXTRA_OVERRIDES (appended to -override-config, e.g. nnMaxBatchSize=16),
+#   KATAGO and KATAGO_CONFIG: a KataGo binary and its analysis config (e.g.
+#   cpp/configs/analysis_example.cfg); when set, every engine run is
+#   followed by a KataGo run of the same query with the same thread
+#   overrides (alternated, so both see the same machine), and the medians
+#   and their ratio are printed.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -33,21 +38,30 @@ fi
 [[ -n "${MODEL:-}" ]] || { echo "no model: set MODEL or ENGINE_SHARED_DIR" >&2; exit 1; }
 [[ -x "$engine" ]] || { echo "build first: ./setup.sh cargo build --release" >&2; exit 1; }
 
-exec python3 - "$engine" "$MODEL" "$runs" "${VISITS:-100}" "${EXTRA_OVERRIDES:-}" $threads <<'EOF'
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+exec python3 - "$engine" "$MODEL" "$runs" "${VISITS:-100}" "${EXTRA_OVERRIDES:-}" \
+  "${KATAGO:-}" "${KATAGO_CONFIG:-}" $threads <<'EOF'
 import json, re, statistics, subprocess, sys, threading, time
 
-engine, model, runs, visits, extra = sys.argv[1:6]
+engine, model, runs, visits, extra, katago, katago_config = sys.argv[1:8]
 runs, visits = int(runs), int(visits)
-thread_counts = [int(t) for t in sys.argv[6:]]
+thread_counts = [int(t) for t in sys.argv[8:]]
+if katago and not katago_config:
+    sys.exit("KATAGO needs KATAGO_CONFIG (its analysis config)")
 game = json.load(open("benches/analysis_game.json"))
 turns = len(game["moves"])
 
-def run(n):
+def run(n, who="engine"):
     overrides = f"numAnalysisThreads={n},numSearchThreadsPerAnalysisThread=1"
     if extra:
         overrides += "," + extra
+    if who == "katago":
+        cmd = [katago, "analysis", "-model", model, "-config", katago_config,
+               "-override-config", overrides + ",logToStderr=false"]
+    else:
+        cmd = [engine, "analysis", "-model", model, "-override-config", overrides]
     proc = subprocess.Popen(
-        [engine, "analysis", "-model", model, "-override-config", overrides],
+        cmd,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = threading.Event()
     err_lines = []
@@ -82,11 +96,22 @@ def run(n):
         sys.exit(f"only {finals}/{turns} responses; stderr:\n{''.join(err_lines)}")
     return turns / elapsed, batch
 
-print(f"{turns} positions x {visits} visits, engine {engine}")
+print(f"{turns} positions x {visits} visits, engine {engine}" + (f", KataGo {katago}" if katago else ""))
 for n in thread_counts:
-    results = [run(n) for _ in range(runs)]
-    for pps, batch in results:
-        print(f"  threads={n}: {pps:.2f} positions/s, avg batch {batch:.2f}", flush=True)
-    print(f"analysis threads {n}: median {statistics.median(r[0] for r in results):.2f} positions/s, "
+    results, kresults = [], []
+    for _ in range(runs):
+        pps, batch = run(n)
+        results.append((pps, batch))
+        print(f"  threads={n}: engine {pps:.2f} positions/s, avg batch {batch:.2f}", flush=True)
+        if katago:
+            kpps, _ = run(n, "katago")
+            kresults.append(kpps)
+            print(f"  threads={n}: KataGo {kpps:.2f} positions/s", flush=True)
+    median = statistics.median(r[0] for r in results)
+    print(f"analysis threads {n}: median {median:.2f} positions/s, "
           f"median avg batch {statistics.median(r[1] for r in results):.2f} ({runs} runs)", flush=True)
+    if katago:
+        kmedian = statistics.median(kresults)
+        print(f"analysis threads {n}: KataGo median {kmedian:.2f} positions/s; "
+              f"engine / KataGo {median / kmedian:.2f}", flush=True)
 EOF
