@@ -10,7 +10,8 @@
 # e.g. scripts/finetune_g170.sh 200 32 0.2 1 /tmp/ft -no-lr-warmup
 # (KataGo's warm-up would keep the learning rate near 1/20 of LR_SCALE for
 # a run this short.)
-# STEPS batches of BATCH rows make one epoch. The main heads (policy p0,
+# STEPS batches of BATCH rows make one epoch. Then every exported net (SWA
+# weights) is evaluated on the same held-apart rows. The main heads (policy p0,
 # value v, ownership own, lead) are the ones g170 was trained on; the total
 # loss also counts heads g170 lacks, which start fresh and fall fast.
 set -euo pipefail
@@ -45,5 +46,15 @@ for line in open(sys.argv[1]):
     print(f"{what:14s} {m['global_step_samples']:8d} {m['val_loss']:9.4f} {m['val_p0loss']:7.4f} "
           f"{m['val_vloss']:7.4f} {m['val_oloss']:7.4f} {m['val_leadloss']:8.4f} {m['val_smloss']:9.4f}")
 PY
-ls "$out"/models/*/model.bin.gz
+# The exported nets (SWA weights, what a user would take) on the same
+# held-apart rows: a zero-epoch run only computes the starting net's losses.
+echo "exported nets (SWA weights) on the held-apart rows:"
+for model in "$net" "$out"/models/*/model.bin.gz; do
+  rm -rf "$out/eval"
+  label="$(basename "$(dirname "$model")")"
+  [ "$model" = "$net" ] && label="g170 (start)"
+  "$engine" train -traindir "$out/eval" -latestdatadir "$out/shuffled" -model-kind b6c96 \
+    -initial-checkpoint "$model" -batch-size "$batch" -samples-per-epoch "$batch" \
+    -max-epochs-this-instance 0 2>&1 | sed -n "s|^train: starting net's validation loss|  $label:|p"
+done
 echo "outputs in $out"

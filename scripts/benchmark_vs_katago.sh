@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `engine benchmark` against `katago benchmark` (KataGo 1.17.2, e.g. its
+# Eigen backend built from source with -DUSE_BACKEND=EIGEN -DUSE_AVX2=1),
+# alternated ROUNDS times in one run so that a shared machine's noise hits
+# both alike; prints every run's visits/s per thread count, then per thread
+# count the medians and engine / KataGo.
+#
+#   scripts/benchmark_vs_katago.sh KATAGO KATAGO_GTP_CFG [ROUNDS] [VISITS] [THREADS] [BOARDSIZE]
+#   scripts/benchmark_vs_katago.sh /work/katago/build/katago \
+#       /work/katago/cpp/configs/gtp_example.cfg 3 400 1,2 19
+#
+# Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared); ours runs
+# with configs/gtp.toml (the Rust CPU backend, one server per core).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+katago="${1:?KataGo binary}"
+kcfg="${2:?KataGo gtp config}"
+rounds="${3:-3}"
+visits="${4:-400}"
+threads="${5:-1,2}"
+size="${6:-19}"
+engine="${ENGINE:-$here/target/release/engine}"
+model="${ENGINE_SHARED_DIR:-$here/../shared}/models/g170-b6c96-s175395328-d26788732.bin.gz"
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "${size}x${size}, $visits visits, threads $threads, $rounds rounds"
+for round in $(seq "$rounds"); do
+  "$engine" benchmark -model "$model" -config "$here/configs/gtp.toml" -v "$visits" -t "$threads" \
+    -boardsize "$size" 2>/dev/null | tr '\r' '\n' |
+    sed -n '/nnEvals/s/^numSearchThreads = *\([0-9]*\):.*visits\/s = \([0-9.]*\).*/engine \1 \2/p' | tee -a "$out"
+  "$katago" benchmark -model "$model" -config "$kcfg" -v "$visits" -t "$threads" \
+    -boardsize "$size" 2>/dev/null | tr '\r' '\n' |
+    sed -n '/nnEvals/s/^numSearchThreads = *\([0-9]*\):.*visits\/s = \([0-9.]*\).*/katago \1 \2/p' | tee -a "$out"
+done
+python3 - "$out" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    who, t, v = line.split()
+    runs[who, int(t)].append(float(v))
+for t in sorted({t for _, t in runs}):
+    e, k = statistics.median(runs["engine", t]), statistics.median(runs["katago", t])
+    print(f"threads {t}: engine median {e:.1f} visits/s, KataGo median {k:.1f}, engine / KataGo {e / k:.2f}")
+PY
