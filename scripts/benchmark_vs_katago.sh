@@ -25,13 +25,16 @@ out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "${size}x${size}, $visits visits, threads $threads, $rounds rounds"
+# Each run's final result line per thread count, as "WHO THREADS VISITS/S"
+# (KataGo redraws its progress line with carriage returns).
+results() { # who
+  tr '\r' '\n' | sed -n "/nnEvals/s/^numSearchThreads = *\([0-9]*\):.*visits\/s = \([0-9.]*\).*/$1 \1 \2/p" | tee -a "$out"
+}
 for round in $(seq "$rounds"); do
   "$engine" benchmark -model "$model" -config "$here/configs/gtp.toml" -v "$visits" -t "$threads" \
-    -boardsize "$size" 2>/dev/null | tr '\r' '\n' |
-    sed -n '/nnEvals/s/^numSearchThreads = *\([0-9]*\):.*visits\/s = \([0-9.]*\).*/engine \1 \2/p' | tee -a "$out"
+    -boardsize "$size" 2>/dev/null | results engine
   "$katago" benchmark -model "$model" -config "$kcfg" -v "$visits" -t "$threads" \
-    -boardsize "$size" 2>/dev/null | tr '\r' '\n' |
-    sed -n '/nnEvals/s/^numSearchThreads = *\([0-9]*\):.*visits\/s = \([0-9.]*\).*/katago \1 \2/p' | tee -a "$out"
+    -boardsize "$size" 2>/dev/null | results katago
 done
 python3 - "$out" <<'PY'
 import collections, statistics, sys

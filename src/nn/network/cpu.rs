@@ -564,11 +564,10 @@ impl CpuModel {
         // activations and Winograd buffers stay in the caches: batch 8 on
         // 19x19 in one pass was ~10% slower per row than two passes of 4.
         let chunk = (MAX_POINTS_PER_PASS / hw).clamp(1, n);
+        let (spatial_len, global_len) = (batch.spatial.len() / n, batch.global.len() / n);
         let mut heads = Heads::default();
         for r0 in (0..n).step_by(chunk) {
             let rows = chunk.min(n - r0);
-            let spatial_len = batch.spatial.len() / n;
-            let global_len = batch.global.len() / n;
             let mask_rows = batch.mask.map(|m| &m[r0 * hw..(r0 + rows) * hw]);
             let mask = Mask::new(rows, hw, mask_rows);
             let part = self.net.forward(
