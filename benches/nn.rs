@@ -47,17 +47,23 @@ fn main() {
         .map(|s| s.split(',').filter_map(|b| b.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
     let mut rust = CpuModel::load(&path).expect("model loads");
-    // FLOPs (2 per multiply-add) of one evaluation's convolutions: as a
-    // direct convolution counts them, and as the Rust backend runs them.
-    let (direct, executed) = rust.conv_macs_per_row(size, size);
-    let flops = Flops {
-        direct_gflop: 2.0 * direct as f64 * 1e-9,
-        executed_gflop: 2.0 * executed as f64 * 1e-9,
-        peak_gflops: fma_peak_gflops(),
-    };
+    // FLOPs (2 per multiply-add) of one evaluation's convolutions, per
+    // batch size: as a direct convolution counts them, and as the Rust
+    // backend runs them.
+    let flops: Vec<Flops> = batches
+        .iter()
+        .map(|&batch| {
+            let (direct, executed) = rust.conv_macs_per_row(batch, size, size);
+            Flops {
+                direct_gflop: 2.0 * direct as f64 * 1e-9,
+                executed_gflop: 2.0 * executed as f64 * 1e-9,
+            }
+        })
+        .collect();
+    let peak_gflops = fma_peak_gflops();
     println!(
         "fp32 FMA peak of one core: {:.1} GFLOP/s (best of 5 runs of 12 independent 8-wide FMA chains)",
-        flops.peak_gflops
+        peak_gflops
     );
     for backend in backends.split(',') {
         let mut forward: Box<dyn FnMut(&InputBatch) + '_> = match backend.trim() {
@@ -85,7 +91,7 @@ fn main() {
         println!(
             "batch  evals/s  evals/cpu-s  direct GFLOP/s (% of peak)  Rust-executed GFLOP/s (% of peak)  (median of 5 x {secs}s; peak of one core)"
         );
-        bench(&mut *forward, &batches, size, secs, &flops);
+        bench(&mut *forward, &batches, size, secs, (&flops, peak_gflops));
     }
 }
 
@@ -95,9 +101,9 @@ fn bench(
     batches: &[usize],
     size: usize,
     secs: f64,
-    flops: &Flops,
+    (flops, peak_gflops): (&[Flops], f64),
 ) {
-    for &batch in batches {
+    for (&batch, flops) in batches.iter().zip(flops) {
         let (h, w) = (size, size);
         // Plausible mid-game-like inputs: board plane on, a few stones.
         let mut spatial = vec![0f32; batch * 22 * h * w];
@@ -145,7 +151,7 @@ fn bench(
         let cpu = median(&mut cpu_rates);
         // Per core: the CPU-time rate (libtorch with several threads
         // counts all of them in wall time, so use NN_BENCH_THREADS=1 there).
-        let pct = |gflop: f64| 100.0 * cpu * gflop / flops.peak_gflops;
+        let pct = |gflop: f64| 100.0 * cpu * gflop / peak_gflops;
         println!(
             "{batch:5}  {wall:7.1}  {cpu:11.1}  {:14.1} ({:3.0}%)  {:21.1} ({:3.0}%)",
             cpu * flops.direct_gflop,
@@ -156,11 +162,10 @@ fn bench(
     }
 }
 
-/// FLOP counts of one evaluation and the machine's peak.
+/// FLOP counts of one evaluation at one batch size.
 struct Flops {
     direct_gflop: f64,
     executed_gflop: f64,
-    peak_gflops: f64,
 }
 
 /// Measured fp32 peak of one core: the best of 5 runs of 12 independent

@@ -330,13 +330,18 @@ pub fn load_network(
     let model_name = file.name.clone();
     let model_version = file.version;
     let mut models: Vec<Box<dyn BatchModel>> = Vec::with_capacity(cpu_servers);
-    // One model per server thread, as KataGo does.
-    for _ in 0..cpu_servers {
-        models.push(if rust {
-            Box::new(CpuModel::from_file(&file)?)
-        } else {
-            Box::new(Model::from_file(&file, device, fp16)?)
-        });
+    // One model per server thread, as KataGo does; the Rust backend's
+    // share one copy of the weights.
+    if rust {
+        let first = CpuModel::from_file(&file)?;
+        for _ in 1..cpu_servers {
+            models.push(Box::new(first.replica()));
+        }
+        models.push(Box::new(first));
+    } else {
+        for _ in 0..cpu_servers {
+            models.push(Box::new(Model::from_file(&file, device, fp16)?));
+        }
     }
     let evaluator = Evaluator::with_models(
         models,

@@ -9,6 +9,7 @@
 //! rounding; tests compare them.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::builder::{fold_conv, fold_dense, fold_norm_act};
 use super::winograd::Epilogue;
@@ -28,7 +29,10 @@ pub struct CpuModel {
     post_process: PostProcessParams,
     policy_channels: usize,
     num_parameters: usize,
-    net: CpuNet,
+    /// Shared by every replica: the weights are read-only, and one copy
+    /// (16 MB of Winograd weights for b6c96) stays in L3 where one per
+    /// server thread would not.
+    net: Arc<CpuNet>,
     scratch: Scratch,
 }
 
@@ -491,9 +495,23 @@ impl CpuModel {
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
-            net: Build::net(file),
+            net: Arc::new(Build::net(file)),
             scratch: Scratch::default(),
         })
+    }
+
+    /// Another model on the same weights with its own scratch buffers, for
+    /// another evaluator server thread.
+    pub fn replica(&self) -> CpuModel {
+        CpuModel {
+            name: self.name.clone(),
+            version: self.version,
+            post_process: self.post_process,
+            policy_channels: self.policy_channels,
+            num_parameters: self.num_parameters,
+            net: Arc::clone(&self.net),
+            scratch: Scratch::default(),
+        }
     }
 
     /// Why this backend cannot run `file`, if it cannot (the caller may
@@ -525,14 +543,15 @@ impl CpuModel {
         self.num_parameters
     }
 
-    /// Multiply-adds of the convolutions for one `h x w` row: as a direct
-    /// convolution counts them, and as this backend runs them (Winograd
-    /// does fewer).
-    pub fn conv_macs_per_row(&self, h: usize, w: usize) -> (usize, usize) {
+    /// Multiply-adds of the convolutions for one `h x w` row in a batch of
+    /// `batch`: as a direct convolution counts them, and as this backend
+    /// runs them (Winograd does fewer; small batches of small boards run
+    /// direct).
+    pub fn conv_macs_per_row(&self, batch: usize, h: usize, w: usize) -> (usize, usize) {
         let n = &self.net;
         let (mut direct, mut executed) = (0, 0);
         let mut add = |c: &Conv| {
-            let (d, e) = c.macs_per_row(h, w);
+            let (d, e) = c.macs_per_row(batch, h, w);
             direct += d;
             executed += e;
         };

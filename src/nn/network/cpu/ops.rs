@@ -38,7 +38,7 @@ pub(super) fn gemm(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if n % SMALL_NB == 0 && k * n <= SMALL_MAX_B && has_fma() {
+    if small_gemm_takes(k, n) {
         // SAFETY: the CPU has AVX2 and FMA (checked).
         unsafe { small_gemm((m, k, n), a, b, c, accumulate) };
         return;
@@ -397,6 +397,10 @@ pub(super) struct ConvScratch {
     wino: Workspace,
     /// im2col columns of the general convolution.
     cols: Vec<f32>,
+    /// One zero-padded input row of the direct 3x3 convolution.
+    padded: Vec<f32>,
+    /// Its output on the padded width (two junk columns per line).
+    wide: Vec<f32>,
 }
 
 /// How a convolution is computed.
@@ -419,6 +423,10 @@ enum ConvKind {
 pub(super) struct Conv {
     kind: ConvKind,
     weight: AlignedWeights,
+    /// For Winograd convs that [`small_gemm`] can run tap by tap: the
+    /// weights `[9, in, out]` of the direct convolution, which wins when a
+    /// batch has few tiles (see [`Conv::direct_wins`]).
+    direct: Option<AlignedWeights>,
     /// One per output channel; `None` when the conv has no bias.
     bias: Option<Vec<f32>>,
     /// Zeros, for the Winograd epilogue of bias-free convs.
@@ -433,6 +441,7 @@ impl Conv {
     pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
         let (ci, co) = (c.in_channels, c.out_channels);
         let (ky, kx) = (c.y_size, c.x_size);
+        let mut direct = None;
         let (kind, weight) = if (ky, kx) == (1, 1) {
             let mut t = vec![0f32; ci * co];
             for oc in 0..co {
@@ -442,19 +451,12 @@ impl Conv {
             }
             (ConvKind::Pointwise, t)
         } else if (ky, kx, c.dilation_y, c.dilation_x) == (3, 3, 1, 1) {
+            if small_gemm_takes(ci, co) {
+                direct = Some(AlignedWeights::new(&taps_in_out(w, ci, co, 3, 3)));
+            }
             (ConvKind::Winograd, transform_kernel(w, ci, co))
         } else {
-            let mut t = vec![0f32; ky * kx * ci * co];
-            for oc in 0..co {
-                for ic in 0..ci {
-                    for y in 0..ky {
-                        for x in 0..kx {
-                            t[((y * kx + x) * ci + ic) * co + oc] =
-                                w[((oc * ci + ic) * ky + y) * kx + x];
-                        }
-                    }
-                }
-            }
+            let t = taps_in_out(w, ci, co, ky, kx);
             let kind = ConvKind::General {
                 ky,
                 kx,
@@ -466,6 +468,7 @@ impl Conv {
         Conv {
             kind,
             weight: AlignedWeights::new(&weight),
+            direct,
             bias,
             zeros: vec![0.0; co],
             in_channels: ci,
@@ -473,14 +476,18 @@ impl Conv {
         }
     }
 
-    /// Multiply-adds of one `h x w` row (for FLOP counts): as a direct
-    /// convolution counts them, and as this code runs them (Winograd's
-    /// GEMMs: 36 per 4x4 output tile and channel pair, 4x fewer on a
-    /// board that fills its tiles).
-    pub(super) fn macs_per_row(&self, h: usize, w: usize) -> (usize, usize) {
+    /// Multiply-adds of one `h x w` row in a batch of `n` (for FLOP
+    /// counts): as a direct convolution counts them, and as this code runs
+    /// them (Winograd's GEMMs: 36 per 4x4 output tile and channel pair, 4x
+    /// fewer on a board that fills its tiles; the direct path's: 9 per
+    /// point of the padded width).
+    pub(super) fn macs_per_row(&self, n: usize, h: usize, w: usize) -> (usize, usize) {
         let pairs = self.in_channels * self.out_channels;
         match self.kind {
             ConvKind::Pointwise => (h * w * pairs, h * w * pairs),
+            ConvKind::Winograd if self.direct_wins(n, h, w) => {
+                (9 * h * w * pairs, 9 * (h * (w + 2) - 2) * pairs)
+            }
             ConvKind::Winograd => {
                 let tiles = Geometry::new(1, h, w).tiles();
                 (9 * h * w * pairs, TILE_AREA * tiles * pairs)
@@ -500,11 +507,32 @@ impl Conv {
         mask: &Mask,
         s: &mut ConvScratch,
     ) {
+        let direct = self.direct_wins(n, h, w);
+        self.run_with(direct, input, (n, h, w), out, epilogue, mask, s);
+    }
+
+    /// [`Conv::run`], a 3x3 conv computed directly when `direct` (and its
+    /// direct weights exist), by Winograd otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_with(
+        &self,
+        direct: bool,
+        input: &[f32],
+        (n, h, w): (usize, usize, usize),
+        out: &mut [f32],
+        epilogue: Epilogue,
+        mask: &Mask,
+        s: &mut ConvScratch,
+    ) {
         let (ci, co) = (self.in_channels, self.out_channels);
         let points = n * h * w;
         let input = &input[..points * ci];
         let out = &mut out[..points * co];
         match self.kind {
+            ConvKind::Winograd if direct && self.direct.is_some() => {
+                let weight = self.direct.as_deref().unwrap_or(&self.weight);
+                self.run_direct(weight, input, (n, h, w), out, epilogue, s);
+            }
             ConvKind::Winograd => {
                 let g = Geometry::new(n, h, w);
                 let tiles = g.tiles();
@@ -580,6 +608,104 @@ impl Conv {
             mask.apply(out, co);
         }
     }
+}
+
+impl Conv {
+    /// Whether the direct convolution beats Winograd on `n` rows of `h x
+    /// w`: on a batch of at most [`DIRECT_MAX_TILES`] tiles, Winograd's
+    /// GEMMs have a handful of rows each and stream 4x the weights (from
+    /// L3) for them, while the direct convolution's have a row per point.
+    /// Measured on Zen 3 (`engine benchmark -t 1`, g170 b6c96), direct at
+    /// batch 1 ran 7x7 1.3x and 9x9 1.6x faster, 11x11 as fast, 13x13
+    /// (16 tiles) 0.85x, and 9x9 at batch 2 or 4 no faster; past 4x the
+    /// multiply-adds it cannot win.
+    pub(super) fn direct_wins(&self, n: usize, h: usize, w: usize) -> bool {
+        let tiles = n * Geometry::new(1, h, w).tiles();
+        self.direct.is_some()
+            && tiles <= DIRECT_MAX_TILES
+            && 9 * n * h * (w + 2) <= 4 * TILE_AREA * tiles
+    }
+
+    /// The direct 3x3 convolution, one row at a time: the row is copied
+    /// into a zero-padded `(h + 2) x (w + 2)` buffer, where the input of
+    /// tap `(ty, tx)` for the output at padded-width index `y (w + 2) + x`
+    /// is the point `ty (w + 2) + tx` further on. So each tap is one GEMM
+    /// of the buffer, shifted, by the tap's weights, accumulated on an
+    /// output of padded width whose two extra columns are dropped.
+    fn run_direct(
+        &self,
+        weight: &[f32],
+        input: &[f32],
+        (n, h, w): (usize, usize, usize),
+        out: &mut [f32],
+        epilogue: Epilogue,
+        s: &mut ConvScratch,
+    ) {
+        let (ci, co) = (self.in_channels, self.out_channels);
+        let pw = w + 2;
+        let wide_points = h * pw - 2;
+        s.padded.clear();
+        s.padded.resize((h + 2) * pw * ci, 0.0);
+        s.wide.resize(wide_points * co, 0.0);
+        for b in 0..n {
+            for y in 0..h {
+                s.padded[((y + 1) * pw + 1) * ci..][..w * ci]
+                    .copy_from_slice(&input[(b * h + y) * w * ci..][..w * ci]);
+            }
+            for tap in 0..9 {
+                let shift = (tap / 3) * pw + tap % 3;
+                gemm(
+                    (wide_points, ci, co),
+                    &s.padded[shift * ci..],
+                    &weight[tap * ci * co..][..ci * co],
+                    &mut s.wide,
+                    tap > 0,
+                );
+            }
+            for y in 0..h {
+                let src = &s.wide[y * pw * co..][..w * co];
+                let dst = &mut out[(b * h + y) * w * co..][..w * co];
+                if epilogue == Epilogue::Accumulate {
+                    dst.iter_mut().zip(src).for_each(|(d, v)| *d += v);
+                } else {
+                    dst.copy_from_slice(src);
+                }
+            }
+        }
+    }
+}
+
+/// Most Winograd tiles (over a batch) for which [`Conv::run`] may convolve
+/// directly instead (see [`Conv::direct_wins`]).
+const DIRECT_MAX_TILES: usize = 9;
+
+/// Whether [`gemm`] runs a `[_, ci] x [ci, co]` product with [`small_gemm`].
+fn small_gemm_takes(ci: usize, co: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        co % SMALL_NB == 0 && ci * co <= SMALL_MAX_B && has_fma()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (ci, co);
+        false
+    }
+}
+
+/// `[out, in, ky, kx]` weights as `[ky, kx, in, out]`: one `[in, out]`
+/// matrix per tap.
+fn taps_in_out(w: &[f32], ci: usize, co: usize, ky: usize, kx: usize) -> Vec<f32> {
+    let mut t = vec![0f32; ky * kx * ci * co];
+    for oc in 0..co {
+        for ic in 0..ci {
+            for y in 0..ky {
+                for x in 0..kx {
+                    t[((y * kx + x) * ci + ic) * co + oc] = w[((oc * ci + ic) * ky + y) * kx + x];
+                }
+            }
+        }
+    }
+    t
 }
 
 /// `x[row, point, c] += bias[row, c]` for `[n, hw, c]` activations.

@@ -4,6 +4,7 @@
 
 use super::ops::{gemm, Conv, ConvScratch, Mask};
 use super::*;
+use crate::nn::network::winograd::Epilogue;
 use crate::nn::network::Model;
 use crate::nn::testnet::synthetic;
 use rand::rngs::StdRng;
@@ -117,6 +118,32 @@ fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
     assert!(d1 < 2e-3, "19x19 batch 1 differs by {d1}");
     let d5 = max_diff(&file, &MIXED, 13, true);
     assert!(d5 < 2e-3, "mixed batch 5 differs by {d5}");
+    // 9x9 and a 7x7 board in a 9x9 tensor at batch 1: the direct 3x3 path.
+    let d9 = max_diff(&file, &[(9, 9)], 9, false);
+    assert!(d9 < 2e-3, "9x9 batch 1 differs by {d9}");
+    let d7 = max_diff(&file, &[(7, 7)], 9, true);
+    assert!(d7 < 2e-3, "7x7 in 9x9 batch 1 differs by {d7}");
+}
+
+#[test]
+fn replicas_share_the_weights_and_compute_the_same() {
+    let mut first = CpuModel::from_file(&g170()).expect("cpu build");
+    let mut second = first.replica();
+    assert!(Arc::ptr_eq(&first.net, &second.net));
+    let (spatial, global, _) = batch(&[(19, 19), (19, 19)], 19, 5);
+    let input = InputBatch {
+        batch_size: 2,
+        height: 19,
+        width: 19,
+        spatial: &spatial,
+        global: &global,
+        mask: None,
+    };
+    let a = first.forward(&input).expect("forward");
+    let b = second.forward(&input).expect("forward");
+    assert_eq!(a.policy, b.policy);
+    assert_eq!(a.value_logits, b.value_logits);
+    assert_eq!(a.ownership, b.ownership);
 }
 
 #[test]
@@ -276,6 +303,80 @@ fn convolutions_of_every_kind_match_direct_convolution() {
             );
         }
     }
+}
+
+#[test]
+fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
+    let mut rng = StdRng::seed_from_u64(3);
+    for &(ci, co, n, h, w) in &[(32, 16, 1, 9, 9), (16, 48, 2, 7, 5), (48, 32, 1, 3, 11)] {
+        let layer = ConvLayer {
+            name: "c".into(),
+            y_size: 3,
+            x_size: 3,
+            in_channels: ci,
+            out_channels: co,
+            dilation_y: 1,
+            dilation_x: 1,
+            weights: (0..co * ci * 9).map(|_| rng.gen_range(-1.0..1.0)).collect(),
+        };
+        let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
+        let input: Vec<f32> = (0..n * h * w * ci)
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        let want = direct(&input, (n, h, w), &layer.weights, (ci, co, 3, 1), &bias);
+        // The last column of every row off the board.
+        let mask_values: Vec<f32> = (0..n * h * w)
+            .map(|p| if p % w == w - 1 { 0.0 } else { 1.0 })
+            .collect();
+        let mask = Mask::new(n, h * w, Some(&mask_values));
+        for use_direct in [true, false] {
+            let mut s = ConvScratch::default();
+            for epilogue in [Epilogue::Store, Epilogue::ReluMasked, Epilogue::Accumulate] {
+                let mut got = vec![0.5f32; want.len()];
+                conv.run_with(
+                    use_direct,
+                    &input,
+                    (n, h, w),
+                    &mut got,
+                    epilogue,
+                    &mask,
+                    &mut s,
+                );
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let expect = match epilogue {
+                        Epilogue::Store => *w,
+                        Epilogue::ReluMasked => w.max(0.0) * mask_values[i / co],
+                        Epilogue::Accumulate => 0.5 + w,
+                    };
+                    assert!(
+                        (g - expect).abs() < 1e-3,
+                        "{ci}->{co} {n}x{h}x{w} direct {use_direct} {epilogue:?}: {g} vs {expect}"
+                    );
+                }
+            }
+        }
+    }
+    // The rule: a lone 9x9 board runs direct, a 19x19 one or a batch of 9x9s
+    // by Winograd.
+    let layer = ConvLayer {
+        name: "c".into(),
+        y_size: 3,
+        x_size: 3,
+        in_channels: 32,
+        out_channels: 32,
+        dilation_y: 1,
+        dilation_x: 1,
+        weights: vec![0.0; 32 * 32 * 9],
+    };
+    let conv = Conv::new(&layer, &layer.weights, None);
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+        assert!(conv.direct_wins(1, 9, 9));
+        assert!(conv.direct_wins(2, 7, 7));
+    }
+    assert!(!conv.direct_wins(1, 19, 19));
+    assert!(!conv.direct_wins(1, 13, 13));
+    assert!(!conv.direct_wins(4, 9, 9));
 }
 
 #[test]
