@@ -143,7 +143,26 @@ fn sign(p: Player) -> f64 {
     }
 }
 
-impl SearchView<'_> {
+impl<'a> SearchView<'a> {
+    /// The same search seen with other parameters for the choices made
+    /// from it (self-play chooses its move without LCB but builds its
+    /// policy target with it, as KataGo does).
+    pub fn with_params<'b>(&self, params: &'b SearchParams) -> SearchView<'b>
+    where
+        'a: 'b,
+    {
+        SearchView {
+            params,
+            root: self.root,
+            root_pla: self.root_pla,
+            x_size: self.x_size,
+            y_size: self.y_size,
+            turn: self.turn,
+            utility: self.utility,
+            root_symmetry: self.root_symmetry,
+        }
+    }
+
     /// Root values, `None` before the root is evaluated.
     pub fn root_info(&self) -> Option<RootInfo> {
         let v = self.root.values();

@@ -428,6 +428,40 @@ fn move_infos_follow_katago_lcb_pv_and_ownership_rules() {
 }
 
 #[test]
+fn a_view_with_other_params_chooses_by_them() {
+    // Self-play chooses its move without LCB from a search run with it.
+    // Find searches where LCB raises a child above its weight, and check
+    // that the view without LCB values every child at most its weight.
+    let mut raised = 0;
+    for seed in 0..12 {
+        let mut p = params(40 + 20 * seed, 1);
+        p.use_lcb_for_selection = true;
+        p.min_visit_prop_for_lcb = 0.01;
+        p.chosen_move_temperature = 0.0;
+        p.chosen_move_temperature_early = 0.0;
+        let mut s = Search::new(p.clone(), MaterialEval::new(), capture_position(), seed as u64);
+        s.run(&RunOptions::default()).unwrap();
+        let mut no_lcb = p.clone();
+        no_lcb.use_lcb_for_selection = false;
+        let view = s.view();
+        let plain = view.with_params(&no_lcb);
+        let with_lcb = view.move_infos(30, false);
+        let without = plain.move_infos(30, false);
+        for m in &without {
+            assert!(m.play_selection_value <= m.weight + 1e-9, "{m:?}");
+        }
+        if with_lcb.iter().any(|m| m.play_selection_value > m.weight + 1e-9) {
+            raised += 1;
+        }
+        // At temperature 0 each view picks its own top move.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        assert_eq!(plain.chosen_move(&mut rng), Some(without[0].mv));
+        assert_eq!(view.chosen_move(&mut rng), Some(with_lcb[0].mv));
+    }
+    assert!(raised > 0, "LCB never mattered: the test shows nothing");
+}
+
+#[test]
 fn time_limit_is_recomputed_as_the_search_runs() {
     // The limit is far away at first and becomes "now" after 0.3 s.
     let mut s = Search::new(params(1 << 40, 1), MaterialEval::new(), ToyGo::new(5), 2);

@@ -330,8 +330,20 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         }
         params.max_visits = visits;
         if remove_noise {
+            // KataGo's runBotWithLimits: a cheap search that writes no
+            // row searches the root as any other node.
             params.root_noise_enabled = false;
+            params.root_policy_temperature = 1.0;
+            params.root_policy_temperature_early = 1.0;
+            params.root_fpu_loss_prop = params.fpu_loss_prop;
+            params.root_fpu_reduction_max = params.fpu_reduction_max;
+            params.root_desired_per_child_visits_coeff = 0.0;
+            params.root_num_symmetries_to_sample = 1;
         }
+        // The move is chosen without LCB (KataGo's runBotWithLimits "HACK"),
+        // which still shapes the policy target.
+        let mut move_params = params.clone();
+        move_params.use_lcb_for_selection = false;
         search.set_params(params);
         // Tree reuse: the subtree of the move played last is kept
         // (`Search::make_move`), as KataGo's self-play keeps its tree.
@@ -341,7 +353,10 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         let view = search.view();
         let (turn, root, raw) = record_turn(&view, target_weight);
         raw_values.push(raw);
-        let chosen = view.chosen_move(rng).unwrap_or(Move::Pass);
+        let chosen = view
+            .with_params(&move_params)
+            .chosen_move(rng)
+            .unwrap_or(Move::Pass);
         historical_wl.push(root.win_loss);
         move_comments.push(format!(
             "{:.2} {:.2} {:.2} {:.1} v={}",
