@@ -439,7 +439,12 @@ fn a_view_with_other_params_chooses_by_them() {
         p.min_visit_prop_for_lcb = 0.01;
         p.chosen_move_temperature = 0.0;
         p.chosen_move_temperature_early = 0.0;
-        let mut s = Search::new(p.clone(), MaterialEval::new(), capture_position(), seed as u64);
+        let mut s = Search::new(
+            p.clone(),
+            MaterialEval::new(),
+            capture_position(),
+            seed as u64,
+        );
         s.run(&RunOptions::default()).unwrap();
         let mut no_lcb = p.clone();
         no_lcb.use_lcb_for_selection = false;
@@ -450,7 +455,10 @@ fn a_view_with_other_params_chooses_by_them() {
         for m in &without {
             assert!(m.play_selection_value <= m.weight + 1e-9, "{m:?}");
         }
-        if with_lcb.iter().any(|m| m.play_selection_value > m.weight + 1e-9) {
+        if with_lcb
+            .iter()
+            .any(|m| m.play_selection_value > m.weight + 1e-9)
+        {
             raised += 1;
         }
         // At temperature 0 each view picks its own top move.
