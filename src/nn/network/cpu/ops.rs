@@ -528,12 +528,12 @@ impl Conv {
         let points = n * h * w;
         let input = &input[..points * ci];
         let out = &mut out[..points * co];
-        match self.kind {
-            ConvKind::Winograd if direct && self.direct.is_some() => {
-                let weight = self.direct.as_deref().unwrap_or(&self.weight);
+        let direct_weight = self.direct.as_deref().filter(|_| direct);
+        match (&self.kind, direct_weight) {
+            (ConvKind::Winograd, Some(weight)) => {
                 self.run_direct(weight, input, (n, h, w), out, epilogue, s);
             }
-            ConvKind::Winograd => {
+            (ConvKind::Winograd, None) => {
                 let g = Geometry::new(n, h, w);
                 let tiles = g.tiles();
                 s.wino.v.resize(TILE_AREA * tiles * ci, 0.0);
@@ -552,7 +552,7 @@ impl Conv {
                 output_transform(&s.wino.m, g, co, (bias, epilogue, mask.values()), out, 1);
                 return;
             }
-            ConvKind::Pointwise => {
+            (ConvKind::Pointwise, _) => {
                 gemm(
                     (points, ci, co),
                     input,
@@ -561,7 +561,7 @@ impl Conv {
                     epilogue == Epilogue::Accumulate,
                 );
             }
-            ConvKind::General { ky, kx, dy, dx } => {
+            (&ConvKind::General { ky, kx, dy, dx }, _) => {
                 let k = ky * kx * ci;
                 s.cols.clear();
                 s.cols.resize(points * k, 0.0);
