@@ -1,13 +1,18 @@
-//! 3x3 convolutions by Winograd F(4x4, 3x3) on the CPU, channels-last.
+//! 3x3 convolutions by Winograd's minimal filtering on the CPU,
+//! channels-last.
 //!
 //! A direct 3x3 convolution of the 19x19 trunk costs 9 multiply-adds per
-//! input channel and output point; Winograd's minimal filtering computes
-//! each 4x4 output tile from a 6x6 input tile with 36 instead of 144, so the
-//! convolution becomes 36 small matrix products (one per tile position),
-//! done here by one libtorch `bmm`, between cheap linear transforms done in
-//! Rust. KataGo's Eigen backend uses the same transforms; with them the
-//! trunk's GEMM work drops 4x and the CPU speed target is reachable at the
-//! small batches a search produces.
+//! input channel and output point; Winograd's F(4x4, 3x3) computes each
+//! 4x4 output tile from a 6x6 input tile with 36 instead of 144, so the
+//! convolution becomes 36 small matrix products (one per tile position)
+//! between cheap linear transforms done in Rust. KataGo's Eigen backend uses
+//! the same transforms; with them the trunk's GEMM work drops 4x and the CPU
+//! speed target is reachable at the small batches a search produces.
+//!
+//! F(3x3, 3x3) (5x5 input tiles, 25 products per 3x3 output tile) does 2.25x
+//! less GEMM work than the direct form instead of 4x, but tiles a 9x9 board
+//! exactly where F(4x4) computes a 12x12 output: 225 transformed points per
+//! channel pair instead of 324. [`Tiling::fewest_points`] picks between them.
 //!
 //! The output transform also applies the conv's bias, a ReLU, the board
 //! mask, or adds into a residual tensor, so those need no separate passes.
@@ -17,25 +22,71 @@
 
 use tch::{Device, Kind, Tensor};
 
-/// Side of an input tile.
-pub(super) const IN_TILE: usize = 6;
-/// Side of an output tile.
-pub(super) const OUT_TILE: usize = 4;
-/// Values per input tile (and number of matrix products).
+/// Side of an F(4x4, 3x3) input tile.
+const IN_TILE: usize = 6;
+/// Values per F(4x4, 3x3) input tile (and number of matrix products).
 pub(super) const TILE_AREA: usize = IN_TILE * IN_TILE;
+
+/// Which Winograd algorithm tiles the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tiling {
+    /// F(4x4, 3x3): 6x6 input tiles, 4x4 output tiles.
+    F4,
+    /// F(3x3, 3x3): 5x5 input tiles, 3x3 output tiles.
+    F3,
+}
+
+impl Tiling {
+    /// Side of an input tile.
+    pub(super) fn in_tile(self) -> usize {
+        self.out_tile() + 2
+    }
+
+    /// Side of an output tile.
+    pub(super) fn out_tile(self) -> usize {
+        match self {
+            Tiling::F4 => 4,
+            Tiling::F3 => 3,
+        }
+    }
+
+    /// Values per input tile: the number of matrix products.
+    pub(super) fn area(self) -> usize {
+        self.in_tile() * self.in_tile()
+    }
+
+    /// Transformed values per channel of an `h x w` image: the rows of all
+    /// the matrix products together, so the GEMM work.
+    pub(super) fn points(self, h: usize, w: usize) -> usize {
+        h.div_ceil(self.out_tile()) * w.div_ceil(self.out_tile()) * self.area()
+    }
+
+    /// The tiling with the least GEMM work on `h x w` (F(4x4) on a tie, as
+    /// its transforms are cheaper per output point): F(3x3) on 9x9 (225
+    /// points against 324) and sizes like it, F(4x4) on 19x19 (900 against
+    /// 1225), 13x13 and 7x7.
+    pub(super) fn fewest_points(h: usize, w: usize) -> Tiling {
+        if Tiling::F3.points(h, w) < Tiling::F4.points(h, w) {
+            Tiling::F3
+        } else {
+            Tiling::F4
+        }
+    }
+}
 
 /// Scratch buffers shared by every Winograd conv of a network.
 #[derive(Default)]
 pub(super) struct Workspace {
-    /// Transformed inputs `[36, tiles, in_channels]`.
+    /// Transformed inputs `[area, tiles, in_channels]`.
     pub(super) v: Vec<f32>,
-    /// Transformed outputs `[36, tiles, out_channels]`.
+    /// Transformed outputs `[area, tiles, out_channels]`.
     pub(super) m: Vec<f32>,
-    /// The input with a zero border, `[n, 4 tiles_y + 2, 4 tiles_x + 2, c]`,
-    /// so that every input tile is read in place.
+    /// The input with a zero border, `[n, s tiles_y + 2, s tiles_x + 2, c]`
+    /// for output tiles of side `s`, so that every input tile is read in
+    /// place.
     padded: Vec<f32>,
-    /// `(n, h, w, c)` the border of `padded` was zeroed for.
-    padded_for: (usize, usize, usize, usize),
+    /// `(n, h, w, c, tiling)` the border of `padded` was zeroed for.
+    padded_for: Option<(usize, usize, usize, usize, Tiling)>,
 }
 
 /// What the output transform does with each finished value `y` (conv plus
@@ -61,41 +112,133 @@ pub(super) struct Winograd {
     bias: Vec<f32>,
 }
 
-/// `G`'s 1-D transform of three kernel taps into six (Lavin & Gray's
-/// F(4,3) with the interpolation points 0, ±1, ±2, ∞).
-fn kernel_1d(z: [f64; 3]) -> [f64; IN_TILE] {
-    let [z0, z1, z2] = z;
-    [
-        z0 / 4.0,
-        -(z0 + z1 + z2) / 6.0,
-        -(z0 - z1 + z2) / 6.0,
-        (z0 + 2.0 * z1 + 4.0 * z2) / 24.0,
-        (z0 - 2.0 * z1 + 4.0 * z2) / 24.0,
-        z2,
-    ]
+/// One Winograd algorithm's three 1-D transforms: `G` on kernel taps, `B^T`
+/// on an input row of `IN` values, `A^T` from `IN` values to `OUT`
+/// outputs. The 2-D transforms apply them along y, then along x.
+trait Transforms<const IN: usize, const OUT: usize> {
+    /// `G`: three kernel taps to `IN` values.
+    fn kernel(z: [f64; 3]) -> [f64; IN];
+    /// `B^T` on `IN` input values.
+    fn input(a: [f32; IN]) -> [f32; IN];
+    /// `A^T`: `IN` products to `OUT` outputs.
+    fn output(a: [f32; IN]) -> [f32; OUT];
+}
+
+/// Lavin & Gray's F(4,3) with the interpolation points 0, ±1, ±2, ∞.
+struct F4;
+
+impl Transforms<6, 4> for F4 {
+    fn kernel(z: [f64; 3]) -> [f64; 6] {
+        let [z0, z1, z2] = z;
+        [
+            z0 / 4.0,
+            -(z0 + z1 + z2) / 6.0,
+            -(z0 - z1 + z2) / 6.0,
+            (z0 + 2.0 * z1 + 4.0 * z2) / 24.0,
+            (z0 - 2.0 * z1 + 4.0 * z2) / 24.0,
+            z2,
+        ]
+    }
+
+    #[inline(always)]
+    fn input(a: [f32; 6]) -> [f32; 6] {
+        let [a0, a1, a2, a3, a4, a5] = a;
+        [
+            4.0 * a0 - 5.0 * a2 + a4,
+            -4.0 * (a1 + a2) + a3 + a4,
+            4.0 * (a1 - a2) - a3 + a4,
+            2.0 * (a3 - a1) - a2 + a4,
+            2.0 * (a1 - a3) - a2 + a4,
+            4.0 * a1 - 5.0 * a3 + a5,
+        ]
+    }
+
+    #[inline(always)]
+    fn output(a: [f32; 6]) -> [f32; 4] {
+        let [a0, a1, a2, a3, a4, a5] = a;
+        let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
+        [
+            a0 + s12 + s34,
+            d12 + 2.0 * d34,
+            s12 + 4.0 * s34,
+            d12 + 8.0 * d34 + a5,
+        ]
+    }
+}
+
+/// F(3,3) with the interpolation points 0, 1, -1, 2, ∞ (the matrices
+/// `wincnn` derives for them).
+struct F3;
+
+impl Transforms<5, 3> for F3 {
+    fn kernel(z: [f64; 3]) -> [f64; 5] {
+        let [z0, z1, z2] = z;
+        [
+            z0 / 2.0,
+            -(z0 + z1 + z2) / 2.0,
+            (z1 - z0 - z2) / 6.0,
+            (z0 + 2.0 * z1 + 4.0 * z2) / 6.0,
+            z2,
+        ]
+    }
+
+    #[inline(always)]
+    fn input(a: [f32; 5]) -> [f32; 5] {
+        let [a0, a1, a2, a3, a4] = a;
+        [
+            2.0 * (a0 - a2) - a1 + a3,
+            -2.0 * a1 - a2 + a3,
+            2.0 * a1 - 3.0 * a2 + a3,
+            a3 - a1,
+            2.0 * (a1 - a3) - a2 + a4,
+        ]
+    }
+
+    #[inline(always)]
+    fn output(a: [f32; 5]) -> [f32; 3] {
+        let [a0, a1, a2, a3, a4] = a;
+        [
+            a0 + a1 + a2 + a3,
+            a1 - a2 + 2.0 * a3,
+            a1 + a2 + 4.0 * a3 + a4,
+        ]
+    }
 }
 
 /// `G w G^T` of every (in, out) kernel pair of `weights` (`[out, in, 3, 3]`
-/// row-major), laid out `[36, in, out]` for the 36 per-position products.
+/// row-major), laid out `[area, in, out]` for the per-position products of
+/// `tiling`.
 pub(super) fn transform_kernel(
+    weights: &[f32],
+    in_channels: usize,
+    out_channels: usize,
+    tiling: Tiling,
+) -> Vec<f32> {
+    match tiling {
+        Tiling::F4 => transform_kernel_with::<F4, 6, 4>(weights, in_channels, out_channels),
+        Tiling::F3 => transform_kernel_with::<F3, 5, 3>(weights, in_channels, out_channels),
+    }
+}
+
+fn transform_kernel_with<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     weights: &[f32],
     in_channels: usize,
     out_channels: usize,
 ) -> Vec<f32> {
     assert_eq!(weights.len(), out_channels * in_channels * 9);
-    let mut u = vec![0f32; TILE_AREA * in_channels * out_channels];
+    let mut u = vec![0f32; IN * IN * in_channels * out_channels];
     for oc in 0..out_channels {
         for ic in 0..in_channels {
             let w = &weights[(oc * in_channels + ic) * 9..][..9];
             // Rows of the 3x3 kernel transformed along x, then columns along y.
-            let rows: [[f64; IN_TILE]; 3] = std::array::from_fn(|ky| {
-                kernel_1d([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
+            let rows: [[f64; IN]; 3] = std::array::from_fn(|ky| {
+                T::kernel([w[ky * 3], w[ky * 3 + 1], w[ky * 3 + 2]].map(f64::from))
             });
             let [r0, r1, r2] = &rows;
             for (tx, ((&a, &b), &c)) in r0.iter().zip(r1).zip(r2).enumerate() {
-                let col = kernel_1d([a, b, c]);
+                let col = T::kernel([a, b, c]);
                 for (ty, v) in col.iter().enumerate() {
-                    let s = ty * IN_TILE + tx;
+                    let s = ty * IN + tx;
                     u[(s * in_channels + ic) * out_channels + oc] = *v as f32;
                 }
             }
@@ -113,7 +256,7 @@ impl Winograd {
         in_channels: usize,
         out_channels: usize,
     ) -> Winograd {
-        let u = transform_kernel(weights, in_channels, out_channels);
+        let u = transform_kernel(weights, in_channels, out_channels, Tiling::F4);
         let kernel = Tensor::from_slice(&u).reshape([
             TILE_AREA as i64,
             in_channels as i64,
@@ -152,13 +295,11 @@ impl Winograd {
         let (ci, co) = (self.in_channels, self.out_channels);
         assert_eq!(input.len(), n * h * w * ci);
         assert_eq!(out.len(), n * h * w * co);
-        let (tiles_y, tiles_x) = (h.div_ceil(OUT_TILE), w.div_ceil(OUT_TILE));
-        let tiles = n * tiles_y * tiles_x;
+        let g = Geometry::new(n, h, w, Tiling::F4);
+        let tiles = g.tiles();
         ws.v.resize(TILE_AREA * tiles * ci, 0.0);
         ws.m.resize(TILE_AREA * tiles * co, 0.0);
 
-        let g = Geometry::new(n, h, w);
-        debug_assert_eq!((g.tiles_y, g.tiles_x), (tiles_y, tiles_x));
         let threads = tch::get_num_threads().max(1) as usize;
         input_transform(input, g, ci, ws, threads);
         {
@@ -201,47 +342,20 @@ impl Winograd {
 /// scalar) and emits plain vector code.
 const LANES: usize = 8;
 
-/// `B^T` on six values.
-#[inline(always)]
-fn input_6(a: [f32; 6]) -> [f32; 6] {
-    let [a0, a1, a2, a3, a4, a5] = a;
-    [
-        4.0 * a0 - 5.0 * a2 + a4,
-        -4.0 * (a1 + a2) + a3 + a4,
-        4.0 * (a1 - a2) - a3 + a4,
-        2.0 * (a3 - a1) - a2 + a4,
-        2.0 * (a1 - a3) - a2 + a4,
-        4.0 * a1 - 5.0 * a3 + a5,
-    ]
-}
-
-/// `A^T` on six values.
-#[inline(always)]
-fn output_6(a: [f32; 6]) -> [f32; 4] {
-    let [a0, a1, a2, a3, a4, a5] = a;
-    let (d12, s12, d34, s34) = (a1 - a2, a1 + a2, a3 - a4, a3 + a4);
-    [
-        a0 + s12 + s34,
-        d12 + 2.0 * d34,
-        s12 + 4.0 * s34,
-        d12 + 8.0 * d34 + a5,
-    ]
-}
-
-/// Applies `f` (six values to `K`) channel by channel to six `c`-long
+/// Applies `f` (`N` values to `K`) channel by channel to `N` `c`-long
 /// rows `z`, writing `K` rows `out`.
 #[inline(always)]
-fn transform_rows<const K: usize>(
-    z: [&[f32]; 6],
+fn transform_rows<const N: usize, const K: usize>(
+    z: [&[f32]; N],
     out: [&mut [f32]; K],
     c: usize,
-    f: impl Fn([f32; 6]) -> [f32; K],
+    f: impl Fn([f32; N]) -> [f32; K],
 ) {
-    let z: [&[f32]; 6] = z.map(|r| &r[..c]);
+    let z: [&[f32]; N] = z.map(|r| &r[..c]);
     let mut out: [&mut [f32]; K] = out.map(|r| &mut r[..c]);
     let mut i = 0;
     while i + LANES <= c {
-        let mut a = [[0f32; LANES]; 6];
+        let mut a = [[0f32; LANES]; N];
         for (dst, src) in a.iter_mut().zip(&z) {
             dst.copy_from_slice(&src[i..i + LANES]);
         }
@@ -265,32 +379,16 @@ fn transform_rows<const K: usize>(
     }
 }
 
-/// `B^T`'s 1-D transform of six values into six, channel by channel; `z`
-/// are six `c`-long rows, `out` six `c`-long rows.
+/// The first `N` `c`-long rows of `buf`, mutable.
 #[inline(always)]
-fn input_1d(z: [&[f32]; 6], out: [&mut [f32]; 6], c: usize) {
-    transform_rows(z, out, c, input_6);
-}
-
-/// `A^T`'s 1-D transform of six values into four; `out` is `4c` long.
-#[inline(always)]
-fn output_1d(z: [&[f32]; 6], out: &mut [f32], c: usize) {
-    let (o0, rest) = out[..4 * c].split_at_mut(c);
-    let (o1, rest) = rest.split_at_mut(c);
-    let (o2, o3) = rest.split_at_mut(c);
-    transform_rows(z, [o0, o1, o2, o3], c, output_6);
-}
-
-/// The first six `c`-long rows of `buf`, mutable.
-#[inline(always)]
-fn split6(buf: &mut [f32], c: usize) -> [&mut [f32]; 6] {
-    let mut rows = buf[..6 * c].chunks_exact_mut(c);
+fn split_rows<const N: usize>(buf: &mut [f32], c: usize) -> [&mut [f32]; N] {
+    let mut rows = buf[..N * c].chunks_exact_mut(c);
     std::array::from_fn(|_| rows.next().unwrap_or_default())
 }
 
-/// Six rows of `c` values from `buf`, starting at row `first`, `step` rows apart.
+/// `N` rows of `c` values from `buf`, starting at row `first`, `step` rows apart.
 #[inline(always)]
-fn rows6(buf: &[f32], first: usize, step: usize, c: usize) -> [&[f32]; 6] {
+fn rows<const N: usize>(buf: &[f32], first: usize, step: usize, c: usize) -> [&[f32]; N] {
     std::array::from_fn(|k| &buf[(first + k * step) * c..][..c])
 }
 
@@ -345,17 +443,19 @@ pub(super) struct Geometry {
     w: usize,
     tiles_y: usize,
     tiles_x: usize,
+    tiling: Tiling,
 }
 
 impl Geometry {
-    /// The tiling of `n` images of `h x w` points.
-    pub(super) fn new(n: usize, h: usize, w: usize) -> Geometry {
+    /// The tiling of `n` images of `h x w` points by `tiling`.
+    pub(super) fn new(n: usize, h: usize, w: usize, tiling: Tiling) -> Geometry {
         Geometry {
             n,
             h,
             w,
-            tiles_y: h.div_ceil(OUT_TILE),
-            tiles_x: w.div_ceil(OUT_TILE),
+            tiles_y: h.div_ceil(tiling.out_tile()),
+            tiles_x: w.div_ceil(tiling.out_tile()),
+            tiling,
         }
     }
 
@@ -366,12 +466,12 @@ impl Geometry {
 
     /// Rows of the zero-bordered input.
     fn padded_h(&self) -> usize {
-        self.tiles_y * OUT_TILE + 2
+        self.tiles_y * self.tiling.out_tile() + 2
     }
 
     /// Columns of the zero-bordered input.
     fn padded_w(&self) -> usize {
-        self.tiles_x * OUT_TILE + 2
+        self.tiles_x * self.tiling.out_tile() + 2
     }
 
     /// Image, tile row and tile column of tile `t`.
@@ -385,9 +485,10 @@ impl Geometry {
     }
 }
 
-/// Fills `ws.v` (`[36, tiles, c]`) with `B^T d B` of every 6x6 input tile
-/// `d` (tile `(ty, tx)` starts at board point `(4ty - 1, 4tx - 1)`; points
-/// off the tensor are zero padding), on up to `threads` OpenMP threads.
+/// Fills `ws.v` (`[area, tiles, c]`) with `B^T d B` of every input tile `d`
+/// (with output tiles of side `s`, tile `(ty, tx)` starts at board point
+/// `(s ty - 1, s tx - 1)`; points off the tensor are zero padding), on up
+/// to `threads` OpenMP threads.
 pub(super) fn input_transform(
     input: &[f32],
     g: Geometry,
@@ -397,10 +498,11 @@ pub(super) fn input_transform(
 ) {
     let (ph, pw) = (g.padded_h(), g.padded_w());
     let len = g.n * ph * pw * c;
-    if ws.padded_for != (g.n, g.h, g.w, c) || ws.padded.len() != len {
+    let key = Some((g.n, g.h, g.w, c, g.tiling));
+    if ws.padded_for != key || ws.padded.len() != len {
         ws.padded.clear();
         ws.padded.resize(len, 0.0);
-        ws.padded_for = (g.n, g.h, g.w, c);
+        ws.padded_for = key;
     }
     let rows = g.n * g.h;
     let padded = Shared::new(&mut ws.padded);
@@ -420,18 +522,28 @@ pub(super) fn input_transform(
         #[cfg(target_arch = "x86_64")]
         if avx2 {
             // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part.
-            unsafe { input_tiles_avx2(padded, g, c, v, range) };
+            unsafe {
+                match g.tiling {
+                    Tiling::F4 => input_tiles_avx2::<F4, 6, 4>(padded, g, c, v, range),
+                    Tiling::F3 => input_tiles_avx2::<F3, 5, 3>(padded, g, c, v, range),
+                }
+            };
             return;
         }
         let _ = avx2;
         // SAFETY: tiles are disjoint per part.
-        unsafe { input_tiles(padded, g, c, v, range) };
+        unsafe {
+            match g.tiling {
+                Tiling::F4 => input_tiles::<F4, 6, 4>(padded, g, c, v, range),
+                Tiling::F3 => input_tiles::<F3, 5, 3>(padded, g, c, v, range),
+            }
+        };
     });
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn input_tiles_avx2(
+unsafe fn input_tiles_avx2<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     padded: &[f32],
     g: Geometry,
     c: usize,
@@ -439,7 +551,7 @@ unsafe fn input_tiles_avx2(
     range: std::ops::Range<usize>,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { input_tiles(padded, g, c, v, range) }
+    unsafe { input_tiles::<T, IN, OUT>(padded, g, c, v, range) }
 }
 
 /// The input transform of tiles `range`, read from the zero-bordered input.
@@ -447,7 +559,7 @@ unsafe fn input_tiles_avx2(
 /// # Safety
 /// No other thread may write these tiles' entries of `v` meanwhile.
 #[inline(always)]
-unsafe fn input_tiles(
+unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     padded: &[f32],
     g: Geometry,
     c: usize,
@@ -455,32 +567,34 @@ unsafe fn input_tiles(
     range: std::ops::Range<usize>,
 ) {
     let (ph, pw, tiles) = (g.padded_h(), g.padded_w(), g.tiles());
-    let mut tmp = vec![0f32; TILE_AREA * c];
+    let mut tmp = vec![0f32; IN * IN * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
-        // Padded point (4ty + dy, 4tx + dx) is board point (4ty + dy - 1, ...).
-        let corner = (b * ph + ty * OUT_TILE) * pw + tx * OUT_TILE;
+        // Padded point (OUT ty + dy, OUT tx + dx) is board point
+        // (OUT ty + dy - 1, ...).
+        let corner = (b * ph + ty * OUT) * pw + tx * OUT;
         // Along y for each column (tmp is [x][y']), then along x for each
         // y', straight into v.
-        for dx in 0..IN_TILE {
-            input_1d(
-                rows6(padded, corner + dx, pw, c),
-                split6(&mut tmp[dx * IN_TILE * c..], c),
+        for dx in 0..IN {
+            transform_rows(
+                rows::<IN>(padded, corner + dx, pw, c),
+                split_rows::<IN>(&mut tmp[dx * IN * c..], c),
                 c,
+                T::input,
             );
         }
-        for y in 0..IN_TILE {
-            // SAFETY: tile `t`'s rows belong to this caller only, and the six
+        for y in 0..IN {
+            // SAFETY: tile `t`'s rows belong to this caller only, and the
             // rows are distinct.
             let out =
-                std::array::from_fn(|x| unsafe { v.slice(((y * IN_TILE + x) * tiles + t) * c, c) });
-            input_1d(rows6(&tmp, y, IN_TILE, c), out, c);
+                std::array::from_fn(|x| unsafe { v.slice(((y * IN + x) * tiles + t) * c, c) });
+            transform_rows(rows::<IN>(&tmp, y, IN, c), out, c, T::input);
         }
     }
 }
 
-/// Turns `m` (`[36, tiles, c]`) into output tiles `A^T m A` and writes the
-/// on-tensor points of each into `out` as `epilogue` says, on up to
+/// Turns `m` (`[area, tiles, c]`) into output tiles `A^T m A` and writes
+/// the on-tensor points of each into `out` as `epilogue` says, on up to
 /// `threads` OpenMP threads.
 pub(super) fn output_transform(
     m: &[f32],
@@ -498,18 +612,28 @@ pub(super) fn output_transform(
         if avx2 {
             // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part
             // and tiles cover disjoint output points.
-            unsafe { output_tiles_avx2(m, g, c, ep, out, range) };
+            unsafe {
+                match g.tiling {
+                    Tiling::F4 => output_tiles_avx2::<F4, 6, 4>(m, g, c, ep, out, range),
+                    Tiling::F3 => output_tiles_avx2::<F3, 5, 3>(m, g, c, ep, out, range),
+                }
+            };
             return;
         }
         let _ = avx2;
         // SAFETY: as above.
-        unsafe { output_tiles(m, g, c, ep, out, range) };
+        unsafe {
+            match g.tiling {
+                Tiling::F4 => output_tiles::<F4, 6, 4>(m, g, c, ep, out, range),
+                Tiling::F3 => output_tiles::<F3, 5, 3>(m, g, c, ep, out, range),
+            }
+        };
     });
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn output_tiles_avx2(
+unsafe fn output_tiles_avx2<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     m: &[f32],
     g: Geometry,
     c: usize,
@@ -518,7 +642,7 @@ unsafe fn output_tiles_avx2(
     range: std::ops::Range<usize>,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { output_tiles(m, g, c, ep, out, range) }
+    unsafe { output_tiles::<T, IN, OUT>(m, g, c, ep, out, range) }
 }
 
 /// The output transform of tiles `range`.
@@ -526,7 +650,7 @@ unsafe fn output_tiles_avx2(
 /// # Safety
 /// No other thread may write these tiles' points of `out` meanwhile.
 #[inline(always)]
-unsafe fn output_tiles(
+unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     m: &[f32],
     g: Geometry,
     c: usize,
@@ -536,32 +660,35 @@ unsafe fn output_tiles(
 ) {
     let (h, w, tiles) = (g.h, g.w, g.tiles());
     let bias = &bias[..c];
-    let mut tmp = vec![0f32; IN_TILE * OUT_TILE * c];
-    let mut done = vec![0f32; OUT_TILE * OUT_TILE * c];
+    let mut tmp = vec![0f32; IN * OUT * c];
+    let mut done = vec![0f32; OUT * OUT * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
-        // Along y for each of the 6 columns, read in place from m (tmp is
-        // [x][y'], 6x4), then along x for each y' (done is [y'][x'], 4x4).
-        for dx in 0..IN_TILE {
-            output_1d(
-                rows6(m, dx * tiles + t, IN_TILE * tiles, c),
-                &mut tmp[dx * OUT_TILE * c..],
+        // Along y for each of the IN columns, read in place from m (tmp is
+        // [x][y'], IN x OUT), then along x for each y' (done is [y'][x'],
+        // OUT x OUT).
+        for dx in 0..IN {
+            transform_rows(
+                rows::<IN>(m, dx * tiles + t, IN * tiles, c),
+                split_rows::<OUT>(&mut tmp[dx * OUT * c..], c),
                 c,
+                T::output,
             );
         }
-        for y in 0..OUT_TILE {
-            output_1d(
-                rows6(&tmp, y, OUT_TILE, c),
-                &mut done[y * OUT_TILE * c..],
+        for y in 0..OUT {
+            transform_rows(
+                rows::<IN>(&tmp, y, OUT, c),
+                split_rows::<OUT>(&mut done[y * OUT * c..], c),
                 c,
+                T::output,
             );
         }
-        for dy in 0..OUT_TILE.min(h - ty * OUT_TILE) {
-            let y = ty * OUT_TILE + dy;
-            for dx in 0..OUT_TILE.min(w - tx * OUT_TILE) {
-                let x = tx * OUT_TILE + dx;
+        for dy in 0..OUT.min(h - ty * OUT) {
+            let y = ty * OUT + dy;
+            for dx in 0..OUT.min(w - tx * OUT) {
+                let x = tx * OUT + dx;
                 let point = (b * h + y) * w + x;
-                let src = &done[(dy * OUT_TILE + dx) * c..][..c];
+                let src = &done[(dy * OUT + dx) * c..][..c];
                 // SAFETY: each point belongs to exactly one tile.
                 let dst = unsafe { out.slice(point * c, c) };
                 match epilogue {

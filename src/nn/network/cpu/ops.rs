@@ -10,9 +10,10 @@
 
 use super::super::builder::NormActParams;
 use super::super::winograd::{
-    input_transform, output_transform, transform_kernel, Epilogue, Geometry, Workspace, TILE_AREA,
+    input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
 use crate::nn::desc::{Activation, ConvLayer};
+use std::sync::OnceLock;
 
 /// `c = a b` (or `c += a b` when `accumulate`), all row-major and dense:
 /// `a` is `m x k`, `b` is `k x n`, `c` is `m x n`.
@@ -403,11 +404,50 @@ pub(super) struct ConvScratch {
     wide: Vec<f32>,
 }
 
+/// How a 3x3 convolution is computed on one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Path3x3 {
+    /// Tap by tap on the zero-padded input (see [`Conv::run_direct`]).
+    Direct,
+    /// By Winograd's minimal filtering with this tiling.
+    Winograd(Tiling),
+}
+
+/// The other weights of a 3x3 conv small enough for [`small_gemm`].
+struct SmallConvWeights {
+    /// `[9, in, out]`: the direct convolution's, which wins when a batch has
+    /// few tiles (see [`Conv::direct_wins`]).
+    direct: AlignedWeights,
+    /// `[25, in, out]`: F(3x3, 3x3) Winograd's, built from `direct` when a
+    /// board first tiles better by 3x3 (9x9, see [`Tiling::fewest_points`]).
+    winograd_f3: OnceLock<AlignedWeights>,
+}
+
+impl SmallConvWeights {
+    /// The F(3x3, 3x3) weights, transformed from the direct weights on
+    /// first use.
+    fn winograd_f3(&self, ci: usize, co: usize) -> &[f32] {
+        self.winograd_f3.get_or_init(|| {
+            let taps = &self.direct;
+            // Back to the model file's `[out, in, 3, 3]`.
+            let mut oihw = vec![0f32; co * ci * 9];
+            for (tap, block) in taps.chunks_exact(ci * co).enumerate() {
+                for (ic, row) in block.chunks_exact(co).enumerate() {
+                    for (oc, &v) in row.iter().enumerate() {
+                        oihw[(oc * ci + ic) * 9 + tap] = v;
+                    }
+                }
+            }
+            AlignedWeights::new(&transform_kernel(&oihw, ci, co, Tiling::F3))
+        })
+    }
+}
+
 /// How a convolution is computed.
 enum ConvKind {
     /// 1x1: weights `[in, out]`.
     Pointwise,
-    /// 3x3, undilated: transformed weights `[36, in, out]`.
+    /// 3x3, undilated: F(4x4, 3x3) transformed weights `[36, in, out]`.
     Winograd,
     /// Any other size or dilation, by im2col: weights `[ky, kx, in, out]`.
     General {
@@ -423,10 +463,8 @@ enum ConvKind {
 pub(super) struct Conv {
     kind: ConvKind,
     weight: AlignedWeights,
-    /// For Winograd convs that [`small_gemm`] can run tap by tap: the
-    /// weights `[9, in, out]` of the direct convolution, which wins when a
-    /// batch has few tiles (see [`Conv::direct_wins`]).
-    direct: Option<AlignedWeights>,
+    /// For Winograd convs that [`small_gemm`] can run tap by tap.
+    small: Option<Box<SmallConvWeights>>,
     /// One per output channel; `None` when the conv has no bias.
     bias: Option<Vec<f32>>,
     /// Zeros, for the Winograd epilogue of bias-free convs.
@@ -441,7 +479,7 @@ impl Conv {
     pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
         let (ci, co) = (c.in_channels, c.out_channels);
         let (ky, kx) = (c.y_size, c.x_size);
-        let mut direct = None;
+        let mut small = None;
         let (kind, weight) = if (ky, kx) == (1, 1) {
             let mut t = vec![0f32; ci * co];
             for oc in 0..co {
@@ -452,9 +490,12 @@ impl Conv {
             (ConvKind::Pointwise, t)
         } else if (ky, kx, c.dilation_y, c.dilation_x) == (3, 3, 1, 1) {
             if small_gemm_takes(ci, co) {
-                direct = Some(AlignedWeights::new(&taps_in_out(w, ci, co, 3, 3)));
+                small = Some(Box::new(SmallConvWeights {
+                    direct: AlignedWeights::new(&taps_in_out(w, ci, co, 3, 3)),
+                    winograd_f3: OnceLock::new(),
+                }));
             }
-            (ConvKind::Winograd, transform_kernel(w, ci, co))
+            (ConvKind::Winograd, transform_kernel(w, ci, co, Tiling::F4))
         } else {
             let t = taps_in_out(w, ci, co, ky, kx);
             let kind = ConvKind::General {
@@ -468,7 +509,7 @@ impl Conv {
         Conv {
             kind,
             weight: AlignedWeights::new(&weight),
-            direct,
+            small,
             bias,
             zeros: vec![0.0; co],
             in_channels: ci,
@@ -479,18 +520,18 @@ impl Conv {
     /// Multiply-adds of one `h x w` row in a batch of `n` (for FLOP
     /// counts): as a direct convolution counts them, and as this code runs
     /// them (Winograd's GEMMs: 36 per 4x4 output tile and channel pair, 4x
-    /// fewer on a board that fills its tiles; the direct path's: 9 per
-    /// point of the padded width).
+    /// fewer on a board that fills its tiles, or 25 per 3x3 tile; the direct
+    /// path's: 9 per point of the padded width).
     pub(super) fn macs_per_row(&self, n: usize, h: usize, w: usize) -> (usize, usize) {
         let pairs = self.in_channels * self.out_channels;
         match self.kind {
             ConvKind::Pointwise => (h * w * pairs, h * w * pairs),
-            ConvKind::Winograd if self.direct_wins(n, h, w) => {
-                (9 * h * w * pairs, 9 * (h * (w + 2) - 2) * pairs)
-            }
             ConvKind::Winograd => {
-                let tiles = Geometry::new(1, h, w).tiles();
-                (9 * h * w * pairs, TILE_AREA * tiles * pairs)
+                let executed = match self.path(n, h, w) {
+                    Path3x3::Direct => 9 * (h * (w + 2) - 2),
+                    Path3x3::Winograd(tiling) => tiling.points(h, w),
+                };
+                (9 * h * w * pairs, executed * pairs)
             }
             ConvKind::General { ky, kx, .. } => (ky * kx * h * w * pairs, ky * kx * h * w * pairs),
         }
@@ -507,16 +548,16 @@ impl Conv {
         mask: &Mask,
         s: &mut ConvScratch,
     ) {
-        let direct = self.direct_wins(n, h, w);
-        self.run_with(direct, input, (n, h, w), out, epilogue, mask, s);
+        let path = self.path(n, h, w);
+        self.run_with(path, input, (n, h, w), out, epilogue, mask, s);
     }
 
-    /// [`Conv::run`], a 3x3 conv computed directly when `direct` (and its
-    /// direct weights exist), by Winograd otherwise.
+    /// [`Conv::run`] by `path` for a 3x3 conv (falling back to F(4x4)
+    /// Winograd where this conv lacks the weights `path` needs).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run_with(
         &self,
-        direct: bool,
+        path: Path3x3,
         input: &[f32],
         (n, h, w): (usize, usize, usize),
         out: &mut [f32],
@@ -528,22 +569,34 @@ impl Conv {
         let points = n * h * w;
         let input = &input[..points * ci];
         let out = &mut out[..points * co];
-        let direct_weight = self.direct.as_deref().filter(|_| direct);
-        match (&self.kind, direct_weight) {
-            (ConvKind::Winograd, Some(weight)) => {
-                self.run_direct(weight, input, (n, h, w), out, epilogue, s);
+        let path = match (path, &self.small) {
+            (Path3x3::Direct | Path3x3::Winograd(Tiling::F3), None) => {
+                Path3x3::Winograd(Tiling::F4)
             }
-            (ConvKind::Winograd, None) => {
-                let g = Geometry::new(n, h, w);
+            _ => path,
+        };
+        match (&self.kind, path) {
+            (ConvKind::Winograd, Path3x3::Direct) => {
+                if let Some(small) = &self.small {
+                    self.run_direct(&small.direct, input, (n, h, w), out, epilogue, s);
+                }
+            }
+            (ConvKind::Winograd, Path3x3::Winograd(tiling)) => {
+                // F(3x3) comes with `small` (see the fallback above).
+                let weight = match (tiling, &self.small) {
+                    (Tiling::F3, Some(small)) => small.winograd_f3(ci, co),
+                    _ => &self.weight,
+                };
+                let g = Geometry::new(n, h, w, tiling);
                 let tiles = g.tiles();
-                s.wino.v.resize(TILE_AREA * tiles * ci, 0.0);
-                s.wino.m.resize(TILE_AREA * tiles * co, 0.0);
+                s.wino.v.resize(tiling.area() * tiles * ci, 0.0);
+                s.wino.m.resize(tiling.area() * tiles * co, 0.0);
                 input_transform(input, g, ci, &mut s.wino, 1);
-                for pos in 0..TILE_AREA {
+                for pos in 0..tiling.area() {
                     gemm(
                         (tiles, ci, co),
                         &s.wino.v[pos * tiles * ci..],
-                        &self.weight[pos * ci * co..],
+                        &weight[pos * ci * co..],
                         &mut s.wino.m[pos * tiles * co..],
                         false,
                     );
@@ -620,10 +673,31 @@ impl Conv {
     /// (16 tiles) 0.85x, and 9x9 at batch 2 or 4 no faster; past 4x the
     /// multiply-adds it cannot win.
     pub(super) fn direct_wins(&self, n: usize, h: usize, w: usize) -> bool {
-        let tiles = n * Geometry::new(1, h, w).tiles();
-        self.direct.is_some()
+        let tiles = n * Geometry::new(1, h, w, Tiling::F4).tiles();
+        self.small.is_some()
             && tiles <= DIRECT_MAX_TILES
-            && 9 * n * h * (w + 2) <= 4 * TILE_AREA * tiles
+            && 9 * n * h * (w + 2) <= 4 * Tiling::F4.points(h, w) * n
+    }
+
+    /// How a 3x3 conv runs on a batch of `n` `h x w` boards: directly where
+    /// that wins, else by the Winograd tiling with the least GEMM work.
+    pub(super) fn path(&self, n: usize, h: usize, w: usize) -> Path3x3 {
+        if self.direct_wins(n, h, w) {
+            Path3x3::Direct
+        } else {
+            Path3x3::Winograd(self.tiling(h, w))
+        }
+    }
+
+    /// The Winograd tiling for `h x w` boards: the one with the least GEMM
+    /// work, where this conv has F(3x3) weights to offer (small nets, see
+    /// [`small_gemm_takes`]), F(4x4) otherwise.
+    pub(super) fn tiling(&self, h: usize, w: usize) -> Tiling {
+        if self.small.is_some() {
+            Tiling::fewest_points(h, w)
+        } else {
+            Tiling::F4
+        }
     }
 
     /// The direct 3x3 convolution, one row at a time: the row is copied

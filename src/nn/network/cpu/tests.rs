@@ -2,9 +2,9 @@
 //! layers): real and synthetic nets, batch 1 and 5, mixed board sizes in
 //! one batch; and its kernels against naive references.
 
-use super::ops::{gemm, Conv, ConvScratch, Mask};
+use super::ops::{gemm, Conv, ConvScratch, Mask, Path3x3};
 use super::*;
-use crate::nn::network::winograd::Epilogue;
+use crate::nn::network::winograd::{Epilogue, Tiling};
 use crate::nn::network::Model;
 use crate::nn::testnet::synthetic;
 use rand::rngs::StdRng;
@@ -123,6 +123,9 @@ fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
     assert!(d9 < 2e-3, "9x9 batch 1 differs by {d9}");
     let d7 = max_diff(&file, &[(7, 7)], 9, true);
     assert!(d7 < 2e-3, "7x7 in 9x9 batch 1 differs by {d7}");
+    // 9x9 tensors at batch 3, one holding a 7x7 board: F(3x3) Winograd.
+    let d3 = max_diff(&file, &[(9, 9), (7, 7), (9, 9)], 9, true);
+    assert!(d3 < 2e-3, "9x9 batch 3 differs by {d3}");
 }
 
 #[test]
@@ -308,7 +311,17 @@ fn convolutions_of_every_kind_match_direct_convolution() {
 #[test]
 fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
     let mut rng = StdRng::seed_from_u64(3);
-    for &(ci, co, n, h, w) in &[(32, 16, 1, 9, 9), (16, 48, 2, 7, 5), (48, 32, 1, 3, 11)] {
+    let paths = [
+        Path3x3::Direct,
+        Path3x3::Winograd(Tiling::F4),
+        Path3x3::Winograd(Tiling::F3),
+    ];
+    for &(ci, co, n, h, w) in &[
+        (32, 16, 1, 9, 9),
+        (16, 48, 2, 7, 5),
+        (48, 32, 1, 3, 11),
+        (16, 32, 3, 9, 6),
+    ] {
         let layer = ConvLayer {
             name: "c".into(),
             y_size: 3,
@@ -330,19 +343,13 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
             .map(|p| if p % w == w - 1 { 0.0 } else { 1.0 })
             .collect();
         let mask = Mask::new(n, h * w, Some(&mask_values));
-        for use_direct in [true, false] {
-            let mut s = ConvScratch::default();
+        // One scratch for every path, as the network shares it between
+        // batches of different shapes.
+        let mut s = ConvScratch::default();
+        for path in paths {
             for epilogue in [Epilogue::Store, Epilogue::ReluMasked, Epilogue::Accumulate] {
                 let mut got = vec![0.5f32; want.len()];
-                conv.run_with(
-                    use_direct,
-                    &input,
-                    (n, h, w),
-                    &mut got,
-                    epilogue,
-                    &mask,
-                    &mut s,
-                );
+                conv.run_with(path, &input, (n, h, w), &mut got, epilogue, &mask, &mut s);
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                     let expect = match epilogue {
                         Epilogue::Store => *w,
@@ -351,14 +358,15 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
                     };
                     assert!(
                         (g - expect).abs() < 1e-3,
-                        "{ci}->{co} {n}x{h}x{w} direct {use_direct} {epilogue:?}: {g} vs {expect}"
+                        "{ci}->{co} {n}x{h}x{w} {path:?} {epilogue:?}: {g} vs {expect}"
                     );
                 }
             }
         }
     }
     // The rule: a lone 9x9 board runs direct, a 19x19 one or a batch of 9x9s
-    // by Winograd.
+    // by Winograd, 9x9 (exactly 3x3 tiles) by F(3x3), 19x19, 13x13 and 7x7
+    // by F(4x4).
     let layer = ConvLayer {
         name: "c".into(),
         y_size: 3,
@@ -377,6 +385,13 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
     assert!(!conv.direct_wins(1, 19, 19));
     assert!(!conv.direct_wins(1, 13, 13));
     assert!(!conv.direct_wins(4, 9, 9));
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+        assert_eq!(conv.path(4, 9, 9), Path3x3::Winograd(Tiling::F3));
+        assert_eq!(conv.path(1, 9, 9), Path3x3::Direct);
+    }
+    for (h, w) in [(19, 19), (13, 13), (7, 7)] {
+        assert_eq!(conv.path(8, h, w), Path3x3::Winograd(Tiling::F4), "{h}x{w}");
+    }
 }
 
 #[test]
