@@ -268,13 +268,7 @@ impl SearchBot {
     /// `getNoiselessParams` plus conservative passing and no PDA).
     fn scoring_params(&self, visits: i64) -> SearchParams {
         let mut p = self.genmove_params.clone();
-        p.root_noise_enabled = false;
-        p.root_policy_temperature = 1.0;
-        p.root_policy_temperature_early = 1.0;
-        p.root_fpu_reduction_max = p.fpu_reduction_max;
-        p.root_fpu_loss_prop = p.fpu_loss_prop;
-        p.root_desired_per_child_visits_coeff = 0.0;
-        p.root_num_symmetries_to_sample = 1;
+        p.search_root_as_any_node();
         p.wide_root_noise = 0.0;
         p.chosen_move_temperature = 0.0;
         p.chosen_move_temperature_early = 0.0;

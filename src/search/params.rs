@@ -419,6 +419,20 @@ search_params! {
 }
 
 impl SearchParams {
+    /// The root searched as any other node (KataGo's noiseless root
+    /// settings, shared by cheap self-play searches and scoring searches):
+    /// no noise, policy temperature 1, the normal FPU, no forced playouts,
+    /// one symmetry.
+    pub fn search_root_as_any_node(&mut self) {
+        self.root_noise_enabled = false;
+        self.root_policy_temperature = 1.0;
+        self.root_policy_temperature_early = 1.0;
+        self.root_fpu_loss_prop = self.fpu_loss_prop;
+        self.root_fpu_reduction_max = self.fpu_reduction_max;
+        self.root_desired_per_child_visits_coeff = 0.0;
+        self.root_num_symmetries_to_sample = 1;
+    }
+
     /// KataGo's defaults for a program, as `Setup::loadParams` gives them
     /// when the config names nothing.
     pub fn defaults(setup: SetupFor) -> SearchParams {

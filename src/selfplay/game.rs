@@ -330,7 +330,7 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
         }
         params.max_visits = visits;
         if remove_noise {
-            search_root_as_any_node(&mut params);
+            params.search_root_as_any_node();
         }
         // The move is chosen without LCB (KataGo's runBotWithLimits "HACK"),
         // which still shapes the policy target.
@@ -764,19 +764,6 @@ fn write_sgf_line(
     tree.to_sgf().replace('\n', " ")
 }
 
-/// KataGo's `runBotWithLimits` for a cheap search that writes no row: the
-/// root is searched as any other node (no noise, policy temperature 1, the
-/// normal FPU, no forced playouts, one symmetry).
-fn search_root_as_any_node(params: &mut SearchParams) {
-    params.root_noise_enabled = false;
-    params.root_policy_temperature = 1.0;
-    params.root_policy_temperature_early = 1.0;
-    params.root_fpu_loss_prop = params.fpu_loss_prop;
-    params.root_fpu_reduction_max = params.fpu_reduction_max;
-    params.root_desired_per_child_visits_coeff = 0.0;
-    params.root_num_symmetries_to_sample = 1;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -793,7 +780,7 @@ mod tests {
         p.fpu_loss_prop = 0.0;
         p.root_desired_per_child_visits_coeff = 2.0;
         p.root_num_symmetries_to_sample = 4;
-        search_root_as_any_node(&mut p);
+        p.search_root_as_any_node();
         assert!(!p.root_noise_enabled);
         assert_eq!(
             (p.root_policy_temperature, p.root_policy_temperature_early),

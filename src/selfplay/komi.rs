@@ -75,13 +75,7 @@ fn noiseless(base: &SearchParams, visits: i64) -> SearchParams {
     let mut p = base.clone();
     p.max_visits = visits;
     p.max_playouts = visits;
-    p.root_noise_enabled = false;
-    p.root_policy_temperature = 1.0;
-    p.root_policy_temperature_early = 1.0;
-    p.root_fpu_reduction_max = p.fpu_reduction_max;
-    p.root_fpu_loss_prop = p.fpu_loss_prop;
-    p.root_desired_per_child_visits_coeff = 0.0;
-    p.root_num_symmetries_to_sample = 1;
+    p.search_root_as_any_node();
     p.search_factor_after_one_pass = 1.0;
     p.search_factor_after_two_pass = 1.0;
     p
