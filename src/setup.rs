@@ -47,7 +47,8 @@ pub struct EngineArgs {
     /// KataGo network file (.bin.gz or .bin).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// TOML config file.
+    /// TOML config file (`gtp` and `analysis` default to the built-in copy
+    /// of `configs/gtp.toml` or `configs/analysis.toml`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Config overrides, `key=value[,key=value...]`; may be repeated.
@@ -55,13 +56,59 @@ pub struct EngineArgs {
     pub override_config: Vec<String>,
 }
 
+/// A config file of `configs/` compiled into the binary: what `engine gtp`
+/// and `engine analysis` read when no `-config` is given, as KataGo falls
+/// back to the `default_gtp.cfg` beside its executable. Without it a bare
+/// `engine gtp` would have no search limit, and a GUI's `time_settings 0 1
+/// 0` ("no time limit") would make `genmove` search until stopped.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltInConfig {
+    /// How errors and the start-up log name it.
+    pub name: &'static str,
+    /// The TOML text.
+    pub text: &'static str,
+}
+
+/// `configs/gtp.toml`, the README's GTP config.
+pub const GTP_CONFIG: BuiltInConfig = BuiltInConfig {
+    name: "configs/gtp.toml (built in)",
+    text: include_str!("../configs/gtp.toml"),
+};
+
+/// `configs/analysis.toml`, the README's analysis config.
+pub const ANALYSIS_CONFIG: BuiltInConfig = BuiltInConfig {
+    name: "configs/analysis.toml (built in)",
+    text: include_str!("../configs/analysis.toml"),
+};
+
 /// The config file named on the command line (an empty config if none)
 /// with the `-override-config` arguments applied in order.
 pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
-    let mut cfg = match path {
+    let cfg = match path {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
+    with_overrides(cfg, overrides)
+}
+
+/// Like [`load_config`], but with `built_in` when no file is named (and a
+/// line on stderr saying so).
+pub fn load_config_or_built_in(
+    path: Option<&Path>,
+    overrides: &[String],
+    built_in: BuiltInConfig,
+) -> Result<Config, ConfigError> {
+    let cfg = match path {
+        Some(path) => Config::load(path)?,
+        None => {
+            eprintln!("No -config given: using {}", built_in.name);
+            Config::from_toml_str(built_in.text, built_in.name)?
+        }
+    };
+    with_overrides(cfg, overrides)
+}
+
+fn with_overrides(mut cfg: Config, overrides: &[String]) -> Result<Config, ConfigError> {
     for o in overrides {
         cfg.apply_overrides(o)?;
     }
@@ -78,12 +125,12 @@ pub struct Startup {
     pub model: Option<PathBuf>,
 }
 
-/// Loads the config and overrides of `args`; the network is loaded later
-/// ([`Startup::network`] or [`Startup::load_network`]), so that a command
-/// may read the config first (batch size, thread counts) or choose its
-/// model itself.
-pub fn start(args: &EngineArgs) -> Result<Startup, SetupError> {
-    let config = load_config(args.config.as_deref(), &args.override_config)?;
+/// Loads the config of `args` (`built_in` when none is named) and its
+/// overrides; the network is loaded later ([`Startup::network`] or
+/// [`Startup::load_network`]), so that a command may read the config first
+/// (batch size, thread counts) or choose its model itself.
+pub fn start(args: &EngineArgs, built_in: BuiltInConfig) -> Result<Startup, SetupError> {
+    let config = load_config_or_built_in(args.config.as_deref(), &args.override_config, built_in)?;
     Ok(Startup {
         config,
         model: args.model.clone(),
@@ -419,4 +466,46 @@ pub fn search_settings(cfg: &Config) -> Vec<(String, serde_json::Value)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in configs parse, name only keys the engine knows, and
+    /// bound the search, so that a GUI's "no time limit" still ends.
+    #[test]
+    fn built_in_configs_parse_and_limit_the_search() {
+        for built_in in [GTP_CONFIG, ANALYSIS_CONFIG] {
+            let cfg = load_config_or_built_in(None, &[], built_in)
+                .unwrap_or_else(|e| panic!("{}: {e}", built_in.name));
+            assert_eq!(
+                cfg.unknown_keys(),
+                Vec::<String>::new(),
+                "{}",
+                built_in.name
+            );
+            assert!(
+                cfg.get_i64("maxVisits", 1..=100_000).is_ok(),
+                "{} sets no visit limit",
+                built_in.name
+            );
+        }
+    }
+
+    /// A named file wins over the built-in config; overrides apply to both.
+    #[test]
+    fn named_config_and_overrides_win_over_the_built_in_one() {
+        let dir = std::env::temp_dir().join(format!("setup-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(&file, "maxVisits = 7\n").unwrap();
+        let named = load_config_or_built_in(Some(&file), &[], GTP_CONFIG).unwrap();
+        assert_eq!(named.get_i64("maxVisits", 1..=100).unwrap(), 7);
+        assert!(!named.contains("resignThreshold"));
+        let overridden =
+            load_config_or_built_in(None, &["maxVisits=9".to_string()], GTP_CONFIG).unwrap();
+        assert_eq!(overridden.get_i64("maxVisits", 1..=100).unwrap(), 9);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -21,16 +21,20 @@ impl Engine {
 
     /// The engine on `configs/gtp.toml` with these `-override-config` settings.
     fn start_with(overrides: &str) -> Engine {
+        let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/gtp.toml");
+        let config = config.to_string_lossy();
+        Engine::launch(&["-config", &config, "-override-config", overrides])
+    }
+
+    /// The engine on the g170 net with these further arguments.
+    fn launch(args: &[&str]) -> Engine {
         let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
         let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
         assert!(model.is_file(), "network missing: {}", model.display());
-        let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/gtp.toml");
         let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
             .args(["gtp", "-model"])
             .arg(&model)
-            .arg("-config")
-            .arg(&config)
-            .args(["-override-config", overrides])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -255,6 +259,20 @@ fn check_kata_line(line: &str) {
             value(key);
         }
     }
+}
+
+/// With no `-config`, the built-in `configs/gtp.toml` applies: its visit
+/// limit bounds `genmove` even after a GUI's `time_settings 0 1 0` ("no
+/// time limit"), which otherwise means a search that never ends.
+#[test]
+fn without_a_config_the_built_in_one_bounds_genmove() {
+    let mut e = Engine::launch(&[]);
+    assert_eq!(e.ok(1, "kata-get-param maxVisits"), "500");
+    e.ok(2, "boardsize 9");
+    e.ok(3, "clear_board");
+    e.ok(4, "time_settings 0 1 0");
+    let mv = e.ok(5, "genmove b");
+    assert!((2..=3).contains(&mv.len()), "not a board move: {mv}");
 }
 
 /// Without a network and without a default one, `engine gtp` says how to

@@ -105,10 +105,14 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
     })
 }
 
-/// Loads the config named on the command line (empty if none) with the
-/// overrides applied.
+/// Loads the config named on the command line (the built-in
+/// `configs/analysis.toml` if none) with the overrides applied.
 pub fn load_config(cmd: &AnalysisCommand) -> Result<Config, ConfigError> {
-    crate::setup::load_config(cmd.config.as_deref(), &cmd.override_config)
+    crate::setup::load_config_or_built_in(
+        cmd.config.as_deref(),
+        &cmd.override_config,
+        crate::setup::ANALYSIS_CONFIG,
+    )
 }
 
 /// Runs `engine analysis`; returns the exit code.

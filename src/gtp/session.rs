@@ -76,7 +76,7 @@ impl From<String> for StartError {
 }
 
 fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
-    let startup = crate::setup::start(args).map_err(|e| e.to_string())?;
+    let startup = crate::setup::start(args, crate::setup::GTP_CONFIG).map_err(|e| e.to_string())?;
     let cfg = &startup.config;
     let settings = GtpSettings::from_config(cfg)?;
     for line in crate::setup::no_effect_warnings(cfg) {
