@@ -1,7 +1,8 @@
 //! Scoring commands: `final_score` and `final_status_list`, exact for a
-//! finished game, else from the search's estimate.
+//! finished game, counted for a settled one ([`settled_score`]), else from
+//! the search's estimate.
 
-use crate::game::{Board, Move, Player, ScoringRule};
+use crate::game::{AreaOptions, Board, BoardHistory, Color, Move, Player, ScoringRule};
 
 use super::engine::GtpEngine;
 
@@ -29,20 +30,19 @@ impl GtpEngine {
             );
         }
         let pla = self.game.next_pla();
+        let estimate = self.bot.lock().estimate_final(&self.game, pla);
+        if let Some(score) =
+            settled_score(self.game.history(), self.game.board(), &estimate.ownership)
+        {
+            return (winner_of(score), score);
+        }
         let lead = self.bot.lock().estimate_lead(&self.game, pla);
         let lead = if self.game.rules().game_result_will_be_integer() {
             lead.round()
         } else {
             (lead + 0.5).round() - 0.5
         };
-        let winner = if lead > 0.0 {
-            Some(Player::White)
-        } else if lead < 0.0 {
-            Some(Player::Black)
-        } else {
-            None
-        };
-        (winner, lead)
+        (winner_of(lead), lead)
     }
 
     pub(super) fn final_score(&mut self) -> String {
@@ -103,6 +103,63 @@ impl GtpEngine {
     }
 }
 
+/// The winner of a game White leads by `white_minus_black` (`None`: a draw).
+fn winner_of(white_minus_black: f64) -> Option<Player> {
+    if white_minus_black > 0.0 {
+        Some(Player::White)
+    } else if white_minus_black < 0.0 {
+        Some(Player::Black)
+    } else {
+        None
+    }
+}
+
+/// Ownership a point needs, for its owner, to count as settled: the mean
+/// ownership KataGo's [`chain_statuses`] asks of a living chain.
+const SETTLED_OWNERSHIP: f64 = 0.2;
+
+/// The exact score (White minus Black) of a settled position, or `None`.
+///
+/// Settled: with the chains `ownership` calls dead taken off, every empty
+/// region borders one colour only, and the ownership agrees with that
+/// colour, by at least
+/// [`SETTLED_OWNERSHIP`], at every point. KataGo answers `final_score`
+/// from the net's lead estimate even then; counting is exact once the
+/// statuses are known, which is what a controller asking at the end of a
+/// game wants, and it does not hang on how well the net estimates a score.
+pub fn settled_score(hist: &BoardHistory, board: &Board, ownership: &[f64]) -> Option<f64> {
+    let alive = chain_statuses(board, ownership);
+    let (xs, ys) = (board.x_size(), board.y_size());
+    let mut cleaned = *board;
+    for loc in board.locs() {
+        if board.get(loc).player().is_some() && !alive[loc.idx()] {
+            cleaned.set_stone(loc, Color::Empty);
+        }
+    }
+    let area = cleaned.calculate_area(AreaOptions {
+        non_pass_alive_stones: true,
+        safe_big_territories: true,
+        unsafe_big_territories: true,
+        multi_stone_suicide_legal: hist.suicide_legal_for_pass_alive(),
+    });
+    for loc in board.locs() {
+        let sign = match area.get(loc).player()? {
+            Player::White => 1.0,
+            Player::Black => -1.0,
+        };
+        let own = ownership.get(Move::Play(loc).policy_index(xs, ys))?;
+        if sign * own < SETTLED_OWNERSHIP {
+            return None;
+        }
+    }
+    let mut scored = hist.clone();
+    scored.end_and_score_game_now(&cleaned);
+    // Under territory scoring the history already counts every stone
+    // played against its player, so a dead stone taken off the board is
+    // a prisoner without more ado.
+    Some(f64::from(scored.final_white_minus_black_score()))
+}
+
 /// KataGo's life-and-death call from ownership (White positive): a chain
 /// is alive when its mean ownership is above 0.2 for its colour and no
 /// stone of it is below -0.6. Indexed by `Loc::idx`.
@@ -136,4 +193,98 @@ pub fn chain_statuses(board: &Board, ownership: &[f64]) -> Vec<bool> {
         }
     }
     alive
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{GameOptions, GameState, Loc, Rules};
+
+    /// Black wall on E, White wall on F (9x9, komi 6.5), then `extra`
+    /// White stones.
+    fn walls(rules: Rules, extra: &[&str]) -> GameState {
+        let board = Board::new(9, 9).unwrap();
+        let mut rules = rules;
+        rules.komi = 6.5;
+        let mut state = GameState::start(board, Player::Black, rules, GameOptions::default());
+        for row in 1..=9 {
+            state.play(Move::parse(&format!("E{row}"), 9, 9).unwrap());
+            state.play(Move::parse(&format!("F{row}"), 9, 9).unwrap());
+        }
+        for v in extra {
+            state.play_tolerant(Move::parse(v, 9, 9).unwrap(), Player::White);
+        }
+        state
+    }
+
+    /// Ownership that gives columns A-E to Black and F-J to White, at
+    /// `strength`; points listed in `flip` get the other sign.
+    fn ownership(strength: f64, flip: &[&str]) -> Vec<f64> {
+        let mut own = vec![0.0; 81];
+        for y in 0..9 {
+            for x in 0..9 {
+                let loc = Loc::from_xy(x, y, 9);
+                let mut o = if x <= 4 { -strength } else { strength };
+                if flip.iter().any(|v| Loc::parse(v, 9, 9).unwrap() == loc) {
+                    o = -o;
+                }
+                own[Move::Play(loc).policy_index(9, 9)] = o;
+            }
+        }
+        own
+    }
+
+    #[test]
+    fn walls_are_counted_exactly_under_area_and_territory_rules() {
+        for rules in [Rules::tromp_taylor(), Rules::chinese(), Rules::japanese()] {
+            let s = walls(rules, &[]);
+            // Black 45 points, White 36 + 6.5 (area); 36 against 27 + 6.5
+            // (territory): Black by 2.5 either way.
+            assert_eq!(
+                settled_score(&s.hist, &s.board, &ownership(0.9, &[])),
+                Some(-2.5)
+            );
+        }
+    }
+
+    #[test]
+    fn a_dead_stone_is_taken_off_and_counted_as_a_prisoner() {
+        let dead_b5 = ownership(0.9, &[]);
+        let area = walls(Rules::tromp_taylor(), &["B5"]);
+        assert_eq!(settled_score(&area.hist, &area.board, &dead_b5), Some(-2.5));
+        let territory = walls(Rules::japanese(), &["B5"]);
+        assert_eq!(
+            settled_score(&territory.hist, &territory.board, &dead_b5),
+            Some(-3.5)
+        );
+    }
+
+    #[test]
+    fn unsettled_or_doubted_positions_are_left_to_the_estimate() {
+        // B5 alive by the ownership: Black's side touches White stones.
+        let s = walls(Rules::tromp_taylor(), &["B5"]);
+        assert_eq!(
+            settled_score(&s.hist, &s.board, &ownership(0.9, &["B5"])),
+            None
+        );
+        // The net doubts a point of White's side.
+        let s = walls(Rules::tromp_taylor(), &[]);
+        assert_eq!(
+            settled_score(&s.hist, &s.board, &ownership(0.9, &["H3"])),
+            None
+        );
+        // Too weak to call anything settled.
+        assert_eq!(settled_score(&s.hist, &s.board, &ownership(0.1, &[])), None);
+        // An empty board is never settled.
+        let empty = GameState::start(
+            Board::new(9, 9).unwrap(),
+            Player::Black,
+            Rules::tromp_taylor(),
+            GameOptions::default(),
+        );
+        assert_eq!(
+            settled_score(&empty.hist, &empty.board, &ownership(0.9, &[])),
+            None
+        );
+    }
 }
