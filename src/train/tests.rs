@@ -343,3 +343,46 @@ fn katago_export_loads_as_starting_weights() {
     assert!(d(&x.pred_scoremean, &y.pred_scoremean) < 1e-3);
     assert!(d(&x.ownership_pretanh, &y.ownership_pretanh) < 1e-4);
 }
+
+/// A batch of full boards skips the masking (`Masks::full`); forcing the
+/// masked path on it gives the same outputs, and a batch with a smaller
+/// board takes the masked path.
+#[test]
+fn full_board_batches_skip_masking_without_changing_outputs() {
+    let net = parity_net("b2c16");
+    tch::manual_seed(7);
+    let spatial = Tensor::rand([3, 22, 19, 19], (Kind::Float, Device::Cpu))
+        .ge(0.7)
+        .to_kind(Kind::Float);
+    let _ = spatial.narrow(1, 0, 1).fill_(1.0);
+    let global = Tensor::rand([3, 19], (Kind::Float, Device::Cpu));
+    let full = model::Masks::from_input(&spatial);
+    assert!(full.full);
+    let forced = model::Masks {
+        mask: full.mask.shallow_clone(),
+        mask_sum_hw: full.mask_sum_hw.shallow_clone(),
+        full: false,
+    };
+    let a = net.forward_with_masks(&spatial, &global, &full);
+    let b = net.forward_with_masks(&spatial, &global, &forced);
+    for (name, x, y) in [
+        ("policy", &a.policy_logits, &b.policy_logits),
+        ("value", &a.value_logits, &b.value_logits),
+        ("ownership", &a.ownership_pretanh, &b.ownership_pretanh),
+        ("scoring", &a.pred_scoring, &b.pred_scoring),
+        ("futurepos", &a.futurepos_pretanh, &b.futurepos_pretanh),
+        ("seki", &a.seki_logits, &b.seki_logits),
+        ("lead", &a.pred_lead, &b.pred_lead),
+    ] {
+        let diff = (x - y).abs().max().double_value(&[]);
+        assert!(diff < 1e-5, "{name} differs by {diff}");
+    }
+    // A 9x9 board in the 19x19 tensor is not full.
+    let _ = spatial.narrow(1, 0, 1).fill_(0.0);
+    let _ = spatial
+        .narrow(1, 0, 1)
+        .narrow(2, 0, 9)
+        .narrow(3, 0, 9)
+        .fill_(1.0);
+    assert!(!model::Masks::from_input(&spatial).full);
+}

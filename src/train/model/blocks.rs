@@ -50,12 +50,13 @@ impl Norm {
         Norm { beta, gamma }
     }
 
-    pub(super) fn forward(&self, x: &Tensor, mask: &Tensor) -> Tensor {
+    pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
         let out = match &self.gamma {
-            Some(g) => x * (g + 1.0) + &self.beta,
+            // beta + x * (gamma + 1), in one pass over x.
+            Some(g) => self.beta.addcmul(x, &(g + 1.0)),
             None => x + &self.beta,
         };
-        out * mask
+        m.apply(out)
     }
 }
 
@@ -65,12 +66,19 @@ pub(super) fn conv(x: &Tensor, w: &Tensor) -> Tensor {
 }
 
 /// KataGo's `KataGPool`: mean, mean scaled by board size, max.
-pub(super) fn gpool(x: &Tensor, mask: &Tensor, mask_sum_hw: &Tensor) -> Tensor {
-    let offset = mask_sum_hw.sqrt() - 14.0;
-    let mean = x.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float) / mask_sum_hw;
+pub(super) fn gpool(x: &Tensor, m: &Masks) -> Tensor {
+    let offset = m.mask_sum_hw.sqrt() - 14.0;
+    let mean = x.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float) / &m.mask_sum_hw;
     let n = x.size()[0];
     let c = x.size()[1];
-    let max = (x + (mask - 1.0))
+    // Off-board points (0 after the norm's mask) are pushed to -1 so that
+    // they never win the max; a batch of full boards has none.
+    let shifted = if m.full {
+        x.shallow_clone()
+    } else {
+        x + (&m.mask - 1.0)
+    };
+    let max = shifted
         .view([n, c, -1])
         .amax([2i64].as_slice(), false)
         .view([n, c, 1, 1]);
@@ -161,16 +169,14 @@ impl NormActConv {
     }
 
     fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
-        let out = self.norm.forward(x, &m.mask).relu();
+        let out = self.norm.forward(x, m).relu();
         match (&self.conv, &self.convpool) {
             (Some(w), _) => conv(&out, w),
             (None, Some(cp)) => {
                 let outr = conv(&out, &cp.conv1r);
                 let outg = conv(&out, &cp.conv1g);
-                let outg = cp.normg.forward(&outg, &m.mask).relu();
-                let pooled = gpool(&outg, &m.mask, &m.mask_sum_hw)
-                    .squeeze_dim(-1)
-                    .squeeze_dim(-1);
+                let outg = cp.normg.forward(&outg, m).relu();
+                let pooled = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
                 let g = pooled.matmul(&cp.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
                 outr + g
             }
@@ -239,6 +245,11 @@ pub struct Masks {
     pub mask: Tensor,
     /// `N111`.
     pub mask_sum_hw: Tensor,
+    /// Every board of the batch fills the whole `HxW` tensor, so masking
+    /// is the identity and is skipped: one pass less over every norm's
+    /// output, forward and backward (the usual case: data written at its
+    /// own board size, as 9x9 self-play at `dataBoardLen` 9 is).
+    pub full: bool,
 }
 
 impl Masks {
@@ -246,7 +257,23 @@ impl Masks {
     pub fn from_input(input_spatial: &Tensor) -> Masks {
         let mask = input_spatial.narrow(1, 0, 1).contiguous();
         let mask_sum_hw = mask.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float);
-        Masks { mask, mask_sum_hw }
+        let size = input_spatial.size();
+        let points = (size[2] * size[3]) as f64;
+        let full = mask_sum_hw.numel() > 0 && mask_sum_hw.min().double_value(&[]) >= points;
+        Masks {
+            mask,
+            mask_sum_hw,
+            full,
+        }
+    }
+
+    /// `x * mask`, or `x` itself for a batch of full boards.
+    pub fn apply(&self, x: Tensor) -> Tensor {
+        if self.full {
+            x
+        } else {
+            x * &self.mask
+        }
     }
 }
 

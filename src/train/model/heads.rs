@@ -132,17 +132,20 @@ impl PolicyHead {
     pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
         let p = self;
         let outp = conv(x, &p.conv1p);
-        let outg = p.biasg.forward(&conv(x, &p.conv1g), &m.mask).relu();
-        let outg = gpool(&outg, &m.mask, &m.mask_sum_hw)
-            .squeeze_dim(-1)
-            .squeeze_dim(-1);
+        let outg = p.biasg.forward(&conv(x, &p.conv1g), m).relu();
+        let outg = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
         let outpass = outg
             .linear(&p.linear_pass, Some(&p.linear_pass_bias))
             .relu()
             .matmul(&p.linear_pass2.tr());
         let g = outg.matmul(&p.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
-        let outp = p.bias2.forward(&(outp + g), &m.mask).relu();
-        let outpolicy = conv(&outp, &p.conv2p) - (m.mask.neg() + 1.0) * 5000.0;
+        let outp = p.bias2.forward(&(outp + g), m).relu();
+        let outpolicy = conv(&outp, &p.conv2p);
+        let outpolicy = if m.full {
+            outpolicy
+        } else {
+            outpolicy - (m.mask.neg() + 1.0) * 5000.0
+        };
         let n = outpolicy.size()[0];
         let ch = outpolicy.size()[1];
         Tensor::cat(&[outpolicy.view([n, ch, -1]), outpass.unsqueeze(-1)], 2)
@@ -267,7 +270,7 @@ impl ValueHead {
         config: &ModelConfig,
     ) -> NetOutput {
         let v = self;
-        let outv1 = v.bias1.forward(&conv(x, &v.conv1), &m.mask).relu();
+        let outv1 = v.bias1.forward(&conv(x, &v.conv1), m).relu();
         let pooled = value_gpool(&outv1, &m.mask_sum_hw)
             .squeeze_dim(-1)
             .squeeze_dim(-1);
@@ -275,10 +278,10 @@ impl ValueHead {
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
         let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
-        let ownership = conv(&outv1, &v.conv_ownership) * &m.mask;
-        let scoring = conv(&outv1, &v.conv_scoring) * &m.mask;
-        let futurepos = conv(x, &v.conv_futurepos) * &m.mask;
-        let seki = conv(x, &v.conv_seki) * &m.mask;
+        let ownership = m.apply(conv(&outv1, &v.conv_ownership));
+        let scoring = m.apply(conv(&outv1, &v.conv_scoring));
+        let futurepos = m.apply(conv(x, &v.conv_futurepos));
+        let seki = m.apply(conv(x, &v.conv_seki));
 
         let n = x.size()[0];
         let len = self.score_offset.size()[0];

@@ -215,7 +215,21 @@ impl TrainNet {
 
     /// Runs the net on `[N,22,H,W]` spatial and `[N,19]` global inputs.
     pub fn forward(&self, input_spatial: &Tensor, input_global: &Tensor) -> NetOutput {
-        let m = Masks::from_input(input_spatial);
+        self.forward_with_masks(
+            input_spatial,
+            input_global,
+            &Masks::from_input(input_spatial),
+        )
+    }
+
+    /// [`TrainNet::forward`] with the board masks given (tests force the
+    /// masked path on full boards with them).
+    pub(crate) fn forward_with_masks(
+        &self,
+        input_spatial: &Tensor,
+        input_global: &Tensor,
+        m: &Masks,
+    ) -> NetOutput {
         let x_spatial = conv(input_spatial, &self.conv_spatial);
         let x_global = input_global
             .matmul(&self.linear_global.tr())
@@ -226,7 +240,7 @@ impl TrainNet {
             // Not in place: a norm with a gamma saved `out` for its backward.
             out = &out + block.forward(&out, &m);
         }
-        let out = self.norm_trunkfinal.forward(&out, &m.mask).relu();
+        let out = self.norm_trunkfinal.forward(&out, m).relu();
         let policy = self.policy.forward(&out, &m);
         self.value
             .forward(&out, &m, input_global, policy, &self.config)
