@@ -238,11 +238,11 @@ impl TrainNet {
         let mut out = x_spatial + x_global;
         for block in &self.blocks {
             // Not in place: a norm with a gamma saved `out` for its backward.
-            out = &out + block.forward(&out, &m);
+            out = &out + block.forward(&out, m);
         }
         let out = self.norm_trunkfinal.forward(&out, m).relu();
-        let policy = self.policy.forward(&out, &m);
+        let policy = self.policy.forward(&out, m);
         self.value
-            .forward(&out, &m, input_global, policy, &self.config)
+            .forward(&out, m, input_global, policy, &self.config)
     }
 }
