@@ -68,8 +68,10 @@ impl From<ConfigError> for StartError {
 
 /// Server options from the config (KataGo's keys and defaults).
 pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptions, StartError> {
+    // KataGo refuses the flag next to the key in a config file; the
+    // built-in config (no -config) gives way to it instead.
     let num_analysis_threads = match cmd.analysis_threads {
-        Some(_) if cfg.contains("numAnalysisThreads") => {
+        Some(_) if cmd.config.is_some() && cfg.contains("numAnalysisThreads") => {
             return Err(StartError::Invalid(format!(
                 "When specifying numAnalysisThreads in the config ({}), it is redundant and \
                  disallowed to also specify it via -analysis-threads",
@@ -230,4 +232,46 @@ fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(),
     eprintln!("Started, ready to begin handling requests");
     serve(backend, opts, BufReader::new(io::stdin()), io::stdout())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-analysis-threads` next to `numAnalysisThreads` in a config file is
+    /// KataGo's start-up error; with the built-in config the flag wins.
+    #[test]
+    fn analysis_threads_flag_against_config_file_and_built_in_config() {
+        let dir = std::env::temp_dir().join(format!("analysis-threads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a.toml");
+        std::fs::write(&file, "numAnalysisThreads = 3\n").unwrap();
+        let with_file = AnalysisCommand {
+            config: Some(file),
+            analysis_threads: Some(1),
+            ..AnalysisCommand::default()
+        };
+        let cfg = load_config(&with_file).unwrap();
+        let err = server_options(&cfg, &with_file).err().expect("refused");
+        assert!(err.to_string().contains("redundant"), "{err}");
+
+        let built_in = AnalysisCommand {
+            analysis_threads: Some(1),
+            ..AnalysisCommand::default()
+        };
+        let cfg = load_config(&built_in).unwrap();
+        assert!(cfg.contains("numAnalysisThreads"));
+        assert_eq!(
+            server_options(&cfg, &built_in)
+                .unwrap()
+                .num_analysis_threads,
+            1
+        );
+        let no_flag = AnalysisCommand::default();
+        assert_eq!(
+            server_options(&cfg, &no_flag).unwrap().num_analysis_threads,
+            2
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
