@@ -252,7 +252,7 @@ mod tests {
             ..AnalysisCommand::default()
         };
         let cfg = load_config(&with_file).unwrap();
-        let err = server_options(&cfg, &with_file).err().expect("refused");
+        let err = server_options(&cfg, &with_file).expect_err("refused");
         assert!(err.to_string().contains("redundant"), "{err}");
 
         let built_in = AnalysisCommand {
