@@ -233,6 +233,14 @@ impl Board {
         self.chain_libs[self.chain_head[loc] as usize]
     }
 
+    /// The on-board points orthogonally next to `loc`.
+    pub fn adjacent_locs(&self, loc: Loc) -> impl Iterator<Item = Loc> + '_ {
+        self.adj(loc.idx())
+            .into_iter()
+            .filter(|&a| self.colors[a] != Color::Wall)
+            .map(|a| Loc(a as u16))
+    }
+
     /// Empty points orthogonally next to `loc`.
     pub fn num_immediate_liberties(&self, loc: Loc) -> usize {
         self.adj(loc.idx())

@@ -2,7 +2,7 @@
 //! finished game, counted for a settled one ([`settled_score`]), else from
 //! the search's estimate.
 
-use crate::game::{AreaOptions, Board, BoardHistory, Color, Move, Player, ScoringRule};
+use crate::game::{AreaOptions, Board, BoardHistory, Color, Loc, Move, Player, ScoringRule};
 
 use super::engine::GtpEngine;
 
@@ -114,19 +114,22 @@ fn winner_of(white_minus_black: f64) -> Option<Player> {
     }
 }
 
-/// Ownership a point needs, for its owner, to count as settled: the mean
-/// ownership KataGo's [`chain_statuses`] asks of a living chain.
-const SETTLED_OWNERSHIP: f64 = 0.2;
+/// KataGo's ownership thresholds for a living chain (see
+/// [`chain_statuses`]): mean ownership above this for its colour ...
+const ALIVE_MEAN_OWNERSHIP: f64 = 0.2;
+/// ... and no stone below this.
+const ALIVE_WORST_OWNERSHIP: f64 = -0.6;
 
 /// The exact score (White minus Black) of a settled position, or `None`.
 ///
 /// Settled: with the chains `ownership` calls dead taken off, every empty
 /// region borders one colour only, and the ownership agrees with that
-/// colour, by at least
-/// [`SETTLED_OWNERSHIP`], at every point. KataGo answers `final_score`
-/// from the net's lead estimate even then; counting is exact once the
-/// statuses are known, which is what a controller asking at the end of a
-/// game wants, and it does not hang on how well the net estimates a score.
+/// colour over the region as KataGo's rule asks of a living chain (mean
+/// above 0.2 for the owner, no point below -0.6). KataGo answers
+/// `final_score` from the net's lead estimate even then; counting is exact
+/// once the statuses are known, which is what a controller asking at the
+/// end of a game wants, and it does not hang on how well the net estimates
+/// a score.
 pub fn settled_score(hist: &BoardHistory, board: &Board, ownership: &[f64]) -> Option<f64> {
     let alive = chain_statuses(board, ownership);
     let (xs, ys) = (board.x_size(), board.y_size());
@@ -142,13 +145,51 @@ pub fn settled_score(hist: &BoardHistory, board: &Board, ownership: &[f64]) -> O
         unsafe_big_territories: true,
         multi_stone_suicide_legal: hist.suicide_legal_for_pass_alive(),
     });
-    for loc in board.locs() {
-        let sign = match area.get(loc).player()? {
-            Player::White => 1.0,
-            Player::Black => -1.0,
-        };
-        let own = ownership.get(Move::Play(loc).policy_index(xs, ys))?;
-        if sign * own < SETTLED_OWNERSHIP {
+    // Owner's view of a point's ownership (White positive in `ownership`).
+    let owned = |loc: Loc, owner: Player| -> Option<f64> {
+        let own = *ownership.get(Move::Play(loc).policy_index(xs, ys))?;
+        Some(if owner == Player::White { own } else { -own })
+    };
+    let mut seen = vec![false; crate::game::MAX_ARR_SIZE];
+    let mut region = Vec::new();
+    for start in board.locs() {
+        let owner = area.get(start).player()?;
+        if let Some(stone) = cleaned.get(start).player() {
+            // A living chain already passed the ownership test; it must
+            // also be its own colour's area (not inside pass-alive
+            // territory of the other).
+            if stone != owner {
+                return None;
+            }
+            continue;
+        }
+        if seen[start.idx()] {
+            continue;
+        }
+        // The empty region of `start`, all of `owner`'s area.
+        seen[start.idx()] = true;
+        region.clear();
+        region.push(start);
+        let mut next = 0;
+        while next < region.len() {
+            let loc = region[next];
+            next += 1;
+            for adj in cleaned.adjacent_locs(loc) {
+                if cleaned.get(adj) == Color::Empty && !seen[adj.idx()] {
+                    seen[adj.idx()] = true;
+                    region.push(adj);
+                }
+            }
+        }
+        let mut sum = 0.0;
+        for &loc in &region {
+            let own = owned(loc, owner)?;
+            if own <= ALIVE_WORST_OWNERSHIP || area.get(loc).player() != Some(owner) {
+                return None;
+            }
+            sum += own;
+        }
+        if sum / region.len() as f64 <= ALIVE_MEAN_OWNERSHIP {
             return None;
         }
     }
@@ -186,7 +227,7 @@ pub fn chain_statuses(board: &Board, ownership: &[f64]) -> Vec<bool> {
             .collect();
         let mean = vals.iter().sum::<f64>() / vals.len().max(1) as f64;
         let worst = vals.iter().copied().fold(f64::INFINITY, f64::min);
-        let is_alive = mean > 0.2 && worst > -0.6;
+        let is_alive = mean > ALIVE_MEAN_OWNERSHIP && worst > ALIVE_WORST_OWNERSHIP;
         for l in board.chain_stones(loc) {
             alive[l.idx()] = is_alive;
             solved[l.idx()] = true;
@@ -234,6 +275,13 @@ mod tests {
         own
     }
 
+    /// `own` with White's ownership of `vertex` set to `value`.
+    fn with(mut own: Vec<f64>, vertex: &str, value: f64) -> Vec<f64> {
+        let loc = Loc::parse(vertex, 9, 9).unwrap();
+        own[Move::Play(loc).policy_index(9, 9)] = value;
+        own
+    }
+
     #[test]
     fn walls_are_counted_exactly_under_area_and_territory_rules() {
         for rules in [Rules::tromp_taylor(), Rules::chinese(), Rules::japanese()] {
@@ -257,6 +305,19 @@ mod tests {
             settled_score(&territory.hist, &territory.board, &dead_b5),
             Some(-3.5)
         );
+    }
+
+    /// What a small net says of the lone stone (measured): the stone's own
+    /// point about even, the points round it weakly Black's. The region
+    /// as a whole is Black's, so the position counts as settled.
+    #[test]
+    fn a_region_counts_as_a_whole_not_point_by_point() {
+        let s = walls(Rules::tromp_taylor(), &["B5"]);
+        let own = with(with(ownership(0.6, &[]), "B5", 0.01), "A4", -0.1);
+        assert_eq!(settled_score(&s.hist, &s.board, &own), Some(-2.5));
+        // One point strongly White's breaks it.
+        let own = with(own, "A4", 0.7);
+        assert_eq!(settled_score(&s.hist, &s.board, &own), None);
     }
 
     #[test]
