@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 
 use crate::config::{Config, ConfigError};
-use crate::game::{KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonusRule};
+use crate::game::Rules;
 use crate::search::{SearchParams, SetupFor};
-use crate::selfplay::{parse_bool, parse_list, SettingsError};
+use crate::selfplay::{parse_list, RuleLists, SettingsError};
 use crate::setup::search_settings;
 
 /// One player of a match.
@@ -42,15 +42,7 @@ pub struct MatchSettings {
     pub board_size_rel_probs: Vec<f64>,
     /// `koRules`, `scoringRules`, `taxRules`, `multiStoneSuicideLegals`,
     /// `hasButtons`: one of each list is drawn per opening.
-    pub ko_rules: Vec<KoRule>,
-    /// `scoringRules`.
-    pub scoring_rules: Vec<ScoringRule>,
-    /// `taxRules`.
-    pub tax_rules: Vec<TaxRule>,
-    /// `multiStoneSuicideLegals`.
-    pub multi_stone_suicide_legals: Vec<bool>,
-    /// `hasButtons` (area scoring only).
-    pub has_buttons: Vec<bool>,
+    pub rules: RuleLists,
     /// `komiMean`: the komi of every game.
     pub komi: f32,
     /// `allowResignation`.
@@ -180,22 +172,7 @@ impl MatchSettings {
                 .map_err(cfg_err)? as usize,
             board_sizes,
             board_size_rel_probs: probs,
-            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
-                KoRule::parse(&s.to_ascii_uppercase())
-            })?,
-            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
-                ScoringRule::parse(&s.to_ascii_uppercase())
-            })?,
-            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
-                TaxRule::parse(&s.to_ascii_uppercase())
-            })?,
-            multi_stone_suicide_legals: parse_list(
-                cfg,
-                "multiStoneSuicideLegals",
-                &["false"],
-                parse_bool,
-            )?,
-            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
+            rules: RuleLists::from_config(cfg)?,
             komi: cfg
                 .get_f64_or("komiMean", 7.5, -150.0..=150.0)
                 .map_err(cfg_err)? as f32,
@@ -226,16 +203,7 @@ impl MatchSettings {
 
     /// The rules of one opening drawn from the lists (komi `komiMean`).
     pub fn draw_rules(&self, rng: &mut impl rand::Rng) -> Rules {
-        fn pick<T: Copy>(v: &[T], rng: &mut impl rand::Rng) -> T {
-            v[rng.gen_range(0..v.len())]
-        }
-        let mut rules = Rules::tromp_taylor();
-        rules.ko_rule = pick(&self.ko_rules, rng);
-        rules.scoring_rule = pick(&self.scoring_rules, rng);
-        rules.tax_rule = pick(&self.tax_rules, rng);
-        rules.multi_stone_suicide_legal = pick(&self.multi_stone_suicide_legals, rng);
-        rules.has_button = pick(&self.has_buttons, rng) && rules.scoring_rule == ScoringRule::Area;
-        rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
+        let mut rules = self.rules.draw(rng);
         rules.komi = self.komi;
         rules
     }
@@ -244,6 +212,7 @@ impl MatchSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::{KoRule, ScoringRule};
 
     fn cfg(text: &str) -> Config {
         Config::from_cfg_str(text, "t.cfg").unwrap()

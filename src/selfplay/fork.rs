@@ -232,10 +232,7 @@ pub fn maybe_seki_fork(
         let idx = (moves.len() as f64 * (1.0 - 0.10 * -u.ln()) - 1.0).floor();
         let idx = (idx.max(0.0) as usize).min(moves.len() - 1);
         let mut rules = *game.start_hist.rules();
-        rules.scoring_rule = s.scoring_rules[rng.gen_range(0..s.scoring_rules.len())];
-        rules.tax_rule = s.tax_rules[rng.gen_range(0..s.tax_rules.len())];
-        rules.has_button = rules.scoring_rule == crate::game::ScoringRule::Area
-            && s.has_buttons[rng.gen_range(0..s.has_buttons.len())];
+        s.rules.redraw_scoring(&mut rules, rng);
         let initial = *end.initial_board();
         let pla = end.initial_pla();
         let mut st = GameState::new(initial, BoardHistory::new(&initial, pla, rules), pla);

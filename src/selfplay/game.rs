@@ -22,9 +22,7 @@ use super::komi::{estimate_leads, fair_komi, KomiNoise};
 use super::settings::PlaySettings;
 use super::side::{choose_forking_move, search_side_positions};
 use crate::game::sgf::{GameRecord, NodeId, SgfNode};
-use crate::game::{
-    Board, BoardHistory, GameState, Hash128, Move, Player, Rules, WhiteHandicapBonusRule,
-};
+use crate::game::{Board, BoardHistory, GameState, Hash128, Move, Player};
 use crate::search::{
     NodeValues, PositionEvaluator, RunOptions, Search, SearchError, SearchParams, SearchView,
 };
@@ -47,21 +45,6 @@ fn win_loss(v: &NodeValues) -> (f32, f32) {
         ((1.0 - nr + wl) * 0.5) as f32,
         ((1.0 - nr - wl) * 0.5) as f32,
     )
-}
-
-/// Draws the game's rules from the config lists.
-fn random_rules(s: &PlaySettings, rng: &mut StdRng) -> Rules {
-    let pick = |n: usize, rng: &mut StdRng| rng.gen_range(0..n);
-    let mut rules = Rules::tromp_taylor();
-    rules.ko_rule = s.ko_rules[pick(s.ko_rules.len(), rng)];
-    rules.scoring_rule = s.scoring_rules[pick(s.scoring_rules.len(), rng)];
-    rules.tax_rule = s.tax_rules[pick(s.tax_rules.len(), rng)];
-    rules.multi_stone_suicide_legal =
-        s.multi_stone_suicide_legals[pick(s.multi_stone_suicide_legals.len(), rng)];
-    rules.has_button = s.has_buttons[pick(s.has_buttons.len(), rng)]
-        && rules.scoring_rule == crate::game::ScoringRule::Area;
-    rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
-    rules
 }
 
 /// Plays one game with `evaluator` from the empty board; `None` if `stop`
@@ -138,7 +121,7 @@ pub fn play_game_switching<E: PositionEvaluator<GameState>>(
                     "board size {xs}x{ys}: {e}"
                 )))
             })?;
-            (board, random_rules(s, rng))
+            (board, s.rules.draw(rng))
         }
     };
     let (xs, ys) = (board.x_size(), board.y_size());

@@ -29,5 +29,5 @@ pub use game_data::{
 pub use output::write_atomically;
 pub use rows::{write_game_rows, RowError};
 pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError};
-pub(crate) use settings::{parse_bool, parse_list};
-pub use settings::{PlaySettings, SettingsError};
+pub(crate) use settings::parse_list;
+pub use settings::{PlaySettings, RuleLists, SettingsError};

@@ -3,7 +3,9 @@
 //! `GameInitializer` in `cpp/program/play.cpp`).
 
 use crate::config::{Config, ConfigError};
-use crate::game::{KoRule, ScoringRule, TaxRule};
+use rand::Rng;
+
+use crate::game::{KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonusRule};
 
 /// Why the self-play settings are unusable.
 #[derive(Debug, thiserror::Error)]
@@ -60,16 +62,9 @@ pub struct PlaySettings {
     pub board_sizes: Vec<(usize, usize)>,
     /// Relative probabilities of `board_sizes`.
     pub board_size_rel_probs: Vec<f64>,
-    /// `koRules`.
-    pub ko_rules: Vec<KoRule>,
-    /// `scoringRules`.
-    pub scoring_rules: Vec<ScoringRule>,
-    /// `taxRules`.
-    pub tax_rules: Vec<TaxRule>,
-    /// `multiStoneSuicideLegals`.
-    pub multi_stone_suicide_legals: Vec<bool>,
-    /// `hasButtons`.
-    pub has_buttons: Vec<bool>,
+    /// `koRules`, `scoringRules`, ...: the lists each game's rules are
+    /// drawn from.
+    pub rules: RuleLists,
     /// `komiMean`: the komi before the random spread (unless `komiAuto`).
     pub komi_mean: f64,
     /// `komiAuto`: start from the net's fair komi for the empty board.
@@ -193,6 +188,75 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
         "false" | "0" => Some(false),
         _ => None,
     }
+}
+
+/// The lists a game's rules are drawn from, one item of each per game
+/// (KataGo's self-play and match keys `koRules`, `scoringRules`,
+/// `taxRules`, `multiStoneSuicideLegals`, `hasButtons`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleLists {
+    /// `koRules` (default `POSITIONAL`).
+    pub ko_rules: Vec<KoRule>,
+    /// `scoringRules` (default `AREA`).
+    pub scoring_rules: Vec<ScoringRule>,
+    /// `taxRules` (default `NONE`).
+    pub tax_rules: Vec<TaxRule>,
+    /// `multiStoneSuicideLegals` (default `false`).
+    pub multi_stone_suicide_legals: Vec<bool>,
+    /// `hasButtons` (default `false`; a button only under area scoring).
+    pub has_buttons: Vec<bool>,
+}
+
+impl RuleLists {
+    /// Reads the five lists (upper or lower case).
+    pub fn from_config(cfg: &Config) -> Result<RuleLists, SettingsError> {
+        Ok(RuleLists {
+            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
+                KoRule::parse(&s.to_ascii_uppercase())
+            })?,
+            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
+                ScoringRule::parse(&s.to_ascii_uppercase())
+            })?,
+            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
+                TaxRule::parse(&s.to_ascii_uppercase())
+            })?,
+            multi_stone_suicide_legals: parse_list(
+                cfg,
+                "multiStoneSuicideLegals",
+                &["false"],
+                parse_bool,
+            )?,
+            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
+        })
+    }
+
+    /// One rule set drawn from the lists, in KataGo's order (ko, scoring,
+    /// tax, suicide, button); the rest is Tromp-Taylor's, with no
+    /// handicap bonus for White. Komi is the caller's.
+    pub fn draw(&self, rng: &mut impl Rng) -> Rules {
+        let mut rules = Rules::tromp_taylor();
+        rules.ko_rule = pick(&self.ko_rules, rng);
+        rules.scoring_rule = pick(&self.scoring_rules, rng);
+        rules.tax_rule = pick(&self.tax_rules, rng);
+        rules.multi_stone_suicide_legal = pick(&self.multi_stone_suicide_legals, rng);
+        rules.has_button = pick(&self.has_buttons, rng) && rules.scoring_rule == ScoringRule::Area;
+        rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
+        rules
+    }
+
+    /// Draws scoring, tax and button again (KataGo's forks of a finished
+    /// game keep its ko and suicide rules); the button is drawn only under
+    /// area scoring.
+    pub fn redraw_scoring(&self, rules: &mut Rules, rng: &mut impl Rng) {
+        rules.scoring_rule = pick(&self.scoring_rules, rng);
+        rules.tax_rule = pick(&self.tax_rules, rng);
+        rules.has_button = rules.scoring_rule == ScoringRule::Area && pick(&self.has_buttons, rng);
+    }
+}
+
+/// A uniformly drawn item of a non-empty list.
+fn pick<T: Copy>(items: &[T], rng: &mut impl Rng) -> T {
+    items[rng.gen_range(0..items.len())]
 }
 
 /// KataGo's `allowRectangleProb` over square sizes: each square keeps
@@ -343,22 +407,7 @@ impl PlaySettings {
             )?,
             board_sizes: sizes,
             board_size_rel_probs: probs,
-            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
-                KoRule::parse(&s.to_ascii_uppercase())
-            })?,
-            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
-                ScoringRule::parse(&s.to_ascii_uppercase())
-            })?,
-            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
-                TaxRule::parse(&s.to_ascii_uppercase())
-            })?,
-            multi_stone_suicide_legals: parse_list(
-                cfg,
-                "multiStoneSuicideLegals",
-                &["false"],
-                parse_bool,
-            )?,
-            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
+            rules: RuleLists::from_config(cfg)?,
             komi_mean: cfg.get_f64_or("komiMean", 7.5, -150.0..=150.0)?,
             komi_auto,
             compensate_komi_visits: cfg.get_i64_or("compensateKomiVisits", 100, 1..=10000)?,
@@ -442,8 +491,8 @@ mod tests {
         .unwrap();
         let (s, warnings) = PlaySettings::from_config(&cfg).unwrap();
         assert_eq!(s.board_sizes, vec![(7, 7), (9, 13)]);
-        assert_eq!(s.ko_rules, vec![KoRule::Simple, KoRule::Positional]);
-        assert_eq!(s.multi_stone_suicide_legals, vec![false, true]);
+        assert_eq!(s.rules.ko_rules, vec![KoRule::Simple, KoRule::Positional]);
+        assert_eq!(s.rules.multi_stone_suicide_legals, vec![false, true]);
         assert_eq!(s.max_asymmetric_ratio, 32.0 / 5.0);
         assert_eq!(warnings.len(), 1);
     }
