@@ -173,8 +173,15 @@ impl NormActConv {
         match (&self.conv, &self.convpool) {
             (Some(w), _) => conv(&out, w),
             (None, Some(cp)) => {
-                let outr = conv(&out, &cp.conv1r);
-                let outg = conv(&out, &cp.conv1g);
+                // Both convolutions read `out`: one call with the weights
+                // stacked, split after (one kernel launch and one reorder of
+                // the input instead of two; split's backward is one cat).
+                let cr = cp.conv1r.size()[0];
+                let cg = cp.conv1g.size()[0];
+                let both = conv(&out, &Tensor::cat(&[&cp.conv1r, &cp.conv1g], 0));
+                let mut parts = both.split_with_sizes([cr, cg], 1);
+                let outg = parts.pop().expect("two parts");
+                let outr = parts.pop().expect("two parts");
                 let outg = cp.normg.forward(&outg, m).relu();
                 let pooled = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
                 let g = pooled.matmul(&cp.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);

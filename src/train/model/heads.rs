@@ -63,6 +63,53 @@ fn softplus_grad_floor(x: &Tensor, floor: f64, square: bool) -> Tensor {
     value.detach() + (&surrogate - surrogate.detach())
 }
 
+/// The five 1x1 convolutions that read the trunk's output (policy
+/// `conv1p`, `conv1g`; value `conv1`, `conv_futurepos`, `conv_seki`), done
+/// as one convolution with their weights stacked and split after: one
+/// kernel call and one pass over the trunk instead of five, forward and
+/// backward. The parameters stay separate, under KataGo's names.
+pub(super) struct HeadConvs {
+    /// Policy `conv1p`.
+    pub(super) policy_p: Tensor,
+    /// Policy `conv1g`.
+    pub(super) policy_g: Tensor,
+    /// The value head's three.
+    pub(super) value: ValueConvs,
+}
+
+/// The value head's convolutions of the trunk.
+pub(super) struct ValueConvs {
+    conv1: Tensor,
+    futurepos: Tensor,
+    seki: Tensor,
+}
+
+impl HeadConvs {
+    pub(super) fn new(x: &Tensor, p: &PolicyHead, v: &ValueHead) -> HeadConvs {
+        let weights = [
+            &p.conv1p,
+            &p.conv1g,
+            &v.conv1,
+            &v.conv_futurepos,
+            &v.conv_seki,
+        ];
+        let sizes: Vec<i64> = weights.iter().map(|w| w.size()[0]).collect();
+        let mut parts = conv(x, &Tensor::cat(&weights, 0))
+            .split_with_sizes(sizes, 1)
+            .into_iter();
+        let mut next = || parts.next().expect("one part per weight");
+        HeadConvs {
+            policy_p: next(),
+            policy_g: next(),
+            value: ValueConvs {
+                conv1: next(),
+                futurepos: next(),
+                seki: next(),
+            },
+        }
+    }
+}
+
 impl PolicyHead {
     /// `PolicyHead.initialize`.
     pub(super) fn new(b: &mut Builder, config: &ModelConfig) -> PolicyHead {
@@ -129,10 +176,11 @@ impl PolicyHead {
     }
 
     /// Policy logits `[N, 6, H·W+1]` from the trunk's output.
-    pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+    /// The policy from its two 1x1 convolutions of the trunk (`conv1p`,
+    /// `conv1g`, computed by [`HeadConvs`]).
+    pub(super) fn forward(&self, outp: Tensor, outg: &Tensor, m: &Masks) -> Tensor {
         let p = self;
-        let outp = conv(x, &p.conv1p);
-        let outg = p.biasg.forward(&conv(x, &p.conv1g), m).relu();
+        let outg = p.biasg.forward(outg, m).relu();
         let outg = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
         let outpass = outg
             .linear(&p.linear_pass, Some(&p.linear_pass_bias))
@@ -261,16 +309,18 @@ impl ValueHead {
     }
 
     /// Every value-head output, with the policy logits, as [`NetOutput`].
+    /// The value outputs from the head's 1x1 convolutions of the trunk
+    /// (`conv1`, `conv_futurepos`, `conv_seki`, computed by [`HeadConvs`]).
     pub(super) fn forward(
         &self,
-        x: &Tensor,
+        trunk: ValueConvs,
         m: &Masks,
         input_global: &Tensor,
         policy_logits: Tensor,
         config: &ModelConfig,
     ) -> NetOutput {
         let v = self;
-        let outv1 = v.bias1.forward(&conv(x, &v.conv1), m).relu();
+        let outv1 = v.bias1.forward(&trunk.conv1, m).relu();
         let pooled = value_gpool(&outv1, &m.mask_sum_hw)
             .squeeze_dim(-1)
             .squeeze_dim(-1);
@@ -278,12 +328,18 @@ impl ValueHead {
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
         let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
-        let ownership = m.apply(conv(&outv1, &v.conv_ownership));
-        let scoring = m.apply(conv(&outv1, &v.conv_scoring));
-        let futurepos = m.apply(conv(x, &v.conv_futurepos));
-        let seki = m.apply(conv(x, &v.conv_seki));
+        // Ownership and scoring both read `outv1`: one convolution.
+        let mut own_scoring = conv(
+            &outv1,
+            &Tensor::cat(&[&v.conv_ownership, &v.conv_scoring], 0),
+        )
+        .split_with_sizes([1, 1], 1);
+        let scoring = m.apply(own_scoring.pop().expect("two parts"));
+        let ownership = m.apply(own_scoring.pop().expect("two parts"));
+        let futurepos = m.apply(trunk.futurepos);
+        let seki = m.apply(trunk.seki);
 
-        let n = x.size()[0];
+        let n = outv1.size()[0];
         let len = self.score_offset.size()[0];
         let sv2 = config.sbv2;
         let nsb = config.num_scorebeliefs;

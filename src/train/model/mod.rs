@@ -29,7 +29,7 @@ pub use heads::SCOREMEAN_MULTIPLIER;
 pub use init::{ParamGroup, ParamInfo};
 
 use blocks::{build_trunk, conv, Norm, TrunkBlock};
-use heads::{PolicyHead, ValueHead};
+use heads::{HeadConvs, PolicyHead, ValueHead};
 use init::{init_std, Builder, RELU_GAIN};
 
 /// The net's outputs after KataGo's `postprocess_output`.
@@ -241,8 +241,13 @@ impl TrainNet {
             out = &out + block.forward(&out, m);
         }
         let out = self.norm_trunkfinal.forward(&out, m).relu();
-        let policy = self.policy.forward(&out, m);
+        let HeadConvs {
+            policy_p,
+            policy_g,
+            value,
+        } = HeadConvs::new(&out, &self.policy, &self.value);
+        let policy = self.policy.forward(policy_p, &policy_g, m);
         self.value
-            .forward(&out, m, input_global, policy, &self.config)
+            .forward(value, m, input_global, policy, &self.config)
     }
 }
