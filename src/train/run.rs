@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::{Device, Tensor};
 
-use super::batch::{Augment, Batch};
+use super::batch::{Augment, Batch, HostBatch};
 use super::checkpoint::{write_atomic, Checkpoint, TrainState};
 use super::config::{ModelConfig, NormKind};
 use super::export::{to_model_file, write_model_atomic, NamedParams};
@@ -20,6 +20,9 @@ use super::optim::{Optimizer, Schedule};
 use super::plot;
 use super::TrainError;
 use crate::data::TrainingRows;
+
+/// Batches prepared ahead of the one training.
+const PREFETCH_BATCHES: usize = 2;
 
 /// Flags of `engine train` (KataGo's `train.py` spelling).
 #[derive(Debug, Args)]
@@ -554,78 +557,108 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         let mut t0 = Instant::now();
         let epoch_start = Instant::now();
         let mut epoch_samples = 0u64;
-        let mut in_between_lookaheads;
+        let mut in_between_lookaheads = false;
         let bar = epoch_bar(
             state.epochs_done + 1,
             (batches_per_epoch * args.batch_size) as u64,
         );
-        for bi in 0..batches_per_epoch {
-            let start = (state.data_cursor as usize) % nrows;
-            let idx: Vec<usize> = (0..args.batch_size).map(|k| (start + k) % nrows).collect();
-            state.data_cursor = ((start + args.batch_size) % nrows) as u64;
-            let batch = Batch::from_rows(&data.rows, &idx, augment, &mut rng, device);
-            let step = train_step(
-                &net,
-                &mut opt,
-                &mut state,
-                &sched,
-                &scales,
-                args.swa_scale,
-                swa_period,
-                &batch,
-            );
-            let gnorm = step.gnorm;
-            in_between_lookaheads = step.in_between_lookaheads;
-            for (k, v) in step.values {
-                *sums.entry(k).or_insert(0.0) += v;
-            }
-            let bs = args.batch_size as u64;
-            bar.inc(bs);
-            epoch_samples += bs;
-            interval_samples += bs as f64;
-            let last = bi + 1 == batches_per_epoch;
-            if (bi + 1) % 20 == 0 || last {
-                let sps = interval_samples / t0.elapsed().as_secs_f64().max(1e-9);
-                let line = metrics_line(
-                    &state,
-                    sched.per_sample_lr(state.global_step_samples),
-                    gnorm,
-                    sps,
-                    &sums,
-                    interval_samples,
-                );
-                let _ = writeln!(metrics_file, "{line}");
-                let per = |k: &str| sums.get(k).copied().unwrap_or(0.0) / interval_samples;
-                let msg = format!(
-                    "{sps:.1} samples/s | loss {:.3} p0 {:.3} v {:.3} own {:.3} | lr {:.2e}",
-                    per("loss_sum"),
-                    per("p0loss_sum"),
-                    per("vloss_sum"),
-                    per("oloss_sum"),
-                    sched.per_sample_lr(state.global_step_samples),
-                );
-                if bar.is_hidden() {
-                    // Not a terminal (a log file): a plain line per interval.
-                    eprintln!(
-                        "train: epoch {} batch {}/{} | {} samples | {msg}",
-                        state.epochs_done + 1,
-                        bi + 1,
-                        batches_per_epoch,
-                        state.global_step_samples,
-                    );
+        // A helper thread prepares the next batches (unpacking, history
+        // masking, symmetry; plain Rust, no libtorch) while this one trains:
+        // the same rows in the same order with the same random draws as
+        // preparing them here, and the rng comes back at the epoch's end.
+        std::thread::scope(|scope| -> Result<(), TrainError> {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<HostBatch>(PREFETCH_BATCHES);
+            let rows = &data.rows;
+            let batch_size = args.batch_size;
+            let mut cursor = state.data_cursor as usize;
+            let mut batch_rng = std::mem::replace(&mut rng, StdRng::seed_from_u64(0));
+            let producer = scope.spawn(move || {
+                for _ in 0..batches_per_epoch {
+                    let start = cursor % nrows;
+                    let idx: Vec<usize> = (0..batch_size).map(|k| (start + k) % nrows).collect();
+                    cursor = (start + batch_size) % nrows;
+                    let host = HostBatch::from_rows(rows, &idx, augment, &mut batch_rng);
+                    if tx.send(host).is_err() {
+                        break; // the trainer stopped early (an error)
+                    }
                 }
-                bar.set_message(msg);
-                sums.clear();
-                interval_samples = 0.0;
-                t0 = Instant::now();
+                batch_rng
+            });
+            for bi in 0..batches_per_epoch {
+                let start = (state.data_cursor as usize) % nrows;
+                state.data_cursor = ((start + args.batch_size) % nrows) as u64;
+                let host = rx
+                    .recv()
+                    .map_err(|_| TrainError::Data("the batch preparation thread stopped".into()))?;
+                let batch = Batch::from_host(&host, device);
+                let step = train_step(
+                    &net,
+                    &mut opt,
+                    &mut state,
+                    &sched,
+                    &scales,
+                    args.swa_scale,
+                    swa_period,
+                    &batch,
+                );
+                let gnorm = step.gnorm;
+                in_between_lookaheads = step.in_between_lookaheads;
+                for (k, v) in step.values {
+                    *sums.entry(k).or_insert(0.0) += v;
+                }
+                let bs = args.batch_size as u64;
+                bar.inc(bs);
+                epoch_samples += bs;
+                interval_samples += bs as f64;
+                let last = bi + 1 == batches_per_epoch;
+                if (bi + 1) % 20 == 0 || last {
+                    let sps = interval_samples / t0.elapsed().as_secs_f64().max(1e-9);
+                    let line = metrics_line(
+                        &state,
+                        sched.per_sample_lr(state.global_step_samples),
+                        gnorm,
+                        sps,
+                        &sums,
+                        interval_samples,
+                    );
+                    let _ = writeln!(metrics_file, "{line}");
+                    let per = |k: &str| sums.get(k).copied().unwrap_or(0.0) / interval_samples;
+                    let msg = format!(
+                        "{sps:.1} samples/s | loss {:.3} p0 {:.3} v {:.3} own {:.3} | lr {:.2e}",
+                        per("loss_sum"),
+                        per("p0loss_sum"),
+                        per("vloss_sum"),
+                        per("oloss_sum"),
+                        sched.per_sample_lr(state.global_step_samples),
+                    );
+                    if bar.is_hidden() {
+                        // Not a terminal (a log file): a plain line per interval.
+                        eprintln!(
+                            "train: epoch {} batch {}/{} | {} samples | {msg}",
+                            state.epochs_done + 1,
+                            bi + 1,
+                            batches_per_epoch,
+                            state.global_step_samples,
+                        );
+                    }
+                    bar.set_message(msg);
+                    sums.clear();
+                    interval_samples = 0.0;
+                    t0 = Instant::now();
+                }
+                if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples
+                    && !in_between_lookaheads
+                {
+                    checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
+                    last_ckpt_samples = state.global_step_samples;
+                }
             }
-            if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples
-                && !in_between_lookaheads
-            {
-                checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
-                last_ckpt_samples = state.global_step_samples;
-            }
-        }
+            drop(rx);
+            rng = producer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok(())
+        })?;
         bar.finish();
         // KataGo discards the fast steps since the last lookahead sync at epoch end.
         opt.sync_lookahead(&net, false);
