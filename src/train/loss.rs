@@ -164,42 +164,16 @@ pub fn compute_losses(
     let target_scoring = vt.select(1, 4) / 120.0;
 
     let gw = &global_weight;
-    let policy = |ch: i64| out.policy_logits.select(1, ch);
-    let pol_loss = |ch: i64, target: &Tensor, weight: &Tensor, coeff: f64| -> Tensor {
-        (cross_entropy(&policy(ch), target, 1) * weight * gw * coeff).sum(Kind::Float)
-    };
-
-    let loss_policy_player = pol_loss(0, &target_policy_player, &target_weight_policy_player, 1.0);
-    let loss_policy_opponent = pol_loss(
-        1,
-        &target_policy_opponent,
-        &target_weight_policy_opponent,
-        0.15,
-    );
-    let loss_policy_player_soft = pol_loss(
-        2,
-        &target_policy_player_soft,
-        &target_weight_policy_player,
-        1.0,
-    );
-    let loss_policy_opponent_soft = pol_loss(
-        3,
-        &target_policy_opponent_soft,
-        &target_weight_policy_opponent,
-        0.15,
-    );
-
-    // Long-term optimistic policy.
+    // Long-term optimistic policy weight.
     let win_squared = (col(0) + col(2) * 0.5).square();
     let long_excess = (col(3) - out.pred_scoremean.detach())
         / (out.pred_scorestdev.detach().square() + 0.25).sqrt();
     let w_long = (win_squared + ((long_excess - 1.5) * 3.0).sigmoid()).clamp(0.0, 1.0)
         * &target_weight_policy_player
         * &target_weight_ownership;
-    let loss_longopt = pol_loss(4, &target_policy_player, &w_long, 1.0);
     let w_long_sum = (gw * &w_long).sum(Kind::Float);
 
-    // Short-term optimistic policy.
+    // Short-term optimistic policy weight.
     let st_actual = col(12) - col(13);
     let st_pred = out
         .td_value_logits
@@ -216,8 +190,48 @@ pub fn compute_losses(
     .clamp(0.0, 1.0)
         * &target_weight_policy_player
         * &target_weight_ownership;
-    let loss_shortopt = pol_loss(5, &target_policy_player, &w_short, 1.0);
     let w_short_sum = (gw * &w_short).sum(Kind::Float);
+
+    // The six policy losses (player, opponent, their soft versions, long-
+    // and short-term optimistic), each KataGo's weighted cross-entropy, in
+    // one pass over the `[N, 6, moves]` logits instead of six: a handful of
+    // operators forward and backward where there were some sixty.
+    let policy_targets = Tensor::stack(
+        &[
+            &target_policy_player,
+            &target_policy_opponent,
+            &target_policy_player_soft,
+            &target_policy_opponent_soft,
+            &target_policy_player,
+            &target_policy_player,
+        ],
+        1,
+    );
+    let policy_ce = cross_entropy(&out.policy_logits, &policy_targets, 2);
+    let policy_coeffs = Tensor::from_slice(&[1.0f32, 0.15, 1.0, 0.15, 1.0, 1.0])
+        .to_device(policy_ce.device())
+        .view([1, 6]);
+    let policy_weights = Tensor::stack(
+        &[
+            &target_weight_policy_player,
+            &target_weight_policy_opponent,
+            &target_weight_policy_player,
+            &target_weight_policy_opponent,
+            &w_long,
+            &w_short,
+        ],
+        1,
+    ) * gw.unsqueeze(1)
+        * policy_coeffs;
+    let policy_losses =
+        (policy_ce * policy_weights).sum_dim_intlist([0i64].as_slice(), false, Kind::Float);
+    let policy_loss = |head: i64| policy_losses.select(0, head);
+    let loss_policy_player = policy_loss(0);
+    let loss_policy_opponent = policy_loss(1);
+    let loss_policy_player_soft = policy_loss(2);
+    let loss_policy_opponent_soft = policy_loss(3);
+    let loss_longopt = policy_loss(4);
+    let loss_shortopt = policy_loss(5);
 
     let loss_value =
         (cross_entropy(&out.value_logits, &target_value, 1) * 1.2 * gw * &target_weight_value)
@@ -312,7 +326,8 @@ pub fn compute_losses(
         .sum(Kind::Float);
 
     let sb = &out.scorebelief_logits;
-    let pred_cdf = sb.softmax(1, Kind::Float).cumsum(1, Kind::Float);
+    let probs = sb.softmax(1, Kind::Float);
+    let pred_cdf = probs.cumsum(1, Kind::Float);
     let target_cdf = target_score_distribution.cumsum(1, Kind::Float);
     let loss_sb_cdf =
         (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &target_weight_ownership)
@@ -321,7 +336,6 @@ pub fn compute_losses(
         (cross_entropy(sb, &target_score_distribution, 1) * 0.02 * gw * &target_weight_ownership)
             .sum(Kind::Float);
 
-    let probs = sb.softmax(1, Kind::Float);
     let offs = out_score_offsets(batch);
     let expected = (&probs * &offs).sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
     let stdev = ((&probs * (&offs - expected).square()).sum_dim_intlist(
@@ -387,7 +401,9 @@ pub fn compute_losses(
 
     let pacc1 = (gw
         * &target_weight_policy_player
-        * policy(0)
+        * out
+            .policy_logits
+            .select(1, 0)
             .argmax(1, false)
             .eq_tensor(&target_policy_player.argmax(1, false))
             .to_kind(Kind::Float))
