@@ -352,8 +352,13 @@ impl ValueHead {
             .matmul(&v.linear_s2off.tr());
         let par_in =
             (self.score_parity.view([1, len]) * input_global.narrow(1, 18, 1)).view([n, len, 1]);
-        let s2par = par_in.matmul(&v.linear_s2par.tr());
-        let outsv2 = (s2 + s2off + s2par).relu();
+        // `linear_s2par` has one input: its matmul is a product, done as an
+        // elementwise multiply-add into the sum (one pass over the
+        // `[N, len, sv2]` tensor instead of a K=1 matmul and an add), and
+        // the relu in place (the sum is not needed for the backward pass).
+        let outsv2 = (s2 + s2off)
+            .addcmul(&par_in, &v.linear_s2par.view([1, 1, sv2]))
+            .relu_();
         let outsv3 = outsv2.linear(&v.linear_s3.0, Some(&v.linear_s3.1));
         let smix = pooled.linear(&v.linear_smix.0, Some(&v.linear_smix.1));
         let logw = smix.log_softmax(1, Kind::Float);
