@@ -14,7 +14,7 @@ For each model config it
   2. writes every parameter, under KataGo's state_dict names, to
      `parity_<config>.safetensors` (the test loads these as starting weights);
   3. saves a KataGo-style checkpoint and exports it with KataGo's
-     `export_model_pytorch.py` to `parity_<config>.bin.gz`;
+     `export_model_pytorch.py` and records the MD5 of its `model.bin`;
   4. computes every loss term of KataGo's `Metrics` on the first rows of the npz
      with augmentation off (no symmetry, history kept), as train.py calls it with
      its default loss scales, plus the global gradient norm of `loss_sum`;
@@ -22,7 +22,7 @@ and writes the first rows themselves, as raw npz members, to
 `parity_batch.safetensors`, and all figures to `parity.json`.
 """
 import argparse
-import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -162,8 +162,8 @@ def main():
             )
             with open(os.path.join(exp_dir, "model.bin"), "rb") as fin:
                 data = fin.read()
-            with gzip.GzipFile(os.path.join(args.out_dir, f"parity_{cfg_name}.bin.gz"), "wb", mtime=0) as fout:
-                fout.write(data)
+            # Only the digest is kept: test networks are not committed.
+            fig["katago_export_md5"] = hashlib.md5(data).hexdigest()
 
     with open(os.path.join(args.out_dir, "parity.json"), "w") as f:
         json.dump(figures, f, indent=1, sort_keys=True)

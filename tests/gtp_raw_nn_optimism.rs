@@ -2,8 +2,8 @@
 //! search's `rootPolicyOptimism` (KataGo's default, 0.2 for GTP), not 0.
 //!
 //! Only nets with an optimistic policy head (model version 12 and up) show
-//! the difference, so this uses the small version-15 net that KataGo's own
-//! exporter wrote for the training parity test (`tests/data/train/`).
+//! the difference, so this uses the project's own version-15 net in
+//! `models/` (trained for 9x9, the size played here).
 //! Checked against KataGo 1.17.2: for our exported b2c16 nets, KataGo's
 //! `kata-raw-nn 0` equals ours with optimism 0.2 to the printed digits.
 
@@ -13,9 +13,11 @@ use std::process::{Command, Stdio};
 /// Runs one GTP session and returns the body of each answer, in order.
 fn session(overrides: &str, commands: &[&str]) -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nets = engine::setup::models_in(&root.join("models"));
+    let net = nets.first().expect("the project's own net in models/");
     let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
         .args(["gtp", "-model"])
-        .arg(root.join("tests/data/train/parity_b2c16.bin.gz"))
+        .arg(net)
         .arg("-config")
         .arg(root.join("configs/gtp.toml"))
         .args(["-override-config", overrides])
