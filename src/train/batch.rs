@@ -6,6 +6,7 @@ use rand::Rng;
 use tch::{Device, Tensor};
 
 use crate::data::{TrainingRows, NUM_BINARY_CHANNELS, NUM_GLOBAL_INPUTS, NUM_GLOBAL_TARGETS};
+use crate::nn::Symmetry;
 
 /// One batch on the training device, every member as f32.
 pub struct Batch {
@@ -45,26 +46,22 @@ impl Augment {
     };
 }
 
-/// Where each point of a symmetry's output comes from: `out[p] =
-/// in[source[p]]` on a `pos_len²` board, the same maps as
-/// KataGo's `apply_symmetry` (the tests check them against it).
+/// KataGo's trainer numbers the 8 symmetries differently from its C++,
+/// whose numbering [`Symmetry`] follows: the trainer's `apply_symmetry(t,
+/// k)` is `Symmetry` number `TRAINER_SYMMETRIES[k]`.
+const TRAINER_SYMMETRIES: [usize; 8] = [0, 6, 3, 5, 4, 2, 7, 1];
+
+/// Where each point of the trainer's symmetry `symm` takes its value from:
+/// `out[p] = in[source[p]]` on a `pos_len²` board (the tests check this
+/// against KataGo's tensor version).
 fn symmetry_sources(symm: u8, pos_len: usize) -> Vec<usize> {
     let l = pos_len;
-    let last = l - 1;
-    let mut source = Vec::with_capacity(l * l);
-    for i in 0..l {
-        for j in 0..l {
-            let (y, x) = match symm {
-                0 => (i, j),
-                1 => (j, last - i),
-                2 => (last - i, last - j),
-                3 => (last - j, i),
-                4 => (j, i),
-                5 => (i, last - j),
-                6 => (last - j, last - i),
-                _ => (last - i, j),
-            };
-            source.push(y * l + x);
+    let s = Symmetry::ALL[TRAINER_SYMMETRIES[usize::from(symm)]];
+    let mut source = vec![0; l * l];
+    for y in 0..l {
+        for x in 0..l {
+            let (sx, sy) = s.point(x, y, l, l);
+            source[sy * l + sx] = y * l + x;
         }
     }
     source

@@ -567,7 +567,8 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         // the same rows in the same order with the same random draws as
         // preparing them here, and the rng comes back at the epoch's end.
         std::thread::scope(|scope| -> Result<(), TrainError> {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<HostBatch>(PREFETCH_BATCHES);
+            // Each batch comes with the data cursor after it.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(HostBatch, u64)>(PREFETCH_BATCHES);
             let rows = &data.rows;
             let batch_size = args.batch_size;
             let mut cursor = state.data_cursor as usize;
@@ -578,18 +579,17 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                     let idx: Vec<usize> = (0..batch_size).map(|k| (start + k) % nrows).collect();
                     cursor = (start + batch_size) % nrows;
                     let host = HostBatch::from_rows(rows, &idx, augment, &mut batch_rng);
-                    if tx.send(host).is_err() {
+                    if tx.send((host, cursor as u64)).is_err() {
                         break; // the trainer stopped early (an error)
                     }
                 }
                 batch_rng
             });
             for bi in 0..batches_per_epoch {
-                let start = (state.data_cursor as usize) % nrows;
-                state.data_cursor = ((start + args.batch_size) % nrows) as u64;
-                let host = rx
+                let (host, cursor) = rx
                     .recv()
                     .map_err(|_| TrainError::Data("the batch preparation thread stopped".into()))?;
+                state.data_cursor = cursor;
                 let batch = Batch::from_host(&host, device);
                 let step = train_step(
                     &net,

@@ -65,6 +65,18 @@ pub(super) fn conv(x: &Tensor, w: &Tensor) -> Tensor {
     x.conv2d(w, None::<Tensor>, [1, 1], [k / 2, k / 2], [1, 1], 1)
 }
 
+/// Several same-size convolutions of the same input, done as one with the
+/// weights stacked and the output split after: one kernel call and one pass
+/// over `x` instead of `K`, forward and backward (split's backward is one
+/// `cat`). The parameters stay separate, under KataGo's names.
+pub(super) fn conv_shared<const K: usize>(x: &Tensor, weights: [&Tensor; K]) -> [Tensor; K] {
+    let sizes: Vec<i64> = weights.iter().map(|w| w.size()[0]).collect();
+    conv(x, &Tensor::cat(&weights, 0))
+        .split_with_sizes(sizes, 1)
+        .try_into()
+        .expect("split gives one part per weight")
+}
+
 /// KataGo's `KataGPool`: mean, mean scaled by board size, max.
 pub(super) fn gpool(x: &Tensor, m: &Masks) -> Tensor {
     let offset = m.mask_sum_hw.sqrt() - 14.0;
@@ -173,15 +185,7 @@ impl NormActConv {
         match (&self.conv, &self.convpool) {
             (Some(w), _) => conv(&out, w),
             (None, Some(cp)) => {
-                // Both convolutions read `out`: one call with the weights
-                // stacked, split after (one kernel launch and one reorder of
-                // the input instead of two; split's backward is one cat).
-                let cr = cp.conv1r.size()[0];
-                let cg = cp.conv1g.size()[0];
-                let both = conv(&out, &Tensor::cat(&[&cp.conv1r, &cp.conv1g], 0));
-                let mut parts = both.split_with_sizes([cr, cg], 1);
-                let outg = parts.pop().expect("two parts");
-                let outr = parts.pop().expect("two parts");
+                let [outr, outg] = conv_shared(&out, [&cp.conv1r, &cp.conv1g]);
                 let outg = cp.normg.forward(&outg, m).relu();
                 let pooled = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
                 let g = pooled.matmul(&cp.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);

@@ -2,7 +2,7 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::blocks::{conv, gpool, value_gpool, Masks, Norm};
+use super::blocks::{conv, conv_shared, gpool, value_gpool, Masks, Norm};
 use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
 use super::{ModelConfig, NetOutput, EXTRA_SCORE_DISTR_RADIUS};
 
@@ -65,9 +65,7 @@ fn softplus_grad_floor(x: &Tensor, floor: f64, square: bool) -> Tensor {
 
 /// The five 1x1 convolutions that read the trunk's output (policy
 /// `conv1p`, `conv1g`; value `conv1`, `conv_futurepos`, `conv_seki`), done
-/// as one convolution with their weights stacked and split after: one
-/// kernel call and one pass over the trunk instead of five, forward and
-/// backward. The parameters stay separate, under KataGo's names.
+/// as one ([`conv_shared`]).
 pub(super) struct HeadConvs {
     /// Policy `conv1p`.
     pub(super) policy_p: Tensor,
@@ -86,25 +84,23 @@ pub(super) struct ValueConvs {
 
 impl HeadConvs {
     pub(super) fn new(x: &Tensor, p: &PolicyHead, v: &ValueHead) -> HeadConvs {
-        let weights = [
-            &p.conv1p,
-            &p.conv1g,
-            &v.conv1,
-            &v.conv_futurepos,
-            &v.conv_seki,
-        ];
-        let sizes: Vec<i64> = weights.iter().map(|w| w.size()[0]).collect();
-        let mut parts = conv(x, &Tensor::cat(&weights, 0))
-            .split_with_sizes(sizes, 1)
-            .into_iter();
-        let mut next = || parts.next().expect("one part per weight");
+        let [policy_p, policy_g, conv1, futurepos, seki] = conv_shared(
+            x,
+            [
+                &p.conv1p,
+                &p.conv1g,
+                &v.conv1,
+                &v.conv_futurepos,
+                &v.conv_seki,
+            ],
+        );
         HeadConvs {
-            policy_p: next(),
-            policy_g: next(),
+            policy_p,
+            policy_g,
             value: ValueConvs {
-                conv1: next(),
-                futurepos: next(),
-                seki: next(),
+                conv1,
+                futurepos,
+                seki,
             },
         }
     }
@@ -328,14 +324,8 @@ impl ValueHead {
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
         let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
-        // Ownership and scoring both read `outv1`: one convolution.
-        let mut own_scoring = conv(
-            &outv1,
-            &Tensor::cat(&[&v.conv_ownership, &v.conv_scoring], 0),
-        )
-        .split_with_sizes([1, 1], 1);
-        let scoring = m.apply(own_scoring.pop().expect("two parts"));
-        let ownership = m.apply(own_scoring.pop().expect("two parts"));
+        let [ownership, scoring] = conv_shared(&outv1, [&v.conv_ownership, &v.conv_scoring]);
+        let (ownership, scoring) = (m.apply(ownership), m.apply(scoring));
         let futurepos = m.apply(trunk.futurepos);
         let seki = m.apply(trunk.seki);
 
