@@ -54,7 +54,11 @@ if [ -z "$(ls -A "$base/models")" ]; then
   "$engine" export -random-init "$MODEL_KIND" -seed "$SEED" -export-dir "$tmp" -model-name model
   mv "$tmp" "$base/models/${MODEL_KIND}-random"
   log "generation 0: random $MODEL_KIND"
-  printf 'generation\tmodel\tselfplay_games\tdata_rows\ttrain_samples\taccepted\tseconds\n' > "$base/generations.tsv"
+fi
+if [ ! -f "$base/generations.tsv" ]; then
+  printf 'generation\tmodel\tselfplay_games\tdata_rows\ttrain_samples\tnew_model\taccepted\tseconds\n' \
+    > "$base/generations.tsv.tmp"
+  mv "$base/generations.tsv.tmp" "$base/generations.tsv"
 fi
 
 # Gates every net in modelstobetested/ (or accepts it when gating is off);
@@ -80,6 +84,39 @@ gate_pending() {
   done
 }
 
+# What the generation in flight is (number, self-play net, games, rows, start
+# time), written before training: a net that training exports just before a
+# crash still gets its generations.tsv line when the loop starts again.
+pending="$base/generation.pending"
+# Appends a generations.tsv line for every trained net in models/ or
+# rejectedmodels/ that has none yet (oldest first, by training samples). The
+# newest takes the in-flight generation's facts; any other (only after a
+# crash) gets "?" where they are lost. With "recovered", seconds are "?" too
+# (the wall time would include the time the loop was down).
+record_generations() {
+  local how="${1:-live}" p_gen="?" p_model="?" p_games="?" p_rows="?" p_t0="" nets net newest verdict
+  # shellcheck disable=SC1090
+  if [ -f "$pending" ]; then source "$pending"; fi
+  nets=$( { ls -1 "$base/models"; ls -1 "$base/rejectedmodels"; } \
+    | sed -n 's/^\(.*-s\([0-9][0-9]*\)-d[0-9][0-9]*\)$/\2\t\1/p' | sort -n | cut -f2 \
+    | while read -r net; do cut -f6 "$base/generations.tsv" | grep -qxF "$net" || echo "$net"; done)
+  [ -n "$nets" ] || return 0
+  newest=$(echo "$nets" | tail -n 1)
+  for net in $nets; do
+    local gen_f="?" model_f="?" games_f="?" rows_f="?" secs="?" acc=none
+    if [ "$net" = "$newest" ]; then
+      gen_f=$p_gen; model_f=$p_model; games_f=$p_games; rows_f=$p_rows
+      if [ "$how" = live ] && [ -n "$p_t0" ]; then secs=$(( $(date +%s) - p_t0 )); fi
+    fi
+    if [ -d "$base/models/$net" ]; then acc=$net; fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$gen_f" "$model_f" "$games_f" "$rows_f" \
+      "$(echo "$net" | sed 's/.*-s\([0-9]*\)-d.*/\1/')" "$net" "$acc" "$secs" >> "$base/generations.tsv"
+    if [ "$acc" = none ]; then verdict=rejected; else verdict=accepted; fi
+    log "gen $gen_f: $net $verdict ($how)"
+  done
+  rm -f "$pending"
+}
+
 failures=0
 stage_failed() {
   failures=$((failures + 1))
@@ -90,6 +127,7 @@ stage_failed() {
 
 while true; do
   gate_pending
+  record_generations recovered
   gen=$(generation)
   if [ "$gen" -gt "$MAX_GENERATIONS" ] || out_of_time; then
     log "stop: generation $gen, budget reached"; break
@@ -123,6 +161,10 @@ while true; do
   rm -rf "$base/shuffleddata/.tmp-$stamp"
   find "$base/shuffleddata" -mindepth 1 -maxdepth 1 -type d ! -name "$stamp" -exec rm -rf {} +
 
+  printf 'p_gen=%q p_model=%q p_games=%q p_rows=%q p_t0=%q\n' "$gen" "$current" \
+    "$GAMES_PER_GENERATION" "$total_rows" "$t0" > "$pending.tmp"
+  mv "$pending.tmp" "$pending"
+
   # 3. Train on it and export: modelstobetested/<prefix>-s<samples>-d<rows>/model.bin.gz
   log "gen $gen: train $TRAIN_SAMPLES_PER_GENERATION samples"
   "$engine" train -traindir "$base/train" -latestdatadir "$base/shuffleddata" \
@@ -133,10 +175,8 @@ while true; do
     2>>"$base/train.log" || { stage_failed train; continue; }
   failures=0
 
-  # 4. Gate the new net (or accept it when gating is off).
+  # 4. Gate the new net (or accept it when gating is off) and record it.
   gate_pending
-  samples=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if 'epoch_end' in l][-1]['global_step_samples'])" "$base/train/metrics.jsonl" 2>/dev/null || echo "?")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$gen" "$current" "$GAMES_PER_GENERATION" "$total_rows" "$samples" \
-    "${accepted:-none}" "$(( $(date +%s) - t0 ))" >> "$base/generations.tsv"
+  record_generations live
   log "gen $gen: done in $(( $(date +%s) - t0 )) s, accepted: ${accepted:-none}"
 done

@@ -79,12 +79,81 @@ fn accepted_models(base: &Path) -> Vec<String> {
     models_in(base, "models")
 }
 
-fn generation_lines(base: &Path) -> usize {
+fn generations_tsv(base: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(base.join("generations.tsv"))
         .unwrap()
         .lines()
         .skip(1)
-        .count()
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
+fn copy_model(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::copy(from.join("model.bin.gz"), to.join("model.bin.gz")).unwrap();
+}
+
+/// A crash between a net's export (or its gating) and its line in
+/// `generations.tsv` must not lose the line: the loop writes it from the
+/// in-flight generation's facts when it starts again. The crash is staged:
+/// a loop with no generations to run leaves the random net, then a net is
+/// put where training (or the gatekeeper) would have left it.
+#[test]
+fn a_net_left_by_a_crash_gets_its_generation_line() {
+    let base = scratch("recover");
+    let run = base.join("run");
+    let conf = tiny_config(&base, 0, false);
+    assert!(loop_command(&run, &conf).status().unwrap().success());
+    assert!(generations_tsv(&run).is_empty());
+    let random = run.join("models/b2c16-random");
+
+    // Exported, not yet gated (gating is off here: it is accepted).
+    copy_model(&random, &run.join("modelstobetested/b2c16-s480-d120"));
+    std::fs::write(
+        run.join("generation.pending"),
+        "p_gen=1 p_model=b2c16-random p_games=6 p_rows=120 p_t0=1\n",
+    )
+    .unwrap();
+    assert!(loop_command(&run, &conf).status().unwrap().success());
+    // Gated and rejected before the crash.
+    copy_model(&random, &run.join("rejectedmodels/b2c16-s960-d250"));
+    std::fs::write(
+        run.join("generation.pending"),
+        "p_gen=2 p_model=b2c16-s480-d120 p_games=6 p_rows=250 p_t0=1\n",
+    )
+    .unwrap();
+    assert!(loop_command(&run, &conf).status().unwrap().success());
+    // A third start finds nothing left to record.
+    assert!(loop_command(&run, &conf).status().unwrap().success());
+
+    let row = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        generations_tsv(&run),
+        vec![
+            row(&[
+                "1",
+                "b2c16-random",
+                "6",
+                "120",
+                "480",
+                "b2c16-s480-d120",
+                "b2c16-s480-d120",
+                "?"
+            ]),
+            row(&[
+                "2",
+                "b2c16-s480-d120",
+                "6",
+                "250",
+                "960",
+                "b2c16-s960-d250",
+                "none",
+                "?"
+            ]),
+        ]
+    );
+    assert!(!run.join("generation.pending").exists());
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 #[test]
@@ -104,7 +173,7 @@ fn two_generations_then_kill_and_resume() {
         "random net + 2 trained nets: {models:?} {rejected:?}"
     );
     assert!(models.iter().any(|m| m == "b2c16-random"), "{models:?}");
-    assert_eq!(generation_lines(&run), 2);
+    assert_eq!(generations_tsv(&run).len(), 2);
     assert!(run.join("train/checkpoint.safetensors").is_file());
     let gating_log =
         std::fs::read_to_string(run.join("gatekeeper/sgfs/gatekeeper_log.tsv")).unwrap();
@@ -134,7 +203,20 @@ fn two_generations_then_kill_and_resume() {
         5,
         "random net + 4 trained nets: {models:?} {rejected:?}"
     );
-    assert!(generation_lines(&run) >= 4);
+    // Every trained net has exactly one line, whenever the kill came.
+    let mut recorded: Vec<String> = generations_tsv(&run)
+        .into_iter()
+        .map(|r| r[5].clone())
+        .collect();
+    recorded.sort();
+    let mut trained: Vec<String> = models
+        .iter()
+        .chain(&rejected)
+        .filter(|m| *m != "b2c16-random")
+        .cloned()
+        .collect();
+    trained.sort();
+    assert_eq!(recorded, trained);
     // Training went on from its checkpoint: the newest net has seen all four
     // generations' samples (4 x 512, rounded down to whole batches).
     let newest_samples: u64 = models
