@@ -49,7 +49,8 @@ rows_of() { # data rows under a dir, from the npz member shapes (fast: header on
 }
 
 # Generation 0: a net with random weights (KataGo's fixed-variance init).
-if [ -z "$(ls -A "$base/models")" ]; then
+# (A `.random.tmp` left by a crash does not count: plain `ls` skips dot names.)
+if [ -z "$(ls "$base/models")" ]; then
   tmp="$base/models/.random.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
   "$engine" export -random-init "$MODEL_KIND" -seed "$SEED" -export-dir "$tmp" -model-name model
   mv "$tmp" "$base/models/${MODEL_KIND}-random"

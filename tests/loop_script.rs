@@ -97,13 +97,19 @@ fn copy_model(from: &Path, to: &Path) {
 /// `generations.tsv` must not lose the line: the loop writes it from the
 /// in-flight generation's facts when it starts again. The crash is staged:
 /// a loop with no generations to run leaves the random net, then a net is
-/// put where training (or the gatekeeper) would have left it.
+/// put where training (or the gatekeeper) would have left it. A random net
+/// half written by a crash is written again.
 #[test]
-fn a_net_left_by_a_crash_gets_its_generation_line() {
+fn leftovers_of_a_crash_are_picked_up_on_restart() {
     let base = scratch("recover");
     let run = base.join("run");
     let conf = tiny_config(&base, 0, false);
+    // Killed while writing the random net: its temporary folder is left.
+    let half_written = run.join("models/.random.tmp");
+    std::fs::create_dir_all(&half_written).unwrap();
+    std::fs::write(half_written.join("model.bin.gz"), b"\x1f\x8b").unwrap();
     assert!(loop_command(&run, &conf).status().unwrap().success());
+    assert_eq!(accepted_models(&run), ["b2c16-random"]);
     assert!(generations_tsv(&run).is_empty());
     let random = run.join("models/b2c16-random");
 
