@@ -15,6 +15,7 @@ pub mod loss;
 pub mod model;
 pub mod optim;
 mod plot;
+pub mod precision;
 mod run;
 mod source;
 
@@ -26,6 +27,7 @@ pub use config::{ModelConfig, NormKind};
 pub use loss::{compute_losses, LossScales, LossState, Losses};
 pub use model::{NetOutput, TrainNet};
 pub use optim::{Optimizer, Schedule};
+pub use precision::{GradScaler, Precision};
 pub use run::{run_export, run_train, train_step, ExportArgs, StepReport, TrainArgs};
 
 /// Why training or export failed.

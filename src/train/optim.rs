@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use tch::Tensor;
 
 use super::model::{ParamGroup, TrainNet};
+use super::precision::GradScaler;
 
 /// Lookahead steps between syncs (`-lookahead-k`).
 pub const LOOKAHEAD_K: u64 = 6;
@@ -92,10 +93,13 @@ pub struct Optimizer {
     pub slow: BTreeMap<String, Tensor>,
     /// SWA (EMA of snapshots) weights.
     pub swa: BTreeMap<String, Tensor>,
+    /// The loss scaler of fp16 training (`None` otherwise).
+    pub grad_scaler: Option<GradScaler>,
 }
 
 impl Optimizer {
-    /// Fresh state for `net`: slow weights and SWA start as copies.
+    /// Fresh state for `net`: slow weights and SWA start as copies; a loss
+    /// scaler when the net's precision needs one.
     pub fn new(net: &TrainNet) -> Optimizer {
         let copy = || -> BTreeMap<String, Tensor> {
             net.params
@@ -107,6 +111,10 @@ impl Optimizer {
             momentum: BTreeMap::new(),
             slow: copy(),
             swa: copy(),
+            grad_scaler: net
+                .precision
+                .needs_grad_scaler()
+                .then(|| GradScaler::new(net.vs.device())),
         }
     }
 

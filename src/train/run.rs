@@ -18,6 +18,7 @@ use super::loss::{compute_losses, LossScales};
 use super::model::TrainNet;
 use super::optim::{Optimizer, Schedule};
 use super::plot;
+use super::precision::Precision;
 use super::TrainError;
 use crate::data::TrainingRows;
 
@@ -80,6 +81,14 @@ pub struct TrainArgs {
     /// Use CUDA when available.
     #[arg(long = "cuda")]
     pub cuda: bool,
+    /// Mixed precision: the trunk's convolutions and matmuls in fp16, the
+    /// heads and losses in fp32, the loss scaled (KataGo's -use-fp16). For
+    /// GPUs with fp16 arithmetic; on a CPU without it, slower than fp32.
+    #[arg(long = "use-fp16", conflicts_with = "use_bf16")]
+    pub use_fp16: bool,
+    /// Mixed precision in bf16, no loss scaling (KataGo's -use-bf16).
+    #[arg(long = "use-bf16")]
+    pub use_bf16: bool,
     /// Random seed (weights init, augmentation).
     #[arg(long = "seed", default_value_t = 0)]
     pub seed: u64,
@@ -203,7 +212,7 @@ fn params_of(net: &TrainNet) -> NamedParams {
         .collect()
 }
 
-fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpoint {
+pub(super) fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpoint {
     let mut tensors = std::collections::BTreeMap::new();
     for p in &net.params {
         tensors.insert(format!("model.{}", p.name), p.tensor.shallow_clone());
@@ -217,13 +226,20 @@ fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpo
             tensors.insert(format!("{prefix}.{k}"), v.shallow_clone());
         }
     }
+    if let Some(s) = &opt.grad_scaler {
+        tensors.insert("grad_scaler.scale".into(), s.scale.shallow_clone());
+        tensors.insert(
+            "grad_scaler.growth_tracker".into(),
+            s.growth_tracker.shallow_clone(),
+        );
+    }
     Checkpoint {
         state: state.clone(),
         tensors,
     }
 }
 
-fn restore(
+pub(super) fn restore(
     net: &mut TrainNet,
     opt: &mut Optimizer,
     ck: &Checkpoint,
@@ -243,6 +259,15 @@ fn restore(
         opt.slow = slow;
     }
     opt.momentum = to_dev(ck.group("momentum"));
+    // An fp16 run goes on with its loss scale; a run that switches to fp16
+    // starts a fresh scaler, one that switches away drops it.
+    if let Some(scaler) = &mut opt.grad_scaler {
+        let saved = to_dev(ck.group("grad_scaler"));
+        if let (Some(scale), Some(tracker)) = (saved.get("scale"), saved.get("growth_tracker")) {
+            scaler.scale = scale.shallow_clone();
+            scaler.growth_tracker = tracker.shallow_clone();
+        }
+    }
     Ok(())
 }
 
@@ -333,6 +358,9 @@ pub struct StepReport {
     pub gnorm: f64,
     /// True between lookahead syncs (checkpoints and SWA wait for a sync).
     pub in_between_lookaheads: bool,
+    /// fp16 training only: the scaled gradients overflowed, so the SGD step
+    /// was skipped and the loss scale halved (torch's `GradScaler.step`).
+    pub skipped_overflow: bool,
 }
 
 /// One step of KataGo's training loop: forward, losses, backward, clipping,
@@ -356,9 +384,26 @@ pub fn train_step(
             let _ = g.zero_();
         }
     }
-    losses.loss_sum.backward();
+    let skipped_overflow = match &opt.grad_scaler {
+        Some(scaler) => {
+            scaler.scale_loss(&losses.loss_sum).backward();
+            let grads: Vec<Tensor> = net
+                .params
+                .iter()
+                .map(|p| p.tensor.grad())
+                .filter(|g| g.defined())
+                .collect();
+            scaler.unscale(&grads)
+        }
+        None => {
+            losses.loss_sum.backward();
+            false
+        }
+    };
     let gnorm = Optimizer::clip_gradients(net, sched.gnorm_cap());
-    opt.step(net, sched, state.global_step_samples);
+    if !skipped_overflow {
+        opt.step(net, sched, state.global_step_samples);
+    }
     let bs = batch.binary_input.size()[0] as u64;
     state.global_step_samples += bs;
     state.global_step_batches += 1;
@@ -373,6 +418,7 @@ pub fn train_step(
         values: losses.values(),
         gnorm,
         in_between_lookaheads: !synced,
+        skipped_overflow,
     }
 }
 
@@ -476,6 +522,11 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         }
     }
     let mut net = TrainNet::new(&config, args.pos_len as i64, device)?;
+    net.precision = match (args.use_fp16, args.use_bf16) {
+        (true, _) => Precision::F16,
+        (_, true) => Precision::BF16,
+        _ => Precision::F32,
+    };
     let mut opt = Optimizer::new(&net);
     let mut state = TrainState {
         model_kind: config.name.clone(),
@@ -527,8 +578,13 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     let mut epochs_this_instance = 0u64;
     let mut last_ckpt_samples = state.global_step_samples;
     eprintln!(
-        "train: {} ({} params), {} rows, batch {}, {} batches/epoch, lr_scale {}, swa every {} samples",
+        "train: {}{} ({} params), {} rows, batch {}, {} batches/epoch, lr_scale {}, swa every {} samples",
         config.name,
+        match net.precision {
+            Precision::F32 => "",
+            Precision::F16 => ", fp16 trunk with loss scaling",
+            Precision::BF16 => ", bf16 trunk",
+        },
         net.num_parameters(),
         nrows,
         args.batch_size,
@@ -558,6 +614,8 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         let epoch_start = Instant::now();
         let mut epoch_samples = 0u64;
         let mut in_between_lookaheads = false;
+        // fp16 steps skipped for overflowing gradients since the last metrics line.
+        let mut skipped_steps = 0u64;
         let bar = epoch_bar(
             state.epochs_done + 1,
             (batches_per_epoch * args.batch_size) as u64,
@@ -603,6 +661,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                 );
                 let gnorm = step.gnorm;
                 in_between_lookaheads = step.in_between_lookaheads;
+                skipped_steps += u64::from(step.skipped_overflow);
                 for (k, v) in step.values {
                     *sums.entry(k).or_insert(0.0) += v;
                 }
@@ -613,7 +672,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                 let last = bi + 1 == batches_per_epoch;
                 if (bi + 1) % 20 == 0 || last {
                     let sps = interval_samples / t0.elapsed().as_secs_f64().max(1e-9);
-                    let line = metrics_line(
+                    let mut line = metrics_line(
                         &state,
                         sched.per_sample_lr(state.global_step_samples),
                         gnorm,
@@ -621,6 +680,13 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                         &sums,
                         interval_samples,
                     );
+                    if let (Some(scaler), serde_json::Value::Object(m)) =
+                        (&opt.grad_scaler, &mut line)
+                    {
+                        m.insert("grad_scale".into(), scaler.scale_value().into());
+                        m.insert("overflow_skipped_steps".into(), skipped_steps.into());
+                        skipped_steps = 0;
+                    }
                     let _ = writeln!(metrics_file, "{line}");
                     let per = |k: &str| sums.get(k).copied().unwrap_or(0.0) / interval_samples;
                     let msg = format!(

@@ -398,3 +398,160 @@ fn full_board_batches_skip_masking_without_changing_outputs() {
         .fill_(1.0);
     assert!(!model::Masks::from_input(&spatial).full);
 }
+
+/// The parity batch's loss terms (no augmentation) for KataGo's b2c16
+/// parity weights with the trunk at `precision`.
+fn parity_losses(precision: Precision) -> (BTreeMap<&'static str, f64>, Tensor) {
+    let mut net = parity_net("b2c16");
+    net.precision = precision;
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let mut state = LossState::default();
+    let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
+    (losses.values(), out.policy_logits)
+}
+
+/// `-use-bf16` / `-use-fp16`: the trunk's convolutions and matmuls run in
+/// the half type (the outputs differ from fp32's), and every loss term
+/// stays within the half type's rounding of fp32's.
+#[test]
+fn mixed_precision_losses_stay_close_to_fp32() {
+    tch::set_num_threads(1);
+    let (f32_losses, f32_policy) = parity_losses(Precision::F32);
+    for (precision, tol) in [(Precision::BF16, 5e-3), (Precision::F16, 5e-4)] {
+        let (losses, policy) = parity_losses(precision);
+        assert_eq!(
+            policy.kind(),
+            Kind::Float,
+            "{precision:?}: heads run in fp32"
+        );
+        let diff = (&policy - &f32_policy).abs().max().double_value(&[]);
+        assert!(
+            diff > 0.0,
+            "{precision:?}: the trunk did not run in half precision"
+        );
+        let mut checked = 0;
+        let mut worst = (0.0f64, "");
+        for (k, want) in &f32_losses {
+            let got = losses[k];
+            let rel = (got - want).abs() / want.abs().max(1.0);
+            if rel > worst.0 {
+                worst = (rel, k);
+            }
+            assert!(rel <= tol, "{precision:?} {k}: {got} against fp32's {want}");
+            checked += 1;
+        }
+        assert!(checked >= 30, "only {checked} terms compared");
+        eprintln!(
+            "{precision:?}: {checked} terms, largest relative difference {:.1e} ({})",
+            worst.0, worst.1
+        );
+    }
+}
+
+/// fp16 training scales the loss (torch's GradScaler): a step moves the
+/// weights as the fp32 step does; a step whose scaled gradients overflow
+/// changes no weight and halves the scale; the scale is checkpointed.
+#[test]
+fn fp16_steps_scale_the_loss_and_skip_overflows() {
+    tch::set_num_threads(1);
+    let sched = Schedule {
+        lr_scale: 1.0,
+        batch_size: 16,
+        no_warmup: true,
+    };
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let step = |net: &TrainNet, opt: &mut Optimizer| {
+        let mut state = TrainState::default();
+        train_step(
+            net,
+            opt,
+            &mut state,
+            &sched,
+            &LossScales::default(),
+            8.0,
+            1 << 40,
+            &batch,
+        )
+    };
+    let snapshot = |net: &TrainNet| -> Vec<Tensor> {
+        net.params
+            .iter()
+            .map(|p| p.tensor.detach().copy())
+            .collect()
+    };
+    let update = |net: &TrainNet, before: &[Tensor]| -> Tensor {
+        let parts: Vec<Tensor> = net
+            .params
+            .iter()
+            .zip(before)
+            .map(|(p, b)| (&p.tensor.detach() - b).flatten(0, -1))
+            .collect();
+        Tensor::cat(&parts, 0)
+    };
+
+    let fp32 = parity_net("b2c16");
+    let start = snapshot(&fp32);
+    let mut opt32 = Optimizer::new(&fp32);
+    assert!(opt32.grad_scaler.is_none());
+    assert!(!step(&fp32, &mut opt32).skipped_overflow);
+    let d32 = update(&fp32, &start);
+
+    let mut fp16 = parity_net("b2c16");
+    fp16.precision = Precision::F16;
+    let mut opt16 = Optimizer::new(&fp16);
+    let scale_now = |opt: &Optimizer| opt.grad_scaler.as_ref().expect("a scaler").scale_value();
+    assert_eq!(scale_now(&opt16), GradScaler::INIT_SCALE);
+    // The losses are sums over the batch, so torch's initial scale of 2^16
+    // overflows fp16 activation gradients at first: those steps are skipped
+    // (no weight moves) and the scale halves until a step fits.
+    let mut skipped = 0;
+    loop {
+        let report = step(&fp16, &mut opt16);
+        assert!(report.values["loss_sum"].is_finite());
+        if !report.skipped_overflow {
+            break;
+        }
+        skipped += 1;
+        assert!(skipped < 30, "fp16 gradients overflow at every scale");
+        assert_eq!(
+            scale_now(&opt16),
+            GradScaler::INIT_SCALE / f64::from(1 << skipped)
+        );
+        assert!(update(&fp16, &start).abs().max().double_value(&[]) == 0.0);
+    }
+    eprintln!("fp16: {skipped} steps skipped, scale {}", scale_now(&opt16));
+    let d16 = update(&fp16, &start);
+    let cosine = (&d16 * &d32).sum(Kind::Double).double_value(&[])
+        / (d16.norm().double_value(&[]) * d32.norm().double_value(&[]));
+    let ratio = d16.norm().double_value(&[]) / d32.norm().double_value(&[]);
+    eprintln!("fp16 step against fp32's: cosine {cosine}, length ratio {ratio}");
+    assert!(cosine > 0.999, "fp16 step direction: cosine {cosine}");
+    assert!((ratio - 1.0).abs() < 1e-2, "fp16 step size: ratio {ratio}");
+
+    // A scale the fp32 loss cannot be multiplied by without overflowing.
+    let scaler = opt16.grad_scaler.as_ref().expect("a scaler");
+    let _ = scaler.scale.shallow_clone().fill_(3e38);
+    let before = snapshot(&fp16);
+    assert!(step(&fp16, &mut opt16).skipped_overflow);
+    for (p, b) in fp16.params.iter().zip(&before) {
+        assert!(p.tensor.equal(b), "{} moved on a skipped step", p.name);
+    }
+    let halved = opt16.grad_scaler.as_ref().expect("a scaler").scale_value();
+    assert_eq!(halved, 1.5e38_f32 as f64);
+
+    // The checkpoint keeps the scale; restored into a fresh fp16 optimiser.
+    let ck = run::checkpoint_of(&fp16, &opt16, &TrainState::default());
+    let mut again = parity_net("b2c16");
+    again.precision = Precision::F16;
+    let mut opt_again = Optimizer::new(&again);
+    run::restore(&mut again, &mut opt_again, &ck, Device::Cpu).expect("restore");
+    let restored = opt_again.grad_scaler.as_ref().expect("a scaler");
+    assert_eq!(restored.scale_value(), halved);
+}

@@ -65,13 +65,34 @@ pub(super) fn conv(x: &Tensor, w: &Tensor) -> Tensor {
     x.conv2d(w, None::<Tensor>, [1, 1], [k / 2, k / 2], [1, 1], 1)
 }
 
+/// `t` in the trunk's compute kind (autocast's rule for the inputs and
+/// weights of convolutions and matmuls, see [`crate::train::precision`]);
+/// `t` itself in fp32. The cast is differentiable: an fp32 weight gets an
+/// fp32 gradient.
+pub(super) fn cast(t: &Tensor, kind: Option<Kind>) -> Tensor {
+    match kind {
+        Some(k) => t.to_kind(k),
+        None => t.shallow_clone(),
+    }
+}
+
+/// [`conv`] in the trunk's compute kind.
+pub(super) fn trunk_conv(x: &Tensor, w: &Tensor, kind: Option<Kind>) -> Tensor {
+    conv(&cast(x, kind), &cast(w, kind))
+}
+
 /// Several same-size convolutions of the same input, done as one with the
 /// weights stacked and the output split after: one kernel call and one pass
 /// over `x` instead of `K`, forward and backward (split's backward is one
 /// `cat`). The parameters stay separate, under KataGo's names.
-pub(super) fn conv_shared<const K: usize>(x: &Tensor, weights: [&Tensor; K]) -> [Tensor; K] {
+/// `kind` as in [`trunk_conv`] (`None` in the heads).
+pub(super) fn conv_shared<const K: usize>(
+    x: &Tensor,
+    weights: [&Tensor; K],
+    kind: Option<Kind>,
+) -> [Tensor; K] {
     let sizes: Vec<i64> = weights.iter().map(|w| w.size()[0]).collect();
-    conv(x, &Tensor::cat(&weights, 0))
+    trunk_conv(x, &Tensor::cat(&weights, 0), kind)
         .split_with_sizes(sizes, 1)
         .try_into()
         .expect("split gives one part per weight")
@@ -180,15 +201,18 @@ impl NormActConv {
         }
     }
 
-    fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+    fn forward(&self, x: &Tensor, m: &Masks, kind: Option<Kind>) -> Tensor {
         let out = self.norm.forward(x, m).relu();
         match (&self.conv, &self.convpool) {
-            (Some(w), _) => conv(&out, w),
+            (Some(w), _) => trunk_conv(&out, w, kind),
             (None, Some(cp)) => {
-                let [outr, outg] = conv_shared(&out, [&cp.conv1r, &cp.conv1g]);
+                let [outr, outg] = conv_shared(&out, [&cp.conv1r, &cp.conv1g], kind);
                 let outg = cp.normg.forward(&outg, m).relu();
                 let pooled = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
-                let g = pooled.matmul(&cp.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
+                let g = cast(&pooled, kind)
+                    .matmul(&cast(&cp.linear_g, kind).tr())
+                    .unsqueeze(-1)
+                    .unsqueeze(-1);
                 outr + g
             }
             (None, None) => unreachable!("a NormActConv has a conv or a convpool"),
@@ -234,8 +258,8 @@ impl ResBlock {
         ResBlock { nac1, nac2 }
     }
 
-    fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
-        self.nac2.forward(&self.nac1.forward(x, m), m)
+    fn forward(&self, x: &Tensor, m: &Masks, kind: Option<Kind>) -> Tensor {
+        self.nac2.forward(&self.nac1.forward(x, m, kind), m, kind)
     }
 }
 
@@ -289,16 +313,17 @@ impl Masks {
 }
 
 impl TrunkBlock {
-    /// The block's residual (added to the trunk by the caller).
-    pub(super) fn forward(&self, x: &Tensor, m: &Masks) -> Tensor {
+    /// The block's residual (added to the trunk by the caller), its
+    /// convolutions and matmuls in `kind` (`None`: fp32).
+    pub(super) fn forward(&self, x: &Tensor, m: &Masks, kind: Option<Kind>) -> Tensor {
         match self {
-            TrunkBlock::Res(r) => r.forward(x, m),
+            TrunkBlock::Res(r) => r.forward(x, m, kind),
             TrunkBlock::Nested(nb) => {
-                let mut o = nb.p.forward(x, m);
+                let mut o = nb.p.forward(x, m, kind);
                 for r in &nb.stack {
-                    o = &o + r.forward(&o, m);
+                    o = &o + r.forward(&o, m, kind);
                 }
-                nb.q.forward(&o, m)
+                nb.q.forward(&o, m, kind)
             }
         }
     }

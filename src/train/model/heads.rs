@@ -93,6 +93,8 @@ impl HeadConvs {
                 &v.conv_futurepos,
                 &v.conv_seki,
             ],
+            // The heads run in fp32 under mixed precision too, as KataGo's.
+            None,
         );
         HeadConvs {
             policy_p,
@@ -324,7 +326,7 @@ impl ValueHead {
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
         let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
-        let [ownership, scoring] = conv_shared(&outv1, [&v.conv_ownership, &v.conv_scoring]);
+        let [ownership, scoring] = conv_shared(&outv1, [&v.conv_ownership, &v.conv_scoring], None);
         let (ownership, scoring) = (m.apply(ownership), m.apply(scoring));
         let futurepos = m.apply(trunk.futurepos);
         let seki = m.apply(trunk.seki);

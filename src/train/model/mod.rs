@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use tch::{nn, Device, Kind, Tensor};
 
 use super::config::{BlockKind, ModelConfig, NormKind};
+use super::precision::Precision;
 use super::TrainError;
 
 /// Extra score-distribution bins on each side (`EXTRA_SCORE_DISTR_RADIUS`).
@@ -28,7 +29,7 @@ pub use blocks::Masks;
 pub use heads::SCOREMEAN_MULTIPLIER;
 pub use init::{ParamGroup, ParamInfo};
 
-use blocks::{build_trunk, conv, Norm, TrunkBlock};
+use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};
 use heads::{HeadConvs, PolicyHead, ValueHead};
 use init::{init_std, Builder, RELU_GAIN};
 
@@ -77,6 +78,9 @@ pub struct TrainNet {
     pub pos_len: i64,
     /// Every parameter in registration order (KataGo's `add_reg_dict` order).
     pub params: Vec<ParamInfo>,
+    /// The trunk's arithmetic (fp32 unless training with `-use-fp16` or
+    /// `-use-bf16`; the heads are always fp32).
+    pub precision: Precision,
     conv_spatial: Tensor,
     linear_global: Tensor,
     blocks: Vec<TrunkBlock>,
@@ -136,6 +140,7 @@ impl TrainNet {
             config: config.clone(),
             pos_len,
             params,
+            precision: Precision::default(),
             conv_spatial,
             linear_global,
             blocks,
@@ -230,16 +235,19 @@ impl TrainNet {
         input_global: &Tensor,
         m: &Masks,
     ) -> NetOutput {
-        let x_spatial = conv(input_spatial, &self.conv_spatial);
-        let x_global = input_global
-            .matmul(&self.linear_global.tr())
+        let kind = self.precision.compute_kind();
+        let x_spatial = trunk_conv(input_spatial, &self.conv_spatial, kind);
+        let x_global = cast(input_global, kind)
+            .matmul(&cast(&self.linear_global, kind).tr())
             .unsqueeze(-1)
             .unsqueeze(-1);
         let mut out = x_spatial + x_global;
         for block in &self.blocks {
             // Not in place: a norm with a gamma saved `out` for its backward.
-            out = &out + block.forward(&out, m);
+            out = &out + block.forward(&out, m, kind);
         }
+        // The final norm's fp32 bias brings the trunk back to fp32 for the
+        // heads (KataGo casts with `.float()` there).
         let out = self.norm_trunkfinal.forward(&out, m).relu();
         let HeadConvs {
             policy_p,
