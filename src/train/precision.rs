@@ -84,9 +84,11 @@ impl GradScaler {
         loss * &self.scale.to_kind(loss.kind())
     }
 
-    /// Divides the gradients by the scale in place and returns whether any
-    /// of them holds an inf or NaN (one device sync).
-    pub fn unscale(&self, grads: &[Tensor]) -> bool {
+    /// Divides the gradients by the scale in place, returns whether any of
+    /// them holds an inf or NaN (one device sync; the caller then skips the
+    /// step), and updates the scale for the next step: torch's `unscale_`
+    /// and `update` together.
+    pub fn unscale_and_update(&self, grads: &[Tensor]) -> bool {
         let _g = tch::no_grad_guard();
         let mut found_inf = Tensor::zeros([1], (Kind::Float, self.scale.device()));
         let inv_scale = self.scale.reciprocal();
@@ -123,7 +125,7 @@ mod tests {
         let scaler = GradScaler::new(Device::Cpu);
         assert_eq!(scaler.scale_value(), 65536.0);
         let good = [Tensor::from_slice(&[65536.0f32, -131072.0])];
-        assert!(!scaler.unscale(&good));
+        assert!(!scaler.unscale_and_update(&good));
         assert_eq!(Vec::<f32>::try_from(&good[0]).unwrap(), [1.0, -2.0]);
         assert_eq!(
             scaler.scale_value(),
@@ -136,18 +138,18 @@ mod tests {
             Tensor::from_slice(&[1.0f32]),
             Tensor::from_slice(&[f32::INFINITY]),
         ];
-        assert!(scaler.unscale(&bad));
+        assert!(scaler.unscale_and_update(&bad));
         assert_eq!(scaler.scale_value(), 32768.0);
         assert_eq!(scaler.growth_tracker.int64_value(&[0]), 0);
         let nan = [Tensor::from_slice(&[f32::NAN])];
-        assert!(scaler.unscale(&nan));
+        assert!(scaler.unscale_and_update(&nan));
         assert_eq!(scaler.scale_value(), 16384.0);
 
         let _ = scaler
             .growth_tracker
             .shallow_clone()
             .fill_(GradScaler::GROWTH_INTERVAL - 1);
-        assert!(!scaler.unscale(&[Tensor::from_slice(&[3.0f32])]));
+        assert!(!scaler.unscale_and_update(&[Tensor::from_slice(&[3.0f32])]));
         assert_eq!(
             scaler.scale_value(),
             32768.0,

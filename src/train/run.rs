@@ -393,7 +393,7 @@ pub fn train_step(
                 .map(|p| p.tensor.grad())
                 .filter(|g| g.defined())
                 .collect();
-            scaler.unscale(&grads)
+            scaler.unscale_and_update(&grads)
         }
         None => {
             losses.loss_sum.backward();
