@@ -113,22 +113,25 @@ fn leftovers_of_a_crash_are_picked_up_on_restart() {
     assert!(generations_tsv(&run).is_empty());
     let random = run.join("models/b2c16-random");
 
+    // Stages what a crash leaves: a net in `folder`, the in-flight
+    // generation's record, and starts the loop again.
+    let crash_and_restart = |folder: &str, net: &str, pending: &str| {
+        copy_model(&random, &run.join(folder).join(net));
+        std::fs::write(run.join("generation.pending"), pending).unwrap();
+        assert!(loop_command(&run, &conf).status().unwrap().success());
+    };
     // Exported, not yet gated (gating is off here: it is accepted).
-    copy_model(&random, &run.join("modelstobetested/b2c16-s480-d120"));
-    std::fs::write(
-        run.join("generation.pending"),
+    crash_and_restart(
+        "modelstobetested",
+        "b2c16-s480-d120",
         "p_gen=1 p_model=b2c16-random p_games=6 p_rows=120 p_t0=1\n",
-    )
-    .unwrap();
-    assert!(loop_command(&run, &conf).status().unwrap().success());
+    );
     // Gated and rejected before the crash.
-    copy_model(&random, &run.join("rejectedmodels/b2c16-s960-d250"));
-    std::fs::write(
-        run.join("generation.pending"),
+    crash_and_restart(
+        "rejectedmodels",
+        "b2c16-s960-d250",
         "p_gen=2 p_model=b2c16-s480-d120 p_games=6 p_rows=250 p_t0=1\n",
-    )
-    .unwrap();
-    assert!(loop_command(&run, &conf).status().unwrap().success());
+    );
     // A third start finds nothing left to record.
     assert!(loop_command(&run, &conf).status().unwrap().success());
 

@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::{Device, Tensor};
 
-use super::tests::{parity_rows, tensor_vec};
+use super::tests::{parity_batch, parity_rows, tensor_vec};
 use super::*;
 use crate::nn::desc::{BatchNormLayer, Block};
 
@@ -224,10 +224,7 @@ fn scalebias_gammas_exist_and_train() {
         batch_size: 16,
         no_warmup: true,
     };
-    let rows = parity_rows();
-    let idx: Vec<usize> = (0..rows.num_rows).collect();
-    let mut rng = StdRng::seed_from_u64(3);
-    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let batch = parity_batch();
     train_step(
         &net,
         &mut opt,

@@ -123,12 +123,7 @@ impl Optimizer {
     /// per-parameter norms are stacked and reduced on the device.
     pub fn clip_gradients(net: &TrainNet, cap: f64) -> f64 {
         let _g = tch::no_grad_guard();
-        let grads: Vec<Tensor> = net
-            .params
-            .iter()
-            .map(|p| p.tensor.grad())
-            .filter(|g| g.defined())
-            .collect();
+        let grads = net.grads();
         if grads.is_empty() {
             return 0.0;
         }

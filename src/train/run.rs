@@ -378,22 +378,13 @@ pub fn train_step(
 ) -> StepReport {
     let out = net.forward(&batch.binary_input, &batch.global_input);
     let losses = compute_losses(&out, batch, scales, &mut state.loss_state, true);
-    for p in &net.params {
-        let mut g = p.tensor.grad();
-        if g.defined() {
-            let _ = g.zero_();
-        }
+    for mut g in net.grads() {
+        let _ = g.zero_();
     }
     let skipped_overflow = match &opt.grad_scaler {
         Some(scaler) => {
             scaler.scale_loss(&losses.loss_sum).backward();
-            let grads: Vec<Tensor> = net
-                .params
-                .iter()
-                .map(|p| p.tensor.grad())
-                .filter(|g| g.defined())
-                .collect();
-            scaler.unscale_and_update(&grads)
+            scaler.unscale_and_update(&net.grads())
         }
         None => {
             losses.loss_sum.backward();

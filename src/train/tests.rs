@@ -39,6 +39,15 @@ pub(super) fn parity_rows() -> TrainingRows {
     }
 }
 
+/// Every parity row as one batch, without augmentation (which draws
+/// nothing from the rng).
+pub(super) fn parity_batch() -> Batch {
+    let rows = parity_rows();
+    let idx: Vec<usize> = (0..rows.num_rows).collect();
+    let mut rng = StdRng::seed_from_u64(0);
+    Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu)
+}
+
 fn parity_net(cfg: &str) -> TrainNet {
     let config = ModelConfig::by_name(cfg).expect("config");
     let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
@@ -64,10 +73,7 @@ fn check_parity(cfg: &str) {
         net.num_parameters(),
         want["num_params"].as_i64().expect("num_params")
     );
-    let rows = parity_rows();
-    let idx: Vec<usize> = (0..rows.num_rows).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let batch = parity_batch();
     let out = net.forward(&batch.binary_input, &batch.global_input);
     let mut state = LossState::default();
     let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
@@ -338,10 +344,7 @@ fn katago_export_loads_as_starting_weights() {
     let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
     let n = import::load_model_file(&mut net, &file).expect("import");
     assert!(n > 20, "only {n} parameters set");
-    let rows = parity_rows();
-    let idx: Vec<usize> = (0..rows.num_rows).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let b = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let b = parity_batch();
     let (x, y) = tch::no_grad(|| {
         (
             full.forward(&b.binary_input, &b.global_input),
@@ -404,10 +407,7 @@ fn full_board_batches_skip_masking_without_changing_outputs() {
 fn parity_losses(precision: Precision) -> (BTreeMap<&'static str, f64>, Tensor) {
     let mut net = parity_net("b2c16");
     net.precision = precision;
-    let rows = parity_rows();
-    let idx: Vec<usize> = (0..rows.num_rows).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let batch = parity_batch();
     let out = net.forward(&batch.binary_input, &batch.global_input);
     let mut state = LossState::default();
     let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
@@ -463,10 +463,7 @@ fn fp16_steps_scale_the_loss_and_skip_overflows() {
         batch_size: 16,
         no_warmup: true,
     };
-    let rows = parity_rows();
-    let idx: Vec<usize> = (0..rows.num_rows).collect();
-    let mut rng = StdRng::seed_from_u64(0);
-    let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
+    let batch = parity_batch();
     let step = |net: &TrainNet, opt: &mut Optimizer| {
         let mut state = TrainState::default();
         train_step(

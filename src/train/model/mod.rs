@@ -156,6 +156,16 @@ impl TrainNet {
         &self.value.score_offset
     }
 
+    /// The parameters' gradients (shallow handles: writing to them writes
+    /// the gradients), leaving out parameters that have none yet.
+    pub fn grads(&self) -> Vec<Tensor> {
+        self.params
+            .iter()
+            .map(|p| p.tensor.grad())
+            .filter(|g| g.defined())
+            .collect()
+    }
+
     /// Number of learned scalars.
     pub fn num_parameters(&self) -> i64 {
         self.params.iter().map(|p| p.tensor.numel() as i64).sum()
