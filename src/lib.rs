@@ -15,6 +15,8 @@
 //!   bots with Elo tables, and the gating of new nets.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
 //!   and training.
+//! - [`store`]: a run's files and objects in a local folder or on S3, and
+//!   the run's layout (models, self-play data, shuffled windows).
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
@@ -40,6 +42,7 @@ pub mod nn;
 pub mod search;
 pub mod selfplay;
 pub mod setup;
+pub mod store;
 pub mod timecontrol;
 pub mod train;
 

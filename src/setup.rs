@@ -17,6 +17,8 @@ use clap::Args;
 use crate::config::{Config, ConfigError};
 use crate::nn::{BatchModel, CpuModel, Evaluator, EvaluatorConfig, Model, ModelFile, NetError};
 use crate::search::{NnEvalSettings, NnSearchEvaluator};
+use crate::store::layout::{read_model_url, ModelsDir};
+use crate::store::{StoreError, StoreUrl};
 
 /// Why the network could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -39,12 +41,16 @@ pub enum SetupError {
     /// The named model file does not exist.
     #[error("model file not found: {}", .0.display())]
     ModelNotFound(PathBuf),
+    /// The run store holding the model failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
 }
 
 /// Flags shared by the engine's commands (KataGo's spelling).
 #[derive(Debug, Clone, Default, Args)]
 pub struct EngineArgs {
-    /// KataGo network file (.bin.gz or .bin).
+    /// KataGo network file (.bin.gz or .bin): a path, or an
+    /// `s3://bucket/key` URL.
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// TOML config file (`gtp` and `analysis` default to the built-in copy
@@ -145,7 +151,10 @@ impl Startup {
             Some(m) => m.clone(),
             None => default_model().ok_or(SetupError::NoModel)?,
         };
-        if !model.is_file() {
+        let local = StoreUrl::parse(&model.to_string_lossy())
+            .map(|u| u.is_local())
+            .unwrap_or(true);
+        if local && !model.is_file() {
             return Err(SetupError::ModelNotFound(model));
         }
         Ok(model)
@@ -184,31 +193,41 @@ pub fn default_model_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The KataGo network files (`*.bin.gz`, `*.bin`) in `dir`, sorted by
-/// name; empty if the folder cannot be read.
+/// The KataGo network files directly in `dir` (`NAME.bin.gz`, ...), oldest
+/// first as the run layout orders nets; empty if the folder cannot be
+/// read.
 pub fn models_in(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(models) = ModelsDir::open(&StoreUrl::Local(abs)) else {
         return Vec::new();
     };
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(".bin.gz") || n.ends_with(".bin"))
-        })
-        .collect();
-    found.sort();
-    found
+    models
+        .list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.bare)
+        .map(|e| dir.join(&e.key))
+        .collect()
 }
 
-/// The project's default network: the first network (by name) in the
-/// first folder of [`default_model_dirs`] that has one.
+/// The project's default network: the newest network in the first folder
+/// of [`default_model_dirs`] that has one.
 pub fn default_model() -> Option<PathBuf> {
     default_model_dirs()
         .into_iter()
-        .find_map(|dir| models_in(&dir).into_iter().next())
+        .find_map(|dir| models_in(&dir).pop())
+}
+
+/// Reads a network file named by a path or an `s3://` URL. A missing
+/// local file keeps its own error ([`SetupError::ModelNotFound`] is
+/// checked earlier); store failures name the URL.
+pub fn read_model(model: &Path) -> Result<ModelFile, SetupError> {
+    let text = model.to_string_lossy();
+    if StoreUrl::parse(&text).map(|u| u.is_local()).unwrap_or(true) {
+        return Ok(ModelFile::load(model).map_err(NetError::from)?);
+    }
+    let (bytes, shown) = read_model_url(&text)?;
+    Ok(ModelFile::from_file_contents(&bytes, Path::new(&shown)).map_err(NetError::from)?)
 }
 
 impl From<ConfigError> for SetupError {
@@ -326,6 +345,18 @@ pub fn load_network(
     cfg: &Config,
     default_max_batch_size: usize,
 ) -> Result<Network, SetupError> {
+    let file = read_model(model_path)?;
+    load_network_from(file, model_path, cfg, default_max_batch_size)
+}
+
+/// [`load_network`] of a model file already read (from a models folder in
+/// the run store); `model_path` is how it is named.
+pub fn load_network_from(
+    file: ModelFile,
+    model_path: &Path,
+    cfg: &Config,
+    default_max_batch_size: usize,
+) -> Result<Network, SetupError> {
     let max_batch_size =
         cfg.get_i64_or("nnMaxBatchSize", default_max_batch_size as i64, 1..=65536)? as usize;
     let cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
@@ -351,7 +382,6 @@ pub fn load_network(
     } else {
         tch::Device::Cpu
     };
-    let file = ModelFile::load(model_path).map_err(NetError::from)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Read (and checked) even on CUDA, where it does not apply.
     let backend = CpuBackend::from_config(cfg)?;

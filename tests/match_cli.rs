@@ -234,5 +234,38 @@ fn gatekeeper_accepts_first_then_moves_second_once() {
 
     // Nothing left to test: exits at once.
     run(&mut gate());
+
+    // A net that cannot be loaded is rejected unplayed ("unloadable") and
+    // the gatekeeper goes on; temporary names are never taken for nets.
+    std::fs::create_dir_all(t.join("net3")).unwrap();
+    std::fs::write(t.join("net3/model.bin.gz"), b"\x1f\x8b not a net").unwrap();
+    std::fs::create_dir_all(t.join("half.tmp")).unwrap();
+    std::fs::write(t.join("half.tmp/model.bin.gz"), b"\x1f\x8b").unwrap();
+    run(&mut gate());
+    assert!(r.join("net3/model.bin.gz").is_file());
+    assert!(
+        t.join("half.tmp/model.bin.gz").is_file(),
+        "not a net: left alone"
+    );
+    let log = std::fs::read_to_string(s.join("gatekeeper_log.tsv")).unwrap();
+    let last: Vec<&str> = log.lines().last().unwrap().split('\t').collect();
+    assert_eq!(
+        (last[1], last[9], last[10]),
+        ("net3", "false", "unloadable"),
+        "{log}"
+    );
+
+    // A move cut short by a crash (decision logged, net still in the test
+    // folder) is finished without a new gating.
+    place(&random_net(&nets, "n4", 4), "net4");
+    let mut text = log.clone();
+    text.push_str("1\tnet4\tnet1\t2\t0\t2\t0\t0\t0.5\tfalse\tall games\n");
+    std::fs::write(s.join("gatekeeper_log.tsv"), text).unwrap();
+    let out = run(&mut gate());
+    assert!(r.join("net4/model.bin.gz").is_file() && !t.join("net4").exists());
+    assert!(!s.join("net4").exists(), "no games played");
+    let log = std::fs::read_to_string(s.join("gatekeeper_log.tsv")).unwrap();
+    assert_eq!(log.lines().count(), 5, "no second decision: {log}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("decided before a restart"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use engine::data::{latest_shuffled_dir, list_npz_files, read_npz, BatchReader, TrainingRows};
+use engine::data::{read_npz, TrainingRows, WindowRows, EXIT_TOO_FEW_ROWS};
+use engine::store::layout::ShuffledData;
+use engine::store::StoreUrl;
 
 fn engine() -> Command {
     Command::new(env!("CARGO_BIN_EXE_engine"))
@@ -20,6 +22,16 @@ fn engine() -> Command {
 fn input_dir() -> PathBuf {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     shared.join("vectors/npz-more")
+}
+
+/// The `*.npz` files directly in `dir`, by name (empty if it is missing).
+fn list_npz_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|x| x == "npz"));
+    v.sort();
+    v
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -72,7 +84,7 @@ fn row_hash(rows: &TrainingRows, i: usize) -> u64 {
 
 /// Row hash -> (input file index, count) over the input files.
 fn input_rows() -> (Vec<PathBuf>, HashMap<u64, (usize, usize)>) {
-    let files = list_npz_files(&input_dir()).unwrap();
+    let files = list_npz_files(&input_dir());
     assert_eq!(files.len(), 3);
     let mut map = HashMap::new();
     for (fi, f) in files.iter().enumerate() {
@@ -140,7 +152,7 @@ fn shuffle_keeps_the_window_and_spreads_rows() {
         std::fs::read_to_string(parent.join("s1/train.json")).unwrap(),
         r#"{"range": [1000, 3000]}"#
     );
-    let outputs = list_npz_files(&out).unwrap();
+    let outputs = list_npz_files(&out);
     let names: Vec<String> = outputs
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -188,18 +200,18 @@ fn shuffle_keeps_the_window_and_spreads_rows() {
         assert!(*n <= inputs[h].1, "row {h:x} appears {n} times");
     }
 
-    // The batch reader sees the shuffle as train.py would.
-    let data = latest_shuffled_dir(&parent).unwrap().unwrap();
-    assert_eq!(data.range, (1000, 3000));
-    let batches: Vec<_> = BatchReader::new(data.train_files, 128)
-        .map(|b| b.unwrap())
-        .collect();
-    let expect: usize = outputs
-        .iter()
-        .map(|f| read_npz(f).unwrap().num_rows / 128)
-        .sum();
-    assert_eq!(batches.len(), expect);
-    assert!(batches.iter().all(|b| b.num_rows == 128));
+    // The trainer's reader finds the shuffle as train.py would and reads
+    // every row once, in file order.
+    let data = ShuffledData::open(&StoreUrl::Local(parent.clone())).unwrap();
+    let window = data.newest().unwrap().unwrap();
+    assert_eq!((window.name.as_str(), window.range), ("s1", (1000, 3000)));
+    let rows = WindowRows::open(&data, &window.train, 19).unwrap();
+    assert_eq!(rows.num_rows(), 2000);
+    let batches: Vec<TrainingRows> = rows.once(128).map(|b| b.unwrap()).collect();
+    assert_eq!(batches.len(), 16);
+    assert!(batches[..15].iter().all(|b| b.num_rows == 128));
+    let first = read_npz(&outputs[0]).unwrap();
+    assert_eq!(row_hash(&batches[0], 0), row_hash(&first, 0));
 
     // A finished shuffle is not overwritten.
     let again = engine()
@@ -227,26 +239,31 @@ fn keep_target_rows_subsamples_and_too_few_rows_writes_nothing() {
         ],
     ));
     let total: usize = list_npz_files(&out)
-        .unwrap()
         .iter()
         .map(|f| read_npz(f).unwrap().num_rows)
         .sum();
     // One sharding group of 2000 rows keeps round(2000 * 700/2000) rows.
     assert_eq!(total, 700);
 
+    // Too few rows: a documented exit code, and nothing written.
     let few = parent.join("few");
-    let log = run_ok(&[
-        "shuffle".into(),
-        input_dir().to_string_lossy().into_owned(),
-        "-out-dir".into(),
-        few.to_string_lossy().into_owned(),
-        "-min-rows".into(),
-        "5000".into(),
-        "-keep-target-rows".into(),
-        "all".into(),
-    ]);
+    let out = engine()
+        .args([
+            "shuffle".into(),
+            input_dir().to_string_lossy().into_owned(),
+            "-out-dir".into(),
+            few.to_string_lossy().into_owned(),
+            "-min-rows".into(),
+            "5000".into(),
+            "-keep-target-rows".into(),
+            "all".into(),
+        ])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(EXIT_TOO_FEW_ROWS), "{log}");
     assert!(log.contains("fewer than -min-rows 5000"), "{log}");
-    assert!(list_npz_files(&few).unwrap().is_empty());
+    assert!(!few.exists());
     assert!(!parent.join("few.json").exists());
     std::fs::remove_dir_all(&parent).unwrap();
 }
@@ -291,10 +308,8 @@ fn kill_9_leaves_only_whole_files_and_a_rerun_completes() {
         let _ = child.kill(); // SIGKILL on Unix
         let _ = child.wait();
         drop(lines);
-        if out.is_dir() {
-            for f in list_npz_files(&out).unwrap() {
-                read_npz(&f).unwrap_or_else(|e| panic!("after kill -9: {e}"));
-            }
+        for f in list_npz_files(&out) {
+            read_npz(&f).unwrap_or_else(|e| panic!("after kill -9: {e}"));
         }
         // A shuffle that finished before the kill is complete; start over.
         if parent.join("train.json").exists() {
@@ -303,13 +318,17 @@ fn kill_9_leaves_only_whole_files_and_a_rerun_completes() {
         }
     }
     run_ok(&args);
-    let files = list_npz_files(&out).unwrap();
+    let files = list_npz_files(&out);
     assert_eq!(files.len(), 20);
     let total: usize = files.iter().map(|f| read_npz(f).unwrap().num_rows).sum();
     assert_eq!(total, 2000);
-    for e in std::fs::read_dir(&out).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.ends_with(".tmp"), "temporary file {name} left");
-    }
+    // The rerun cleared what the kills left in the output folder, whole
+    // or temporary (`NAME#N`): only its own 20 files and their counts.
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.retain(|n| !n.starts_with("data") || !(n.ends_with(".npz") || n.ends_with(".json")));
+    assert!(names.is_empty(), "left in the output folder: {names:?}");
     std::fs::remove_dir_all(&parent).unwrap();
 }

@@ -7,19 +7,23 @@ use clap::Args;
 
 use super::shuffle::{shuffle, ShuffleConfig, ShuffleError};
 use super::window::WindowParams;
+use crate::store::StoreUrl;
 
 /// Flags of `engine shuffle`, as `python/shuffle.py` spells them. As with
 /// Python's argparse, a repeated flag's last value wins.
 #[derive(Debug, Args)]
 #[command(args_override_self = true)]
 pub struct ShuffleArgs {
-    /// Directories of training data (`*.npz`, searched recursively).
+    /// Directories of training data (`*.npz`, searched recursively):
+    /// folders or `s3://bucket/prefix` URLs.
     #[arg(required = true)]
-    pub dirs: Vec<PathBuf>,
-    /// Dir to write the shuffled files into (created; `OUT.json` beside it).
+    pub dirs: Vec<String>,
+    /// Dir to write the shuffled files into (a folder or `s3://` URL;
+    /// `OUT.json` is written beside it, last).
     #[arg(long = "out-dir")]
-    pub out_dir: PathBuf,
-    /// Scratch dir for shards (default: `OUT.shuffle.tmp`).
+    pub out_dir: String,
+    /// Local scratch dir for shards (default: `OUT.shuffle.tmp` beside a
+    /// folder output, a fresh folder in the system's temp dir for `s3://`).
     #[arg(long = "out-tmp-dir")]
     pub out_tmp_dir: Option<PathBuf>,
     /// Minimum size of the training window (default 250000).
@@ -117,15 +121,27 @@ impl ShuffleArgs {
                     .map(|l| format!("{}{l}", self.exclude_prefix)),
             );
         }
-        let out_tmp_dir = self.out_tmp_dir.clone().unwrap_or_else(|| {
-            let mut s = self.out_dir.as_os_str().to_os_string();
-            // Ends in ".tmp" so KataGo's train.py never takes it for data.
-            s.push(".shuffle.tmp");
-            PathBuf::from(s)
-        });
+        let out_dir = StoreUrl::parse(&self.out_dir)?;
+        let dirs = self
+            .dirs
+            .iter()
+            .map(|d| StoreUrl::parse(d))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out_tmp_dir = match (&self.out_tmp_dir, out_dir.local_path()) {
+            (Some(d), _) => d.clone(),
+            (None, Some(local)) => {
+                let mut s = local.as_os_str().to_os_string();
+                // Ends in ".tmp" so KataGo's train.py never takes it for data.
+                s.push(".shuffle.tmp");
+                PathBuf::from(s)
+            }
+            (None, None) => {
+                std::env::temp_dir().join(format!("engine-shuffle-{}.tmp", std::process::id()))
+            }
+        };
         Ok(ShuffleConfig {
-            dirs: self.dirs.clone(),
-            out_dir: self.out_dir.clone(),
+            dirs,
+            out_dir,
             out_tmp_dir,
             window: WindowParams {
                 min_rows: self.min_rows.unwrap_or(250_000),
@@ -153,7 +169,14 @@ impl ShuffleArgs {
     }
 }
 
-/// Runs `engine shuffle`; returns the exit code.
+/// Exit code of `engine shuffle` when there are no rows yet, or fewer than
+/// `-min-rows` (nothing was written; a loop should wait for more data). A
+/// failure exits with 1, bad flags with 2.
+pub const EXIT_TOO_FEW_ROWS: i32 = 3;
+
+/// Runs `engine shuffle`; returns the exit code: 0 when a window was
+/// written, [`EXIT_TOO_FEW_ROWS`] when there is not enough data, 1 on a
+/// failure.
 pub fn run_shuffle(args: &ShuffleArgs) -> i32 {
     if args.min_rows.is_none() {
         println!("NOTE: -min-rows was not specified, defaulting to requiring 250K rows before shuffling.");
@@ -162,7 +185,11 @@ pub fn run_shuffle(args: &ShuffleArgs) -> i32 {
         .to_config()
         .and_then(|cfg| shuffle(&cfg, &mut std::io::stdout()));
     match result {
-        Ok(_) => 0,
+        Ok(Some(_)) => 0,
+        Ok(None) => {
+            eprintln!("engine shuffle: not enough rows yet: nothing written (exit code {EXIT_TOO_FEW_ROWS})");
+            EXIT_TOO_FEW_ROWS
+        }
         Err(e) => {
             eprintln!("engine shuffle: {e}");
             1

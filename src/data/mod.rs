@@ -17,27 +17,29 @@
 //! | `valueTargetsNCHW` | i8 | `[5, pos_len, pos_len]` |
 //! | `qValueTargetsNCMove` | i16 | `[3, pos_len² + 1]` |
 //!
-//! Files: [`read_npz`] / [`write_npz_atomic`] (KataGo's `.npz`, checked
-//! and bounded; see `npz.rs`). `engine shuffle`: [`shuffle`] with
-//! [`ShuffleConfig`] (KataGo's `shuffle.py`; the flags are
-//! [`ShuffleArgs`]). Training input: [`latest_shuffled_dir`] and
-//! [`BatchReader`] (whole batches, read ahead on a thread).
+//! Files: [`read_npz`] / [`read_npz_bytes`] / [`encode_npz`] (KataGo's
+//! `.npz`, checked and bounded; see `npz.rs`; the run store writes the
+//! bytes whole). `engine shuffle`: [`shuffle`] with [`ShuffleConfig`]
+//! (KataGo's `shuffle.py`; the flags are [`ShuffleArgs`]). Training input:
+//! [`WindowRows`], a shuffled window's rows streamed from the store in
+//! batches with bounded memory.
 
-mod batches;
 mod cli;
 pub mod npy;
 mod npz;
 mod shuffle;
 mod window;
+mod window_rows;
 
-pub use batches::{latest_shuffled_dir, list_npz_files, BatchReader, DataDirError, ShuffledData};
-pub use cli::{run_shuffle, ShuffleArgs};
+pub use cli::{run_shuffle, ShuffleArgs, EXIT_TOO_FEW_ROWS};
 pub use npz::{
-    read_npz, read_npz_from, read_npz_num_rows, temp_path_for, write_npz_atomic,
-    write_npz_atomic_with, write_npz_to, NpzError, NpzErrorKind, NpzWriteOptions, MEMBER_NAMES,
+    encode_npz, read_npz, read_npz_bytes, read_npz_from, read_npz_num_rows,
+    read_npz_num_rows_bytes, read_npz_num_rows_from, write_npz_to, NpzError, NpzErrorKind,
+    NpzWriteOptions, MEMBER_NAMES,
 };
-pub use shuffle::{shuffle, summary_json_path, ShuffleConfig, ShuffleError, ShuffleReport};
+pub use shuffle::{shuffle, ShuffleConfig, ShuffleError, ShuffleReport};
 pub use window::{desired_num_rows, WindowParams};
+pub use window_rows::{RowBatches, WindowReadError, WindowRows, FILES_IN_MEMORY};
 
 /// KataGo's default data board length (`dataBoardLen`).
 pub const DEFAULT_POS_LEN: usize = 19;

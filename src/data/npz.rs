@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::io::{BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -158,6 +158,12 @@ pub fn read_npz(path: &Path) -> Result<TrainingRows, NpzError> {
     read_npz_from(BufReader::new(file)).map_err(|k| k.at(path))
 }
 
+/// Reads an `.npz` held in memory (an object read from the run store);
+/// `name` (its URL) names it in errors.
+pub fn read_npz_bytes(bytes: &[u8], name: &str) -> Result<TrainingRows, NpzError> {
+    read_npz_from(std::io::Cursor::new(bytes)).map_err(|k| k.at(Path::new(name)))
+}
+
 /// Reads an `.npz` from any seekable source (a file, `Cursor<Vec<u8>>`).
 pub fn read_npz_from<R: Read + Seek>(reader: R) -> Result<TrainingRows, NpzErrorKind> {
     let mut archive = ZipArchive::new(reader)?;
@@ -203,9 +209,21 @@ pub fn read_npz_from<R: Read + Seek>(reader: R) -> Result<TrainingRows, NpzError
 /// The number of rows of an `.npz`, from the header of its
 /// `binaryInputNCHWPacked` member only (as KataGo's `shuffle.py` counts).
 pub fn read_npz_num_rows(path: &Path) -> Result<usize, NpzError> {
+    let file = File::open(path).map_err(|e| NpzErrorKind::Io(e).at(path))?;
+    read_npz_num_rows_from(BufReader::new(file)).map_err(|k| k.at(path))
+}
+
+/// [`read_npz_num_rows`] of an `.npz` held in memory; `name` names it in
+/// errors.
+pub fn read_npz_num_rows_bytes(bytes: &[u8], name: &str) -> Result<usize, NpzError> {
+    read_npz_num_rows_from(std::io::Cursor::new(bytes)).map_err(|k| k.at(Path::new(name)))
+}
+
+/// [`read_npz_num_rows`] from any seekable source (a store object's
+/// [`crate::store::ObjectReader`] fetches only the blocks it needs).
+pub fn read_npz_num_rows_from<R: Read + Seek>(reader: R) -> Result<usize, NpzErrorKind> {
     let run = || -> Result<usize, NpzErrorKind> {
-        let file = File::open(path)?;
-        let mut archive = ZipArchive::new(BufReader::new(file))?;
+        let mut archive = ZipArchive::new(reader)?;
         let index = member_index(&mut archive)?;
         let i = *index.get(MEMBER_NAMES[0]).ok_or_else(|| {
             NpzErrorKind::MissingMember(
@@ -224,7 +242,7 @@ pub fn read_npz_num_rows(path: &Path) -> Result<usize, NpzError> {
                 expected: "[N, 22, packed]".into(),
             })
     };
-    run().map_err(|k| k.at(path))
+    run()
 }
 
 /// Member name (without `.npy`) -> archive index.
@@ -416,61 +434,17 @@ fn bytes_to_i8(b: Vec<u8>) -> Vec<i8> {
     b.into_iter().map(|x| x as i8).collect()
 }
 
-/// The temporary name [`write_npz_atomic`] writes first: `NAME.tmp`, as
-/// KataGo's self-play does (`resultingFilename + ".tmp"`).
-pub fn temp_path_for(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
-/// Writes `rows` to `path` atomically: to [`temp_path_for`]`(path)` in the
-/// same directory, fsync, rename, fsync the directory. A crash leaves either
-/// the old file (or none) or the whole new one, plus at most a `.tmp`.
-pub fn write_npz_atomic(path: &Path, rows: &TrainingRows) -> Result<(), NpzError> {
-    write_npz_atomic_with(path, rows, &NpzWriteOptions::default())
-}
-
-/// How [`write_npz_atomic_with`] compresses.
+/// How [`encode_npz`] compresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NpzWriteOptions {
     /// Deflate level 0-9 (`None`: zlib's default, 6, as KataGo and numpy).
     pub level: Option<i32>,
 }
 
-/// [`write_npz_atomic`] with a chosen compression.
-pub fn write_npz_atomic_with(
-    path: &Path,
-    rows: &TrainingRows,
-    options: &NpzWriteOptions,
-) -> Result<(), NpzError> {
-    let tmp = temp_path_for(path);
-    let result = (|| -> Result<(), NpzErrorKind> {
-        let file = File::create(&tmp)?;
-        let writer = write_npz_to(BufWriter::new(file), rows, options)?;
-        let file = writer.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
-        sync_parent_dir(path);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(|k| k.at(path))
-}
-
-/// Makes a rename durable. Failure only weakens durability (some
-/// filesystems do not support it), so it is not an error.
-pub(crate) fn sync_parent_dir(path: &Path) {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if let Ok(dir) = File::open(parent) {
-        let _ = dir.sync_all();
-    }
+/// The bytes of an `.npz` holding `rows`, ready to be written whole
+/// through the run store (which makes the write atomic).
+pub fn encode_npz(rows: &TrainingRows, options: &NpzWriteOptions) -> Result<Vec<u8>, NpzErrorKind> {
+    Ok(write_npz_to(std::io::Cursor::new(Vec::new()), rows, options)?.into_inner())
 }
 
 /// Writes `rows` as an `.npz` into `w` (KataGo's member names, order,

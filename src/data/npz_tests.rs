@@ -346,21 +346,14 @@ fn writer_rejects_inconsistent_rows() {
 }
 
 #[test]
-fn atomic_write_leaves_no_temp_and_counts_rows() {
-    let dir = std::env::temp_dir().join(format!("engine-npz-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("ABC.npz");
+fn encoded_bytes_read_back_and_count_rows() {
     let rows = sample_rows(19, 3);
-    write_npz_atomic(&path, &rows).unwrap();
-    assert!(!temp_path_for(&path).exists());
-    assert_eq!(temp_path_for(&path).file_name().unwrap(), "ABC.npz.tmp");
-    assert_eq!(read_npz_num_rows(&path).unwrap(), 3);
-    assert_eq!(read_npz(&path).unwrap(), rows);
-    // A failed write (missing directory) names the file and leaves nothing.
-    let bad = dir.join("no-such-dir").join("X.npz");
-    let e = write_npz_atomic(&bad, &rows).unwrap_err();
-    assert!(e.to_string().contains("X.npz"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    let bytes = encode_npz(&rows, &NpzWriteOptions::default()).unwrap();
+    assert_eq!(read_npz_num_rows_bytes(&bytes, "mem.npz").unwrap(), 3);
+    assert_eq!(read_npz_bytes(&bytes, "mem.npz").unwrap(), rows);
+    // A cut body is an error naming the object, never rows.
+    let e = read_npz_bytes(&bytes[..bytes.len() / 2], "s3://b/x.npz").unwrap_err();
+    assert!(e.to_string().contains("s3://b/x.npz"), "{e}");
 }
 
 #[test]

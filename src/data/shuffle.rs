@@ -15,11 +15,13 @@
 //!    files `dataB_J.npz`, each with `dataB_J.json` = `{"num_rows": n}`.
 //!
 //! Finally `OUT.json` = `{"range": [start, end]}` (the data rows the window
-//! covers) is written; it also marks the output complete. Every file is
-//! written atomically, so a killed shuffle leaves only whole files; a rerun
-//! into the same `-out-dir` clears the leftovers of an incomplete run
-//! (no `OUT.json`) and starts over.
+//! covers) is written; it also marks the output complete. Inputs and
+//! outputs are run-store URLs (folders or `s3://`), the shards go to a
+//! local scratch folder. Every object is written whole, so a killed
+//! shuffle leaves only whole files; a rerun into the same `-out-dir` clears
+//! the leftovers of an incomplete run (no `OUT.json`) and starts over.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -29,11 +31,13 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::npz::{
-    read_npz, read_npz_num_rows, sync_parent_dir, temp_path_for, write_npz_atomic_with,
+use super::npz::{encode_npz, read_npz_bytes, read_npz_num_rows_from};
+use super::window::{
+    choose_window, find_files, load_summary, py_round, FindOptions, InputFile, WindowParams,
 };
-use super::window::{choose_window, find_files, load_summary, py_round, FindOptions, WindowParams};
 use super::{NpzError, NpzWriteOptions, TrainingRows};
+use crate::store::layout::ShuffleOutput;
+use crate::store::{Store, StoreError, StoreUrl};
 
 /// `engine shuffle` failed.
 #[derive(Debug, Error)]
@@ -49,6 +53,9 @@ pub enum ShuffleError {
     /// A data file is bad.
     #[error("{0}")]
     Npz(#[from] NpzError),
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// The summary file is not KataGo's format.
     #[error("summary file {}: {why}", path.display())]
     BadSummary {
@@ -58,10 +65,10 @@ pub enum ShuffleError {
         why: String,
     },
     /// The output directory holds a finished shuffle or foreign files.
-    #[error("{} already exists and is not empty{why}", path.display())]
+    #[error("{url} already exists and is not empty{why}")]
     OutDirNotEmpty {
         /// The directory.
-        path: PathBuf,
+        url: String,
         /// Why it was not cleared.
         why: String,
     },
@@ -85,11 +92,11 @@ impl ShuffleError {
 /// Everything `engine shuffle` needs (the flags, parsed).
 #[derive(Debug, Clone)]
 pub struct ShuffleConfig {
-    /// Input directories.
-    pub dirs: Vec<PathBuf>,
-    /// `-out-dir`.
-    pub out_dir: PathBuf,
-    /// `-out-tmp-dir` (scratch space for shards).
+    /// Input directories (folders or `s3://` URLs).
+    pub dirs: Vec<StoreUrl>,
+    /// `-out-dir` (a folder or an `s3://` URL).
+    pub out_dir: StoreUrl,
+    /// `-out-tmp-dir`: local scratch space for shards.
     pub out_tmp_dir: PathBuf,
     /// Window parameters.
     pub window: WindowParams,
@@ -132,8 +139,8 @@ pub struct ShuffleReport {
     pub files_used: usize,
     /// `OUT.json`'s range.
     pub range: (i64, i64),
-    /// Output files and their rows.
-    pub outputs: Vec<(PathBuf, usize)>,
+    /// Output files (their URLs) and their rows.
+    pub outputs: Vec<(String, usize)>,
 }
 
 /// The fraction KataGo's md5 path filter assigns a file name:
@@ -192,7 +199,12 @@ pub fn shuffle(
     if let Some(s) = &cfg.summary_file {
         find.summary = load_summary(s)?;
     }
-    let (found, counts) = find_files(&cfg.dirs, &find)?;
+    let stores = cfg
+        .dirs
+        .iter()
+        .map(Store::open)
+        .collect::<Result<Vec<_>, _>>()?;
+    let (found, counts) = find_files(&stores, &find)?;
     let _ = writeln!(log, "Total number of files: {}", found.len());
     let _ = writeln!(log, "Excluded count: {}", counts.excluded);
     let _ = writeln!(
@@ -206,23 +218,24 @@ pub fn shuffle(
         counts.by_excludes
     );
 
-    let with_rows: Vec<(PathBuf, f64, Option<u64>)> = pool.install(|| {
+    // Row counts from each file's first member header: a folder's reader
+    // or S3 range requests fetch the zip directory and that header only.
+    let with_rows: Vec<(String, f64, Option<u64>)> = pool.install(|| {
         found
             .par_iter()
             .map(|f| {
-                let rows = f.num_rows.or_else(|| match read_npz_num_rows(&f.path) {
+                let rows = f.num_rows.or_else(|| match count_rows(f) {
                     Ok(n) => Some(n as u64),
                     Err(e) => {
                         eprintln!("WARNING: Skipping bad file: {e}");
                         None
                     }
                 });
-                (f.path.clone(), f.mtime, rows)
+                (f.url.clone(), f.mtime, rows)
             })
             .collect()
     });
-
-    prepare_out_dir(&cfg.out_dir, log)?;
+    let by_url: HashMap<&str, &InputFile> = found.iter().map(|f| (f.url.as_str(), f)).collect();
 
     let Some(window) = choose_window(with_rows, &cfg.window) else {
         let _ = writeln!(
@@ -232,6 +245,8 @@ pub fn shuffle(
         );
         return Ok(None);
     };
+    let output = ShuffleOutput::open(&cfg.out_dir)?;
+    prepare_output(&output, log)?;
     let _ = writeln!(
         log,
         "Total rows found: {} ({} usable)",
@@ -249,9 +264,13 @@ pub fn shuffle(
     );
 
     for (p, r) in &window.files {
-        let _ = writeln!(log, "Using: {} ({r} rows)", p.display());
+        let _ = writeln!(log, "Using: {p} ({r} rows)");
     }
-    let mut inputs = window.files.clone();
+    let mut inputs: Vec<(&InputFile, u64)> = window
+        .files
+        .iter()
+        .filter_map(|(url, r)| Some((*by_url.get(url.as_str())?, *r)))
+        .collect();
     inputs.shuffle(&mut rng);
     let mut approx_keep = window.num_rows_used;
     if let Some(k) = cfg.keep_target_rows {
@@ -261,12 +280,9 @@ pub fn shuffle(
     let (lo, hi) = cfg.md5_bounds;
     if lo.is_some() || hi.is_some() {
         let before = inputs.len();
-        inputs.retain(|(p, _)| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let h = md5_path_prop(&name);
+        inputs.retain(|(f, _)| {
+            let name = f.key.rsplit('/').next().unwrap_or(&f.key);
+            let h = md5_path_prop(name);
             lo.is_none_or(|l| h >= l) && hi.is_none_or(|u| h < u)
         });
         let _ = writeln!(
@@ -292,14 +308,11 @@ pub fn shuffle(
         num_buckets * files_per_bucket, num_buckets, files_per_bucket, approx_rows_to_keep, keep_prob, window.desired_num_rows
     );
 
-    let bucket_tmp = cfg.out_tmp_dir.join("buckets");
-    remove_dir_if_exists(&bucket_tmp)?;
-    let bucket_dirs: Vec<PathBuf> = (0..num_buckets)
-        .map(|b| bucket_tmp.join(format!("tmp.shuf{b}")))
-        .collect();
-    for d in &bucket_dirs {
-        std::fs::create_dir_all(d).map_err(|e| ShuffleError::io(d, e))?;
-    }
+    // Shards live in a local scratch store; a rerun starts it afresh.
+    let scratch = Store::open_path(&cfg.out_tmp_dir)?;
+    scratch.remove_temporaries("")?;
+    scratch.delete_prefix("buckets")?;
+    let shard_key = |b: usize, g: usize| format!("buckets/tmp.shuf{b}/{g}.npz");
     let groups = group_files_by_rows(&inputs, cfg.worker_group_size);
     let _ = writeln!(
         log,
@@ -310,7 +323,7 @@ pub fn shuffle(
     let base_seed: u64 = rng.gen();
 
     // Phase 1: shardify.
-    let shard_level = Some(1); // scratch files: fast compression
+    let shard_opts = NpzWriteOptions { level: Some(1) }; // scratch files: fast compression
     pool.install(|| {
         groups.par_iter().enumerate().try_for_each(|(g, files)| {
             let mut rng =
@@ -333,12 +346,12 @@ pub fn shuffle(
                 per_bucket[rng.gen_range(0..num_buckets)].push(i);
             }
             for (b, idx) in per_bucket.iter().enumerate() {
-                let path = bucket_dirs[b].join(format!("{g}.npz"));
-                write_npz_atomic_with(
-                    &path,
-                    &rows.select(idx),
-                    &NpzWriteOptions { level: shard_level },
-                )?;
+                let key = shard_key(b, g);
+                let bytes = encode_npz(&rows.select(idx), &shard_opts).map_err(|k| NpzError {
+                    path: scratch.describe(&key).into(),
+                    kind: k,
+                })?;
+                scratch.put(&key, bytes)?;
             }
             Ok::<(), ShuffleError>(())
         })
@@ -346,19 +359,28 @@ pub fn shuffle(
 
     // Phase 2: merge each bucket into its output files.
     let out_opts = NpzWriteOptions { level: cfg.level };
-    let written: Vec<Vec<(PathBuf, usize)>> = pool.install(|| {
+    let written: Vec<Vec<(String, usize)>> = pool.install(|| {
         (0..num_buckets)
             .into_par_iter()
             .map(|b| {
                 let mut rng =
                     StdRng::seed_from_u64(base_seed.wrapping_add(0x5851_F42D_4C95_7F2D ^ b as u64));
-                let shards: Vec<PathBuf> = (0..groups.len())
-                    .map(|g| bucket_dirs[b].join(format!("{g}.npz")))
-                    .collect();
                 let mut results = Vec::new();
-                let Some(rows) = load_concat(&shards)? else {
+                let mut shards: Option<TrainingRows> = None;
+                for g in 0..groups.len() {
+                    let key = shard_key(b, g);
+                    // A group whose rows all went elsewhere wrote nothing here.
+                    let Some(bytes) = scratch.get_opt(&key)? else {
+                        continue;
+                    };
+                    let rows = read_npz_bytes(&bytes, &scratch.describe(&key))?;
+                    match &mut shards {
+                        None => shards = Some(rows),
+                        Some(a) => a.append(&rows),
+                    }
+                }
+                let Some(rows) = shards else {
                     // No group reached this bucket (KataGo writes nothing either).
-                    remove_dir_if_exists(&bucket_dirs[b])?;
                     return Ok(results);
                 };
                 let n = rows.num_rows;
@@ -366,32 +388,31 @@ pub fn shuffle(
                 perm.shuffle(&mut rng);
                 for j in 0..files_per_bucket {
                     let (s, e) = (j * n / files_per_bucket, (j + 1) * n / files_per_bucket);
-                    let out = cfg.out_dir.join(format!("data{b}_{j}.npz"));
-                    let part = rows.select(&perm[s..e]);
-                    write_json_atomic(
-                        &out.with_extension("json"),
-                        &format!("{{\"num_rows\": {}}}", e - s),
-                    )?;
-                    write_npz_atomic_with(&out, &part, &out_opts)?;
-                    results.push((out, e - s));
+                    let name = ShuffleOutput::file_name(b, j);
+                    let url = output.url().join(&name).to_string();
+                    let bytes =
+                        encode_npz(&rows.select(&perm[s..e]), &out_opts).map_err(|k| NpzError {
+                            path: url.clone().into(),
+                            kind: k,
+                        })?;
+                    output.write_file(&name, bytes, e - s)?;
+                    results.push((url, e - s));
                 }
-                remove_dir_if_exists(&bucket_dirs[b])?;
+                scratch.delete_prefix(&format!("buckets/tmp.shuf{b}"))?;
                 Ok::<_, ShuffleError>(results)
             })
             .collect::<Result<Vec<_>, _>>()
     })?;
-    remove_dir_if_exists(&bucket_tmp)?;
+    scratch.delete_prefix("buckets")?;
+    scratch.remove_temporaries("")?;
     // The scratch dir itself goes too when nothing else is in it.
     let _ = std::fs::remove_dir(&cfg.out_tmp_dir);
-    let outputs: Vec<(PathBuf, usize)> = written.into_iter().flatten().collect();
+    let outputs: Vec<(String, usize)> = written.into_iter().flatten().collect();
     let _ = writeln!(log, "Number of rows by output file:");
     for (p, n) in &outputs {
-        let _ = writeln!(log, "  {} {n}", p.display());
+        let _ = writeln!(log, "  {p} {n}");
     }
-    write_json_atomic(
-        &summary_json_path(&cfg.out_dir),
-        &format!("{{\"range\": [{}, {}]}}", window.range.0, window.range.1),
-    )?;
+    output.finish(window.range)?;
     Ok(Some(ShuffleReport {
         files_found: found.len(),
         num_rows_total: window.num_rows_total,
@@ -403,24 +424,27 @@ pub fn shuffle(
     }))
 }
 
-/// `OUT.json`, the shuffle's summary beside its output dir (`train.json`
-/// when the dir is `.../train`).
-pub fn summary_json_path(out_dir: &Path) -> PathBuf {
-    let mut s = out_dir.as_os_str().to_os_string();
-    s.push(".json");
-    PathBuf::from(s)
+/// Rows of an input file, from its first member's header.
+fn count_rows(f: &InputFile) -> Result<usize, ShuffleError> {
+    let reader = f.store.reader(&f.key)?;
+    read_npz_num_rows_from(reader).map_err(|k| {
+        ShuffleError::Npz(NpzError {
+            path: f.url.clone().into(),
+            kind: k,
+        })
+    })
 }
 
 /// Groups files into runs of at least `size` rows (the last may be short).
-fn group_files_by_rows(files: &[(PathBuf, u64)], size: u64) -> Vec<Vec<PathBuf>> {
+fn group_files_by_rows<'a>(files: &[(&'a InputFile, u64)], size: u64) -> Vec<Vec<&'a InputFile>> {
     let mut groups = Vec::new();
     let mut cur = Vec::new();
     let mut rows = 0;
-    for (p, r) in files {
+    for (f, r) in files {
         if *r == 0 {
             continue;
         }
-        cur.push(p.clone());
+        cur.push(*f);
         rows += r;
         if rows >= size {
             groups.push(std::mem::take(&mut cur));
@@ -433,19 +457,36 @@ fn group_files_by_rows(files: &[(PathBuf, u64)], size: u64) -> Vec<Vec<PathBuf>>
     groups
 }
 
-/// Loads and concatenates files; a vanished file is skipped with a warning
-/// (as KataGo does). `None` when none could be found.
-fn load_concat(files: &[PathBuf]) -> Result<Option<TrainingRows>, ShuffleError> {
+/// Loads and concatenates files. A vanished file is skipped with a warning
+/// (as KataGo does), and so is one whose body turns out to be corrupt (its
+/// header was read when rows were counted): one bad file does not stop a
+/// run's shuffle. `None` when none could be read.
+fn load_concat(files: &[&InputFile]) -> Result<Option<TrainingRows>, ShuffleError> {
     let mut all: Option<TrainingRows> = None;
     // Decompress a few files at once on the pool's threads; a chunk at a
     // time keeps memory at the group plus one chunk.
-    let present: Vec<&PathBuf> = files.iter().filter(|f| f.exists()).collect();
-    for chunk in present.chunks(rayon::current_num_threads().max(1)) {
-        let loaded = chunk
+    for chunk in files.chunks(rayon::current_num_threads().max(1)) {
+        let loaded: Vec<Option<TrainingRows>> = chunk
             .par_iter()
-            .map(|f| read_npz(f))
-            .collect::<Result<Vec<_>, _>>()?;
-        for rows in loaded {
+            .map(|f| {
+                let bytes = match f.store.get(&f.key) {
+                    Ok(b) => b,
+                    Err(e) if e.is_not_found() => {
+                        eprintln!("WARNING: Skipping vanished file: {}", f.url);
+                        return Ok(None);
+                    }
+                    Err(e) => return Err(ShuffleError::Store(e)),
+                };
+                match read_npz_bytes(&bytes, &f.url) {
+                    Ok(rows) => Ok(Some(rows)),
+                    Err(e) => {
+                        eprintln!("WARNING: Skipping bad file: {e}");
+                        Ok(None)
+                    }
+                }
+            })
+            .collect::<Result<Vec<_>, ShuffleError>>()?;
+        for rows in loaded.into_iter().flatten() {
             match &mut all {
                 None => all = Some(rows),
                 Some(a) if a.pos_len == rows.pos_len => a.append(&rows),
@@ -456,43 +497,33 @@ fn load_concat(files: &[PathBuf]) -> Result<Option<TrainingRows>, ShuffleError> 
     Ok(all)
 }
 
-fn remove_dir_if_exists(d: &Path) -> Result<(), ShuffleError> {
-    match std::fs::remove_dir_all(d) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(ShuffleError::io(d, e)),
-        _ => Ok(()),
-    }
-}
-
 /// Output files an interrupted run of ours may have left.
 fn is_our_leftover(name: &str) -> bool {
     let base = name.strip_suffix(".tmp").unwrap_or(name);
     base.starts_with("data") && (base.ends_with(".npz") || base.ends_with(".json"))
 }
 
-/// Creates `out` or, when it holds only the leftovers of an interrupted
-/// shuffle (no `OUT.json`), clears it. A finished or foreign dir is an
-/// error, as in KataGo.
-fn prepare_out_dir(out: &Path, log: &mut dyn Write) -> Result<(), ShuffleError> {
-    if !out.exists() {
-        return std::fs::create_dir_all(out).map_err(|e| ShuffleError::io(out, e));
+/// Checks the output folder: empty, or holding only the leftovers of an
+/// interrupted shuffle (no `OUT.json`), which are removed. A finished or
+/// foreign folder is an error, as in KataGo.
+fn prepare_output(out: &ShuffleOutput, log: &mut dyn Write) -> Result<(), ShuffleError> {
+    let names = out.existing()?;
+    out.remove_temporaries()?;
+    if out.is_finished()? {
+        return Err(ShuffleError::OutDirNotEmpty {
+            url: out.url().to_string(),
+            why: format!(
+                " (it holds a finished shuffle: {} exists)",
+                out.summary_url()
+            ),
+        });
     }
-    let names: Vec<String> = std::fs::read_dir(out)
-        .map_err(|e| ShuffleError::io(out, e))?
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     if names.is_empty() {
         return Ok(());
     }
-    if summary_json_path(out).exists() {
-        return Err(ShuffleError::OutDirNotEmpty {
-            path: out.to_path_buf(),
-            why: " (it holds a finished shuffle)".into(),
-        });
-    }
     if let Some(other) = names.iter().find(|n| !is_our_leftover(n)) {
         return Err(ShuffleError::OutDirNotEmpty {
-            path: out.to_path_buf(),
+            url: out.url().to_string(),
             why: format!(" ({other} is not a shuffle output)"),
         });
     }
@@ -500,31 +531,12 @@ fn prepare_out_dir(out: &Path, log: &mut dyn Write) -> Result<(), ShuffleError> 
         log,
         "Removing {} files left by an interrupted shuffle in {}",
         names.len(),
-        out.display()
+        out.url()
     );
     for n in names {
-        let p = out.join(n);
-        std::fs::remove_file(&p).map_err(|e| ShuffleError::io(&p, e))?;
+        out.remove(&n)?;
     }
     Ok(())
-}
-
-/// Writes json text atomically (temp name, fsync, rename). The text is
-/// formatted as Python's `json.dump` writes it, as KataGo's files are.
-pub(crate) fn write_json_atomic(path: &Path, text: &str) -> Result<(), ShuffleError> {
-    let tmp = temp_path_for(path);
-    let run = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        sync_parent_dir(path);
-        Ok(())
-    };
-    run().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        ShuffleError::io(path, e)
-    })
 }
 
 #[cfg(test)]
@@ -542,11 +554,17 @@ mod tests {
 
     #[test]
     fn groups_reach_the_target_size() {
-        let files: Vec<(PathBuf, u64)> = [5, 0, 3, 4, 10, 1]
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| (PathBuf::from(format!("{i}")), r))
+        let store = Store::open_path(&std::env::temp_dir()).unwrap();
+        let inputs: Vec<InputFile> = (0..6)
+            .map(|i| InputFile {
+                store: store.clone(),
+                key: format!("{i}"),
+                url: format!("{i}"),
+                mtime: 0.0,
+                num_rows: None,
+            })
             .collect();
+        let files: Vec<(&InputFile, u64)> = inputs.iter().zip([5, 0, 3, 4, 10, 1]).collect();
         let g = group_files_by_rows(&files, 8);
         let sizes: Vec<usize> = g.iter().map(|x| x.len()).collect();
         assert_eq!(sizes, [2, 2, 1]);

@@ -2,10 +2,12 @@
 //! rows it keeps: KataGo's `python/shuffle.py` rules.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use super::shuffle::ShuffleError;
+use crate::store::layout::walk_npz_files;
+use crate::store::{ObjectInfo, Store, StoreUrl};
 
 /// KataGo's window size (`compute_desired_num_rows` in `shuffle.py`):
 ///
@@ -49,10 +51,14 @@ pub fn is_temp_npz_like(file_name: &str) -> bool {
 }
 
 /// One candidate input file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct InputFile {
-    /// Path as found (joined onto the given directory).
-    pub path: PathBuf,
+    /// The store that holds it.
+    pub store: Store,
+    /// Its key in that store.
+    pub key: String,
+    /// Its full URL (a path for a folder), as logs and excludes name it.
+    pub url: String,
     /// Modification time, seconds since the epoch.
     pub mtime: f64,
     /// Rows, when known from a summary file.
@@ -73,13 +79,14 @@ pub struct FindCounts {
 /// One summary-file entry: (file name, mtime, rows).
 pub type SummaryEntry = (String, f64, Option<u64>);
 
-/// A summary file's contents: absolute dir path -> its files.
-pub type Summary = HashMap<PathBuf, Vec<SummaryEntry>>;
+/// A summary file's contents: folder URL (an absolute path for a local
+/// folder) -> its files.
+pub type Summary = HashMap<String, Vec<SummaryEntry>>;
 
 /// Filters for [`find_files`].
 #[derive(Debug, Default, Clone)]
 pub struct FindOptions {
-    /// `-summary-file`: absolute dir path -> `filename_mtime_num_rowss`.
+    /// `-summary-file`: folder URL -> `filename_mtime_num_rowss`.
     pub summary: Summary,
     /// `-exclude` entries (prefixed).
     pub excludes: HashSet<String>,
@@ -88,7 +95,8 @@ pub struct FindOptions {
 }
 
 /// Loads a summary file (`summarize_old_selfplay_files.py`'s json: dir path
-/// -> `{"filename_mtime_num_rowss": [[name, mtime, rows], ...]}`).
+/// -> `{"filename_mtime_num_rowss": [[name, mtime, rows], ...]}`). Its
+/// folders may be paths or `s3://` URLs.
 pub fn load_summary(path: &Path) -> Result<Summary, ShuffleError> {
     let text = std::fs::read_to_string(path).map_err(|e| ShuffleError::io(path, e))?;
     let bad = |why: &str| ShuffleError::BadSummary {
@@ -115,119 +123,94 @@ pub fn load_summary(path: &Path) -> Result<Summary, ShuffleError> {
             let mtime = t[1].as_f64().ok_or_else(|| bad("mtime is not a number"))?;
             files.push((name.to_string(), mtime, t[2].as_u64()));
         }
-        out.insert(PathBuf::from(dir), files);
+        let url = StoreUrl::parse(dir).map_err(|e| bad(&e.to_string()))?;
+        out.insert(url.to_string(), files);
     }
     Ok(out)
 }
 
-/// Every `*.npz` under `dirs` (following symlinks), KataGo's way: skips
-/// temporary-looking names and excluded files, and takes whole
-/// subdirectories from the summary instead of listing them.
+/// Every `*.npz` under `dirs` (local folders follow symlinks), KataGo's
+/// way: skips temporary-looking names and excluded files, and takes whole
+/// folders from the summary instead of listing them.
 pub fn find_files(
-    dirs: &[PathBuf],
+    dirs: &[Store],
     opts: &FindOptions,
 ) -> Result<(Vec<InputFile>, FindCounts), ShuffleError> {
     let mut files = Vec::new();
     let mut counts = FindCounts::default();
-    let mut seen = HashSet::new();
-    for d in dirs {
+    for store in dirs {
         // shuffle.py's os.walk yields nothing for a missing dir (a loop may
         // run before self-play has made it); say so and go on.
-        if !d.is_dir() {
-            eprintln!("WARNING: {} is not a directory, no data there", d.display());
+        if store.url().local_path().is_some_and(|p| !p.is_dir()) {
+            eprintln!("WARNING: {} is not a directory, no data there", store.url());
             continue;
         }
-        walk(d, opts, &mut files, &mut counts, &mut seen)?;
+        // Objects found in summarised folders carry their summary mtime
+        // and rows: remember them by key.
+        let mut summarised: HashMap<String, (f64, Option<u64>)> = HashMap::new();
+        let found = walk_npz_files(store, &mut |url| {
+            let entries = opts.summary.get(&url.to_string())?;
+            Some(
+                entries
+                    .iter()
+                    .map(|(name, mtime, rows)| {
+                        summarised.insert(format!("{url}/{name}"), (*mtime, *rows));
+                        ObjectInfo {
+                            key: name.clone(),
+                            size: 0,
+                            modified: UNIX_EPOCH,
+                        }
+                    })
+                    .collect(),
+            )
+        })
+        .map_err(ShuffleError::Store)?;
+        for o in found {
+            let url = store.describe(&o.key);
+            let name = o.name().to_string();
+            let summary = summarised.get(&url).copied();
+            if is_temp_npz_like(&name) {
+                counts.excluded += 1;
+                counts.temp_like += 1;
+                continue;
+            }
+            if excluded(opts, &name, &url) {
+                counts.excluded += 1;
+                counts.by_excludes += 1;
+                continue;
+            }
+            let (mtime, num_rows) = match summary {
+                // A summarised file without rows was unreadable then.
+                Some((_, None)) => {
+                    counts.excluded += 1;
+                    continue;
+                }
+                Some((mtime, rows)) => (mtime, rows),
+                None => (
+                    o.modified
+                        .duration_since(UNIX_EPOCH)
+                        .map_or(0.0, |d| d.as_secs_f64()),
+                    None,
+                ),
+            };
+            files.push(InputFile {
+                store: store.clone(),
+                key: o.key,
+                url,
+                mtime,
+                num_rows,
+            });
+        }
     }
     Ok((files, counts))
 }
 
-fn excluded(opts: &FindOptions, name: &str, full: &Path) -> bool {
+fn excluded(opts: &FindOptions, name: &str, full: &str) -> bool {
     if opts.exclude_basename {
         opts.excludes.contains(name)
     } else {
-        opts.excludes.contains(full.to_string_lossy().as_ref())
+        opts.excludes.contains(full)
     }
-}
-
-fn walk(
-    dir: &Path,
-    opts: &FindOptions,
-    files: &mut Vec<InputFile>,
-    counts: &mut FindCounts,
-    seen: &mut HashSet<PathBuf>,
-) -> Result<(), ShuffleError> {
-    // Symlinks are followed; a cycle is walked once.
-    let canon = std::fs::canonicalize(dir).map_err(|e| ShuffleError::io(dir, e))?;
-    if !seen.insert(canon) {
-        return Ok(());
-    }
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| ShuffleError::io(dir, e))?
-        .filter_map(|e| e.ok())
-        .collect();
-    entries.sort_by_key(|e| e.file_name());
-    let mut subdirs = Vec::new();
-    for entry in entries {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue; // dangling link or vanished file
-        };
-        if meta.is_dir() {
-            let abs = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-            if let Some(summary) = opts.summary.get(&abs) {
-                for (fname, mtime, rows) in summary {
-                    let full = path.join(fname);
-                    if is_temp_npz_like(fname) {
-                        counts.excluded += 1;
-                        counts.temp_like += 1;
-                    } else if excluded(opts, fname, &full) {
-                        counts.excluded += 1;
-                        counts.by_excludes += 1;
-                    } else if rows.is_none() {
-                        counts.excluded += 1;
-                    } else {
-                        files.push(InputFile {
-                            path: full,
-                            mtime: *mtime,
-                            num_rows: *rows,
-                        });
-                    }
-                }
-            } else {
-                subdirs.push(path);
-            }
-            continue;
-        }
-        if !name.ends_with(".npz") {
-            continue;
-        }
-        if is_temp_npz_like(&name) {
-            counts.excluded += 1;
-            counts.temp_like += 1;
-            continue;
-        }
-        if excluded(opts, &name, &path) {
-            counts.excluded += 1;
-            counts.by_excludes += 1;
-            continue;
-        }
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0.0, |d| d.as_secs_f64());
-        files.push(InputFile {
-            path,
-            mtime,
-            num_rows: None,
-        });
-    }
-    for sub in subdirs {
-        walk(&sub, opts, files, counts, seen)?;
-    }
-    Ok(())
 }
 
 /// The newest files that fill the window, and the data-row range they
@@ -240,8 +223,8 @@ pub struct Window {
     pub num_usable_rows: u64,
     /// The window size.
     pub desired_num_rows: u64,
-    /// Files chosen, newest first, with their rows.
-    pub files: Vec<(PathBuf, u64)>,
+    /// Files chosen (their URLs), newest first, with their rows.
+    pub files: Vec<(String, u64)>,
     /// Rows in the chosen files (at least `desired_num_rows` unless the
     /// data runs out).
     pub num_rows_used: u64,
@@ -272,7 +255,7 @@ pub struct WindowParams {
 /// unreadable, skipped). Returns `None` when there are no rows or fewer
 /// than `min_rows` (KataGo then quits without output).
 pub fn choose_window(
-    mut files: Vec<(PathBuf, f64, Option<u64>)>,
+    mut files: Vec<(String, f64, Option<u64>)>,
     p: &WindowParams,
 ) -> Option<Window> {
     // Oldest first by mtime (stable), as shuffle.py sorts.
@@ -286,8 +269,7 @@ pub fn choose_window(
             continue;
         }
         total += rows;
-        let s = path.to_string_lossy();
-        if !s.contains("random/tdata/") && !s.contains("random\\tdata\\") {
+        if !path.contains("random/tdata/") && !path.contains("random\\tdata\\") {
             postrandom += rows;
         } else {
             random_capped = (random_capped + rows).min(p.min_rows);
@@ -407,15 +389,15 @@ mod tests {
     #[test]
     fn window_takes_newest_files_first() {
         let files = vec![
-            (PathBuf::from("a.npz"), 1.0, Some(1000)),
-            (PathBuf::from("c.npz"), 3.0, Some(1000)),
-            (PathBuf::from("b.npz"), 2.0, Some(1000)),
-            (PathBuf::from("bad.npz"), 4.0, None),
+            ("a.npz".to_string(), 1.0, Some(1000)),
+            ("c.npz".to_string(), 3.0, Some(1000)),
+            ("b.npz".to_string(), 2.0, Some(1000)),
+            ("bad.npz".to_string(), 4.0, None),
         ];
         let w = choose_window(files.clone(), &params(1000)).unwrap();
         assert_eq!(w.num_rows_total, 3000);
         assert_eq!(w.desired_num_rows, 1641);
-        let names: Vec<_> = w.files.iter().map(|(p, _)| p.to_str().unwrap()).collect();
+        let names: Vec<_> = w.files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(names, ["c.npz", "b.npz"]);
         assert_eq!((w.num_rows_used, w.range), (2000, (1000, 3000)));
         assert!(choose_window(files, &params(5000)).is_none());
@@ -424,8 +406,8 @@ mod tests {
     #[test]
     fn random_rows_are_capped_at_min_rows() {
         let files = vec![
-            (PathBuf::from("x/random/tdata/a.npz"), 1.0, Some(5000)),
-            (PathBuf::from("x/sp/tdata/b.npz"), 2.0, Some(1000)),
+            ("x/random/tdata/a.npz".to_string(), 1.0, Some(5000)),
+            ("x/sp/tdata/b.npz".to_string(), 2.0, Some(1000)),
         ];
         let w = choose_window(files, &params(2000)).unwrap();
         assert_eq!((w.num_rows_total, w.num_usable_rows), (6000, 3000));
@@ -464,16 +446,18 @@ mod tests {
             excludes: ["skip.npz".to_string()].into_iter().collect(),
             exclude_basename: true,
         };
-        let dirs = [d.join("sp"), d.join("missing")];
+        let dirs = [
+            Store::open_path(&d.join("sp")).unwrap(),
+            Store::open_path(&d.join("missing")).unwrap(),
+        ];
         let (files, counts) = find_files(&dirs, &opts).unwrap();
         let mut names: Vec<String> = files
             .iter()
             .map(|f| {
-                f.path
-                    .strip_prefix(&d)
+                f.url
+                    .strip_prefix(&format!("{}/", d.display()))
                     .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
+                    .to_string()
             })
             .collect();
         names.sort();
@@ -481,7 +465,7 @@ mod tests {
             names,
             ["sp/sum/s.npz", "sp/tdata/a.npz", "sp/tdata/deeper/e.npz"]
         );
-        let s = files.iter().find(|f| f.path.ends_with("s.npz")).unwrap();
+        let s = files.iter().find(|f| f.url.ends_with("/s.npz")).unwrap();
         assert_eq!((s.mtime, s.num_rows), (5.0, Some(123)));
         assert_eq!(
             counts,

@@ -13,6 +13,7 @@ use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::MatchSettings;
 use super::stats::{elo_estimate, Sprt, SprtDecision};
 use crate::config::Config;
+use crate::store::Store;
 
 /// Flags of `engine match` (KataGo's spelling, plus a short form).
 #[derive(Debug, Args)]
@@ -23,9 +24,10 @@ pub struct MatchArgs {
     /// Config overrides, `key=value[,key=value...]`; may be repeated.
     #[arg(long = "override-config")]
     pub override_config: Vec<String>,
-    /// Folder for the games' SGFs and `match_summary.json`.
+    /// Folder for the games' SGFs and `match_summary.json` (a path or an
+    /// `s3://` URL).
     #[arg(long = "sgf-output-dir")]
-    pub sgf_output_dir: PathBuf,
+    pub sgf_output_dir: String,
     /// Also append the progress lines to this file.
     #[arg(long = "log-file")]
     pub log_file: Option<PathBuf>,
@@ -162,10 +164,11 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
     );
+    let sgf_dir = Store::open_str(&args.sgf_output_dir)?;
     let runner = MatchRunner {
         settings: &settings,
         evaluators,
-        sgf_dir: args.sgf_output_dir.clone(),
+        sgf_dir: sgf_dir.clone(),
         run_name,
         log: &log,
     };
@@ -174,7 +177,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
         settings.bots.len(),
         settings.num_games_total,
         settings.num_game_threads,
-        args.sgf_output_dir.display()
+        sgf_dir.url()
     ));
     let start = Instant::now();
     let logged = AtomicU64::new(0);
@@ -222,9 +225,10 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
     let result = runner.run(&should_stop, &on_game)?;
     let text = table(&settings, &result.tally, sprt.as_ref());
     print!("{text}");
-    let summary_path = args.sgf_output_dir.join("match_summary.json");
+    let summary_path = sgf_dir.describe("match_summary.json");
     write_json(
-        &summary_path,
+        &sgf_dir,
+        "match_summary.json",
         &summary_json(
             &settings,
             &result.tally,
@@ -242,7 +246,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
         } else {
             ""
         },
-        summary_path.display()
+        summary_path
     ));
     Ok(())
 }
@@ -255,7 +259,7 @@ mod tests {
         MatchArgs {
             config: None,
             override_config: vec![],
-            sgf_output_dir: PathBuf::from("x"),
+            sgf_output_dir: "x".into(),
             log_file: None,
             bot: bots.iter().map(|s| s.to_string()).collect(),
             games: Some(6),

@@ -2,36 +2,39 @@
 //! test-models folder against the newest accepted net and moves it into
 //! the accepted or the rejected folder.
 //!
-//! A model is a sub-folder holding `model.bin.gz` (the layout `engine
-//! train -exportdir` writes and `engine selfplay -models-dir` reads) or a
-//! bare `.bin.gz` file; the newest by modification time is tested first,
-//! as KataGo's `findLatestModel` picks it. The candidate is moved with one
-//! `rename` (atomic: after a crash it is still in the test folder and is
-//! tested again). Rules, as KataGo's:
+//! The folders are models folders of the run store (paths or `s3://`
+//! URLs; see `crate::store::layout` for the layout and for which net is
+//! newest). The newest candidate is tested first. A move is a
+//! create-if-absent in the destination, then a delete from the test
+//! folder: after a crash in between, the candidate is found in both and
+//! the move is finished without a new gating. Rules, as KataGo's:
 //! - no accepted net yet: the candidate is accepted at once;
 //! - a candidate older than the newest accepted net is rejected unplayed;
+//! - a candidate that cannot be loaded is rejected unplayed ("unloadable");
 //! - otherwise `numGamesPerGating` games (paired openings, alternating
 //!   colours); accepted when its points (wins + draws / 2) reach
 //!   `requiredCandidateWinProp` × games, stopping as soon as that is
-//!   certain either way.
+//!   certain either way (with 0 games: accepted at once).
 //!
-//! Each gating appends one line to `SGF_DIR/gatekeeper_log.tsv` (columns
+//! Each decision appends one line to `SGF_DIR/gatekeeper_log.tsv` (columns
 //! in [`LOG_HEADER`]); the games' SGFs and the match summary go to
 //! `SGF_DIR/<candidate>/`.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::cmp::Ordering;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use clap::Args;
 
 use super::report::{summary_json, write_json};
-use super::run::{io_err, load_evaluators, Logger, MatchError, MatchRunner, Tally};
+use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::{bot_params, BotSpec, MatchSettings};
 use super::stats::Wld;
+use crate::store::layout::{ModelEntry, ModelsDir};
+use crate::store::{Store, StoreUrl};
 
-/// Flags of `engine gatekeeper` (KataGo's spelling).
+/// Flags of `engine gatekeeper` (KataGo's spelling). Folders are paths or
+/// `s3://` URLs.
 #[derive(Debug, Args)]
 pub struct GatekeeperArgs {
     /// Gatekeeper config (`configs/gatekeeper.toml`, or KataGo's gatekeeper1.cfg).
@@ -42,16 +45,16 @@ pub struct GatekeeperArgs {
     pub override_config: Vec<String>,
     /// Folder of nets to test.
     #[arg(long = "test-models-dir")]
-    pub test_models_dir: PathBuf,
+    pub test_models_dir: String,
     /// Folder accepted nets are moved to.
     #[arg(long = "accepted-models-dir")]
-    pub accepted_models_dir: PathBuf,
+    pub accepted_models_dir: String,
     /// Folder rejected nets are moved to.
     #[arg(long = "rejected-models-dir")]
-    pub rejected_models_dir: PathBuf,
+    pub rejected_models_dir: String,
     /// Folder for the games' SGFs and `gatekeeper_log.tsv`.
     #[arg(long = "sgf-output-dir")]
-    pub sgf_output_dir: PathBuf,
+    pub sgf_output_dir: String,
     /// Exit (0) once no net is left to test instead of polling for more.
     #[arg(long = "quit-if-no-nets-to-test")]
     pub quit_if_no_nets_to_test: bool,
@@ -84,69 +87,6 @@ pub fn run(args: &GatekeeperArgs) -> i32 {
     }
 }
 
-/// A net found in a models folder.
-#[derive(Debug, Clone)]
-pub struct FoundModel {
-    /// Its name (the sub-folder's name, or the file's without extension).
-    pub name: String,
-    /// The network file.
-    pub file: PathBuf,
-    /// What is moved: the sub-folder, or the bare file.
-    pub entry: PathBuf,
-    /// Modification time of `entry`.
-    pub time: SystemTime,
-}
-
-/// The newest net in `dir` (see the module doc); `None` if there is none.
-pub fn newest_model(dir: &Path) -> Option<FoundModel> {
-    let (name, file) = crate::selfplay::find_latest_model(dir).ok()?;
-    let parent = file.parent()?;
-    let same_dir = |a: &Path, b: &Path| {
-        std::fs::canonicalize(a)
-            .ok()
-            .zip(std::fs::canonicalize(b).ok())
-            .is_some_and(|(x, y)| x == y)
-    };
-    let entry = if same_dir(parent, dir) {
-        file.clone()
-    } else {
-        parent.to_path_buf()
-    };
-    let time = std::fs::metadata(&entry)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH);
-    Some(FoundModel {
-        name,
-        file,
-        entry,
-        time,
-    })
-}
-
-/// Moves `model` into `into` with one rename; returns its new path.
-pub fn move_model(model: &FoundModel, into: &Path) -> Result<PathBuf, MatchError> {
-    let file_name = model
-        .entry
-        .file_name()
-        .ok_or_else(|| MatchError::Model(format!("{}: no file name", model.entry.display())))?;
-    let dest = into.join(file_name);
-    if dest.exists() {
-        return Err(MatchError::Model(format!(
-            "cannot move {} to {}: it already exists",
-            model.entry.display(),
-            dest.display()
-        )));
-    }
-    std::fs::rename(&model.entry, &dest).map_err(io_err(&model.entry))?;
-    // Make the rename durable in both folders.
-    for d in [into, model.entry.parent().unwrap_or(Path::new("."))] {
-        if let Ok(f) = std::fs::File::open(d) {
-            let _ = f.sync_all();
-        }
-    }
-    Ok(dest)
-}
-
 /// Whether a gating of `total` games is decided after `points` of the
 /// candidate in `played` games (KataGo's early stop): accepted once
 /// `points >= required × total`, rejected once even winning every game
@@ -162,22 +102,20 @@ pub fn gating_decided(points: f64, played: u64, total: u64, required: f64) -> Op
     }
 }
 
-fn append_log(sgf_dir: &Path, line: &str) -> Result<(), MatchError> {
-    let path = sgf_dir.join("gatekeeper_log.tsv");
-    let new = !path.exists();
-    let mut f = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    let text = if new {
-        format!("{LOG_HEADER}\n{line}\n")
-    } else {
-        format!("{line}\n")
+/// The decision `gatekeeper_log.tsv` holds for `candidate` (its last
+/// line), if any: accepted or not.
+fn logged_decision(log: &Store, candidate: &str) -> Result<Option<bool>, MatchError> {
+    let Some(text) = log.get_opt("gatekeeper_log.tsv")? else {
+        return Ok(None);
     };
-    // One write of the whole line: a crash leaves whole lines only.
-    f.write_all(text.as_bytes()).map_err(io_err(&path))?;
-    f.sync_all().map_err(io_err(&path))
+    Ok(String::from_utf8_lossy(&text)
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (cols.len() >= 10 && cols[1] == candidate).then(|| cols[9] == "true")
+        })
+        .last())
 }
 
 fn now_unix() -> u64 {
@@ -203,21 +141,20 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
     }
     let params = bot_params(&cfg, usize::MAX)?;
     let log = Logger::new("engine gatekeeper", args.log_file.as_deref())?;
-    for d in [
-        &args.test_models_dir,
-        &args.accepted_models_dir,
-        &args.rejected_models_dir,
-        &args.sgf_output_dir,
-    ] {
-        std::fs::create_dir_all(d).map_err(io_err(d))?;
-    }
+    let open = |text: &str| -> Result<ModelsDir, MatchError> {
+        Ok(ModelsDir::open(&StoreUrl::parse(text)?)?)
+    };
+    let test = open(&args.test_models_dir)?;
+    let accepted_dir = open(&args.accepted_models_dir)?;
+    let rejected_dir = open(&args.rejected_models_dir)?;
+    let sgf_store = Store::open_str(&args.sgf_output_dir)?;
     log.line(&format!(
         "watching {} for nets ({} games per gating, required score {required})",
-        args.test_models_dir.display(),
+        test.url(),
         base.num_games_total
     ));
     loop {
-        let Some(candidate) = newest_model(&args.test_models_dir) else {
+        let Some(candidate) = test.newest()? else {
             if args.quit_if_no_nets_to_test {
                 log.line("no nets left to test, quitting");
                 return Ok(());
@@ -226,45 +163,78 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
             continue;
         };
         let record = |opponent: &str, r: &Wld, accepted: bool, reason: &str| {
-            append_log(
-                &args.sgf_output_dir,
-                &format!(
-                    "{}\t{}\t{opponent}\t{}\t{}\t{}\t{}\t{}\t{required}\t{}\t{reason}",
-                    now_unix(),
-                    candidate.name,
-                    r.games(),
-                    r.wins,
-                    r.losses,
-                    r.draws,
-                    r.points(),
-                    accepted
-                ),
-            )
+            let line = format!(
+                "{}\t{}\t{opponent}\t{}\t{}\t{}\t{}\t{}\t{required}\t{}\t{reason}",
+                now_unix(),
+                candidate.name,
+                r.games(),
+                r.wins,
+                r.losses,
+                r.draws,
+                r.points(),
+                accepted
+            );
+            sgf_store.append_line("gatekeeper_log.tsv", LOG_HEADER, &line)
         };
-        let Some(accepted) = newest_model(&args.accepted_models_dir) else {
-            let dest = move_model(&candidate, &args.accepted_models_dir)?;
+        let move_to = |dest: &ModelsDir| -> Result<ModelEntry, MatchError> {
+            Ok(test.move_to(&candidate, dest)?)
+        };
+        // Each decision is logged before its move: a candidate still here
+        // with a logged decision was cut short by a crash. Finish the move
+        // instead of gating it again.
+        if let Some(accepted) = logged_decision(&sgf_store, &candidate.name)? {
+            let dest = if accepted {
+                &accepted_dir
+            } else {
+                &rejected_dir
+            };
+            move_to(dest)?;
+            log.line(&format!(
+                "{} was decided before a restart ({}): moved to {}",
+                candidate.name,
+                if accepted { "accepted" } else { "rejected" },
+                dest.url()
+            ));
+            continue;
+        }
+        let Some(accepted) = accepted_dir.newest()? else {
+            record("-", &Wld::default(), true, "first net")?;
+            let dest = move_to(&accepted_dir)?;
             log.line(&format!(
                 "no accepted net yet: accepting {} at once ({})",
                 candidate.name,
-                dest.display()
+                accepted_dir.describe(&dest)
             ));
-            record("-", &Wld::default(), true, "first net")?;
             continue;
         };
-        if accepted.time > candidate.time {
-            let dest = move_model(&candidate, &args.rejected_models_dir)?;
-            log.line(&format!(
-                "rejecting {} unplayed: older than the accepted {} ({})",
-                candidate.name,
-                accepted.name,
-                dest.display()
-            ));
+        if accepted.cmp_age(&candidate) == Ordering::Greater {
             record(
                 &accepted.name,
                 &Wld::default(),
                 false,
                 "older than accepted",
             )?;
+            let dest = move_to(&rejected_dir)?;
+            log.line(&format!(
+                "rejecting {} unplayed: older than the accepted {} ({})",
+                candidate.name,
+                accepted.name,
+                rejected_dir.describe(&dest)
+            ));
+            continue;
+        }
+        let candidate_file = PathBuf::from(test.describe(&candidate));
+        let accepted_file = PathBuf::from(accepted_dir.describe(&accepted));
+        // A net that does not load cannot play: rejected, and the
+        // gatekeeper goes on with the next one.
+        if let Err(e) = crate::setup::read_model(&candidate_file) {
+            record(&accepted.name, &Wld::default(), false, "unloadable")?;
+            let dest = move_to(&rejected_dir)?;
+            log.line(&format!(
+                "rejecting {} unplayed: it cannot be loaded ({e}) ({})",
+                candidate.name,
+                rejected_dir.describe(&dest)
+            ));
             continue;
         }
         let mut settings = base.clone();
@@ -275,70 +245,83 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
         settings.bots = vec![
             BotSpec {
                 name: names[0].clone(),
-                model: candidate.file.clone(),
+                model: candidate_file.clone(),
                 params: params.clone(),
             },
             BotSpec {
                 name: names[1].clone(),
-                model: accepted.file.clone(),
+                model: accepted_file.clone(),
                 params: params.clone(),
             },
         ];
-        log.line(&format!(
-            "testing {} against {}",
-            candidate.name, accepted.name
-        ));
-        let evaluators = load_evaluators(
-            &[candidate.file.clone(), accepted.file.clone()],
-            &cfg,
-            settings.num_game_threads.max(8),
-            &log,
-        )?;
-        let sgf_dir = args.sgf_output_dir.join(&candidate.name);
-        let runner = MatchRunner {
-            settings: &settings,
-            evaluators,
-            sgf_dir: sgf_dir.clone(),
-            run_name: format!("gate-{}", now_unix()),
-            log: &log,
-        };
         let total = settings.num_games_total;
-        let decided = |t: &Tally| {
-            let r = t.table[0][1];
-            gating_decided(r.points(), r.games(), total, required).is_some()
-        };
-        let on_game = |t: &Tally, _: &super::game::GameOutcome| {
-            let r = t.table[0][1];
+        let (r, stopped_early) = if total == 0 {
+            (Wld::default(), false)
+        } else {
             log.line(&format!(
-                "{} vs {}: {}-{}-{} after {} of {total} games",
-                names[0],
-                names[1],
-                r.wins,
-                r.losses,
-                r.draws,
-                r.games()
+                "testing {} against {}",
+                candidate.name, accepted.name
             ));
+            let evaluators = load_evaluators(
+                &[candidate_file.clone(), accepted_file.clone()],
+                &cfg,
+                settings.num_game_threads.max(8),
+                &log,
+            )?;
+            let sgf_dir = sgf_store.child(&candidate.name)?;
+            let runner = MatchRunner {
+                settings: &settings,
+                evaluators,
+                sgf_dir: sgf_dir.clone(),
+                run_name: format!("gate-{}", now_unix()),
+                log: &log,
+            };
+            let decided = |t: &Tally| {
+                let r = t.table[0][1];
+                gating_decided(r.points(), r.games(), total, required).is_some()
+            };
+            let on_game = |t: &Tally, _: &super::game::GameOutcome| {
+                let r = t.table[0][1];
+                log.line(&format!(
+                    "{} vs {}: {}-{}-{} after {} of {total} games",
+                    names[0],
+                    names[1],
+                    r.wins,
+                    r.losses,
+                    r.draws,
+                    r.games()
+                ));
+            };
+            let result = runner.run(&decided, &on_game)?;
+            write_json(
+                &sgf_dir,
+                "match_summary.json",
+                &summary_json(
+                    &settings,
+                    &result.tally,
+                    None,
+                    result.stopped_early,
+                    result.seconds,
+                ),
+            )?;
+            (result.tally.table[0][1], result.stopped_early)
         };
-        let result = runner.run(&decided, &on_game)?;
-        let r = result.tally.table[0][1];
         let accept = gating_decided(r.points(), r.games(), total, required)
             .unwrap_or(r.points() + 1e-10 >= required * r.games() as f64);
-        write_json(
-            &sgf_dir.join("match_summary.json"),
-            &summary_json(
-                &settings,
-                &result.tally,
-                None,
-                result.stopped_early,
-                result.seconds,
-            ),
+        record(
+            &accepted.name,
+            &r,
+            accept,
+            if total == 0 {
+                "no games"
+            } else if stopped_early {
+                "decided early"
+            } else {
+                "all games"
+            },
         )?;
-        let into = if accept {
-            &args.accepted_models_dir
-        } else {
-            &args.rejected_models_dir
-        };
-        let dest = move_model(&candidate, into)?;
+        let into = if accept { &accepted_dir } else { &rejected_dir };
+        let dest = move_to(into)?;
         log.line(&format!(
             "candidate {} {}: score {} of {} games (W {} L {} D {}), required {required}; moved to {}",
             candidate.name,
@@ -348,18 +331,8 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
             r.wins,
             r.losses,
             r.draws,
-            dest.display()
+            into.describe(&dest)
         ));
-        record(
-            &accepted.name,
-            &r,
-            accept,
-            if result.stopped_early {
-                "decided early"
-            } else {
-                "all games"
-            },
-        )?;
     }
 }
 
@@ -377,27 +350,5 @@ mod tests {
         // 2.5 after 8: at most 4.5 < 5.
         assert_eq!(gating_decided(2.5, 8, 10, 0.5), Some(false));
         assert_eq!(gating_decided(0.0, 0, 10, 0.0), Some(true));
-    }
-
-    #[test]
-    fn newest_model_and_move() {
-        let root = std::env::temp_dir().join(format!("gatekeeper-unit-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let (t, a) = (root.join("t"), root.join("a"));
-        std::fs::create_dir_all(t.join("net1")).unwrap();
-        std::fs::create_dir_all(&a).unwrap();
-        std::fs::write(t.join("net1/model.bin.gz"), b"x").unwrap();
-        std::fs::write(t.join("bare.bin.gz"), b"x").unwrap();
-        assert!(newest_model(&a).is_none());
-        let mut found = Vec::new();
-        while let Some(m) = newest_model(&t) {
-            let dest = move_model(&m, &a).unwrap();
-            assert!(dest.exists() && !m.entry.exists());
-            found.push(m.name);
-        }
-        found.sort();
-        assert_eq!(found, ["bare", "net1"]);
-        assert!(a.join("net1/model.bin.gz").is_file());
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

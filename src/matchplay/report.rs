@@ -2,14 +2,13 @@
 //! `match_summary.json` (written atomically) for scripts.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::run::{io_err, MatchError, Tally};
+use super::run::{MatchError, Tally};
 use super::settings::MatchSettings;
 use super::stats::{bradley_terry, elo_estimate, Sprt};
-use crate::selfplay::write_atomically;
+use crate::store::Store;
 
 /// Virtual draws per pair in the overall ratings, so a clean sweep still
 /// gives finite Elo (see [`bradley_terry`]).
@@ -195,10 +194,10 @@ pub fn summary_json(
     })
 }
 
-/// Writes `value` as `path` atomically (temporary name, sync, rename).
-pub fn write_json(path: &Path, value: &Value) -> Result<(), MatchError> {
+/// Writes `value` as the object `key` of `store`, whole.
+pub fn write_json(store: &Store, key: &str, value: &Value) -> Result<(), MatchError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| MatchError::Game(format!("summary JSON: {e}")))?;
     text.push('\n');
-    write_atomically(path, text.as_bytes()).map_err(io_err(path))
+    Ok(store.put(key, text.into_bytes())?)
 }

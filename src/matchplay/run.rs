@@ -23,7 +23,8 @@ use super::stats::Wld;
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
 use crate::search::{NnSearchEvaluator, Search, SearchError};
-use crate::selfplay::{play_policy_moves, write_atomically};
+use crate::selfplay::play_policy_moves;
+use crate::store::{Store, StoreError, StoreUrl};
 
 /// Why a match could not run.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,9 @@ pub enum MatchError {
         /// The error.
         source: std::io::Error,
     },
+    /// The run store failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
     /// A game failed.
     #[error("game failed: {0}")]
     Game(String),
@@ -106,7 +110,8 @@ pub fn load_evaluators(
     let mut loaded: HashMap<PathBuf, Arc<NnSearchEvaluator>> = HashMap::new();
     let mut out = Vec::with_capacity(models.len());
     for model in models {
-        if !model.is_file() {
+        let local = StoreUrl::parse(&model.to_string_lossy()).map_or(true, |u| u.is_local());
+        if local && !model.is_file() {
             return Err(MatchError::Model(format!(
                 "model file not found: {}",
                 model.display()
@@ -248,8 +253,8 @@ pub struct MatchRunner<'a> {
     pub settings: &'a MatchSettings,
     /// One evaluator per bot (shared between bots with the same net).
     pub evaluators: Vec<Arc<NnSearchEvaluator>>,
-    /// Where each game's SGF goes.
-    pub sgf_dir: PathBuf,
+    /// Where each game's SGF goes (a folder or `s3://` URL).
+    pub sgf_dir: Store,
     /// Prefix of the SGF file names.
     pub run_name: String,
     /// Progress lines.
@@ -328,7 +333,6 @@ impl MatchRunner<'_> {
         let s = self.settings;
         let n = s.bots.len();
         let pairs = round_robin(n);
-        std::fs::create_dir_all(&self.sgf_dir).map_err(io_err(&self.sgf_dir))?;
         let seed = s.seed.unwrap_or_else(rand::random);
         let openings: Mutex<HashMap<u64, Arc<OpeningCell>>> = Mutex::new(HashMap::new());
         let next_game = AtomicU64::new(0);
@@ -388,13 +392,10 @@ impl MatchRunner<'_> {
                             break;
                         }
                         let file = format!("{}-{g:06}.sgf", self.run_name);
-                        let path = self.sgf_dir.join(&file);
                         let mut text = outcome.sgf.clone();
                         text.push('\n');
-                        if let Err(e) = write_atomically(&path, text.as_bytes()) {
-                            failure
-                                .lock()
-                                .get_or_insert(MatchError::Io { path, source: e });
+                        if let Err(e) = self.sgf_dir.put(&file, text.into_bytes()) {
+                            failure.lock().get_or_insert(MatchError::Store(e));
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }

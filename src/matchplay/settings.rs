@@ -161,8 +161,14 @@ impl MatchSettings {
             .map_err(cfg_err)?;
         Ok(MatchSettings {
             bots,
+            // A gating of 0 games accepts every candidate unplayed (a loop
+            // without gating still moves its nets through the gatekeeper).
             num_games_total: cfg
-                .get_i64_or(games_key, 100, 1..=i64::from(u32::MAX))
+                .get_i64_or(
+                    games_key,
+                    100,
+                    i64::from(games_key != "numGamesPerGating")..=i64::from(u32::MAX),
+                )
                 .map_err(cfg_err)? as u64,
             num_game_threads: cfg
                 .get_i64_or("numGameThreads", 2, 1..=4096)

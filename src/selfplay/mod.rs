@@ -12,11 +12,11 @@ mod game;
 mod game_data;
 mod handicap;
 mod komi;
-mod output;
 mod rows;
 mod run;
 mod settings;
 mod side;
+mod writer;
 
 pub use fork::{maybe_fork, maybe_seki_fork, ForkQueue};
 pub use game::{
@@ -26,8 +26,7 @@ pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
-pub use output::write_atomically;
 pub use rows::{write_game_rows, RowError};
-pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError};
+pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
 pub(crate) use settings::parse_list;
 pub use settings::{PlaySettings, RuleLists, SettingsError};

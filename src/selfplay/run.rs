@@ -1,27 +1,43 @@
 //! `engine selfplay`: many games at once sharing one batching evaluator,
 //! rows and SGFs written under `OUT/<modelName>/` as `katago selfplay`
-//! does, the newest model under `-models-dir` picked up between games.
+//! does (through the run store: a folder or `s3://`), the newest net under
+//! `-models-dir` picked up between games.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use clap::Args;
 use parking_lot::Mutex;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 use super::fork::{maybe_fork, maybe_seki_fork, ForkQueue};
-use super::game::{play_game_switching, PlayedGame};
-use super::output::write_atomically;
+use super::game::play_game_switching;
 use super::rows::write_game_rows;
 use super::settings::PlaySettings;
+use super::writer::{DataWriter, WriterMsg};
 use crate::config::Config;
-use crate::data::{write_npz_atomic, TrainingRows};
-use crate::nn::FeatureEncoder;
+use crate::data::TrainingRows;
+use crate::nn::{FeatureEncoder, ModelFile};
 use crate::search::{SearchParams, SetupFor};
-use crate::setup::{load_network, search_settings, Network};
+use crate::setup::{load_network_from, read_model, search_settings, Network};
+use crate::store::layout::{ModelEntry, ModelsDir, SelfplayOut};
+use crate::store::{StoreError, StoreUrl};
+
+/// Exit code of `engine selfplay` stopped by Ctrl-C or SIGTERM before
+/// `-max-games-total` games (or at all, without that flag): every finished
+/// game was written. 0 means all games were played and written, 1 a
+/// failure, 130 a second signal (exit at once, unwritten games lost).
+pub const EXIT_STOPPED: i32 = 3;
+
+/// Games the writer's queue holds by default (KataGo's `maxDataQueueSize`).
+const DEFAULT_DATA_QUEUE_GAMES: i64 = 2000;
+
+/// How often `-models-dir` is checked for a newer net.
+const MODELS_POLL: Duration = Duration::from_secs(10);
 
 /// Flags of `engine selfplay` (KataGo's spelling).
 #[derive(Debug, Args)]
@@ -29,16 +45,17 @@ pub struct SelfplayArgs {
     /// Self-play config (`configs/selfplay.toml`, or a KataGo `.cfg`).
     #[arg(long)]
     pub config: PathBuf,
-    /// Folder of models, one sub-folder per model (`NAME/model.bin.gz`);
-    /// the newest is used and newer ones are picked up while running.
+    /// Folder of models (a path or `s3://` URL), one sub-folder per model
+    /// (`NAME/model.bin.gz`); the newest is used and newer ones are picked
+    /// up while running.
     #[arg(long = "models-dir")]
-    pub models_dir: Option<PathBuf>,
-    /// A single model file instead of `-models-dir`.
+    pub models_dir: Option<String>,
+    /// A single model file (a path or `s3://` URL) instead of `-models-dir`.
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Where `<modelName>/tdata`, `<modelName>/sgfs` go.
+    /// Where `<modelName>/tdata`, `<modelName>/sgfs` go (a path or `s3://` URL).
     #[arg(long = "output-dir")]
-    pub output_dir: PathBuf,
+    pub output_dir: String,
     /// Stop after this many games in all.
     #[arg(long = "max-games-total")]
     pub max_games_total: Option<u64>,
@@ -62,10 +79,21 @@ pub enum SelfplayError {
     /// The model could not be found or loaded.
     #[error("{0}")]
     Model(String),
-    /// Writing output failed.
+    /// The run store failed.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// Writing the data failed; `lost` finished games were not written.
+    #[error("{source}; {lost} finished game(s) not written")]
+    Write {
+        /// The store failure.
+        source: StoreError,
+        /// Games lost.
+        lost: u64,
+    },
+    /// Reading a local file (the config to copy) failed.
     #[error("{path}: {source}")]
     Io {
-        /// The file or folder.
+        /// The file.
         path: PathBuf,
         /// The error.
         source: std::io::Error,
@@ -75,149 +103,41 @@ pub enum SelfplayError {
     Game(String),
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SelfplayError + '_ {
-    move |source| SelfplayError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// The newest model under `dir` (KataGo's rule): a sub-folder holding
-/// `model.bin.gz` (or `.bin`, `.txt.gz`), newest by modification time;
-/// the model is named after its folder.
-pub fn find_latest_model(dir: &Path) -> Result<(String, PathBuf), SelfplayError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| SelfplayError::Model(format!("reading models dir {}: {e}", dir.display())))?;
-    let mut best: Option<(SystemTime, String, PathBuf)> = None;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let candidates: Vec<PathBuf> = if path.is_dir() {
-            ["model.bin.gz", "model.bin", "model.txt.gz"]
-                .iter()
-                .map(|f| path.join(f))
-                .collect()
-        } else {
-            vec![path.clone()]
-        };
-        let Some(file) = candidates.into_iter().find(|p| {
-            p.is_file()
-                && p.file_name().is_some_and(|n| {
-                    let n = n.to_string_lossy();
-                    n.ends_with(".bin.gz") || n.ends_with(".bin") || n.ends_with(".txt.gz")
-                })
-        }) else {
-            continue;
-        };
-        let name = if path.is_dir() {
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        } else {
-            model_name_of_file(&path)
-        };
-        let time = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        if best.as_ref().is_none_or(|(t, _, _)| time > *t) {
-            best = Some((time, name, file));
-        }
-    }
-    best.map(|(_, n, p)| (n, p)).ok_or_else(|| {
+/// The newest net under a models folder (see `crate::store::layout` for
+/// what "newest" means), or an error saying there is none.
+pub fn find_latest_model(models: &ModelsDir) -> Result<ModelEntry, SelfplayError> {
+    models.newest()?.ok_or_else(|| {
         SelfplayError::Model(format!(
             "no model under {} (expected NAME/model.bin.gz sub-folders)",
-            dir.display()
+            models.url()
         ))
     })
 }
 
+/// A net's name from its file: `NAME.bin.gz`, or `NAME/model.bin.gz` as
+/// models folders hold it.
 fn model_name_of_file(path: &Path) -> String {
-    let n = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    n.trim_end_matches(".gz")
-        .trim_end_matches(".bin")
-        .trim_end_matches(".txt")
-        .to_string()
-}
-
-/// Rows and SGF lines waiting to be written, for one model's folder.
-struct DataWriter {
-    tdata: PathBuf,
-    sgfs: PathBuf,
-    rows: TrainingRows,
-    sgf_lines: Vec<String>,
-    max_rows: usize,
-    rng: StdRng,
-    files: usize,
-}
-
-impl DataWriter {
-    fn new(out: &Path, pos_len: usize, max_rows: usize) -> Result<Self, SelfplayError> {
-        let tdata = out.join("tdata");
-        let sgfs = out.join("sgfs");
-        std::fs::create_dir_all(&tdata).map_err(io_err(&tdata))?;
-        std::fs::create_dir_all(&sgfs).map_err(io_err(&sgfs))?;
-        Ok(DataWriter {
-            tdata,
-            sgfs,
-            rows: TrainingRows::new(pos_len),
-            sgf_lines: Vec::new(),
-            max_rows,
-            rng: StdRng::from_entropy(),
-            files: 0,
-        })
-    }
-
-    /// Writes the rows and SGFs held so far, each as one whole file.
-    fn flush(&mut self) -> Result<(), SelfplayError> {
-        let name = format!("{:016X}", self.rng.gen::<u64>());
-        if self.rows.num_rows > 0 {
-            let path = self.tdata.join(format!("{name}.npz"));
-            write_npz_atomic(&path, &self.rows).map_err(|e| SelfplayError::Io {
-                path: path.clone(),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-            self.rows = TrainingRows::new(self.rows.pos_len);
-            self.files += 1;
-        }
-        if !self.sgf_lines.is_empty() {
-            let mut text = self.sgf_lines.join("\n");
-            text.push('\n');
-            let path = self.sgfs.join(format!("{name}.sgfs"));
-            write_atomically(&path, text.as_bytes()).map_err(io_err(&path))?;
-            self.sgf_lines.clear();
-        }
-        Ok(())
-    }
-
-    fn add_game(
-        &mut self,
-        played: &PlayedGame,
-        encoder: &mut FeatureEncoder,
-    ) -> Result<usize, SelfplayError> {
-        self.sgf_lines.push(played.sgf.clone());
-        let mut full = false;
-        let max = self.max_rows;
-        let n = write_game_rows(
-            &played.game,
-            &mut self.rows,
-            encoder,
-            &mut self.rng,
-            &mut |rows| full |= rows.num_rows >= max,
-        )
-        .map_err(|e| SelfplayError::Game(e.to_string()))?;
-        if full {
-            self.flush()?;
-        }
-        Ok(n)
+    let stem = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .trim_end_matches(".gz")
+            .trim_end_matches(".bin")
+            .trim_end_matches(".txt")
+            .to_string()
+    };
+    match (stem(path).as_str(), path.parent()) {
+        ("model", Some(dir)) if !stem(dir).is_empty() => stem(dir),
+        (name, _) => name.to_string(),
     }
 }
 
-/// Runs `engine selfplay`; returns the exit code.
+/// Runs `engine selfplay`; returns the exit code (0, 1, or
+/// [`EXIT_STOPPED`] after a signal).
 pub fn run(args: &SelfplayArgs) -> i32 {
     match run_inner(args) {
-        Ok(()) => 0,
+        Ok(Ended::AllGames) => 0,
+        Ok(Ended::Signalled) => EXIT_STOPPED,
         Err(e) => {
             eprintln!("engine selfplay: {e}");
             1
@@ -225,7 +145,23 @@ pub fn run(args: &SelfplayArgs) -> i32 {
     }
 }
 
-fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
+/// How a run that wrote every finished game ended.
+enum Ended {
+    /// `-max-games-total` games were played (or play stopped by itself).
+    AllGames,
+    /// A signal stopped it first.
+    Signalled,
+}
+
+/// Where the nets come from.
+enum NetSource {
+    /// `-model`: one net for the whole run.
+    File(PathBuf),
+    /// `-models-dir`: the newest, followed while running.
+    Folder(ModelsDir),
+}
+
+fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
     let cfg =
         crate::setup::load_config(Some(&args.config), &args.override_config).map_err(Box::new)?;
     let (settings, warnings) = PlaySettings::from_config(&cfg)?;
@@ -241,25 +177,36 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
         overrides.iter().map(|(k, v)| (k.as_str(), v)),
     )
     .map_err(|e| SelfplayError::Usage(format!("{}: {e}", args.config.display())))?;
+    let queue_games = cfg
+        .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
+        .map_err(Box::new)? as usize;
+    let config_text: Bytes = std::fs::read(&args.config)
+        .map_err(|source| SelfplayError::Io {
+            path: args.config.clone(),
+            source,
+        })?
+        .into();
 
-    let (model_name, model_path) = match (&args.model, &args.models_dir) {
-        (Some(m), None) => (model_name_of_file(m), m.clone()),
-        (None, Some(d)) => find_latest_model(d)?,
+    let source = match (&args.model, &args.models_dir) {
+        (Some(m), None) => NetSource::File(m.clone()),
+        (None, Some(d)) => NetSource::Folder(ModelsDir::open(&StoreUrl::parse(d)?)?),
         _ => {
             return Err(SelfplayError::Usage(
                 "give exactly one of -models-dir DIR or -model FILE".into(),
             ))
         }
     };
-    let first = Arc::new(start_generation(
-        &model_name,
-        &model_path,
-        &cfg,
-        &settings,
-        args,
-    )?);
-    let current = parking_lot::RwLock::new(first.clone());
-    let generations = Mutex::new(vec![first]);
+    let out = SelfplayOut::open(&StoreUrl::parse(&args.output_dir)?)?;
+    let first = Arc::new(match &source {
+        NetSource::File(path) => {
+            let file = read_model(path).map_err(|e| SelfplayError::Model(e.to_string()))?;
+            start_generation(&model_name_of_file(path), file, path, &cfg, &settings)?
+        }
+        NetSource::Folder(models) => {
+            load_generation(models, &find_latest_model(models)?, &cfg, &settings)?
+        }
+    });
+    let current = parking_lot::RwLock::new(first);
 
     let progress = indicatif::ProgressBar::new_spinner();
     progress.set_style(
@@ -271,10 +218,27 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let games_done = AtomicU64::new(0);
     let rows_done = AtomicU64::new(0);
     let threads_done = AtomicU64::new(0);
-    // Ctrl-C / SIGTERM: games in flight are dropped, every finished game's
-    // rows and SGF are written; a second signal exits at once.
+    // `stop` ends the games (a signal, or a failure); `signalled` says a
+    // signal raised it. Ctrl-C / SIGTERM: games in flight are dropped,
+    // every finished game is written; a second signal exits at once.
     let stop = Arc::new(AtomicBool::new(false));
-    install_stop_handler(&stop, &progress);
+    let signalled = Arc::new(AtomicBool::new(false));
+    install_stop_handler(&stop, &signalled, &progress);
+    let writer = DataWriter::start(
+        out.clone(),
+        settings.data_board_len,
+        settings.max_rows_per_train_file,
+        queue_games,
+        stop.clone(),
+    )
+    .map_err(|source| SelfplayError::Io {
+        path: PathBuf::from("selfplay-writer thread"),
+        source,
+    })?;
+    writer.send(WriterMsg::Model {
+        name: current.read().name.clone(),
+        config: config_text.clone(),
+    });
     let stop = &*stop;
     let failure: Mutex<Option<SelfplayError>> = Mutex::new(None);
     let start = Instant::now();
@@ -287,7 +251,8 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
     let forks = ForkQueue::new();
     std::thread::scope(|scope| {
         for _ in 0..settings.num_game_threads {
-            let (settings, params, current, forks) = (&settings, &params, &current, &forks);
+            let (settings, params, current, forks, writer) =
+                (&settings, &params, &current, &forks, &writer);
             let (games_started, games_done, rows_done, threads_done, stop, failure, progress) = (
                 &games_started,
                 &games_done,
@@ -299,9 +264,6 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
             );
             scope.spawn(move || {
                 let mut rng = StdRng::from_entropy();
-                // The rows of a game go to the folder of the net that
-                // finished it (KataGo writes a game that changed nets
-                // mid-game as data of the newer net).
                 let mut encoder = FeatureEncoder::new();
                 while !stop.load(Ordering::Relaxed) {
                     if games_started.fetch_add(1, Ordering::SeqCst) >= max_games {
@@ -309,6 +271,9 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                     }
                     // The newest model at the start of the game plays it
                     // (and a newer one takes over with switchNetsMidGame).
+                    // The rows go to the folder of the net that finished
+                    // it (KataGo writes a game that changed nets mid-game
+                    // as data of the newer net).
                     let start_gen = current.read().clone();
                     let mut gen = start_gen.clone();
                     let (fork, used_seki_fork) = forks.next_start(settings, &mut rng);
@@ -341,6 +306,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                             break;
                         }
                     };
+                    drop(start_gen);
                     match maybe_fork(settings, &played.game, params, &gen.net.evaluator, &mut rng) {
                         Ok(Some(f)) => forks.push(f, &mut rng),
                         Ok(None) => {}
@@ -355,26 +321,45 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
                     if !used_seki_fork {
                         maybe_seki_fork(settings, &played.game, forks, &mut rng);
                     }
-                    let added = gen.writer.lock().add_game(&played, &mut encoder);
-                    match added {
-                        Ok(n) => {
-                            rows_done.fetch_add(n as u64, Ordering::Relaxed);
-                        }
+                    // Encoded here, on the game thread, outside any lock;
+                    // the writer only appends, compresses and writes.
+                    let mut rows = TrainingRows::new(settings.data_board_len);
+                    let n = match write_game_rows(
+                        &played.game,
+                        &mut rows,
+                        &mut encoder,
+                        &mut rng,
+                        &mut |_| {},
+                    ) {
+                        Ok(n) => n,
                         Err(e) => {
-                            failure.lock().get_or_insert(e);
+                            failure
+                                .lock()
+                                .get_or_insert(SelfplayError::Game(e.to_string()));
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
+                    };
+                    let model = gen.name.clone();
+                    let batch = gen.net.evaluator.evaluator().stats().average_batch_size();
+                    // The game no longer needs its net: a replaced net is
+                    // freed once its last game gets here.
+                    drop(gen);
+                    if !writer.send(WriterMsg::Game {
+                        model: model.clone(),
+                        rows,
+                        sgf: played.sgf,
+                    }) {
+                        break;
                     }
+                    rows_done.fetch_add(n as u64, Ordering::Relaxed);
                     let g = games_done.fetch_add(1, Ordering::Relaxed) + 1;
                     let secs = start.elapsed().as_secs_f64().max(1e-9);
                     let r = rows_done.load(Ordering::Relaxed);
                     let line = format!(
-                        "{}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {:.2}",
-                        gen.name,
+                        "{model}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {batch:.2}",
                         g as f64 / secs,
                         r as f64 / secs,
-                        gen.net.evaluator.evaluator().stats().average_batch_size()
                     );
                     // Without a terminal the bar is hidden: a line every
                     // `logGamesEvery` games instead.
@@ -391,68 +376,81 @@ fn run_inner(args: &SelfplayArgs) -> Result<(), SelfplayError> {
         }
         // Models-dir polling: a newer model is loaded beside the running
         // one and takes over from the next game on; rows go to its folder.
-        if let Some(dir) = &args.models_dir {
+        if let NetSource::Folder(models) = &source {
             let mut last_check = Instant::now();
             while threads_done.load(Ordering::SeqCst) < settings.num_game_threads as u64 {
                 std::thread::sleep(Duration::from_millis(200));
-                if last_check.elapsed() < Duration::from_secs(10) || stop.load(Ordering::Relaxed) {
+                if last_check.elapsed() < MODELS_POLL || stop.load(Ordering::Relaxed) {
                     continue;
                 }
                 last_check = Instant::now();
-                let Ok((name, path)) = find_latest_model(dir) else {
-                    continue;
+                let newest = match models.newest() {
+                    Ok(Some(e)) => e,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        say(&progress, &format!("engine selfplay: warning: {e}"));
+                        continue;
+                    }
                 };
-                if name == current.read().name {
+                if newest.name == current.read().name {
                     continue;
                 }
-                match start_generation(&name, &path, &cfg, &settings, args) {
+                match load_generation(models, &newest, &cfg, &settings) {
                     Ok(gen) => {
-                        let gen = Arc::new(gen);
-                        let old = std::mem::replace(&mut *current.write(), gen.clone());
-                        generations.lock().push(gen);
+                        let name = gen.name.clone();
+                        let old = std::mem::replace(&mut *current.write(), Arc::new(gen));
+                        old.replaced.store(true, Ordering::SeqCst);
+                        drop(old);
                         say(
                             &progress,
                             &format!("engine selfplay: switching to model {name}"),
                         );
-                        let flushed = old.writer.lock().flush();
-                        if let Err(e) = flushed {
-                            failure.lock().get_or_insert(e);
-                            stop.store(true, Ordering::Relaxed);
-                        }
+                        writer.send(WriterMsg::Model {
+                            name,
+                            config: config_text.clone(),
+                        });
                     }
                     Err(e) => say(
                         &progress,
-                        &format!("engine selfplay: warning: newer model {name} not used: {e}"),
+                        &format!(
+                            "engine selfplay: warning: newer model {} not used: {e}",
+                            newest.name
+                        ),
                     ),
                 }
             }
         }
     });
     progress.finish_and_clear();
-    let mut flushed = Ok(());
-    for gen in generations.lock().iter() {
-        let r = gen.writer.lock().flush();
-        if flushed.is_ok() {
-            flushed = r;
-        }
+    let last_name = current.read().name.clone();
+    drop(current);
+    let report = writer.finish();
+    if let Some(source) = report.error {
+        return Err(SelfplayError::Write {
+            source,
+            lost: report.lost_games,
+        });
     }
     if let Some(e) = failure.lock().take() {
         return Err(e);
     }
-    flushed?;
     let secs = start.elapsed().as_secs_f64().max(1e-9);
-    let g = games_done.load(Ordering::Relaxed);
-    let r = rows_done.load(Ordering::Relaxed);
-    let last = current.read().clone();
     eprintln!(
-        "engine selfplay: {g} games, {r} rows in {secs:.1} s ({:.1} games/h, {:.0} rows/h, avg batch {:.2}), model {}, output {}",
-        g as f64 * 3600.0 / secs,
-        r as f64 * 3600.0 / secs,
-        last.net.evaluator.evaluator().stats().average_batch_size(),
-        last.name,
-        last.out.display()
+        "engine selfplay: {} games, {} rows in {} files, {secs:.1} s ({:.1} games/h, {:.0} rows/h), model {last_name}, output {}",
+        report.games,
+        report.rows,
+        report.files,
+        report.games as f64 * 3600.0 / secs,
+        report.rows as f64 * 3600.0 / secs,
+        out.url()
     );
-    Ok(())
+    if signalled.load(Ordering::SeqCst) && games_done.load(Ordering::Relaxed) < max_games {
+        eprintln!(
+            "engine selfplay: stopped by a signal; every finished game was written (exit code {EXIT_STOPPED})"
+        );
+        return Ok(Ended::Signalled);
+    }
+    Ok(Ended::AllGames)
 }
 
 /// A message above the progress bar, or on stderr when there is no bar
@@ -465,17 +463,22 @@ fn say(progress: &indicatif::ProgressBar, msg: &str) {
     }
 }
 
-/// Ctrl-C and SIGTERM raise `stop` (the game threads drop the games in
-/// flight and the finished games' data is written); a second signal exits
-/// at once.
-fn install_stop_handler(stop: &Arc<AtomicBool>, progress: &indicatif::ProgressBar) {
-    let flag = stop.clone();
+/// Ctrl-C and SIGTERM raise `stop` and `signalled` (the game threads drop
+/// the games in flight and the finished games are written); a second
+/// signal exits at once.
+fn install_stop_handler(
+    stop: &Arc<AtomicBool>,
+    signalled: &Arc<AtomicBool>,
+    progress: &indicatif::ProgressBar,
+) {
+    let (flag, seen) = (stop.clone(), signalled.clone());
     let bar = progress.clone();
     let installed = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
+        if seen.swap(true, Ordering::SeqCst) {
             eprintln!("engine selfplay: second signal, exiting without writing");
             std::process::exit(130);
         }
+        flag.store(true, Ordering::SeqCst);
         say(
             &bar,
             "engine selfplay: stopping: writing the finished games (signal again to quit at once)",
@@ -491,43 +494,50 @@ fn install_stop_handler(stop: &Arc<AtomicBool>, progress: &indicatif::ProgressBa
     }
 }
 
-/// One model in use: its network and the writer of its output folder.
+/// One net in use and its name (its data folder). Freed when a newer net
+/// has replaced it and its last game is over (said on stderr).
 struct Generation {
     name: String,
     net: Network,
-    writer: Mutex<DataWriter>,
-    out: PathBuf,
+    /// Set when a newer net takes over.
+    replaced: AtomicBool,
 }
 
-/// Loads a model and prepares `OUT/<name>/` (with the config copy).
+impl Drop for Generation {
+    fn drop(&mut self) {
+        if self.replaced.load(Ordering::SeqCst) {
+            eprintln!("engine selfplay: released model {}", self.name);
+        }
+    }
+}
+
+/// Loads net `entry` of a models folder.
+fn load_generation(
+    models: &ModelsDir,
+    entry: &ModelEntry,
+    cfg: &Config,
+    settings: &PlaySettings,
+) -> Result<Generation, SelfplayError> {
+    let shown = models.describe(entry);
+    let bytes = models.read(entry)?;
+    let file = ModelFile::from_file_contents(&bytes, Path::new(&shown))
+        .map_err(|e| SelfplayError::Model(e.to_string()))?;
+    start_generation(&entry.name, file, Path::new(&shown), cfg, settings)
+}
+
+/// Sets up a net read from `path` for the game threads.
 fn start_generation(
     name: &str,
+    file: ModelFile,
     path: &Path,
     cfg: &Config,
     settings: &PlaySettings,
-    args: &SelfplayArgs,
 ) -> Result<Generation, SelfplayError> {
-    let net: Network = load_network(path, cfg, settings.num_game_threads.max(8))
+    let net: Network = load_network_from(file, path, cfg, settings.num_game_threads.max(8))
         .map_err(|e| SelfplayError::Model(format!("{}: {e}", path.display())))?;
-    let out = args.output_dir.join(name);
-    std::fs::create_dir_all(&out).map_err(io_err(&out))?;
-    let cfg_copy = out.join(format!(
-        "selfplay-{}.cfg",
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    ));
-    let cfg_text = std::fs::read(&args.config).map_err(io_err(&args.config))?;
-    write_atomically(&cfg_copy, &cfg_text).map_err(io_err(&cfg_copy))?;
-    let writer = Mutex::new(DataWriter::new(
-        &out,
-        settings.data_board_len,
-        settings.max_rows_per_train_file,
-    )?);
     Ok(Generation {
         name: name.to_string(),
         net,
-        writer,
-        out,
+        replaced: AtomicBool::new(false),
     })
 }

@@ -1,16 +1,18 @@
 //! Checkpoints: one safetensors file holding the model, the SWA model, the
 //! optimiser's momentum and lookahead buffers and the train state (as JSON
-//! bytes in a u8 tensor), written atomically so that a `kill -9` leaves
-//! either the old or the new checkpoint, never a torn one.
+//! bytes in a u8 tensor), written whole through the run store so that a
+//! `kill -9` leaves either the old or the new checkpoint, never a torn one.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
+use safetensors::tensor::{Dtype, SafeTensors, View};
 use tch::{Device, Kind, Tensor};
 
 use super::loss::LossState;
 use super::TrainError;
+use crate::store::Store;
 
 /// Scalars of the training run that a resume needs.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -47,41 +49,35 @@ pub struct Checkpoint {
     pub tensors: BTreeMap<String, Tensor>,
 }
 
-/// fsyncs `tmp`, renames it to `path` and fsyncs the directory.
-pub fn fsync_and_rename(tmp: &Path, path: &Path) -> Result<(), TrainError> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .open(tmp)
-        .map_err(|e| TrainError::io(tmp, e))?;
-    f.sync_all().map_err(|e| TrainError::io(tmp, e))?;
-    std::fs::rename(tmp, path).map_err(|e| TrainError::io(path, e))?;
-    if let Some(dir) = path.parent() {
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+/// A CPU tensor as the safetensors writer sees it.
+struct TensorBytes<'a> {
+    tensor: &'a Tensor,
+    dtype: Dtype,
+    shape: Vec<usize>,
 }
 
-/// Writes bytes atomically (temporary name beside it, fsync, rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        path.file_name()
-            .map(|f| f.to_string_lossy().to_string())
-            .unwrap_or_default()
-    ));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| TrainError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| TrainError::io(&tmp, e))?;
-    drop(f);
-    fsync_and_rename(&tmp, path)
+impl View for TensorBytes<'_> {
+    fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        let mut data = vec![0; self.data_len()];
+        // The tensor is contiguous and on the CPU (see `to_bytes`), so
+        // the copy cannot fail.
+        let _ = self.tensor.f_copy_data_u8(&mut data, self.tensor.numel());
+        data.into()
+    }
+    fn data_len(&self) -> usize {
+        self.tensor.numel() * self.tensor.kind().elt_size_in_bytes()
+    }
 }
 
 impl Checkpoint {
-    /// Saves atomically to `path`.
-    pub fn save(&self, path: &Path) -> Result<(), TrainError> {
+    /// The checkpoint as safetensors bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, TrainError> {
         let json =
             serde_json::to_vec(&self.state).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
         let state_t = Tensor::from_slice(&json).to_kind(Kind::Uint8);
@@ -91,36 +87,61 @@ impl Checkpoint {
             .map(|(k, v)| (k.clone(), v.detach().to_device(Device::Cpu).contiguous()))
             .collect();
         list.push((STATE_KEY.to_string(), state_t));
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
-        let tmp = dir.join(format!(
-            ".tmp-{}-checkpoint.safetensors",
-            std::process::id()
-        ));
-        Tensor::write_safetensors(&list, &tmp)
-            .map_err(|e| TrainError::Checkpoint(format!("{}: {e}", tmp.display())))?;
-        fsync_and_rename(&tmp, path)
+        let views = list
+            .iter()
+            .map(|(k, t)| {
+                let dtype = Dtype::try_from(t.kind())
+                    .map_err(|e| TrainError::Checkpoint(format!("{k}: {e}")))?;
+                let shape = t.size().iter().map(|&d| d as usize).collect();
+                Ok((
+                    k.as_str(),
+                    TensorBytes {
+                        tensor: t,
+                        dtype,
+                        shape,
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>, TrainError>>()?;
+        safetensors::tensor::serialize(views, &None)
+            .map_err(|e| TrainError::Checkpoint(format!("serializing: {e}")))
     }
 
-    /// Loads a checkpoint written by [`Checkpoint::save`].
+    /// Saves as `key` of `store` (the train folder), whole.
+    pub fn save(&self, store: &Store, key: &str) -> Result<(), TrainError> {
+        store
+            .put(key, self.to_bytes()?)
+            .map_err(|e| TrainError::Checkpoint(e.to_string()))
+    }
+
+    /// Loads a checkpoint file written by [`Checkpoint::save`].
     pub fn load(path: &Path) -> Result<Checkpoint, TrainError> {
-        let list = Tensor::read_safetensors(path)
-            .map_err(|e| TrainError::Checkpoint(format!("{}: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| TrainError::io(path, e))?;
+        Self::from_bytes(&bytes, &path.display().to_string())
+    }
+
+    /// Reads checkpoint bytes; `name` names them in errors.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Checkpoint, TrainError> {
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| TrainError::Checkpoint(format!("{name}: {e}")))?;
         let mut tensors = BTreeMap::new();
         let mut state = None;
-        for (k, v) in list {
+        for (k, view) in st.tensors() {
+            let v = Tensor::try_from(view)
+                .map_err(|e| TrainError::Checkpoint(format!("{name}: {k}: {e}")))?;
             if k == STATE_KEY {
                 let bytes =
                     Vec::<u8>::try_from(&v).map_err(|e| TrainError::Checkpoint(e.to_string()))?;
-                state = Some(serde_json::from_slice::<TrainState>(&bytes).map_err(|e| {
-                    TrainError::Checkpoint(format!("{}: train state: {e}", path.display()))
-                })?);
+                state =
+                    Some(serde_json::from_slice::<TrainState>(&bytes).map_err(|e| {
+                        TrainError::Checkpoint(format!("{name}: train state: {e}"))
+                    })?);
             } else {
                 tensors.insert(k, v);
             }
         }
-        let state = state
-            .ok_or_else(|| TrainError::Checkpoint(format!("{}: no train state", path.display())))?;
+        let state =
+            state.ok_or_else(|| TrainError::Checkpoint(format!("{name}: no train state")))?;
         Ok(Checkpoint { state, tensors })
     }
 

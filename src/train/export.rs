@@ -6,7 +6,6 @@
 //! stdev, lead, variance-time and the two short-term error channels.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use tch::{Device, Tensor};
 
@@ -308,21 +307,4 @@ pub fn to_model_file(
         policy_head,
         value_head,
     })
-}
-
-/// Writes `model` to `path` atomically (temporary name in the same
-/// directory, fsync, rename); gzipped when the name ends in `.gz`.
-pub fn write_model_atomic(model: &ModelFile, path: &Path) -> Result<(), TrainError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
-    let fname = path
-        .file_name()
-        .map(|f| f.to_string_lossy().to_string())
-        .unwrap_or_default();
-    // Keep the .gz ending so the writer compresses.
-    let tmp = dir.join(format!(".tmp-{}-{fname}", std::process::id()));
-    model
-        .write(&tmp)
-        .map_err(|e| TrainError::Export(e.to_string()))?;
-    super::checkpoint::fsync_and_rename(&tmp, path)
 }

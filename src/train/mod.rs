@@ -17,7 +17,6 @@ pub mod optim;
 mod plot;
 pub mod precision;
 mod run;
-mod source;
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +56,15 @@ pub enum TrainError {
     /// libtorch failed.
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
+    /// The run store failed.
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
+    /// The shuffled window is not usable (a bad `train.json`).
+    #[error("training data: {0}")]
+    Window(#[from] crate::store::layout::WindowError),
+    /// A file of the shuffled window could not be read.
+    #[error("training data: {0}")]
+    WindowRead(#[from] crate::data::WindowReadError),
 }
 
 impl TrainError {

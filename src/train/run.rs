@@ -11,29 +11,35 @@ use rand::SeedableRng;
 use tch::{Device, Tensor};
 
 use super::batch::{Augment, Batch, HostBatch};
-use super::checkpoint::{write_atomic, Checkpoint, TrainState};
+use super::checkpoint::{Checkpoint, TrainState};
 use super::config::{ModelConfig, NormKind};
-use super::export::{to_model_file, write_model_atomic, NamedParams};
+use super::export::{to_model_file, NamedParams};
 use super::loss::{compute_losses, LossScales};
 use super::model::TrainNet;
 use super::optim::{Optimizer, Schedule};
 use super::plot;
 use super::precision::Precision;
 use super::TrainError;
-use crate::data::TrainingRows;
+use crate::data::WindowRows;
+use crate::store::layout::{trained_model_name, ModelsDir, ShuffledData};
+use crate::store::{Store, StoreUrl};
 
 /// Batches prepared ahead of the one training.
 const PREFETCH_BATCHES: usize = 2;
 
+/// The checkpoint's name in `-traindir`.
+const CHECKPOINT_FILE: &str = "checkpoint.safetensors";
+
 /// Flags of `engine train` (KataGo's `train.py` spelling).
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// Directory for checkpoints, metrics and plots.
+    /// Local directory for checkpoints, metrics and plots.
     #[arg(long = "traindir")]
     pub traindir: PathBuf,
-    /// Parent of shuffled data dirs; the newest complete one (with train.json) is used.
+    /// Parent of shuffled data dirs (a path or `s3://` URL); the newest
+    /// complete one (with train.json) is used.
     #[arg(long = "latestdatadir")]
-    pub latestdatadir: PathBuf,
+    pub latestdatadir: String,
     /// Model config name (b1c6nbt, b2c16, b4c32, b6c96, b10c128, b18c384nbt;
     /// NAME-scalebias for a scale at every norm, chosen by itself when
     /// -initial-checkpoint is a batch-norm net such as g170's).
@@ -60,9 +66,10 @@ pub struct TrainArgs {
     /// Start from this checkpoint (ours) or KataGo network (.bin.gz, fine-tuning) when TRAIN has none.
     #[arg(long = "initial-checkpoint")]
     pub initial_checkpoint: Option<PathBuf>,
-    /// Export after each epoch into this dir.
+    /// Export after each epoch into this models dir (a path or `s3://`
+    /// URL) as `<prefix>-s<samples>-d<rows>/model.bin.gz`.
     #[arg(long = "exportdir")]
-    pub exportdir: Option<PathBuf>,
+    pub exportdir: Option<String>,
     /// Name prefix of exported models.
     #[arg(long = "exportprefix", default_value = "engine")]
     pub exportprefix: String,
@@ -108,9 +115,9 @@ pub struct ExportArgs {
     /// Seed of `-random-init`.
     #[arg(long = "seed", default_value_t = 0)]
     pub seed: u64,
-    /// Directory to write `<model-name>.bin.gz` into.
+    /// Directory (a path or `s3://` URL) to write `<model-name>.bin.gz` into.
     #[arg(long = "export-dir")]
-    pub export_dir: PathBuf,
+    pub export_dir: String,
     /// Name recorded in the model file and used for the file name.
     #[arg(long = "model-name")]
     pub model_name: String,
@@ -119,89 +126,40 @@ pub struct ExportArgs {
     pub use_swa: bool,
 }
 
-/// Data found under `-latestdatadir`.
+/// The window found under `-latestdatadir`, read as batches.
 struct Data {
-    rows: TrainingRows,
-    val: Option<TrainingRows>,
+    rows: WindowRows,
+    val: Option<WindowRows>,
     total_rows: u64,
 }
 
-fn npz_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "npz"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-fn read_all(files: &[PathBuf], pos_len: usize) -> Result<TrainingRows, TrainError> {
-    let mut all = TrainingRows::new(pos_len);
-    for f in files {
-        let rows = super::source::read_npz(f)?;
-        if rows.pos_len != pos_len {
-            return Err(TrainError::Data(format!(
-                "{}: pos_len {} (expected {pos_len})",
-                f.display(),
-                rows.pos_len
-            )));
-        }
-        for i in 0..rows.num_rows {
-            all.push_row_from(&rows, i);
-        }
-    }
-    Ok(all)
-}
-
-/// KataGo's choice of data dir: the newest (by mtime) subdir that is not
-/// `*.tmp` and has `train.json`.
-fn load_data(latest: &Path, pos_len: usize) -> Result<Data, TrainError> {
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    let rd = std::fs::read_dir(latest).map_err(|e| TrainError::io(latest, e))?;
-    for e in rd.flatten() {
-        let p = e.path();
-        if !p.is_dir() || p.to_string_lossy().ends_with(".tmp") || !p.join("train.json").is_file() {
-            continue;
-        }
-        let t = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::UNIX_EPOCH);
-        if best.as_ref().is_none_or(|(bt, _)| t > *bt) {
-            best = Some((t, p));
-        }
-    }
-    let (_, dir) = best.ok_or_else(|| {
+/// KataGo's choice of data dir: the newest whole window
+/// (`crate::store::layout::ShuffledData::newest`).
+fn load_data(latest: &str, pos_len: usize) -> Result<Data, TrainError> {
+    let data = ShuffledData::open(&StoreUrl::parse(latest)?)?;
+    let window = data.newest()?.ok_or_else(|| {
         TrainError::Data(format!(
             "no shuffled data dir with train.json under {}",
-            latest.display()
+            data.url()
         ))
     })?;
-    let info = std::fs::read_to_string(dir.join("train.json"))
-        .map_err(|e| TrainError::io(&dir.join("train.json"), e))?;
-    let info: serde_json::Value =
-        serde_json::from_str(&info).map_err(|e| TrainError::Data(format!("train.json: {e}")))?;
-    let total_rows = info["range"][1].as_u64().unwrap_or(0);
-    let rows = read_all(&npz_files(&dir.join("train")), pos_len)?;
-    if rows.num_rows == 0 {
+    let rows = WindowRows::open(&data, &window.train, pos_len)?;
+    if rows.num_rows() == 0 {
         return Err(TrainError::Data(format!(
-            "no rows in {}/train",
-            dir.display()
+            "no rows in {}/{}/train",
+            data.url(),
+            window.name
         )));
     }
-    let vfiles = npz_files(&dir.join("val"));
-    let val = if vfiles.is_empty() {
+    let val = if window.val.is_empty() {
         None
     } else {
-        Some(read_all(&vfiles, pos_len)?)
+        Some(WindowRows::open(&data, &window.val, pos_len)?)
     };
     Ok(Data {
         rows,
         val,
-        total_rows,
+        total_rows: window.range.1.max(0) as u64,
     })
 }
 
@@ -300,34 +258,33 @@ fn metrics_line(
 /// names them (`loss`, `p0loss`, `vloss`, ...).
 fn validate(
     net: &TrainNet,
-    rows: &TrainingRows,
+    rows: &WindowRows,
     batch_size: usize,
     device: Device,
-) -> std::collections::BTreeMap<String, f64> {
+) -> Result<std::collections::BTreeMap<String, f64>, TrainError> {
     let _g = tch::no_grad_guard();
     let mut rng = StdRng::seed_from_u64(0);
     let mut sums: std::collections::BTreeMap<&'static str, f64> = Default::default();
     let mut n = 0usize;
     let mut state = super::loss::LossState::default();
-    let mut start = 0;
-    while start < rows.num_rows {
-        let end = (start + batch_size).min(rows.num_rows);
-        let idx: Vec<usize> = (start..end).collect();
-        let b = Batch::from_rows(rows, &idx, Augment::NONE, &mut rng, device);
+    for batch in rows.once(batch_size) {
+        let batch = batch?;
+        let idx: Vec<usize> = (0..batch.num_rows).collect();
+        let b = Batch::from_rows(&batch, &idx, Augment::NONE, &mut rng, device);
         let out = net.forward(&b.binary_input, &b.global_input);
         let l = compute_losses(&out, &b, &LossScales::default(), &mut state, false);
         for (k, v) in l.values() {
             *sums.entry(k).or_insert(0.0) += v;
         }
         n += idx.len();
-        start = end;
     }
-    sums.into_iter()
+    Ok(sums
+        .into_iter()
         .map(|(k, v)| {
             let key = k.strip_suffix("_sum").unwrap_or(k).to_string();
             (key, v / n.max(1) as f64)
         })
-        .collect()
+        .collect())
 }
 
 /// Writes a validation result into the metrics line and says it on stderr.
@@ -455,7 +412,13 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     };
     tch::manual_seed(args.seed as i64);
     std::fs::create_dir_all(&args.traindir).map_err(|e| TrainError::io(&args.traindir, e))?;
-    let ckpt_path = args.traindir.join("checkpoint.safetensors");
+    let train_store = Store::open_path(&args.traindir)?;
+    let exports = args
+        .exportdir
+        .as_deref()
+        .map(|d| Ok::<_, TrainError>(ModelsDir::open(&StoreUrl::parse(d)?)?))
+        .transpose()?;
+    let ckpt_path = args.traindir.join(CHECKPOINT_FILE);
     let resume_from = if ckpt_path.is_file() {
         Some(ckpt_path.clone())
     } else {
@@ -564,7 +527,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         .open(&metrics_path)
         .map_err(|e| TrainError::io(&metrics_path, e))?;
     let batches_per_epoch = (args.samples_per_epoch as usize / args.batch_size).max(1);
-    let nrows = data.rows.num_rows;
+    let nrows = data.rows.num_rows();
     let scales = LossScales::default();
     let mut epochs_this_instance = 0u64;
     let mut last_ckpt_samples = state.global_step_samples;
@@ -585,7 +548,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     );
     if let (Some(val), Some(_)) = (&data.val, &start_file) {
         // Fine-tuning: the starting net's validation figures, to compare with.
-        let v = validate(&net, val, args.batch_size, device);
+        let v = validate(&net, val, args.batch_size, device)?;
         let mut line = serde_json::Map::new();
         line.insert("initial".into(), true.into());
         line.insert("global_step_samples".into(), 0.into());
@@ -616,28 +579,42 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         // the same rows in the same order with the same random draws as
         // preparing them here, and the rng comes back at the epoch's end.
         std::thread::scope(|scope| -> Result<(), TrainError> {
-            // Each batch comes with the data cursor after it.
-            let (tx, rx) = std::sync::mpsc::sync_channel::<(HostBatch, u64)>(PREFETCH_BATCHES);
-            let rows = &data.rows;
+            // Each batch comes with the data cursor after it (or the
+            // window's read error).
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(HostBatch, u64), TrainError>>(
+                PREFETCH_BATCHES,
+            );
             let batch_size = args.batch_size;
-            let mut cursor = state.data_cursor as usize;
+            let mut cursor = state.data_cursor % nrows;
             let mut batch_rng = std::mem::replace(&mut rng, StdRng::seed_from_u64(0));
+            let mut batches = data.rows.cycle(cursor, batch_size);
+            let identity: Vec<usize> = (0..batch_size).collect();
             let producer = scope.spawn(move || {
                 for _ in 0..batches_per_epoch {
-                    let start = cursor % nrows;
-                    let idx: Vec<usize> = (0..batch_size).map(|k| (start + k) % nrows).collect();
-                    cursor = (start + batch_size) % nrows;
-                    let host = HostBatch::from_rows(rows, &idx, augment, &mut batch_rng);
-                    if tx.send((host, cursor as u64)).is_err() {
+                    let rows = match batches.next() {
+                        Some(Ok(rows)) => rows,
+                        Some(Err(e)) => {
+                            let _ = tx.send(Err(e.into()));
+                            break;
+                        }
+                        None => {
+                            let _ =
+                                tx.send(Err(TrainError::Data("the window reader stopped".into())));
+                            break;
+                        }
+                    };
+                    cursor = (cursor + batch_size as u64) % nrows;
+                    let host = HostBatch::from_rows(&rows, &identity, augment, &mut batch_rng);
+                    if tx.send(Ok((host, cursor))).is_err() {
                         break; // the trainer stopped early (an error)
                     }
                 }
                 batch_rng
             });
             for bi in 0..batches_per_epoch {
-                let (host, cursor) = rx
-                    .recv()
-                    .map_err(|_| TrainError::Data("the batch preparation thread stopped".into()))?;
+                let (host, cursor) = rx.recv().map_err(|_| {
+                    TrainError::Data("the batch preparation thread stopped".into())
+                })??;
                 state.data_cursor = cursor;
                 let batch = Batch::from_host(&host, device);
                 let step = train_step(
@@ -706,7 +683,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                 if state.global_step_samples - last_ckpt_samples >= args.checkpoint_every_samples
                     && !in_between_lookaheads
                 {
-                    checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
+                    checkpoint_of(&net, &opt, &state).save(&train_store, CHECKPOINT_FILE)?;
                     last_ckpt_samples = state.global_step_samples;
                 }
             }
@@ -733,17 +710,18 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
             (epoch_samples as f64 / epoch_start.elapsed().as_secs_f64().max(1e-9)).into(),
         );
         if let Some(val) = &data.val {
-            let v = validate(&net, val, args.batch_size, device);
+            let v = validate(&net, val, args.batch_size, device)?;
             record_validation(&mut end, &v, &format!("epoch {}", state.epochs_done));
         }
         let _ = writeln!(metrics_file, "{}", serde_json::Value::Object(end));
-        checkpoint_of(&net, &opt, &state).save(&ckpt_path)?;
+        checkpoint_of(&net, &opt, &state).save(&train_store, CHECKPOINT_FILE)?;
         last_ckpt_samples = state.global_step_samples;
-        write_plot(&metrics_path, &args.traindir.join("loss.svg"))?;
-        if let Some(dir) = &args.exportdir {
-            let name = format!(
-                "{}-s{}-d{}",
-                args.exportprefix, state.global_step_samples, state.total_num_data_rows
+        write_plot(&metrics_path, &train_store, "loss.svg")?;
+        if let Some(dir) = &exports {
+            let name = trained_model_name(
+                &args.exportprefix,
+                state.global_step_samples,
+                state.total_num_data_rows,
             );
             let weights = if state.swa_initialized {
                 opt.swa
@@ -754,9 +732,8 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
                 params_of(&net)
             };
             let model = to_model_file(&config, &weights, &name)?;
-            let path = dir.join(&name).join("model.bin.gz");
-            write_model_atomic(&model, &path)?;
-            eprintln!("train: exported {}", path.display());
+            dir.publish(&name, model.to_bin_gz())?;
+            eprintln!("train: exported {}/{name}", dir.url());
         }
     }
     Ok(())
@@ -775,8 +752,8 @@ fn epoch_bar(epoch: u64, samples: u64) -> indicatif::ProgressBar {
     bar
 }
 
-/// Redraws the loss curves from the metrics file.
-fn write_plot(metrics: &Path, out: &Path) -> Result<(), TrainError> {
+/// Redraws the loss curves from the metrics file into `key` of `store`.
+fn write_plot(metrics: &Path, store: &Store, key: &str) -> Result<(), TrainError> {
     let text = std::fs::read_to_string(metrics).map_err(|e| TrainError::io(metrics, e))?;
     let keys = ["loss", "p0loss", "vloss", "oloss", "val_loss"];
     let mut series: Vec<plot::Series> = keys
@@ -799,10 +776,10 @@ fn write_plot(metrics: &Path, out: &Path) -> Result<(), TrainError> {
             }
         }
     }
-    write_atomic(
-        out,
-        plot::svg("engine train: loss per sample", &series).as_bytes(),
-    )
+    Ok(store.put(
+        key,
+        plot::svg("engine train: loss per sample", &series).into_bytes(),
+    )?)
 }
 
 /// Runs `engine export`.
@@ -837,8 +814,9 @@ pub fn run_export(args: &ExportArgs) -> Result<(), TrainError> {
         }
     };
     let model = to_model_file(&config, &weights, &args.model_name)?;
-    let path = args.export_dir.join(format!("{}.bin.gz", args.model_name));
-    write_model_atomic(&model, &path)?;
-    eprintln!("export: wrote {}", path.display());
+    let dir = Store::open_str(&args.export_dir)?;
+    let key = format!("{}.bin.gz", args.model_name);
+    dir.put(&key, model.to_bin_gz())?;
+    eprintln!("export: wrote {}", dir.describe(&key));
     Ok(())
 }

@@ -174,13 +174,18 @@ impl ModelFile {
             source,
         };
         let out = if path.to_string_lossy().to_lowercase().ends_with(".gz") {
-            let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::default());
-            enc.write_all(&bytes).map_err(io_err)?;
-            enc.finish().map_err(io_err)?
+            gzip(&bytes).map_err(io_err)?
         } else {
             bytes
         };
         std::fs::write(path, out).map_err(io_err)
+    }
+
+    /// The bytes of a `.bin.gz` file of this model (what a run store
+    /// writes as `NAME/model.bin.gz`).
+    pub fn to_bin_gz(&self) -> Vec<u8> {
+        // Compressing into memory cannot fail.
+        gzip(&self.to_bytes()).unwrap_or_default()
     }
 
     /// The uncompressed binary-format content of this model, laid out as
@@ -388,4 +393,10 @@ mod synthetic_tests {
         let inner: usize = nbt.blocks.iter().map(Block::num_parameters).sum();
         assert!(m.trunk.blocks[2].num_parameters() > inner);
     }
+}
+
+fn gzip(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes)?;
+    enc.finish()
 }

@@ -1,0 +1,1004 @@
+//! A run's files and objects: one front door over the `object_store` crate
+//! for a local folder or an S3-compatible bucket.
+//!
+//! [`Store`] is a folder-like root ([`StoreUrl`]: a plain path,
+//! `file:///abs/path` or `s3://bucket/prefix`) with the few operations a
+//! training run needs, all synchronous for the callers (an internal tokio
+//! runtime drives `object_store`):
+//!
+//! - [`Store::put`]: write a whole object atomically. A folder writes a
+//!   temporary name beside the target (`NAME#N`), syncs it and renames it
+//!   (`object_store`'s local store with fsync on); S3 writes with one PUT.
+//!   Either way a reader sees the old object or the whole new one, never
+//!   part of one, whatever kills the writer.
+//! - [`Store::put_new`]: create-if-absent (S3 `If-None-Match: *`, a hard
+//!   link on a folder), so two writers can never overwrite each other.
+//! - [`Store::get`], [`Store::head`], [`Store::list`] (a prefix, every
+//!   level below it), [`Store::list_dirs`] (one level), [`Store::delete`].
+//!
+//! Keys are `/`-separated and relative to the store's root. Only
+//! [`layout`] knows which keys a run uses (models, self-play data,
+//! shuffled windows) and what "newest" means; every command goes through
+//! it, so the same code serves a laptop's folder and a fleet's bucket.
+//!
+//! S3 is configured from the standard environment that `object_store`'s
+//! S3 builder reads: `AWS_ENDPOINT` (e.g. `http://127.0.0.1:8333` for a
+//! MinIO or SeaweedFS server), `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (default
+//! `us-east-1`) and `AWS_ALLOW_HTTP=true` for a plain-http endpoint.
+//! Transient failures (connection refused, timeouts, 5xx, 429) are retried
+//! with exponential backoff for up to `ENGINE_STORE_RETRY_SECONDS` seconds
+//! (default [`DEFAULT_RETRY_SECONDS`]); a permanent one (wrong key, missing
+//! bucket) fails at once with a message naming the URL.
+
+pub mod layout;
+mod url;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures_util::TryStreamExt;
+use object_store::path::{Path as ObjPath, PathPart};
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
+pub use url::StoreUrl;
+
+/// How long transient failures of an S3 request are retried by default.
+pub const DEFAULT_RETRY_SECONDS: u64 = 300;
+
+/// The environment variable that overrides [`DEFAULT_RETRY_SECONDS`].
+pub const RETRY_SECONDS_ENV: &str = "ENGINE_STORE_RETRY_SECONDS";
+
+/// A temporary file of an interrupted local write is removed at start-up
+/// once it is this old: writes are whole objects from memory and take
+/// seconds, so an older one belongs to a dead process, whichever machine
+/// of a shared folder it ran on.
+pub const STALE_TEMPORARY_AGE: Duration = Duration::from_secs(3600);
+
+/// What a store operation was doing, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreOp {
+    /// Opening the store.
+    Open,
+    /// Reading an object.
+    Read,
+    /// Writing an object.
+    Write,
+    /// Creating an object that must not exist yet.
+    Create,
+    /// Listing a prefix.
+    List,
+    /// Deleting an object.
+    Delete,
+}
+
+impl std::fmt::Display for StoreOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoreOp::Open => "opening",
+            StoreOp::Read => "reading",
+            StoreOp::Write => "writing",
+            StoreOp::Create => "creating",
+            StoreOp::List => "listing",
+            StoreOp::Delete => "deleting",
+        })
+    }
+}
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// No such object.
+    NotFound,
+    /// [`Store::put_new`] found the key taken (by different bytes).
+    AlreadyExists,
+    /// The S3 bucket does not exist.
+    MissingBucket,
+    /// The server refused the credentials or the access.
+    Denied,
+    /// The server could not be reached, or kept failing, for the whole
+    /// retry window.
+    Unreachable,
+    /// The URL or the S3 configuration is not usable.
+    InvalidUrl,
+    /// Anything else (a local I/O error, an unexpected answer).
+    Other,
+}
+
+/// A failed store operation: what, where, and why.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{op} {target}: {}{detail}", kind_text(.kind))]
+pub struct StoreError {
+    /// The operation.
+    pub op: StoreOp,
+    /// The object's or the store's full URL.
+    pub target: String,
+    /// The kind of failure.
+    pub kind: StoreErrorKind,
+    /// The underlying error's text (with a leading `": "`), or empty.
+    pub detail: String,
+}
+
+fn kind_text(kind: &StoreErrorKind) -> &'static str {
+    match kind {
+        StoreErrorKind::NotFound => "not found",
+        StoreErrorKind::AlreadyExists => "already exists",
+        StoreErrorKind::MissingBucket => "the bucket does not exist",
+        StoreErrorKind::Denied => {
+            "access denied (check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy)"
+        }
+        StoreErrorKind::Unreachable => {
+            "the store is unreachable (check AWS_ENDPOINT and the server; retried with backoff)"
+        }
+        StoreErrorKind::InvalidUrl => "invalid store URL",
+        StoreErrorKind::Other => "failed",
+    }
+}
+
+impl StoreError {
+    fn new(
+        op: StoreOp,
+        target: String,
+        kind: StoreErrorKind,
+        detail: impl std::fmt::Display,
+    ) -> Self {
+        let detail = detail.to_string();
+        StoreError {
+            op,
+            target,
+            kind,
+            detail: if detail.is_empty() {
+                detail
+            } else {
+                format!(": {detail}")
+            },
+        }
+    }
+
+    pub(crate) fn invalid_url(text: &str, why: &str) -> Self {
+        StoreError::new(
+            StoreOp::Open,
+            text.to_string(),
+            StoreErrorKind::InvalidUrl,
+            why,
+        )
+    }
+
+    /// Whether the object was not there.
+    pub fn is_not_found(&self) -> bool {
+        self.kind == StoreErrorKind::NotFound
+    }
+
+    /// Whether retrying later cannot help (credentials, bucket, URL):
+    /// every kind but [`StoreErrorKind::Unreachable`].
+    pub fn is_permanent(&self) -> bool {
+        self.kind != StoreErrorKind::Unreachable
+    }
+
+    fn from_object_store(op: StoreOp, target: String, e: object_store::Error) -> Self {
+        use object_store::Error as E;
+        let text = error_chain(&e);
+        let kind = match &e {
+            E::NotFound { .. } if text.contains("NoSuchBucket") => StoreErrorKind::MissingBucket,
+            E::NotFound { .. } => StoreErrorKind::NotFound,
+            E::AlreadyExists { .. } | E::Precondition { .. } => StoreErrorKind::AlreadyExists,
+            E::PermissionDenied { .. } | E::Unauthenticated { .. } => StoreErrorKind::Denied,
+            _ if text.contains("NoSuchBucket") => StoreErrorKind::MissingBucket,
+            _ if text.contains("SignatureDoesNotMatch")
+                || text.contains("InvalidAccessKeyId")
+                || text.contains("AccessDenied") =>
+            {
+                StoreErrorKind::Denied
+            }
+            _ if is_transport_error(&e) || text.contains("after ") && text.contains("retries") => {
+                StoreErrorKind::Unreachable
+            }
+            _ => StoreErrorKind::Other,
+        };
+        StoreError::new(op, target, kind, text)
+    }
+}
+
+/// The error and its sources in one line (object_store's top-level text
+/// alone often hides the server's answer). An S3 XML error body is cut
+/// down to its code and message.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    shorten_xml_error(&text)
+}
+
+/// `...: <?xml ...><Error><Code>C</Code><Message>M</Message>...` as
+/// `...: C: M`.
+fn shorten_xml_error(text: &str) -> String {
+    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
+        return text.replace('\n', " ");
+    };
+    let tag = |name: &str| -> Option<&str> {
+        let open = format!("<{name}>");
+        let from = text[start..].find(&open)? + start + open.len();
+        let to = text[from..].find(&format!("</{name}>"))? + from;
+        Some(&text[from..to])
+    };
+    let mut short = text[..start].trim_end().to_string();
+    for part in [tag("Code"), tag("Message")].into_iter().flatten() {
+        short.push(' ');
+        short.push_str(part);
+    }
+    short.replace('\n', " ")
+}
+
+/// A connection, request or timeout failure somewhere in the chain.
+fn is_transport_error(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<object_store::client::HttpError>() {
+            use object_store::client::HttpErrorKind as K;
+            return matches!(
+                h.kind(),
+                K::Connect | K::Request | K::Timeout | K::Interrupted
+            );
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// Facts about one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// The key, relative to the store that listed it.
+    pub key: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// When it was last written (the server's clock for S3).
+    pub modified: SystemTime,
+}
+
+impl ObjectInfo {
+    /// The last segment of the key.
+    pub fn name(&self) -> &str {
+        self.key.rsplit('/').next().unwrap_or(&self.key)
+    }
+}
+
+/// One level of a store ([`Store::list_level`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Level {
+    /// Objects directly at this level, keys relative to the store.
+    pub objects: Vec<ObjectInfo>,
+    /// Names of the "folders" one level down.
+    pub dirs: Vec<String>,
+}
+
+/// What [`Store::put_new`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// The object was written.
+    New,
+    /// The object was already there with the same bytes (a retried write
+    /// whose first try arrived).
+    AlreadyThere,
+}
+
+/// A folder or bucket prefix holding a run's objects. Cheap to clone;
+/// clones share the connection pool.
+#[derive(Clone)]
+pub struct Store {
+    url: StoreUrl,
+    backend: Arc<dyn ObjectStore>,
+    /// The store root inside `backend`.
+    root: ObjPath,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({})", self.url)
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        // Store calls come from many plain threads; two workers keep the
+        // S3 connections and local-file blocking calls moving. A runtime
+        // that cannot start (no threads left) is not recoverable.
+        #[allow(clippy::expect_used)]
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("store-io")
+            .enable_all()
+            .build()
+            .expect("starting the store's I/O runtime")
+    })
+}
+
+fn block_on<F: Future>(f: F) -> F::Output {
+    runtime().block_on(f)
+}
+
+/// Retry window from [`RETRY_SECONDS_ENV`], or the default.
+fn retry_window() -> Result<Duration, StoreError> {
+    match std::env::var(RETRY_SECONDS_ENV) {
+        Err(_) => Ok(Duration::from_secs(DEFAULT_RETRY_SECONDS)),
+        Ok(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| {
+                StoreError::invalid_url(
+                    &format!("{RETRY_SECONDS_ENV}={v}"),
+                    "expected a number of seconds",
+                )
+            }),
+    }
+}
+
+/// Checks a relative key: `/`-separated, no empty, `.` or `..` segments,
+/// no control characters, no `#` (a folder's temporary names use it).
+fn key_path(key: &str) -> Result<ObjPath, String> {
+    let key = key.trim_matches('/');
+    if key.is_empty() {
+        return Ok(ObjPath::default());
+    }
+    for seg in key.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return Err(format!("bad key {key:?}: empty, '.' or '..' segment"));
+        }
+        if seg.chars().any(|c| c.is_control() || c == '#' || c == '\\') {
+            return Err(format!("bad key {key:?}: control character, '#' or '\\'"));
+        }
+    }
+    ObjPath::parse(key).map_err(|e| format!("bad key {key:?}: {e}"))
+}
+
+impl Store {
+    /// Opens the store at `url`. A folder need not exist yet (it is made
+    /// by the first write); temporary files of writes interrupted more
+    /// than [`STALE_TEMPORARY_AGE`] ago are removed from it, once per
+    /// folder and process. Opening S3 checks the configuration, not the
+    /// network: the first operation reaches the server.
+    pub fn open(url: &StoreUrl) -> Result<Store, StoreError> {
+        match url {
+            StoreUrl::Local(dir) => {
+                let backend = object_store::local::LocalFileSystem::new().with_fsync(true);
+                let root = ObjPath::from_iter(dir.iter().filter_map(|c| {
+                    let c = c.to_string_lossy();
+                    (c != "/").then(|| PathPart::from(c.into_owned()))
+                }));
+                remove_stale_temporaries_once(dir);
+                Ok(Store {
+                    url: url.clone(),
+                    backend: Arc::new(backend),
+                    root,
+                })
+            }
+            StoreUrl::S3 { bucket, prefix } => {
+                let retry = object_store::RetryConfig {
+                    backoff: object_store::BackoffConfig::default(),
+                    // The window, not a count, bounds the retries.
+                    max_retries: 10_000,
+                    retry_timeout: retry_window()?,
+                };
+                let backend = object_store::aws::AmazonS3Builder::from_env()
+                    .with_bucket_name(bucket)
+                    .with_retry(retry)
+                    .build()
+                    .map_err(|e| {
+                        StoreError::new(
+                            StoreOp::Open,
+                            url.to_string(),
+                            StoreErrorKind::InvalidUrl,
+                            error_chain(&e),
+                        )
+                    })?;
+                let root = ObjPath::parse(prefix)
+                    .map_err(|e| StoreError::invalid_url(&url.to_string(), &e.to_string()))?;
+                Ok(Store {
+                    url: url.clone(),
+                    backend: Arc::new(backend),
+                    root,
+                })
+            }
+        }
+    }
+
+    /// [`Store::open`] on a path or URL as typed.
+    pub fn open_str(text: &str) -> Result<Store, StoreError> {
+        Store::open(&StoreUrl::parse(text)?)
+    }
+
+    /// [`Store::open`] on a local path.
+    pub fn open_path(path: &Path) -> Result<Store, StoreError> {
+        Store::open_str(&path.to_string_lossy())
+    }
+
+    /// Where this store is.
+    pub fn url(&self) -> &StoreUrl {
+        &self.url
+    }
+
+    /// The full URL of `key`, for messages.
+    pub fn describe(&self, key: &str) -> String {
+        self.url.join(key).to_string()
+    }
+
+    /// The store one level (or several, `a/b`) down, sharing connections.
+    pub fn child(&self, sub: &str) -> Result<Store, StoreError> {
+        let rel =
+            key_path(sub).map_err(|why| StoreError::invalid_url(&self.describe(sub), &why))?;
+        Ok(Store {
+            url: self.url.join(sub),
+            backend: self.backend.clone(),
+            root: self.full(&rel),
+        })
+    }
+
+    fn full(&self, rel: &ObjPath) -> ObjPath {
+        ObjPath::from_iter(self.root.parts().chain(rel.parts()))
+    }
+
+    fn path(&self, op: StoreOp, key: &str) -> Result<ObjPath, StoreError> {
+        let rel = key_path(key).map_err(|why| {
+            StoreError::new(op, self.describe(key), StoreErrorKind::InvalidUrl, why)
+        })?;
+        if rel.parts().count() == 0 {
+            return Err(StoreError::new(
+                op,
+                self.describe(key),
+                StoreErrorKind::InvalidUrl,
+                "empty key",
+            ));
+        }
+        Ok(self.full(&rel))
+    }
+
+    fn fail(&self, op: StoreOp, key: &str, e: object_store::Error) -> StoreError {
+        StoreError::from_object_store(op, self.describe(key), e)
+    }
+
+    /// Writes `bytes` as `key`, replacing any object there; readers see
+    /// the old object or the whole new one.
+    pub fn put(&self, key: &str, bytes: impl Into<Bytes>) -> Result<(), StoreError> {
+        let path = self.path(StoreOp::Write, key)?;
+        let payload = PutPayload::from_bytes(bytes.into());
+        block_on(self.backend.put(&path, payload))
+            .map(|_| ())
+            .map_err(|e| self.fail(StoreOp::Write, key, e))
+    }
+
+    /// Writes `bytes` as `key` only if no object is there. An object with
+    /// the same bytes counts as written ([`Created::AlreadyThere`]: a
+    /// retried request whose first try arrived); different bytes are
+    /// [`StoreErrorKind::AlreadyExists`].
+    pub fn put_new(&self, key: &str, bytes: impl Into<Bytes>) -> Result<Created, StoreError> {
+        let path = self.path(StoreOp::Create, key)?;
+        let bytes: Bytes = bytes.into();
+        let opts = PutOptions {
+            mode: PutMode::Create,
+            ..Default::default()
+        };
+        match block_on(
+            self.backend
+                .put_opts(&path, PutPayload::from_bytes(bytes.clone()), opts),
+        ) {
+            Ok(_) => Ok(Created::New),
+            Err(e) => {
+                let err = self.fail(StoreOp::Create, key, e);
+                if err.kind != StoreErrorKind::AlreadyExists {
+                    return Err(err);
+                }
+                match self.get(key) {
+                    Ok(there) if there == bytes => Ok(Created::AlreadyThere),
+                    _ => Err(err),
+                }
+            }
+        }
+    }
+
+    /// The whole object at `key`.
+    pub fn get(&self, key: &str) -> Result<Bytes, StoreError> {
+        let path = self.path(StoreOp::Read, key)?;
+        block_on(async { self.backend.get(&path).await?.bytes().await })
+            .map_err(|e| self.fail(StoreOp::Read, key, e))
+    }
+
+    /// Bytes `range` of the object at `key` (fewer at its end).
+    pub fn get_range(&self, key: &str, range: std::ops::Range<u64>) -> Result<Bytes, StoreError> {
+        let path = self.path(StoreOp::Read, key)?;
+        block_on(self.backend.get_range(&path, range)).map_err(|e| self.fail(StoreOp::Read, key, e))
+    }
+
+    /// A seekable reader of the object at `key` that fetches only the
+    /// blocks it reads (for a zip's directory and a member's header,
+    /// without the whole object).
+    pub fn reader(&self, key: &str) -> Result<ObjectReader, StoreError> {
+        let info = self.head(key)?.ok_or_else(|| {
+            StoreError::new(
+                StoreOp::Read,
+                self.describe(key),
+                StoreErrorKind::NotFound,
+                "",
+            )
+        })?;
+        Ok(ObjectReader {
+            store: self.clone(),
+            key: key.to_string(),
+            size: info.size,
+            pos: 0,
+            block: None,
+        })
+    }
+
+    /// The whole object at `key`, or `None` if there is none.
+    pub fn get_opt(&self, key: &str) -> Result<Option<Bytes>, StoreError> {
+        match self.get(key) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Facts about `key`, or `None` if there is no such object.
+    pub fn head(&self, key: &str) -> Result<Option<ObjectInfo>, StoreError> {
+        let path = self.path(StoreOp::Read, key)?;
+        match block_on(self.backend.head(&path)) {
+            Ok(meta) => Ok(Some(ObjectInfo {
+                key: key.trim_matches('/').to_string(),
+                size: meta.size,
+                modified: SystemTime::from(meta.last_modified),
+            })),
+            Err(e) => {
+                let err = self.fail(StoreOp::Read, key, e);
+                if err.is_not_found() {
+                    Ok(None)
+                } else {
+                    Err(err)
+                }
+            }
+        }
+    }
+
+    /// Whether `key` exists.
+    pub fn exists(&self, key: &str) -> Result<bool, StoreError> {
+        Ok(self.head(key)?.is_some())
+    }
+
+    /// Every object under `prefix` (`""`: the whole store), at any depth,
+    /// sorted by key. A folder's temporary files are not listed; a prefix
+    /// with nothing under it gives an empty list.
+    pub fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {
+        let rel = key_path(prefix).map_err(|why| {
+            StoreError::new(
+                StoreOp::List,
+                self.describe(prefix),
+                StoreErrorKind::InvalidUrl,
+                why,
+            )
+        })?;
+        let full = self.full(&rel);
+        let metas: Vec<object_store::ObjectMeta> = block_on(
+            self.backend
+                .list((full.parts().count() > 0).then_some(&full))
+                .try_collect(),
+        )
+        .map_err(|e| self.fail(StoreOp::List, prefix, e))?;
+        let mut out: Vec<ObjectInfo> = metas
+            .into_iter()
+            .filter_map(|m| {
+                let key = self.relative_key(&m.location)?;
+                Some(ObjectInfo {
+                    key,
+                    size: m.size,
+                    modified: SystemTime::from(m.last_modified),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    /// The names of the "folders" directly under `prefix` (key prefixes
+    /// one segment longer that have objects below them), sorted.
+    pub fn list_dirs(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self.list_level(prefix)?.dirs)
+    }
+
+    /// One level under `prefix`: the objects directly in it and the names
+    /// of its "folders", both sorted.
+    pub fn list_level(&self, prefix: &str) -> Result<Level, StoreError> {
+        let rel = key_path(prefix).map_err(|why| {
+            StoreError::new(
+                StoreOp::List,
+                self.describe(prefix),
+                StoreErrorKind::InvalidUrl,
+                why,
+            )
+        })?;
+        let full = self.full(&rel);
+        let result = block_on(
+            self.backend
+                .list_with_delimiter((full.parts().count() > 0).then_some(&full)),
+        );
+        let listed = match result {
+            Ok(l) => l,
+            // A folder that does not exist yet has nothing in it.
+            Err(object_store::Error::NotFound { .. }) => return Ok(Level::default()),
+            Err(e) => return Err(self.fail(StoreOp::List, prefix, e)),
+        };
+        let mut dirs: Vec<String> = listed
+            .common_prefixes
+            .iter()
+            .filter_map(|p| p.filename().map(str::to_string))
+            .collect();
+        dirs.sort();
+        let mut objects: Vec<ObjectInfo> = listed
+            .objects
+            .into_iter()
+            .filter_map(|m| {
+                Some(ObjectInfo {
+                    key: self.relative_key(&m.location)?,
+                    size: m.size,
+                    modified: SystemTime::from(m.last_modified),
+                })
+            })
+            .collect();
+        objects.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(Level { objects, dirs })
+    }
+
+    /// Appends `line` (and a newline) to the text object `key`, creating
+    /// it with `header` first. The object is rewritten whole (S3 cannot
+    /// append), so it suits one writer's small logs, not shared ones.
+    pub fn append_line(&self, key: &str, header: &str, line: &str) -> Result<(), StoreError> {
+        let mut text = match self.get_opt(key)? {
+            Some(b) => String::from_utf8_lossy(&b).into_owned(),
+            None => format!("{header}\n"),
+        };
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(line);
+        text.push('\n');
+        self.put(key, text.into_bytes())
+    }
+
+    fn relative_key(&self, location: &ObjPath) -> Option<String> {
+        let rest: Vec<String> = location
+            .prefix_match(&self.root)?
+            .map(|p| p.as_ref().to_string())
+            .collect();
+        (!rest.is_empty()).then(|| rest.join("/"))
+    }
+
+    /// Deletes `key`; deleting a missing object is not an error. On a
+    /// folder, parent folders left empty are removed up to the store root.
+    pub fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let path = self.path(StoreOp::Delete, key)?;
+        match block_on(self.backend.delete(&path)) {
+            Ok(()) => {}
+            Err(object_store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(self.fail(StoreOp::Delete, key, e)),
+        }
+        if let StoreUrl::Local(root) = &self.url {
+            remove_empty_parents(root, key);
+        }
+        Ok(())
+    }
+
+    /// Removes the temporary files of interrupted writes under `prefix`,
+    /// whatever their age: only for a prefix this process owns alone (a
+    /// shuffle's output or scratch folder), where no other writer can be
+    /// at work. Nothing to do on S3, where a write leaves no temporary.
+    pub fn remove_temporaries(&self, prefix: &str) -> Result<(), StoreError> {
+        if let StoreUrl::Local(root) = &self.url {
+            let rel = key_path(prefix).map_err(|why| {
+                StoreError::new(
+                    StoreOp::Delete,
+                    self.describe(prefix),
+                    StoreErrorKind::InvalidUrl,
+                    why,
+                )
+            })?;
+            let dir = rel.parts().fold(root.clone(), |d, p| d.join(p.as_ref()));
+            remove_stale_temporaries(&dir, Duration::ZERO);
+        }
+        Ok(())
+    }
+
+    /// Deletes every object under `prefix`.
+    pub fn delete_prefix(&self, prefix: &str) -> Result<(), StoreError> {
+        for o in self.list(prefix)? {
+            self.delete(&o.key)?;
+        }
+        Ok(())
+    }
+}
+
+/// A seekable reader over one object, fetching [`ObjectReader::BLOCK`]
+/// bytes at a time ([`Store::reader`]). Store failures are I/O errors
+/// carrying the [`StoreError`]'s text.
+#[derive(Debug)]
+pub struct ObjectReader {
+    store: Store,
+    key: String,
+    size: u64,
+    pos: u64,
+    /// The block held: its start and bytes.
+    block: Option<(u64, Bytes)>,
+}
+
+impl ObjectReader {
+    /// Bytes fetched per request.
+    pub const BLOCK: u64 = 64 << 10;
+
+    /// The object's size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl std::io::Read for ObjectReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        let held = matches!(&self.block, Some((start, b)) if self.pos >= *start && self.pos < start + b.len() as u64);
+        if !held {
+            let start = self.pos - self.pos % Self::BLOCK;
+            let end = (start + Self::BLOCK).min(self.size);
+            let bytes = self
+                .store
+                .get_range(&self.key, start..end)
+                .map_err(std::io::Error::other)?;
+            if bytes.is_empty() {
+                return Ok(0);
+            }
+            self.block = Some((start, bytes));
+        }
+        let Some((start, bytes)) = &self.block else {
+            return Ok(0);
+        };
+        let at = (self.pos - start) as usize;
+        let n = buf.len().min(bytes.len() - at);
+        buf[..n].copy_from_slice(&bytes[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for ObjectReader {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::End(d) => self.size.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let target = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+/// After deleting `root/key`, removes the folders of `key` that are now
+/// empty, deepest first, never `root` itself.
+fn remove_empty_parents(root: &Path, key: &str) {
+    let segments: Vec<&str> = key.trim_matches('/').split('/').collect();
+    for depth in (1..segments.len()).rev() {
+        let dir: PathBuf = segments[..depth]
+            .iter()
+            .fold(root.to_path_buf(), |p, s| p.join(s));
+        if std::fs::remove_dir(&dir).is_err() {
+            break; // not empty (or already gone): stop climbing
+        }
+    }
+}
+
+/// Removes, once per process, the temporary files (`NAME#N`) that writes
+/// interrupted more than [`STALE_TEMPORARY_AGE`] ago left under `dir`.
+/// Failures only leave litter, which listing ignores anyway.
+fn remove_stale_temporaries_once(dir: &Path) {
+    static DONE: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let done = DONE.get_or_init(|| Mutex::new(HashSet::new()));
+    {
+        let Ok(mut seen) = done.lock() else { return };
+        // A folder inside one already cleaned was cleaned with it.
+        if seen.iter().any(|d| dir.starts_with(d)) || !seen.insert(dir.to_path_buf()) {
+            return;
+        }
+    }
+    remove_stale_temporaries(dir, STALE_TEMPORARY_AGE);
+}
+
+/// Whether a file name is a local store's temporary name (`NAME#123`).
+pub(crate) fn is_temporary_name(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn remove_stale_temporaries(dir: &Path, older_than: Duration) -> usize {
+    let mut removed = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    let now = SystemTime::now();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let path = e.path();
+            if ft.is_dir() {
+                stack.push(path);
+            } else if ft.is_file() && is_temporary_name(&e.file_name().to_string_lossy()) {
+                let old = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| now.duration_since(t).ok())
+                    .is_some_and(|age| age >= older_than);
+                if old && std::fs::remove_file(&path).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("engine-store-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn folder_store_writes_lists_and_deletes_whole_objects() {
+        let dir = scratch("basic");
+        let s = Store::open_path(&dir).unwrap();
+        assert!(s.list("").unwrap().is_empty(), "a missing folder is empty");
+        assert!(s.list_dirs("models").unwrap().is_empty());
+        s.put("models/a/model.bin.gz", b"one".to_vec()).unwrap();
+        s.put("models/b/model.bin.gz", b"two".to_vec()).unwrap();
+        s.put("selfplay/x.npz", b"three".to_vec()).unwrap();
+        assert_eq!(&s.get("models/a/model.bin.gz").unwrap()[..], b"one");
+        assert_eq!(s.list_dirs("models").unwrap(), ["a", "b"]);
+        let keys: Vec<String> = s
+            .list("models")
+            .unwrap()
+            .into_iter()
+            .map(|o| o.key)
+            .collect();
+        assert_eq!(keys, ["models/a/model.bin.gz", "models/b/model.bin.gz"]);
+        assert_eq!(s.head("selfplay/x.npz").unwrap().unwrap().size, 5);
+        assert!(s.head("nothing").unwrap().is_none());
+        assert!(s.get("nothing").unwrap_err().is_not_found());
+        assert!(s.get_opt("nothing").unwrap().is_none());
+        // Replacing is whole; no temporary name is left.
+        s.put("selfplay/x.npz", b"four".to_vec()).unwrap();
+        assert_eq!(&s.get("selfplay/x.npz").unwrap()[..], b"four");
+        let names: Vec<_> = std::fs::read_dir(dir.join("selfplay"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["x.npz"]);
+        // A child store sees the same objects.
+        let m = s.child("models").unwrap();
+        assert_eq!(&m.get("b/model.bin.gz").unwrap()[..], b"two");
+        assert_eq!(
+            m.url().to_string(),
+            dir.join("models").display().to_string()
+        );
+        // Deleting removes emptied folders, never the root.
+        m.delete("a/model.bin.gz").unwrap();
+        m.delete("a/model.bin.gz").unwrap();
+        assert!(!dir.join("models/a").exists());
+        assert!(dir.join("models/b").exists());
+        s.delete_prefix("models").unwrap();
+        assert!(s.list("models").unwrap().is_empty());
+        assert!(dir.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn object_reader_reads_ranges_and_seeks() {
+        use std::io::{Read, Seek, SeekFrom};
+        let dir = scratch("reader");
+        let s = Store::open_path(&dir).unwrap();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        s.put("big", data.clone()).unwrap();
+        let mut r = s.reader("big").unwrap();
+        assert_eq!(r.size(), 200_000);
+        r.seek(SeekFrom::End(-10)).unwrap();
+        let mut tail = Vec::new();
+        r.read_to_end(&mut tail).unwrap();
+        assert_eq!(tail, &data[199_990..]);
+        r.seek(SeekFrom::Start(65_530)).unwrap();
+        let mut across = [0u8; 20];
+        r.read_exact(&mut across).unwrap();
+        assert_eq!(&across[..], &data[65_530..65_550]);
+        assert!(r.seek(SeekFrom::Current(-1_000_000)).is_err());
+        assert!(s.reader("missing").unwrap_err().is_not_found());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn s3_error_bodies_are_cut_to_code_and_message() {
+        let body = "PUT x: 404 Not Found: <?xml version=\"1.0\"?>\n<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message><Key>k</Key></Error>";
+        assert_eq!(
+            shorten_xml_error(body),
+            "PUT x: 404 Not Found: NoSuchBucket The specified bucket does not exist"
+        );
+        assert_eq!(shorten_xml_error("plain\ntext"), "plain text");
+    }
+
+    #[test]
+    fn put_new_never_overwrites() {
+        let dir = scratch("create");
+        let s = Store::open_path(&dir).unwrap();
+        assert_eq!(s.put_new("m/x", b"a".to_vec()).unwrap(), Created::New);
+        assert_eq!(
+            s.put_new("m/x", b"a".to_vec()).unwrap(),
+            Created::AlreadyThere
+        );
+        let e = s.put_new("m/x", b"b".to_vec()).unwrap_err();
+        assert_eq!(e.kind, StoreErrorKind::AlreadyExists);
+        assert!(
+            e.to_string()
+                .contains(&dir.join("m/x").display().to_string()),
+            "{e}"
+        );
+        assert_eq!(&s.get("m/x").unwrap()[..], b"a");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_keys_are_refused() {
+        let dir = scratch("keys");
+        let s = Store::open_path(&dir).unwrap();
+        for key in ["a/../b", "a//b", "", "x#1", "./a"] {
+            let e = s.put(key, b"x".to_vec()).unwrap_err();
+            assert_eq!(e.kind, StoreErrorKind::InvalidUrl, "{key}: {e}");
+        }
+        assert!(!dir.exists(), "nothing written");
+    }
+
+    #[test]
+    fn stale_temporaries_go_and_fresh_ones_stay() {
+        let dir = scratch("stale");
+        std::fs::create_dir_all(dir.join("a/b")).unwrap();
+        std::fs::write(dir.join("a/b/x.npz#1"), b"half").unwrap();
+        std::fs::write(dir.join("a/y.npz#12"), b"half").unwrap();
+        std::fs::write(dir.join("a/keep#name"), b"not a temporary").unwrap();
+        std::fs::write(dir.join("a/z.npz"), b"whole").unwrap();
+        assert_eq!(remove_stale_temporaries(&dir, Duration::from_secs(3600)), 0);
+        assert_eq!(remove_stale_temporaries(&dir, Duration::ZERO), 2);
+        assert!(dir.join("a/keep#name").exists() && dir.join("a/z.npz").exists());
+        assert!(
+            is_temporary_name("m.bin.gz#3")
+                && !is_temporary_name("m#")
+                && !is_temporary_name("m#x1")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
