@@ -245,7 +245,12 @@ fn keep_target_rows_subsamples_and_too_few_rows_writes_nothing() {
     // One sharding group of 2000 rows keeps round(2000 * 700/2000) rows.
     assert_eq!(total, 700);
 
-    // Too few rows: a documented exit code, and nothing written.
+    // Too few rows: a documented exit code, nothing written, and the
+    // window written before (`train` above) untouched.
+    let before: Vec<(PathBuf, Vec<u8>)> = list_npz_files(&out)
+        .into_iter()
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
     let few = parent.join("few");
     let out = engine()
         .args([
@@ -265,6 +270,10 @@ fn keep_target_rows_subsamples_and_too_few_rows_writes_nothing() {
     assert!(log.contains("fewer than -min-rows 5000"), "{log}");
     assert!(!few.exists());
     assert!(!parent.join("few.json").exists());
+    for (f, bytes) in &before {
+        assert_eq!(&std::fs::read(f).unwrap(), bytes, "{f:?} changed");
+    }
+    assert!(parent.join("train.json").exists());
     std::fs::remove_dir_all(&parent).unwrap();
 }
 
@@ -330,5 +339,67 @@ fn kill_9_leaves_only_whole_files_and_a_rerun_completes() {
         .collect();
     names.retain(|n| !n.starts_with("data") || !(n.ends_with(".npz") || n.ends_with(".json")));
     assert!(names.is_empty(), "left in the output folder: {names:?}");
+    std::fs::remove_dir_all(&parent).unwrap();
+}
+
+/// A file whose zip directory and first member header read fine (so its
+/// rows are counted) but whose body is corrupt is skipped with a warning,
+/// as one with a bad header is, and the shuffle goes on with the others.
+#[test]
+fn a_corrupt_body_is_skipped_with_a_warning() {
+    let parent = scratch("corrupt");
+    let inputs = parent.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let files = list_npz_files(&input_dir());
+    for f in &files {
+        std::fs::copy(f, inputs.join(f.file_name().unwrap())).unwrap();
+    }
+    // Flip bytes in the middle of the last member's compressed data: the
+    // deflate stream or its CRC fails, the header of the first does not.
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes.clone())).unwrap();
+    let last = archive.len() - 1;
+    let (start, len) = {
+        let mut a = archive;
+        let m = a.by_index(last).unwrap();
+        (m.data_start() as usize, m.compressed_size() as usize)
+    };
+    for b in &mut bytes[start + len / 3..start + len / 3 + 64] {
+        *b ^= 0x5A;
+    }
+    let bad = inputs.join("BADBODY0000000000.npz");
+    std::fs::write(&bad, &bytes).unwrap();
+    engine::data::read_npz_num_rows(&bad).expect("the header still reads");
+    assert!(read_npz(&bad).is_err(), "the body does not");
+
+    let out = parent.join("w/train");
+    let result = engine()
+        .args([
+            "shuffle".into(),
+            inputs.to_string_lossy().into_owned(),
+            "-out-dir".into(),
+            out.to_string_lossy().into_owned(),
+            "-min-rows".into(),
+            "1000".into(),
+            "-keep-target-rows".into(),
+            "all".into(),
+            "-expand-window-per-row".into(),
+            "1".into(),
+            "-taper-window-exponent".into(),
+            "1".into(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{err}");
+    assert!(
+        err.contains("WARNING: Skipping bad file") && err.contains("BADBODY"),
+        "{err}"
+    );
+    let total: usize = list_npz_files(&out)
+        .iter()
+        .map(|f| read_npz(f).unwrap().num_rows)
+        .sum();
+    assert_eq!(total, 3000, "the three good files' rows, not the bad one's");
     std::fs::remove_dir_all(&parent).unwrap();
 }
