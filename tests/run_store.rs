@@ -143,6 +143,42 @@ fn games_under(store: &Store, prefix: &str) -> usize {
         .sum()
 }
 
+/// `engine train` of b2c16 on `root`'s newest window (9x9 rows), exporting
+/// each epoch into `root/<exports>`.
+fn train_args(
+    root: &str,
+    traindir: &Path,
+    samples: u32,
+    epochs: u32,
+    exports: &str,
+) -> Vec<String> {
+    [
+        "train",
+        "-traindir",
+        &traindir.display().to_string(),
+        "-latestdatadir",
+        &format!("{root}/shuffleddata"),
+        "-model-kind",
+        "b2c16",
+        "-pos-len",
+        "9",
+        "-batch-size",
+        "16",
+        "-samples-per-epoch",
+        &samples.to_string(),
+        "-max-epochs-this-instance",
+        &epochs.to_string(),
+        "-no-lr-warmup",
+        "-exportdir",
+        &format!("{root}/{exports}"),
+        "-exportprefix",
+        "b2c16",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// Self-play -> shuffle -> train -> export -> gatekeeper with every run
 /// folder under `root` (an `s3://` or `file://` URL), then checks what the
 /// store holds.
@@ -178,28 +214,13 @@ fn pipeline(root: &str, server: Option<&S3Server>, local: &Path) {
         "100",
     ]));
     let shuffle_log = String::from_utf8_lossy(&shuffled.stdout).into_owned();
-    run_ok(engine(server).args([
-        "train",
-        "-traindir",
-        &local.join("train").display().to_string(),
-        "-latestdatadir",
-        &format!("{root}/shuffleddata"),
-        "-model-kind",
-        "b2c16",
-        "-pos-len",
-        "9",
-        "-batch-size",
-        "16",
-        "-samples-per-epoch",
-        "128",
-        "-max-epochs-this-instance",
-        "1",
-        "-no-lr-warmup",
-        "-exportdir",
-        &format!("{root}/modelstobetested"),
-        "-exportprefix",
-        "b2c16",
-    ]));
+    run_ok(engine(server).args(train_args(
+        root,
+        &local.join("train"),
+        128,
+        1,
+        "modelstobetested",
+    )));
     run_ok(engine(server).args([
         "gatekeeper",
         "-config",
@@ -392,37 +413,13 @@ fn kill_9_of_selfplay_and_train_leaves_whole_objects_on_s3() {
         "-keep-target-rows",
         "100000",
     ]));
-    let train_args = |epochs: &str| -> Vec<String> {
-        [
-            "train",
-            "-traindir",
-            &local.join("train").display().to_string(),
-            "-latestdatadir",
-            &format!("{root}/shuffleddata"),
-            "-model-kind",
-            "b2c16",
-            "-pos-len",
-            "9",
-            "-batch-size",
-            "16",
-            "-samples-per-epoch",
-            "64",
-            "-max-epochs-this-instance",
-            epochs,
-            "-checkpoint-every-samples",
-            "32",
-            "-no-lr-warmup",
-            "-exportdir",
-            &format!("{root}/models"),
-            "-exportprefix",
-            "b2c16",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    let kill_train_args = |epochs: u32| {
+        let mut a = train_args(&root, &local.join("train"), 64, epochs, "models");
+        a.extend(["-checkpoint-every-samples".to_string(), "32".to_string()]);
+        a
     };
     let mut child = engine(Some(server))
-        .args(train_args("50"))
+        .args(kill_train_args(50))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -441,7 +438,7 @@ fn kill_9_of_selfplay_and_train_leaves_whole_objects_on_s3() {
         .unwrap()
         .len();
     assert!(before >= 3, "the random net and at least two exports");
-    let out = run_ok(engine(Some(server)).args(train_args("1")));
+    let out = run_ok(engine(Some(server)).args(kill_train_args(1)));
     assert!(String::from_utf8_lossy(&out.stderr).contains("train: resumed from"));
     assert_all_whole(&store);
     assert_eq!(

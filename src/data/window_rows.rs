@@ -18,9 +18,9 @@ use super::{NpzError, TrainingRows};
 use crate::store::layout::{ShuffledData, WindowFile};
 use crate::store::{Store, StoreError};
 
-/// Decoded files held at most: the one being cut into batches, one ready,
-/// one being decoded.
-pub const FILES_IN_MEMORY: usize = 3;
+/// Decoded files held at most: the one being cut into batches and the
+/// next one (decoded while the first is cut, then handed over).
+pub const FILES_IN_MEMORY: usize = 2;
 
 /// Reading a window failed.
 #[derive(Debug, Error)]
@@ -134,7 +134,9 @@ pub struct RowBatches {
 impl RowBatches {
     fn spawn(window: WindowRows, start: u64, batch_size: usize, cycle: bool) -> RowBatches {
         let batch_size = batch_size.max(1);
-        let (file_tx, file_rx) = sync_channel::<Result<TrainingRows, WindowReadError>>(1);
+        // A rendezvous: the fetch thread decodes the next file, then waits
+        // with it until the batch thread is done with the current one.
+        let (file_tx, file_rx) = sync_channel::<Result<TrainingRows, WindowReadError>>(0);
         let (tx, rx) = sync_channel(2);
         let total = window.num_rows();
         // The first file and the offset in it.

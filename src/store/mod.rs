@@ -452,10 +452,21 @@ impl Store {
         ObjPath::from_iter(self.root.parts().chain(rel.parts()))
     }
 
+    /// `prefix` checked, relative to the store (may be empty: the root).
+    fn relative(&self, op: StoreOp, prefix: &str) -> Result<ObjPath, StoreError> {
+        key_path(prefix).map_err(|why| {
+            StoreError::new(op, self.describe(prefix), StoreErrorKind::InvalidUrl, why)
+        })
+    }
+
+    /// The full path of `prefix` (may be empty: the store's root).
+    fn prefix_full(&self, op: StoreOp, prefix: &str) -> Result<ObjPath, StoreError> {
+        Ok(self.full(&self.relative(op, prefix)?))
+    }
+
+    /// The full path of an object's key (not empty).
     fn path(&self, op: StoreOp, key: &str) -> Result<ObjPath, StoreError> {
-        let rel = key_path(key).map_err(|why| {
-            StoreError::new(op, self.describe(key), StoreErrorKind::InvalidUrl, why)
-        })?;
+        let rel = self.relative(op, key)?;
         if rel.parts().count() == 0 {
             return Err(StoreError::new(
                 op,
@@ -582,15 +593,7 @@ impl Store {
     /// sorted by key. A folder's temporary files are not listed; a prefix
     /// with nothing under it gives an empty list.
     pub fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StoreError> {
-        let rel = key_path(prefix).map_err(|why| {
-            StoreError::new(
-                StoreOp::List,
-                self.describe(prefix),
-                StoreErrorKind::InvalidUrl,
-                why,
-            )
-        })?;
-        let full = self.full(&rel);
+        let full = self.prefix_full(StoreOp::List, prefix)?;
         let metas: Vec<object_store::ObjectMeta> = block_on(
             self.backend
                 .list((full.parts().count() > 0).then_some(&full))
@@ -621,15 +624,7 @@ impl Store {
     /// One level under `prefix`: the objects directly in it and the names
     /// of its "folders", both sorted.
     pub fn list_level(&self, prefix: &str) -> Result<Level, StoreError> {
-        let rel = key_path(prefix).map_err(|why| {
-            StoreError::new(
-                StoreOp::List,
-                self.describe(prefix),
-                StoreErrorKind::InvalidUrl,
-                why,
-            )
-        })?;
-        let full = self.full(&rel);
+        let full = self.prefix_full(StoreOp::List, prefix)?;
         let result = block_on(
             self.backend
                 .list_with_delimiter((full.parts().count() > 0).then_some(&full)),
@@ -706,14 +701,7 @@ impl Store {
     /// at work. Nothing to do on S3, where a write leaves no temporary.
     pub fn remove_temporaries(&self, prefix: &str) -> Result<(), StoreError> {
         if let StoreUrl::Local(root) = &self.url {
-            let rel = key_path(prefix).map_err(|why| {
-                StoreError::new(
-                    StoreOp::Delete,
-                    self.describe(prefix),
-                    StoreErrorKind::InvalidUrl,
-                    why,
-                )
-            })?;
+            let rel = self.relative(StoreOp::Delete, prefix)?;
             let dir = rel.parts().fold(root.clone(), |d, p| d.join(p.as_ref()));
             remove_stale_temporaries(&dir, Duration::ZERO);
         }

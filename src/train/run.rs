@@ -555,6 +555,9 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         record_validation(&mut line, &v, "starting net's");
         let _ = writeln!(metrics_file, "{}", serde_json::Value::Object(line));
     }
+    // One reader for the whole run: it fetches and decodes the window's
+    // next file while training goes on, across epochs.
+    let mut batches = data.rows.cycle(state.data_cursor % nrows, args.batch_size);
     loop {
         if args
             .max_epochs_this_instance
@@ -587,7 +590,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
             let batch_size = args.batch_size;
             let mut cursor = state.data_cursor % nrows;
             let mut batch_rng = std::mem::replace(&mut rng, StdRng::seed_from_u64(0));
-            let mut batches = data.rows.cycle(cursor, batch_size);
+            let batches = &mut batches;
             let identity: Vec<usize> = (0..batch_size).collect();
             let producer = scope.spawn(move || {
                 for _ in 0..batches_per_epoch {
