@@ -2,8 +2,9 @@
 # kill -9 test for `engine selfplay`: starts self-play again and again into
 # one output folder and kills it with SIGKILL at a random moment each time;
 # afterwards every tdata/*.npz must pass npz_check.py and every sgfs/*.sgfs
-# line must be one whole game. Temporary files (.NAME.tmpPID) may remain:
-# they are never named *.npz / *.sgfs, so readers skip them.
+# line must be one whole game. Temporary files of the run store (NAME#N)
+# may remain: they are never named *.npz / *.sgfs, so readers skip them,
+# and a later start removes those older than an hour.
 #
 #   scripts/selfplay_kill_test.sh [ROUNDS] [PYTHON_WITH_NUMPY]
 set -euo pipefail
