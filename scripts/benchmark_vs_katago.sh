@@ -6,15 +6,19 @@
 # count the medians and engine / KataGo.
 #
 #   scripts/benchmark_vs_katago.sh KATAGO KATAGO_GTP_CFG [ROUNDS] [VISITS] [THREADS] [BOARDSIZE]
-#   scripts/benchmark_vs_katago.sh /work/katago/build/katago \
-#       /work/katago/cpp/configs/gtp_example.cfg 3 400 1,2 19
+#   scripts/benchmark_vs_katago.sh "$KATAGO" "$KATAGO_SRC/cpp/configs/gtp_example.cfg" 3 400 1,2 19
+#
+# KATAGO (or the first argument) is the KataGo binary; KATAGO_SRC a KataGo
+# source tree (for its gtp_example.cfg).
 #
 # Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared); ours runs
 # with configs/gtp.toml (the Rust CPU backend, one server per core).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-katago="${1:?KataGo binary}"
-kcfg="${2:?KataGo gtp config}"
+katago="${1:-${KATAGO:-}}"
+kcfg="${2:-${KATAGO_SRC:+$KATAGO_SRC/cpp/configs/gtp_example.cfg}}"
+[ -n "$katago" ] || { echo "benchmark_vs_katago.sh: give the KataGo binary as the first argument or in KATAGO" >&2; exit 2; }
+[ -n "$kcfg" ] || { echo "benchmark_vs_katago.sh: give KataGo's gtp config as the second argument, or set KATAGO_SRC to its source tree" >&2; exit 2; }
 rounds="${3:-3}"
 visits="${4:-400}"
 threads="${5:-1,2}"

@@ -27,7 +27,8 @@
 # FUZZ_QUICK_BUILD=1 (build only the engine and tch crates at opt-level 1
 # with 16 codegen units, see fuzz/quick-build-rustc.sh: minutes instead of
 # most of an hour on a busy 2-core machine), FUZZ_NICE (niceness of the
-# fuzzers, default 10).
+# fuzzers, default 10), KATAGO_SRC (a KataGo source tree or git mirror whose
+# example configs join the config seeds; optional).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,10 +79,17 @@ export LD_LIBRARY_PATH="${torchlib:+$torchlib:}${LD_LIBRARY_PATH:-}"
 
 # --- seed corpora (rewritten each run; what the fuzzer found stays too) ---
 "$bin/seeds" "$shared" "$root" "$corpus"
-kg=/work/.mirror/lightvector+KataGo/repo
-if [ -d "$kg" ]; then
+# KataGo's own example configs as extra config seeds, when KATAGO_SRC names a
+# KataGo source tree or git mirror (optional: without it only our configs
+# are seeds).
+kg="${KATAGO_SRC:-}"
+if [ -z "$kg" ]; then
+  echo "fuzz.sh: KATAGO_SRC is not set: KataGo's example configs are not added to the config seeds" >&2
+elif [ -d "$kg" ]; then
   for c in gtp_example analysis_example; do
-    git -C "$kg" show "HEAD:cpp/configs/$c.cfg" >"$corpus/config/seed-katago-$c.cfg" 2>/dev/null \
+    # A work tree has the file; a bare mirror (no work tree) has it in HEAD.
+    cp "$kg/cpp/configs/$c.cfg" "$corpus/config/seed-katago-$c.cfg" 2>/dev/null \
+      || git -C "$kg" show "HEAD:cpp/configs/$c.cfg" >"$corpus/config/seed-katago-$c.cfg" 2>/dev/null \
       || rm -f "$corpus/config/seed-katago-$c.cfg"
   done
 fi

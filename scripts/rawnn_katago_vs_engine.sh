@@ -4,12 +4,19 @@
 # largest policy and ownership differences.
 #
 #   scripts/rawnn_katago_vs_engine.sh MODEL.bin.gz [KATAGO_BINARY]
+#
+# The KataGo binary comes from the second argument or KATAGO; its
+# gtp_example.cfg from KATAGO_CFG, or from the KataGo source tree KATAGO_SRC.
 set -euo pipefail
-model="$1"; katago="${2:-/work/katago/build/katago}"
+model="${1:?usage: rawnn_katago_vs_engine.sh MODEL.bin.gz [KATAGO_BINARY]}"
+katago="${2:-${KATAGO:-}}"
+kcfg="${KATAGO_CFG:-${KATAGO_SRC:+$KATAGO_SRC/cpp/configs/gtp_example.cfg}}"
+[ -n "$katago" ] || { echo "rawnn_katago_vs_engine.sh: give the KataGo binary as the second argument or in KATAGO" >&2; exit 2; }
+[ -n "$kcfg" ] || { echo "rawnn_katago_vs_engine.sh: set KATAGO_CFG to KataGo's gtp_example.cfg, or KATAGO_SRC to its source tree" >&2; exit 2; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 cmds=$'boardsize 19\nclear_board\nkata-raw-nn 0\nplay b Q16\nplay w D4\nplay b C16\nkata-raw-nn 0\nquit\n'
-"$katago" gtp -model "$model" -config /work/katago/cpp/configs/gtp_example.cfg \
+"$katago" gtp -model "$model" -config "$kcfg" \
   -override-config "nnCacheSizePowerOfTwo=10,numSearchThreads=1,logToStderr=false,logDir=$work/kglogs" \
   <<<"$cmds" >"$work/katago.txt" 2>"$work/katago.err" || { tail -5 "$work/katago.err"; exit 1; }
 "$here/target/release/engine" gtp -model "$model" -config "$here/configs/gtp.toml" \
