@@ -4,7 +4,8 @@
 # afterwards every tdata/*.npz must pass npz_check.py and every sgfs/*.sgfs
 # line must be one whole game. Temporary files of the run store (NAME#N)
 # may remain: they are never named *.npz / *.sgfs, so readers skip them,
-# and a later start removes those older than an hour.
+# and a later run removes those older than an hour from the folders it
+# writes into.
 #
 #   scripts/selfplay_kill_test.sh [ROUNDS] [PYTHON_WITH_NUMPY]
 set -euo pipefail

@@ -151,10 +151,7 @@ impl Startup {
             Some(m) => m.clone(),
             None => default_model().ok_or(SetupError::NoModel)?,
         };
-        let local = StoreUrl::parse(&model.to_string_lossy())
-            .map(|u| u.is_local())
-            .unwrap_or(true);
-        if local && !model.is_file() {
+        if is_missing_local_file(&model) {
             return Err(SetupError::ModelNotFound(model));
         }
         Ok(model)
@@ -218,12 +215,22 @@ pub fn default_model() -> Option<PathBuf> {
         .find_map(|dir| models_in(&dir).pop())
 }
 
+/// Whether `model` is a local path with no file there (an `s3://` URL is
+/// checked when it is read).
+pub fn is_missing_local_file(model: &Path) -> bool {
+    is_local(model) && !model.is_file()
+}
+
+fn is_local(model: &Path) -> bool {
+    StoreUrl::parse(&model.to_string_lossy()).map_or(true, |u| u.is_local())
+}
+
 /// Reads a network file named by a path or an `s3://` URL. A missing
 /// local file keeps its own error ([`SetupError::ModelNotFound`] is
 /// checked earlier); store failures name the URL.
 pub fn read_model(model: &Path) -> Result<ModelFile, SetupError> {
     let text = model.to_string_lossy();
-    if StoreUrl::parse(&text).map(|u| u.is_local()).unwrap_or(true) {
+    if is_local(model) {
         return Ok(ModelFile::load(model).map_err(NetError::from)?);
     }
     let (bytes, shown) = read_model_url(&text)?;

@@ -143,6 +143,43 @@ fn games_under(store: &Store, prefix: &str) -> usize {
         .sum()
 }
 
+/// `engine selfplay` following `root/models`, writing `root/selfplay`.
+fn selfplay_args(root: &str, overrides: &str) -> Vec<String> {
+    [
+        "selfplay",
+        "-config",
+        &selfplay_config(),
+        "-override-config",
+        overrides,
+        "-models-dir",
+        &format!("{root}/models"),
+        "-output-dir",
+        &format!("{root}/selfplay"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// `engine shuffle` of all of `root/selfplay` into `root/shuffleddata/s1`.
+fn shuffle_args(root: &str, scratch: &Path) -> Vec<String> {
+    [
+        "shuffle",
+        &format!("{root}/selfplay"),
+        "-out-dir",
+        &format!("{root}/shuffleddata/s1/train"),
+        "-out-tmp-dir",
+        &scratch.display().to_string(),
+        "-min-rows",
+        "20",
+        "-keep-target-rows",
+        "100000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// `engine train` of b2c16 on `root`'s newest window (9x9 rows), exporting
 /// each epoch into `root/<exports>`.
 fn train_args(
@@ -184,35 +221,18 @@ fn train_args(
 /// store holds.
 fn pipeline(root: &str, server: Option<&S3Server>, local: &Path) {
     random_net(root, "b2c16-random", 1, server);
-    let out = run_ok(engine(server).args([
-        "selfplay",
-        "-config",
-        &selfplay_config(),
-        "-override-config",
-        TINY_SELFPLAY,
-        "-models-dir",
-        &format!("{root}/models"),
-        "-output-dir",
-        &format!("{root}/selfplay"),
-        "-max-games-total",
-        "6",
-    ]));
+    let out = run_ok(
+        engine(server)
+            .args(selfplay_args(root, TINY_SELFPLAY))
+            .args(["-max-games-total", "6"]),
+    );
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains("engine selfplay: 6 games"), "{log}");
-    let shuffled = run_ok(engine(server).args([
-        "shuffle",
-        &format!("{root}/selfplay"),
-        "-out-dir",
-        &format!("{root}/shuffleddata/s1/train"),
-        "-out-tmp-dir",
-        &local.join("shuffle-scratch").display().to_string(),
-        "-min-rows",
-        "20",
-        "-keep-target-rows",
-        "100000",
-        "-approx-rows-per-out-file",
-        "100",
-    ]));
+    let shuffled = run_ok(
+        engine(server)
+            .args(shuffle_args(root, &local.join("shuffle-scratch")))
+            .args(["-approx-rows-per-out-file", "100"]),
+    );
     let shuffle_log = String::from_utf8_lossy(&shuffled.stdout).into_owned();
     run_ok(engine(server).args(train_args(
         root,
@@ -370,17 +390,10 @@ fn kill_9_of_selfplay_and_train_leaves_whole_objects_on_s3() {
         x ^= x >> 7;
         x ^= x << 17;
         let mut child = engine(Some(server))
-            .args([
-                "selfplay",
-                "-config",
-                &selfplay_config(),
-                "-override-config",
+            .args(selfplay_args(
+                &root,
                 &format!("{TINY_SELFPLAY},maxRowsPerTrainFile=10"),
-                "-models-dir",
-                &format!("{root}/models"),
-                "-output-dir",
-                &format!("{root}/selfplay"),
-            ])
+            ))
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -401,18 +414,7 @@ fn kill_9_of_selfplay_and_train_leaves_whole_objects_on_s3() {
     }
     // Training killed while it checkpoints and exports each epoch, then
     // resumed: the exported nets are whole, the checkpoint goes on.
-    run_ok(engine(Some(server)).args([
-        "shuffle",
-        &format!("{root}/selfplay"),
-        "-out-dir",
-        &format!("{root}/shuffleddata/s1/train"),
-        "-out-tmp-dir",
-        &local.join("scratch").display().to_string(),
-        "-min-rows",
-        "20",
-        "-keep-target-rows",
-        "100000",
-    ]));
+    run_ok(engine(Some(server)).args(shuffle_args(&root, &local.join("scratch"))));
     let kill_train_args = |epochs: u32| {
         let mut a = train_args(&root, &local.join("train"), 64, epochs, "models");
         a.extend(["-checkpoint-every-samples".to_string(), "32".to_string()]);
@@ -588,17 +590,7 @@ fn selfplay_follows_new_nets_releases_old_ones_and_exits_3_on_sigterm() {
     let root = local.join("run").display().to_string();
     random_net(&root, "b2c16-random", 3, None);
     let mut child = engine(None)
-        .args([
-            "selfplay",
-            "-config",
-            &selfplay_config(),
-            "-override-config",
-            TINY_SELFPLAY,
-            "-models-dir",
-            &format!("{root}/models"),
-            "-output-dir",
-            &format!("{root}/selfplay"),
-        ])
+        .args(selfplay_args(&root, TINY_SELFPLAY))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

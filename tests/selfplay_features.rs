@@ -87,7 +87,7 @@ fn rows_of(played: &PlayedGame, seed: u64) -> TrainingRows {
     let mut rows = TrainingRows::new(19);
     let mut encoder = FeatureEncoder::new();
     let mut rng = StdRng::seed_from_u64(seed);
-    let n = write_game_rows(&played.game, &mut rows, &mut encoder, &mut rng, &mut |_| {}).unwrap();
+    let n = write_game_rows(&played.game, &mut rows, &mut encoder, &mut rng).unwrap();
     assert!(n > 0, "the game wrote rows");
     rows
 }

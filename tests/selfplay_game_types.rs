@@ -58,7 +58,7 @@ fn play_config(config: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame,
     .expect("not stopped");
     let mut rows = TrainingRows::new(19);
     let mut encoder = FeatureEncoder::new();
-    let n = write_game_rows(&played.game, &mut rows, &mut encoder, &mut rng, &mut |_| {}).unwrap();
+    let n = write_game_rows(&played.game, &mut rows, &mut encoder, &mut rng).unwrap();
     assert_eq!(n, rows.num_rows);
     assert!(n > 0, "the game wrote rows");
     for r in 0..n {

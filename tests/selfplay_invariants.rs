@@ -112,7 +112,7 @@ fn one_game_has_consistent_search_targets_and_rows() {
 
     let mut rows = TrainingRows::new(19);
     let mut encoder = FeatureEncoder::new();
-    let n = write_game_rows(game, &mut rows, &mut encoder, &mut rng, &mut |_| {}).unwrap();
+    let n = write_game_rows(game, &mut rows, &mut encoder, &mut rng).unwrap();
     assert_eq!(n, rows.num_rows);
     for r in 0..n {
         let g = &rows.global_targets_nc[r * 80..(r + 1) * 80];

@@ -199,14 +199,7 @@ fn search_independent_targets_match_katago_rows() {
         let rebuilt = rebuild_game(path, |h| first_rows.get(&h).copied());
         let first_row = ours.num_rows;
         let start = rebuilt.game.start_hist.moves().len();
-        let added = write_game_rows(
-            &rebuilt.game,
-            &mut ours,
-            &mut encoder,
-            &mut rng,
-            &mut |_| {},
-        )
-        .unwrap();
+        let added = write_game_rows(&rebuilt.game, &mut ours, &mut encoder, &mut rng).unwrap();
         assert_eq!(added, rebuilt.game.turns.len());
         for k in 0..added {
             index.insert(

@@ -310,7 +310,7 @@ pub fn shuffle(
 
     // Shards live in a local scratch store; a rerun starts it afresh.
     let scratch = Store::open_path(&cfg.out_tmp_dir)?;
-    scratch.remove_temporaries("")?;
+    scratch.remove_temporaries("buckets")?;
     scratch.delete_prefix("buckets")?;
     let shard_key = |b: usize, g: usize| format!("buckets/tmp.shuf{b}/{g}.npz");
     let groups = group_files_by_rows(&inputs, cfg.worker_group_size);
@@ -403,8 +403,8 @@ pub fn shuffle(
             })
             .collect::<Result<Vec<_>, _>>()
     })?;
+    scratch.remove_temporaries("buckets")?;
     scratch.delete_prefix("buckets")?;
-    scratch.remove_temporaries("")?;
     // The scratch dir itself goes too when nothing else is in it.
     let _ = std::fs::remove_dir(&cfg.out_tmp_dir);
     let outputs: Vec<(String, usize)> = written.into_iter().flatten().collect();
@@ -508,7 +508,6 @@ fn is_our_leftover(name: &str) -> bool {
 /// foreign folder is an error, as in KataGo.
 fn prepare_output(out: &ShuffleOutput, log: &mut dyn Write) -> Result<(), ShuffleError> {
     let names = out.existing()?;
-    out.remove_temporaries()?;
     if out.is_finished()? {
         return Err(ShuffleError::OutDirNotEmpty {
             url: out.url().to_string(),
@@ -518,14 +517,16 @@ fn prepare_output(out: &ShuffleOutput, log: &mut dyn Write) -> Result<(), Shuffl
             ),
         });
     }
-    if names.is_empty() {
-        return Ok(());
-    }
     if let Some(other) = names.iter().find(|n| !is_our_leftover(n)) {
         return Err(ShuffleError::OutDirNotEmpty {
             url: out.url().to_string(),
             why: format!(" ({other} is not a shuffle output)"),
         });
+    }
+    // Only our files are here: what a killed run was writing goes too.
+    out.remove_temporaries()?;
+    if names.is_empty() {
+        return Ok(());
     }
     let _ = writeln!(
         log,

@@ -30,7 +30,7 @@ use super::report::{summary_json, write_json};
 use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::{bot_params, BotSpec, MatchSettings};
 use super::stats::Wld;
-use crate::store::layout::{ModelEntry, ModelsDir};
+use crate::store::layout::ModelsDir;
 use crate::store::{Store, StoreUrl};
 
 /// Flags of `engine gatekeeper` (KataGo's spelling). Folders are paths or
@@ -176,9 +176,8 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
             );
             sgf_store.append_line("gatekeeper_log.tsv", LOG_HEADER, &line)
         };
-        let move_to = |dest: &ModelsDir| -> Result<ModelEntry, MatchError> {
-            Ok(test.move_to(&candidate, dest)?)
-        };
+        let move_to =
+            |dest: &ModelsDir| -> Result<(), MatchError> { Ok(test.move_to(&candidate, dest)?) };
         // Each decision is logged before its move: a candidate still here
         // with a logged decision was cut short by a crash. Finish the move
         // instead of gating it again.
@@ -199,11 +198,11 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
         }
         let Some(accepted) = accepted_dir.newest()? else {
             record("-", &Wld::default(), true, "first net")?;
-            let dest = move_to(&accepted_dir)?;
+            move_to(&accepted_dir)?;
             log.line(&format!(
                 "no accepted net yet: accepting {} at once ({})",
                 candidate.name,
-                accepted_dir.describe(&dest)
+                accepted_dir.describe(&candidate)
             ));
             continue;
         };
@@ -214,12 +213,12 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
                 false,
                 "older than accepted",
             )?;
-            let dest = move_to(&rejected_dir)?;
+            move_to(&rejected_dir)?;
             log.line(&format!(
                 "rejecting {} unplayed: older than the accepted {} ({})",
                 candidate.name,
                 accepted.name,
-                rejected_dir.describe(&dest)
+                rejected_dir.describe(&candidate)
             ));
             continue;
         }
@@ -229,11 +228,11 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
         // gatekeeper goes on with the next one.
         if let Err(e) = crate::setup::read_model(&candidate_file) {
             record(&accepted.name, &Wld::default(), false, "unloadable")?;
-            let dest = move_to(&rejected_dir)?;
+            move_to(&rejected_dir)?;
             log.line(&format!(
                 "rejecting {} unplayed: it cannot be loaded ({e}) ({})",
                 candidate.name,
-                rejected_dir.describe(&dest)
+                rejected_dir.describe(&candidate)
             ));
             continue;
         }
@@ -321,7 +320,7 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
             },
         )?;
         let into = if accept { &accepted_dir } else { &rejected_dir };
-        let dest = move_to(into)?;
+        move_to(into)?;
         log.line(&format!(
             "candidate {} {}: score {} of {} games (W {} L {} D {}), required {required}; moved to {}",
             candidate.name,
@@ -331,7 +330,7 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
             r.wins,
             r.losses,
             r.draws,
-            into.describe(&dest)
+            into.describe(&candidate)
         ));
     }
 }

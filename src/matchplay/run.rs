@@ -24,7 +24,7 @@ use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
 use crate::search::{NnSearchEvaluator, Search, SearchError};
 use crate::selfplay::play_policy_moves;
-use crate::store::{Store, StoreError, StoreUrl};
+use crate::store::{Store, StoreError};
 
 /// Why a match could not run.
 #[derive(Debug, thiserror::Error)]
@@ -110,8 +110,7 @@ pub fn load_evaluators(
     let mut loaded: HashMap<PathBuf, Arc<NnSearchEvaluator>> = HashMap::new();
     let mut out = Vec::with_capacity(models.len());
     for model in models {
-        let local = StoreUrl::parse(&model.to_string_lossy()).map_or(true, |u| u.is_local());
-        if local && !model.is_file() {
+        if crate::setup::is_missing_local_file(model) {
             return Err(MatchError::Model(format!(
                 "model file not found: {}",
                 model.display()

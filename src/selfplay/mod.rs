@@ -5,7 +5,8 @@
 //! (a played game with its search targets, as KataGo's `FinishedGameData`),
 //! [`FinalOutcome`] (end-of-game ownership, area and scoring targets) and
 //! [`write_game_rows`], which turns a finished game into training rows in
-//! KataGo's `.npz` layout ([`crate::data::TrainingRows`]).
+//! KataGo's `.npz` layout ([`crate::data::TrainingRows`]). A run's output
+//! goes through one writer thread (`writer.rs`) into the run store.
 
 mod fork;
 mod game;
@@ -27,6 +28,6 @@ pub use game_data::{
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
 pub use rows::{write_game_rows, RowError};
-pub use run::{find_latest_model, run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
+pub use run::{run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
 pub(crate) use settings::parse_list;
 pub use settings::{PlaySettings, RuleLists, SettingsError};

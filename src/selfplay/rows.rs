@@ -56,14 +56,12 @@ struct RowArgs<'a> {
     pda: f64,
 }
 
-/// Writes a game's rows into `rows`, calling `after_row` after each row
-/// (where a writer flushes a full file). Returns the number of rows added.
+/// Writes a game's rows into `rows`. Returns the number of rows added.
 pub fn write_game_rows<R: Rng>(
     game: &FinishedGame,
     rows: &mut TrainingRows,
     encoder: &mut FeatureEncoder,
     rng: &mut R,
-    after_row: &mut dyn FnMut(&mut TrainingRows),
 ) -> Result<usize, RowError> {
     let (xs, ys) = (game.start_board.x_size(), game.start_board.y_size());
     if xs > rows.pos_len || ys > rows.pos_len {
@@ -144,7 +142,6 @@ pub fn write_game_rows<R: Rng>(
                 };
                 add_row(game, &args, rows, encoder, rng);
                 count += 1;
-                after_row(rows);
             }
             weight -= 1.0;
         }
@@ -178,7 +175,6 @@ pub fn write_game_rows<R: Rng>(
                 };
                 add_row(game, &args, rows, encoder, rng);
                 count += 1;
-                after_row(rows);
             }
             weight -= 1.0;
         }

@@ -105,7 +105,7 @@ pub enum SelfplayError {
 
 /// The newest net under a models folder (see `crate::store::layout` for
 /// what "newest" means), or an error saying there is none.
-pub fn find_latest_model(models: &ModelsDir) -> Result<ModelEntry, SelfplayError> {
+fn find_latest_model(models: &ModelsDir) -> Result<ModelEntry, SelfplayError> {
     models.newest()?.ok_or_else(|| {
         SelfplayError::Model(format!(
             "no model under {} (expected NAME/model.bin.gz sub-folders)",
@@ -328,8 +328,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
                         &played.game,
                         &mut rows,
                         &mut encoder,
-                        &mut rng,
-                        &mut |_| {},
+                        &mut rng
                     ) {
                         Ok(n) => n,
                         Err(e) => {

@@ -226,23 +226,9 @@ impl ModelsDir {
     /// leaves it in both; the next move finds it in `dest` and only
     /// removes it here. A different net of the same name in `dest` is an
     /// error and nothing is removed.
-    pub fn move_to(&self, entry: &ModelEntry, dest: &ModelsDir) -> Result<ModelEntry, StoreError> {
-        let bytes = self.read(entry)?;
-        let key = if entry.bare {
-            entry.key.clone()
-        } else {
-            format!("{}/{}", entry.name, entry.file_name())
-        };
-        dest.store.put_new(&key, bytes)?;
-        self.remove(entry)?;
-        Ok(ModelEntry {
-            key,
-            modified: dest
-                .store
-                .head(&entry.key)?
-                .map_or(entry.modified, |o| o.modified),
-            ..entry.clone()
-        })
+    pub fn move_to(&self, entry: &ModelEntry, dest: &ModelsDir) -> Result<(), StoreError> {
+        dest.store.put_new(&entry.key, self.read(entry)?)?;
+        self.remove(entry)
     }
 }
 
@@ -276,11 +262,6 @@ impl SelfplayOut {
     /// Where it is.
     pub fn url(&self) -> &StoreUrl {
         self.store.url()
-    }
-
-    /// The URL of net `model`'s data, for messages.
-    pub fn model_url(&self, model: &str) -> StoreUrl {
-        self.store.url().join(model)
     }
 
     /// Writes rows as `MODEL/tdata/STEM.npz`.
@@ -505,37 +486,6 @@ impl ShuffledData {
         }
         Ok(files)
     }
-
-    /// Removes every window but the newest whole one, and the leftovers of
-    /// interrupted shuffles older than it. Nothing is removed while there
-    /// is no whole window.
-    pub fn remove_all_but_newest(&self) -> Result<usize, StoreError> {
-        let whole = self.complete_windows()?;
-        let Some(keep) = whole.last() else {
-            return Ok(0);
-        };
-        let kept_at = self
-            .store
-            .head(&format!("{keep}/train.json"))?
-            .map_or(SystemTime::UNIX_EPOCH, |o| o.modified);
-        let mut removed = 0;
-        for name in self.store.list_dirs("")? {
-            if &name == keep {
-                continue;
-            }
-            // A window still being written is younger than `keep`: leave
-            // it (it is not whole, so no one reads it yet).
-            if !whole.contains(&name)
-                && is_usable_name(&name)
-                && self.store.list(&name)?.iter().any(|o| o.modified > kept_at)
-            {
-                continue;
-            }
-            self.store.delete_prefix(&name)?;
-            removed += 1;
-        }
-        Ok(removed)
-    }
 }
 
 /// Where `engine shuffle -out-dir URL` writes: the files go under `URL/`,
@@ -696,7 +646,8 @@ mod tests {
         assert!(tested.publish("bad.tmp", b"x".to_vec()).is_err());
         // Moving: whole, and a crash between copy and delete is finished
         // by the next move.
-        let moved = tested.move_to(&newest, &models).unwrap();
+        tested.move_to(&newest, &models).unwrap();
+        let moved = models.find("b2c16-s2000-d90").unwrap().unwrap();
         assert_eq!(moved.key, "b2c16-s2000-d90/model.bin.gz");
         assert!(tested.find("b2c16-s2000-d90").unwrap().is_none());
         assert!(!dir.join("modelstobetested/b2c16-s2000-d90").exists());
@@ -723,7 +674,7 @@ mod tests {
     }
 
     #[test]
-    fn shuffled_windows_newest_whole_and_pruning() {
+    fn shuffled_windows_newest_whole_and_bad_summaries() {
         let dir = scratch("windows");
         let data = ShuffledData::open(&StoreUrl::Local(dir.clone())).unwrap();
         assert!(data.newest().unwrap().is_none());
@@ -765,18 +716,6 @@ mod tests {
             ]
         );
         assert!(w.val.is_empty());
-        // Pruning keeps the newest whole window and a partial one being
-        // written after it; the older whole one and the leftover of a
-        // shuffle interrupted before it go.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        out("20260101-000300")
-            .write_file("data0_0.npz", b"x".to_vec(), 1)
-            .unwrap();
-        assert_eq!(data.remove_all_but_newest().unwrap(), 2);
-        assert!(!dir.join("20260101-000000").exists());
-        assert!(!dir.join("20260101-000200").exists());
-        assert!(dir.join("20260101-000100/train.json").exists());
-        assert!(dir.join("20260101-000300/train/data0_0.npz").exists());
         // A bad summary is an error, not an empty window.
         data.store()
             .put("20260101-000100/train.json", b"{\"range\": [5]}".to_vec())

@@ -53,10 +53,10 @@ pub const DEFAULT_RETRY_SECONDS: u64 = 300;
 /// The environment variable that overrides [`DEFAULT_RETRY_SECONDS`].
 pub const RETRY_SECONDS_ENV: &str = "ENGINE_STORE_RETRY_SECONDS";
 
-/// A temporary file of an interrupted local write is removed at start-up
-/// once it is this old: writes are whole objects from memory and take
-/// seconds, so an older one belongs to a dead process, whichever machine
-/// of a shared folder it ran on.
+/// A temporary file of an interrupted local write is removed, when a
+/// process first writes into its folder, once it is this old: writes are
+/// whole objects from memory and take seconds, so an older one belongs to
+/// a dead process, whichever machine of a shared folder it ran on.
 pub const STALE_TEMPORARY_AGE: Duration = Duration::from_secs(3600);
 
 /// What a store operation was doing, for messages.
@@ -171,12 +171,6 @@ impl StoreError {
     /// Whether the object was not there.
     pub fn is_not_found(&self) -> bool {
         self.kind == StoreErrorKind::NotFound
-    }
-
-    /// Whether retrying later cannot help (credentials, bucket, URL):
-    /// every kind but [`StoreErrorKind::Unreachable`].
-    pub fn is_permanent(&self) -> bool {
-        self.kind != StoreErrorKind::Unreachable
     }
 
     fn from_object_store(op: StoreOp, target: String, e: object_store::Error) -> Self {
@@ -368,9 +362,7 @@ fn key_path(key: &str) -> Result<ObjPath, String> {
 
 impl Store {
     /// Opens the store at `url`. A folder need not exist yet (it is made
-    /// by the first write); temporary files of writes interrupted more
-    /// than [`STALE_TEMPORARY_AGE`] ago are removed from it, once per
-    /// folder and process. Opening S3 checks the configuration, not the
+    /// by the first write). Opening S3 checks the configuration, not the
     /// network: the first operation reaches the server.
     pub fn open(url: &StoreUrl) -> Result<Store, StoreError> {
         match url {
@@ -380,7 +372,6 @@ impl Store {
                     let c = c.to_string_lossy();
                     (c != "/").then(|| PathPart::from(c.into_owned()))
                 }));
-                remove_stale_temporaries_once(dir);
                 Ok(Store {
                     url: url.clone(),
                     backend: Arc::new(backend),
@@ -439,8 +430,7 @@ impl Store {
 
     /// The store one level (or several, `a/b`) down, sharing connections.
     pub fn child(&self, sub: &str) -> Result<Store, StoreError> {
-        let rel =
-            key_path(sub).map_err(|why| StoreError::invalid_url(&self.describe(sub), &why))?;
+        let rel = self.relative(StoreOp::Open, sub)?;
         Ok(Store {
             url: self.url.join(sub),
             backend: self.backend.clone(),
@@ -478,6 +468,20 @@ impl Store {
         Ok(self.full(&rel))
     }
 
+    /// Before the first write of this process into a local folder: removes
+    /// the temporaries that writes interrupted more than
+    /// [`STALE_TEMPORARY_AGE`] ago left in that folder (only that folder:
+    /// the store never walks what it does not write into).
+    fn tidy_folder_of(&self, key: &str) {
+        if let StoreUrl::Local(root) = &self.url {
+            let parent = key
+                .trim_matches('/')
+                .rsplit_once('/')
+                .map_or("", |(p, _)| p);
+            remove_stale_temporaries_once(&root.join(parent));
+        }
+    }
+
     fn fail(&self, op: StoreOp, key: &str, e: object_store::Error) -> StoreError {
         StoreError::from_object_store(op, self.describe(key), e)
     }
@@ -486,6 +490,7 @@ impl Store {
     /// the old object or the whole new one.
     pub fn put(&self, key: &str, bytes: impl Into<Bytes>) -> Result<(), StoreError> {
         let path = self.path(StoreOp::Write, key)?;
+        self.tidy_folder_of(key);
         let payload = PutPayload::from_bytes(bytes.into());
         block_on(self.backend.put(&path, payload))
             .map(|_| ())
@@ -498,6 +503,7 @@ impl Store {
     /// [`StoreErrorKind::AlreadyExists`].
     pub fn put_new(&self, key: &str, bytes: impl Into<Bytes>) -> Result<Created, StoreError> {
         let path = self.path(StoreOp::Create, key)?;
+        self.tidy_folder_of(key);
         let bytes: Bytes = bytes.into();
         let opts = PutOptions {
             mode: PutMode::Create,
@@ -703,7 +709,7 @@ impl Store {
         if let StoreUrl::Local(root) = &self.url {
             let rel = self.relative(StoreOp::Delete, prefix)?;
             let dir = rel.parts().fold(root.clone(), |d, p| d.join(p.as_ref()));
-            remove_stale_temporaries(&dir, Duration::ZERO);
+            remove_temporaries_in(&dir, Duration::ZERO, true);
         }
         Ok(())
     }
@@ -799,19 +805,18 @@ fn remove_empty_parents(root: &Path, key: &str) {
 }
 
 /// Removes, once per process, the temporary files (`NAME#N`) that writes
-/// interrupted more than [`STALE_TEMPORARY_AGE`] ago left under `dir`.
-/// Failures only leave litter, which listing ignores anyway.
+/// interrupted more than [`STALE_TEMPORARY_AGE`] ago left directly in
+/// `dir`. Failures only leave litter, which listing ignores anyway.
 fn remove_stale_temporaries_once(dir: &Path) {
     static DONE: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     let done = DONE.get_or_init(|| Mutex::new(HashSet::new()));
-    {
-        let Ok(mut seen) = done.lock() else { return };
-        // A folder inside one already cleaned was cleaned with it.
-        if seen.iter().any(|d| dir.starts_with(d)) || !seen.insert(dir.to_path_buf()) {
-            return;
-        }
+    let first = done
+        .lock()
+        .map(|mut seen| seen.insert(dir.to_path_buf()))
+        .unwrap_or(false);
+    if first {
+        remove_temporaries_in(dir, STALE_TEMPORARY_AGE, false);
     }
-    remove_stale_temporaries(dir, STALE_TEMPORARY_AGE);
 }
 
 /// Whether a file name is a local store's temporary name (`NAME#123`).
@@ -820,7 +825,9 @@ pub(crate) fn is_temporary_name(name: &str) -> bool {
         .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-fn remove_stale_temporaries(dir: &Path, older_than: Duration) -> usize {
+/// Removes the temporary files at least `older_than` old in `dir` (and
+/// below it with `recursive`); returns how many.
+fn remove_temporaries_in(dir: &Path, older_than: Duration, recursive: bool) -> usize {
     let mut removed = 0;
     let mut stack = vec![dir.to_path_buf()];
     let now = SystemTime::now();
@@ -832,7 +839,9 @@ fn remove_stale_temporaries(dir: &Path, older_than: Duration) -> usize {
             let Ok(ft) = e.file_type() else { continue };
             let path = e.path();
             if ft.is_dir() {
-                stack.push(path);
+                if recursive {
+                    stack.push(path);
+                }
             } else if ft.is_file() && is_temporary_name(&e.file_name().to_string_lossy()) {
                 let old = e
                     .metadata()
@@ -979,8 +988,16 @@ mod tests {
         std::fs::write(dir.join("a/y.npz#12"), b"half").unwrap();
         std::fs::write(dir.join("a/keep#name"), b"not a temporary").unwrap();
         std::fs::write(dir.join("a/z.npz"), b"whole").unwrap();
-        assert_eq!(remove_stale_temporaries(&dir, Duration::from_secs(3600)), 0);
-        assert_eq!(remove_stale_temporaries(&dir, Duration::ZERO), 2);
+        assert_eq!(
+            remove_temporaries_in(&dir, Duration::from_secs(3600), true),
+            0
+        );
+        assert_eq!(
+            remove_temporaries_in(&dir.join("a"), Duration::ZERO, false),
+            1
+        );
+        assert!(dir.join("a/b/x.npz#1").exists(), "not below the folder");
+        assert_eq!(remove_temporaries_in(&dir, Duration::ZERO, true), 1);
         assert!(dir.join("a/keep#name").exists() && dir.join("a/z.npz").exists());
         assert!(
             is_temporary_name("m.bin.gz#3")
