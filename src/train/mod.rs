@@ -3,7 +3,8 @@
 //! of KataGo's trainer, its optimiser, SWA, atomic checkpoints, and export
 //! to KataGo's model format.
 //!
-//! Front door: [`TrainArgs`]/[`run_train`], [`ExportArgs`]/[`run_export`];
+//! Front door: [`TrainArgs`]/[`run_train`], [`ExportArgs`]/[`run_export`],
+//! and [`Trainer`] (a session over a store, for `engine learn`);
 //! the pieces ([`TrainNet`], [`compute_losses`], [`Batch`]) for tests and tools.
 
 pub mod batch;
@@ -14,9 +15,10 @@ pub mod import;
 pub mod loss;
 pub mod model;
 pub mod optim;
-mod plot;
+pub(crate) mod plot;
 pub mod precision;
 mod run;
+mod trainer;
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +29,11 @@ pub use loss::{compute_losses, LossScales, LossState, Losses};
 pub use model::{NetOutput, TrainNet};
 pub use optim::{Optimizer, Schedule};
 pub use precision::{GradScaler, Precision};
-pub use run::{run_export, run_train, train_step, ExportArgs, StepReport, TrainArgs};
+pub use run::{random_net_bin_gz, run_export, run_train, ExportArgs, TrainArgs};
+pub use trainer::{
+    train_step, EpochReport, StepReport, TrainData, TrainOptions, Trainer, CHECKPOINT_FILE,
+    METRICS_FILE,
+};
 
 /// Why training or export failed.
 #[derive(Debug, thiserror::Error)]

@@ -548,11 +548,11 @@ fn fp16_steps_scale_the_loss_and_skip_overflows() {
     assert_eq!(halved, 1.5e38_f32 as f64);
 
     // The checkpoint keeps the scale; restored into a fresh fp16 optimiser.
-    let ck = run::checkpoint_of(&fp16, &opt16, &TrainState::default());
+    let ck = trainer::checkpoint_of(&fp16, &opt16, &TrainState::default());
     let mut again = parity_net("b2c16");
     again.precision = Precision::F16;
     let mut opt_again = Optimizer::new(&again);
-    run::restore(&mut again, &mut opt_again, &ck, Device::Cpu).expect("restore");
+    trainer::restore(&mut again, &mut opt_again, &ck, Device::Cpu).expect("restore");
     let restored = opt_again.grad_scaler.as_ref().expect("a scaler");
     assert_eq!(restored.scale_value(), halved);
 }
