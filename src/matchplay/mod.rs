@@ -19,7 +19,9 @@ pub mod stats;
 
 pub use cli::{run as run_match, MatchArgs};
 pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
-pub use gatekeeper::{run as run_gatekeeper, GatekeeperArgs, LOG_HEADER};
+pub use gatekeeper::{
+    run as run_gatekeeper, GateDecision, GateFolders, Gatekeeper, GatekeeperArgs, LOG_HEADER,
+};
 pub use report::{summary_json, table};
-pub use run::{game_assignment, round_robin, MatchError, MatchRunner, Tally};
+pub use run::{game_assignment, round_robin, Logger, MatchError, MatchRunner, Tally};
 pub use settings::{BotSpec, MatchSettings};
