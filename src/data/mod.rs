@@ -38,7 +38,7 @@ pub use npz::{
     NpzWriteOptions, MEMBER_NAMES,
 };
 pub use shuffle::{shuffle, ShuffleConfig, ShuffleError, ShuffleReport};
-pub use window::{desired_num_rows, WindowParams};
+pub use window::{desired_num_rows, is_temp_npz_like, WindowParams};
 pub use window_rows::{RowBatches, WindowReadError, WindowRows, FILES_IN_MEMORY};
 
 /// KataGo's default data board length (`dataBoardLen`).

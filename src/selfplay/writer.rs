@@ -19,7 +19,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::data::{encode_npz, NpzWriteOptions, TrainingRows};
-use crate::store::layout::SelfplayOut;
+use crate::store::layout::{sanitize_worker_name, selfplay_file_stem, SelfplayOut};
 use crate::store::StoreError;
 
 /// What the writer is told.
@@ -110,6 +110,33 @@ impl DataWriter {
     }
 }
 
+/// The environment variable that names this self-play worker in its file
+/// names (default: the Slurm job and array task, else `<host>-<pid>`).
+pub const WORKER_NAME_ENV: &str = "ENGINE_WORKER_NAME";
+
+/// This process's worker name (see [`WORKER_NAME_ENV`]), fit for file
+/// names: a Slurm array task keeps its name when it is requeued.
+pub fn worker_name() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let raw = if let Some(name) = var(WORKER_NAME_ENV) {
+            name
+        } else if let Some(job) = var("SLURM_ARRAY_JOB_ID").or_else(|| var("SLURM_JOB_ID")) {
+            let task = var("SLURM_ARRAY_TASK_ID").unwrap_or_else(|| "0".into());
+            format!("slurm-{job}-{task}")
+        } else {
+            let host = nix::unistd::gethostname()
+                .ok()
+                .and_then(|h| h.into_string().ok())
+                .unwrap_or_else(|| "host".into());
+            let short = host.split('.').next().unwrap_or(&host).to_string();
+            format!("{short}-{}", std::process::id())
+        };
+        sanitize_worker_name(&raw)
+    })
+}
+
 fn write_loop(
     rx: Receiver<WriterMsg>,
     out: SelfplayOut,
@@ -194,7 +221,7 @@ fn write_file(
     if n == 0 && p.sgfs.is_empty() {
         return Ok(());
     }
-    let stem = format!("{:016X}", rng.gen::<u64>());
+    let stem = selfplay_file_stem(worker_name(), rng.gen::<u64>());
     if n > 0 {
         let file = p.rows.slice(0, n);
         let bytes = encode_npz(&file, &NpzWriteOptions::default())

@@ -11,7 +11,16 @@
 //! RUN/selfplay/<name>/selfplay-<time>.cfg  the config that played them
 //! RUN/shuffleddata/<stamp>/train/dataB_J.npz (+ dataB_J.json) one shuffled window;
 //! RUN/shuffleddata/<stamp>/train.json      written last: the window is whole
+//! RUN/gatekeeper/gatekeeper_log.tsv        gating decisions (+ each gating's games)
+//! RUN/train/checkpoint.safetensors         the learner's trainer (+ metrics.jsonl, loss.svg)
+//! RUN/learn/generations/<NNNNNN>.json      the learner's ledger: one object per generation
+//! RUN/learn/lease/<NNNNNN>.json (+ .alive) who is the learner, and its heartbeat
+//! RUN/learn/progress.svg                   loss and Elo per generation
 //! ```
+//!
+//! Self-play files are named `<worker>-<HEX>` (`.npz`, `.sgfs`): the
+//! worker that wrote them (`[A-Za-z0-9.]` words joined by `-`) and 16
+//! random hex digits.
 //!
 //! Each folder above is what one KataGo flag names (`-models-dir`,
 //! `-output-dir`, `-latestdatadir`, ...), so every type here is opened at
@@ -292,6 +301,106 @@ impl SelfplayOut {
             .map_or(0, |d| d.as_secs());
         self.store
             .put(&format!("{model}/selfplay-{secs}.cfg"), text)
+    }
+}
+
+impl SelfplayOut {
+    /// Every rows or games file, with its net and worker, sorted by key.
+    pub fn data_files(&self) -> Result<Vec<SelfplayFile>, StoreError> {
+        Ok(self
+            .store
+            .list("")?
+            .into_iter()
+            .filter_map(|info| {
+                let mut parts = info.key.split('/');
+                let (model, sub, name) = (parts.next()?, parts.next()?, parts.next()?);
+                if parts.next().is_some() || !is_usable_name(model) {
+                    return None;
+                }
+                let (kind, stem) = match sub {
+                    "tdata" => (SelfplayFileKind::Rows, name.strip_suffix(".npz")?),
+                    "sgfs" => (SelfplayFileKind::Games, name.strip_suffix(".sgfs")?),
+                    _ => return None,
+                };
+                Some(SelfplayFile {
+                    model: model.to_string(),
+                    kind,
+                    worker: worker_of_stem(stem).to_string(),
+                    info,
+                })
+            })
+            .collect())
+    }
+
+    /// The whole object of a data file.
+    pub fn read(&self, file: &SelfplayFile) -> Result<Bytes, StoreError> {
+        self.store.get(&file.info.key)
+    }
+
+    /// A seekable reader of a data file (an npz's header without the rest).
+    pub fn reader(&self, file: &SelfplayFile) -> Result<super::ObjectReader, StoreError> {
+        self.store.reader(&file.info.key)
+    }
+
+    /// The URL of a data file, for messages.
+    pub fn describe(&self, file: &SelfplayFile) -> String {
+        self.store.describe(&file.info.key)
+    }
+}
+
+/// What a self-play data file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SelfplayFileKind {
+    /// Training rows (`tdata/*.npz`).
+    Rows,
+    /// Games, one SGF a line (`sgfs/*.sgfs`).
+    Games,
+}
+
+/// One file of self-play output.
+#[derive(Debug, Clone)]
+pub struct SelfplayFile {
+    /// The net that played it.
+    pub model: String,
+    /// Rows or games.
+    pub kind: SelfplayFileKind,
+    /// The worker that wrote it (`unknown` for names without one).
+    pub worker: String,
+    /// The object.
+    pub info: ObjectInfo,
+}
+
+/// A self-play file's stem: `<worker>-<16 hex digits>`.
+pub fn selfplay_file_stem(worker: &str, random: u64) -> String {
+    format!("{worker}-{random:016X}")
+}
+
+/// The worker of a self-play file's stem; `unknown` for KataGo's bare
+/// hex names.
+pub fn worker_of_stem(stem: &str) -> &str {
+    match stem.rsplit_once('-') {
+        Some((worker, hex)) if !worker.is_empty() && hex.len() == 16 => worker,
+        _ => "unknown",
+    }
+}
+
+/// A worker name fit for file names: letters, digits and `.` kept, runs
+/// of anything else become one `-` (never `_`, which KataGo's shuffle takes
+/// for a temporary file).
+pub fn sanitize_worker_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-').to_string();
+    if out.is_empty() {
+        "worker".to_string()
+    } else {
+        out
     }
 }
 
@@ -576,6 +685,184 @@ impl ShuffleOutput {
             &self.summary_key(),
             format!("{{\"range\": [{}, {}]}}", range.0, range.1).into_bytes(),
         )
+    }
+}
+
+impl ShuffledData {
+    /// Removes every window but `keep` (and its output's leftovers): a
+    /// learner keeps only the window it trains on.
+    pub fn remove_all_but(&self, keep: &str) -> Result<(), StoreError> {
+        for name in self.store.list_dirs("")? {
+            if name != keep {
+                self.store.delete_prefix(&name)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A training run's root (`engine learn -store URL`): its folders, by
+/// KataGo's layout (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Run {
+    store: Store,
+}
+
+impl Run {
+    /// The run at `url` (a folder or `s3://bucket/prefix`).
+    pub fn open(url: &StoreUrl) -> Result<Run, StoreError> {
+        Ok(Run {
+            store: Store::open(url)?,
+        })
+    }
+
+    /// Where it is.
+    pub fn url(&self) -> &StoreUrl {
+        self.store.url()
+    }
+
+    fn models_dir(&self, sub: &str) -> Result<ModelsDir, StoreError> {
+        Ok(ModelsDir::new(self.store.child(sub)?))
+    }
+
+    /// `models/`: accepted nets; self-play follows the newest.
+    pub fn models(&self) -> Result<ModelsDir, StoreError> {
+        self.models_dir("models")
+    }
+
+    /// `modelstobetested/`: trained nets waiting for the gatekeeper.
+    pub fn candidates(&self) -> Result<ModelsDir, StoreError> {
+        self.models_dir("modelstobetested")
+    }
+
+    /// `rejectedmodels/`: nets the gatekeeper turned down.
+    pub fn rejected(&self) -> Result<ModelsDir, StoreError> {
+        self.models_dir("rejectedmodels")
+    }
+
+    /// `selfplay/` (`engine selfplay -output-dir`).
+    pub fn selfplay(&self) -> Result<SelfplayOut, StoreError> {
+        Ok(SelfplayOut {
+            store: self.store.child("selfplay")?,
+        })
+    }
+
+    /// `shuffleddata/`: the shuffled windows.
+    pub fn shuffled(&self) -> Result<ShuffledData, StoreError> {
+        Ok(ShuffledData {
+            store: self.store.child("shuffleddata")?,
+        })
+    }
+
+    /// The shuffle output of window `name` (`shuffleddata/NAME/train`).
+    pub fn shuffle_output(&self, name: &str) -> StoreUrl {
+        self.url().join("shuffleddata").join(name).join("train")
+    }
+
+    /// `gatekeeper/`: gating games and `gatekeeper_log.tsv`.
+    pub fn gatekeeper_log(&self) -> Result<Store, StoreError> {
+        self.store.child("gatekeeper")
+    }
+
+    /// `train/`: the learner's trainer (checkpoint, metrics, loss plot).
+    pub fn train_dir(&self) -> Result<Store, StoreError> {
+        self.store.child("train")
+    }
+
+    /// `learn/`: the learner's ledger, lease and plot.
+    pub fn learn(&self) -> Result<LearnFiles, StoreError> {
+        Ok(LearnFiles {
+            store: self.store.child("learn")?,
+        })
+    }
+}
+
+/// The learner's own objects (`RUN/learn/`): one ledger object per
+/// generation, its leases and the progress plot.
+#[derive(Debug, Clone)]
+pub struct LearnFiles {
+    store: Store,
+}
+
+/// Digits of the generation and lease numbers in keys (sortable names).
+const SEQUENCE_DIGITS: usize = 6;
+
+fn sequence_key(dir: &str, n: u64, ext: &str) -> String {
+    format!("{dir}/{n:0w$}{ext}", w = SEQUENCE_DIGITS)
+}
+
+impl LearnFiles {
+    /// Where it is.
+    pub fn url(&self) -> &StoreUrl {
+        self.store.url()
+    }
+
+    /// The numbers of the objects `DIR/<NNNNNN>EXT`, ascending.
+    fn numbers(&self, dir: &str, ext: &str) -> Result<Vec<u64>, StoreError> {
+        let mut out: Vec<u64> = self
+            .store
+            .list_level(dir)?
+            .objects
+            .iter()
+            .filter_map(|o| o.name().strip_suffix(ext)?.parse().ok())
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Generations with a ledger object, ascending.
+    pub fn generations(&self) -> Result<Vec<u64>, StoreError> {
+        self.numbers("generations", ".json")
+    }
+
+    /// The ledger object of generation `g`.
+    pub fn read_generation(&self, g: u64) -> Result<Bytes, StoreError> {
+        self.store.get(&sequence_key("generations", g, ".json"))
+    }
+
+    /// Writes the ledger object of generation `g`, create-if-absent.
+    pub fn write_generation(&self, g: u64, bytes: impl Into<Bytes>) -> Result<Created, StoreError> {
+        self.store
+            .put_new(&sequence_key("generations", g, ".json"), bytes)
+    }
+
+    /// The URL of generation `g`'s ledger object, for messages.
+    pub fn describe_generation(&self, g: u64) -> String {
+        self.store
+            .describe(&sequence_key("generations", g, ".json"))
+    }
+
+    /// Lease numbers taken so far, ascending.
+    pub fn leases(&self) -> Result<Vec<u64>, StoreError> {
+        self.numbers("lease", ".json")
+    }
+
+    /// Takes lease `n`, create-if-absent: of two learners taking the same
+    /// number, one gets [`StoreErrorKind::AlreadyExists`].
+    pub fn create_lease(&self, n: u64, bytes: impl Into<Bytes>) -> Result<Created, StoreError> {
+        self.store
+            .put_new(&sequence_key("lease", n, ".json"), bytes)
+    }
+
+    /// Lease `n`'s object.
+    pub fn read_lease(&self, n: u64) -> Result<Bytes, StoreError> {
+        self.store.get(&sequence_key("lease", n, ".json"))
+    }
+
+    /// Writes lease `n`'s heartbeat.
+    pub fn write_heartbeat(&self, n: u64, bytes: impl Into<Bytes>) -> Result<(), StoreError> {
+        self.store.put(&sequence_key("lease", n, ".alive"), bytes)
+    }
+
+    /// Lease `n`'s heartbeat, if it has one.
+    pub fn read_heartbeat(&self, n: u64) -> Result<Option<Bytes>, StoreError> {
+        self.store.get_opt(&sequence_key("lease", n, ".alive"))
+    }
+
+    /// Writes the progress plot; returns its URL.
+    pub fn write_plot(&self, svg: impl Into<Bytes>) -> Result<String, StoreError> {
+        self.store.put("progress.svg", svg)?;
+        Ok(self.store.describe("progress.svg"))
     }
 }
 

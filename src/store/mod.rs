@@ -53,6 +53,29 @@ pub const DEFAULT_RETRY_SECONDS: u64 = 300;
 /// The environment variable that overrides [`DEFAULT_RETRY_SECONDS`].
 pub const RETRY_SECONDS_ENV: &str = "ENGINE_STORE_RETRY_SECONDS";
 
+/// Testing only: when set to `N`, the process kills itself with SIGKILL
+/// right after its `N`-th write (put, create-if-absent or delete) went
+/// through, so a test can stage `kill -9` at every write of a command.
+pub const TEST_KILL_AFTER_WRITES_ENV: &str = "ENGINE_TEST_KILL_AFTER_WRITES";
+
+/// Counts this process's writes for [`TEST_KILL_AFTER_WRITES_ENV`].
+fn count_write_for_kill_test() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let limit = LIMIT.get_or_init(|| {
+        std::env::var(TEST_KILL_AFTER_WRITES_ENV)
+            .ok()
+            .and_then(|v| v.parse().ok())
+    });
+    if let Some(limit) = *limit {
+        if WRITES.fetch_add(1, Ordering::SeqCst) + 1 >= limit {
+            eprintln!("{TEST_KILL_AFTER_WRITES_ENV}={limit}: killing this process (SIGKILL)");
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::SIGKILL);
+        }
+    }
+}
+
 /// A temporary file of an interrupted local write is removed, when a
 /// process first writes into its folder, once it is this old: writes are
 /// whole objects from memory and take seconds, so an older one belongs to
@@ -493,7 +516,7 @@ impl Store {
         self.tidy_folder_of(key);
         let payload = PutPayload::from_bytes(bytes.into());
         block_on(self.backend.put(&path, payload))
-            .map(|_| ())
+            .map(|_| count_write_for_kill_test())
             .map_err(|e| self.fail(StoreOp::Write, key, e))
     }
 
@@ -513,7 +536,10 @@ impl Store {
             self.backend
                 .put_opts(&path, PutPayload::from_bytes(bytes.clone()), opts),
         ) {
-            Ok(_) => Ok(Created::New),
+            Ok(_) => {
+                count_write_for_kill_test();
+                Ok(Created::New)
+            }
             Err(e) => {
                 let err = self.fail(StoreOp::Create, key, e);
                 if err.kind != StoreErrorKind::AlreadyExists {
@@ -698,6 +724,7 @@ impl Store {
         if let StoreUrl::Local(root) = &self.url {
             remove_empty_parents(root, key);
         }
+        count_write_for_kill_test();
         Ok(())
     }
 
