@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|match|gatekeeper|benchmark|version>`.
+//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -36,6 +36,8 @@ pub enum Command {
     Export(crate::train::ExportArgs),
     /// Shuffle .npz training data into a window of the newest rows (KataGo's shuffle.py).
     Shuffle(Box<crate::data::ShuffleArgs>),
+    /// The learning loop over a run store: shuffle, train, export, gate, publish (resumable).
+    Learn(Box<crate::learn::LearnArgs>),
     /// Play games between bots (nets, visits, settings): Elo table, SGFs, SPRT.
     Match(Box<crate::matchplay::MatchArgs>),
     /// Test new nets against the accepted one and accept or reject them.
@@ -155,6 +157,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             }
         },
         Command::Selfplay(a) => crate::selfplay::run(&a),
+        Command::Learn(a) => crate::learn::run(&a),
         Command::Match(a) => crate::matchplay::run_match(&a),
         Command::Gatekeeper(a) => crate::matchplay::run_gatekeeper(&a),
     }

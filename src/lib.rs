@@ -11,6 +11,8 @@
 //! - [`selfplay`]: `engine selfplay`, self-play games and their training rows.
 //! - [`train`]: `engine train`/`engine export`, the trainable network and
 //!   KataGo's losses.
+//! - [`learn`]: `engine learn`, the learning loop in one resumable command
+//!   over a run store, its ledger and `status`.
 //! - [`matchplay`]: `engine match` and `engine gatekeeper`, games between
 //!   bots with Elo tables, and the gating of new nets.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
@@ -26,7 +28,7 @@
 //!   overrides, default model, device and evaluator).
 //! - [`fuzz_targets`]: the bodies of the fuzz targets (`fuzz/`,
 //!   `scripts/fuzz.sh`) and their seed corpora.
-//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|match|gatekeeper|benchmark`).
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark`).
 
 pub mod analysis;
 pub mod benchmark;
@@ -37,6 +39,7 @@ pub mod fuzz_targets;
 pub mod game;
 pub mod gtp;
 pub mod io_lines;
+pub mod learn;
 pub mod matchplay;
 pub mod nn;
 pub mod search;

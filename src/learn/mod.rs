@@ -1,0 +1,225 @@
+//! `engine learn`: the learner side of KataGo's loop scripts
+//! (`synchronous_loop.sh`, `shuffle_and_export_loop.sh`, `train.sh`) in one
+//! resumable command over a run store (a folder or `s3://`).
+//!
+//! ```text
+//! engine learn -store URL -config configs/learn.toml [-synchronous N] [-override-config k=v,...]
+//! engine learn -store URL status
+//! ```
+//!
+//! Each generation: wait for enough new self-play rows (or, with
+//! `-synchronous N`, play N games with the newest net by starting
+//! `engine selfplay` itself) → shuffle the window → train to the
+//! generation's sample target → export → gatekeeper → publish the accepted
+//! net to `models/` (self-play workers follow it) → one ledger object,
+//! written create-if-absent. Front door: [`run`] with [`LearnArgs`].
+//!
+//! Everything the learner knows is in the store ([`ledger`], the layout's
+//! fixed names), so a restart after `kill -9` carries on; a second learner
+//! on the same run refuses to start ([`lease`]). Exit codes: 0 done
+//! (`maxGenerations`), 1 failure, 2 bad flags or config, 3 stopped by a
+//! signal (SIGINT, SIGTERM, SIGUSR1; checkpointed), 4 another learner
+//! holds the run.
+
+mod learner;
+pub mod lease;
+pub mod ledger;
+mod scan;
+pub mod settings;
+mod signals;
+pub mod status;
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+pub use learner::{Learner, Outcome};
+pub use ledger::{GenerationRecord, Ledger};
+pub use settings::LearnSettings;
+
+use crate::store::layout::Run;
+use crate::store::StoreUrl;
+
+/// Exit code when a signal stopped the learner.
+pub const EXIT_STOPPED: i32 = 3;
+/// Exit code when another learner holds the run.
+pub const EXIT_HELD: i32 = 4;
+
+/// What `engine learn` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LearnAction {
+    /// Run the learner (the default).
+    #[default]
+    Run,
+    /// Print what the run has done and exit.
+    Status,
+}
+
+/// Flags of `engine learn`.
+#[derive(Debug, Args)]
+pub struct LearnArgs {
+    /// The run: a folder, `file:///path` or `s3://bucket/prefix`.
+    #[arg(long)]
+    pub store: String,
+    /// The learner's config (`configs/learn.toml`); paths in it are
+    /// relative to its folder.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Config overrides, `key=value[,key=value...]`; may be repeated.
+    #[arg(long = "override-config")]
+    pub override_config: Vec<String>,
+    /// Play N games with the newest net per generation, by starting
+    /// `engine selfplay` itself (one machine, reproducible turns).
+    /// Without it, self-play workers run on their own and a generation
+    /// starts every `newRowsPerGeneration` rows.
+    #[arg(long)]
+    pub synchronous: Option<u64>,
+    /// `run` (default) or `status`.
+    #[arg(value_enum, default_value_t = LearnAction::Run)]
+    pub action: LearnAction,
+}
+
+/// Why the learner stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LearnError {
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The config is not usable.
+    #[error(transparent)]
+    Settings(#[from] settings::SettingsError),
+    /// A config file could not be read.
+    #[error(transparent)]
+    Config(#[from] Box<crate::config::ConfigError>),
+    /// The ledger could not be read or written.
+    #[error(transparent)]
+    Ledger(#[from] ledger::LedgerError),
+    /// The lease is held by another learner or was lost.
+    #[error(transparent)]
+    Lease(#[from] lease::LeaseError),
+    /// Shuffling failed.
+    #[error("shuffle: {0}")]
+    Shuffle(#[from] crate::data::ShuffleError),
+    /// A shuffled window is not usable.
+    #[error(transparent)]
+    Window(#[from] crate::store::layout::WindowError),
+    /// Training or export failed.
+    #[error("train: {0}")]
+    Train(#[from] crate::train::TrainError),
+    /// The gatekeeper failed.
+    #[error("gatekeeper: {0}")]
+    Gate(#[from] crate::matchplay::MatchError),
+    /// Anything else.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Runs `engine learn`; returns the exit code.
+pub fn run(args: &LearnArgs) -> i32 {
+    let url = match StoreUrl::parse(&args.store) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("engine learn: -store: {e}");
+            return 2;
+        }
+    };
+    let run = match Run::open(&url) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            return 1;
+        }
+    };
+    if args.action == LearnAction::Status {
+        return match status::report(&run) {
+            Ok(text) => {
+                print!("{text}");
+                0
+            }
+            Err(e) => {
+                eprintln!("engine learn status: {e}");
+                1
+            }
+        };
+    }
+    let settings = match load_settings(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = signals::install() {
+        eprintln!("engine learn: {e}");
+        return 1;
+    }
+    let files = match run.learn() {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            return 1;
+        }
+    };
+    let lease = match lease::Lease::acquire(&files, settings.lease_seconds) {
+        Ok(l) => l,
+        Err(e @ lease::LeaseError::Held { .. }) => {
+            eprintln!("engine learn: {e}");
+            return EXIT_HELD;
+        }
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            return 1;
+        }
+    };
+    eprintln!(
+        "learn: run {} (lease {}), {} {} on posLen {}, {}",
+        run.url(),
+        lease.number(),
+        settings.model_kind,
+        settings.prefix(),
+        settings.pos_len,
+        match args.synchronous {
+            Some(n) => format!("synchronous: {n} games per generation"),
+            None => format!(
+                "a generation every {} new rows",
+                settings.new_rows_per_generation
+            ),
+        }
+    );
+    let mut learner =
+        match Learner::new(settings, args.config.clone(), run, lease, args.synchronous) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("engine learn: {e}");
+                return 1;
+            }
+        };
+    let result = learner.run();
+    learner.release();
+    match result {
+        Ok(Outcome::Done) => 0,
+        Ok(Outcome::Stopped) => {
+            eprintln!(
+                "learn: stopped by {}; run the same command to go on",
+                signals::name()
+            );
+            EXIT_STOPPED
+        }
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            1
+        }
+    }
+}
+
+fn load_settings(args: &LearnArgs) -> Result<LearnSettings, LearnError> {
+    let cfg = crate::setup::load_config(args.config.as_deref(), &args.override_config)
+        .map_err(Box::new)?;
+    let settings = LearnSettings::from_config(&cfg)?;
+    if args.synchronous == Some(0) {
+        return Err(LearnError::Invalid(
+            "-synchronous must be at least 1".into(),
+        ));
+    }
+    Ok(settings)
+}

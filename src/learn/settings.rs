@@ -1,0 +1,332 @@
+//! `configs/learn.toml`: what the learner trains and how often, with the
+//! names of KataGo's loop scripts' settings where they have one.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::train::{Augment, Precision, TrainOptions};
+
+/// Every key of `configs/learn.toml` (camelCase, as KataGo's configs).
+/// Paths are relative to the config file's folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LearnSettings {
+    /// The net trained (`engine train -model-kind`).
+    pub model_kind: String,
+    /// Data board side of the rows (`dataBoardLen` of self-play).
+    pub pos_len: usize,
+    /// Seed of the first net's weights and of training.
+    pub seed: u64,
+    /// Prefix of exported nets' names (default: the model kind).
+    pub export_prefix: String,
+    /// Stop after this many generations (0: never).
+    pub max_generations: u64,
+    /// Without `-synchronous`: a generation starts once self-play wrote
+    /// this many rows since the last one's window.
+    pub new_rows_per_generation: u64,
+    /// Seconds between looks at the store while waiting for data.
+    pub poll_seconds: f64,
+    /// Seconds without a heartbeat after which a learner counts as dead and
+    /// another may take the run over.
+    pub lease_seconds: f64,
+
+    /// `shuffle.py -min-rows`: no window below this many rows.
+    pub shuffle_min_rows: u64,
+    /// `-max-rows` (0: none).
+    pub shuffle_max_rows: u64,
+    /// `-keep-target-rows` (0: all).
+    pub shuffle_keep_target_rows: u64,
+    /// `-expand-window-per-row`.
+    pub shuffle_expand_window_per_row: f64,
+    /// `-taper-window-exponent`.
+    pub shuffle_taper_window_exponent: f64,
+    /// `-taper-window-scale` (0: the minimum rows).
+    pub shuffle_taper_window_scale: f64,
+    /// `-approx-rows-per-out-file`.
+    pub shuffle_rows_per_file: u64,
+    /// `-num-processes`.
+    pub shuffle_threads: usize,
+
+    /// `train.py -batch-size`.
+    pub train_batch_size: usize,
+    /// Samples trained per generation.
+    pub train_samples_per_generation: u64,
+    /// `-lr-scale`.
+    pub train_lr_scale: f64,
+    /// `-swa-scale`.
+    pub train_swa_scale: f64,
+    /// SWA snapshot period in samples (0: half a generation).
+    pub train_swa_period_samples: u64,
+    /// KataGo's learning-rate warm-up over the first 2M samples.
+    pub train_lr_warmup: bool,
+    /// Checkpoint every this many samples (and at each generation's end).
+    pub train_checkpoint_every_samples: u64,
+    /// Train on CUDA.
+    pub train_cuda: bool,
+    /// `fp32`, `fp16` or `bf16` (the trunk's arithmetic).
+    pub train_precision: String,
+
+    /// Test each new net against the newest accepted one; `false` accepts
+    /// every net (KataGo's synchronous loop without gatekeeper).
+    pub gating: bool,
+    /// The gatekeeper's config (KataGo's gatekeeper keys).
+    pub gatekeeper_config: String,
+    /// `key=value,...` overrides of it.
+    pub gatekeeper_overrides: String,
+
+    /// With `-synchronous`: the self-play config `engine learn` plays with.
+    pub selfplay_config: String,
+    /// `key=value,...` overrides of it.
+    pub selfplay_overrides: String,
+}
+
+impl Default for LearnSettings {
+    fn default() -> Self {
+        LearnSettings {
+            model_kind: "b6c96".into(),
+            pos_len: 19,
+            seed: 0,
+            export_prefix: String::new(),
+            max_generations: 0,
+            new_rows_per_generation: 250_000,
+            poll_seconds: 30.0,
+            lease_seconds: 300.0,
+            shuffle_min_rows: 250_000,
+            shuffle_max_rows: 0,
+            shuffle_keep_target_rows: 1_200_000,
+            shuffle_expand_window_per_row: 0.4,
+            shuffle_taper_window_exponent: 0.65,
+            shuffle_taper_window_scale: 0.0,
+            shuffle_rows_per_file: 70_000,
+            shuffle_threads: 2,
+            train_batch_size: 256,
+            train_samples_per_generation: 1_000_000,
+            train_lr_scale: 1.0,
+            train_swa_scale: 8.0,
+            train_swa_period_samples: 0,
+            train_lr_warmup: true,
+            train_checkpoint_every_samples: 100_000,
+            train_cuda: false,
+            train_precision: "fp32".into(),
+            gating: true,
+            gatekeeper_config: "gatekeeper.toml".into(),
+            gatekeeper_overrides: String::new(),
+            selfplay_config: "selfplay.toml".into(),
+            selfplay_overrides: String::new(),
+        }
+    }
+}
+
+/// Why the learner's settings are not usable.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The config file or an override could not be read.
+    #[error(transparent)]
+    Config(#[from] Box<crate::config::ConfigError>),
+    /// A key that is not one of the learner's.
+    #[error("{file}: unknown key{} {}", if .keys.len() > 1 { "s" } else { "" }, .keys.join(", "))]
+    UnknownKeys {
+        /// The config file.
+        file: String,
+        /// The keys, each with the nearest known key as a hint.
+        keys: Vec<String>,
+    },
+    /// A value out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl LearnSettings {
+    /// The settings of `cfg`; every key must be the learner's.
+    pub fn from_config(cfg: &Config) -> Result<LearnSettings, SettingsError> {
+        let s: LearnSettings = cfg.deserialize().map_err(Box::new)?;
+        let unused = cfg.unused_keys();
+        if !unused.is_empty() {
+            let known = known_keys();
+            let keys = unused
+                .iter()
+                .map(|k| match nearest(k, &known) {
+                    Some(n) => format!("'{k}' (did you mean '{n}'?)"),
+                    None => format!("'{k}'"),
+                })
+                .collect();
+            return Err(SettingsError::UnknownKeys {
+                file: cfg.file_name().to_string(),
+                keys,
+            });
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
+    fn validate(&self) -> Result<(), SettingsError> {
+        let bad = |what: &str| Err(SettingsError::Invalid(what.to_string()));
+        if !(2..=32).contains(&self.pos_len) {
+            return bad("posLen must be in 2..32");
+        }
+        if self.train_batch_size == 0 || self.train_samples_per_generation == 0 {
+            return bad("trainBatchSize and trainSamplesPerGeneration must be positive");
+        }
+        if self.shuffle_rows_per_file == 0 {
+            return bad("shuffleRowsPerFile must be positive");
+        }
+        if !(self.poll_seconds > 0.0 && self.lease_seconds >= 2.0 * self.poll_seconds.min(30.0)) {
+            return bad("pollSeconds must be positive and leaseSeconds at least twice as long");
+        }
+        self.precision()?;
+        crate::train::ModelConfig::by_name(&self.model_kind)
+            .map_err(|e| SettingsError::Invalid(format!("modelKind: {e}")))?;
+        Ok(())
+    }
+
+    /// `trainPrecision` as the trainer's type.
+    pub fn precision(&self) -> Result<Precision, SettingsError> {
+        match self.train_precision.as_str() {
+            "fp32" => Ok(Precision::F32),
+            "fp16" => Ok(Precision::F16),
+            "bf16" => Ok(Precision::BF16),
+            other => Err(SettingsError::Invalid(format!(
+                "trainPrecision {other:?}: expected fp32, fp16 or bf16"
+            ))),
+        }
+    }
+
+    /// Prefix of exported names.
+    pub fn prefix(&self) -> &str {
+        if self.export_prefix.is_empty() {
+            &self.model_kind
+        } else {
+            &self.export_prefix
+        }
+    }
+
+    /// The trainer's settings.
+    pub fn train_options(&self) -> Result<TrainOptions, SettingsError> {
+        Ok(TrainOptions {
+            model_kind: self.model_kind.clone(),
+            pos_len: self.pos_len,
+            batch_size: self.train_batch_size,
+            lr_scale: self.train_lr_scale,
+            swa_scale: self.train_swa_scale,
+            swa_period_samples: if self.train_swa_period_samples == 0 {
+                (self.train_samples_per_generation / 2).max(1)
+            } else {
+                self.train_swa_period_samples
+            },
+            no_lr_warmup: !self.train_lr_warmup,
+            augment: Augment::KATAGO,
+            checkpoint_every_samples: self.train_checkpoint_every_samples.max(1),
+            device: if self.train_cuda {
+                tch::Device::cuda_if_available()
+            } else {
+                tch::Device::Cpu
+            },
+            precision: self.precision()?,
+            seed: self.seed,
+            initial_checkpoint: None,
+        })
+    }
+}
+
+/// The learner's keys.
+fn known_keys() -> Vec<String> {
+    match serde_json::to_value(LearnSettings::default()) {
+        Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The known key closest to `key` by edit distance, if close enough to be a
+/// typo.
+fn nearest(key: &str, known: &[String]) -> Option<String> {
+    known
+        .iter()
+        .map(|k| (edit_distance(&key.to_lowercase(), &k.to_lowercase()), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.clone())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// A path of the config resolved against the config file's folder.
+pub fn resolve(config_file: Option<&Path>, path: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    match config_file.and_then(Path::parent) {
+        Some(dir) if p.is_relative() => dir.join(p),
+        _ => p,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides_parse() {
+        let cfg = Config::from_toml_str(
+            "modelKind = \"b4c32\"\nposLen = 9\ntrainPrecision = \"bf16\"\ngating = false\n",
+            "t.toml",
+        )
+        .expect("config");
+        let s = LearnSettings::from_config(&cfg).expect("settings");
+        assert_eq!(s.model_kind, "b4c32");
+        assert_eq!(s.pos_len, 9);
+        assert!(!s.gating);
+        assert_eq!(s.precision().expect("precision"), Precision::BF16);
+        assert_eq!(s.prefix(), "b4c32");
+        assert_eq!(s.train_batch_size, 256);
+    }
+
+    #[test]
+    fn a_typo_is_an_error_with_a_hint() {
+        let cfg =
+            Config::from_toml_str("trainBatchSise = 64\nfoo = 1\n", "t.toml").expect("config");
+        let e = LearnSettings::from_config(&cfg)
+            .expect_err("typo")
+            .to_string();
+        assert!(
+            e.contains("'trainBatchSise' (did you mean 'trainBatchSize'?)"),
+            "{e}"
+        );
+        assert!(e.contains("'foo'"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        for text in [
+            "trainPrecision = \"fp8\"",
+            "modelKind = \"b99c1\"",
+            "posLen = 40",
+            "trainBatchSize = 0",
+        ] {
+            let cfg = Config::from_toml_str(text, "t.toml").expect("config");
+            assert!(LearnSettings::from_config(&cfg).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_config() {
+        let p = resolve(Some(Path::new("/a/b/learn.toml")), "selfplay.toml");
+        assert_eq!(p, PathBuf::from("/a/b/selfplay.toml"));
+        assert_eq!(
+            resolve(Some(Path::new("/a/learn.toml")), "/x/y.toml"),
+            PathBuf::from("/x/y.toml")
+        );
+    }
+}
