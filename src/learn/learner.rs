@@ -383,10 +383,11 @@ impl Learner {
     /// Shuffles the window `name`; `None` when there are too few rows.
     fn shuffle(&self, name: &str) -> Result<Option<ShuffledWindow>, LearnError> {
         let s = &self.settings;
+        // One scratch folder per run (not per process): a shuffle killed
+        // mid-way leaves its shards there, and the next one clears them.
         let scratch = std::env::temp_dir().join(format!(
-            "engine-learn-shuffle-{}-{}.tmp",
-            std::process::id(),
-            name
+            "engine-learn-shuffle-{:016x}.tmp",
+            fnv1a(self.run.url().to_string().as_bytes())
         ));
         let cfg = ShuffleConfig {
             dirs: vec![self.run.url().join("selfplay")],
@@ -567,6 +568,13 @@ fn watch_signals(step: Arc<AtomicU8>, release: ReleaseHandle) {
                 std::process::exit(super::EXIT_STOPPED);
             }
         });
+}
+
+/// FNV-1a: a stable short name for a run's URL.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn now_unix() -> u64 {

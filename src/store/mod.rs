@@ -53,26 +53,32 @@ pub const DEFAULT_RETRY_SECONDS: u64 = 300;
 /// The environment variable that overrides [`DEFAULT_RETRY_SECONDS`].
 pub const RETRY_SECONDS_ENV: &str = "ENGINE_STORE_RETRY_SECONDS";
 
-/// Testing only: when set to `N`, the process kills itself with SIGKILL
+/// Testing only: `N` or `TEXT:N`. The process kills itself with SIGKILL
 /// right after its `N`-th write (put, create-if-absent or delete) went
-/// through, so a test can stage `kill -9` at every write of a command.
+/// through, counting only writes whose URL contains `TEXT` when one is
+/// given (`shuffleddata/:2`: in the middle of a shuffle's output), so a
+/// test can stage `kill -9` at a chosen write of a command.
 pub const TEST_KILL_AFTER_WRITES_ENV: &str = "ENGINE_TEST_KILL_AFTER_WRITES";
 
 /// Counts this process's writes for [`TEST_KILL_AFTER_WRITES_ENV`].
-fn count_write_for_kill_test() {
+fn count_write_for_kill_test(url: impl FnOnce() -> String) {
     use std::sync::atomic::{AtomicU64, Ordering};
-    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    static SPEC: OnceLock<Option<(String, u64)>> = OnceLock::new();
     static WRITES: AtomicU64 = AtomicU64::new(0);
-    let limit = LIMIT.get_or_init(|| {
-        std::env::var(TEST_KILL_AFTER_WRITES_ENV)
-            .ok()
-            .and_then(|v| v.parse().ok())
+    let spec = SPEC.get_or_init(|| {
+        let v = std::env::var(TEST_KILL_AFTER_WRITES_ENV).ok()?;
+        let (text, n) = v.rsplit_once(':').unwrap_or(("", &v));
+        Some((text.to_string(), n.parse().ok()?))
     });
-    if let Some(limit) = *limit {
-        if WRITES.fetch_add(1, Ordering::SeqCst) + 1 >= limit {
-            eprintln!("{TEST_KILL_AFTER_WRITES_ENV}={limit}: killing this process (SIGKILL)");
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::SIGKILL);
-        }
+    let Some((text, limit)) = spec else {
+        return;
+    };
+    let url = url();
+    if url.contains(text.as_str()) && WRITES.fetch_add(1, Ordering::SeqCst) + 1 >= *limit {
+        eprintln!(
+            "{TEST_KILL_AFTER_WRITES_ENV}: killing this process (SIGKILL) after writing {url}"
+        );
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::SIGKILL);
     }
 }
 
@@ -516,7 +522,7 @@ impl Store {
         self.tidy_folder_of(key);
         let payload = PutPayload::from_bytes(bytes.into());
         block_on(self.backend.put(&path, payload))
-            .map(|_| count_write_for_kill_test())
+            .map(|_| count_write_for_kill_test(|| self.describe(key)))
             .map_err(|e| self.fail(StoreOp::Write, key, e))
     }
 
@@ -537,7 +543,7 @@ impl Store {
                 .put_opts(&path, PutPayload::from_bytes(bytes.clone()), opts),
         ) {
             Ok(_) => {
-                count_write_for_kill_test();
+                count_write_for_kill_test(|| self.describe(key));
                 Ok(Created::New)
             }
             Err(e) => {
@@ -724,7 +730,7 @@ impl Store {
         if let StoreUrl::Local(root) = &self.url {
             remove_empty_parents(root, key);
         }
-        count_write_for_kill_test();
+        count_write_for_kill_test(|| self.describe(key));
         Ok(())
     }
 

@@ -1,0 +1,586 @@
+//! `engine learn` end to end on tiny settings (9x9, b2c16, a few games):
+//! generations on a folder and on a real S3 server; `kill -9` staged in
+//! the shuffle, the training, after the export, during the gating and in
+//! the middle of a net's move, each followed by a restart that finishes the
+//! generation with one ledger entry and no litter; a second learner refused
+//! while the first lives and taking over once it is dead; SIGUSR1 during
+//! training checkpoints and exits 3, and the restart goes on from there; a
+//! corrupt npz and a truncated net are skipped and rejected.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use common::s3_server::S3Server;
+use engine::learn::ledger::Ledger;
+use engine::store::layout::Run;
+use engine::store::{Store, StoreUrl};
+
+const TINY_SELFPLAY: &str = "bSizes=9,bSizeRelProbs=1,maxVisits=8,cheapSearchVisits=4,\
+reducedVisitsMin=4,numGameThreads=8,nnMaxBatchSize=8,maxMovesPerGame=80,maxRowsPerTrainFile=100";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("engine-learn-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The shared S3 server, its environment set in this process too (the
+/// test reads the store in-process).
+fn s3() -> &'static S3Server {
+    static ENV: Once = Once::new();
+    let server = S3Server::shared();
+    ENV.call_once(|| {
+        for (k, v) in server.env() {
+            std::env::set_var(k, v);
+        }
+    });
+    server
+}
+
+fn engine(server: Option<&S3Server>) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_engine"));
+    if let Some(s) = server {
+        s.configure(&mut c);
+    }
+    c.env("OMP_NUM_THREADS", "1")
+        .env_remove("ENGINE_TEST_KILL_AFTER_WRITES")
+        .stdin(Stdio::null());
+    c
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}",
+        out.status,
+        text(&out)
+    );
+    out
+}
+
+/// A learn config for tests in `dir`: b2c16 on 9x9, a window from 100
+/// rows, 512 samples a generation, 4 gating games at 8 visits; `extra`
+/// lines (`key = value`) replace these.
+fn tiny_config(dir: &Path, extra: &str) -> PathBuf {
+    let configs = repo().join("configs");
+    let mut keys: Vec<(String, String)> = [
+        ("modelKind", "\"b2c16\"".to_string()),
+        ("posLen", "9".into()),
+        ("seed", "3".into()),
+        ("newRowsPerGeneration", "100".into()),
+        ("pollSeconds", "0.5".into()),
+        ("leaseSeconds", "60".into()),
+        ("shuffleMinRows", "100".into()),
+        ("shuffleKeepTargetRows", "0".into()),
+        ("shuffleRowsPerFile", "200".into()),
+        ("shuffleThreads", "1".into()),
+        ("trainBatchSize", "64".into()),
+        ("trainSamplesPerGeneration", "512".into()),
+        ("trainSwaPeriodSamples", "256".into()),
+        ("trainLrWarmup", "false".into()),
+        ("trainCheckpointEverySamples", "128".into()),
+        ("gating", "true".into()),
+        (
+            "gatekeeperConfig",
+            format!("\"{}\"", configs.join("gatekeeper.toml").display()),
+        ),
+        (
+            "gatekeeperOverrides",
+            "\"numGamesPerGating=4,maxVisits=8,numGameThreads=4,maxMovesPerGame=60\"".into(),
+        ),
+        (
+            "selfplayConfig",
+            format!("\"{}\"", configs.join("selfplay.toml").display()),
+        ),
+        ("selfplayOverrides", format!("\"{TINY_SELFPLAY}\"")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for line in extra.lines().filter(|l| !l.trim().is_empty()) {
+        let (k, v) = line.split_once('=').expect("key = value");
+        let (k, v) = (k.trim().to_string(), v.trim().to_string());
+        match keys.iter_mut().find(|(key, _)| *key == k) {
+            Some(entry) => entry.1 = v,
+            None => keys.push((k, v)),
+        }
+    }
+    let text: String = keys.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
+    let path = dir.join("learn.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn learn(server: Option<&S3Server>, store: &str, config: &Path, extra: &[&str]) -> Command {
+    let mut c = engine(server);
+    c.args(["learn", "-store", store, "-config"])
+        .arg(config)
+        .args(extra);
+    c
+}
+
+/// A random first net and 10 games of self-play with it: a run whose
+/// first generation can start at once.
+fn prepared_run(root: &str, server: Option<&S3Server>) {
+    run_ok(engine(server).args([
+        "export",
+        "-random-init",
+        "b2c16",
+        "-seed",
+        "3",
+        "-export-dir",
+        &format!("{root}/models/b2c16-random"),
+        "-model-name",
+        "model",
+    ]));
+    run_ok(engine(server).args([
+        "selfplay",
+        "-config",
+        &repo().join("configs/selfplay.toml").display().to_string(),
+        "-override-config",
+        &format!("{TINY_SELFPLAY},dataBoardLen=9"),
+        "-models-dir",
+        &format!("{root}/models"),
+        "-output-dir",
+        &format!("{root}/selfplay"),
+        "-max-games-total",
+        "10",
+    ]));
+}
+
+/// Checks a run after `generations` generations: one ledger record each
+/// (numbered 1..), each net in exactly one of models/ and rejectedmodels/
+/// as its record says, nothing left to test, one logged decision per net,
+/// only the last window kept, the trainer at the last record's samples,
+/// and no temporary object anywhere.
+fn check_run(store: &Store, url: &StoreUrl, generations: u64) -> Ledger {
+    let run = Run::open(url).unwrap();
+    let ledger = Ledger::read(&run.learn().unwrap()).unwrap();
+    let gens: Vec<u64> = ledger.records.iter().map(|r| r.generation).collect();
+    assert_eq!(
+        gens,
+        (1..=generations).collect::<Vec<_>>(),
+        "ledger of {url}"
+    );
+    let models = run.models().unwrap();
+    let rejected = run.rejected().unwrap();
+    assert!(
+        run.candidates().unwrap().list().unwrap().is_empty(),
+        "left to test"
+    );
+    let log =
+        String::from_utf8(store.get("gatekeeper/gatekeeper_log.tsv").unwrap().to_vec()).unwrap();
+    let mut samples = 0;
+    for r in &ledger.records {
+        let in_models = models.find(&r.candidate).unwrap().is_some();
+        let in_rejected = rejected.find(&r.candidate).unwrap().is_some();
+        assert_eq!(
+            (in_models, in_rejected),
+            (r.gate.accepted, !r.gate.accepted),
+            "{} placed against its record",
+            r.candidate
+        );
+        let lines = log
+            .lines()
+            .filter(|l| l.split('\t').nth(1) == Some(r.candidate.as_str()))
+            .count();
+        assert_eq!(lines, 1, "decisions logged for {}:\n{log}", r.candidate);
+        assert_eq!(r.train.samples_before, samples);
+        assert_eq!(r.train.samples_after, samples + 512);
+        samples = r.train.samples_after;
+        assert!(
+            r.candidate.contains(&format!("-s{samples}-")),
+            "{}",
+            r.candidate
+        );
+    }
+    let windows: Vec<String> = store
+        .list("shuffleddata")
+        .unwrap()
+        .iter()
+        .filter_map(|o| o.key.split('/').nth(1).map(str::to_string))
+        .collect();
+    let last = format!("gen-{generations:06}");
+    assert!(
+        windows.iter().all(|w| w.starts_with(&last)),
+        "windows other than the last: {windows:?}"
+    );
+    for o in store.list("").unwrap() {
+        assert!(
+            !o.key.contains('#') && !o.key.ends_with(".tmp"),
+            "temporary object {}",
+            o.key
+        );
+    }
+    ledger
+}
+
+fn local_store(dir: &Path) -> (Store, StoreUrl) {
+    let url = StoreUrl::Local(dir.to_path_buf());
+    (Store::open(&url).unwrap(), url)
+}
+
+#[test]
+fn synchronous_generations_on_a_folder() {
+    let dir = scratch("sync");
+    let root = dir.join("run");
+    let cfg = tiny_config(&dir, "maxGenerations = 2");
+    let out = run_ok(&mut learn(
+        None,
+        &root.display().to_string(),
+        &cfg,
+        &["-synchronous", "8"],
+    ));
+    let log = text(&out);
+    assert!(log.contains("generation 0: random b2c16 net"), "{log}");
+    let (store, url) = local_store(&root);
+    let ledger = check_run(&store, &url, 2);
+    // At least 8 new games a generation (8 more while the window lacks
+    // rows), played by the learner's own self-play under one worker name.
+    let (g1, g2) = (
+        ledger.records[0].games_total(),
+        ledger.records[1].games_total(),
+    );
+    assert!(
+        g1 >= 8 && g1 % 8 == 0 && g2 >= g1 + 8 && g2 % 8 == 0,
+        "{g1} {g2}"
+    );
+    assert_eq!(
+        ledger.records[1].workers.len(),
+        1,
+        "{:?}",
+        ledger.records[1].workers
+    );
+    assert!(ledger.records[0].train.losses["loss"].is_finite());
+    assert!(store.exists("learn/progress.svg").unwrap());
+    assert!(store.exists("train/loss.svg").unwrap());
+    // status names every net and the learner's state.
+    let status =
+        run_ok(engine(None).args(["learn", "-store", &root.display().to_string(), "status"]));
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    for r in &ledger.records {
+        assert!(status.contains(&r.candidate), "{status}");
+    }
+    assert!(status.contains("released"), "{status}");
+    // A third run of the same command is done at once: nothing to redo.
+    let again = run_ok(&mut learn(
+        None,
+        &root.display().to_string(),
+        &cfg,
+        &["-synchronous", "8"],
+    ));
+    assert!(
+        text(&again).contains("2 generations done"),
+        "{}",
+        text(&again)
+    );
+    check_run(&store, &url, 2);
+}
+
+#[test]
+fn asynchronous_generations_on_s3_with_a_separate_worker() {
+    let server = s3();
+    let url_text = server.unique_url("learn");
+    prepared_run(&url_text, Some(server));
+    let dir = scratch("s3");
+    let cfg = tiny_config(&dir, "maxGenerations = 1");
+    // Generation 1 starts at once (the run holds 10 games); generation 2
+    // waits for a worker's rows.
+    run_ok(&mut learn(Some(server), &url_text, &cfg, &[]));
+    let url = StoreUrl::parse(&url_text).unwrap();
+    let store = Store::open(&url).unwrap();
+    check_run(&store, &url, 1);
+    let mut learner = learn(
+        Some(server),
+        &url_text,
+        &cfg,
+        &[
+            "-override-config",
+            "maxGenerations=2,newRowsPerGeneration=60",
+        ],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    run_ok(engine(Some(server)).args([
+        "selfplay",
+        "-config",
+        &repo().join("configs/selfplay.toml").display().to_string(),
+        "-override-config",
+        &format!("{TINY_SELFPLAY},dataBoardLen=9"),
+        "-models-dir",
+        &format!("{url_text}/models"),
+        "-output-dir",
+        &format!("{url_text}/selfplay"),
+        "-max-games-total",
+        "12",
+    ]));
+    let status = wait_with_timeout(&mut learner, Duration::from_secs(240));
+    let mut err = String::new();
+    std::io::Read::read_to_string(learner.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "learner: {status}\n{err}");
+    assert!(err.contains("waiting for self-play"), "{err}");
+    let ledger = check_run(&store, &url, 2);
+    assert!(ledger.records[1].rows_total() > ledger.records[0].rows_total());
+}
+
+fn wait_with_timeout(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let end = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("timed out after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn kill_9_in_each_step_then_restart_finishes_the_generation_once() {
+    let dir = scratch("kill");
+    let prepared = dir.join("prepared");
+    prepared_run(&prepared.display().to_string(), None);
+    let cfg = tiny_config(&dir, "maxGenerations = 1");
+    // Where the kill lands: in the middle of the shuffle's output, after
+    // the first training checkpoint, right after the export, after the
+    // first gating game, between a net's copy and its delete, right after
+    // the ledger object (before the old windows are tidied).
+    for (i, spec) in [
+        "shuffleddata/gen-000001/train/data0_0.npz:1",
+        "train/checkpoint:1",
+        "modelstobetested/:1",
+        "gatekeeper/b2c16:1",
+        "gatekeeper/gatekeeper_log.tsv:1",
+        "learn/generations/:1",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let root = dir.join(format!("run{i}"));
+        let status = Command::new("cp")
+            .arg("-r")
+            .arg(&prepared)
+            .arg(&root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let store_arg = root.display().to_string();
+        let killed = learn(None, &store_arg, &cfg, &["-synchronous", "10"])
+            .env("ENGINE_TEST_KILL_AFTER_WRITES", spec)
+            .output()
+            .unwrap();
+        assert_eq!(
+            killed.status.signal(),
+            Some(9),
+            "{spec}: not killed ({}):\n{}",
+            killed.status,
+            text(&killed)
+        );
+        let again = run_ok(&mut learn(None, &store_arg, &cfg, &["-synchronous", "10"]));
+        let (store, url) = local_store(&root);
+        let ledger = check_run(&store, &url, 1);
+        // The restart played no new games: the data was there.
+        assert!(ledger.records[0].games_total() >= 10, "{spec}");
+        assert!(
+            !text(&again).contains("self-play of"),
+            "{spec}: {}",
+            text(&again)
+        );
+    }
+}
+
+#[test]
+fn a_second_learner_is_refused_until_the_first_is_dead() {
+    let dir = scratch("lease");
+    let root = dir.join("run");
+    let store_arg = root.display().to_string();
+    // Waits for rows that never come: it only holds the lease.
+    let cfg = tiny_config(&dir, "newRowsPerGeneration = 100000000");
+    let mut first = learn(None, &store_arg, &cfg, &[])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("learner output").unwrap();
+        if line.contains("waiting for self-play") {
+            break;
+        }
+    }
+    let second = learn(None, &store_arg, &cfg, &[]).output().unwrap();
+    assert_eq!(second.status.code(), Some(4), "{}", text(&second));
+    assert!(
+        text(&second).contains("another learner holds this run"),
+        "{}",
+        text(&second)
+    );
+    // kill -9 of the first: on this host a dead holder is taken over at once.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let mut third = learn(None, &store_arg, &cfg, &[])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(third.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("learner output").unwrap();
+        assert!(!line.contains("another learner"), "{line}");
+        if line.contains("waiting for self-play") {
+            break;
+        }
+    }
+    // SIGTERM: it lets the lease go and exits 3.
+    nix_kill(third.id(), "TERM");
+    let status = wait_with_timeout(&mut third, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(3));
+    let status = run_ok(engine(None).args(["learn", "-store", &store_arg, "status"]));
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(status.contains("(lease 2 of"), "{status}");
+    assert!(status.contains("released"), "{status}");
+}
+
+fn nix_kill(pid: u32, sig: &str) {
+    let s = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(s.success());
+}
+
+#[test]
+fn sigusr1_during_training_checkpoints_and_the_restart_goes_on() {
+    let dir = scratch("usr1");
+    let root = dir.join("run");
+    prepared_run(&root.display().to_string(), None);
+    let store_arg = root.display().to_string();
+    // A long generation (about 200 steps), checkpointed only at its end
+    // unless stopped.
+    let cfg = tiny_config(
+        &dir,
+        "maxGenerations = 1\ntrainSamplesPerGeneration = 12800\ntrainCheckpointEverySamples = 1000000",
+    );
+    let mut first = learn(None, &store_arg, &cfg, &["-synchronous", "10"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("learner output").unwrap();
+        if line.contains("training 12800 samples") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    nix_kill(first.id(), "USR1");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = wait_with_timeout(&mut first, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(3), "{}", rest.join("\n"));
+    let log = rest.join("\n");
+    assert!(log.contains("stopped at"), "{log}");
+    assert!(log.contains("stopped by SIGUSR1"), "{log}");
+    let again = run_ok(&mut learn(None, &store_arg, &cfg, &["-synchronous", "10"]));
+    let again = text(&again);
+    let resumed = again
+        .lines()
+        .find(|l| l.contains("resumed from"))
+        .unwrap_or_else(|| panic!("{again}"));
+    let at: u64 = resumed
+        .rsplit("at ")
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{resumed}"));
+    assert!(at > 0 && at < 12800, "{resumed}");
+    let (store, url) = local_store(&root);
+    let run = Run::open(&url).unwrap();
+    let ledger = Ledger::read(&run.learn().unwrap()).unwrap();
+    assert_eq!(ledger.records.len(), 1);
+    assert_eq!(ledger.records[0].train.samples_after, 12800);
+    assert!(store.exists("train/checkpoint.safetensors").unwrap());
+}
+
+#[test]
+fn a_corrupt_npz_and_a_truncated_net_are_skipped_and_the_run_goes_on() {
+    let dir = scratch("bad");
+    let root = dir.join("run");
+    prepared_run(&root.display().to_string(), None);
+    let store_arg = root.display().to_string();
+    let (store, url) = local_store(&root);
+    store
+        .put(
+            "selfplay/b2c16-random/tdata/byhand-00000000000000AA.npz",
+            b"PK\x03\x04 not a zip".to_vec(),
+        )
+        .unwrap();
+    let good = store.get("models/b2c16-random/model.bin.gz").unwrap();
+    store
+        .put(
+            "modelstobetested/byhand-s99999999-d1/model.bin.gz",
+            good.slice(0..good.len() / 3),
+        )
+        .unwrap();
+    let cfg = tiny_config(&dir, "maxGenerations = 1");
+    let out = run_ok(&mut learn(None, &store_arg, &cfg, &["-synchronous", "10"]));
+    let log = text(&out);
+    assert!(log.contains("skipping bad file"), "{log}");
+    check_run(&store, &url, 1);
+    let gate_log =
+        String::from_utf8(store.get("gatekeeper/gatekeeper_log.tsv").unwrap().to_vec()).unwrap();
+    let line = gate_log
+        .lines()
+        .find(|l| l.contains("byhand-s99999999-d1"))
+        .unwrap_or_else(|| panic!("{gate_log}"));
+    assert!(line.ends_with("\tfalse\tunloadable"), "{line}");
+    assert!(Run::open(&url)
+        .unwrap()
+        .rejected()
+        .unwrap()
+        .find("byhand-s99999999-d1")
+        .unwrap()
+        .is_some());
+}
+
+#[test]
+fn bad_flags_and_configs_are_refused_clearly() {
+    let dir = scratch("flags");
+    let store_arg = dir.join("run").display().to_string();
+    let cfg = tiny_config(&dir, "trainBatchSise = 3");
+    let out = learn(None, &store_arg, &cfg, &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("did you mean 'trainBatchSize'"),
+        "{}",
+        text(&out)
+    );
+    let cfg = tiny_config(&dir, "");
+    let out = learn(None, &store_arg, &cfg, &["-synchronous", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    // Nothing was written for a refused start.
+    assert!(!dir.join("run").exists());
+}
