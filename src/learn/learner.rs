@@ -3,6 +3,7 @@
 //! names of what it writes, so a restart carries on where the store says.
 
 use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use crate::data::{shuffle, ShuffleConfig, WindowParams};
 use crate::matchplay::{GateDecision, GateFolders, Gatekeeper, Logger};
 use crate::selfplay::WORKER_NAME_ENV;
 use crate::store::layout::{LearnFiles, ModelsDir, Run, ShuffledWindow};
-use crate::store::TEST_KILL_AFTER_WRITES_ENV;
+use crate::store::{StoreUrl, TEST_KILL_AFTER_WRITES_ENV};
 use crate::train::{random_net_bin_gz, TrainData, Trainer};
 
 /// What the learner is doing, for the signal watcher: a stop during a
@@ -347,37 +348,25 @@ impl Learner {
 
     /// Starts `engine selfplay` on the run for `games` games.
     fn start_selfplay(&self, games: u64) -> Result<Child, LearnError> {
-        let s = &self.settings;
-        let exe = std::env::current_exe()
-            .map_err(|e| LearnError::Invalid(format!("the engine binary: {e}")))?;
-        let config = resolve(self.config_file.as_deref(), &s.selfplay_config);
-        let mut overrides = s.selfplay_overrides.trim().trim_matches(',').to_string();
-        if !overrides.is_empty() {
-            overrides.push(',');
-        }
-        // The trainer reads rows of posLen: self-play must write them so.
-        overrides.push_str(&format!("dataBoardLen={}", s.pos_len));
-        let run = self.run.url();
-        Command::new(exe)
-            .arg("selfplay")
-            .arg("-config")
-            .arg(&config)
-            .arg("-override-config")
-            .arg(overrides)
-            .arg("-models-dir")
-            .arg(run.join("models").to_string())
-            .arg("-output-dir")
-            .arg(run.join("selfplay").to_string())
-            .arg("-max-games-total")
-            .arg(games.to_string())
-            .env_remove(TEST_KILL_AFTER_WRITES_ENV)
-            // One worker name for all the learner's own self-play.
-            .env(
-                WORKER_NAME_ENV,
-                format!("{}-learn", super::lease::host_name()),
-            )
-            .spawn()
-            .map_err(|e| LearnError::Invalid(format!("starting self-play: {e}")))
+        selfplay_command(
+            &self.settings,
+            self.config_file.as_deref(),
+            self.run.url(),
+            Some(games),
+            "",
+        )?
+        // One worker name for all the learner's own self-play.
+        .env(
+            WORKER_NAME_ENV,
+            format!("{}-learn", super::lease::host_name()),
+        )
+        // Its own process group: a Ctrl-C in the terminal (or a kill of the
+        // learner's group) reaches the learner only, which passes one
+        // SIGTERM on; a second signal would make self-play drop its
+        // finished games.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| LearnError::Invalid(format!("starting self-play: {e}")))
     }
 
     /// Shuffles the window `name`; `None` when there are too few rows.
@@ -459,10 +448,10 @@ impl Learner {
             );
             self.set_step(Step::Training);
             let report = trainer.train_epoch(&data, target - trainer.samples(), signals::flag())?;
-            self.set_step(Step::Redoable);
             let Some(report) = report else {
                 return Ok(None);
             };
+            self.set_step(Step::Redoable);
             record.seconds = report.seconds;
             record.losses = report.train;
             record.val_losses = report.val.unwrap_or_default();
@@ -505,6 +494,43 @@ impl Learner {
     }
 }
 
+/// The `engine selfplay` command line that plays for the run at `run`
+/// with the learner's self-play settings (`selfplayConfig`,
+/// `selfplayOverrides`, then `extra_overrides`, then `dataBoardLen` =
+/// `posLen`, which the trainer needs): `games` games, or until stopped.
+pub(super) fn selfplay_command(
+    s: &LearnSettings,
+    config_file: Option<&std::path::Path>,
+    run: &StoreUrl,
+    games: Option<u64>,
+    extra_overrides: &str,
+) -> Result<Command, LearnError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| LearnError::Invalid(format!("the engine binary: {e}")))?;
+    let config = resolve(config_file, &s.selfplay_config);
+    let board = format!("dataBoardLen={}", s.pos_len);
+    let overrides: Vec<&str> = [s.selfplay_overrides.as_str(), extra_overrides, &board]
+        .into_iter()
+        .map(|o| o.trim().trim_matches(','))
+        .filter(|o| !o.is_empty())
+        .collect();
+    let mut cmd = Command::new(exe);
+    cmd.arg("selfplay")
+        .arg("-config")
+        .arg(&config)
+        .arg("-override-config")
+        .arg(overrides.join(","))
+        .arg("-models-dir")
+        .arg(run.join("models").to_string())
+        .arg("-output-dir")
+        .arg(run.join("selfplay").to_string())
+        .env_remove(TEST_KILL_AFTER_WRITES_ENV);
+    if let Some(n) = games {
+        cmd.arg("-max-games-total").arg(n.to_string());
+    }
+    Ok(cmd)
+}
+
 /// Whether a net named `name` is in any of `dirs`.
 fn is_in_any(dirs: &[ModelsDir], name: &str) -> Result<bool, LearnError> {
     for d in dirs {
@@ -544,7 +570,7 @@ fn gatekeeper(
 }
 
 /// Sleeps up to `d`, waking early on a signal; `true` if one came.
-fn sleep_unless_stopped(d: Duration) -> bool {
+pub(super) fn sleep_unless_stopped(d: Duration) -> bool {
     let end = Instant::now() + d;
     while Instant::now() < end {
         if signals::stop_requested() {

@@ -5,6 +5,7 @@
 //! ```text
 //! engine learn -store URL -config configs/learn.toml [-synchronous N] [-override-config k=v,...]
 //! engine learn -store URL status
+//! engine learn -store URL -config configs/learn.toml worker
 //! ```
 //!
 //! Each generation: wait for enough new self-play rows (or, with
@@ -53,7 +54,15 @@ pub enum LearnAction {
     Run,
     /// Print what the run has done and exit.
     Status,
+    /// Be a self-play worker of the run: `engine selfplay` with the
+    /// config's self-play settings (plus `ENGINE_SELFPLAY_OVERRIDES`),
+    /// following the run's newest net until stopped.
+    Worker,
 }
+
+/// Extra self-play overrides of a worker (`engine learn ... worker`), e.g.
+/// `numGameThreads=256,nnMaxBatchSize=256` on a GPU node.
+pub const SELFPLAY_OVERRIDES_ENV: &str = "ENGINE_SELFPLAY_OVERRIDES";
 
 /// Flags of `engine learn`.
 #[derive(Debug, Args)]
@@ -74,7 +83,12 @@ pub struct LearnArgs {
     /// starts every `newRowsPerGeneration` rows.
     #[arg(long)]
     pub synchronous: Option<u64>,
-    /// `run` (default) or `status`.
+    /// When another learner holds the run, wait until its lease is
+    /// released or goes stale instead of exiting with code 4 (a requeued
+    /// job whose predecessor died without letting go).
+    #[arg(long = "wait-for-lease")]
+    pub wait_for_lease: bool,
+    /// `run` (default), `status` or `worker`.
     #[arg(value_enum, default_value_t = LearnAction::Run)]
     pub action: LearnAction,
 }
@@ -149,6 +163,9 @@ pub fn run(args: &LearnArgs) -> i32 {
             return 2;
         }
     };
+    if args.action == LearnAction::Worker {
+        return run_worker(&settings, args, &run);
+    }
     if let Err(e) = signals::install() {
         eprintln!("engine learn: {e}");
         return 1;
@@ -160,15 +177,24 @@ pub fn run(args: &LearnArgs) -> i32 {
             return 1;
         }
     };
-    let lease = match lease::Lease::acquire(&files, settings.lease_seconds) {
-        Ok(l) => l,
-        Err(e @ lease::LeaseError::Held { .. }) => {
-            eprintln!("engine learn: {e}");
-            return EXIT_HELD;
-        }
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            return 1;
+    let lease = loop {
+        match lease::Lease::acquire(&files, settings.lease_seconds) {
+            Ok(l) => break l,
+            Err(e @ lease::LeaseError::Held { .. }) if args.wait_for_lease => {
+                eprintln!("learn: {e}; waiting");
+                let wait = std::time::Duration::from_secs_f64(settings.lease_seconds / 6.0);
+                if learner::sleep_unless_stopped(wait) {
+                    return EXIT_STOPPED;
+                }
+            }
+            Err(e @ lease::LeaseError::Held { .. }) => {
+                eprintln!("engine learn: {e}");
+                return EXIT_HELD;
+            }
+            Err(e) => {
+                eprintln!("engine learn: {e}");
+                return 1;
+            }
         }
     };
     eprintln!(
@@ -210,6 +236,27 @@ pub fn run(args: &LearnArgs) -> i32 {
             1
         }
     }
+}
+
+/// `engine learn ... worker`: replaces this process with the run's
+/// self-play (signals then reach it directly: SIGTERM writes the finished
+/// games and exits 3).
+fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let extra = std::env::var(SELFPLAY_OVERRIDES_ENV).unwrap_or_default();
+    let mut cmd =
+        match learner::selfplay_command(settings, args.config.as_deref(), run.url(), None, &extra)
+        {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("engine learn worker: {e}");
+                return 1;
+            }
+        };
+    eprintln!("learn worker: {cmd:?}");
+    let e = cmd.exec();
+    eprintln!("engine learn worker: starting self-play: {e}");
+    1
 }
 
 fn load_settings(args: &LearnArgs) -> Result<LearnSettings, LearnError> {

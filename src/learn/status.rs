@@ -70,7 +70,7 @@ pub fn report(run: &Run) -> Result<String, LearnError> {
             format!("{}-{}-{}", g.wins, g.losses, g.draws)
         };
         let elo = match g.elo() {
-            Some((e, lo, hi)) => format!("{e:+.0} [{}, {}]", fmt_elo(lo), fmt_elo(hi)),
+            Some((e, lo, hi)) => format!("{} [{}, {}]", fmt_elo(e), fmt_elo(lo), fmt_elo(hi)),
             None => "-".to_string(),
         };
         let loss = |m: &BTreeMap<String, f64>| {
@@ -100,7 +100,9 @@ pub fn report(run: &Run) -> Result<String, LearnError> {
 }
 
 fn fmt_elo(e: f64) -> String {
-    if e.is_finite() {
+    if e.abs() < 0.5 {
+        "0".into()
+    } else if e.is_finite() {
         format!("{e:+.0}")
     } else if e > 0.0 {
         "+inf".into()
