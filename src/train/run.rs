@@ -405,11 +405,8 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
     if args.batch_size == 0 {
         return Err(TrainError::Config("-batch-size must be positive".into()));
     }
-    let device = if args.cuda {
-        Device::cuda_if_available()
-    } else {
-        Device::Cpu
-    };
+    let device = crate::nn::device::train_device(args.cuda)
+        .map_err(|e| TrainError::Config(e.to_string()))?;
     tch::manual_seed(args.seed as i64);
     std::fs::create_dir_all(&args.traindir).map_err(|e| TrainError::io(&args.traindir, e))?;
     let train_store = Store::open_path(&args.traindir)?;
@@ -481,6 +478,10 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         (_, true) => Precision::BF16,
         _ => Precision::F32,
     };
+    eprintln!(
+        "{}",
+        crate::nn::device::train_line(device, net.precision.compute_kind())
+    );
     let mut opt = Optimizer::new(&net);
     let mut state = TrainState {
         model_kind: config.name.clone(),
