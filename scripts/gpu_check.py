@@ -512,8 +512,12 @@ def stage_analysis(c):
         rnd = i // len(recs)
         q["komi"] = 7.5 + (rnd % 100 - 50) * 0.5
         q["rules"] = ANALYSIS_RULES[(rnd // 100) % len(ANALYSIS_RULES)]
-        proc.stdin.write(json.dumps(q) + "\n")
-        proc.stdin.flush()
+        try:
+            proc.stdin.write(json.dumps(q) + "\n")
+            proc.stdin.flush()
+        except OSError:  # the engine has exited: its stderr says why
+            state["feeding"] = False
+            return
         state["sent"] += 1
 
     times = {}
@@ -521,7 +525,8 @@ def stage_analysis(c):
     try:
         with lock:
             for _ in range(in_flight):
-                send()
+                if state["feeding"]:
+                    send()
         stop_at = min(t0 + duration, time.time() + c.remaining() - 15)
 
         def reader():
@@ -542,14 +547,17 @@ def stage_analysis(c):
                             times["stop"] = (time.time(), state["done"])
         rt = threading.Thread(target=reader, daemon=True)
         rt.start()
-        rt.join(max(1.0, stop_at - time.time() + 10))
+        # Until the feeding stops (the reader stops it at stop_at) or the
+        # engine is gone; then stdin is closed and the engine finishes.
+        while rt.is_alive() and state["feeding"] and time.time() < stop_at + 10:
+            time.sleep(0.1)
         with lock:
             state["feeding"] = False
             stop = times.get("stop", (time.time(), state["done"]))
     finally:
         try:
             proc.stdin.close()
-        except Exception:
+        except OSError:
             pass
         try:
             proc.wait(timeout=max(1.0, min(30.0, c.remaining())))
