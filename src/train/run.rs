@@ -85,7 +85,7 @@ pub struct TrainArgs {
     /// Data board side of the rows.
     #[arg(long = "pos-len", default_value_t = 19)]
     pub pos_len: usize,
-    /// Use CUDA when available.
+    /// Train on CUDA device 0 (an error if CUDA cannot be used; never the CPU instead).
     #[arg(long = "cuda")]
     pub cuda: bool,
     /// Mixed precision: the trunk's convolutions and matmuls in fp16, the
