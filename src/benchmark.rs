@@ -21,6 +21,17 @@
 //! - On the CPU, KataGo's Eigen backend runs one single-threaded server
 //!   per search thread; ours keeps one batching server with libtorch
 //!   threads on all cores (see [`crate::setup::cpu_threads`]).
+//!
+//! # `-nn`: the network alone
+//!
+//! `engine benchmark -nn -batch 64,256,1024` measures the network without
+//! a search: one model of the evaluator the config would build (device,
+//! precision and layout as any command picks them), fed full batches of a
+//! fixed position, for `-seconds` per batch size after a warm-up. It
+//! prints evaluations/s, milliseconds per batch and the convolution
+//! arithmetic achieved, and on a GPU whose fp16 tensor-core peak is known
+//! ([`crate::nn::device::fp16_tensor_peak_tflops`]) the fraction of that
+//! peak; the last line is the same as JSON, for scripts.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -30,6 +41,7 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::game::GameState;
 use crate::game::{Board, BoardHistory, Move, Player, Rules};
+use crate::nn::ModelFile;
 use crate::search::{
     EvalOptions, NnEvalSettings, NnSearchEvaluator, PositionEvaluator, RunOptions, Search,
     SearchParams, SearchState, SetupFor,
@@ -67,6 +79,33 @@ pub struct BenchmarkOptions {
     pub num_positions: usize,
     /// Typical seconds per move, for the recommendation (`-time`).
     pub seconds_per_move: f64,
+    /// `-nn` and its flags.
+    pub nn: NnBenchArgs,
+}
+
+/// Flags of `engine benchmark -nn` (part of the benchmark's flags).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct NnBenchArgs {
+    /// Measure the network alone (no search): evaluations/s at each batch
+    /// size of `-batch`, on the device and precision the config picks.
+    #[arg(long = "nn")]
+    pub nn: bool,
+    /// With `-nn`: batch sizes, comma-separated.
+    #[arg(long = "batch", default_value = "64,256,1024")]
+    pub batch: String,
+    /// With `-nn`: seconds to measure each batch size (after a warm-up).
+    #[arg(long = "seconds", default_value_t = 5.0)]
+    pub seconds: f64,
+}
+
+impl Default for NnBenchArgs {
+    fn default() -> Self {
+        NnBenchArgs {
+            nn: false,
+            batch: "64,256,1024".into(),
+            seconds: 5.0,
+        }
+    }
 }
 
 /// The outcome of one thread count (KataGo's `PlayUtils::BenchmarkResults`).
@@ -355,6 +394,9 @@ pub fn run(opts: &BenchmarkOptions) -> i32 {
 }
 
 fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
+    if opts.nn.nn {
+        return run_nn(opts);
+    }
     if opts.visits <= 1 || opts.visits >= 1_000_000_000 {
         return Err(format!(
             "Number of visits to use: invalid value {}",
@@ -479,6 +521,193 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
         );
         println!();
     }
+    Ok(())
+}
+
+/// Multiply-adds of one evaluation on an `h x w` board, counted as two
+/// operations each: every convolution at every point, plus the matmuls
+/// (the work the net defines, whatever algorithm runs it).
+pub fn flops_per_eval(file: &ModelFile, h: usize, w: usize) -> f64 {
+    use crate::nn::desc::{Block, ConvLayer, MatMulLayer};
+    let conv = |c: &ConvLayer| c.weights.len() as f64 * (h * w) as f64;
+    let mm = |m: &MatMulLayer| m.weights.len() as f64;
+    fn blocks(
+        bs: &[Block],
+        conv: &dyn Fn(&ConvLayer) -> f64,
+        mm: &dyn Fn(&MatMulLayer) -> f64,
+    ) -> f64 {
+        bs.iter()
+            .map(|b| match b {
+                Block::Ordinary(b) => conv(&b.regular_conv) + conv(&b.final_conv),
+                Block::GlobalPooling(b) => {
+                    conv(&b.regular_conv)
+                        + conv(&b.gpool_conv)
+                        + conv(&b.final_conv)
+                        + mm(&b.gpool_to_bias_mul)
+                }
+                Block::NestedBottleneck(b) => {
+                    conv(&b.pre_conv) + conv(&b.post_conv) + blocks(&b.blocks, conv, mm)
+                }
+            })
+            .sum()
+    }
+    let t = &file.trunk;
+    let p = &file.policy_head;
+    let v = &file.value_head;
+    let macs = conv(&t.initial_conv)
+        + mm(&t.initial_matmul)
+        + blocks(&t.blocks, &conv, &mm)
+        + conv(&p.p1_conv)
+        + conv(&p.g1_conv)
+        + conv(&p.p2_conv)
+        + mm(&p.gpool_to_bias_mul)
+        + mm(&p.gpool_to_pass_mul)
+        + p.pass_mlp.as_ref().map_or(0.0, |(_, _, m)| mm(m))
+        + conv(&v.v1_conv)
+        + mm(&v.v2_mul)
+        + mm(&v.v3_mul)
+        + mm(&v.sv3_mul)
+        + conv(&v.ownership_conv);
+    2.0 * macs
+}
+
+/// One batch size's result of `engine benchmark -nn`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct NnBenchResult {
+    pub batch: usize,
+    pub batches: u64,
+    pub seconds: f64,
+    pub evals_per_second: f64,
+    pub ms_per_batch: f64,
+    pub tflops: f64,
+    /// Achieved / the GPU's fp16 tensor-core peak (half precisions on a
+    /// GPU in the table only).
+    pub peak_ratio: Option<f64>,
+}
+
+/// A batch of `n` copies of a mid-game-like position on a `size` board
+/// (stones, liberties and komi planes set), every row a whole board.
+fn nn_bench_batch(n: usize, size: usize) -> crate::nn::InputBatch {
+    use crate::nn::{NUM_GLOBAL_FEATURES_V7 as G, NUM_SPATIAL_FEATURES_V7 as C};
+    let mut b = crate::nn::InputBatch::default();
+    let hw = size * size;
+    b.reset(n, C, G, size, size);
+    for r in 0..n {
+        let row = &mut b.spatial[r * C * hw..(r + 1) * C * hw];
+        for i in 0..hw {
+            row[i] = 1.0;
+            let k = (i * 7 + r) % 11;
+            if k < 3 {
+                row[(1 + k % 2) * hw + i] = 1.0;
+                row[(3 + k) * hw + i] = 1.0;
+            }
+        }
+        let g = &mut b.global[r * G..(r + 1) * G];
+        g[5] = -0.5;
+        g[6] = 1.0;
+        b.mask[r * hw..(r + 1) * hw].fill(1.0);
+    }
+    b.include_ownership = true;
+    b
+}
+
+/// `engine benchmark -nn` (see the module docs).
+fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
+    let batches = parse_threads(&opts.nn.batch)
+        .map_err(|_| format!("-batch: invalid list {}", opts.nn.batch))?;
+    if !(opts.nn.seconds > 0.0 && opts.nn.seconds <= 3600.0) {
+        return Err(format!("-seconds: invalid value {}", opts.nn.seconds));
+    }
+    let cfg = crate::setup::load_config(opts.config.as_deref(), &opts.override_config)
+        .map_err(|e| e.to_string())?;
+    let size = opts.board_size.unwrap_or(19);
+    if !(2..=crate::nn::MAX_BOARD_LEN).contains(&size) {
+        return Err(format!("Board size to test: invalid value {size}"));
+    }
+    if crate::setup::is_missing_local_file(&opts.model) {
+        return Err(format!("model file not found: {}", opts.model.display()));
+    }
+    let file = crate::setup::read_model(&opts.model).map_err(|e| e.to_string())?;
+    let backend = crate::setup::build_backend(&file, &cfg).map_err(|e| e.to_string())?;
+    let desc = backend.description.clone();
+    let mut models = backend.models;
+    let model = models.first_mut().ok_or("no model")?;
+    let flops = flops_per_eval(&file, size, size);
+    let peak = desc
+        .gpu
+        .as_ref()
+        .filter(|_| desc.precision != crate::nn::device::Precision::F32)
+        .and_then(|g| crate::nn::device::fp16_tensor_peak_tflops(&g.name));
+    println!("Network: {} on {}", file.name, desc.line());
+    println!(
+        "{size}x{size}, {:.2} GFLOP per evaluation (2 x multiply-adds of the convolutions and matmuls)",
+        flops / 1e9
+    );
+    if let Some((p, label)) = peak {
+        println!("fp16 tensor-core peak of the {label}: {p} TFLOP/s (dense)");
+    }
+    let mut results = Vec::new();
+    for &n in &batches {
+        let batch = nn_bench_batch(n, size);
+        let mut run = || -> Result<(), String> {
+            let rows = model.forward(&batch).map_err(|e| e.to_string())?;
+            let bad = rows.iter().any(|r| {
+                !r.value.iter().all(|v| v.is_finite()) || r.policy.iter().any(|v| !v.is_finite())
+            });
+            if bad || rows.len() != n {
+                return Err(format!("batch {n}: outputs are not finite"));
+            }
+            Ok(())
+        };
+        // Warm-up: cuDNN's autotuning and the allocator's first blocks.
+        for _ in 0..2 {
+            run()?;
+        }
+        let start = Instant::now();
+        let mut count = 0u64;
+        while count < 3 || start.elapsed().as_secs_f64() < opts.nn.seconds {
+            run()?;
+            count += 1;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let eps = (count as f64 * n as f64) / secs;
+        let tflops = eps * flops / 1e12;
+        let r = NnBenchResult {
+            batch: n,
+            batches: count,
+            seconds: secs,
+            evals_per_second: eps,
+            ms_per_batch: secs * 1e3 / count as f64,
+            tflops,
+            peak_ratio: peak.map(|(p, _)| tflops / p),
+        };
+        println!(
+            "batch {:5}: {:10.1} evals/s, {:8.2} ms/batch, {:8.3} TFLOP/s{} ({} batches, {:.1} s)",
+            n,
+            r.evals_per_second,
+            r.ms_per_batch,
+            r.tflops,
+            r.peak_ratio
+                .map(|x| format!(" = {:.1}% of the fp16 peak", 100.0 * x))
+                .unwrap_or_default(),
+            r.batches,
+            r.seconds
+        );
+        results.push(r);
+    }
+    let json = serde_json::json!({
+        "nn_benchmark": {
+            "model": file.name,
+            "device": desc.line(),
+            "gpu": desc.gpu.as_ref().map(|g| g.name.clone()),
+            "precision": desc.precision.name(),
+            "board_size": size,
+            "gflops_per_eval": flops / 1e9,
+            "peak_tflops": peak.map(|(p, _)| p),
+            "results": results,
+        }
+    });
+    println!("{json}");
     Ok(())
 }
 

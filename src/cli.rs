@@ -88,6 +88,8 @@ pub struct BenchmarkArgs {
     /// Typical seconds per move, for the thread recommendation.
     #[arg(short = 'i', long = "time", default_value_t = crate::benchmark::DEFAULT_SECONDS_PER_MOVE)]
     pub seconds_per_move: f64,
+    #[command(flatten)]
+    pub nn: crate::benchmark::NnBenchArgs,
 }
 
 /// Rewrites KataGo-style single-dash long flags (`-model`) to clap's
@@ -185,6 +187,7 @@ fn run_benchmark(b: BenchmarkArgs) -> i32 {
         board_size: b.board_size,
         num_positions: b.num_positions,
         seconds_per_move: b.seconds_per_move,
+        nn: b.nn,
     })
 }
 

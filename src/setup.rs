@@ -4,18 +4,31 @@
 //! on the command line or the project's default one in `models/`), and
 //! [`load_network`] (device and batching evaluator from the config keys
 //! KataGo uses: `nnMaxBatchSize`, `nnCacheSizePowerOfTwo`,
-//! `numNNServerThreadsPerModel`, `nnRandomize`, `useFP16`,
-//! `cudaDeviceToUse`, `numEigenThreadsPerModel`). A command that picks its
+//! `numNNServerThreadsPerModel`, `nnRandomize`, `useFP16`/`cudaUseFP16`,
+//! `cudaUseNHWC`, `deviceToUse`/`cudaDeviceToUse`/`cudaDeviceToUseThread<N>`
+//! (see [`device_plan`]), `numEigenThreadsPerModel`). A command that picks its
 //! model later (the newest in a models folder) or runs several calls
 //! [`Startup::load_network`] once per model.
+//!
+//! CUDA is used when the config asks for it (a device key, or half
+//! precision forced on) and then must work: if it cannot, the command
+//! stops with [`crate::nn::device::DeviceError`]'s message, never falling
+//! back to the CPU. With no such key, CUDA device 0 is used when libtorch
+//! sees one, else the CPU.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
 
-use crate::config::{Config, ConfigError};
-use crate::nn::{BatchModel, CpuModel, Evaluator, EvaluatorConfig, Model, ModelFile, NetError};
+use crate::config::{Config, ConfigError, Enabled};
+use crate::nn::device::{
+    gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults, GpuInfo,
+    Precision, RunDescription,
+};
+use crate::nn::{
+    BatchModel, CpuModel, Evaluator, EvaluatorConfig, Model, ModelFile, ModelOptions, NetError,
+};
 use crate::search::{NnEvalSettings, NnSearchEvaluator};
 use crate::store::layout::{read_model_url, ModelsDir};
 use crate::store::{StoreError, StoreUrl};
@@ -44,6 +57,9 @@ pub enum SetupError {
     /// The run store holding the model failed.
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// CUDA was asked for and cannot be used.
+    #[error("{0}")]
+    Device(#[from] DeviceError),
 }
 
 /// Flags shared by the engine's commands (KataGo's spelling).
@@ -255,9 +271,13 @@ pub struct Network {
     pub model_version: i32,
     /// Largest batch the evaluator forms.
     pub max_batch_size: usize,
-    /// Whether the net runs in half precision.
+    /// Whether the net runs in half precision (fp16).
     pub fp16: bool,
-    /// Human-readable device, e.g. `CPU (2 threads)` or `CUDA:0`.
+    /// The arithmetic the net runs in.
+    pub precision: Precision,
+    /// What it runs on, one line for the start-up log
+    /// ([`RunDescription::line`]): device, GPU, precision, layout,
+    /// backend, server threads.
     pub device: String,
     /// `numSearchThreads` for a config that does not set it, from the
     /// device and the cores (see [`default_search_threads`]).
@@ -356,6 +376,317 @@ pub fn load_network(
     load_network_from(file, model_path, cfg, default_max_batch_size)
 }
 
+/// Where the network runs, from the config's device keys and what
+/// libtorch offers ([`device_plan`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DevicePlan {
+    /// On CUDA, the device of each server thread; `None`: the CPU.
+    pub cuda_devices: Option<Vec<usize>>,
+    /// The arithmetic.
+    pub precision: Precision,
+    /// Channels-last on CUDA (`cudaUseNHWC`); `None`: the model's default
+    /// (NHWC in half precision, as KataGo's `auto`).
+    pub nhwc: Option<bool>,
+    /// The key that asked for CUDA, if one did.
+    pub asked_by: Option<String>,
+    /// The first CUDA device's properties, when known.
+    pub gpu: Option<GpuInfo>,
+}
+
+/// The keys that name server thread `thread`'s device, in KataGo's order
+/// (`Setup::initializeNNEvaluators`, model 0, backend prefix `cuda`).
+fn device_keys(thread: usize) -> [String; 16] {
+    let t = thread;
+    [
+        format!("cudaDeviceToUseModel0Thread{t}"),
+        format!("cudaGpuToUseModel0Thread{t}"),
+        format!("deviceToUseModel0Thread{t}"),
+        format!("gpuToUseModel0Thread{t}"),
+        "cudaDeviceToUseModel0".into(),
+        "cudaGpuToUseModel0".into(),
+        "deviceToUseModel0".into(),
+        "gpuToUseModel0".into(),
+        format!("cudaDeviceToUseThread{t}"),
+        format!("cudaGpuToUseThread{t}"),
+        format!("deviceToUseThread{t}"),
+        format!("gpuToUseThread{t}"),
+        "cudaDeviceToUse".into(),
+        "cudaGpuToUse".into(),
+        "deviceToUse".into(),
+        "gpuToUse".into(),
+    ]
+}
+
+/// A device key's value: a CUDA index (0..=1023), or `cpu` (this
+/// engine's way to keep a net on the CPU where a GPU is present).
+fn device_value(cfg: &Config, key: &str) -> Result<Option<usize>, SetupError> {
+    if let Ok(text) = cfg.get_string(key) {
+        if text.trim().eq_ignore_ascii_case("cpu") {
+            return Ok(None);
+        }
+    }
+    Ok(Some(cfg.get_i64(key, 0..=1023)? as usize))
+}
+
+/// Decides where and in what precision the network runs, as KataGo's CUDA
+/// backend does, from the config and the machine (`avail`, and `info` for
+/// a device's properties; both passed in so tests can stand in for a GPU).
+///
+/// - Server threads: `numNNServerThreadsPerModel` (default 1); each takes
+///   its device from the first of [`device_keys`] the config has.
+/// - A device key with an index, or `useFP16`/`cudaUseFP16` (or their
+///   `-0` forms) set to `true`, asks for CUDA: if CUDA cannot be used
+///   that is an error ([`DeviceError`]), never a CPU run. `cpu` as a
+///   device keeps the net on the CPU. Without any of these, CUDA device 0
+///   when libtorch sees one, else the CPU.
+/// - Precision on CUDA: `nnPrecision` (`fp32`, `fp16`, `bf16`; this
+///   engine's key) when set, else `cudaUseFP16`/`useFP16` as KataGo:
+///   `auto` (the default) is fp16 from compute capability 7.0 (tensor
+///   cores; also when the capability is unknown), `true` fp16 (an error
+///   below 5.3), `false` fp32. On the CPU: `nnPrecision`, else fp32.
+/// - Layout on CUDA: `cudaUseNHWC` (`auto`: NHWC when in half precision
+///   on compute capability 7.0 and later).
+pub fn device_plan(
+    cfg: &Config,
+    avail: CudaAvailability,
+    info: &dyn Fn(usize) -> Option<GpuInfo>,
+) -> Result<DevicePlan, SetupError> {
+    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)? as usize;
+    // Per server thread: (the key that named its device, index or CPU).
+    let mut named: Vec<Option<(String, Option<usize>)>> = Vec::with_capacity(servers);
+    for t in 0..servers {
+        let mut found = None;
+        for key in device_keys(t) {
+            if cfg.contains(&key) {
+                found = Some((key.clone(), device_value(cfg, &key)?));
+                break;
+            }
+        }
+        named.push(found);
+    }
+    let cpu_key = named
+        .iter()
+        .flatten()
+        .find(|(_, v)| v.is_none())
+        .map(|(k, _)| k.clone());
+    let cuda_key = named
+        .iter()
+        .flatten()
+        .find(|(_, v)| v.is_some())
+        .map(|(k, _)| k.clone());
+    let fp16_key = ["cudaUseFP16-0", "useFP16-0", "cudaUseFP16", "useFP16"]
+        .into_iter()
+        .find(|k| cfg.contains(k));
+    let fp16_mode = match fp16_key {
+        Some(k) => cfg.get_enabled(k)?,
+        None => Enabled::Auto,
+    };
+    let nn_precision = if cfg.contains("nnPrecision") {
+        let text = cfg.get_string("nnPrecision")?;
+        Some(Precision::parse(&text).ok_or_else(|| {
+            SetupError::Invalid(format!(
+                "nnPrecision = \"{text}\": expected fp32, fp16 or bf16"
+            ))
+        })?)
+    } else {
+        None
+    };
+    let nhwc_mode = if cfg.contains("cudaUseNHWC") {
+        cfg.get_enabled("cudaUseNHWC")?
+    } else {
+        Enabled::Auto
+    };
+    let fp16_asks = fp16_mode == Enabled::True && nn_precision.is_none();
+    let asked_by = cuda_key
+        .clone()
+        .or_else(|| fp16_asks.then(|| format!("{} = true", fp16_key.unwrap_or("useFP16"))));
+    if let (Some(cpu), Some(cuda)) = (&cpu_key, &asked_by) {
+        return Err(SetupError::Invalid(format!(
+            "{cpu} = cpu keeps the network on the CPU, but {cuda} asks for CUDA; \
+             use one or the other"
+        )));
+    }
+    let cuda = match (&asked_by, &cpu_key) {
+        (Some(_), _) => true,
+        (None, Some(_)) => false,
+        (None, None) => avail.usable(),
+    };
+    if !cuda {
+        return Ok(DevicePlan {
+            cuda_devices: None,
+            precision: nn_precision.unwrap_or(Precision::F32),
+            nhwc: None,
+            asked_by: None,
+            gpu: None,
+        });
+    }
+    let mut devices = Vec::with_capacity(servers);
+    for slot in &named {
+        let (key, index) = match slot {
+            Some((k, Some(i))) => (k.as_str(), *i),
+            _ => (asked_by.as_deref().unwrap_or("the default device"), 0),
+        };
+        avail.check(index, key)?;
+        devices.push(index);
+    }
+    let gpu = info(devices[0]);
+    let cc = gpu.as_ref().map(|g| g.compute_capability);
+    let tensor_cores = cc.is_none_or(|c| c.0 >= 7);
+    let precision = match (nn_precision, fp16_mode) {
+        (Some(p), _) => p,
+        (None, Enabled::False) => Precision::F32,
+        (None, Enabled::Auto) if !tensor_cores => Precision::F32,
+        (None, _) => Precision::F16,
+    };
+    let too_old = |need: (u32, u32), need_text: &'static str| -> Result<(), SetupError> {
+        match (&gpu, cc) {
+            (Some(g), Some(c)) if c < need => Err(DeviceError::PrecisionUnsupported {
+                asked_by: fp16_key
+                    .map(str::to_string)
+                    .unwrap_or_else(|| "nnPrecision".into()),
+                index: devices[0],
+                name: g.name.clone(),
+                major: c.0,
+                minor: c.1,
+                precision,
+                need: need_text,
+            }
+            .into()),
+            _ => Ok(()),
+        }
+    };
+    match precision {
+        Precision::F16 => too_old((5, 3), "5.3")?,
+        Precision::BF16 => too_old((8, 0), "8.0")?,
+        Precision::F32 => {}
+    }
+    let nhwc = match nhwc_mode {
+        Enabled::True => Some(true),
+        Enabled::False => Some(false),
+        Enabled::Auto => Some(tensor_cores && precision != Precision::F32),
+    };
+    Ok(DevicePlan {
+        cuda_devices: Some(devices),
+        precision,
+        nhwc,
+        asked_by,
+        gpu,
+    })
+}
+
+/// The models of one evaluator (one per server thread) and what they run
+/// on, built as the config asks ([`device_plan`], `nnCpuBackend`,
+/// `numNNServerThreadsPerModel`, `numEigenThreadsPerModel`).
+pub struct Backend {
+    /// One per server thread.
+    pub models: Vec<Box<dyn BatchModel>>,
+    /// What they run on.
+    pub description: RunDescription,
+    /// The device plan.
+    pub plan: DevicePlan,
+}
+
+/// Builds [`Backend`] for `file` from `cfg`.
+pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupError> {
+    let plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Read (and checked) even on CUDA, where it does not apply.
+    let backend = CpuBackend::from_config(cfg)?;
+    let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
+    if let Some(devices) = &plan.cuda_devices {
+        let opts = ModelOptions {
+            precision: plan.precision,
+            channels_last: plan.nhwc,
+        };
+        let mut nhwc = false;
+        for &i in devices {
+            let m = Model::with_options(file, tch::Device::Cuda(i), opts)?;
+            nhwc = m.is_channels_last();
+            models.push(Box::new(m));
+        }
+        let description = RunDescription {
+            devices: devices.iter().map(|&i| tch::Device::Cuda(i)).collect(),
+            gpu: plan.gpu.clone(),
+            precision: plan.precision,
+            nhwc,
+            backend: libtorch_backend(),
+            threads_per_server: None,
+        };
+        return Ok(Backend {
+            models,
+            description,
+            plan,
+        });
+    }
+    // The Rust backend runs fp32 only; another precision needs libtorch.
+    let rust = if plan.precision == Precision::F32 {
+        use_rust_backend(backend, file)?
+    } else if backend == CpuBackend::Rust {
+        return Err(SetupError::Invalid(format!(
+            "nnCpuBackend = \"rust\" runs fp32 only, but nnPrecision = {}; use \"auto\" or \"libtorch\"",
+            plan.precision
+        )));
+    } else {
+        false
+    };
+    let (servers, threads_each) = if rust {
+        // Each server runs its own single-threaded forward pass (KataGo's
+        // Eigen way), so one per core by default.
+        let n = cfg.get_i64_or(
+            "numNNServerThreadsPerModel",
+            default_rust_servers(cores) as i64,
+            1..=64,
+        )? as usize;
+        (n, 1)
+    } else {
+        let (n, intra) = cpu_threads(cfg, cores)?;
+        // Server threads read libtorch's global setting when they first
+        // run an operator, so this must come before the evaluator starts.
+        tch::set_num_threads(intra as i32);
+        (n, tch::get_num_threads().max(1) as usize)
+    };
+    // One model per server thread, as KataGo does; the Rust backend's
+    // share one copy of the weights.
+    if rust {
+        let first = CpuModel::from_file(file)?;
+        for _ in 1..servers {
+            models.push(Box::new(first.replica()));
+        }
+        models.push(Box::new(first));
+    } else {
+        let opts = ModelOptions {
+            precision: plan.precision,
+            channels_last: None,
+        };
+        for _ in 0..servers {
+            models.push(Box::new(Model::with_options(file, tch::Device::Cpu, opts)?));
+        }
+    }
+    let description = RunDescription {
+        devices: vec![tch::Device::Cpu; servers],
+        gpu: None,
+        precision: plan.precision,
+        nhwc: true,
+        backend: if rust {
+            "Rust backend".to_string()
+        } else {
+            "libtorch".to_string()
+        },
+        threads_per_server: Some(threads_each),
+    };
+    Ok(Backend {
+        models,
+        description,
+        plan,
+    })
+}
+
+/// Bytes of activations one row of a batch holds on a GPU at the
+/// largest board (19x19), with room for the dozen tensors alive at once.
+fn bytes_per_row(file: &ModelFile, precision: Precision) -> u64 {
+    (file.trunk.trunk_num_channels * 19 * 19 * precision.bytes() * 12) as u64
+}
+
 /// [`load_network`] of a model file already read (from a models folder in
 /// the run store); `model_path` is how it is named.
 pub fn load_network_from(
@@ -364,71 +695,49 @@ pub fn load_network_from(
     cfg: &Config,
     default_max_batch_size: usize,
 ) -> Result<Network, SetupError> {
-    let max_batch_size =
-        cfg.get_i64_or("nnMaxBatchSize", default_max_batch_size as i64, 1..=65536)? as usize;
     let cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
-    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=64)? as usize;
     let randomize = cfg.get_bool_or("nnRandomize", true)?;
     let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
-    // KataGo's `useFP16` is true, false or auto (half precision where it
-    // is fast: CUDA).
-    let want_fp16 = if cfg.contains("useFP16") {
-        !matches!(cfg.get_enabled("useFP16")?, crate::config::Enabled::False)
-    } else {
-        false
-    };
-    let cuda = tch::Cuda::is_available();
-    let device = if cuda {
-        let key = if cfg.contains("cudaDeviceToUse") {
-            "cudaDeviceToUse"
-        } else {
-            "deviceToUse"
-        };
-        let idx = cfg.get_i64_or(key, 0, 0..=63)? as usize;
-        tch::Device::Cuda(idx)
-    } else {
-        tch::Device::Cpu
-    };
+    let backend = build_backend(&file, cfg)?;
+    let cuda = backend.plan.cuda_devices.is_some();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Read (and checked) even on CUDA, where it does not apply.
-    let backend = CpuBackend::from_config(cfg)?;
-    let rust = !cuda && use_rust_backend(backend, &file)?;
-    let cpu_servers = if cuda {
-        servers
-    } else if rust {
-        // Each server runs its own single-threaded forward pass (KataGo's
-        // Eigen way), so one per core by default.
-        cfg.get_i64_or(
-            "numNNServerThreadsPerModel",
-            default_rust_servers(cores) as i64,
-            1..=64,
-        )? as usize
-    } else {
-        let (n, intra) = cpu_threads(cfg, cores)?;
-        // Server threads read libtorch's global setting when they first
-        // run an operator, so this must come before the evaluator starts.
-        tch::set_num_threads(intra as i32);
-        n
+    let gpu_picks: Option<GpuDefaults> = cuda.then(|| {
+        gpu_defaults(
+            backend.plan.gpu.as_ref(),
+            backend.models.len(),
+            bytes_per_row(&file, backend.plan.precision),
+        )
+    });
+    let max_batch_size = match &gpu_picks {
+        Some(g) if !cfg.contains("nnMaxBatchSize") => default_max_batch_size.max(g.max_batch_size),
+        _ => cfg.get_i64_or("nnMaxBatchSize", default_max_batch_size as i64, 1..=65536)? as usize,
     };
-    let fp16 = want_fp16 && cuda;
-    let model_name = file.name.clone();
-    let model_version = file.version;
-    let mut models: Vec<Box<dyn BatchModel>> = Vec::with_capacity(cpu_servers);
-    // One model per server thread, as KataGo does; the Rust backend's
-    // share one copy of the weights.
-    if rust {
-        let first = CpuModel::from_file(&file)?;
-        for _ in 1..cpu_servers {
-            models.push(Box::new(first.replica()));
-        }
-        models.push(Box::new(first));
-    } else {
-        for _ in 0..cpu_servers {
-            models.push(Box::new(Model::from_file(&file, device, fp16)?));
+    let default_threads = match &gpu_picks {
+        Some(g) => g.search_threads,
+        None => default_search_threads(false, cores),
+    };
+    if let Some(g) = &gpu_picks {
+        let unset: Vec<String> = [
+            (!cfg.contains("nnMaxBatchSize")).then(|| format!("nnMaxBatchSize = {max_batch_size}")),
+            (!cfg.contains("numSearchThreads"))
+                .then(|| format!("numSearchThreads = {default_threads} (gtp, benchmark)")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !unset.is_empty() {
+            eprintln!(
+                "GPU defaults for keys the config does not set: {} ({}; set the keys to override)",
+                unset.join(", "),
+                g.why
+            );
         }
     }
+    let model_name = file.name.clone();
+    let model_version = file.version;
+    let precision = backend.plan.precision;
     let evaluator = Evaluator::with_models(
-        models,
+        backend.models,
         EvaluatorConfig {
             max_batch_size,
             cache_size_power_of_two: cache_pow,
@@ -436,19 +745,6 @@ pub fn load_network_from(
         },
     )
     .map_err(|e| SetupError::Invalid(e.to_string()))?;
-    let device_text = match device {
-        tch::Device::Cuda(i) => format!("CUDA:{i}{}", if fp16 { " fp16" } else { "" }),
-        _ if rust => format!(
-            "CPU, Rust backend ({cpu_servers} server thread{}, 1 thread each)",
-            if cpu_servers == 1 { "" } else { "s" },
-        ),
-        _ => format!(
-            "CPU ({cpu_servers} server thread{}, {} libtorch thread{} each)",
-            if cpu_servers == 1 { "" } else { "s" },
-            tch::get_num_threads(),
-            if tch::get_num_threads() == 1 { "" } else { "s" }
-        ),
-    };
     Ok(Network {
         evaluator: Arc::new(NnSearchEvaluator::new(
             evaluator,
@@ -462,9 +758,10 @@ pub fn load_network_from(
         model_path: model_path.to_path_buf(),
         model_version,
         max_batch_size,
-        default_search_threads: default_search_threads(cuda, cores),
-        fp16,
-        device: device_text,
+        default_search_threads: default_threads,
+        fp16: precision == Precision::F16,
+        precision,
+        device: backend.description.line(),
     })
 }
 
@@ -528,6 +825,150 @@ mod tests {
                 built_in.name
             );
         }
+    }
+
+    fn cfg(text: &str) -> Config {
+        Config::from_toml_str(text, "test.toml").unwrap()
+    }
+
+    const NO_CUDA: CudaAvailability = CudaAvailability {
+        built: false,
+        devices: 0,
+    };
+    const NO_GPU: CudaAvailability = CudaAvailability {
+        built: true,
+        devices: 0,
+    };
+
+    fn gpus(n: usize) -> CudaAvailability {
+        CudaAvailability {
+            built: true,
+            devices: n,
+        }
+    }
+
+    fn gpu_of(cc: (u32, u32)) -> impl Fn(usize) -> Option<GpuInfo> {
+        move |_| {
+            Some(GpuInfo {
+                name: "Test GPU".into(),
+                total_memory: 16 << 30,
+                multiprocessors: 40,
+                compute_capability: cc,
+            })
+        }
+    }
+
+    fn plan(text: &str, avail: CudaAvailability) -> Result<DevicePlan, SetupError> {
+        device_plan(&cfg(text), avail, &gpu_of((9, 0)))
+    }
+
+    /// Nothing asked: CUDA device 0 when there is one, else the CPU; a
+    /// config that says fp16 off (configs/gtp.toml) does not ask for CUDA.
+    #[test]
+    fn device_plan_defaults() {
+        for text in ["", "useFP16 = false", "cudaUseFP16 = \"auto\""] {
+            let p = plan(text, NO_CUDA).unwrap();
+            assert_eq!(p.cuda_devices, None, "{text}");
+            assert_eq!(p.precision, Precision::F32);
+        }
+        let p = plan("", gpus(2)).unwrap();
+        assert_eq!(p.cuda_devices, Some(vec![0]));
+        assert_eq!((p.precision, p.nhwc), (Precision::F16, Some(true)));
+        assert_eq!(p.asked_by, None);
+        let p = plan("useFP16 = false", gpus(1)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::F32, Some(false)));
+    }
+
+    /// Each key that asks for CUDA gives the clear error when CUDA is
+    /// missing, naming itself; never a CPU plan.
+    #[test]
+    fn device_plan_never_falls_back_to_the_cpu() {
+        for (text, key) in [
+            ("deviceToUse = 0", "deviceToUse"),
+            ("cudaDeviceToUse = 0", "cudaDeviceToUse"),
+            ("gpuToUse = 0", "gpuToUse"),
+            ("cudaDeviceToUseThread0 = 0", "cudaDeviceToUseThread0"),
+            ("useFP16 = true", "useFP16 = true"),
+            ("cudaUseFP16 = true", "cudaUseFP16 = true"),
+        ] {
+            let e = plan(text, NO_CUDA).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("{key} asks for CUDA")),
+                "{text}: {e}"
+            );
+            assert!(e.contains("no CUDA support"), "{e}");
+            let e = plan(text, NO_GPU).unwrap_err().to_string();
+            assert!(e.contains("no CUDA device is visible"), "{text}: {e}");
+        }
+        let e = plan("deviceToUse = 1", gpus(1)).unwrap_err().to_string();
+        assert!(
+            e.contains("asks for CUDA device 1, but only 1 CUDA device"),
+            "{e}"
+        );
+    }
+
+    /// KataGo's per-thread keys: one server thread per GPU.
+    #[test]
+    fn device_plan_several_gpus() {
+        let text = "numNNServerThreadsPerModel = 2\ncudaDeviceToUseThread0 = 1\n\
+                    cudaDeviceToUseThread1 = 0\ndeviceToUse = 5";
+        let p = plan(text, gpus(2)).unwrap();
+        assert_eq!(p.cuda_devices, Some(vec![1, 0]));
+        assert_eq!(p.asked_by.as_deref(), Some("cudaDeviceToUseThread0"));
+        let e = plan(text, gpus(1)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("cudaDeviceToUseThread0 asks for CUDA device 1"),
+            "{e}"
+        );
+        // Threads without their own key take the general one (KataGo's order).
+        let p = plan(
+            "numNNServerThreadsPerModel = 3\ncudaDeviceToUseThread2 = 1\ndeviceToUse = 0",
+            gpus(2),
+        )
+        .unwrap();
+        assert_eq!(p.cuda_devices, Some(vec![0, 0, 1]));
+        // Two server threads on one GPU.
+        let p = plan("numNNServerThreadsPerModel = 2", gpus(1)).unwrap();
+        assert_eq!(p.cuda_devices, Some(vec![0, 0]));
+    }
+
+    /// KataGo's fp16/NHWC rules by compute capability, and nnPrecision.
+    #[test]
+    fn device_plan_precision_and_layout() {
+        let at = |text: &str, cc| device_plan(&cfg(text), gpus(1), &gpu_of(cc));
+        let p = at("", (6, 1)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::F32, Some(false)));
+        let p = at("cudaUseFP16 = true", (6, 1)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::F16, Some(false)));
+        let e = at("cudaUseFP16 = true", (5, 0)).unwrap_err().to_string();
+        assert!(e.contains("compute capability 5.0; fp16 needs 5.3"), "{e}");
+        let e = at("nnPrecision = \"bf16\"", (7, 5))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bf16 needs 8.0"), "{e}");
+        let p = at("nnPrecision = \"bf16\"\nuseFP16 = true", (9, 0)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::BF16, Some(true)));
+        let p = at("cudaUseNHWC = false", (9, 0)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::F16, Some(false)));
+        let p = at("cudaUseNHWC = true\nuseFP16 = false", (9, 0)).unwrap();
+        assert_eq!((p.precision, p.nhwc), (Precision::F32, Some(true)));
+        // Unknown GPU: assume tensor cores, as current GPUs have.
+        let p = device_plan(&cfg(""), gpus(1), &|_| None).unwrap();
+        assert_eq!(p.precision, Precision::F16);
+        // On the CPU nnPrecision applies (libtorch runs it).
+        let p = plan("nnPrecision = \"fp16\"", NO_CUDA).unwrap();
+        assert_eq!((p.cuda_devices, p.precision), (None, Precision::F16));
+        assert!(plan("nnPrecision = \"fp8\"", NO_CUDA).is_err());
+    }
+
+    /// `cpu` keeps the net on the CPU beside a GPU; it cannot be mixed
+    /// with a request for CUDA.
+    #[test]
+    fn device_plan_cpu_on_request() {
+        let p = plan("deviceToUse = \"cpu\"", gpus(1)).unwrap();
+        assert_eq!(p.cuda_devices, None);
+        let e = plan("deviceToUse = \"cpu\"\nuseFP16 = true", gpus(1)).unwrap_err();
+        assert!(e.to_string().contains("use one or the other"), "{e}");
     }
 
     /// A named file wins over the built-in config; overrides apply to both.

@@ -2,8 +2,8 @@
 //! ledger. Each step is found done or redone after a crash by the fixed
 //! names of what it writes, so a restart carries on where the store says.
 
-use std::path::PathBuf;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;

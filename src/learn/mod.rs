@@ -244,15 +244,19 @@ pub fn run(args: &LearnArgs) -> i32 {
 fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
     use std::os::unix::process::CommandExt;
     let extra = std::env::var(SELFPLAY_OVERRIDES_ENV).unwrap_or_default();
-    let mut cmd =
-        match learner::selfplay_command(settings, args.config.as_deref(), run.url(), None, &extra)
-        {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("engine learn worker: {e}");
-                return 1;
-            }
-        };
+    let mut cmd = match learner::selfplay_command(
+        settings,
+        args.config.as_deref(),
+        run.url(),
+        None,
+        &extra,
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("engine learn worker: {e}");
+            return 1;
+        }
+    };
     eprintln!("learn worker: {cmd:?}");
     let e = cmd.exec();
     eprintln!("engine learn worker: starting self-play: {e}");

@@ -176,6 +176,8 @@ impl LearnSettings {
             return bad("pollSeconds must be positive and leaseSeconds at least twice as long");
         }
         self.precision()?;
+        // A GPU asked for must be there at start-up, not an hour later.
+        self.train_options()?;
         crate::train::ModelConfig::by_name(&self.model_kind)
             .map_err(|e| SettingsError::Invalid(format!("modelKind: {e}")))?;
         Ok(())
@@ -218,11 +220,8 @@ impl LearnSettings {
             no_lr_warmup: !self.train_lr_warmup,
             augment: Augment::KATAGO,
             checkpoint_every_samples: self.train_checkpoint_every_samples.max(1),
-            device: if self.train_cuda {
-                tch::Device::cuda_if_available()
-            } else {
-                tch::Device::Cpu
-            },
+            device: crate::nn::device::train_device(self.train_cuda)
+                .map_err(|e| SettingsError::Invalid(format!("trainCuda: {e}")))?,
             precision: self.precision()?,
             seed: self.seed,
             initial_checkpoint: None,

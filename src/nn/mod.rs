@@ -8,6 +8,7 @@
 mod batch;
 mod cache;
 pub mod desc;
+pub mod device;
 mod evaluator;
 mod features;
 mod model_adapter;
@@ -30,7 +31,7 @@ pub use features::{
 pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // Both the evaluator's batch and the network's input view are called
 // `InputBatch` in their branches; the evaluator's keeps the name here.
-pub use network::{CpuModel, InputBatch as NetInput, Model, NetError, MAX_BOARD_LEN};
+pub use network::{CpuModel, InputBatch as NetInput, Model, ModelOptions, NetError, MAX_BOARD_LEN};
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};

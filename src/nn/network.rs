@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use tch::{Device, Kind, Tensor};
 
 use super::desc::*;
+use super::device::{batch_bucket, Precision};
 use super::model_file::{ModelFile, ModelFileError};
 use super::outputs::{NetOutputs, ScoreRaw};
 
@@ -74,6 +75,17 @@ pub struct InputBatch<'a> {
     pub mask: Option<&'a [f32]>,
 }
 
+/// How a [`Model`] runs, beyond its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModelOptions {
+    /// The arithmetic. Half types are honoured on any device (the CPU
+    /// runs them through libtorch, slowly: for tests).
+    pub precision: Precision,
+    /// Channels-last (NHWC) activations; `None`: on the CPU yes, on CUDA
+    /// when the precision is a half type (KataGo's `cudaUseNHWC = auto`).
+    pub channels_last: Option<bool>,
+}
+
 /// A KataGo network ready to evaluate batches on a CPU or CUDA device.
 ///
 /// `Model` is `Send + Sync`; [`Model::forward`] takes an internal lock, so
@@ -94,7 +106,9 @@ pub struct Model {
     policy_channels: usize,
     num_parameters: usize,
     channels_last: bool,
-    net: Mutex<(Net, Workspace)>,
+    /// The CUDA way of feeding the net (see [`Staging`]).
+    staged: bool,
+    net: Mutex<(Net, Workspace, Staging)>,
 }
 
 impl std::fmt::Debug for Model {
@@ -127,18 +141,43 @@ impl Model {
 
     /// Builds the network from an already parsed model file.
     pub fn from_file(file: &ModelFile, device: Device, fp16: bool) -> Result<Model, NetError> {
-        Self::build(file, device, fp16, true, true)
+        let precision = if fp16 && device.is_cuda() {
+            Precision::F16
+        } else {
+            Precision::F32
+        };
+        Self::with_options(
+            file,
+            device,
+            ModelOptions {
+                precision,
+                channels_last: None,
+            },
+        )
+    }
+
+    /// Builds the network with explicit precision and layout.
+    pub fn with_options(
+        file: &ModelFile,
+        device: Device,
+        opts: ModelOptions,
+    ) -> Result<Model, NetError> {
+        Self::build(file, device, opts, true, true, device.is_cuda())
     }
 
     /// `fold_relu_scales: false` keeps every trunk batch norm as a separate
     /// scale-and-shift, `winograd: false` runs every conv through libtorch
-    /// (tests compare the forms).
+    /// (tests compare the forms). `cuda_way` builds and feeds the net as on
+    /// CUDA (explicit cuDNN convolution flags, no CPU-only fused ops, no
+    /// Winograd, padded and staged batches); on the CPU only tests ask for
+    /// it, to run that code without a GPU.
     fn build(
         file: &ModelFile,
         device: Device,
-        fp16: bool,
+        opts: ModelOptions,
         fold_relu_scales: bool,
         winograd: bool,
+        cuda_way: bool,
     ) -> Result<Model, NetError> {
         if file.trunk.metadata_encoder.is_some() {
             return Err(NetError::Unsupported {
@@ -146,20 +185,20 @@ impl Model {
                 what: "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into(),
             });
         }
-        let kind = if fp16 && device.is_cuda() {
-            Kind::Half
-        } else {
-            Kind::Float
-        };
+        let kind = opts.precision.kind();
         // Channels-last convolutions are much faster on the CPU (oneDNN);
-        // on CUDA cuDNN picks its own layouts well from NCHW.
-        let channels_last = device == Device::Cpu;
+        // on CUDA they are what tensor cores want in half precision (as
+        // KataGo's cudaUseNHWC = auto), while fp32 stays NCHW.
+        let channels_last = opts
+            .channels_last
+            .unwrap_or(!device.is_cuda() || opts.precision != Precision::F32);
         let b = Builder {
             device,
             kind,
             channels_last,
             fold_relu_scales,
-            winograd,
+            winograd: winograd && !cuda_way && device == Device::Cpu,
+            cuda_way,
         };
         let _guard = tch::no_grad_guard();
         let (trunk, tip_scale) = b.trunk(&file.trunk);
@@ -177,7 +216,8 @@ impl Model {
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
             channels_last,
-            net: Mutex::new((net, Workspace::default())),
+            staged: cuda_way,
+            net: Mutex::new((net, Workspace::default(), Staging::default())),
         })
     }
 
@@ -199,6 +239,20 @@ impl Model {
     /// Whether the network runs in half precision.
     pub fn is_fp16(&self) -> bool {
         self.kind == Kind::Half
+    }
+
+    /// The arithmetic the network runs in.
+    pub fn precision(&self) -> Precision {
+        match self.kind {
+            Kind::Half => Precision::F16,
+            Kind::BFloat16 => Precision::BF16,
+            _ => Precision::F32,
+        }
+    }
+
+    /// Whether activations are channels-last (NHWC).
+    pub fn is_channels_last(&self) -> bool {
+        self.channels_last
     }
 
     /// Learned parameters, as KataGo counts them.
@@ -230,6 +284,9 @@ impl Model {
     /// (see [`NetOutputs`]).
     pub fn forward(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
         validate_input(batch)?;
+        if self.staged {
+            return self.forward_staged(batch);
+        }
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let (n64, h64, w64) = (n as i64, h as i64, w as i64);
         let _guard = tch::no_grad_guard();
@@ -250,10 +307,117 @@ impl Model {
         };
         let raw = {
             let mut guard = self.net.lock();
-            let (net, ws) = &mut *guard;
+            let (net, ws, _) = &mut *guard;
             net.forward(&spatial, &global, &ctx, ws)?
         };
         Ok(raw.into_outputs(self, n, h, w)?)
+    }
+
+    /// The CUDA way (see [`Staging`]): the batch padded to
+    /// [`batch_bucket`] rows, its inputs written into one host buffer
+    /// (pinned on CUDA) and copied to the device in one non-blocking copy,
+    /// the outputs of the real rows gathered into one device tensor and
+    /// copied back in one copy.
+    fn forward_staged(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+        let (n, h, w) = (batch.batch_size, batch.height, batch.width);
+        let rows = batch_bucket(n);
+        let hw = h * w;
+        let (c, g) = (NUM_SPATIAL_FEATURES, NUM_GLOBAL_FEATURES);
+        let (sp_len, gl_len, mask_len) = (rows * c * hw, rows * g, rows * hw);
+        let with_mask = batch.mask.is_some();
+        let total = sp_len + gl_len + if with_mask { mask_len } else { 0 };
+        let _guard = tch::no_grad_guard();
+        let mut guard = self.net.lock();
+        let (net, ws, staging) = &mut *guard;
+        let host = staging.input(total, self.device)?;
+        // SAFETY: `host` is a dense 1-D f32 CPU tensor of at least `total`
+        // values, owned by this model and used under its lock; the copy
+        // that last read it (the previous batch's) finished before that
+        // batch's outputs were copied back, which is a blocking copy on the
+        // same stream.
+        let buf = unsafe { std::slice::from_raw_parts_mut(host.data_ptr() as *mut f32, total) };
+        let (sp, rest) = buf.split_at_mut(sp_len);
+        let (gl, mask) = rest.split_at_mut(gl_len);
+        sp[..batch.spatial.len()].copy_from_slice(batch.spatial);
+        sp[batch.spatial.len()..].fill(0.0);
+        gl[..batch.global.len()].copy_from_slice(batch.global);
+        gl[batch.global.len()..].fill(0.0);
+        if let Some(m) = batch.mask {
+            mask[..m.len()].copy_from_slice(m);
+            // Padding rows get a whole board: no empty-board pooling.
+            mask[m.len()..].fill(1.0);
+        }
+        let (r64, h64, w64) = (rows as i64, h as i64, w as i64);
+        let dev = host.f_narrow(0, 0, total as i64)?.f_to_device_(
+            self.device,
+            Kind::Float,
+            true,
+            false,
+        )?;
+        let part = |start: usize, len: usize, shape: &[i64]| -> Result<Tensor, NetError> {
+            Ok(dev
+                .f_narrow(0, start as i64, len as i64)?
+                .f_view(shape)?
+                .f_to_kind(self.kind)?)
+        };
+        let mut spatial = part(0, sp_len, &[r64, c as i64, h64, w64])?;
+        if self.channels_last {
+            spatial = to_channels_last(&spatial);
+        }
+        let global = part(sp_len, gl_len, &[r64, g as i64])?;
+        let ctx = if with_mask {
+            Ctx::masked_on_device(part(sp_len + gl_len, mask_len, &[r64, 1, h64, w64])?)
+        } else {
+            Ctx::full(r64, h64, w64, self.device, self.kind)
+        };
+        let host = net
+            .forward(&spatial, &global, &ctx, ws)
+            .and_then(|raw| raw.gather(n, staging, self.device));
+        if let (Err(_), Device::Cuda(i)) = (&host, self.device) {
+            // The input copy may still be reading the staging buffer: let
+            // it finish before the next batch writes there.
+            tch::Cuda::synchronize(i as i64);
+        }
+        drop(guard);
+        Ok(host?.into_outputs(self, n, h, w))
+    }
+}
+
+/// Host buffers of the CUDA way of feeding the net: one for the inputs
+/// (spatial, global and mask values of a batch, back to back) and one for
+/// the outputs, grown as needed and reused, pinned (page-locked) on CUDA
+/// so copies run at full bus speed and the input copy need not block. A
+/// pinned allocation that fails (no CUDA) leaves ordinary memory.
+#[derive(Default)]
+struct Staging {
+    input: Option<Tensor>,
+    output: Option<Tensor>,
+}
+
+impl Staging {
+    fn input(&mut self, len: usize, device: Device) -> Result<Tensor, NetError> {
+        Self::buffer(&mut self.input, len, device)
+    }
+
+    fn output(&mut self, len: usize, device: Device) -> Result<Tensor, NetError> {
+        Self::buffer(&mut self.output, len, device)
+    }
+
+    /// A dense 1-D f32 CPU tensor of at least `len` values.
+    fn buffer(slot: &mut Option<Tensor>, len: usize, device: Device) -> Result<Tensor, NetError> {
+        if let Some(t) = slot.as_ref().filter(|t| t.numel() >= len) {
+            return Ok(t.shallow_clone());
+        }
+        // Room to grow a little without a new allocation each time.
+        let cap = (len + len / 4).max(1) as i64;
+        let plain = Tensor::f_zeros([cap], (Kind::Float, Device::Cpu))?;
+        let t = if device.is_cuda() {
+            plain.f_pin_memory(device).unwrap_or(plain)
+        } else {
+            plain
+        };
+        *slot = Some(t.shallow_clone());
+        Ok(t)
     }
 }
 
@@ -309,6 +473,20 @@ struct RawOutputs {
     ownership: Tensor,
 }
 
+/// Raw head outputs copied to the host, as flat `f32` rows.
+struct HostOutputs {
+    /// `[N, P, H*W]`.
+    policy: Vec<f32>,
+    /// `[N, P]`.
+    pass: Vec<f32>,
+    /// `[N, 3]`.
+    value: Vec<f32>,
+    /// `[N, 4 or 6]`.
+    score: Vec<f32>,
+    /// `[N, H*W]`, tanh applied.
+    ownership: Vec<f32>,
+}
+
 impl RawOutputs {
     fn into_outputs(
         self,
@@ -327,10 +505,76 @@ impl RawOutputs {
             t.f_copy_data(&mut v, numel)?;
             Ok(v)
         };
+        let host = HostOutputs {
+            policy: to_vec(&self.policy)?,
+            pass: to_vec(&self.pass)?,
+            value: to_vec(&self.value)?,
+            score: to_vec(&self.score)?,
+            ownership: to_vec(&self.ownership.tanh())?,
+        };
+        Ok(host.into_outputs(model, n, h, w))
+    }
+
+    /// The first `n` rows of every output, gathered on the device into
+    /// one `[n, K]` f32 tensor and copied to the host in one (blocking)
+    /// copy through the staging buffer, then split.
+    fn gather(
+        self,
+        n: usize,
+        staging: &mut Staging,
+        device: Device,
+    ) -> Result<HostOutputs, NetError> {
+        let n64 = n as i64;
+        let rows = |t: &Tensor| -> Result<Tensor, NetError> {
+            Ok(t.f_narrow(0, 0, n64)?
+                .f_flatten(1, -1)?
+                .f_to_kind(Kind::Float)?)
+        };
+        let parts = [
+            rows(&self.policy)?,
+            rows(&self.pass)?,
+            rows(&self.value)?,
+            rows(&self.score)?,
+            rows(&self.ownership.f_tanh()?)?,
+        ];
+        let widths: Vec<usize> = parts.iter().map(|t| t.size()[1] as usize).collect();
+        let all = Tensor::f_cat(&parts, 1)?;
+        let k: usize = widths.iter().sum();
+        let host = staging.output(n * k, device)?;
+        let mut dst = host
+            .f_narrow(0, 0, (n * k) as i64)?
+            .f_view([n64, k as i64])?;
+        dst.f_copy_(&all)?;
+        // SAFETY: `host` is a dense 1-D f32 CPU tensor of at least n*k
+        // values that the blocking copy above has finished writing; it is
+        // used under the model's lock only.
+        let flat = unsafe { std::slice::from_raw_parts(host.data_ptr() as *const f32, n * k) };
+        let mut out: Vec<Vec<f32>> = widths.iter().map(|w| Vec::with_capacity(n * w)).collect();
+        for row in flat.chunks_exact(k) {
+            let mut at = 0;
+            for (o, &w) in out.iter_mut().zip(&widths) {
+                o.extend_from_slice(&row[at..at + w]);
+                at += w;
+            }
+        }
+        let mut it = out.into_iter();
+        let mut next = || it.next().unwrap_or_default();
+        Ok(HostOutputs {
+            policy: next(),
+            pass: next(),
+            value: next(),
+            score: next(),
+            ownership: next(),
+        })
+    }
+}
+
+impl HostOutputs {
+    fn into_outputs(self, model: &Model, n: usize, h: usize, w: usize) -> NetOutputs {
         let hw = h * w;
         let p = model.policy_channels;
-        let policy_all = to_vec(&self.policy)?;
-        let pass_all = to_vec(&self.pass)?;
+        let policy_all = &self.policy;
+        let pass_all = &self.pass;
         let take_channel = |c: usize| {
             let mut out = Vec::with_capacity(n * (hw + 1));
             for row in 0..n {
@@ -342,19 +586,24 @@ impl RawOutputs {
         };
         let policy = take_channel(0);
         let policy_optimistic = (p >= 2).then(|| take_channel(1));
-        let value_logits = to_vec(&self.value)?;
-        let score_raw = to_vec(&self.score)?;
-        let ownership = to_vec(&self.ownership.tanh())?;
+        let score_raw = self.score;
         let score_channels = score_raw.len() / n;
-        let mut outs =
-            NetOutputs::with_capacity(n, h, w, policy, policy_optimistic, value_logits, ownership);
+        let mut outs = NetOutputs::with_capacity(
+            n,
+            h,
+            w,
+            policy,
+            policy_optimistic,
+            self.value,
+            self.ownership,
+        );
         for row in 0..n {
             let s = &score_raw[row * score_channels..(row + 1) * score_channels];
             outs.push_scores(
                 ScoreRaw::from_channels(s).post_process(model.version, &model.post_process),
             );
         }
-        Ok(outs)
+        outs
     }
 }
 

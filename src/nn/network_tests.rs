@@ -132,8 +132,24 @@ fn g170_masked_padding_equals_exact_size() {
 #[test]
 fn folded_and_unfolded_batch_norms_agree() {
     for file in [g170(), synthetic(15, Activation::Relu, 7)] {
-        let folded = Model::build(&file, Device::Cpu, false, true, true).expect("build");
-        let plain = Model::build(&file, Device::Cpu, false, false, true).expect("build");
+        let folded = Model::build(
+            &file,
+            Device::Cpu,
+            ModelOptions::default(),
+            true,
+            true,
+            false,
+        )
+        .expect("build");
+        let plain = Model::build(
+            &file,
+            Device::Cpu,
+            ModelOptions::default(),
+            false,
+            true,
+            false,
+        )
+        .expect("build");
         let a = run(&folded, 9, 9, 11, true);
         let b = run(&plain, 9, 9, 11, true);
         for (x, y) in a.policy.iter().zip(&b.policy) {
@@ -148,8 +164,24 @@ fn folded_and_unfolded_batch_norms_agree() {
 #[test]
 fn winograd_and_libtorch_convolutions_agree() {
     for file in [g170(), synthetic(15, Activation::Relu, 9)] {
-        let wino = Model::build(&file, Device::Cpu, false, true, true).expect("build");
-        let torch = Model::build(&file, Device::Cpu, false, true, false).expect("build");
+        let wino = Model::build(
+            &file,
+            Device::Cpu,
+            ModelOptions::default(),
+            true,
+            true,
+            false,
+        )
+        .expect("build");
+        let torch = Model::build(
+            &file,
+            Device::Cpu,
+            ModelOptions::default(),
+            true,
+            false,
+            false,
+        )
+        .expect("build");
         for (xs, ys, s, masked) in [(19, 19, 19, false), (9, 9, 11, true), (13, 7, 13, true)] {
             let a = run(&wino, xs, ys, s, masked);
             let b = run(&torch, xs, ys, s, masked);
@@ -280,4 +312,107 @@ fn metadata_encoder_nets_are_refused_clearly() {
     // ...the network says clearly that it does not.
     let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
     assert!(err.to_string().contains("metadata encoder"), "{err}");
+}
+
+/// A batch of `n` rows of [`position`]s (row `r` on a board of side
+/// `sides[r % len]`) in an `s x s` buffer.
+fn run_batch(model: &Model, n: usize, sides: &[usize], s: usize, masked: bool) -> NetOutputs {
+    let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..n {
+        let side = sides[r % sides.len()];
+        let (sp, gl, m) = position(side, side, s);
+        spatial.extend(sp);
+        global.extend(gl);
+        mask.extend(m);
+    }
+    model
+        .forward(&InputBatch {
+            batch_size: n,
+            height: s,
+            width: s,
+            spatial: &spatial,
+            global: &global,
+            mask: masked.then_some(&mask[..]),
+        })
+        .expect("forward")
+}
+
+fn max_diff(a: &NetOutputs, b: &NetOutputs) -> f32 {
+    let pairs = a
+        .policy
+        .iter()
+        .zip(&b.policy)
+        .chain(a.ownership.iter().zip(&b.ownership))
+        .chain(a.value_logits.iter().zip(&b.value_logits));
+    let mut worst = 0f32;
+    for (x, y) in pairs {
+        assert!(x.is_finite() && y.is_finite(), "{x} vs {y}");
+        worst = worst.max((x - y).abs());
+    }
+    for i in 0..a.batch_size {
+        let (sa, sb) = (a.row(i).scores, b.row(i).scores);
+        worst = worst.max((sa.lead - sb.lead).abs() / 10.0);
+    }
+    worst
+}
+
+/// The CUDA way of building and feeding the net (explicit convolution
+/// flags, the unfused add-ReLU, batches padded to a bucket with padding
+/// rows of a whole board, inputs staged in one buffer and outputs
+/// gathered in one copy), run on the CPU, gives the CPU way's outputs:
+/// everything of the CUDA path but the device itself is checked here.
+#[test]
+fn cuda_way_on_the_cpu_equals_the_cpu_way() {
+    for file in [g170(), synthetic(15, Activation::Mish, 11)] {
+        let cpu = Model::build(
+            &file,
+            Device::Cpu,
+            ModelOptions::default(),
+            true,
+            false,
+            false,
+        )
+        .expect("build");
+        for channels_last in [false, true] {
+            let opts = ModelOptions {
+                precision: Precision::F32,
+                channels_last: Some(channels_last),
+            };
+            let cuda_way = Model::build(&file, Device::Cpu, opts, true, true, true).expect("build");
+            // 3 rows pad to 4, 11 to 16; masked mixed sizes and full boards.
+            for (n, sides, s, masked) in [
+                (3, &[9usize, 7][..], 11, true),
+                (11, &[13][..], 13, false),
+                (1, &[19][..], 19, true),
+            ] {
+                let a = run_batch(&cpu, n, sides, s, masked);
+                let b = run_batch(&cuda_way, n, sides, s, masked);
+                assert_eq!(b.batch_size, n);
+                let d = max_diff(&a, &b);
+                assert!(d < 1e-4, "{} n={n} nhwc={channels_last}: {d}", file.name);
+            }
+        }
+    }
+}
+
+/// fp16 and bf16 through libtorch (on the CPU here; on CUDA in use) stay
+/// close to fp32 and finite, the CUDA way included.
+#[test]
+fn half_precisions_stay_close_to_fp32() {
+    let file = g170();
+    let f32_model = Model::from_file(&file, Device::Cpu, false).expect("build");
+    let reference = run_batch(&f32_model, 3, &[19, 9], 19, true);
+    for (precision, tol) in [(Precision::F16, 0.05), (Precision::BF16, 0.4)] {
+        for cuda_way in [false, true] {
+            let opts = ModelOptions {
+                precision,
+                channels_last: Some(true),
+            };
+            let m = Model::build(&file, Device::Cpu, opts, true, false, cuda_way).expect("build");
+            assert_eq!(m.precision(), precision);
+            let out = run_batch(&m, 3, &[19, 9], 19, true);
+            let d = max_diff(&reference, &out);
+            assert!(d < tol, "{precision} cuda_way={cuda_way}: {d}");
+        }
+    }
 }

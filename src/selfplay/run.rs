@@ -534,6 +534,10 @@ fn start_generation(
 ) -> Result<Generation, SelfplayError> {
     let net: Network = load_network_from(file, path, cfg, settings.num_game_threads.max(8))
         .map_err(|e| SelfplayError::Model(format!("{}: {e}", path.display())))?;
+    eprintln!(
+        "engine selfplay: model {name} on {}, max batch {}",
+        net.device, net.max_batch_size
+    );
     Ok(Generation {
         name: name.to_string(),
         net,

@@ -73,7 +73,7 @@ pub struct TrainArgs {
     /// Data board side of the rows.
     #[arg(long = "pos-len", default_value_t = 19)]
     pub pos_len: usize,
-    /// Use CUDA when available.
+    /// Train on CUDA device 0 (an error if CUDA cannot be used; never the CPU instead).
     #[arg(long = "cuda")]
     pub cuda: bool,
     /// Mixed precision: the trunk's convolutions and matmuls in fp16, the
@@ -115,9 +115,10 @@ pub struct ExportArgs {
 }
 
 impl TrainArgs {
-    /// The session settings these flags give.
-    pub fn options(&self) -> TrainOptions {
-        TrainOptions {
+    /// The session settings these flags give; an error when `-cuda` asks
+    /// for a GPU that cannot be used.
+    pub fn options(&self) -> Result<TrainOptions, TrainError> {
+        Ok(TrainOptions {
             model_kind: self.model_kind.clone(),
             pos_len: self.pos_len,
             batch_size: self.batch_size,
@@ -133,11 +134,8 @@ impl TrainArgs {
                 Augment::KATAGO
             },
             checkpoint_every_samples: self.checkpoint_every_samples,
-            device: if self.cuda {
-                Device::cuda_if_available()
-            } else {
-                Device::Cpu
-            },
+            device: crate::nn::device::train_device(self.cuda)
+                .map_err(|e| TrainError::Config(e.to_string()))?,
             precision: match (self.use_fp16, self.use_bf16) {
                 (true, _) => Precision::F16,
                 (_, true) => Precision::BF16,
@@ -145,7 +143,7 @@ impl TrainArgs {
             },
             seed: self.seed,
             initial_checkpoint: self.initial_checkpoint.clone(),
-        }
+        })
     }
 }
 
@@ -160,7 +158,7 @@ pub fn run_train(args: &TrainArgs) -> Result<(), TrainError> {
         .as_deref()
         .map(|d| Ok::<_, TrainError>(ModelsDir::open(&StoreUrl::parse(d)?)?))
         .transpose()?;
-    let mut trainer = Trainer::open(args.options(), train_store)?;
+    let mut trainer = Trainer::open(args.options()?, train_store)?;
     let data = load_newest(&args.latestdatadir, args.pos_len)?;
     let epoch_samples = trainer.epoch_samples(args.samples_per_epoch);
     eprintln!(

@@ -217,6 +217,10 @@ impl Trainer {
         }
         let mut net = TrainNet::new(&config, opts.pos_len as i64, opts.device)?;
         net.precision = opts.precision;
+        eprintln!(
+            "{}",
+            crate::nn::device::train_line(opts.device, net.precision.compute_kind())
+        );
         let mut opt = Optimizer::new(&net);
         let mut state = TrainState {
             model_kind: config.name.clone(),

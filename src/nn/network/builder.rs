@@ -100,6 +100,9 @@ pub(super) struct Builder {
     pub(super) fold_relu_scales: bool,
     /// Run 3x3 convs by Winograd (CPU, f32 only).
     pub(super) winograd: bool,
+    /// Built as for CUDA: explicit cuDNN convolution flags, no CPU-only
+    /// fused ops.
+    pub(super) cuda_way: bool,
 }
 
 /// The same NCHW tensor with NHWC strides (tch 0.24 has no memory-format
@@ -135,6 +138,7 @@ impl Builder {
     ) -> Conv {
         let (w, bias_values) = fold_conv(c, affine, in_scale);
         let winograd = self.channels_last
+            && self.device == Device::Cpu
             && self.kind == Kind::Float
             && self.winograd
             && (c.y_size, c.x_size, c.dilation_y, c.dilation_x) == (3, 3, 1, 1);
@@ -161,6 +165,7 @@ impl Builder {
                 (c.x_size as i64 / 2) * c.dilation_x as i64,
             ],
             dilation: [c.dilation_y as i64, c.dilation_x as i64],
+            cuda_way: self.cuda_way,
         })
     }
 
@@ -187,6 +192,7 @@ impl Builder {
             (NormActParams::Shift(shift), s) => (
                 NormAct::Shift {
                     shift: self.tensor(&shift, &shape),
+                    fused: !self.cuda_way && self.kind == Kind::Float,
                 },
                 s,
             ),

@@ -50,6 +50,15 @@ impl Ctx {
         Ctx::from_area(area, Some(mask), Some(host.to_vec()))
     }
 
+    /// A mask already on the device, with no host copy (the Winograd
+    /// convs that read one run on the CPU only).
+    pub(super) fn masked_on_device(mask: Tensor) -> Ctx {
+        let area = mask
+            .sum_dim_intlist([2i64, 3].as_slice(), false, None)
+            .reshape([-1, 1]);
+        Ctx::from_area(area, Some(mask), None)
+    }
+
     pub(super) fn full(n: i64, h: i64, w: i64, device: Device, kind: Kind) -> Ctx {
         let area = Tensor::full([n, 1], (h * w) as f64, (kind, device));
         Ctx::from_area(area, None, None)
@@ -115,6 +124,10 @@ pub(super) struct TorchConv {
     pub(super) bias: Option<Tensor>,
     pub(super) padding: [i64; 2],
     pub(super) dilation: [i64; 2],
+    /// CUDA: cuDNN with autotuning (`benchmark`) and without TF32, so fp32
+    /// stays fp32 (libtorch's default lets cuDNN use TF32 on Ampere and
+    /// later, about 1e-3 relative error).
+    pub(super) cuda_way: bool,
 }
 
 /// Whether `t` is a CPU f32 `[N, C, H, W]` tensor whose memory is dense
@@ -155,7 +168,7 @@ impl Conv {
         ws: &mut Workspace,
     ) -> Result<Tensor, NetError> {
         match self {
-            Conv::Torch(c) => Ok(c.forward(x)),
+            Conv::Torch(c) => c.forward(x),
             Conv::Winograd(wg) => winograd_new(wg, x, Epilogue::Store, ctx, ws),
         }
     }
@@ -214,7 +227,7 @@ impl Conv {
                 Ok(())
             }
             Conv::Torch(c) => {
-                let _ = acc.g_add_(&c.forward(x));
+                let _ = acc.g_add_(&c.forward(x)?);
                 Ok(())
             }
         }
@@ -257,15 +270,31 @@ pub(super) fn winograd_new(
 }
 
 impl TorchConv {
-    pub(super) fn forward(&self, x: &Tensor) -> Tensor {
-        x.conv2d(
+    pub(super) fn forward(&self, x: &Tensor) -> Result<Tensor, NetError> {
+        if self.cuda_way {
+            return Ok(x.f_internal_convolution(
+                &self.weight,
+                self.bias.as_ref(),
+                [1, 1],
+                self.padding,
+                self.dilation,
+                false,
+                [0, 0],
+                1,
+                true,
+                false,
+                true,
+                false,
+            )?);
+        }
+        Ok(x.f_conv2d(
             &self.weight,
             self.bias.as_ref(),
             [1, 1],
             self.padding,
             self.dilation,
             1,
-        )
+        )?)
     }
 }
 
@@ -274,8 +303,10 @@ impl TorchConv {
 pub(super) enum NormAct {
     /// `relu(x + shift)`: a ReLU batch norm whose scales are all positive,
     /// so `relu(s x + b) = s relu(x + b / s)` and `s` is folded into the
-    /// input channels of the convs that read the result (one fused op).
-    Shift { shift: Tensor },
+    /// input channels of the convs that read the result (one fused op on
+    /// the CPU; libtorch has no CUDA kernel for `_add_relu`, so `fused`
+    /// is false there and it runs as an add and an in-place ReLU).
+    Shift { shift: Tensor, fused: bool },
     /// `act(x * scale + bias)`.
     Affine {
         scale: Tensor,
@@ -287,7 +318,11 @@ pub(super) enum NormAct {
 impl NormAct {
     pub(super) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
         let y = match self {
-            NormAct::Shift { shift } => x.internal_add_relu(shift),
+            NormAct::Shift { shift, fused: true } => x.internal_add_relu(shift),
+            NormAct::Shift {
+                shift,
+                fused: false,
+            } => (x + shift).relu_(),
             NormAct::Affine { scale, bias, act } => activate(bias.addcmul(x, scale), *act),
         };
         ctx.apply(y)
