@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Strength per generation of a learning loop's nets (scripts/loop.sh):
+# Strength per generation of a learning run's nets (`engine learn` on a folder):
 # every EVERY-th accepted net (and the newest) plays GAMES games against a
 # fixed opponent (colours alternating, 9x9, komi 7, Chinese rules, GNU Go
 # scores) with ../shared/tools/gtp_match.py. OPPONENT is `gnugo:LEVEL` (GNU Go
@@ -19,7 +19,9 @@ tsv="$base/strength.tsv"
 [ -f "$tsv" ] || printf 'model\tgeneration\topponent\tvisits\tgames\tscore\twin_rate\telo_vs_opponent\n' > "$tsv"
 export OMP_WAIT_POLICY=PASSIVE
 
-mapfile -t nets < <(ls -1tr "$base/models")
+# The accepted nets, oldest first, as the run's store orders them.
+mapfile -t nets < <("$engine" learn -store "$base" status -json \
+  | python3 -c 'import json, sys; print("\n".join(json.load(sys.stdin)["accepted"]))')
 last=$(( ${#nets[@]} - 1 ))
 for i in "${!nets[@]}"; do
   net="${nets[$i]}"

@@ -3,6 +3,7 @@
 #
 #   scripts/s3_server.sh start DIR [--watch-pid PID]
 #   scripts/s3_server.sh stop DIR
+#   scripts/s3_server.sh restart DIR
 #
 # start: runs `weed mini` on 127.0.0.1 with every port chosen free, one
 # identity (engine-test / engine-test-secret, in DIR/s3.json) and one bucket,
@@ -14,6 +15,10 @@
 # answers (a port taken between choosing and binding), it tries again with new
 # ports, 3 tries in all. With --watch-pid PID a detached watchdog stops the
 # server once PID is gone (so a test process can start one that dies with it).
+#
+# restart: starts the stopped server of DIR again on its old ports with its
+# old data (the same endpoint: a store "unreachable for a while" test). Not
+# watched by a watchdog; stop it with `stop`.
 #
 # stop: stops the server started in DIR (SIGTERM, SIGKILL after 10 s) and
 # removes its leftover /tmp/seaweedfs-*-PORT.sock files. Stopping a stopped
@@ -36,7 +41,7 @@ stop_timeout_s=10
 endpoint=""   # set by try_start
 
 die() { echo "s3_server.sh: $*" >&2; exit 1; }
-usage() { echo "usage: $0 start DIR [--watch-pid PID] | stop DIR" >&2; exit 2; }
+usage() { echo "usage: $0 start DIR [--watch-pid PID] | stop DIR | restart DIR" >&2; exit 2; }
 
 find_weed() {
   if [ -n "${WEED:-}" ]; then
@@ -128,12 +133,13 @@ for s in ss: s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in ss])'
 }
 
-# One try: starts weed on new ports; 0 once S3 answers, 1 if weed exited or
-# did not answer in time (weed is then stopped).
+# One try: starts weed on new ports (or on the ports $3 names); 0 once S3
+# answers, 1 if weed exited or did not answer in time (weed is then stopped).
 try_start() {
-  local dir="$1" weed="$2" pid code i
+  local dir="$1" weed="$2" ports="${3:-}" pid code i
   local -a p
-  read -r -a p <<<"$(free_ports)"
+  [ -n "$ports" ] || ports="$(free_ports)"
+  read -r -a p <<<"$ports"
   [ "${#p[@]}" -eq 10 ] || die "could not choose free ports (python3 missing?)"
   echo "${p[*]}" >"$dir/ports"
   echo "=== s3_server.sh: starting weed, ports ${p[*]}" >>"$dir/weed.log"
@@ -230,6 +236,16 @@ case "$cmd" in
       esac
     done
     do_start "$dir" "$watch_pid"
+    ;;
+  restart)
+    [ "$#" -eq 0 ] || usage
+    [ -f "$dir/ports" ] || die "no server was started in $dir"
+    dir="$(cd "$dir" && pwd)"
+    if [ -f "$dir/weed.pid" ] && is_our_weed "$(cat "$dir/weed.pid")" "$dir"; then
+      die "the server of $dir still runs; stop it first"
+    fi
+    try_start "$dir" "$(find_weed)" "$(cat "$dir/ports")" || die "could not restart weed on its old ports"
+    echo "$endpoint"
     ;;
   stop)
     [ "$#" -eq 0 ] || usage

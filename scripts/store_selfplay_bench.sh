@@ -5,7 +5,7 @@
 #   scripts/store_selfplay_bench.sh [ROUNDS] [GAMES] [MAX_ROWS_PER_FILE]
 #
 # Each round plays GAMES games (default 100) of 9x9 with the project's own
-# net at the learning loop's settings (configs/loop-9x9.conf: 64 visits, 64
+# net at the learning loop's settings (configs/learn.toml: 64 visits, 64
 # game threads), once into a folder and once into s3://, in alternating
 # order, and takes rows/hour from self-play's own summary (rows written).
 # MAX_ROWS_PER_FILE (default 1000) makes the writer hand a file to the store

@@ -16,13 +16,11 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use common::learn_config::{tiny_config, TINY_SELFPLAY};
 use common::s3_server::S3Server;
 use engine::learn::ledger::Ledger;
 use engine::store::layout::Run;
 use engine::store::{Store, StoreUrl};
-
-const TINY_SELFPLAY: &str = "bSizes=9,bSizeRelProbs=1,maxVisits=8,cheapSearchVisits=4,\
-reducedVisitsMin=4,numGameThreads=8,nnMaxBatchSize=8,maxMovesPerGame=80,maxRowsPerTrainFile=100";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -76,59 +74,6 @@ fn run_ok(cmd: &mut Command) -> Output {
         text(&out)
     );
     out
-}
-
-/// A learn config for tests in `dir`: b2c16 on 9x9, a window from 100
-/// rows, 512 samples a generation, 4 gating games at 8 visits; `extra`
-/// lines (`key = value`) replace these.
-fn tiny_config(dir: &Path, extra: &str) -> PathBuf {
-    let configs = repo().join("configs");
-    let mut keys: Vec<(String, String)> = [
-        ("modelKind", "\"b2c16\"".to_string()),
-        ("posLen", "9".into()),
-        ("seed", "3".into()),
-        ("newRowsPerGeneration", "100".into()),
-        ("pollSeconds", "0.5".into()),
-        ("leaseSeconds", "60".into()),
-        ("shuffleMinRows", "100".into()),
-        ("shuffleKeepTargetRows", "0".into()),
-        ("shuffleRowsPerFile", "200".into()),
-        ("shuffleThreads", "1".into()),
-        ("trainBatchSize", "64".into()),
-        ("trainSamplesPerGeneration", "512".into()),
-        ("trainSwaPeriodSamples", "256".into()),
-        ("trainLrWarmup", "false".into()),
-        ("trainCheckpointEverySamples", "128".into()),
-        ("gating", "true".into()),
-        (
-            "gatekeeperConfig",
-            format!("\"{}\"", configs.join("gatekeeper.toml").display()),
-        ),
-        (
-            "gatekeeperOverrides",
-            "\"numGamesPerGating=4,maxVisits=8,numGameThreads=4,maxMovesPerGame=60\"".into(),
-        ),
-        (
-            "selfplayConfig",
-            format!("\"{}\"", configs.join("selfplay.toml").display()),
-        ),
-        ("selfplayOverrides", format!("\"{TINY_SELFPLAY}\"")),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    for line in extra.lines().filter(|l| !l.trim().is_empty()) {
-        let (k, v) = line.split_once('=').expect("key = value");
-        let (k, v) = (k.trim().to_string(), v.trim().to_string());
-        match keys.iter_mut().find(|(key, _)| *key == k) {
-            Some(entry) => entry.1 = v,
-            None => keys.push((k, v)),
-        }
-    }
-    let text: String = keys.iter().map(|(k, v)| format!("{k} = {v}\n")).collect();
-    let path = dir.join("learn.toml");
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 fn learn(server: Option<&S3Server>, store: &str, config: &Path, extra: &[&str]) -> Command {
@@ -282,6 +227,25 @@ fn synchronous_generations_on_a_folder() {
         assert!(status.contains(&r.candidate), "{status}");
     }
     assert!(status.contains("released"), "{status}");
+    let json = run_ok(engine(None).args([
+        "learn",
+        "-store",
+        &root.display().to_string(),
+        "status",
+        "-json",
+    ]));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["ledger"].as_array().map(Vec::len), Some(2), "{json}");
+    let accepted: Vec<&str> = json["accepted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert_eq!(accepted.first(), Some(&"b2c16-random"), "{json}");
+    for r in ledger.records.iter().filter(|r| r.gate.accepted) {
+        assert!(accepted.contains(&r.candidate.as_str()), "{json}");
+    }
     // A third run of the same command is done at once: nothing to redo.
     let again = run_ok(&mut learn(
         None,
@@ -562,6 +526,77 @@ fn a_corrupt_npz_and_a_truncated_net_are_skipped_and_the_run_goes_on() {
         .find("byhand-s99999999-d1")
         .unwrap()
         .is_some());
+}
+
+#[test]
+fn a_store_unreachable_for_a_minute_is_waited_for_and_nothing_is_lost() {
+    let mut server = S3Server::start_private();
+    let url = server.unique_url("outage");
+    prepared_run(&url, Some(&server));
+    let dir = scratch("outage");
+    let cfg = tiny_config(&dir, "maxGenerations = 2\nnewRowsPerGeneration = 60");
+    // Requests that fail are retried for up to 3 minutes.
+    let with_retries = |mut c: Command| {
+        c.env("ENGINE_STORE_RETRY_SECONDS", "180");
+        c
+    };
+    let mut learner = with_retries(learn(Some(&server), &url, &cfg, &[]))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut worker = with_retries(engine(Some(&server)));
+    let mut worker = worker
+        .args([
+            "selfplay",
+            "-config",
+            &repo().join("configs/selfplay.toml").display().to_string(),
+            "-override-config",
+            &format!("{TINY_SELFPLAY},dataBoardLen=9,maxRowsPerTrainFile=20"),
+            "-models-dir",
+            &format!("{url}/models"),
+            "-output-dir",
+            &format!("{url}/selfplay"),
+            "-max-games-total",
+            "16",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the learner's first generation, then take the server away
+    // for a minute while both are at work.
+    let mut lines = BufReader::new(learner.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    loop {
+        let line = lines.next().expect("learner output").unwrap();
+        seen.push(line.clone());
+        if line.starts_with("learn: gen 1: ") && line.contains("ledger") {
+            break;
+        }
+    }
+    server.stop();
+    std::thread::sleep(Duration::from_secs(60));
+    server.restart();
+    seen.extend(lines.map_while(Result::ok));
+    let status = wait_with_timeout(&mut learner, Duration::from_secs(300));
+    assert!(status.success(), "learner: {status}\n{}", seen.join("\n"));
+    let worker_status = wait_with_timeout(&mut worker, Duration::from_secs(300));
+    let mut worker_log = String::new();
+    std::io::Read::read_to_string(worker.stderr.as_mut().unwrap(), &mut worker_log).unwrap();
+    assert!(
+        worker_status.success(),
+        "worker: {worker_status}\n{worker_log}"
+    );
+    // Nothing lost: the worker wrote its 16 games (exit 0: every game it
+    // played is in the store), and the learner finished generation 2.
+    let mut status = engine(Some(&server));
+    status.args(["learn", "-store", &url, "status"]);
+    let report = String::from_utf8_lossy(&run_ok(&mut status).stdout).to_string();
+    assert!(report.contains("\n   2  "), "{report}");
+    assert!(
+        worker_log.contains("engine selfplay: 16 games"),
+        "the worker's summary: {worker_log}"
+    );
+    server.stop();
 }
 
 #[test]

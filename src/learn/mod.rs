@@ -88,6 +88,10 @@ pub struct LearnArgs {
     /// job whose predecessor died without letting go).
     #[arg(long = "wait-for-lease")]
     pub wait_for_lease: bool,
+    /// With `status`: print JSON (the ledger's records, the accepted and
+    /// rejected nets oldest first, the lease) instead of the table.
+    #[arg(long)]
+    pub json: bool,
     /// `run` (default), `status` or `worker`.
     #[arg(value_enum, default_value_t = LearnAction::Run)]
     pub action: LearnAction,
@@ -145,7 +149,12 @@ pub fn run(args: &LearnArgs) -> i32 {
         }
     };
     if args.action == LearnAction::Status {
-        return match status::report(&run) {
+        let report = if args.json {
+            status::report_json(&run)
+        } else {
+            status::report(&run)
+        };
+        return match report {
             Ok(text) => {
                 print!("{text}");
                 0

@@ -99,6 +99,36 @@ pub fn report(run: &Run) -> Result<String, LearnError> {
     Ok(out)
 }
 
+/// The status of `run` as JSON: `ledger` (the generation records),
+/// `accepted` and `rejected` (net names, oldest first), `lease` (holder,
+/// heartbeat age, released) or null.
+pub fn report_json(run: &Run) -> Result<String, LearnError> {
+    let files = run.learn()?;
+    let ledger = Ledger::read(&files)?;
+    let names = |dir: crate::store::layout::ModelsDir| -> Result<Vec<String>, LearnError> {
+        let mut nets = dir.list()?;
+        nets.sort_by(|a, b| a.cmp_age(b));
+        Ok(nets.into_iter().map(|m| m.name).collect())
+    };
+    let lease = lease::current(&files)?.map(|l| {
+        serde_json::json!({
+            "number": l.number,
+            "host": l.holder.host,
+            "pid": l.holder.pid,
+            "heartbeat_age_seconds": l.age,
+            "released": l.released,
+        })
+    });
+    let value = serde_json::json!({
+        "run": run.url().to_string(),
+        "ledger": ledger.records,
+        "accepted": names(run.models()?)?,
+        "rejected": names(run.rejected()?)?,
+        "lease": lease,
+    });
+    Ok(format!("{value:#}\n"))
+}
+
 fn fmt_elo(e: f64) -> String {
     if e.abs() < 0.5 {
         "0".into()

@@ -1,3 +1,4 @@
 #![allow(dead_code)]
 
+pub mod learn_config;
 pub mod s3_server;

@@ -153,6 +153,28 @@ impl PrivateS3Server {
     }
 }
 
+impl PrivateS3Server {
+    /// Starts the stopped server again on its old ports with its old data
+    /// (`s3_server.sh restart`): the same endpoint answers again.
+    pub fn restart(&mut self) {
+        let out = Command::new("bash")
+            .arg(script())
+            .arg("restart")
+            .arg(&self.server.dir)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run s3_server.sh restart");
+        assert!(
+            out.status.success(),
+            "s3_server.sh restart {} failed: {}{}",
+            self.server.dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.stopped = false;
+    }
+}
+
 impl std::ops::Deref for PrivateS3Server {
     type Target = S3Server;
     fn deref(&self) -> &S3Server {
