@@ -9,11 +9,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use common::learn_config::{tiny_config, TINY_SELFPLAY};
@@ -33,17 +31,8 @@ fn scratch(tag: &str) -> PathBuf {
     d
 }
 
-/// The shared S3 server, its environment set in this process too (the
-/// test reads the store in-process).
 fn s3() -> &'static S3Server {
-    static ENV: Once = Once::new();
-    let server = S3Server::shared();
-    ENV.call_once(|| {
-        for (k, v) in server.env() {
-            std::env::set_var(k, v);
-        }
-    });
-    server
+    S3Server::shared_in_process()
 }
 
 fn engine(server: Option<&S3Server>) -> Command {
@@ -58,11 +47,7 @@ fn engine(server: Option<&S3Server>) -> Command {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    common::output_text(out)
 }
 
 fn run_ok(cmd: &mut Command) -> Output {
@@ -387,13 +372,8 @@ fn a_second_learner_is_refused_until_the_first_is_dead() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("learner output").unwrap();
-        if line.contains("waiting for self-play") {
-            break;
-        }
-    }
+    let mut lines = common::stderr_lines(&mut first);
+    common::read_until(&mut lines, "waiting for self-play");
     let second = learn(None, &store_arg, &cfg, &[]).output().unwrap();
     assert_eq!(second.status.code(), Some(4), "{}", text(&second));
     assert!(
@@ -408,14 +388,12 @@ fn a_second_learner_is_refused_until_the_first_is_dead() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(third.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("learner output").unwrap();
-        assert!(!line.contains("another learner"), "{line}");
-        if line.contains("waiting for self-play") {
-            break;
-        }
-    }
+    let mut lines = common::stderr_lines(&mut third);
+    let seen = common::read_until(&mut lines, "waiting for self-play");
+    assert!(
+        !seen.iter().any(|l| l.contains("another learner")),
+        "{seen:?}"
+    );
     // SIGTERM: it lets the lease go and exits 3.
     nix_kill(third.id(), "TERM");
     let status = wait_with_timeout(&mut third, Duration::from_secs(30));
@@ -451,13 +429,8 @@ fn sigusr1_during_training_checkpoints_and_the_restart_goes_on() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("learner output").unwrap();
-        if line.contains("training 12800 samples") {
-            break;
-        }
-    }
+    let mut lines = common::stderr_lines(&mut first);
+    common::read_until(&mut lines, "training 12800 samples");
     std::thread::sleep(Duration::from_millis(300));
     nix_kill(first.id(), "USR1");
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
@@ -564,15 +537,8 @@ fn a_store_unreachable_for_a_minute_is_waited_for_and_nothing_is_lost() {
         .unwrap();
     // Wait for the learner's first generation, then take the server away
     // for a minute while both are at work.
-    let mut lines = BufReader::new(learner.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    loop {
-        let line = lines.next().expect("learner output").unwrap();
-        seen.push(line.clone());
-        if line.starts_with("learn: gen 1: ") && line.contains("ledger") {
-            break;
-        }
-    }
+    let mut lines = common::stderr_lines(&mut learner);
+    let mut seen = common::read_until(&mut lines, "; ledger ");
     server.stop();
     std::thread::sleep(Duration::from_secs(60));
     server.restart();

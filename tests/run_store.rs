@@ -13,7 +13,6 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use common::s3_server::S3Server;
@@ -30,17 +29,8 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shared S3 server, with its environment set in this process too (the
-/// in-process store reads it when it opens an `s3://` URL).
 fn s3() -> &'static S3Server {
-    static ENV: Once = Once::new();
-    let server = S3Server::shared();
-    ENV.call_once(|| {
-        for (k, v) in server.env() {
-            std::env::set_var(k, v);
-        }
-    });
-    server
+    S3Server::shared_in_process()
 }
 
 fn engine(server: Option<&S3Server>) -> Command {

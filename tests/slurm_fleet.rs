@@ -25,11 +25,7 @@ fn repo() -> PathBuf {
 }
 
 fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    common::output_text(out)
 }
 
 fn sh(cmd: &mut Command) -> Output {

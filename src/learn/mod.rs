@@ -252,6 +252,29 @@ pub fn run(args: &LearnArgs) -> i32 {
 /// games and exits 3).
 fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
     use std::os::unix::process::CommandExt;
+    // A worker may start before the learner has published the run's first
+    // net: it waits for one (as KataGo's self-play waits for a model).
+    let mut said = false;
+    loop {
+        match run.models().and_then(|m| m.newest()) {
+            Ok(Some(_)) => break,
+            Ok(None) if !said => {
+                eprintln!(
+                    "learn worker: waiting for a net in {}",
+                    run.url().join("models")
+                );
+                said = true;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("engine learn worker: {e}");
+                return 1;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_secs_f64(
+            settings.poll_seconds.min(10.0),
+        ));
+    }
     let extra = std::env::var(SELFPLAY_OVERRIDES_ENV).unwrap_or_default();
     let mut cmd = match learner::selfplay_command(
         settings,

@@ -63,6 +63,19 @@ impl S3Server {
         }
     }
 
+    /// The shared server, with its environment set in this process too (the
+    /// in-process store reads it when it opens an `s3://` URL).
+    pub fn shared_in_process() -> &'static S3Server {
+        static ENV: std::sync::Once = std::sync::Once::new();
+        let server = S3Server::shared();
+        ENV.call_once(|| {
+            for (k, v) in server.env() {
+                std::env::set_var(k, v);
+            }
+        });
+        server
+    }
+
     /// Starts a SEPARATE server (own dir, own ports) that the caller can stop.
     pub fn start_private() -> PrivateS3Server {
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
