@@ -33,9 +33,11 @@ node_up() {
 }
 
 install_packages() {
-  if command -v slurmctld >/dev/null 2>&1 && command -v munged >/dev/null 2>&1; then
-    return 0
-  fi
+  local missing=0 c
+  for c in slurmctld slurmd sbatch squeue scontrol munged munge; do
+    [ -x "/usr/sbin/$c" ] || command -v "$c" >/dev/null 2>&1 || missing=1
+  done
+  [ "$missing" = 0 ] && return 0
   [ "$(id -u)" = 0 ] || die "slurm-wlm and munge are not installed, and installing them needs root"
   echo "one_node_cluster.sh: installing slurm-wlm and munge (apt-get, once)" >&2
   export DEBIAN_FRONTEND=noninteractive
