@@ -102,3 +102,23 @@ fn katago_own_example_configs_load() {
     assert_eq!(cfg.get_f64("resignThreshold", -1.0..=0.0).unwrap(), -0.9);
     assert!(cfg.unknown_keys().is_empty());
 }
+
+#[test]
+fn learn_toml_is_the_learners_keys_with_files_that_exist() {
+    use engine::learn::settings::{resolve, LearnSettings};
+    let path = config_path("learn.toml");
+    let cfg = Config::load(&path).expect("learn.toml parses");
+    let s = LearnSettings::from_config(&cfg).expect("learn.toml: only the learner's keys, valid");
+    // Every key is set in the file, so the file documents them all.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let written: Vec<String> = all_mentioned_keys(&text);
+    let defaults = serde_json::to_value(LearnSettings::default()).unwrap();
+    for key in defaults.as_object().unwrap().keys() {
+        assert!(written.contains(key), "learn.toml does not document {key}");
+    }
+    for file in [&s.selfplay_config, &s.gatekeeper_config] {
+        let p = resolve(Some(&path), file);
+        assert!(p.is_file(), "{} does not exist", p.display());
+        Config::load(&p).expect("its config parses");
+    }
+}
