@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""The figures of the code-shape rules in docs/ARCHITECTURE.md, for src/.
+
+Counts, with no Rust tooling beyond the sources themselves:
+
+- import circles: cycles in the graph of `crate::`/`super::` paths between
+  modules. Two graphs are checked: the top-level modules (`game`, `nn`,
+  `search`, ...), and the sibling modules inside each top-level module
+  (`data::shuffle` and `data::window`). An edge from a module to one of its
+  own descendants or ancestors is not counted (a parent re-exporting its
+  children and a child using its parent's items is how Rust modules are
+  built, not a circle between peers).
+- upward arrows: a top-level module that uses one in a higher layer (the
+  layers are the table LAYERS below, the same as docs/ARCHITECTURE.md).
+- source files over 800 lines, not counting `#[cfg(test)]` modules at the
+  end of a file and files that hold only tests (`*tests.rs`, `tests/`).
+- functions over 150 lines (test functions aside).
+
+Usage: scripts/code_shape.py [--json] [SRC_DIR]   (exit 1 when a rule is broken)
+"""
+
+import json
+import os
+import re
+import sys
+
+# Lower layers never use higher ones. Same layer: no circles.
+LAYERS = [
+    # 0: foundations with no engine knowledge beyond themselves
+    ["io_lines", "config", "game", "timecontrol"],
+    # 1: the network, its training rows, the run store
+    ["nn", "data", "store"],
+    # 2: search and the trainable net
+    ["search", "train"],
+    # 3: the shared play layer and start-up
+    ["play", "setup"],
+    # 4: commands
+    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "learn"],
+    # 5: the command line, fuzz bodies
+    ["cli", "fuzz_targets"],
+]
+LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}
+
+MAX_FILE_LINES = 800
+MAX_FN_LINES = 150
+
+
+def module_path(src, path):
+    rel = os.path.relpath(path, src)[:-3].split(os.sep)
+    if rel[-1] in ("mod", "lib", "main"):
+        rel = rel[:-1]
+    return tuple(rel)
+
+
+def strip_comments_and_strings(text):
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    return text
+
+
+def test_start_line(lines):
+    """The line where a trailing `#[cfg(test)] mod ...` starts, or None."""
+    for i, line in enumerate(lines):
+        if line.strip() == "#[cfg(test)]" and i + 1 < len(lines):
+            nxt = lines[i + 1].strip()
+            if nxt.startswith("mod ") and nxt.endswith("{"):
+                return i
+    return None
+
+
+def use_targets(text, here):
+    """Module paths this file's code names through `crate::` or `super::`."""
+    out = set()
+    # expand `use crate::a::{b, c::d}` groups one level
+    for m in re.finditer(r"\b(crate|super(?:::super)*)::([A-Za-z_][\w:]*)(::\{([^}]*)\})?", text):
+        root, rest, _, group = m.group(1), m.group(2), m.group(3), m.group(4)
+        if root == "crate":
+            base = ()
+        else:
+            ups = root.count("super")
+            base = here[: len(here) - ups] if ups <= len(here) else ()
+        parts = [p for p in rest.split("::") if p]
+        if group:
+            for g in group.split(","):
+                g = g.strip().split(" as ")[0].strip()
+                first = g.split("::")[0] if g else ""
+                out.add(base + tuple(parts) + ((first,) if first and first != "self" else ()))
+        out.add(base + tuple(parts))
+    return out
+
+
+def resolve(target, modules):
+    """The longest known module that prefixes the named path."""
+    for n in range(len(target), 0, -1):
+        if target[:n] in modules:
+            return target[:n]
+    return None
+
+
+def cycles(graph):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def long_functions(lines, limit):
+    """(name, first line, length) of each fn whose body runs over `limit` lines."""
+    out = []
+    fn_re = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?(extern\s+\"C\"\s+)?fn\s+(\w+)")
+    i = 0
+    while i < len(lines):
+        m = fn_re.match(lines[i])
+        if m:
+            is_test = any(l.strip().startswith("#[test") for l in lines[max(0, i - 3) : i])
+            depth, started, j = 0, False, i
+            while j < len(lines):
+                code = re.sub(r"//.*", "", lines[j])
+                code = re.sub(r'"(?:\\.|[^"\\])*"', '""', code)
+                code = re.sub(r"'(?:\\.|[^'\\])'", "''", code)
+                if not started and ";" in code and "{" not in code:
+                    break  # a declaration without a body
+                depth += code.count("{") - code.count("}")
+                if "{" in code:
+                    started = True
+                if started and depth <= 0:
+                    break
+                j += 1
+            length = j - i + 1
+            if started and length > limit and not is_test:
+                out.append((m.group(7), i + 1, length))
+        i += 1
+    return out
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    as_json = "--json" in sys.argv
+    src = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "src")
+    src = os.path.normpath(src)
+
+    files = {}
+    for root, _, names in os.walk(src):
+        for n in names:
+            if n.endswith(".rs"):
+                p = os.path.join(root, n)
+                files[module_path(src, p)] = p
+    modules = set(files)
+    # inline `mod name {` blocks are rare here; file modules are what we count
+
+    top_graph, sibling_graph = {}, {}
+    upward = set()
+    big_files, big_fns = [], []
+    for mod, path in sorted(files.items()):
+        with open(path, encoding="utf-8") as f:
+            raw = f.read()
+        lines = raw.split("\n")
+        test_only = path.endswith("tests.rs") or "/tests/" in path or mod[-1:] == ("tests",)
+        cut = test_start_line(lines)
+        code_lines = lines[:cut] if cut is not None else lines
+        while code_lines and not code_lines[-1].strip():
+            code_lines = code_lines[:-1]
+        if not test_only and len(code_lines) > MAX_FILE_LINES:
+            big_files.append((os.path.relpath(path, src), len(code_lines)))
+        if not test_only:
+            for name, line, length in long_functions(code_lines, MAX_FN_LINES):
+                big_fns.append((os.path.relpath(path, src), name, line, length))
+        if test_only:
+            continue
+        text = strip_comments_and_strings("\n".join(code_lines))
+        for target in use_targets(text, mod):
+            t = resolve(target, modules)
+            if t is None or not mod or not t:
+                continue
+            a, b = mod[0], t[0]
+            if a != b:
+                top_graph.setdefault(a, set()).add(b)
+                if a in LAYER_OF and b in LAYER_OF and LAYER_OF[b] > LAYER_OF[a]:
+                    upward.add((a, b))
+                continue
+            # within one top-level module: siblings at the first level below it
+            if len(mod) < 2 or len(t) < 2 or mod[1] == t[1]:
+                continue
+            sa, sb = mod[:2], t[:2]
+            sibling_graph.setdefault(sa, set()).add(sb)
+
+    top_cycles = cycles(top_graph)
+    sib_cycles = cycles(sibling_graph)
+    unknown = sorted(m for m in top_graph if m not in LAYER_OF)
+    report = {
+        "top_level_cycles": top_cycles,
+        "sibling_cycles": [["::".join(m) for m in c] for c in sib_cycles],
+        "upward_arrows": sorted(f"{a} -> {b}" for a, b in upward),
+        "modules_without_layer": unknown,
+        "files_over_800_lines": sorted(big_files, key=lambda x: -x[1]),
+        "functions_over_150_lines": sorted(big_fns, key=lambda x: -x[3]),
+        "top_level_graph": {k: sorted(v) for k, v in sorted(top_graph.items())},
+    }
+    if as_json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(f"import circles, top-level modules: {len(top_cycles)}")
+        for c in top_cycles:
+            print("   ", " <-> ".join(c))
+        print(f"import circles, sibling modules:   {len(sib_cycles)}")
+        for c in report["sibling_cycles"]:
+            print("   ", " <-> ".join(c))
+        print(f"upward arrows (layers in docs/ARCHITECTURE.md): {len(upward)}")
+        for a in report["upward_arrows"]:
+            print("   ", a)
+        if unknown:
+            print(f"modules with no layer: {', '.join(unknown)}")
+        print(f"source files over {MAX_FILE_LINES} lines (tests aside): {len(big_files)}")
+        for p, n in report["files_over_800_lines"]:
+            print(f"    {n:5d} {p}")
+        print(f"functions over {MAX_FN_LINES} lines (tests aside): {len(big_fns)}")
+        for p, name, line, n in report["functions_over_150_lines"]:
+            print(f"    {n:5d} {p}:{line} {name}")
+    broken = top_cycles or sib_cycles or upward or big_files or big_fns or unknown
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
