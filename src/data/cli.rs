@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::shuffle::{shuffle, ShuffleConfig, ShuffleError};
-use super::window::WindowParams;
+use super::WindowParams;
 use crate::store::StoreUrl;
 
 /// Flags of `engine shuffle`, as `python/shuffle.py` spells them. As with

@@ -28,7 +28,6 @@ mod cli;
 pub mod npy;
 mod npz;
 mod shuffle;
-mod window;
 mod window_rows;
 
 pub use cli::{run_shuffle, ShuffleArgs, EXIT_TOO_FEW_ROWS};
@@ -37,8 +36,8 @@ pub use npz::{
     read_npz_num_rows_bytes, read_npz_num_rows_from, write_npz_to, NpzError, NpzErrorKind,
     NpzWriteOptions, MEMBER_NAMES,
 };
+pub use shuffle::window::{desired_num_rows, is_temp_npz_like, WindowParams};
 pub use shuffle::{shuffle, ShuffleConfig, ShuffleError, ShuffleReport};
-pub use window::{desired_num_rows, is_temp_npz_like, WindowParams};
 pub use window_rows::{RowBatches, WindowReadError, WindowRows, FILES_IN_MEMORY};
 
 /// KataGo's default data board length (`dataBoardLen`).

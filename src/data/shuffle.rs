@@ -31,13 +31,15 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use thiserror::Error;
 
+pub(super) mod window;
+
 use super::npz::{encode_npz, read_npz_bytes, read_npz_num_rows_from};
-use super::window::{
-    choose_window, find_files, load_summary, py_round, FindOptions, InputFile, WindowParams,
-};
 use super::{NpzError, NpzWriteOptions, TrainingRows};
 use crate::store::layout::ShuffleOutput;
 use crate::store::{Store, StoreError, StoreUrl};
+use window::{
+    choose_window, find_files, load_summary, py_round, FindOptions, InputFile, WindowParams,
+};
 
 /// `engine shuffle` failed.
 #[derive(Debug, Error)]

@@ -118,11 +118,14 @@ pub fn known_commands() -> impl Iterator<Item = &'static str> {
     COMMANDS.iter().map(|&(name, _)| name)
 }
 
-/// Runs the command `c` names, or answers `unknown command`.
-pub(super) fn dispatch(e: &mut GtpEngine, c: &CommandLine) -> Handled {
-    match COMMANDS.iter().find(|(name, _)| *name == c.name) {
-        Some((_, run)) => run(e, c),
-        None => Handled::Err("unknown command".into()),
+impl GtpEngine {
+    /// Runs one command through [`COMMANDS`], or answers `unknown command`;
+    /// the caller writes the answer for `Ok`/`Err`/`Quit`.
+    pub fn handle(&mut self, c: &CommandLine) -> Handled {
+        match COMMANDS.iter().find(|(name, _)| *name == c.name) {
+            Some((_, run)) => run(self, c),
+            None => Handled::Err("unknown command".into()),
+        }
     }
 }
 

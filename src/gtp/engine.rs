@@ -15,7 +15,7 @@ use crate::timecontrol::TimeControls;
 
 use super::bot::GtpBot;
 use super::position::GtpGame;
-use super::protocol::{CommandLine, Output};
+use super::protocol::Output;
 use super::settings::GtpSettings;
 
 /// What handling a command did.
@@ -119,11 +119,6 @@ impl GtpEngine {
                 self.out.write_str("\n");
             }
         }
-    }
-
-    /// Runs one command; the caller writes the answer for `Ok`/`Err`/`Quit`.
-    pub fn handle(&mut self, c: &CommandLine) -> Handled {
-        super::commands::dispatch(self, c)
     }
 }
 

@@ -18,8 +18,8 @@ use super::status::progress_svg;
 use super::LearnError;
 use crate::data::{shuffle, ShuffleConfig, WindowParams};
 use crate::matchplay::{GateDecision, GateFolders, Gatekeeper, Logger};
-use crate::selfplay::WORKER_NAME_ENV;
 use crate::store::layout::{LearnFiles, ModelsDir, Run, ShuffledWindow};
+use crate::store::WORKER_NAME_ENV;
 use crate::store::{StoreUrl, TEST_KILL_AFTER_WRITES_ENV};
 use crate::train::{random_net_bin_gz, TrainData, Trainer};
 

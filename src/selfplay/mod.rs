@@ -31,4 +31,3 @@ pub use rows::{write_game_rows, RowError};
 pub use run::{run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
 pub(crate) use settings::parse_list;
 pub use settings::{PlaySettings, RuleLists, SettingsError};
-pub use writer::{worker_name, WORKER_NAME_ENV};

@@ -19,7 +19,8 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::data::{encode_npz, NpzWriteOptions, TrainingRows};
-use crate::store::layout::{sanitize_worker_name, selfplay_file_stem, SelfplayOut};
+use crate::store::layout::{selfplay_file_stem, SelfplayOut};
+use crate::store::worker_name;
 use crate::store::StoreError;
 
 /// What the writer is told.
@@ -108,33 +109,6 @@ impl DataWriter {
             None => WriterReport::default(),
         }
     }
-}
-
-/// The environment variable that names this self-play worker in its file
-/// names (default: the Slurm job and array task, else `<host>-<pid>`).
-pub const WORKER_NAME_ENV: &str = "ENGINE_WORKER_NAME";
-
-/// This process's worker name (see [`WORKER_NAME_ENV`]), fit for file
-/// names: a Slurm array task keeps its name when it is requeued.
-pub fn worker_name() -> &'static str {
-    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    NAME.get_or_init(|| {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let raw = if let Some(name) = var(WORKER_NAME_ENV) {
-            name
-        } else if let Some(job) = var("SLURM_ARRAY_JOB_ID").or_else(|| var("SLURM_JOB_ID")) {
-            let task = var("SLURM_ARRAY_TASK_ID").unwrap_or_else(|| "0".into());
-            format!("slurm-{job}-{task}")
-        } else {
-            let host = nix::unistd::gethostname()
-                .ok()
-                .and_then(|h| h.into_string().ok())
-                .unwrap_or_else(|| "host".into());
-            let short = host.split('.').next().unwrap_or(&host).to_string();
-            format!("{short}-{}", std::process::id())
-        };
-        sanitize_worker_name(&raw)
-    })
 }
 
 fn write_loop(

@@ -33,6 +33,7 @@
 
 pub mod layout;
 mod url;
+mod worker;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -46,6 +47,7 @@ use object_store::path::{Path as ObjPath, PathPart};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
 pub use url::StoreUrl;
+pub use worker::{worker_name, WORKER_NAME_ENV};
 
 /// How long transient failures of an S3 request are retried by default.
 pub const DEFAULT_RETRY_SECONDS: u64 = 300;

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use super::shuffle::ShuffleError;
+use super::ShuffleError;
 use crate::store::layout::walk_npz_files;
 use crate::store::{ObjectInfo, Store, StoreUrl};
 
