@@ -15,6 +15,9 @@
 //!   over a run store, its ledger and `status`.
 //! - [`matchplay`]: `engine match` and `engine gatekeeper`, games between
 //!   bots with Elo tables, and the gating of new nets.
+//! - [`play`]: the play layer shared by the commands that play games
+//!   (self-play, match, gatekeeper, learn): playing settings, rule lists,
+//!   opening moves, Elo statistics.
 //! - [`data`]: KataGo's training-data rows (`.npz`), shared by self-play
 //!   and training.
 //! - [`store`]: a run's files and objects in a local folder or on S3, and
@@ -42,6 +45,7 @@ pub mod io_lines;
 pub mod learn;
 pub mod matchplay;
 pub mod nn;
+pub mod play;
 pub mod search;
 pub mod selfplay;
 pub mod setup;

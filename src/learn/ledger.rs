@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::matchplay::stats::{elo_estimate, elo_from_score, Wld};
+use crate::play::stats::{elo_estimate, elo_from_score, Wld};
 use crate::store::layout::LearnFiles;
 use crate::store::{Created, StoreError, StoreErrorKind};
 

@@ -11,8 +11,8 @@ use clap::Args;
 use super::report::{summary_json, table, write_json};
 use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::MatchSettings;
-use super::stats::{elo_estimate, Sprt, SprtDecision};
 use crate::config::Config;
+use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
 use crate::store::Store;
 
 /// Flags of `engine match` (KataGo's spelling, plus a short form).

@@ -29,8 +29,8 @@ use clap::Args;
 use super::report::{summary_json, write_json};
 use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::{bot_params, BotSpec, MatchSettings};
-use super::stats::Wld;
 use crate::config::Config;
+use crate::play::stats::Wld;
 use crate::store::layout::{ModelEntry, ModelsDir};
 use crate::store::{Store, StoreUrl};
 

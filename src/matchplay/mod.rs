@@ -6,8 +6,8 @@
 //! [`GatekeeperArgs`]; [`MatchSettings`] (the config's keys), [`MatchRunner`]
 //! (plays a schedule of games: round robin, paired openings, alternating
 //! colours, one batching evaluator per model file shared by all games),
-//! and the statistics in [`stats`] (Elo with confidence intervals,
-//! Bradley-Terry ratings, SPRT).
+//! and its reports; the statistics (Elo with confidence intervals,
+//! Bradley-Terry ratings, SPRT) are the play layer's ([`crate::play::stats`]).
 
 mod cli;
 mod game;
@@ -15,7 +15,6 @@ mod gatekeeper;
 mod report;
 mod run;
 mod settings;
-pub mod stats;
 
 pub use cli::{run as run_match, MatchArgs};
 pub use game::{play_match_game, GameEnd, GameOutcome, Opening};

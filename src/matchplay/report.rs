@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::run::{MatchError, Tally};
 use super::settings::MatchSettings;
-use super::stats::{bradley_terry, elo_estimate, Sprt};
+use crate::play::stats::{bradley_terry, elo_estimate, Sprt};
 use crate::store::Store;
 
 /// Virtual draws per pair in the overall ratings, so a clean sweep still
@@ -114,9 +114,9 @@ pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
 
 fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
     match sprt.decide(&t.table[0][1]) {
-        super::stats::SprtDecision::AcceptH0 => "H0 accepted",
-        super::stats::SprtDecision::AcceptH1 => "H1 accepted",
-        super::stats::SprtDecision::Continue => "undecided",
+        crate::play::stats::SprtDecision::AcceptH0 => "H0 accepted",
+        crate::play::stats::SprtDecision::AcceptH1 => "H1 accepted",
+        crate::play::stats::SprtDecision::Continue => "undecided",
     }
 }
 

@@ -19,11 +19,11 @@ use rand::{Rng, SeedableRng};
 
 use super::game::{play_match_game, GameEnd, GameOutcome, Opening};
 use super::settings::MatchSettings;
-use super::stats::Wld;
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
+use crate::play::play_policy_moves;
+use crate::play::stats::Wld;
 use crate::search::{NnSearchEvaluator, Search, SearchError};
-use crate::selfplay::play_policy_moves;
 use crate::store::{Store, StoreError};
 
 /// Why a match could not run.
@@ -37,7 +37,7 @@ pub enum MatchError {
     Config(#[from] Box<crate::config::ConfigError>),
     /// Bad match settings.
     #[error(transparent)]
-    Settings(#[from] crate::selfplay::SettingsError),
+    Settings(#[from] crate::play::SettingsError),
     /// A network could not be found or loaded.
     #[error("{0}")]
     Model(String),

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use crate::config::{Config, ConfigError};
 use crate::game::Rules;
+use crate::play::{parse_list, RuleLists, SettingsError};
 use crate::search::{SearchParams, SetupFor};
-use crate::selfplay::{parse_list, RuleLists, SettingsError};
 use crate::setup::search_settings;
 
 /// One player of a match.

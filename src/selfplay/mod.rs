@@ -16,18 +16,17 @@ mod komi;
 mod rows;
 mod run;
 mod settings;
+mod sgf_line;
 mod side;
+mod turn;
 mod writer;
 
 pub use fork::{maybe_fork, maybe_seki_fork, ForkQueue};
-pub use game::{
-    play_game, play_game_from, play_game_switching, play_policy_moves, NewNetCheck, PlayedGame,
-};
+pub use game::{play_game, play_game_from, play_game_switching, NewNetCheck, PlayedGame};
 pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
 pub use rows::{write_game_rows, RowError};
 pub use run::{run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
-pub(crate) use settings::parse_list;
-pub use settings::{PlaySettings, RuleLists, SettingsError};
+pub use settings::PlaySettings;

@@ -75,7 +75,7 @@ pub enum SelfplayError {
     Config(#[from] Box<crate::config::ConfigError>),
     /// Bad self-play settings.
     #[error(transparent)]
-    Settings(#[from] super::settings::SettingsError),
+    Settings(#[from] crate::play::SettingsError),
     /// The model could not be found or loaded.
     #[error("{0}")]
     Model(String),

@@ -2,31 +2,13 @@
 //! defaults (`cpp/configs/training/selfplay1.cfg`, `PlaySettings` and
 //! `GameInitializer` in `cpp/program/play.cpp`).
 
-use crate::config::{Config, ConfigError};
-use rand::Rng;
-
-use crate::game::{KoRule, Rules, ScoringRule, TaxRule, WhiteHandicapBonusRule};
-
-/// Why the self-play settings are unusable.
-#[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
-    /// A key is missing, mistyped or out of range.
-    #[error(transparent)]
-    Config(#[from] Box<ConfigError>),
-    /// Keys that contradict each other or a value KataGo rejects.
-    #[error("{0}")]
-    Invalid(String),
-}
-
-impl From<ConfigError> for SettingsError {
-    fn from(e: ConfigError) -> Self {
-        SettingsError::Config(Box::new(e))
-    }
-}
+use crate::config::Config;
+use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
 
 /// Everything the game loop reads from the config besides the search
-/// parameters.
-#[derive(Debug, Clone, PartialEq)]
+/// parameters. `Default` is the all-zero value that
+/// [`PlaySettings::from_config`] starts from, not a playable setting.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PlaySettings {
     /// `numGameThreads`: games played at once.
     pub num_game_threads: usize,
@@ -151,114 +133,6 @@ pub struct PlaySettings {
     pub komi_allow_integer_prob: f64,
 }
 
-pub(crate) fn parse_list<T>(
-    cfg: &Config,
-    key: &str,
-    default: &[&str],
-    parse: impl Fn(&str) -> Option<T>,
-) -> Result<Vec<T>, SettingsError> {
-    let items: Vec<String> = if cfg.contains(key) {
-        // A single number (`bSizes = 9` as an override) reads as a number.
-        match cfg.get_strings(key) {
-            Ok(items) => items,
-            Err(e) => match cfg.get_i64s(key, i64::MIN..=i64::MAX) {
-                Ok(ns) => ns.iter().map(|n| n.to_string()).collect(),
-                Err(_) => return Err(e.into()),
-            },
-        }
-    } else {
-        default.iter().map(|s| s.to_string()).collect()
-    };
-    let mut out = Vec::new();
-    for item in &items {
-        out.push(
-            parse(item.trim())
-                .ok_or_else(|| SettingsError::Invalid(format!("{key}: cannot read '{item}'")))?,
-        );
-    }
-    if out.is_empty() {
-        return Err(SettingsError::Invalid(format!("{key}: empty list")));
-    }
-    Ok(out)
-}
-
-pub(crate) fn parse_bool(s: &str) -> Option<bool> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "1" => Some(true),
-        "false" | "0" => Some(false),
-        _ => None,
-    }
-}
-
-/// The lists a game's rules are drawn from, one item of each per game
-/// (KataGo's self-play and match keys `koRules`, `scoringRules`,
-/// `taxRules`, `multiStoneSuicideLegals`, `hasButtons`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleLists {
-    /// `koRules` (default `POSITIONAL`).
-    pub ko_rules: Vec<KoRule>,
-    /// `scoringRules` (default `AREA`).
-    pub scoring_rules: Vec<ScoringRule>,
-    /// `taxRules` (default `NONE`).
-    pub tax_rules: Vec<TaxRule>,
-    /// `multiStoneSuicideLegals` (default `false`).
-    pub multi_stone_suicide_legals: Vec<bool>,
-    /// `hasButtons` (default `false`; a button only under area scoring).
-    pub has_buttons: Vec<bool>,
-}
-
-impl RuleLists {
-    /// Reads the five lists (upper or lower case).
-    pub fn from_config(cfg: &Config) -> Result<RuleLists, SettingsError> {
-        Ok(RuleLists {
-            ko_rules: parse_list(cfg, "koRules", &["POSITIONAL"], |s| {
-                KoRule::parse(&s.to_ascii_uppercase())
-            })?,
-            scoring_rules: parse_list(cfg, "scoringRules", &["AREA"], |s| {
-                ScoringRule::parse(&s.to_ascii_uppercase())
-            })?,
-            tax_rules: parse_list(cfg, "taxRules", &["NONE"], |s| {
-                TaxRule::parse(&s.to_ascii_uppercase())
-            })?,
-            multi_stone_suicide_legals: parse_list(
-                cfg,
-                "multiStoneSuicideLegals",
-                &["false"],
-                parse_bool,
-            )?,
-            has_buttons: parse_list(cfg, "hasButtons", &["false"], parse_bool)?,
-        })
-    }
-
-    /// One rule set drawn from the lists, in KataGo's order (ko, scoring,
-    /// tax, suicide, button); the rest is Tromp-Taylor's, with no
-    /// handicap bonus for White. Komi is the caller's.
-    pub fn draw(&self, rng: &mut impl Rng) -> Rules {
-        let mut rules = Rules::tromp_taylor();
-        rules.ko_rule = pick(&self.ko_rules, rng);
-        rules.scoring_rule = pick(&self.scoring_rules, rng);
-        rules.tax_rule = pick(&self.tax_rules, rng);
-        rules.multi_stone_suicide_legal = pick(&self.multi_stone_suicide_legals, rng);
-        rules.has_button = pick(&self.has_buttons, rng) && rules.scoring_rule == ScoringRule::Area;
-        rules.white_handicap_bonus_rule = WhiteHandicapBonusRule::Zero;
-        rules
-    }
-
-    /// Draws scoring, tax and button again (KataGo's forks of a finished
-    /// game keep its ko and suicide rules); the button is drawn only under
-    /// area scoring.
-    pub fn redraw_scoring(&self, rules: &mut Rules, rng: &mut impl Rng) {
-        rules.scoring_rule = pick(&self.scoring_rules, rng);
-        rules.tax_rule = pick(&self.tax_rules, rng);
-        rules.has_button = rules.scoring_rule == ScoringRule::Area && pick(&self.has_buttons, rng);
-    }
-}
-
-/// A uniformly drawn item of a non-empty list.
-fn pick<T: Copy>(items: &[T], rng: &mut impl Rng) -> T {
-    items[rng.gen_range(0..items.len())]
-}
-
 /// KataGo's `allowRectangleProb` over square sizes: each square keeps
 /// `(1 - p)` of its weight and every pair of edges `(x, y)` gets
 /// `p * w_x * w_y` (weights normalised), so rectangles appear with total
@@ -289,196 +163,273 @@ fn with_rectangles(
     (out_sizes, out_probs)
 }
 
+/// The scalar settings of self-play: KataGo's key, its `selfplay1.cfg`
+/// default, its range, and the field it fills.
+const PLAY_FIELDS: &[Field<PlaySettings>] = &[
+    Field::i64("numGameThreads", 1, 1..=100_000, |s, v| {
+        s.num_game_threads = v as usize
+    }),
+    Field::i64("maxMovesPerGame", 1600, 1..=100_000, |s, v| {
+        s.max_moves_per_game = v as usize
+    }),
+    Field::i64("dataBoardLen", 19, 2..=19, |s, v| {
+        s.data_board_len = v as usize
+    }),
+    Field::i64("maxRowsPerTrainFile", 20000, 1..=100_000_000, |s, v| {
+        s.max_rows_per_train_file = v as usize
+    }),
+    Field::i64("maxVisits", 600, 1..=(1 << 40), |s, v| s.max_visits = v),
+    Field::f64("cheapSearchProb", 0.0, 0.0..=1.0, |s, v| {
+        s.cheap_search_prob = v
+    }),
+    Field::i64("cheapSearchVisits", 100, 1..=(1 << 40), |s, v| {
+        s.cheap_search_visits = v
+    }),
+    Field::f64("cheapSearchTargetWeight", 0.0, 0.0..=1.0, |s, v| {
+        s.cheap_search_target_weight = v
+    }),
+    Field::bool("reduceVisits", false, |s, v| s.reduce_visits = v),
+    Field::f64("reduceVisitsThreshold", 0.9, 0.0..=1.0, |s, v| {
+        s.reduce_visits_threshold = v
+    }),
+    Field::i64("reduceVisitsThresholdLookback", 3, 0..=1000, |s, v| {
+        s.reduce_visits_threshold_lookback = v as usize
+    }),
+    Field::i64("reducedVisitsMin", 100, 1..=(1 << 40), |s, v| {
+        s.reduced_visits_min = v
+    }),
+    Field::f64("reducedVisitsWeight", 0.1, 0.0..=1.0, |s, v| {
+        s.reduced_visits_weight = v
+    }),
+    Field::f64("policySurpriseDataWeight", 0.0, 0.0..=1.0, |s, v| {
+        s.policy_surprise_data_weight = v
+    }),
+    Field::f64("valueSurpriseDataWeight", 0.0, 0.0..=1.0, |s, v| {
+        s.value_surprise_data_weight = v
+    }),
+    Field::f64("komiMean", 7.5, -150.0..=150.0, |s, v| s.komi_mean = v),
+    Field::bool("komiAuto", false, |s, v| s.komi_auto = v),
+    Field::i64("compensateKomiVisits", 100, 1..=10000, |s, v| {
+        s.compensate_komi_visits = v
+    }),
+    Field::f64("komiStdev", 0.0, 0.0..=1000.0, |s, v| s.komi_stdev = v),
+    Field::f64("komiBigStdevProb", 0.0, 0.0..=1.0, |s, v| {
+        s.komi_big_stdev_prob = v
+    }),
+    Field::f64("komiBigStdev", 10.0, 0.0..=1000.0, |s, v| {
+        s.komi_big_stdev = v
+    }),
+    Field::bool("initGamesWithPolicy", false, |s, v| {
+        s.init_games_with_policy = v
+    }),
+    Field::f64("policyInitAreaProp", 0.0, 0.0..=1.0, |s, v| {
+        s.policy_init_area_prop = v
+    }),
+    Field::f64("drawRandRadius", 0.0, 0.0..=1.0, |s, v| {
+        s.draw_rand_radius = v
+    }),
+    Field::f64("noResultStdev", 0.0, 0.0..=1.0, |s, v| {
+        s.no_result_stdev = v
+    }),
+    Field::bool("fancyKomiVarying", false, |s, v| s.fancy_komi_varying = v),
+    Field::f64("sidePositionProb", 0.0, 0.0..=1.0, |s, v| {
+        s.side_position_prob = v
+    }),
+    Field::f64("earlyForkGameProb", 0.0, 0.0..=0.5, |s, v| {
+        s.early_fork_game_prob = v
+    }),
+    Field::f64("earlyForkGameExpectedMoveProp", 0.0, 0.0..=1.0, |s, v| {
+        s.early_fork_game_expected_move_prop = v
+    }),
+    Field::f64("forkGameProb", 0.0, 0.0..=0.5, |s, v| s.fork_game_prob = v),
+    Field::i64("forkGameMinChoices", 1, 1..=361, |s, v| {
+        s.fork_game_min_choices = v as usize
+    }),
+    Field::i64("earlyForkGameMaxChoices", 1, 1..=361, |s, v| {
+        s.early_fork_game_max_choices = v as usize
+    }),
+    Field::i64("forkGameMaxChoices", 1, 1..=361, |s, v| {
+        s.fork_game_max_choices = v as usize
+    }),
+    Field::f64("forkCompensateKomiProb", 0.0, 0.0..=1.0, |s, v| {
+        s.fork_compensate_komi_prob = v
+    }),
+    Field::f64("sekiForkHackProb", 0.0, 0.0..=1.0, |s, v| {
+        s.seki_fork_hack_prob = v
+    }),
+    Field::f64("compensateAfterPolicyInitProb", 0.0, 0.0..=1.0, |s, v| {
+        s.compensate_after_policy_init_prob = v
+    }),
+    Field::f64("estimateLeadProb", 0.0, 0.0..=1.0, |s, v| {
+        s.estimate_lead_prob = v
+    }),
+    Field::i64("estimateLeadVisits", 6, 1..=10000, |s, v| {
+        s.estimate_lead_visits = v
+    }),
+    Field::bool("switchNetsMidGame", false, |s, v| {
+        s.switch_nets_mid_game = v
+    }),
+    Field::f64("komiAllowIntegerProb", 1.0, 0.0..=1.0, |s, v| {
+        s.komi_allow_integer_prob = v
+    }),
+    Field::f64("maxAsymmetricRatio", 2.0, 1.0..=1e6, |s, v| {
+        s.max_asymmetric_ratio = v
+    }),
+    Field::f64("handicapProb", 0.0, 0.0..=1.0, |s, v| s.handicap_prob = v),
+    Field::i64("numExtraBlackFixed", 0, 0..=18, |s, v| {
+        s.num_extra_black_fixed = v as u32
+    }),
+    Field::f64("handicapCompensateKomiProb", 0.0, 0.0..=1.0, |s, v| {
+        s.handicap_compensate_komi_prob = v
+    }),
+    Field::f64("handicapTemperature", 1.0, 0.1..=5.0, |s, v| {
+        s.handicap_temperature = v
+    }),
+    Field::f64("normalAsymmetricPlayoutProb", 0.0, 0.0..=1.0, |s, v| {
+        s.normal_asymmetric_playout_prob = v
+    }),
+    Field::f64("handicapAsymmetricPlayoutProb", 0.0, 0.0..=1.0, |s, v| {
+        s.handicap_asymmetric_playout_prob = v
+    }),
+    Field::f64("minAsymmetricCompensateKomiProb", 0.0, 0.0..=1.0, |s, v| {
+        s.min_asymmetric_compensate_komi_prob = v
+    }),
+];
+
 impl PlaySettings {
+    /// The keys self-play reads, scalar and list.
+    pub fn keys() -> impl Iterator<Item = &'static str> {
+        PLAY_FIELDS
+            .iter()
+            .map(Field::key)
+            .chain(LIST_KEYS.iter().copied())
+    }
+
     /// Reads the settings, with KataGo's `selfplay1.cfg` values as
     /// defaults. Warnings (values adjusted so the run can go on) are
     /// returned beside the settings.
     pub fn from_config(cfg: &Config) -> Result<(PlaySettings, Vec<String>), SettingsError> {
+        let mut s = PlaySettings::default();
+        read_fields(cfg, PLAY_FIELDS, &mut s)?;
         let mut warnings = Vec::new();
-        let max_visits = cfg.get_i64_or("maxVisits", 600, 1..=(1 << 40))?;
-        let cheap_search_visits = cfg.get_i64_or("cheapSearchVisits", 100, 1..=(1 << 40))?;
-        let reduced_visits_min = cfg.get_i64_or("reducedVisitsMin", 100, 1..=(1 << 40))?;
-        if cheap_search_visits > max_visits {
-            return Err(SettingsError::Invalid(format!(
-                "cheapSearchVisits ({cheap_search_visits}) > maxVisits ({max_visits})"
-            )));
-        }
-        if reduced_visits_min > max_visits {
-            return Err(SettingsError::Invalid(format!(
-                "reducedVisitsMin ({reduced_visits_min}) > maxVisits ({max_visits})"
-            )));
-        }
-        if cfg.contains("bSizesXY") && cfg.contains("allowRectangleProb") {
-            return Err(SettingsError::Invalid(
-                "cannot give allowRectangleProb with bSizesXY: set the rectangles' weights in bSizeRelProbs".into(),
+        let invalid = |why: String| Err(SettingsError::Invalid(why));
+        let max_visits = s.max_visits;
+        if s.cheap_search_visits > max_visits {
+            return invalid(format!(
+                "cheapSearchVisits ({}) > maxVisits ({max_visits})",
+                s.cheap_search_visits
             ));
         }
-        let sizes: Vec<(usize, usize)> = if cfg.contains("bSizesXY") {
-            parse_list(cfg, "bSizesXY", &[], |s| {
-                let (x, y) = s.split_once('-')?;
-                Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
-            })?
-        } else {
-            parse_list(cfg, "bSizes", &["9", "13", "19"], |s| {
-                let n: usize = s.parse().ok()?;
-                Some((n, n))
-            })?
-        };
-        let probs = if cfg.contains("bSizeRelProbs") {
-            cfg.get_f64s("bSizeRelProbs", 0.0..=1e12)?
-        } else {
-            vec![1.0; sizes.len()]
-        };
-        if probs.len() != sizes.len() || probs.iter().sum::<f64>() <= 0.0 {
-            return Err(SettingsError::Invalid(format!(
-                "bSizeRelProbs must give one non-negative weight per board size ({} sizes, {} weights), not all zero",
-                sizes.len(),
-                probs.len()
-            )));
+        if s.reduced_visits_min > max_visits {
+            return invalid(format!(
+                "reducedVisitsMin ({}) > maxVisits ({max_visits})",
+                s.reduced_visits_min
+            ));
         }
-        let (sizes, probs) = with_rectangles(
-            sizes,
-            probs,
-            cfg.get_f64_or("allowRectangleProb", 0.0, 0.0..=1.0)?,
-        );
-        let data_board_len = cfg.get_i64_or("dataBoardLen", 19, 2..=19)? as usize;
-        for &(x, y) in &sizes {
-            if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
-                return Err(SettingsError::Invalid(format!(
-                    "board size {x}x{y} does not fit dataBoardLen = {data_board_len}"
-                )));
-            }
-        }
+        (s.board_sizes, s.board_size_rel_probs) = board_sizes(cfg, s.data_board_len)?;
+        s.rules = RuleLists::from_config(cfg)?;
         // As KataGo: exactly one of a fixed komi and the net's fair komi.
-        let komi_auto = cfg.get_bool_or("komiAuto", false)?;
-        if komi_auto == cfg.contains("komiMean") {
-            return Err(SettingsError::Invalid(
-                "specify exactly one of komiMean = <komi> or komiAuto = true".into(),
-            ));
+        if s.komi_auto == cfg.contains("komiMean") {
+            return invalid("specify exactly one of komiMean = <komi> or komiAuto = true".into());
         }
-        let max_asymmetric_ratio = cfg.get_f64_or("maxAsymmetricRatio", 2.0, 1.0..=1e6)?;
         // KataGo 1.17.2 aborts the whole run when asymmetric doubling leaves
         // the weaker side fewer than 5 visits; warn and clamp instead.
-        let min_side = max_visits as f64 / max_asymmetric_ratio;
-        let max_asymmetric_ratio = if min_side < 5.0 {
+        if max_visits as f64 / s.max_asymmetric_ratio < 5.0 {
             let clamped = (max_visits as f64 / 5.0).max(1.0);
             warnings.push(format!(
-                "maxAsymmetricRatio = {max_asymmetric_ratio} would leave fewer than 5 visits with maxVisits = {max_visits}; using {clamped}"
+                "maxAsymmetricRatio = {} would leave fewer than 5 visits with maxVisits = {max_visits}; using {clamped}",
+                s.max_asymmetric_ratio
             ));
-            clamped
-        } else {
-            max_asymmetric_ratio
-        };
-        let s = PlaySettings {
-            num_game_threads: cfg.get_i64_or("numGameThreads", 1, 1..=100_000)? as usize,
-            max_moves_per_game: cfg.get_i64_or("maxMovesPerGame", 1600, 1..=100_000)? as usize,
-            data_board_len,
-            max_rows_per_train_file: cfg.get_i64_or(
-                "maxRowsPerTrainFile",
-                20000,
-                1..=100_000_000,
-            )? as usize,
-            max_visits,
-            cheap_search_prob: cfg.get_f64_or("cheapSearchProb", 0.0, 0.0..=1.0)?,
-            cheap_search_visits,
-            cheap_search_target_weight: cfg.get_f64_or(
-                "cheapSearchTargetWeight",
-                0.0,
-                0.0..=1.0,
-            )?,
-            reduce_visits: cfg.get_bool_or("reduceVisits", false)?,
-            reduce_visits_threshold: cfg.get_f64_or("reduceVisitsThreshold", 0.9, 0.0..=1.0)?,
-            reduce_visits_threshold_lookback: cfg.get_i64_or(
-                "reduceVisitsThresholdLookback",
-                3,
-                0..=1000,
-            )? as usize,
-            reduced_visits_min,
-            reduced_visits_weight: cfg.get_f64_or("reducedVisitsWeight", 0.1, 0.0..=1.0)?,
-            policy_surprise_data_weight: cfg.get_f64_or(
-                "policySurpriseDataWeight",
-                0.0,
-                0.0..=1.0,
-            )?,
-            value_surprise_data_weight: cfg.get_f64_or(
-                "valueSurpriseDataWeight",
-                0.0,
-                0.0..=1.0,
-            )?,
-            board_sizes: sizes,
-            board_size_rel_probs: probs,
-            rules: RuleLists::from_config(cfg)?,
-            komi_mean: cfg.get_f64_or("komiMean", 7.5, -150.0..=150.0)?,
-            komi_auto,
-            compensate_komi_visits: cfg.get_i64_or("compensateKomiVisits", 100, 1..=10000)?,
-            komi_stdev: cfg.get_f64_or("komiStdev", 0.0, 0.0..=1000.0)?,
-            komi_big_stdev_prob: cfg.get_f64_or("komiBigStdevProb", 0.0, 0.0..=1.0)?,
-            komi_big_stdev: cfg.get_f64_or("komiBigStdev", 10.0, 0.0..=1000.0)?,
-            init_games_with_policy: cfg.get_bool_or("initGamesWithPolicy", false)?,
-            policy_init_area_prop: cfg.get_f64_or("policyInitAreaProp", 0.0, 0.0..=1.0)?,
-            draw_rand_radius: cfg.get_f64_or("drawRandRadius", 0.0, 0.0..=1.0)?,
-            no_result_stdev: cfg.get_f64_or("noResultStdev", 0.0, 0.0..=1.0)?,
-            fancy_komi_varying: cfg.get_bool_or("fancyKomiVarying", false)?,
-            side_position_prob: cfg.get_f64_or("sidePositionProb", 0.0, 0.0..=1.0)?,
-            early_fork_game_prob: cfg.get_f64_or("earlyForkGameProb", 0.0, 0.0..=0.5)?,
-            early_fork_game_expected_move_prop: cfg.get_f64_or(
-                "earlyForkGameExpectedMoveProp",
-                0.0,
-                0.0..=1.0,
-            )?,
-            fork_game_prob: cfg.get_f64_or("forkGameProb", 0.0, 0.0..=0.5)?,
-            fork_game_min_choices: cfg.get_i64_or("forkGameMinChoices", 1, 1..=361)? as usize,
-            early_fork_game_max_choices: cfg.get_i64_or("earlyForkGameMaxChoices", 1, 1..=361)?
-                as usize,
-            fork_game_max_choices: cfg.get_i64_or("forkGameMaxChoices", 1, 1..=361)? as usize,
-            fork_compensate_komi_prob: cfg.get_f64_or("forkCompensateKomiProb", 0.0, 0.0..=1.0)?,
-            seki_fork_hack_prob: cfg.get_f64_or("sekiForkHackProb", 0.0, 0.0..=1.0)?,
-            compensate_after_policy_init_prob: cfg.get_f64_or(
-                "compensateAfterPolicyInitProb",
-                0.0,
-                0.0..=1.0,
-            )?,
-            estimate_lead_prob: cfg.get_f64_or("estimateLeadProb", 0.0, 0.0..=1.0)?,
-            estimate_lead_visits: cfg.get_i64_or("estimateLeadVisits", 6, 1..=10000)?,
-            switch_nets_mid_game: cfg.get_bool_or("switchNetsMidGame", false)?,
-            komi_allow_integer_prob: cfg.get_f64_or("komiAllowIntegerProb", 1.0, 0.0..=1.0)?,
-            max_asymmetric_ratio,
-            handicap_prob: cfg.get_f64_or("handicapProb", 0.0, 0.0..=1.0)?,
-            num_extra_black_fixed: cfg.get_i64_or("numExtraBlackFixed", 0, 0..=18)? as u32,
-            handicap_compensate_komi_prob: cfg.get_f64_or(
-                "handicapCompensateKomiProb",
-                0.0,
-                0.0..=1.0,
-            )?,
-            handicap_temperature: cfg.get_f64_or("handicapTemperature", 1.0, 0.1..=5.0)?,
-            normal_asymmetric_playout_prob: cfg.get_f64_or(
-                "normalAsymmetricPlayoutProb",
-                0.0,
-                0.0..=1.0,
-            )?,
-            handicap_asymmetric_playout_prob: cfg.get_f64_or(
-                "handicapAsymmetricPlayoutProb",
-                0.0,
-                0.0..=1.0,
-            )?,
-            min_asymmetric_compensate_komi_prob: cfg.get_f64_or(
-                "minAsymmetricCompensateKomiProb",
-                0.0,
-                0.0..=1.0,
-            )?,
-        };
+            s.max_asymmetric_ratio = clamped;
+        }
         if s.policy_surprise_data_weight + s.value_surprise_data_weight > 1.0 {
-            return Err(SettingsError::Invalid(
-                "policySurpriseDataWeight + valueSurpriseDataWeight > 1".into(),
-            ));
+            return invalid("policySurpriseDataWeight + valueSurpriseDataWeight > 1".into());
         }
         Ok((s, warnings))
     }
 }
 
+/// The list keys self-play reads besides [`PLAY_FIELDS`].
+const LIST_KEYS: &[&str] = &[
+    "bSizes",
+    "bSizesXY",
+    "bSizeRelProbs",
+    "allowRectangleProb",
+    "koRules",
+    "scoringRules",
+    "taxRules",
+    "multiStoneSuicideLegals",
+    "hasButtons",
+];
+
+/// `bSizesXY` (or `bSizes`, square) with `bSizeRelProbs` and
+/// `allowRectangleProb`, each size checked to fit `data_board_len`.
+fn board_sizes(
+    cfg: &Config,
+    data_board_len: usize,
+) -> Result<(Vec<(usize, usize)>, Vec<f64>), SettingsError> {
+    if cfg.contains("bSizesXY") && cfg.contains("allowRectangleProb") {
+        return Err(SettingsError::Invalid(
+            "cannot give allowRectangleProb with bSizesXY: set the rectangles' weights in bSizeRelProbs".into(),
+        ));
+    }
+    let sizes: Vec<(usize, usize)> = if cfg.contains("bSizesXY") {
+        parse_list(cfg, "bSizesXY", &[], |s| {
+            let (x, y) = s.split_once('-')?;
+            Some((x.trim().parse().ok()?, y.trim().parse().ok()?))
+        })?
+    } else {
+        parse_list(cfg, "bSizes", &["9", "13", "19"], |s| {
+            let n: usize = s.parse().ok()?;
+            Some((n, n))
+        })?
+    };
+    let probs = if cfg.contains("bSizeRelProbs") {
+        cfg.get_f64s("bSizeRelProbs", 0.0..=1e12)?
+    } else {
+        vec![1.0; sizes.len()]
+    };
+    if probs.len() != sizes.len() || probs.iter().sum::<f64>() <= 0.0 {
+        return Err(SettingsError::Invalid(format!(
+            "bSizeRelProbs must give one non-negative weight per board size ({} sizes, {} weights), not all zero",
+            sizes.len(),
+            probs.len()
+        )));
+    }
+    let (sizes, probs) = with_rectangles(
+        sizes,
+        probs,
+        cfg.get_f64_or("allowRectangleProb", 0.0, 0.0..=1.0)?,
+    );
+    for &(x, y) in &sizes {
+        if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
+            return Err(SettingsError::Invalid(format!(
+                "board size {x}x{y} does not fit dataBoardLen = {data_board_len}"
+            )));
+        }
+    }
+    Ok((sizes, probs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::KoRule;
+
+    #[test]
+    fn the_table_reads_each_known_key_once() {
+        let keys: Vec<&str> = PlaySettings::keys().collect();
+        for key in &keys {
+            assert!(
+                crate::config::is_known_key(key),
+                "{key} is not a KataGo key"
+            );
+        }
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), keys.len(), "a key is read twice: {keys:?}");
+    }
 
     #[test]
     fn reads_katago_cfg_lists_and_clamps_asymmetry() {

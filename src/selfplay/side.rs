@@ -10,8 +10,8 @@ use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 use rand::Rng;
 
-use super::game::record_turn;
 use super::game_data::SidePosition;
+use super::turn::record_turn;
 use crate::game::{GameState, Move};
 use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
 
