@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use crate::config::{Config, ConfigError};
 use crate::game::Rules;
-use crate::play::{parse_list, RuleLists, SettingsError};
+use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
 use crate::search::{SearchParams, SetupFor};
 use crate::setup::search_settings;
 
@@ -26,7 +26,8 @@ pub struct BotSpec {
 }
 
 /// Everything a match reads from the config besides the bots' nets.
-#[derive(Debug, Clone)]
+/// `Default` is the empty value [`MatchSettings::from_config`] starts from.
+#[derive(Debug, Clone, Default)]
 pub struct MatchSettings {
     /// The bots, in index order.
     pub bots: Vec<BotSpec>,
@@ -95,6 +96,34 @@ pub fn bot_params(cfg: &Config, index: usize) -> Result<SearchParams, SettingsEr
     .map_err(|e| SettingsError::Invalid(format!("bot {index}: {e}")))
 }
 
+/// The scalar settings of a match or gating: KataGo's key, the default,
+/// the range, and the field it fills.
+const MATCH_FIELDS: &[Field<MatchSettings>] = &[
+    Field::i64("numGameThreads", 2, 1..=4096, |s, v| {
+        s.num_game_threads = v as usize
+    }),
+    Field::i64("maxMovesPerGame", 1200, 1..=100_000, |s, v| {
+        s.max_moves_per_game = v as usize
+    }),
+    Field::f64("komiMean", 7.5, -150.0..=150.0, |s, v| s.komi = v as f32),
+    Field::bool("allowResignation", true, |s, v| s.allow_resignation = v),
+    Field::f64("resignThreshold", -0.95, -1.0..=0.0, |s, v| {
+        s.resign_threshold = v
+    }),
+    Field::i64("resignConsecTurns", 6, 1..=1000, |s, v| {
+        s.resign_consec_turns = v as usize
+    }),
+    Field::i64("openingMoves", 4, 0..=1000, |s, v| {
+        s.opening_moves = v as usize
+    }),
+    Field::f64("openingTemperature", 1.0, 0.01..=100.0, |s, v| {
+        s.opening_temperature = v
+    }),
+    Field::i64("logGamesEvery", 10, 1..=i64::MAX, |s, v| {
+        s.log_games_every = v as u64
+    }),
+];
+
 impl MatchSettings {
     /// Reads the settings; `games_key` is `numGamesTotal` (match) or
     /// `numGamesPerGating` (gatekeeper). With `need_bots` false (the
@@ -156,55 +185,24 @@ impl MatchSettings {
                 "bSizeRelProbs must have one positive weight per bSizes entry".into(),
             ));
         }
-        let resign_threshold = cfg
-            .get_f64_or("resignThreshold", -0.95, -1.0..=0.0)
-            .map_err(cfg_err)?;
-        Ok(MatchSettings {
+        let mut s = MatchSettings {
             bots,
-            // A gating of 0 games accepts every candidate unplayed (a loop
-            // without gating still moves its nets through the gatekeeper).
-            num_games_total: cfg
-                .get_i64_or(
-                    games_key,
-                    100,
-                    i64::from(games_key != "numGamesPerGating")..=i64::from(u32::MAX),
-                )
-                .map_err(cfg_err)? as u64,
-            num_game_threads: cfg
-                .get_i64_or("numGameThreads", 2, 1..=4096)
-                .map_err(cfg_err)? as usize,
-            max_moves_per_game: cfg
-                .get_i64_or("maxMovesPerGame", 1200, 1..=100_000)
-                .map_err(cfg_err)? as usize,
             board_sizes,
             board_size_rel_probs: probs,
             rules: RuleLists::from_config(cfg)?,
-            komi: cfg
-                .get_f64_or("komiMean", 7.5, -150.0..=150.0)
-                .map_err(cfg_err)? as f32,
-            allow_resignation: cfg.get_bool_or("allowResignation", true).map_err(cfg_err)?,
-            resign_threshold,
-            resign_consec_turns: cfg
-                .get_i64_or("resignConsecTurns", 6, 1..=1000)
-                .map_err(cfg_err)? as usize,
-            opening_moves: cfg
-                .get_i64_or("openingMoves", 4, 0..=1000)
-                .map_err(cfg_err)? as usize,
-            opening_temperature: cfg
-                .get_f64_or("openingTemperature", 1.0, 0.01..=100.0)
-                .map_err(cfg_err)?,
-            seed: if cfg.contains("matchSeed") {
-                Some(
-                    cfg.get_i64_or("matchSeed", 0, 0..=i64::MAX)
-                        .map_err(cfg_err)? as u64,
-                )
-            } else {
-                None
-            },
-            log_games_every: cfg
-                .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
-                .map_err(cfg_err)? as u64,
-        })
+            ..MatchSettings::default()
+        };
+        read_fields(cfg, MATCH_FIELDS, &mut s)?;
+        // A gating of 0 games accepts every candidate unplayed (a loop
+        // without gating still moves its nets through the gatekeeper).
+        let min_games = i64::from(games_key != "numGamesPerGating");
+        s.num_games_total = cfg
+            .get_i64_or(games_key, 100, min_games..=i64::from(u32::MAX))
+            .map_err(cfg_err)? as u64;
+        if cfg.contains("matchSeed") {
+            s.seed = Some(cfg.get_i64("matchSeed", 0..=i64::MAX).map_err(cfg_err)? as u64);
+        }
+        Ok(s)
     }
 
     /// The rules of one opening drawn from the lists (komi `komiMean`).

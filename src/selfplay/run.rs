@@ -161,63 +161,303 @@ enum NetSource {
     Folder(ModelsDir),
 }
 
-fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
-    let cfg =
-        crate::setup::load_config(Some(&args.config), &args.override_config).map_err(Box::new)?;
-    let (settings, warnings) = PlaySettings::from_config(&cfg)?;
-    for w in warnings {
-        eprintln!("engine selfplay: warning: {w}");
-    }
-    let mut overrides = search_settings(&cfg);
-    // Self-play's search: root symmetry pruning would break the policy
-    // targets (KataGo asserts it off).
-    overrides.retain(|(k, _)| k != "rootSymmetryPruning");
-    let params = SearchParams::from_overrides(
-        SetupFor::Other,
-        overrides.iter().map(|(k, v)| (k.as_str(), v)),
-    )
-    .map_err(|e| SelfplayError::Usage(format!("{}: {e}", args.config.display())))?;
-    let queue_games = cfg
-        .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
-        .map_err(Box::new)? as usize;
-    let config_text: Bytes = std::fs::read(&args.config)
-        .map_err(|source| SelfplayError::Io {
-            path: args.config.clone(),
+/// What a run reads before its first game: config, settings, search
+/// parameters, where the nets come from and where the data goes.
+struct RunSetup {
+    cfg: Config,
+    settings: PlaySettings,
+    params: SearchParams,
+    /// `maxDataQueueSize`: games the writer's queue holds.
+    queue_games: usize,
+    /// `logGamesEvery`: a progress line every this many games without a
+    /// terminal.
+    log_games_every: u64,
+    /// The config file's bytes, stored beside each net's data.
+    config_text: Bytes,
+    source: NetSource,
+    out: SelfplayOut,
+}
+
+impl RunSetup {
+    fn read(args: &SelfplayArgs) -> Result<RunSetup, SelfplayError> {
+        let cfg = crate::setup::load_config(Some(&args.config), &args.override_config)
+            .map_err(Box::new)?;
+        let (settings, warnings) = PlaySettings::from_config(&cfg)?;
+        for w in warnings {
+            eprintln!("engine selfplay: warning: {w}");
+        }
+        let mut overrides = search_settings(&cfg);
+        // Self-play's search: root symmetry pruning would break the policy
+        // targets (KataGo asserts it off).
+        overrides.retain(|(k, _)| k != "rootSymmetryPruning");
+        let params = SearchParams::from_overrides(
+            SetupFor::Other,
+            overrides.iter().map(|(k, v)| (k.as_str(), v)),
+        )
+        .map_err(|e| SelfplayError::Usage(format!("{}: {e}", args.config.display())))?;
+        let queue_games = cfg
+            .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
+            .map_err(Box::new)? as usize;
+        let config_text: Bytes = std::fs::read(&args.config)
+            .map_err(|source| SelfplayError::Io {
+                path: args.config.clone(),
+                source,
+            })?
+            .into();
+        let source = match (&args.model, &args.models_dir) {
+            (Some(m), None) => NetSource::File(m.clone()),
+            (None, Some(d)) => NetSource::Folder(ModelsDir::open(&StoreUrl::parse(d)?)?),
+            _ => {
+                return Err(SelfplayError::Usage(
+                    "give exactly one of -models-dir DIR or -model FILE".into(),
+                ))
+            }
+        };
+        let out = SelfplayOut::open(&StoreUrl::parse(&args.output_dir)?)?;
+        let log_games_every = cfg
+            .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
+            .map_err(Box::new)? as u64;
+        Ok(RunSetup {
+            cfg,
+            settings,
+            params,
+            queue_games,
+            log_games_every,
+            config_text,
             source,
-        })?
-        .into();
+            out,
+        })
+    }
 
-    let source = match (&args.model, &args.models_dir) {
-        (Some(m), None) => NetSource::File(m.clone()),
-        (None, Some(d)) => NetSource::Folder(ModelsDir::open(&StoreUrl::parse(d)?)?),
-        _ => {
-            return Err(SelfplayError::Usage(
-                "give exactly one of -models-dir DIR or -model FILE".into(),
-            ))
+    /// The net the run starts with.
+    fn first_generation(&self) -> Result<Generation, SelfplayError> {
+        match &self.source {
+            NetSource::File(path) => {
+                let file = read_model(path).map_err(|e| SelfplayError::Model(e.to_string()))?;
+                start_generation(
+                    &model_name_of_file(path),
+                    file,
+                    path,
+                    &self.cfg,
+                    &self.settings,
+                )
+            }
+            NetSource::Folder(models) => load_generation(
+                models,
+                &find_latest_model(models)?,
+                &self.cfg,
+                &self.settings,
+            ),
         }
-    };
-    let out = SelfplayOut::open(&StoreUrl::parse(&args.output_dir)?)?;
-    let first = Arc::new(match &source {
-        NetSource::File(path) => {
-            let file = read_model(path).map_err(|e| SelfplayError::Model(e.to_string()))?;
-            start_generation(&model_name_of_file(path), file, path, &cfg, &settings)?
-        }
-        NetSource::Folder(models) => {
-            load_generation(models, &find_latest_model(models)?, &cfg, &settings)?
-        }
-    });
-    let current = parking_lot::RwLock::new(first);
+    }
+}
 
+/// What the game threads and the models-folder poller share while a run
+/// plays.
+struct Playing<'a> {
+    setup: &'a RunSetup,
+    /// The net new games start with.
+    current: parking_lot::RwLock<Arc<Generation>>,
+    forks: ForkQueue,
+    writer: DataWriter,
+    progress: indicatif::ProgressBar,
+    games_started: AtomicU64,
+    games_done: AtomicU64,
+    rows_done: AtomicU64,
+    threads_done: AtomicU64,
+    /// Ends the games (a signal, or a failure).
+    stop: &'a AtomicBool,
+    /// The first failure, which ends the run.
+    failure: Mutex<Option<SelfplayError>>,
+    start: Instant,
+    max_games: u64,
+}
+
+impl Playing<'_> {
+    /// Records the first failure and stops every game.
+    fn fail(&self, e: impl ToString) {
+        self.failure
+            .lock()
+            .get_or_insert(SelfplayError::Game(e.to_string()));
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// One game thread: plays games until `-max-games-total` games have
+    /// started, a failure, or `stop`.
+    fn game_thread(&self) {
+        let mut rng = StdRng::from_entropy();
+        let mut encoder = FeatureEncoder::new();
+        while !self.stop.load(Ordering::Relaxed) {
+            if self.games_started.fetch_add(1, Ordering::SeqCst) >= self.max_games {
+                break;
+            }
+            if !self.play_one(&mut rng, &mut encoder) {
+                break;
+            }
+        }
+        self.threads_done.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Plays one game and hands its rows to the writer; false when the
+    /// thread should stop.
+    fn play_one(&self, rng: &mut StdRng, encoder: &mut FeatureEncoder) -> bool {
+        let (settings, params) = (&self.setup.settings, &self.setup.params);
+        // The newest model at the start of the game plays it (and a newer
+        // one takes over with switchNetsMidGame). The rows go to the folder
+        // of the net that finished it (KataGo writes a game that changed
+        // nets mid-game as data of the newer net).
+        let start_gen = self.current.read().clone();
+        let mut gen = start_gen.clone();
+        let (fork, used_seki_fork) = self.forks.next_start(settings, rng);
+        let mut newer_net = || {
+            let latest = self.current.read().clone();
+            if Arc::ptr_eq(&latest, &gen) {
+                return None;
+            }
+            let evaluator = latest.net.evaluator.clone();
+            gen = latest;
+            Some(evaluator)
+        };
+        let played = match play_game_switching(
+            settings,
+            params,
+            start_gen.net.evaluator.clone(),
+            &start_gen.name,
+            fork,
+            rng,
+            self.stop,
+            &mut newer_net,
+        ) {
+            Ok(Some(p)) => p,
+            Ok(None) => return false,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        };
+        drop(start_gen);
+        match maybe_fork(settings, &played.game, params, &gen.net.evaluator, rng) {
+            Ok(Some(f)) => self.forks.push(f, rng),
+            Ok(None) => {}
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        }
+        if !used_seki_fork {
+            maybe_seki_fork(settings, &played.game, &self.forks, rng);
+        }
+        // Encoded here, on the game thread, outside any lock; the writer
+        // only appends, compresses and writes.
+        let mut rows = TrainingRows::new(settings.data_board_len);
+        let n = match write_game_rows(&played.game, &mut rows, encoder, rng) {
+            Ok(n) => n,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        };
+        let model = gen.name.clone();
+        let batch = gen.net.evaluator.evaluator().stats().average_batch_size();
+        // The game no longer needs its net: a replaced net is freed once
+        // its last game gets here.
+        drop(gen);
+        if !self.writer.send(WriterMsg::Game {
+            model: model.clone(),
+            rows,
+            sgf: played.sgf,
+        }) {
+            return false;
+        }
+        self.report_game(&model, n, batch);
+        true
+    }
+
+    /// Counts a game of `n` rows and shows the run's progress.
+    fn report_game(&self, model: &str, n: usize, batch: f64) {
+        self.rows_done.fetch_add(n as u64, Ordering::Relaxed);
+        let g = self.games_done.fetch_add(1, Ordering::Relaxed) + 1;
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        let r = self.rows_done.load(Ordering::Relaxed);
+        let line = format!(
+            "{model}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {batch:.2}",
+            g as f64 / secs,
+            r as f64 / secs,
+        );
+        // Without a terminal the bar is hidden: a line every
+        // `logGamesEvery` games instead.
+        if self.progress.is_hidden() {
+            if g % self.setup.log_games_every == 0 {
+                eprintln!("engine selfplay: {line}");
+            }
+        } else {
+            self.progress.set_message(line);
+        }
+    }
+
+    /// Models-dir polling, until every game thread is done: a newer model
+    /// is loaded beside the running one and takes over from the next game
+    /// on; rows go to its folder.
+    fn follow_models(&self, models: &ModelsDir) {
+        let threads = self.setup.settings.num_game_threads as u64;
+        let mut last_check = Instant::now();
+        while self.threads_done.load(Ordering::SeqCst) < threads {
+            std::thread::sleep(Duration::from_millis(200));
+            if last_check.elapsed() < MODELS_POLL || self.stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            last_check = Instant::now();
+            let newest = match models.newest() {
+                Ok(Some(e)) => e,
+                Ok(None) => continue,
+                Err(e) => {
+                    say(&self.progress, &format!("engine selfplay: warning: {e}"));
+                    continue;
+                }
+            };
+            if newest.name != self.current.read().name {
+                self.switch_to(models, &newest);
+            }
+        }
+    }
+
+    /// Loads `newest` and makes it the net of new games.
+    fn switch_to(&self, models: &ModelsDir, newest: &ModelEntry) {
+        match load_generation(models, newest, &self.setup.cfg, &self.setup.settings) {
+            Ok(gen) => {
+                let name = gen.name.clone();
+                let old = std::mem::replace(&mut *self.current.write(), Arc::new(gen));
+                old.replaced.store(true, Ordering::SeqCst);
+                drop(old);
+                say(
+                    &self.progress,
+                    &format!("engine selfplay: switching to model {name}"),
+                );
+                self.writer.send(WriterMsg::Model {
+                    name,
+                    config: self.setup.config_text.clone(),
+                });
+            }
+            Err(e) => say(
+                &self.progress,
+                &format!(
+                    "engine selfplay: warning: newer model {} not used: {e}",
+                    newest.name
+                ),
+            ),
+        }
+    }
+}
+
+fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
+    let setup = RunSetup::read(args)?;
+    let first = Arc::new(setup.first_generation()?);
     let progress = indicatif::ProgressBar::new_spinner();
     progress.set_style(
         indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     progress.enable_steady_tick(Duration::from_millis(500));
-    let games_started = AtomicU64::new(0);
-    let games_done = AtomicU64::new(0);
-    let rows_done = AtomicU64::new(0);
-    let threads_done = AtomicU64::new(0);
     // `stop` ends the games (a signal, or a failure); `signalled` says a
     // signal raised it. Ctrl-C / SIGTERM: games in flight are dropped,
     // every finished game is written; a second signal exits at once.
@@ -225,10 +465,10 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
     let signalled = Arc::new(AtomicBool::new(false));
     install_stop_handler(&stop, &signalled, &progress);
     let writer = DataWriter::start(
-        out.clone(),
-        settings.data_board_len,
-        settings.max_rows_per_train_file,
-        queue_games,
+        setup.out.clone(),
+        setup.settings.data_board_len,
+        setup.settings.max_rows_per_train_file,
+        setup.queue_games,
         stop.clone(),
     )
     .map_err(|source| SelfplayError::Io {
@@ -236,204 +476,54 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
         source,
     })?;
     writer.send(WriterMsg::Model {
-        name: current.read().name.clone(),
-        config: config_text.clone(),
+        name: first.name.clone(),
+        config: setup.config_text.clone(),
     });
-    let stop = &*stop;
-    let failure: Mutex<Option<SelfplayError>> = Mutex::new(None);
-    let start = Instant::now();
     let max_games = args.max_games_total.unwrap_or(u64::MAX);
-    let log_games_every = cfg
-        .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
-        .map_err(Box::new)? as u64;
-
-    // Fork positions from finished games, started by any thread.
-    let forks = ForkQueue::new();
+    let playing = Playing {
+        setup: &setup,
+        current: parking_lot::RwLock::new(first),
+        // Fork positions from finished games, started by any thread.
+        forks: ForkQueue::new(),
+        writer,
+        progress,
+        games_started: AtomicU64::new(0),
+        games_done: AtomicU64::new(0),
+        rows_done: AtomicU64::new(0),
+        threads_done: AtomicU64::new(0),
+        stop: &stop,
+        failure: Mutex::new(None),
+        start: Instant::now(),
+        max_games,
+    };
     std::thread::scope(|scope| {
-        for _ in 0..settings.num_game_threads {
-            let (settings, params, current, forks, writer) =
-                (&settings, &params, &current, &forks, &writer);
-            let (games_started, games_done, rows_done, threads_done, stop, failure, progress) = (
-                &games_started,
-                &games_done,
-                &rows_done,
-                &threads_done,
-                stop,
-                &failure,
-                &progress,
-            );
-            scope.spawn(move || {
-                let mut rng = StdRng::from_entropy();
-                let mut encoder = FeatureEncoder::new();
-                while !stop.load(Ordering::Relaxed) {
-                    if games_started.fetch_add(1, Ordering::SeqCst) >= max_games {
-                        break;
-                    }
-                    // The newest model at the start of the game plays it
-                    // (and a newer one takes over with switchNetsMidGame).
-                    // The rows go to the folder of the net that finished
-                    // it (KataGo writes a game that changed nets mid-game
-                    // as data of the newer net).
-                    let start_gen = current.read().clone();
-                    let mut gen = start_gen.clone();
-                    let (fork, used_seki_fork) = forks.next_start(settings, &mut rng);
-                    let mut newer_net = || {
-                        let latest = current.read().clone();
-                        if Arc::ptr_eq(&latest, &gen) {
-                            return None;
-                        }
-                        let evaluator = latest.net.evaluator.clone();
-                        gen = latest;
-                        Some(evaluator)
-                    };
-                    let played = match play_game_switching(
-                        settings,
-                        params,
-                        start_gen.net.evaluator.clone(),
-                        &start_gen.name,
-                        fork,
-                        &mut rng,
-                        stop,
-                        &mut newer_net,
-                    ) {
-                        Ok(Some(p)) => p,
-                        Ok(None) => break,
-                        Err(e) => {
-                            failure
-                                .lock()
-                                .get_or_insert(SelfplayError::Game(e.to_string()));
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    };
-                    drop(start_gen);
-                    match maybe_fork(settings, &played.game, params, &gen.net.evaluator, &mut rng) {
-                        Ok(Some(f)) => forks.push(f, &mut rng),
-                        Ok(None) => {}
-                        Err(e) => {
-                            failure
-                                .lock()
-                                .get_or_insert(SelfplayError::Game(e.to_string()));
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    }
-                    if !used_seki_fork {
-                        maybe_seki_fork(settings, &played.game, forks, &mut rng);
-                    }
-                    // Encoded here, on the game thread, outside any lock;
-                    // the writer only appends, compresses and writes.
-                    let mut rows = TrainingRows::new(settings.data_board_len);
-                    let n = match write_game_rows(
-                        &played.game,
-                        &mut rows,
-                        &mut encoder,
-                        &mut rng
-                    ) {
-                        Ok(n) => n,
-                        Err(e) => {
-                            failure
-                                .lock()
-                                .get_or_insert(SelfplayError::Game(e.to_string()));
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
-                    };
-                    let model = gen.name.clone();
-                    let batch = gen.net.evaluator.evaluator().stats().average_batch_size();
-                    // The game no longer needs its net: a replaced net is
-                    // freed once its last game gets here.
-                    drop(gen);
-                    if !writer.send(WriterMsg::Game {
-                        model: model.clone(),
-                        rows,
-                        sgf: played.sgf,
-                    }) {
-                        break;
-                    }
-                    rows_done.fetch_add(n as u64, Ordering::Relaxed);
-                    let g = games_done.fetch_add(1, Ordering::Relaxed) + 1;
-                    let secs = start.elapsed().as_secs_f64().max(1e-9);
-                    let r = rows_done.load(Ordering::Relaxed);
-                    let line = format!(
-                        "{model}: {g} games, {r} rows, {:.3} games/s, {:.2} rows/s, avg batch {batch:.2}",
-                        g as f64 / secs,
-                        r as f64 / secs,
-                    );
-                    // Without a terminal the bar is hidden: a line every
-                    // `logGamesEvery` games instead.
-                    if progress.is_hidden() {
-                        if g % log_games_every == 0 {
-                            eprintln!("engine selfplay: {line}");
-                        }
-                    } else {
-                        progress.set_message(line);
-                    }
-                }
-                threads_done.fetch_add(1, Ordering::SeqCst);
-            });
+        for _ in 0..setup.settings.num_game_threads {
+            scope.spawn(|| playing.game_thread());
         }
-        // Models-dir polling: a newer model is loaded beside the running
-        // one and takes over from the next game on; rows go to its folder.
-        if let NetSource::Folder(models) = &source {
-            let mut last_check = Instant::now();
-            while threads_done.load(Ordering::SeqCst) < settings.num_game_threads as u64 {
-                std::thread::sleep(Duration::from_millis(200));
-                if last_check.elapsed() < MODELS_POLL || stop.load(Ordering::Relaxed) {
-                    continue;
-                }
-                last_check = Instant::now();
-                let newest = match models.newest() {
-                    Ok(Some(e)) => e,
-                    Ok(None) => continue,
-                    Err(e) => {
-                        say(&progress, &format!("engine selfplay: warning: {e}"));
-                        continue;
-                    }
-                };
-                if newest.name == current.read().name {
-                    continue;
-                }
-                match load_generation(models, &newest, &cfg, &settings) {
-                    Ok(gen) => {
-                        let name = gen.name.clone();
-                        let old = std::mem::replace(&mut *current.write(), Arc::new(gen));
-                        old.replaced.store(true, Ordering::SeqCst);
-                        drop(old);
-                        say(
-                            &progress,
-                            &format!("engine selfplay: switching to model {name}"),
-                        );
-                        writer.send(WriterMsg::Model {
-                            name,
-                            config: config_text.clone(),
-                        });
-                    }
-                    Err(e) => say(
-                        &progress,
-                        &format!(
-                            "engine selfplay: warning: newer model {} not used: {e}",
-                            newest.name
-                        ),
-                    ),
-                }
-            }
+        if let NetSource::Folder(models) = &setup.source {
+            playing.follow_models(models);
         }
     });
-    progress.finish_and_clear();
-    let last_name = current.read().name.clone();
-    drop(current);
-    let report = writer.finish();
+    finish_run(playing, &signalled)
+}
+
+/// Waits for the writer, reports the run and says how it ended (stopped
+/// early when `signalled` before `-max-games-total` games were done).
+fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, SelfplayError> {
+    playing.progress.finish_and_clear();
+    let last_name = playing.current.read().name.clone();
+    drop(playing.current);
+    let report = playing.writer.finish();
     if let Some(source) = report.error {
         return Err(SelfplayError::Write {
             source,
             lost: report.lost_games,
         });
     }
-    if let Some(e) = failure.lock().take() {
+    if let Some(e) = playing.failure.lock().take() {
         return Err(e);
     }
-    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    let secs = playing.start.elapsed().as_secs_f64().max(1e-9);
     eprintln!(
         "engine selfplay: {} games, {} rows in {} files, {secs:.1} s ({:.1} games/h, {:.0} rows/h), model {last_name}, output {}",
         report.games,
@@ -441,9 +531,10 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
         report.files,
         report.games as f64 * 3600.0 / secs,
         report.rows as f64 * 3600.0 / secs,
-        out.url()
+        playing.setup.out.url()
     );
-    if signalled.load(Ordering::SeqCst) && games_done.load(Ordering::Relaxed) < max_games {
+    let games_done = playing.games_done.load(Ordering::Relaxed);
+    if signalled.load(Ordering::SeqCst) && games_done < playing.max_games {
         eprintln!(
             "engine selfplay: stopped by a signal; every finished game was written (exit code {EXIT_STOPPED})"
         );
