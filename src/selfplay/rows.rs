@@ -231,6 +231,38 @@ fn td_targets(targets: &[ValueTargets], next: Player, now_factor: f64) -> [f32; 
     ]
 }
 
+/// Where a board point goes in a row laid out on the data board.
+#[derive(Clone, Copy)]
+struct RowGeometry {
+    pos_len: usize,
+    pos_area: usize,
+    xs: usize,
+    ys: usize,
+}
+
+impl RowGeometry {
+    /// The position of point `(x, y)` on the data board.
+    #[inline]
+    fn pos_of(&self, x: usize, y: usize) -> usize {
+        y * self.pos_len + x
+    }
+
+    /// The position of a move (a pass is the last one).
+    #[inline]
+    fn move_pos(&self, mv: Move) -> usize {
+        match mv.loc() {
+            Some(loc) => {
+                let (x, y) = loc.xy(self.xs);
+                self.pos_of(x, y)
+            }
+            None => self.pos_area,
+        }
+    }
+}
+
+/// Appends one row: inputs, policy and value targets, the game's facts,
+/// the spatial targets and the per-move search values, in KataGo's
+/// `TrainingWriteBuffers::addRow` order (the random draws included).
 fn add_row<R: Rng>(
     game: &FinishedGame,
     a: &RowArgs<'_>,
@@ -239,23 +271,63 @@ fn add_row<R: Rng>(
     rng: &mut R,
 ) {
     let pos_len = rows.pos_len;
-    let pos_area = pos_len * pos_len;
+    let geo = RowGeometry {
+        pos_len,
+        pos_area: pos_len * pos_len,
+        xs: a.board.x_size(),
+        ys: a.board.y_size(),
+    };
     let packed_len = rows.packed_len();
     let policy_len = rows.policy_len();
-    let (xs, ys) = (a.board.x_size(), a.board.y_size());
-    let pos_of = |x: usize, y: usize| y * pos_len + x;
-    let move_pos = |mv: Move| match mv.loc() {
-        Some(loc) => {
-            let (x, y) = loc.xy(xs);
-            pos_of(x, y)
-        }
-        None => pos_area,
-    };
     let row_idx = rows.push_zeroed_row();
     let r = rows.row_mut(row_idx);
+    fill_inputs(
+        game,
+        a,
+        geo,
+        encoder,
+        r.binary_input_packed,
+        r.global_input,
+        packed_len,
+    );
+    let g = &mut *r.global_targets;
+    g[25] = game.training_weight as f32;
+    // Policy targets: this turn and the next.
+    let (this_turn, next_turn) = r.policy_targets.split_at_mut(policy_len);
+    g[26] = fill_policy_target(this_turn, a.turn.policy_target.as_deref(), geo);
+    g[28] = fill_policy_target(&mut next_turn[..policy_len], a.next_policy_target, geo);
+    fill_value_targets(game, a, geo, g);
+    // History masking for training, 2% dropped per step.
+    let mut use_hist = true;
+    for flag in &mut g[36..41] {
+        use_hist = use_hist && rng.gen::<f64>() < 0.98;
+        *flag = if use_hist { 1.0 } else { 0.0 };
+    }
+    fill_game_facts(game, a, g);
+    fill_spatial_targets(game, a, geo, g, r.value_targets, r.score_distr, rng);
+    fill_q_values(
+        &a.turn.q_value_targets,
+        a.next,
+        policy_len,
+        &|mv| geo.move_pos(mv),
+        r.q_value_targets,
+        rng,
+    );
+}
 
-    // Inputs, from the player to move, with the game's draw value and (on
-    // the main line) the playout advantage.
+/// The net's inputs, from the player to move, with the game's draw value
+/// and (on the main line) the playout advantage; the spatial ones packed
+/// into bits.
+fn fill_inputs(
+    game: &FinishedGame,
+    a: &RowArgs<'_>,
+    geo: RowGeometry,
+    encoder: &mut FeatureEncoder,
+    binary_input_packed: &mut [u8],
+    global_input: &mut [f32],
+    packed_len: usize,
+) {
+    let (xs, ys) = (geo.xs, geo.ys);
     let pda = if a.is_side_position {
         0.0
     } else if a.pda_pla == Some(a.next.opp()) {
@@ -275,58 +347,52 @@ fn add_row<R: Rng>(
         a.next,
         &params,
         &mut spatial,
-        &mut r.global_input[..NUM_GLOBAL_INPUTS],
+        &mut global_input[..NUM_GLOBAL_INPUTS],
     );
     for c in 0..NUM_BINARY_CHANNELS {
-        let plane = &mut r.binary_input_packed[c * packed_len..(c + 1) * packed_len];
+        let plane = &mut binary_input_packed[c * packed_len..(c + 1) * packed_len];
         for y in 0..ys {
             for x in 0..xs {
                 if spatial[c * xs * ys + y * xs + x] != 0.0 {
-                    set_packed_bit(plane, pos_of(x, y));
+                    set_packed_bit(plane, geo.pos_of(x, y));
                 }
             }
         }
     }
+}
 
-    let g = &mut *r.global_targets;
-    g[25] = game.training_weight as f32;
-
-    // Policy targets: this turn and the next.
-    let mut fill_policy = |slot: usize, target: Option<&[PolicyTargetMove]>| {
-        let p = &mut r.policy_targets[slot * policy_len..(slot + 1) * policy_len];
-        match target {
-            Some(moves) => {
-                for m in moves {
-                    p[move_pos(m.mv)] = m.target;
-                }
-                1.0
+/// One policy target channel; returns its weight (0 without a target,
+/// whose channel is then all ones).
+fn fill_policy_target(p: &mut [i16], target: Option<&[PolicyTargetMove]>, geo: RowGeometry) -> f32 {
+    match target {
+        Some(moves) => {
+            for m in moves {
+                p[geo.move_pos(m.mv)] = m.target;
             }
-            None => {
-                p.fill(1);
-                0.0
-            }
+            1.0
         }
-    };
-    g[26] = fill_policy(0, a.turn.policy_target.as_deref());
-    g[28] = fill_policy(1, a.next_policy_target);
+        None => {
+            p.fill(1);
+            0.0
+        }
+    }
+}
 
-    // Value targets: the game result, then td-like blends, then this turn.
-    let board_area = (xs * ys) as f64;
+/// The value targets: the game result, td-like blends of later results,
+/// the lead, the variance's time of arrival and the turn's surprise.
+fn fill_value_targets(game: &FinishedGame, a: &RowArgs<'_>, geo: RowGeometry, g: &mut [f32]) {
+    let board_area = (geo.xs * geo.ys) as f64;
     let vt = a.white_value_targets;
     g[0..4].copy_from_slice(&td_targets(vt, a.next, 0.0));
     g[4..8].copy_from_slice(&td_targets(vt, a.next, 1.0 / (1.0 + board_area * 0.176)));
     g[8..12].copy_from_slice(&td_targets(vt, a.next, 1.0 / (1.0 + board_area * 0.056)));
     g[12..16].copy_from_slice(&td_targets(vt, a.next, 1.0 / (1.0 + board_area * 0.016)));
     g[16..20].copy_from_slice(&td_targets(vt, a.next, 1.0));
-
     let cap = MAX_BOARD_AREA + EXTRA_SCORE_DISTR_RADIUS as f32;
-    let end = &game.end_hist;
-    let ended_no_result = end.is_game_finished() && end.is_no_result();
-    let value_weight = 1.0f32;
-    if let (Some(lead), false) = (vt[0].lead, ended_no_result) {
+    if let (Some(lead), false) = (vt[0].lead, ended_no_result(game)) {
         let lead = if a.next == Player::White { lead } else { -lead };
         g[21] = lead.clamp(-cap, cap);
-        g[29] = value_weight;
+        g[29] = VALUE_WEIGHT;
     }
     // Expected time of arrival of win-loss variance, in turns.
     let mut eta = 0.0f64;
@@ -339,14 +405,20 @@ fn add_row<R: Rng>(
     g[30] = a.turn.policy_surprise as f32;
     g[31] = a.turn.policy_entropy as f32;
     g[32] = a.turn.search_entropy as f32;
+}
 
-    // History masking for training, 2% dropped per step.
-    let mut use_hist = true;
-    for flag in &mut g[36..41] {
-        use_hist = use_hist && rng.gen::<f64>() < 0.98;
-        *flag = if use_hist { 1.0 } else { 0.0 };
-    }
+/// The weight of the value targets a row has.
+const VALUE_WEIGHT: f32 = 1.0;
 
+/// Whether the game ended without a result.
+fn ended_no_result(game: &FinishedGame) -> bool {
+    game.end_hist.is_game_finished() && game.end_hist.is_no_result()
+}
+
+/// What the row says about its game and turn: hash, komi, rules, nets,
+/// turn numbers, game type, the raw net's view and the bonus score.
+fn fill_game_facts(game: &FinishedGame, a: &RowArgs<'_>, g: &mut [f32]) {
+    let end = &game.end_hist;
     let (h0, h1) = (game.game_hash.lo(), game.game_hash.hi());
     g[41] = (h0 & 0x3F_FFFF) as f32;
     g[42] = ((h0 >> 22) & 0x3F_FFFF) as f32;
@@ -354,23 +426,15 @@ fn add_row<R: Rng>(
     g[44] = (h1 & 0x3F_FFFF) as f32;
     g[45] = ((h1 >> 22) & 0x3F_FFFF) as f32;
     g[46] = ((h1 >> 44) & 0xF_FFFF) as f32;
-
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
     g[47] = a
         .hist
         .current_self_komi(a.next, game.draw_equivalent_wins_for_white);
-    g[48] = if a.hist.encore_phase() == 2 || a.hist.rules().scoring_rule == ScoringRule::Area {
-        1.0
-    } else {
-        0.0
-    };
-    g[49] = if game.changed_nets_turns.is_empty() {
-        0.0
-    } else {
-        1.0
-    };
+    g[48] = flag(a.hist.encore_phase() == 2 || a.hist.rules().scoring_rule == ScoringRule::Area);
+    g[49] = flag(!game.changed_nets_turns.is_empty());
     g[50] = a.num_nets_behind_latest as f32;
     g[51] = a.turn_idx as f32;
-    g[52] = if game.hit_turn_limit { 1.0 } else { 0.0 };
+    g[52] = flag(game.hit_turn_limit);
     g[53] = game.start_hist.moves().len() as f32;
     g[54] = game.num_extra_black as f32;
     g[55] = game.mode as i32 as f32;
@@ -391,22 +455,23 @@ fn add_row<R: Rng>(
         // Avoids writing -0.0.
         g[61] = if own != 0.0 { own } else { 0.0 };
     }
-    g[62] = if !a.is_side_position && end.is_game_finished() && !game.hit_turn_limit {
-        1.0
-    } else {
-        0.0
-    };
+    g[62] = flag(!a.is_side_position && end.is_game_finished() && !game.hit_turn_limit);
     g[63] = DATA_FORMAT_VERSION;
-    g[68] = if a.hist.always_compute_pass_alive_under_suicide_rules() {
-        1.0
-    } else {
-        0.0
-    };
+    g[68] = flag(a.hist.always_compute_pass_alive_under_suicide_rules());
+}
 
-    // Final ownership, seki, score distribution.
-    let sd_len = r.score_distr.len();
-    let sd_mid = pos_area + EXTRA_SCORE_DISTR_RADIUS;
-    let own = &mut *r.value_targets;
+/// Final ownership and seki, the score distribution, the boards 8 and 32
+/// turns later, and the final per-point scoring in 1/120ths.
+fn fill_spatial_targets<R: Rng>(
+    game: &FinishedGame,
+    a: &RowArgs<'_>,
+    geo: RowGeometry,
+    g: &mut [f32],
+    own: &mut [i8],
+    score_distr: &mut [i8],
+    rng: &mut R,
+) {
+    let (xs, ys, pos_area) = (geo.xs, geo.ys, geo.pos_area);
     let relative = |c: Color| -> i8 {
         match c.player() {
             Some(p) if p == a.next => 1,
@@ -414,9 +479,11 @@ fn add_row<R: Rng>(
             None => 0,
         }
     };
+    let no_result = ended_no_result(game);
     match a.outcome {
-        Some(outcome) if !ended_no_result => {
-            g[27] = value_weight;
+        Some(outcome) if !no_result => {
+            g[27] = VALUE_WEIGHT;
+            let vt = a.white_value_targets;
             let score = if a.next == Player::White {
                 vt[vt.len() - 1].score
             } else {
@@ -426,7 +493,7 @@ fn add_row<R: Rng>(
             for y in 0..ys {
                 for x in 0..xs {
                     let loc = a.board.loc(x, y);
-                    let pos = pos_of(x, y);
+                    let pos = geo.pos_of(x, y);
                     let o = outcome.ownership.get(loc);
                     own[pos] = relative(o);
                     let full = outcome.full_area.get(loc);
@@ -435,27 +502,15 @@ fn add_row<R: Rng>(
                     }
                 }
             }
-            let center = score.round() as i64;
-            let lower = center + sd_mid as i64 - 1;
-            let upper = center + sd_mid as i64;
-            if upper <= 0 {
-                r.score_distr[0] = 100;
-            } else if lower >= sd_len as i64 - 1 {
-                r.score_distr[sd_len - 1] = 100;
-            } else {
-                let lambda = score - (center as f32 - 0.5);
-                let upper_prop = (lambda * 100.0).round() as i32;
-                r.score_distr[lower as usize] = (100 - upper_prop) as i8;
-                r.score_distr[upper as usize] = upper_prop as i8;
-            }
+            fill_score_distr(score_distr, score, pos_area);
         }
         _ => {
             // Dummy target that still sums to 100.
-            r.score_distr[sd_mid - 1] = 50;
-            r.score_distr[sd_mid] = 50;
+            let sd_mid = pos_area + EXTRA_SCORE_DISTR_RADIUS;
+            score_distr[sd_mid - 1] = 50;
+            score_distr[sd_mid] = 50;
         }
     }
-
     // Future positions 8 and 32 turns later.
     if let Some(boards) = a.future_boards {
         g[33] = 1.0;
@@ -465,34 +520,44 @@ fn add_row<R: Rng>(
         for y in 0..ys {
             for x in 0..xs {
                 let loc = a.board.loc(x, y);
-                let pos = pos_of(x, y);
+                let pos = geo.pos_of(x, y);
                 own[pos + 2 * pos_area] = relative(b2.get(loc));
                 own[pos + 3 * pos_area] = relative(b3.get(loc));
             }
         }
     }
-
     // Final per-point scoring, in 1/120ths.
-    if let (Some(outcome), false) = (a.outcome, ended_no_result) {
-        g[34] = value_weight;
+    if let (Some(outcome), false) = (a.outcome, no_result) {
+        g[34] = VALUE_WEIGHT;
         for y in 0..ys {
             for x in 0..xs {
                 let loc = a.board.loc(x, y);
                 let s = outcome.white_scoring[loc.idx()];
                 let s = if a.next == Player::White { s } else { -s };
-                own[pos_of(x, y) + 4 * pos_area] = stochastic_round(s * 120.0, 120, rng) as i8;
+                own[geo.pos_of(x, y) + 4 * pos_area] = stochastic_round(s * 120.0, 120, rng) as i8;
             }
         }
     }
+}
 
-    fill_q_values(
-        &a.turn.q_value_targets,
-        a.next,
-        policy_len,
-        &move_pos,
-        r.q_value_targets,
-        rng,
-    );
+/// The final score (from the player to move) as a distribution over the
+/// two bins around it, in percent.
+fn fill_score_distr(score_distr: &mut [i8], score: f32, pos_area: usize) {
+    let sd_len = score_distr.len();
+    let sd_mid = pos_area + EXTRA_SCORE_DISTR_RADIUS;
+    let center = score.round() as i64;
+    let lower = center + sd_mid as i64 - 1;
+    let upper = center + sd_mid as i64;
+    if upper <= 0 {
+        score_distr[0] = 100;
+    } else if lower >= sd_len as i64 - 1 {
+        score_distr[sd_len - 1] = 100;
+    } else {
+        let lambda = score - (center as f32 - 0.5);
+        let upper_prop = (lambda * 100.0).round() as i32;
+        score_distr[lower as usize] = (100 - upper_prop) as i8;
+        score_distr[upper as usize] = upper_prop as i8;
+    }
 }
 
 /// `fillQValueTarget`: per-move win-loss ×32000, score ×60 and visits.
