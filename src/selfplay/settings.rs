@@ -362,12 +362,15 @@ const LIST_KEYS: &[&str] = &[
     "hasButtons",
 ];
 
+/// Board sizes `(x, y)` and their relative weights.
+type SizesAndWeights = (Vec<(usize, usize)>, Vec<f64>);
+
 /// `bSizesXY` (or `bSizes`, square) with `bSizeRelProbs` and
 /// `allowRectangleProb`, each size checked to fit `data_board_len`.
 fn board_sizes(
     cfg: &Config,
     data_board_len: usize,
-) -> Result<(Vec<(usize, usize)>, Vec<f64>), SettingsError> {
+) -> Result<SizesAndWeights, SettingsError> {
     if cfg.contains("bSizesXY") && cfg.contains("allowRectangleProb") {
         return Err(SettingsError::Invalid(
             "cannot give allowRectangleProb with bSizesXY: set the rectangles' weights in bSizeRelProbs".into(),
