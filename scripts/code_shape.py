@@ -10,8 +10,8 @@ Counts, with no Rust tooling beyond the sources themselves:
   own descendants or ancestors is not counted (a parent re-exporting its
   children and a child using its parent's items is how Rust modules are
   built, not a circle between peers).
-- upward arrows: a top-level module that uses one in a higher layer (the
-  layers are the table LAYERS below, the same as docs/ARCHITECTURE.md).
+- upward arrows: a top-level module that uses one in the same or a higher
+  layer (the layers are the table LAYERS below, as in docs/ARCHITECTURE.md).
 - source files over 800 lines, not counting `#[cfg(test)]` modules at the
   end of a file and files that hold only tests (`*tests.rs`, `tests/`).
 - functions over 150 lines (test functions aside).
@@ -24,19 +24,22 @@ import os
 import re
 import sys
 
-# Lower layers never use higher ones. Same layer: no circles.
+# A module may use modules of lower layers only: an arrow to the same or a
+# higher layer is counted (docs/ARCHITECTURE.md explains each layer).
 LAYERS = [
-    # 0: foundations with no engine knowledge beyond themselves
-    ["io_lines", "config", "game", "timecontrol"],
-    # 1: the network, its training rows, the run store
-    ["nn", "data", "store"],
-    # 2: search and the trainable net
+    # 0: foundations: protocol lines, configs, the rules of Go, the run store
+    ["io_lines", "config", "game", "store"],
+    # 1: the network, clocks, training rows
+    ["nn", "timecontrol", "data"],
+    # 2: search, the trainable net
     ["search", "train"],
-    # 3: the shared play layer and start-up
-    ["play", "setup"],
-    # 4: commands
-    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "learn"],
-    # 5: the command line, fuzz bodies
+    # 3: start-up shared by every command, the play layer
+    ["setup", "play"],
+    # 4: the commands
+    ["gtp", "analysis", "selfplay", "matchplay", "benchmark"],
+    # 5: the learning loop, which drives the gatekeeper in-process
+    ["learn"],
+    # 6: the command line and the fuzz targets' bodies
     ["cli", "fuzz_targets"],
 ]
 LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}
@@ -204,7 +207,7 @@ def main():
             a, b = mod[0], t[0]
             if a != b:
                 top_graph.setdefault(a, set()).add(b)
-                if a in LAYER_OF and b in LAYER_OF and LAYER_OF[b] > LAYER_OF[a]:
+                if a in LAYER_OF and b in LAYER_OF and LAYER_OF[b] >= LAYER_OF[a]:
                     upward.add((a, b))
                 continue
             # within one top-level module: siblings at the first level below it
@@ -234,7 +237,7 @@ def main():
         print(f"import circles, sibling modules:   {len(sib_cycles)}")
         for c in report["sibling_cycles"]:
             print("   ", " <-> ".join(c))
-        print(f"upward arrows (layers in docs/ARCHITECTURE.md): {len(upward)}")
+        print(f"upward or sideways arrows (layers in docs/ARCHITECTURE.md): {len(upward)}")
         for a in report["upward_arrows"]:
             print("   ", a)
         if unknown:

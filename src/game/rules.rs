@@ -574,16 +574,6 @@ fn parse_compact(
     if s.is_empty() {
         return Err(unparsable());
     }
-    // KataGo trims after every token it strips.
-    fn strip(s: &mut &str, prefix: &str) -> bool {
-        match s.strip_prefix(prefix) {
-            Some(rest) => {
-                *s = rest.trim();
-                true
-            }
-            None => false,
-        }
-    }
     let (mut komi_given, mut tax_given) = (false, false);
     while !s.is_empty() {
         if strip(&mut s, "komi") {
@@ -601,50 +591,51 @@ fn parse_compact(
             komi_given = true;
             s = s[end..].trim();
         } else if strip(&mut s, "ko") {
-            rules.ko_rule = if strip(&mut s, "SIMPLE") {
-                KoRule::Simple
-            } else if strip(&mut s, "POSITIONAL") {
-                KoRule::Positional
-            } else if strip(&mut s, "SITUATIONAL") {
-                KoRule::Situational
-            } else if strip(&mut s, "SPIGHT") {
-                KoRule::Spight
-            } else {
-                return Err(unparsable());
-            };
+            rules.ko_rule = strip_choice(
+                &mut s,
+                &[
+                    ("SIMPLE", KoRule::Simple),
+                    ("POSITIONAL", KoRule::Positional),
+                    ("SITUATIONAL", KoRule::Situational),
+                    ("SPIGHT", KoRule::Spight),
+                ],
+            )
+            .ok_or_else(unparsable)?;
         } else if strip(&mut s, "scoring") || strip(&mut s, "score") {
-            rules.scoring_rule = if strip(&mut s, "AREA") {
-                ScoringRule::Area
-            } else if strip(&mut s, "TERRITORY") {
-                ScoringRule::Territory
-            } else {
-                return Err(unparsable());
-            };
+            rules.scoring_rule = strip_choice(
+                &mut s,
+                &[
+                    ("AREA", ScoringRule::Area),
+                    ("TERRITORY", ScoringRule::Territory),
+                ],
+            )
+            .ok_or_else(unparsable)?;
         } else if strip(&mut s, "tax") {
-            rules.tax_rule = if strip(&mut s, "NONE") {
-                TaxRule::None
-            } else if strip(&mut s, "SEKI") {
-                TaxRule::Seki
-            } else if strip(&mut s, "ALL") {
-                TaxRule::All
-            } else {
-                return Err(unparsable());
-            };
+            rules.tax_rule = strip_choice(
+                &mut s,
+                &[
+                    ("NONE", TaxRule::None),
+                    ("SEKI", TaxRule::Seki),
+                    ("ALL", TaxRule::All),
+                ],
+            )
+            .ok_or_else(unparsable)?;
             tax_given = true;
         } else if strip(&mut s, "sui") {
             rules.multi_stone_suicide_legal = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "button") {
             rules.has_button = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "whb") {
-            rules.white_handicap_bonus_rule = if strip(&mut s, "0") {
-                WhiteHandicapBonusRule::Zero
-            } else if strip(&mut s, "N-1") {
-                WhiteHandicapBonusRule::NMinusOne
-            } else if strip(&mut s, "N") {
-                WhiteHandicapBonusRule::N
-            } else {
-                return Err(unparsable());
-            };
+            // "N-1" before "N", which is its prefix.
+            rules.white_handicap_bonus_rule = strip_choice(
+                &mut s,
+                &[
+                    ("0", WhiteHandicapBonusRule::Zero),
+                    ("N-1", WhiteHandicapBonusRule::NMinusOne),
+                    ("N", WhiteHandicapBonusRule::N),
+                ],
+            )
+            .ok_or_else(unparsable)?;
         } else if strip(&mut s, "fpok") {
             rules.friendly_pass_ok = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else {
@@ -652,6 +643,27 @@ fn parse_compact(
         }
     }
     Ok((komi_given, tax_given))
+}
+
+/// Strips `prefix` from `s` and the blanks after it (KataGo trims after
+/// every token it strips); false if `s` does not start with it.
+fn strip(s: &mut &str, prefix: &str) -> bool {
+    match s.strip_prefix(prefix) {
+        Some(rest) => {
+            *s = rest.trim();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The value of the first of `choices` whose name `s` starts with, that
+/// name stripped (see [`strip`]).
+fn strip_choice<T: Copy>(s: &mut &str, choices: &[(&str, T)]) -> Option<T> {
+    choices
+        .iter()
+        .find(|(name, _)| strip(s, name))
+        .map(|&(_, value)| value)
 }
 
 fn parse_flag(s: &mut &str) -> Option<bool> {

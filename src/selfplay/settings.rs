@@ -367,10 +367,7 @@ type SizesAndWeights = (Vec<(usize, usize)>, Vec<f64>);
 
 /// `bSizesXY` (or `bSizes`, square) with `bSizeRelProbs` and
 /// `allowRectangleProb`, each size checked to fit `data_board_len`.
-fn board_sizes(
-    cfg: &Config,
-    data_board_len: usize,
-) -> Result<SizesAndWeights, SettingsError> {
+fn board_sizes(cfg: &Config, data_board_len: usize) -> Result<SizesAndWeights, SettingsError> {
     if cfg.contains("bSizesXY") && cfg.contains("allowRectangleProb") {
         return Err(SettingsError::Invalid(
             "cannot give allowRectangleProb with bSizesXY: set the rectangles' weights in bSizeRelProbs".into(),

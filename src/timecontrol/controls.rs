@@ -314,25 +314,13 @@ impl TimeControls {
                 max = m.min(self.increment + excess / 5.0);
             }
         } else {
-            let mut main_left = self.main_time_left;
-            let mut in_overtime = self.in_overtime;
-            let mut periods_left = self.num_periods_left_including_current;
-            let mut period_left = self.time_left_in_period;
-            let mut stones_left = self.num_stones_left_in_period;
-
-            // A negative main time means we are that far into overtime; a
-            // negative period time, that far into the next period.
-            if main_left < 0.0 && !in_overtime {
-                in_overtime = true;
-                period_left = main_left + self.per_period_time;
-                stones_left = self.num_stones_per_period;
-            }
-            if in_overtime {
-                while period_left < 0.0 && periods_left > 1 {
-                    periods_left -= 1;
-                    period_left += self.per_period_time;
-                }
-            }
+            let ClockAfter {
+                mut main_left,
+                mut in_overtime,
+                mut periods_left,
+                mut period_left,
+                stones_left,
+            } = self.clock_after(None);
             // Crudely treat all but the last few periods as main time.
             if periods_left > NUM_RESERVED_PERIODS {
                 in_overtime = false;
@@ -406,29 +394,14 @@ impl TimeControls {
         if self.increment > 0.0 || self.num_periods_left_including_current <= 0 {
             return time_limit;
         }
-        let mut main_left = self.main_time_left;
-        let mut in_overtime = self.in_overtime;
-        let mut periods_left = self.num_periods_left_including_current;
-        let mut period_left = self.time_left_in_period;
-        let mut stones_left = self.num_stones_left_in_period;
-
         // Where the clock will be after `time_used`.
-        if !in_overtime {
-            main_left -= time_used;
-        } else {
-            period_left -= time_used;
-        }
-        if main_left < 0.0 && !in_overtime {
-            in_overtime = true;
-            period_left = main_left + self.per_period_time;
-            stones_left = self.num_stones_per_period;
-        }
-        if in_overtime {
-            while period_left < 0.0 && periods_left > 1 {
-                periods_left -= 1;
-                period_left += self.per_period_time;
-            }
-        }
+        let ClockAfter {
+            main_left,
+            in_overtime,
+            period_left,
+            stones_left,
+            ..
+        } = self.clock_after(Some(time_used));
 
         let per_move = self.per_period_time / self.num_stones_per_period as f64;
         let per_move_buffered = apply_lag_buffer(per_move, lag_buffer);
@@ -490,6 +463,51 @@ impl TimeControls {
             "{self} minRecMax {} {} {} rrec0 {rrec0} rreclimit {rreclimit} rreclimit2 {rreclimit2}",
             b.min, b.recommended, b.max
         )
+    }
+}
+
+/// A byo-yomi clock as it stands, or as it will stand after some time.
+struct ClockAfter {
+    main_left: f64,
+    in_overtime: bool,
+    periods_left: i64,
+    period_left: f64,
+    stones_left: i64,
+}
+
+impl TimeControls {
+    /// The clock after `time_used` (taken from the main time, or in
+    /// overtime from the period), with KataGo's reading of negative times:
+    /// a negative main time means that far into overtime, a negative
+    /// period time that far into the next period. `None`: the clock as it
+    /// stands, nothing subtracted.
+    fn clock_after(&self, time_used: Option<f64>) -> ClockAfter {
+        let mut c = ClockAfter {
+            main_left: self.main_time_left,
+            in_overtime: self.in_overtime,
+            periods_left: self.num_periods_left_including_current,
+            period_left: self.time_left_in_period,
+            stones_left: self.num_stones_left_in_period,
+        };
+        if let Some(used) = time_used {
+            if !c.in_overtime {
+                c.main_left -= used;
+            } else {
+                c.period_left -= used;
+            }
+        }
+        if c.main_left < 0.0 && !c.in_overtime {
+            c.in_overtime = true;
+            c.period_left = c.main_left + self.per_period_time;
+            c.stones_left = self.num_stones_per_period;
+        }
+        if c.in_overtime {
+            while c.period_left < 0.0 && c.periods_left > 1 {
+                c.periods_left -= 1;
+                c.period_left += self.per_period_time;
+            }
+        }
+        c
     }
 }
 

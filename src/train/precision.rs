@@ -16,18 +16,14 @@
 
 use tch::{Device, Kind, Tensor};
 
-/// The arithmetic of the trunk's convolutions and matmuls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Precision {
-    /// fp32 everywhere (the default).
-    #[default]
-    F32,
-    /// fp16 trunk, fp32 heads and losses, loss scaling (`-use-fp16`).
-    F16,
-    /// bf16 trunk, fp32 heads and losses (`-use-bf16`).
-    BF16,
-}
+/// The arithmetic of the trunk's convolutions and matmuls: the one
+/// precision type of the crate (inference's), fp32 by default; fp16 trains
+/// with loss scaling (`-use-fp16`), bf16 without (`-use-bf16`); heads and
+/// losses stay fp32 either way.
+pub use crate::nn::device::Precision;
 
+/// Training's view of a precision (inherent methods beside the trainer
+/// that uses them).
 impl Precision {
     /// The kind the trunk's convolutions and matmuls run in; `None` for fp32.
     pub fn compute_kind(self) -> Option<Kind> {
