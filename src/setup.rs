@@ -23,7 +23,7 @@ use clap::Args;
 
 use crate::config::{Config, ConfigError};
 use crate::nn::device::{
-    gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults, GpuInfo,
+    gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults,
     Precision, RunDescription,
 };
 use crate::nn::{
@@ -610,6 +610,7 @@ pub fn search_settings(cfg: &Config) -> Vec<(String, serde_json::Value)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::device::GpuInfo;
 
     /// The built-in configs parse, name only keys the engine knows, and
     /// bound the search, so that a GUI's "no time limit" still ends.

@@ -63,6 +63,26 @@ impl Frame {
     };
 }
 
+/// Where the ladder search stands in its explicit stack of levels.
+struct Walk {
+    /// The level being searched; below 0 the search is over.
+    stack_idx: isize,
+    /// The answer of the level last left (or of the move last tried).
+    ret: bool,
+    /// Whether `ret` came back from a deeper level (whose move to undo).
+    from_deeper: bool,
+}
+
+impl Walk {
+    /// Leaves the current level with answer `r`.
+    #[inline]
+    fn pop(&mut self, r: bool) {
+        self.ret = r;
+        self.from_deeper = true;
+        self.stack_idx -= 1;
+    }
+}
+
 /// What generating one search level's moves found.
 enum Level {
     /// The level is decided without searching: the ladder works (`true`)
@@ -252,21 +272,21 @@ impl Board {
             frames.resize(stack_size + 1, Frame::FRESH);
         }
         frames[0] = Frame::FRESH;
-        let mut stack_idx: isize = 0;
+        let mut w = Walk {
+            stack_idx: 0,
+            ret: false,
+            from_deeper: false,
+        };
         let mut nodes = 0;
-        let mut ret = false;
-        let mut from_deeper = false;
 
         loop {
-            if stack_idx < 0 {
+            if w.stack_idx < 0 {
                 self.ko_loc = ko_saved;
-                return ret;
+                return w.ret;
             }
-            let si = stack_idx as usize;
+            let si = w.stack_idx as usize;
             if si >= stack_size - 1 {
-                ret = true;
-                from_deeper = true;
-                stack_idx -= 1;
+                w.pop(true);
                 continue;
             }
             if nodes >= NODE_BUDGET {
@@ -286,9 +306,7 @@ impl Board {
                     };
                     match level {
                         Level::Settled(r) => {
-                            ret = r;
-                            from_deeper = true;
-                            stack_idx -= 1;
+                            w.pop(r);
                             continue;
                         }
                         Level::Moves(len) => {
@@ -298,16 +316,15 @@ impl Board {
                     }
                 }
                 Some(cur) => {
-                    if from_deeper {
+                    if w.from_deeper {
                         if let Some(rec) = frames[si].record {
                             self.undo(rec);
                         }
                     }
                     // A defender move that escapes, or an attacker move
                     // that captures, settles this level.
-                    if is_defender != ret {
-                        from_deeper = true;
-                        stack_idx -= 1;
+                    if is_defender != w.ret {
+                        w.pop(w.ret);
                         continue;
                     }
                     frames[si].cur = Some(cur + 1);
@@ -320,9 +337,7 @@ impl Board {
             let cur = cur.unwrap_or(0);
             if cur >= len {
                 // Out of moves: the side to move has lost.
-                ret = is_defender;
-                from_deeper = true;
-                stack_idx -= 1;
+                w.pop(is_defender);
                 continue;
             }
             let mv = Move::Play(buf[start + cur]);
@@ -330,13 +345,13 @@ impl Board {
             // Suicide never helps either side in a ladder, so it is illegal
             // here whatever the rules; an illegal move simply fails.
             if !self.is_legal(mv, p, false) {
-                ret = is_defender;
-                from_deeper = false;
+                w.ret = is_defender;
+                w.from_deeper = false;
                 continue;
             }
             frames[si].record = Some(self.play_recorded(mv, p));
             nodes += 1;
-            stack_idx += 1;
+            w.stack_idx += 1;
             frames[si + 1] = Frame {
                 start: start + len,
                 ..Frame::FRESH

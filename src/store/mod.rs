@@ -39,7 +39,7 @@ mod url;
 mod worker;
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -53,7 +53,8 @@ use error::error_chain;
 use error::shorten_xml_error;
 pub use error::{StoreError, StoreErrorKind, StoreOp};
 pub use reader::ObjectReader;
-pub(crate) use temporaries::is_temporary_name;
+#[cfg(test)]
+use temporaries::is_temporary_name;
 use temporaries::{remove_empty_parents, remove_stale_temporaries_once, remove_temporaries_in};
 pub use url::StoreUrl;
 pub use worker::{worker_name, WORKER_NAME_ENV};
@@ -579,6 +580,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("engine-store-{tag}-{}", std::process::id()));
