@@ -1,4 +1,5 @@
 use super::*;
+use crate::game::WhiteHandicapBonusRule;
 use serde_json::json;
 
 fn parse(v: Value) -> Parsed {

@@ -38,7 +38,7 @@ use super::{NpzError, NpzWriteOptions, TrainingRows};
 use crate::store::layout::ShuffleOutput;
 use crate::store::{Store, StoreError, StoreUrl};
 use window::{
-    choose_window, find_files, load_summary, py_round, FindOptions, InputFile, WindowParams,
+    choose_window, find_files, load_summary, py_round, FindOptions, InputFile, Window, WindowParams,
 };
 
 /// `engine shuffle` failed.
@@ -161,6 +161,103 @@ pub fn shuffle(
     cfg: &ShuffleConfig,
     log: &mut dyn Write,
 ) -> Result<Option<ShuffleReport>, ShuffleError> {
+    check_args(cfg)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(cfg.num_processes.max(1))
+        .build()
+        .map_err(|e| ShuffleError::InvalidArgs(format!("thread pool: {e}")))?;
+    let mut rng = match cfg.seed {
+        Some(s) => StdRng::seed_from_u64(s),
+        None => StdRng::from_entropy(),
+    };
+    let found = find_inputs(cfg, log)?;
+    let with_rows = count_all_rows(&pool, &found);
+    let Some(window) = choose_window(with_rows, &cfg.window) else {
+        let _ = writeln!(
+            log,
+            "No rows found, or fewer than -min-rows {}",
+            cfg.window.min_rows
+        );
+        return Ok(None);
+    };
+    let output = ShuffleOutput::open(&cfg.out_dir)?;
+    prepare_output(&output, log)?;
+    log_window(&window, log);
+    let Some((inputs, keep_prob)) = select_inputs(cfg, &found, &window, &mut rng, log) else {
+        return Ok(None);
+    };
+    let rows_in_inputs: u64 = inputs.iter().map(|(_, r)| r).sum();
+    let approx_rows_to_keep = rows_in_inputs as f64 * keep_prob;
+    let num_buckets =
+        (py_round(approx_rows_to_keep / cfg.approx_rows_per_bucket as f64)).max(1) as usize;
+    let files_per_bucket =
+        (cfg.approx_rows_per_bucket / cfg.approx_rows_per_out_file).max(1) as usize;
+    let _ = writeln!(
+        log,
+        "Writing ~{} output files ({} buckets x {} files/bucket), approx {:.0} kept rows (keep_prob {:.4} of {} desired rows)",
+        num_buckets * files_per_bucket, num_buckets, files_per_bucket, approx_rows_to_keep, keep_prob, window.desired_num_rows
+    );
+
+    // Shards live in a local scratch store; a rerun starts it afresh.
+    let scratch = Store::open_path(&cfg.out_tmp_dir)?;
+    scratch.remove_temporaries("buckets")?;
+    scratch.delete_prefix("buckets")?;
+    let groups = group_files_by_rows(&inputs, cfg.worker_group_size);
+    let _ = writeln!(
+        log,
+        "Grouping {} input files into {} sharding groups",
+        inputs.len(),
+        groups.len()
+    );
+    let plan = Plan {
+        keep_prob,
+        num_buckets,
+        files_per_bucket,
+        base_seed: rng.gen(),
+    };
+    shardify(&pool, &scratch, &groups, &plan)?;
+    let written = merge_buckets(&pool, &scratch, &output, groups.len(), &plan, cfg.level)?;
+    scratch.remove_temporaries("buckets")?;
+    scratch.delete_prefix("buckets")?;
+    // The scratch dir itself goes too when nothing else is in it.
+    let _ = std::fs::remove_dir(&cfg.out_tmp_dir);
+    let outputs: Vec<(String, usize)> = written.into_iter().flatten().collect();
+    let _ = writeln!(log, "Number of rows by output file:");
+    for (p, n) in &outputs {
+        let _ = writeln!(log, "  {p} {n}");
+    }
+    output.finish(window.range)?;
+    Ok(Some(ShuffleReport {
+        files_found: found.len(),
+        num_rows_total: window.num_rows_total,
+        desired_num_rows: window.desired_num_rows,
+        num_rows_used: window.num_rows_used,
+        files_used: window.files.len(),
+        range: window.range,
+        outputs,
+    }))
+}
+
+/// What both phases share: how many rows to keep, where they go, and the
+/// seed every group's and bucket's random numbers derive from.
+struct Plan {
+    /// The fraction of rows each group keeps.
+    keep_prob: f64,
+    /// Buckets (shard sets, then output-file sets).
+    num_buckets: usize,
+    /// Output files per bucket.
+    files_per_bucket: usize,
+    /// Drawn once from the run's generator after the inputs are shuffled.
+    base_seed: u64,
+}
+
+/// The scratch key of group `g`'s shard for bucket `b`.
+fn shard_key(b: usize, g: usize) -> String {
+    format!("buckets/tmp.shuf{b}/{g}.npz")
+}
+
+/// Rejects row counts that cannot be split into buckets and files.
+fn check_args(cfg: &ShuffleConfig) -> Result<(), ShuffleError> {
     if cfg.approx_rows_per_out_file == 0 || cfg.approx_rows_per_bucket == 0 {
         return Err(ShuffleError::InvalidArgs(
             "-approx-rows-per-out-file and -approx-rows-per-bucket must be positive".into(),
@@ -172,15 +269,12 @@ pub fn shuffle(
             cfg.approx_rows_per_bucket, cfg.approx_rows_per_out_file
         )));
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.num_processes.max(1))
-        .build()
-        .map_err(|e| ShuffleError::InvalidArgs(format!("thread pool: {e}")))?;
-    let mut rng = match cfg.seed {
-        Some(s) => StdRng::seed_from_u64(s),
-        None => StdRng::from_entropy(),
-    };
+    Ok(())
+}
 
+/// Every usable input file under the directories, with the counts of those
+/// excluded logged.
+fn find_inputs(cfg: &ShuffleConfig, log: &mut dyn Write) -> Result<Vec<InputFile>, ShuffleError> {
     let mut find = FindOptions {
         excludes: cfg.excludes.iter().cloned().collect(),
         exclude_basename: cfg.exclude_basename,
@@ -219,10 +313,17 @@ pub fn shuffle(
         "Excluded count due to cmdline excludes file: {}",
         counts.by_excludes
     );
+    Ok(found)
+}
 
+/// Each file's URL, modification time and rows (`None`: unreadable).
+fn count_all_rows(
+    pool: &rayon::ThreadPool,
+    found: &[InputFile],
+) -> Vec<(String, f64, Option<u64>)> {
     // Row counts from each file's first member header: a folder's reader
     // or S3 range requests fetch the zip directory and that header only.
-    let with_rows: Vec<(String, f64, Option<u64>)> = pool.install(|| {
+    pool.install(|| {
         found
             .par_iter()
             .map(|f| {
@@ -236,19 +337,11 @@ pub fn shuffle(
                 (f.url.clone(), f.mtime, rows)
             })
             .collect()
-    });
-    let by_url: HashMap<&str, &InputFile> = found.iter().map(|f| (f.url.as_str(), f)).collect();
+    })
+}
 
-    let Some(window) = choose_window(with_rows, &cfg.window) else {
-        let _ = writeln!(
-            log,
-            "No rows found, or fewer than -min-rows {}",
-            cfg.window.min_rows
-        );
-        return Ok(None);
-    };
-    let output = ShuffleOutput::open(&cfg.out_dir)?;
-    prepare_output(&output, log)?;
+/// Logs the window's size and the files it uses.
+fn log_window(window: &Window, log: &mut dyn Write) {
     let _ = writeln!(
         log,
         "Total rows found: {} ({} usable)",
@@ -268,12 +361,24 @@ pub fn shuffle(
     for (p, r) in &window.files {
         let _ = writeln!(log, "Using: {p} ({r} rows)");
     }
+}
+
+/// The window's files in random order, less those the md5 bounds exclude,
+/// with the fraction of rows to keep. `None` (logged) when no rows are left.
+fn select_inputs<'a>(
+    cfg: &ShuffleConfig,
+    found: &'a [InputFile],
+    window: &Window,
+    rng: &mut StdRng,
+    log: &mut dyn Write,
+) -> Option<(Vec<(&'a InputFile, u64)>, f64)> {
+    let by_url: HashMap<&str, &InputFile> = found.iter().map(|f| (f.url.as_str(), f)).collect();
     let mut inputs: Vec<(&InputFile, u64)> = window
         .files
         .iter()
         .filter_map(|(url, r)| Some((*by_url.get(url.as_str())?, *r)))
         .collect();
-    inputs.shuffle(&mut rng);
+    inputs.shuffle(rng);
     let mut approx_keep = window.num_rows_used;
     if let Some(k) = cfg.keep_target_rows {
         approx_keep = approx_keep.min(k);
@@ -297,45 +402,31 @@ pub fn shuffle(
     let rows_in_inputs: u64 = inputs.iter().map(|(_, r)| r).sum();
     if inputs.is_empty() || rows_in_inputs == 0 {
         let _ = writeln!(log, "No files after filtering for desired range");
-        return Ok(None);
+        return None;
     }
-    let approx_rows_to_keep = rows_in_inputs as f64 * keep_prob;
-    let num_buckets =
-        (py_round(approx_rows_to_keep / cfg.approx_rows_per_bucket as f64)).max(1) as usize;
-    let files_per_bucket =
-        (cfg.approx_rows_per_bucket / cfg.approx_rows_per_out_file).max(1) as usize;
-    let _ = writeln!(
-        log,
-        "Writing ~{} output files ({} buckets x {} files/bucket), approx {:.0} kept rows (keep_prob {:.4} of {} desired rows)",
-        num_buckets * files_per_bucket, num_buckets, files_per_bucket, approx_rows_to_keep, keep_prob, window.desired_num_rows
-    );
+    Some((inputs, keep_prob))
+}
 
-    // Shards live in a local scratch store; a rerun starts it afresh.
-    let scratch = Store::open_path(&cfg.out_tmp_dir)?;
-    scratch.remove_temporaries("buckets")?;
-    scratch.delete_prefix("buckets")?;
-    let shard_key = |b: usize, g: usize| format!("buckets/tmp.shuf{b}/{g}.npz");
-    let groups = group_files_by_rows(&inputs, cfg.worker_group_size);
-    let _ = writeln!(
-        log,
-        "Grouping {} input files into {} sharding groups",
-        inputs.len(),
-        groups.len()
-    );
-    let base_seed: u64 = rng.gen();
-
-    // Phase 1: shardify.
+/// Phase 1: each group's rows, permuted and subsampled, dealt into one
+/// scratch shard per bucket.
+fn shardify(
+    pool: &rayon::ThreadPool,
+    scratch: &Store,
+    groups: &[Vec<&InputFile>],
+    plan: &Plan,
+) -> Result<(), ShuffleError> {
     let shard_opts = NpzWriteOptions { level: Some(1) }; // scratch files: fast compression
     pool.install(|| {
         groups.par_iter().enumerate().try_for_each(|(g, files)| {
-            let mut rng =
-                StdRng::seed_from_u64(base_seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng = StdRng::seed_from_u64(
+                plan.base_seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            );
             let Some(rows) = load_concat(files)? else {
                 return Ok(());
             };
             let n = rows.num_rows;
-            let keep = if keep_prob < 1.0 {
-                (py_round(n as f64 * keep_prob).max(0) as usize).min(n)
+            let keep = if plan.keep_prob < 1.0 {
+                (py_round(n as f64 * plan.keep_prob).max(0) as usize).min(n)
             } else {
                 n
             };
@@ -343,9 +434,9 @@ pub fn shuffle(
             perm.shuffle(&mut rng);
             perm.truncate(keep);
             // Deal each kept row to a uniformly random bucket.
-            let mut per_bucket: Vec<Vec<usize>> = vec![Vec::new(); num_buckets];
+            let mut per_bucket: Vec<Vec<usize>> = vec![Vec::new(); plan.num_buckets];
             for &i in &perm {
-                per_bucket[rng.gen_range(0..num_buckets)].push(i);
+                per_bucket[rng.gen_range(0..plan.num_buckets)].push(i);
             }
             for (b, idx) in per_bucket.iter().enumerate() {
                 let key = shard_key(b, g);
@@ -357,73 +448,88 @@ pub fn shuffle(
             }
             Ok::<(), ShuffleError>(())
         })
-    })?;
+    })
+}
 
-    // Phase 2: merge each bucket into its output files.
-    let out_opts = NpzWriteOptions { level: cfg.level };
-    let written: Vec<Vec<(String, usize)>> = pool.install(|| {
-        (0..num_buckets)
+/// Phase 2: each bucket's shards merged, permuted and split into its output
+/// files; the files written (their URLs and rows), bucket by bucket.
+fn merge_buckets(
+    pool: &rayon::ThreadPool,
+    scratch: &Store,
+    output: &ShuffleOutput,
+    num_groups: usize,
+    plan: &Plan,
+    level: Option<i32>,
+) -> Result<Vec<Vec<(String, usize)>>, ShuffleError> {
+    let out_opts = NpzWriteOptions { level };
+    pool.install(|| {
+        (0..plan.num_buckets)
             .into_par_iter()
             .map(|b| {
-                let mut rng =
-                    StdRng::seed_from_u64(base_seed.wrapping_add(0x5851_F42D_4C95_7F2D ^ b as u64));
-                let mut results = Vec::new();
-                let mut shards: Option<TrainingRows> = None;
-                for g in 0..groups.len() {
-                    let key = shard_key(b, g);
-                    // A group whose rows all went elsewhere wrote nothing here.
-                    let Some(bytes) = scratch.get_opt(&key)? else {
-                        continue;
-                    };
-                    let rows = read_npz_bytes(&bytes, &scratch.describe(&key))?;
-                    match &mut shards {
-                        None => shards = Some(rows),
-                        Some(a) => a.append(&rows),
-                    }
-                }
-                let Some(rows) = shards else {
+                let rng = StdRng::seed_from_u64(
+                    plan.base_seed
+                        .wrapping_add(0x5851_F42D_4C95_7F2D ^ b as u64),
+                );
+                let Some(rows) = load_bucket(scratch, b, num_groups)? else {
                     // No group reached this bucket (KataGo writes nothing either).
-                    return Ok(results);
+                    return Ok(Vec::new());
                 };
-                let n = rows.num_rows;
-                let mut perm: Vec<usize> = (0..n).collect();
-                perm.shuffle(&mut rng);
-                for j in 0..files_per_bucket {
-                    let (s, e) = (j * n / files_per_bucket, (j + 1) * n / files_per_bucket);
-                    let name = ShuffleOutput::file_name(b, j);
-                    let url = output.url().join(&name).to_string();
-                    let bytes =
-                        encode_npz(&rows.select(&perm[s..e]), &out_opts).map_err(|k| NpzError {
-                            path: url.clone().into(),
-                            kind: k,
-                        })?;
-                    output.write_file(&name, bytes, e - s)?;
-                    results.push((url, e - s));
-                }
+                let results =
+                    write_bucket(output, &rows, b, plan.files_per_bucket, rng, &out_opts)?;
                 scratch.delete_prefix(&format!("buckets/tmp.shuf{b}"))?;
                 Ok::<_, ShuffleError>(results)
             })
             .collect::<Result<Vec<_>, _>>()
-    })?;
-    scratch.remove_temporaries("buckets")?;
-    scratch.delete_prefix("buckets")?;
-    // The scratch dir itself goes too when nothing else is in it.
-    let _ = std::fs::remove_dir(&cfg.out_tmp_dir);
-    let outputs: Vec<(String, usize)> = written.into_iter().flatten().collect();
-    let _ = writeln!(log, "Number of rows by output file:");
-    for (p, n) in &outputs {
-        let _ = writeln!(log, "  {p} {n}");
+    })
+}
+
+/// Bucket `b`'s shards from every group, concatenated in group order.
+fn load_bucket(
+    scratch: &Store,
+    b: usize,
+    num_groups: usize,
+) -> Result<Option<TrainingRows>, ShuffleError> {
+    let mut shards: Option<TrainingRows> = None;
+    for g in 0..num_groups {
+        let key = shard_key(b, g);
+        // A group whose rows all went elsewhere wrote nothing here.
+        let Some(bytes) = scratch.get_opt(&key)? else {
+            continue;
+        };
+        let rows = read_npz_bytes(&bytes, &scratch.describe(&key))?;
+        match &mut shards {
+            None => shards = Some(rows),
+            Some(a) => a.append(&rows),
+        }
     }
-    output.finish(window.range)?;
-    Ok(Some(ShuffleReport {
-        files_found: found.len(),
-        num_rows_total: window.num_rows_total,
-        desired_num_rows: window.desired_num_rows,
-        num_rows_used: window.num_rows_used,
-        files_used: window.files.len(),
-        range: window.range,
-        outputs,
-    }))
+    Ok(shards)
+}
+
+/// Permutes a bucket's rows with `rng` and writes them as its output files.
+fn write_bucket(
+    output: &ShuffleOutput,
+    rows: &TrainingRows,
+    b: usize,
+    files_per_bucket: usize,
+    mut rng: StdRng,
+    out_opts: &NpzWriteOptions,
+) -> Result<Vec<(String, usize)>, ShuffleError> {
+    let mut results = Vec::new();
+    let n = rows.num_rows;
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.shuffle(&mut rng);
+    for j in 0..files_per_bucket {
+        let (s, e) = (j * n / files_per_bucket, (j + 1) * n / files_per_bucket);
+        let name = ShuffleOutput::file_name(b, j);
+        let url = output.url().join(&name).to_string();
+        let bytes = encode_npz(&rows.select(&perm[s..e]), out_opts).map_err(|k| NpzError {
+            path: url.clone().into(),
+            kind: k,
+        })?;
+        output.write_file(&name, bytes, e - s)?;
+        results.push((url, e - s));
+    }
+    Ok(results)
 }
 
 /// Rows of an input file, from its first member's header.

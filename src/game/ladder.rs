@@ -63,6 +63,35 @@ impl Frame {
     };
 }
 
+/// Where the ladder search stands in its explicit stack of levels.
+struct Walk {
+    /// The level being searched; below 0 the search is over.
+    stack_idx: isize,
+    /// The answer of the level last left (or of the move last tried).
+    ret: bool,
+    /// Whether `ret` came back from a deeper level (whose move to undo).
+    from_deeper: bool,
+}
+
+impl Walk {
+    /// Leaves the current level with answer `r`.
+    #[inline]
+    fn pop(&mut self, r: bool) {
+        self.ret = r;
+        self.from_deeper = true;
+        self.stack_idx -= 1;
+    }
+}
+
+/// What generating one search level's moves found.
+enum Level {
+    /// The level is decided without searching: the ladder works (`true`)
+    /// or not, for the attacker.
+    Settled(bool),
+    /// This many moves to try, written into the buffer.
+    Moves(usize),
+}
+
 impl Board {
     #[inline]
     fn adj4(&self, loc: usize) -> [usize; 4] {
@@ -243,29 +272,25 @@ impl Board {
             frames.resize(stack_size + 1, Frame::FRESH);
         }
         frames[0] = Frame::FRESH;
-        let mut stack_idx: isize = 0;
+        let mut w = Walk {
+            stack_idx: 0,
+            ret: false,
+            from_deeper: false,
+        };
         let mut nodes = 0;
-        let mut ret = false;
-        let mut from_deeper = false;
 
         loop {
-            if stack_idx < 0 {
+            if w.stack_idx < 0 {
                 self.ko_loc = ko_saved;
-                return ret;
+                return w.ret;
             }
-            let si = stack_idx as usize;
+            let si = w.stack_idx as usize;
             if si >= stack_size - 1 {
-                ret = true;
-                from_deeper = true;
-                stack_idx -= 1;
+                w.pop(true);
                 continue;
             }
             if nodes >= NODE_BUDGET {
-                for frame in frames[..si].iter().rev() {
-                    if let Some(rec) = frame.record {
-                        self.undo(rec);
-                    }
-                }
+                self.unwind_ladder(&frames[..si]);
                 return false;
             }
 
@@ -273,109 +298,33 @@ impl Board {
 
             match frames[si].cur {
                 None => {
-                    let libs = self.num_liberties(loc);
-                    // Base cases: an attacker to move against one liberty
-                    // has won, against three has lost; a defender to move
-                    // with two liberties, or facing a ko point, escapes
-                    // (ladders that hinge on kos are not called captured).
-                    let base = if is_defender {
-                        (libs >= 2 || self.ko_loc != NULL).then_some(false)
-                    } else if libs <= 1 {
-                        Some(true)
-                    } else if libs >= 3 {
-                        Some(false)
-                    } else {
-                        None
-                    };
-                    if let Some(r) = base {
-                        ret = r;
-                        from_deeper = true;
-                        stack_idx -= 1;
-                        continue;
-                    }
-
                     let start = frames[si].start;
-                    let mut len;
-                    if is_defender {
-                        len = self.find_liberty_gaining_captures(loc, buf, start, start);
-                        len += self.find_liberties(loc, buf, start, start + len);
-                        // The last move is always the lone liberty.
-                        let (lower, upper) =
-                            self.bound_num_liberties_after_play(buf[start + len - 1], pla);
-                        let quick = if lower >= 3 {
-                            Some(false)
-                        } else if len == 1 && upper <= 1 {
-                            Some(true)
-                        } else {
-                            None
-                        };
-                        if let Some(r) = quick {
-                            ret = r;
-                            from_deeper = true;
-                            stack_idx -= 1;
+                    let level = match self.ladder_base_case(loc, is_defender) {
+                        Some(r) => Level::Settled(r),
+                        None if is_defender => self.defender_ladder_moves(loc, pla, buf, start),
+                        None => self.attacker_ladder_moves(loc, pla, buf, start),
+                    };
+                    match level {
+                        Level::Settled(r) => {
+                            w.pop(r);
                             continue;
                         }
-                    } else {
-                        len = self.find_liberties(loc, buf, start, start);
-                        debug_assert_eq!(len, 2);
-                        let (m0, m1) = (buf[start], buf[start + 1]);
-                        let mut libs0 = self.num_immediate_liberties(m0) as i32;
-                        let mut libs1 = self.num_immediate_liberties(m1) as i32;
-
-                        // Double-ko death: both liberties are ko mouths,
-                        // connecting at either gains nothing and no
-                        // attacker stone is in atari.
-                        if libs0 == 0
-                            && libs1 == 0
-                            && self.would_be_ko_capture(m0, opp)
-                            && self.would_be_ko_capture(m1, opp)
-                            && self.num_liberties_after_play(m0, pla, 3) <= 2
-                            && self.num_liberties_after_play(m1, pla, 3) <= 2
-                            && !self.has_liberty_gaining_captures(loc)
-                        {
-                            ret = true;
-                            from_deeper = true;
-                            stack_idx -= 1;
-                            continue;
-                        }
-
-                        // With non-adjacent liberties, an escape to three
-                        // immediate liberties cannot be stopped there.
-                        if !self.is_adjacent(m0, m1) {
-                            if libs0 >= 3 && libs1 >= 3 {
-                                ret = false;
-                                from_deeper = true;
-                                stack_idx -= 1;
-                                continue;
-                            } else if libs0 >= 3 {
-                                len = 1;
-                            } else if libs1 >= 3 {
-                                buf[start] = m1;
-                                len = 1;
-                            }
-                        }
-                        if len > 1 {
-                            libs0 = libs0 * 2 + self.heuristic_connection_liberties_x2(m0, pla);
-                            libs1 = libs1 * 2 + self.heuristic_connection_liberties_x2(m1, pla);
-                            if libs1 > libs0 {
-                                buf.swap(start, start + 1);
-                            }
+                        Level::Moves(len) => {
+                            frames[si].len = len;
+                            frames[si].cur = Some(0);
                         }
                     }
-                    frames[si].len = len;
-                    frames[si].cur = Some(0);
                 }
                 Some(cur) => {
-                    if from_deeper {
+                    if w.from_deeper {
                         if let Some(rec) = frames[si].record {
                             self.undo(rec);
                         }
                     }
                     // A defender move that escapes, or an attacker move
                     // that captures, settles this level.
-                    if is_defender != ret {
-                        from_deeper = true;
-                        stack_idx -= 1;
+                    if is_defender != w.ret {
+                        w.pop(w.ret);
                         continue;
                     }
                     frames[si].cur = Some(cur + 1);
@@ -388,9 +337,7 @@ impl Board {
             let cur = cur.unwrap_or(0);
             if cur >= len {
                 // Out of moves: the side to move has lost.
-                ret = is_defender;
-                from_deeper = true;
-                stack_idx -= 1;
+                w.pop(is_defender);
                 continue;
             }
             let mv = Move::Play(buf[start + cur]);
@@ -398,18 +345,126 @@ impl Board {
             // Suicide never helps either side in a ladder, so it is illegal
             // here whatever the rules; an illegal move simply fails.
             if !self.is_legal(mv, p, false) {
-                ret = is_defender;
-                from_deeper = false;
+                w.ret = is_defender;
+                w.from_deeper = false;
                 continue;
             }
             frames[si].record = Some(self.play_recorded(mv, p));
             nodes += 1;
-            stack_idx += 1;
+            w.stack_idx += 1;
             frames[si + 1] = Frame {
                 start: start + len,
                 ..Frame::FRESH
             };
         }
+    }
+
+    /// Undoes the moves of the given levels, deepest first (the node budget
+    /// ran out).
+    #[inline]
+    fn unwind_ladder(&mut self, frames: &[Frame]) {
+        for frame in frames.iter().rev() {
+            if let Some(rec) = frame.record {
+                self.undo(rec);
+            }
+        }
+    }
+
+    /// The ladder's answer at a level before any move is generated, if the
+    /// liberties of the chain at `loc` already settle it.
+    #[inline]
+    fn ladder_base_case(&self, loc: Loc, is_defender: bool) -> Option<bool> {
+        let libs = self.num_liberties(loc);
+        // Base cases: an attacker to move against one liberty has won,
+        // against three has lost; a defender to move with two liberties, or
+        // facing a ko point, escapes (ladders that hinge on kos are not
+        // called captured).
+        if is_defender {
+            (libs >= 2 || self.ko_loc != NULL).then_some(false)
+        } else if libs <= 1 {
+            Some(true)
+        } else if libs >= 3 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// The defender's moves at a level, written into `buf[start..]`:
+    /// captures that gain liberties, then the lone liberty; or the answer
+    /// when the liberty bounds settle it.
+    #[inline]
+    fn defender_ladder_moves(
+        &self,
+        loc: Loc,
+        pla: Player,
+        buf: &mut Vec<Loc>,
+        start: usize,
+    ) -> Level {
+        let mut len = self.find_liberty_gaining_captures(loc, buf, start, start);
+        len += self.find_liberties(loc, buf, start, start + len);
+        // The last move is always the lone liberty.
+        let (lower, upper) = self.bound_num_liberties_after_play(buf[start + len - 1], pla);
+        if lower >= 3 {
+            Level::Settled(false)
+        } else if len == 1 && upper <= 1 {
+            Level::Settled(true)
+        } else {
+            Level::Moves(len)
+        }
+    }
+
+    /// The attacker's moves at a level, written into `buf[start..]`: the
+    /// defender's two liberties, the more promising first; or the answer
+    /// when the shape settles it.
+    #[inline]
+    fn attacker_ladder_moves(
+        &self,
+        loc: Loc,
+        pla: Player,
+        buf: &mut Vec<Loc>,
+        start: usize,
+    ) -> Level {
+        let opp = pla.opp();
+        let mut len = self.find_liberties(loc, buf, start, start);
+        debug_assert_eq!(len, 2);
+        let (m0, m1) = (buf[start], buf[start + 1]);
+        let mut libs0 = self.num_immediate_liberties(m0) as i32;
+        let mut libs1 = self.num_immediate_liberties(m1) as i32;
+
+        // Double-ko death: both liberties are ko mouths, connecting at
+        // either gains nothing and no attacker stone is in atari.
+        if libs0 == 0
+            && libs1 == 0
+            && self.would_be_ko_capture(m0, opp)
+            && self.would_be_ko_capture(m1, opp)
+            && self.num_liberties_after_play(m0, pla, 3) <= 2
+            && self.num_liberties_after_play(m1, pla, 3) <= 2
+            && !self.has_liberty_gaining_captures(loc)
+        {
+            return Level::Settled(true);
+        }
+
+        // With non-adjacent liberties, an escape to three immediate
+        // liberties cannot be stopped there.
+        if !self.is_adjacent(m0, m1) {
+            if libs0 >= 3 && libs1 >= 3 {
+                return Level::Settled(false);
+            } else if libs0 >= 3 {
+                len = 1;
+            } else if libs1 >= 3 {
+                buf[start] = m1;
+                len = 1;
+            }
+        }
+        if len > 1 {
+            libs0 = libs0 * 2 + self.heuristic_connection_liberties_x2(m0, pla);
+            libs1 = libs1 * 2 + self.heuristic_connection_liberties_x2(m1, pla);
+            if libs1 > libs0 {
+                buf.swap(start, start + 1);
+            }
+        }
+        Level::Moves(len)
     }
 
     /// Whether the attacker, moving first, can ladder-capture the

@@ -7,7 +7,7 @@
 //! the arguments are parsed in `analyze_args`.
 
 use crate::game::Move;
-use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
+use crate::search::{AnalysisSnapshot, MoveInfo, Perspective, RootInfo};
 
 use super::analyze_args::{AnalyzeArgs, AnalyzeKind};
 use super::numfmt::format_g;
@@ -20,9 +20,62 @@ pub fn format_analysis(
     args: &AnalyzeArgs,
     perspective: Perspective,
 ) -> Option<String> {
+    let moves = kept_moves(snap, args);
+    if moves.is_empty() {
+        return None;
+    }
+    let flip = perspective.flips_from(snap.root_pla);
+    let mut out = String::with_capacity(256 * moves.len());
+    if args.kind == AnalyzeKind::Lz {
+        let f = Formatter {
+            snap,
+            args,
+            flip,
+            sign: 1.0,
+            showpoint: false,
+        };
+        for (i, m) in moves.iter().enumerate() {
+            f.push_lz_move(&mut out, i, m);
+        }
+        return Some(out);
+    }
+
+    let root = snap.root.as_ref()?;
+    let f = Formatter {
+        snap,
+        args,
+        flip,
+        sign: if flip { -1.0 } else { 1.0 },
+        showpoint: args.kind == AnalyzeKind::Sabaki,
+    };
+    for (i, m) in moves.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        f.push_kata_move(&mut out, m);
+    }
+    if args.root_info {
+        f.push_root_info(&mut out, root);
+    }
+    if args.ownership || args.ownership_stdev {
+        f.push_grid(&mut out, "ownership", snap.ownership.as_ref(), f.sign);
+    }
+    if args.ownership_stdev {
+        f.push_grid(
+            &mut out,
+            "ownershipStdev",
+            snap.ownership_stdev.as_ref(),
+            1.0,
+        );
+    }
+    Some(out)
+}
+
+/// The moves to print: those with visits, padded to `min_moves` with
+/// unvisited ones, at most `max_moves`.
+fn kept_moves<'a>(snap: &'a AnalysisSnapshot, args: &AnalyzeArgs) -> Vec<&'a MoveInfo> {
     let mut kept = 0usize;
-    let moves: Vec<&MoveInfo> = snap
-        .moves
+    snap.moves
         .iter()
         .filter(|m| {
             let keep = m.visits > 0 || kept < args.min_moves;
@@ -30,86 +83,99 @@ pub fn format_analysis(
             keep
         })
         .take(args.max_moves)
-        .collect();
-    if moves.is_empty() {
-        return None;
+        .collect()
+}
+
+/// What every part of one line is formatted with.
+struct Formatter<'a> {
+    snap: &'a AnalysisSnapshot,
+    args: &'a AnalyzeArgs,
+    /// Whether the reporting perspective is the root player's opponent.
+    flip: bool,
+    /// -1 to flip signed values (kata formats), else 1.
+    sign: f64,
+    /// Sabaki's `analyze` prints a decimal point on every number.
+    showpoint: bool,
+}
+
+impl Formatter<'_> {
+    fn vertex(&self, m: Move) -> String {
+        m.to_gtp(self.snap.x_size, self.snap.y_size)
     }
-    let flip = perspective.flips_from(snap.root_pla);
-    let vertex = |m: Move| m.to_gtp(snap.x_size, snap.y_size);
-    let join_pv = |pv: &[Move]| {
+
+    fn join_pv(&self, pv: &[Move]) -> String {
         pv.iter()
-            .map(|m| m.to_gtp(snap.x_size, snap.y_size))
+            .map(|&m| self.vertex(m))
             .collect::<Vec<_>>()
             .join(" ")
-    };
-    let join_u64 = |v: &[i64]| {
-        v.iter()
-            .map(|n| n.max(&0).to_string())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut out = String::with_capacity(256 * moves.len());
-
-    if args.kind == AnalyzeKind::Lz {
-        for (i, m) in moves.iter().enumerate() {
-            let (winrate, lcb) = if flip {
-                (1.0 - m.winrate, 1.0 - m.lcb)
-            } else {
-                (m.winrate, m.lcb)
-            };
-            if i > 0 {
-                out.push(' ');
-            }
-            out.push_str(&format!(
-                "info move {} visits {} winrate {} prior {} lcb {} order {} pv {}",
-                vertex(m.mv),
-                m.visits.max(0),
-                round_i64(winrate * 10000.0),
-                round_i64(m.prior.max(0.0) * 10000.0),
-                round_i64(lcb * 10000.0),
-                m.order,
-                join_pv(&m.pv)
-            ));
-            if args.pv_visits {
-                out.push_str(" pvVisits ");
-                out.push_str(&join_u64(&m.pv_visits));
-            }
-            if args.pv_edge_visits {
-                out.push_str(" pvEdgeVisits ");
-                out.push_str(&join_u64(&m.pv_edge_visits));
-            }
-        }
-        return Some(out);
     }
 
-    let root = snap.root.as_ref()?;
-    let showpoint = args.kind == AnalyzeKind::Sabaki;
-    // `+ 0.0` turns a negated zero into zero: no `-0` in the output.
-    let g = |x: f64| format_g(x + 0.0, showpoint);
-    let sign = if flip { -1.0 } else { 1.0 };
-    let push_grid = |out: &mut String, name: &str, vals: Option<&Vec<f64>>, s: f64| {
-        out.push(' ');
-        out.push_str(name);
-        let n = snap.x_size * snap.y_size;
-        for i in 0..n {
-            let v = vals.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
-            out.push(' ');
-            out.push_str(&g(s * v));
-        }
-    };
-    for (i, m) in moves.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let (winrate, lcb) = if flip {
+    fn g(&self, x: f64) -> String {
+        // `+ 0.0` turns a negated zero into zero: no `-0` in the output.
+        format_g(x + 0.0, self.showpoint)
+    }
+
+    /// Winrate and LCB from the reporting perspective.
+    fn winrate_lcb(&self, m: &MoveInfo) -> (f64, f64) {
+        if self.flip {
             (1.0 - m.winrate, 1.0 - m.lcb)
         } else {
             (m.winrate, m.lcb)
-        };
+        }
+    }
+
+    /// The `pvVisits` and `pvEdgeVisits` lists, where asked for.
+    fn push_pv_visits(&self, out: &mut String, m: &MoveInfo) {
+        if self.args.pv_visits {
+            out.push_str(" pvVisits ");
+            out.push_str(&join_u64(&m.pv_visits));
+        }
+        if self.args.pv_edge_visits {
+            out.push_str(" pvEdgeVisits ");
+            out.push_str(&join_u64(&m.pv_edge_visits));
+        }
+    }
+
+    /// One value per board point (0 where the search has none).
+    fn push_grid(&self, out: &mut String, name: &str, vals: Option<&Vec<f64>>, s: f64) {
+        out.push(' ');
+        out.push_str(name);
+        let n = self.snap.x_size * self.snap.y_size;
+        for i in 0..n {
+            let v = vals.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
+            out.push(' ');
+            out.push_str(&self.g(s * v));
+        }
+    }
+
+    /// One move of an `lz-analyze` line (integers in ten-thousandths).
+    fn push_lz_move(&self, out: &mut String, i: usize, m: &MoveInfo) {
+        let (winrate, lcb) = self.winrate_lcb(m);
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&format!(
+            "info move {} visits {} winrate {} prior {} lcb {} order {} pv {}",
+            self.vertex(m.mv),
+            m.visits.max(0),
+            round_i64(winrate * 10000.0),
+            round_i64(m.prior.max(0.0) * 10000.0),
+            round_i64(lcb * 10000.0),
+            m.order,
+            self.join_pv(&m.pv)
+        ));
+        self.push_pv_visits(out, m);
+    }
+
+    /// One move of a `kata-analyze` or `analyze` line.
+    fn push_kata_move(&self, out: &mut String, m: &MoveInfo) {
+        let (args, sign) = (self.args, self.sign);
+        let g = |x: f64| self.g(x);
+        let (winrate, lcb) = self.winrate_lcb(m);
         let lead = sign * m.score_lead;
         out.push_str(&format!(
             "info move {} visits {} edgeVisits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {}",
-            vertex(m.mv),
+            self.vertex(m.mv),
             m.visits.max(0),
             m.edge_visits.max(0),
             g(sign * m.utility),
@@ -132,32 +198,23 @@ pub fn format_analysis(
             g(m.weight)
         ));
         if let Some(sym) = m.is_symmetry_of {
-            out.push_str(&format!(" isSymmetryOf {}", vertex(sym)));
+            out.push_str(&format!(" isSymmetryOf {}", self.vertex(sym)));
         }
-        out.push_str(&format!(" order {} pv {}", m.order, join_pv(&m.pv)));
-        if args.pv_visits {
-            out.push_str(" pvVisits ");
-            out.push_str(&join_u64(&m.pv_visits));
-        }
-        if args.pv_edge_visits {
-            out.push_str(" pvEdgeVisits ");
-            out.push_str(&join_u64(&m.pv_edge_visits));
-        }
+        out.push_str(&format!(" order {} pv {}", m.order, self.join_pv(&m.pv)));
+        self.push_pv_visits(out, m);
         if args.moves_ownership || args.moves_ownership_stdev {
-            push_grid(&mut out, "movesOwnership", m.ownership.as_ref(), sign);
+            self.push_grid(out, "movesOwnership", m.ownership.as_ref(), sign);
         }
         if args.moves_ownership_stdev {
-            push_grid(
-                &mut out,
-                "movesOwnershipStdev",
-                m.ownership_stdev.as_ref(),
-                1.0,
-            );
+            self.push_grid(out, "movesOwnershipStdev", m.ownership_stdev.as_ref(), 1.0);
         }
     }
-    if args.root_info {
+
+    /// The `rootInfo` part of a kata line.
+    fn push_root_info(&self, out: &mut String, root: &RootInfo) {
+        let (sign, g) = (self.sign, |x: f64| self.g(x));
         let lead = sign * root.score_lead;
-        let winrate = if flip {
+        let winrate = if self.flip {
             1.0 - root.winrate
         } else {
             root.winrate
@@ -173,7 +230,7 @@ pub fn format_analysis(
             g(sign * root.score_mean),
             g(root.weight),
         ));
-        if snap.root_nn.is_some() {
+        if self.snap.root_nn.is_some() {
             out.push_str(&format!(
                 " rawStWrError {} rawStScoreError {} rawVarTimeLeft {}",
                 g(root.raw_shortterm_winloss_error),
@@ -182,18 +239,14 @@ pub fn format_analysis(
             ));
         }
     }
-    if args.ownership || args.ownership_stdev {
-        push_grid(&mut out, "ownership", snap.ownership.as_ref(), sign);
-    }
-    if args.ownership_stdev {
-        push_grid(
-            &mut out,
-            "ownershipStdev",
-            snap.ownership_stdev.as_ref(),
-            1.0,
-        );
-    }
-    Some(out)
+}
+
+/// Visit counts, negatives printed as 0.
+fn join_u64(v: &[i64]) -> String {
+    v.iter()
+        .map(|n| n.max(&0).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// C++ `round` (half away from zero) as an integer for printing.

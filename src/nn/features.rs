@@ -166,119 +166,36 @@ impl FeatureEncoder {
             area,
         };
         let pla = next;
-        let opp = pla.opp();
-        let (pc, oc) = (pla.color(), opp.color());
-        let rules = *hist.rules();
+        let (pc, oc) = (pla.color(), pla.opp().color());
 
-        // Stones and liberties.
-        for loc in board.locs() {
-            planes.set(0, loc);
-            let c = board.get(loc);
-            if c == pc {
-                planes.set(1, loc);
-            } else if c == oc {
-                planes.set(2, loc);
-            }
-            if c == pc || c == oc {
-                match board.num_liberties(loc) {
-                    1 => planes.set(3, loc),
-                    2 => planes.set(4, loc),
-                    3 => planes.set(5, loc),
-                    _ => {}
-                }
-            }
-        }
+        stone_planes(board, pc, oc, &mut planes);
+        ko_planes(board, hist, &mut planes);
+        let game_end_would_not_be_win = area_planes(board, hist, pla, params, &mut planes);
+        let (max_turns, suppress_pass_would_end_phase) =
+            history_shown(board, hist, next, params, game_end_would_not_be_win);
+        let num_turns_included = move_history(hist, pla, max_turns, &mut planes, global);
+        self.ladder_planes(board, hist, oc, num_turns_included, &mut planes);
+        second_encore_planes(board, hist, pc, oc, &mut planes);
+        fill_globals(
+            board,
+            hist,
+            next,
+            params,
+            suppress_pass_would_end_phase,
+            global,
+        );
+    }
 
-        // Ko bans, and in the encore the recapture blocks.
-        if hist.encore_phase() == 0 {
-            if let Some(ko) = board.ko_loc() {
-                planes.set(6, ko);
-            }
-            for loc in board.locs() {
-                if hist.is_super_ko_banned(loc) && Some(loc) != board.ko_loc() {
-                    planes.set(6, loc);
-                }
-            }
-        } else {
-            for loc in board.locs() {
-                if hist.is_super_ko_banned(loc) {
-                    planes.set(6, loc);
-                }
-                if hist.is_ko_recap_blocked(loc) {
-                    planes.set(7, loc);
-                }
-            }
-        }
-
-        // Area (planes 18, 19) and whether ending the game now would not win.
-        let suicide_for_pass_alive = params.suicide_legal_for_pass_alive(hist);
-        let area_map = area_feature(board, hist, pla, suicide_for_pass_alive);
-        let mut final_phase_and_game_end_would_not_be_win = false;
-        if let Some((area_map, group_tax_for_pla)) = area_map {
-            let mut board_score_for_pla = group_tax_for_pla;
-            for loc in board.locs() {
-                let owner = area_map.get(loc);
-                let stone = board.get(loc);
-                let mine = owner == pc
-                    || (owner == Color::Empty
-                        && rules.scoring_rule == ScoringRule::Territory
-                        && stone == pc
-                        && hist.second_encore_start_color(loc) == pc);
-                let theirs = owner == oc
-                    || (owner == Color::Empty
-                        && rules.scoring_rule == ScoringRule::Territory
-                        && stone == oc
-                        && hist.second_encore_start_color(loc) == oc);
-                if mine {
-                    planes.set(18, loc);
-                    board_score_for_pla += 1;
-                } else if theirs {
-                    planes.set(19, loc);
-                    board_score_for_pla -= 1;
-                }
-            }
-            let self_komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
-            if board_score_for_pla as f32 + self_komi <= 0.0 {
-                final_phase_and_game_end_would_not_be_win = true;
-            }
-        }
-
-        // Hide the history when a pass would end the game but the search
-        // pretends it would not, and when the game is already over keep
-        // only the final pass.
-        let mut max_turns = MAX_HISTORY_FEATURES;
-        let mut suppress_pass_would_end_phase = false;
-        if hist.pass_would_end_game(board, next)
-            && (params.conservative_pass_and_is_root
-                || hist.should_suppress_end_game_from_friendly_pass(board, next)
-                || (params.enable_passing_hacks && final_phase_and_game_end_would_not_be_win))
-        {
-            max_turns = 0;
-            suppress_pass_would_end_phase = true;
-        } else if hist.is_game_finished() || hist.is_past_normal_phase_end() {
-            max_turns = 1;
-        }
-        max_turns = max_turns.min(params.max_history);
-
-        // Previous moves (planes 9..=13, globals 0..=4), alternating
-        // players back from the opponent's last move.
-        let mut num_turns_included = 0;
-        let usable = max_turns.min(hist.num_approx_valid_turns_this_phase());
-        let moves = hist.moves();
-        for i in 0..usable.min(moves.len()) {
-            let (mv, who) = moves[moves.len() - 1 - i];
-            let expected = if i % 2 == 0 { opp } else { pla };
-            if who != expected {
-                break;
-            }
-            num_turns_included = i + 1;
-            match mv {
-                Move::Pass => global[i] = 1.0,
-                Move::Play(loc) => planes.set(9 + i, loc),
-            }
-        }
-
-        // Ladders now (14, 17), one and two moves ago (15, 16).
+    /// Ladders now (14, 17), one and two moves ago (15, 16).
+    #[inline]
+    fn ladder_planes(
+        &mut self,
+        board: &Board,
+        hist: &BoardHistory,
+        oc: Color,
+        num_turns_included: usize,
+        planes: &mut Planes<'_>,
+    ) {
         iter_ladders(board, &mut self.ladder, |loc, working| {
             planes.set(14, loc);
             if board.get(loc) == oc && board.num_liberties(loc) > 1 {
@@ -301,66 +218,240 @@ impl FeatureEncoder {
         iter_ladders(prev_prev_board, &mut self.ladder, |loc, _| {
             planes.set(16, loc)
         });
+    }
+}
 
-        // Stones at the start of the second encore.
-        if hist.encore_phase() >= 2 {
-            for loc in board.locs() {
-                let c = hist.second_encore_start_color(loc);
-                if c == pc {
-                    planes.set(20, loc);
-                } else if c == oc {
-                    planes.set(21, loc);
-                }
+/// Stones and liberties (planes 0..=5).
+#[inline]
+fn stone_planes(board: &Board, pc: Color, oc: Color, planes: &mut Planes<'_>) {
+    for loc in board.locs() {
+        planes.set(0, loc);
+        let c = board.get(loc);
+        if c == pc {
+            planes.set(1, loc);
+        } else if c == oc {
+            planes.set(2, loc);
+        }
+        if c == pc || c == oc {
+            match board.num_liberties(loc) {
+                1 => planes.set(3, loc),
+                2 => planes.set(4, loc),
+                3 => planes.set(5, loc),
+                _ => {}
             }
         }
+    }
+}
 
-        // Globals.
-        let self_komi = clipped_self_komi(board, hist, pla, params);
-        global[5] = self_komi / 20.0;
-        match rules.ko_rule {
-            KoRule::Simple => {}
-            KoRule::Positional | KoRule::Spight => {
-                global[6] = 1.0;
-                global[7] = 0.5;
-            }
-            KoRule::Situational => {
-                global[6] = 1.0;
-                global[7] = -0.5;
+/// Ko bans (plane 6), and in the encore the recapture blocks (plane 7).
+#[inline]
+fn ko_planes(board: &Board, hist: &BoardHistory, planes: &mut Planes<'_>) {
+    if hist.encore_phase() == 0 {
+        if let Some(ko) = board.ko_loc() {
+            planes.set(6, ko);
+        }
+        for loc in board.locs() {
+            if hist.is_super_ko_banned(loc) && Some(loc) != board.ko_loc() {
+                planes.set(6, loc);
             }
         }
-        if rules.multi_stone_suicide_legal {
-            global[8] = 1.0;
-        }
-        if rules.scoring_rule == ScoringRule::Territory {
-            global[9] = 1.0;
-        }
-        match rules.tax_rule {
-            TaxRule::None => {}
-            TaxRule::Seki => global[10] = 1.0,
-            TaxRule::All => {
-                global[10] = 1.0;
-                global[11] = 1.0;
+    } else {
+        for loc in board.locs() {
+            if hist.is_super_ko_banned(loc) {
+                planes.set(6, loc);
+            }
+            if hist.is_ko_recap_blocked(loc) {
+                planes.set(7, loc);
             }
         }
-        if hist.encore_phase() > 0 {
-            global[12] = 1.0;
+    }
+}
+
+/// Area (planes 18, 19); returns whether ending the game now would not win
+/// for pla (only known when these rules show the area).
+#[inline]
+fn area_planes(
+    board: &Board,
+    hist: &BoardHistory,
+    pla: Player,
+    params: &NnInputParams,
+    planes: &mut Planes<'_>,
+) -> bool {
+    let (pc, oc) = (pla.color(), pla.opp().color());
+    let rules = *hist.rules();
+    let suicide_for_pass_alive = params.suicide_legal_for_pass_alive(hist);
+    let area_map = area_feature(board, hist, pla, suicide_for_pass_alive);
+    let mut final_phase_and_game_end_would_not_be_win = false;
+    if let Some((area_map, group_tax_for_pla)) = area_map {
+        let mut board_score_for_pla = group_tax_for_pla;
+        for loc in board.locs() {
+            let owner = area_map.get(loc);
+            let stone = board.get(loc);
+            let mine = owner == pc
+                || (owner == Color::Empty
+                    && rules.scoring_rule == ScoringRule::Territory
+                    && stone == pc
+                    && hist.second_encore_start_color(loc) == pc);
+            let theirs = owner == oc
+                || (owner == Color::Empty
+                    && rules.scoring_rule == ScoringRule::Territory
+                    && stone == oc
+                    && hist.second_encore_start_color(loc) == oc);
+            if mine {
+                planes.set(18, loc);
+                board_score_for_pla += 1;
+            } else if theirs {
+                planes.set(19, loc);
+                board_score_for_pla -= 1;
+            }
         }
-        if hist.encore_phase() > 1 {
-            global[13] = 1.0;
+        let self_komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
+        if board_score_for_pla as f32 + self_komi <= 0.0 {
+            final_phase_and_game_end_would_not_be_win = true;
         }
-        if !suppress_pass_would_end_phase && hist.pass_would_end_phase(board, next) {
-            global[14] = 1.0;
+    }
+    final_phase_and_game_end_would_not_be_win
+}
+
+/// How many previous moves to show, and whether to hide that a pass would
+/// end the phase.
+#[inline]
+fn history_shown(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    params: &NnInputParams,
+    final_phase_and_game_end_would_not_be_win: bool,
+) -> (usize, bool) {
+    // Hide the history when a pass would end the game but the search
+    // pretends it would not, and when the game is already over keep
+    // only the final pass.
+    let mut max_turns = MAX_HISTORY_FEATURES;
+    let mut suppress_pass_would_end_phase = false;
+    if hist.pass_would_end_game(board, next)
+        && (params.conservative_pass_and_is_root
+            || hist.should_suppress_end_game_from_friendly_pass(board, next)
+            || (params.enable_passing_hacks && final_phase_and_game_end_would_not_be_win))
+    {
+        max_turns = 0;
+        suppress_pass_would_end_phase = true;
+    } else if hist.is_game_finished() || hist.is_past_normal_phase_end() {
+        max_turns = 1;
+    }
+    (
+        max_turns.min(params.max_history),
+        suppress_pass_would_end_phase,
+    )
+}
+
+/// Previous moves (planes 9..=13, globals 0..=4), alternating players back
+/// from the opponent's last move; returns how many were shown.
+#[inline]
+fn move_history(
+    hist: &BoardHistory,
+    pla: Player,
+    max_turns: usize,
+    planes: &mut Planes<'_>,
+    global: &mut [f32],
+) -> usize {
+    let opp = pla.opp();
+    let mut num_turns_included = 0;
+    let usable = max_turns.min(hist.num_approx_valid_turns_this_phase());
+    let moves = hist.moves();
+    for i in 0..usable.min(moves.len()) {
+        let (mv, who) = moves[moves.len() - 1 - i];
+        let expected = if i % 2 == 0 { opp } else { pla };
+        if who != expected {
+            break;
         }
-        if params.playout_doubling_advantage != 0.0 {
-            global[15] = 1.0;
-            global[16] = (0.5 * params.playout_doubling_advantage) as f32;
+        num_turns_included = i + 1;
+        match mv {
+            Move::Pass => global[i] = 1.0,
+            Move::Play(loc) => planes.set(9 + i, loc),
         }
-        if hist.has_button() {
-            global[17] = 1.0;
+    }
+    num_turns_included
+}
+
+/// Stones at the start of the second encore (planes 20, 21).
+#[inline]
+fn second_encore_planes(
+    board: &Board,
+    hist: &BoardHistory,
+    pc: Color,
+    oc: Color,
+    planes: &mut Planes<'_>,
+) {
+    if hist.encore_phase() >= 2 {
+        for loc in board.locs() {
+            let c = hist.second_encore_start_color(loc);
+            if c == pc {
+                planes.set(20, loc);
+            } else if c == oc {
+                planes.set(21, loc);
+            }
         }
-        if rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2 {
-            global[18] = komi_parity_wave(self_komi, area % 2 == 0);
+    }
+}
+
+/// Globals 5..=18: komi, rules, encore phase, pass ending the phase,
+/// playout doubling advantage, button and komi parity.
+#[inline]
+fn fill_globals(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    params: &NnInputParams,
+    suppress_pass_would_end_phase: bool,
+    global: &mut [f32],
+) {
+    let rules = *hist.rules();
+    let area = board.x_size() * board.y_size();
+    let self_komi = clipped_self_komi(board, hist, next, params);
+    global[5] = self_komi / 20.0;
+    match rules.ko_rule {
+        KoRule::Simple => {}
+        KoRule::Positional | KoRule::Spight => {
+            global[6] = 1.0;
+            global[7] = 0.5;
         }
+        KoRule::Situational => {
+            global[6] = 1.0;
+            global[7] = -0.5;
+        }
+    }
+    if rules.multi_stone_suicide_legal {
+        global[8] = 1.0;
+    }
+    if rules.scoring_rule == ScoringRule::Territory {
+        global[9] = 1.0;
+    }
+    match rules.tax_rule {
+        TaxRule::None => {}
+        TaxRule::Seki => global[10] = 1.0,
+        TaxRule::All => {
+            global[10] = 1.0;
+            global[11] = 1.0;
+        }
+    }
+    if hist.encore_phase() > 0 {
+        global[12] = 1.0;
+    }
+    if hist.encore_phase() > 1 {
+        global[13] = 1.0;
+    }
+    if !suppress_pass_would_end_phase && hist.pass_would_end_phase(board, next) {
+        global[14] = 1.0;
+    }
+    if params.playout_doubling_advantage != 0.0 {
+        global[15] = 1.0;
+        global[16] = (0.5 * params.playout_doubling_advantage) as f32;
+    }
+    if hist.has_button() {
+        global[17] = 1.0;
+    }
+    if rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2 {
+        global[18] = komi_parity_wave(self_komi, area % 2 == 0);
     }
 }
 

@@ -100,7 +100,6 @@ pub(crate) fn postprocess(
     want_ownership: bool,
 ) -> Result<NnOutput, EvalError> {
     let (x_size, y_size) = (layout.x_size, layout.y_size);
-    let area = x_size * y_size;
     let plane = layout.x_len * layout.y_len;
     if raw.policy.len() != plane + 1 {
         return Err(bad(format!(
@@ -111,8 +110,49 @@ pub(crate) fn postprocess(
             layout.y_len
         )));
     }
-    let optimism = req.params.policy_optimism;
-    let optimistic = match &raw.policy_optimistic {
+    let optimistic = optimistic_policy(raw, plane, req.params.policy_optimism)?;
+    let policy = policy_probs(raw, layout, req, optimistic)?;
+    let v = value_probs(raw, req.params.allow_no_result)?;
+
+    let white = req.to_move == Player::White;
+    let sign = if white { 1.0f32 } else { -1.0 };
+    let white_ownership = if want_ownership {
+        Some(white_ownership(raw, layout, sign)?)
+    } else {
+        None
+    };
+
+    let (white_win, white_loss) = if white {
+        (v.win, v.loss)
+    } else {
+        (v.loss, v.win)
+    };
+    Ok(NnOutput {
+        x_size,
+        y_size,
+        policy,
+        white_win_prob: white_win as f32,
+        white_loss_prob: white_loss as f32,
+        white_no_result_prob: v.no_result as f32,
+        white_score_mean: sign * v.score_mean as f32,
+        white_score_mean_sq: v.score_mean_sq as f32,
+        white_lead: sign * v.lead as f32,
+        var_time_left: raw.var_time_left,
+        shortterm_winloss_error: raw.shortterm_winloss_error,
+        shortterm_score_error: raw.shortterm_score_error,
+        white_ownership,
+    })
+}
+
+/// The optimistic policy head's logits, when the request blends them in
+/// (`optimism > 0`) and the model gave them.
+#[inline]
+fn optimistic_policy(
+    raw: &RawRow,
+    plane: usize,
+    optimism: f32,
+) -> Result<Option<&[f32]>, EvalError> {
+    match &raw.policy_optimistic {
         Some(p) if optimism > 0.0 => {
             if p.len() != plane + 1 {
                 return Err(bad(format!(
@@ -121,10 +161,26 @@ pub(crate) fn postprocess(
                     plane + 1
                 )));
             }
-            Some(p.as_slice())
+            Ok(Some(p.as_slice()))
         }
-        _ => None,
-    };
+        _ => Ok(None),
+    }
+}
+
+/// The policy over the board's own points and pass: logits gathered back
+/// into the board's orientation, then a softmax over legal moves in f32, as
+/// KataGo (illegal moves exactly -1).
+#[inline]
+fn policy_probs(
+    raw: &RawRow,
+    layout: &RowLayout,
+    req: &EvalRequest,
+    optimistic: Option<&[f32]>,
+) -> Result<Vec<f32>, EvalError> {
+    let (x_size, y_size) = (layout.x_size, layout.y_size);
+    let area = x_size * y_size;
+    let plane = layout.x_len * layout.y_len;
+    let optimism = req.params.policy_optimism;
     let logit = |t: usize| -> f32 {
         let p = raw.policy[t];
         match optimistic {
@@ -133,8 +189,6 @@ pub(crate) fn postprocess(
         }
     };
 
-    // Policy: gather logits back into the board's own orientation, then a
-    // softmax over legal moves in f32, as KataGo.
     let scale = 1.0 / req.params.policy_temperature;
     let mut policy = vec![0.0f32; area + 1];
     let mut max_logit = -1e25f32;
@@ -155,8 +209,29 @@ pub(crate) fn postprocess(
         };
         max_logit = max_logit.max(*p);
     }
+    softmax_legal(
+        &mut policy,
+        &req.legal,
+        max_logit,
+        legal_count,
+        req.params.passing_hacks,
+    )?;
+    Ok(policy)
+}
+
+/// Turns the scaled logits (illegal moves -1e30) into probabilities in
+/// place, illegal moves -1.
+#[inline]
+fn softmax_legal(
+    policy: &mut [f32],
+    legal: &[bool],
+    max_logit: f32,
+    legal_count: usize,
+    passing_hacks: bool,
+) -> Result<(), EvalError> {
+    let area = policy.len() - 1;
     let mut sum = 0.0f32;
-    if req.params.passing_hacks {
+    if passing_hacks {
         // Cap the pass prior at 95% (19x all other moves together).
         for p in &mut policy[..area] {
             *p = (*p - max_logit).exp();
@@ -166,7 +241,7 @@ pub(crate) fn postprocess(
         policy[area] = pass.min(sum * 19.0).max(1e-20);
         sum += policy[area];
     } else {
-        for p in &mut policy {
+        for p in policy.iter_mut() {
             *p = (*p - max_logit).exp();
             sum += *p;
         }
@@ -177,19 +252,35 @@ pub(crate) fn postprocess(
     if sum <= 0.0 {
         // Every legal move underflowed: fall back to uniform, as KataGo.
         let uniform = 1.0 / legal_count as f32;
-        for (p, &legal) in policy.iter_mut().zip(&req.legal) {
+        for (p, &legal) in policy.iter_mut().zip(legal) {
             *p = if legal { uniform } else { -1.0 };
         }
     } else {
-        for (p, &legal) in policy.iter_mut().zip(&req.legal) {
+        for (p, &legal) in policy.iter_mut().zip(legal) {
             *p = if legal { *p / sum } else { -1.0 };
         }
     }
+    Ok(())
+}
 
-    // Value: softmax in f64, then make the score moments unconditional
-    // (no result counts as score 0), exactly as nneval.cpp.
+/// The value head's probabilities and the unconditional score moments,
+/// from the player to move's point of view.
+struct Values {
+    win: f64,
+    loss: f64,
+    no_result: f64,
+    score_mean: f64,
+    score_mean_sq: f64,
+    lead: f64,
+}
+
+/// Value: softmax in f64, then make the score moments unconditional (no
+/// result counts as score 0), exactly as nneval.cpp; every number checked
+/// finite.
+#[inline]
+fn value_probs(raw: &RawRow, allow_no_result: bool) -> Result<Values, EvalError> {
     let [win_logit, loss_logit, no_result_logit] = raw.value.map(f64::from);
-    let no_result_logit = if req.params.allow_no_result {
+    let no_result_logit = if allow_no_result {
         no_result_logit
     } else {
         no_result_logit - 100000.0
@@ -197,7 +288,7 @@ pub(crate) fn postprocess(
     let max = win_logit.max(loss_logit).max(no_result_logit);
     let mut win = (win_logit - max).exp();
     let mut loss = (loss_logit - max).exp();
-    let mut no_result = if req.params.allow_no_result {
+    let mut no_result = if allow_no_result {
         (no_result_logit - max).exp()
     } else {
         0.0
@@ -227,47 +318,39 @@ pub(crate) fn postprocess(
     ] {
         check_finite(name, v)?;
     }
-
-    let white = req.to_move == Player::White;
-    let sign = if white { 1.0f32 } else { -1.0 };
-    let white_ownership = if want_ownership {
-        let own = raw
-            .ownership
-            .as_ref()
-            .ok_or_else(|| bad("ownership was asked for but the model gave none".into()))?;
-        if own.len() != plane {
-            return Err(bad(format!(
-                "ownership has {} entries, expected {plane}",
-                own.len()
-            )));
-        }
-        let mut out = vec![0.0f32; area];
-        for y in 0..y_size {
-            for x in 0..x_size {
-                out[y * x_size + x] = sign * own[layout.tensor_index(x, y)];
-            }
-        }
-        Some(out)
-    } else {
-        None
-    };
-
-    let (white_win, white_loss) = if white { (win, loss) } else { (loss, win) };
-    Ok(NnOutput {
-        x_size,
-        y_size,
-        policy,
-        white_win_prob: white_win as f32,
-        white_loss_prob: white_loss as f32,
-        white_no_result_prob: no_result as f32,
-        white_score_mean: sign * score_mean as f32,
-        white_score_mean_sq: score_mean_sq as f32,
-        white_lead: sign * lead as f32,
-        var_time_left: raw.var_time_left,
-        shortterm_winloss_error: raw.shortterm_winloss_error,
-        shortterm_score_error: raw.shortterm_score_error,
-        white_ownership,
+    Ok(Values {
+        win,
+        loss,
+        no_result,
+        score_mean,
+        score_mean_sq,
+        lead,
     })
+}
+
+/// The ownership head in the board's own orientation, times `sign` (white's
+/// point of view).
+#[inline]
+fn white_ownership(raw: &RawRow, layout: &RowLayout, sign: f32) -> Result<Vec<f32>, EvalError> {
+    let (x_size, y_size) = (layout.x_size, layout.y_size);
+    let plane = layout.x_len * layout.y_len;
+    let own = raw
+        .ownership
+        .as_ref()
+        .ok_or_else(|| bad("ownership was asked for but the model gave none".into()))?;
+    if own.len() != plane {
+        return Err(bad(format!(
+            "ownership has {} entries, expected {plane}",
+            own.len()
+        )));
+    }
+    let mut out = vec![0.0f32; x_size * y_size];
+    for y in 0..y_size {
+        for x in 0..x_size {
+            out[y * x_size + x] = sign * own[layout.tensor_index(x, y)];
+        }
+    }
+    Ok(out)
 }
 
 /// The average of several evaluations of one position, exactly as KataGo's

@@ -31,14 +31,16 @@
 //! (default [`DEFAULT_RETRY_SECONDS`]); a permanent one (wrong key, missing
 //! bucket) fails at once with a message naming the URL.
 
+mod error;
 pub mod layout;
+mod reader;
+mod temporaries;
 mod url;
 mod worker;
 
-use std::collections::HashSet;
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -46,6 +48,14 @@ use futures_util::TryStreamExt;
 use object_store::path::{Path as ObjPath, PathPart};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
+use error::error_chain;
+#[cfg(test)]
+use error::shorten_xml_error;
+pub use error::{StoreError, StoreErrorKind, StoreOp};
+pub use reader::ObjectReader;
+#[cfg(test)]
+use temporaries::is_temporary_name;
+use temporaries::{remove_empty_parents, remove_stale_temporaries_once, remove_temporaries_in};
 pub use url::StoreUrl;
 pub use worker::{worker_name, WORKER_NAME_ENV};
 
@@ -89,197 +99,6 @@ fn count_write_for_kill_test(url: impl FnOnce() -> String) {
 /// whole objects from memory and take seconds, so an older one belongs to
 /// a dead process, whichever machine of a shared folder it ran on.
 pub const STALE_TEMPORARY_AGE: Duration = Duration::from_secs(3600);
-
-/// What a store operation was doing, for messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreOp {
-    /// Opening the store.
-    Open,
-    /// Reading an object.
-    Read,
-    /// Writing an object.
-    Write,
-    /// Creating an object that must not exist yet.
-    Create,
-    /// Listing a prefix.
-    List,
-    /// Deleting an object.
-    Delete,
-}
-
-impl std::fmt::Display for StoreOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StoreOp::Open => "opening",
-            StoreOp::Read => "reading",
-            StoreOp::Write => "writing",
-            StoreOp::Create => "creating",
-            StoreOp::List => "listing",
-            StoreOp::Delete => "deleting",
-        })
-    }
-}
-
-/// Why a store operation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreErrorKind {
-    /// No such object.
-    NotFound,
-    /// [`Store::put_new`] found the key taken (by different bytes).
-    AlreadyExists,
-    /// The S3 bucket does not exist.
-    MissingBucket,
-    /// The server refused the credentials or the access.
-    Denied,
-    /// The server could not be reached, or kept failing, for the whole
-    /// retry window.
-    Unreachable,
-    /// The URL or the S3 configuration is not usable.
-    InvalidUrl,
-    /// Anything else (a local I/O error, an unexpected answer).
-    Other,
-}
-
-/// A failed store operation: what, where, and why.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{op} {target}: {}{detail}", kind_text(.kind))]
-pub struct StoreError {
-    /// The operation.
-    pub op: StoreOp,
-    /// The object's or the store's full URL.
-    pub target: String,
-    /// The kind of failure.
-    pub kind: StoreErrorKind,
-    /// The underlying error's text (with a leading `": "`), or empty.
-    pub detail: String,
-}
-
-fn kind_text(kind: &StoreErrorKind) -> &'static str {
-    match kind {
-        StoreErrorKind::NotFound => "not found",
-        StoreErrorKind::AlreadyExists => "already exists",
-        StoreErrorKind::MissingBucket => "the bucket does not exist",
-        StoreErrorKind::Denied => {
-            "access denied (check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket's policy)"
-        }
-        StoreErrorKind::Unreachable => {
-            "the store is unreachable (check AWS_ENDPOINT and the server; retried with backoff)"
-        }
-        StoreErrorKind::InvalidUrl => "invalid store URL",
-        StoreErrorKind::Other => "failed",
-    }
-}
-
-impl StoreError {
-    fn new(
-        op: StoreOp,
-        target: String,
-        kind: StoreErrorKind,
-        detail: impl std::fmt::Display,
-    ) -> Self {
-        let detail = detail.to_string();
-        StoreError {
-            op,
-            target,
-            kind,
-            detail: if detail.is_empty() {
-                detail
-            } else {
-                format!(": {detail}")
-            },
-        }
-    }
-
-    pub(crate) fn invalid_url(text: &str, why: &str) -> Self {
-        StoreError::new(
-            StoreOp::Open,
-            text.to_string(),
-            StoreErrorKind::InvalidUrl,
-            why,
-        )
-    }
-
-    /// Whether the object was not there.
-    pub fn is_not_found(&self) -> bool {
-        self.kind == StoreErrorKind::NotFound
-    }
-
-    fn from_object_store(op: StoreOp, target: String, e: object_store::Error) -> Self {
-        use object_store::Error as E;
-        let text = error_chain(&e);
-        let kind = match &e {
-            E::NotFound { .. } if text.contains("NoSuchBucket") => StoreErrorKind::MissingBucket,
-            E::NotFound { .. } => StoreErrorKind::NotFound,
-            E::AlreadyExists { .. } | E::Precondition { .. } => StoreErrorKind::AlreadyExists,
-            E::PermissionDenied { .. } | E::Unauthenticated { .. } => StoreErrorKind::Denied,
-            _ if text.contains("NoSuchBucket") => StoreErrorKind::MissingBucket,
-            _ if text.contains("SignatureDoesNotMatch")
-                || text.contains("InvalidAccessKeyId")
-                || text.contains("AccessDenied") =>
-            {
-                StoreErrorKind::Denied
-            }
-            _ if is_transport_error(&e) || text.contains("after ") && text.contains("retries") => {
-                StoreErrorKind::Unreachable
-            }
-            _ => StoreErrorKind::Other,
-        };
-        StoreError::new(op, target, kind, text)
-    }
-}
-
-/// The error and its sources in one line (object_store's top-level text
-/// alone often hides the server's answer). An S3 XML error body is cut
-/// down to its code and message.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    shorten_xml_error(&text)
-}
-
-/// `...: <?xml ...><Error><Code>C</Code><Message>M</Message>...` as
-/// `...: C: M`.
-fn shorten_xml_error(text: &str) -> String {
-    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
-        return text.replace('\n', " ");
-    };
-    let tag = |name: &str| -> Option<&str> {
-        let open = format!("<{name}>");
-        let from = text[start..].find(&open)? + start + open.len();
-        let to = text[from..].find(&format!("</{name}>"))? + from;
-        Some(&text[from..to])
-    };
-    let mut short = text[..start].trim_end().to_string();
-    for part in [tag("Code"), tag("Message")].into_iter().flatten() {
-        short.push(' ');
-        short.push_str(part);
-    }
-    short.replace('\n', " ")
-}
-
-/// A connection, request or timeout failure somewhere in the chain.
-fn is_transport_error(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(h) = s.downcast_ref::<object_store::client::HttpError>() {
-            use object_store::client::HttpErrorKind as K;
-            return matches!(
-                h.kind(),
-                K::Connect | K::Request | K::Timeout | K::Interrupted
-            );
-        }
-        source = s.source();
-    }
-    false
-}
 
 /// Facts about one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -758,144 +577,10 @@ impl Store {
     }
 }
 
-/// A seekable reader over one object, fetching [`ObjectReader::BLOCK`]
-/// bytes at a time ([`Store::reader`]). Store failures are I/O errors
-/// carrying the [`StoreError`]'s text.
-#[derive(Debug)]
-pub struct ObjectReader {
-    store: Store,
-    key: String,
-    size: u64,
-    pos: u64,
-    /// The block held: its start and bytes.
-    block: Option<(u64, Bytes)>,
-}
-
-impl ObjectReader {
-    /// Bytes fetched per request.
-    pub const BLOCK: u64 = 64 << 10;
-
-    /// The object's size.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-}
-
-impl std::io::Read for ObjectReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.pos >= self.size || buf.is_empty() {
-            return Ok(0);
-        }
-        let held = matches!(&self.block, Some((start, b)) if self.pos >= *start && self.pos < start + b.len() as u64);
-        if !held {
-            let start = self.pos - self.pos % Self::BLOCK;
-            let end = (start + Self::BLOCK).min(self.size);
-            let bytes = self
-                .store
-                .get_range(&self.key, start..end)
-                .map_err(std::io::Error::other)?;
-            if bytes.is_empty() {
-                return Ok(0);
-            }
-            self.block = Some((start, bytes));
-        }
-        let Some((start, bytes)) = &self.block else {
-            return Ok(0);
-        };
-        let at = (self.pos - start) as usize;
-        let n = buf.len().min(bytes.len() - at);
-        buf[..n].copy_from_slice(&bytes[at..at + n]);
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl std::io::Seek for ObjectReader {
-    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        let target = match to {
-            std::io::SeekFrom::Start(n) => Some(n),
-            std::io::SeekFrom::End(d) => self.size.checked_add_signed(d),
-            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        let target = target.ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
-        })?;
-        self.pos = target;
-        Ok(target)
-    }
-}
-
-/// After deleting `root/key`, removes the folders of `key` that are now
-/// empty, deepest first, never `root` itself.
-fn remove_empty_parents(root: &Path, key: &str) {
-    let segments: Vec<&str> = key.trim_matches('/').split('/').collect();
-    for depth in (1..segments.len()).rev() {
-        let dir: PathBuf = segments[..depth]
-            .iter()
-            .fold(root.to_path_buf(), |p, s| p.join(s));
-        if std::fs::remove_dir(&dir).is_err() {
-            break; // not empty (or already gone): stop climbing
-        }
-    }
-}
-
-/// Removes, once per process, the temporary files (`NAME#N`) that writes
-/// interrupted more than [`STALE_TEMPORARY_AGE`] ago left directly in
-/// `dir`. Failures only leave litter, which listing ignores anyway.
-fn remove_stale_temporaries_once(dir: &Path) {
-    static DONE: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
-    let done = DONE.get_or_init(|| Mutex::new(HashSet::new()));
-    let first = done
-        .lock()
-        .map(|mut seen| seen.insert(dir.to_path_buf()))
-        .unwrap_or(false);
-    if first {
-        remove_temporaries_in(dir, STALE_TEMPORARY_AGE, false);
-    }
-}
-
-/// Whether a file name is a local store's temporary name (`NAME#123`).
-pub(crate) fn is_temporary_name(name: &str) -> bool {
-    name.rsplit_once('#')
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Removes the temporary files at least `older_than` old in `dir` (and
-/// below it with `recursive`); returns how many.
-fn remove_temporaries_in(dir: &Path, older_than: Duration, recursive: bool) -> usize {
-    let mut removed = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    let now = SystemTime::now();
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            let path = e.path();
-            if ft.is_dir() {
-                if recursive {
-                    stack.push(path);
-                }
-            } else if ft.is_file() && is_temporary_name(&e.file_name().to_string_lossy()) {
-                let old = e
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| now.duration_since(t).ok())
-                    .is_some_and(|age| age >= older_than);
-                if old && std::fs::remove_file(&path).is_ok() {
-                    removed += 1;
-                }
-            }
-        }
-    }
-    removed
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("engine-store-{tag}-{}", std::process::id()));

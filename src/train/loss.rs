@@ -93,6 +93,140 @@ fn sum_dims(t: &Tensor, dims: &[i64]) -> Tensor {
     t.sum_dim_intlist(dims, false, Kind::Float)
 }
 
+/// The targets of one batch, sliced out of its tensors under KataGo's names
+/// (`target_*`), plus the board mask every spatial loss is averaged over.
+struct Targets {
+    n: i64,
+    area: i64,
+    mask: Tensor,
+    mask_sum_hw: Tensor,
+    policy_player: Tensor,
+    policy_opponent: Tensor,
+    policy_player_soft: Tensor,
+    policy_opponent_soft: Tensor,
+    weight_policy_player: Tensor,
+    weight_policy_opponent: Tensor,
+    value: Tensor,
+    scoremean: Tensor,
+    td_value: Tensor,
+    td_score: Tensor,
+    lead: Tensor,
+    variance_time: Tensor,
+    global_weight: Tensor,
+    weight_ownership: Tensor,
+    weight_lead: Tensor,
+    weight_futurepos: Tensor,
+    weight_scoring: Tensor,
+    weight_value: Tensor,
+    weight_td_value: Tensor,
+    score_distribution: Tensor,
+    ownership: Tensor,
+    seki: Tensor,
+    futurepos: Tensor,
+    scoring: Tensor,
+}
+
+impl Targets {
+    fn new(batch: &Batch) -> Targets {
+        let n = batch.binary_input.size()[0];
+        let h = batch.binary_input.size()[2];
+        let w = batch.binary_input.size()[3];
+        let area = h * w;
+        let mask = batch.binary_input.select(1, 0).contiguous();
+        let mask_sum_hw = sum_dims(&mask, &[1, 2]);
+        let policymask = Tensor::cat(
+            &[
+                mask.view([n, area]),
+                Tensor::ones([n, 1], (Kind::Float, mask.device())),
+            ],
+            1,
+        );
+
+        let tp = &batch.policy_targets;
+        let norm = |t: Tensor| -> Tensor {
+            let s = t.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
+            t / s
+        };
+        let policy_player = norm(tp.select(1, 0));
+        let policy_opponent = norm(tp.select(1, 1));
+        let soften = |t: &Tensor| -> Tensor {
+            let s = ((t + 1e-7) * &policymask).pow_tensor_scalar(0.25);
+            let sum = s.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
+            s / sum
+        };
+        let policy_player_soft = soften(&policy_player);
+        let policy_opponent_soft = soften(&policy_opponent);
+
+        let g = &batch.global_targets;
+        let col = |i: i64| g.select(1, i);
+        let vt = &batch.value_targets;
+        Targets {
+            n,
+            area,
+            policy_player,
+            policy_opponent,
+            policy_player_soft,
+            policy_opponent_soft,
+            weight_policy_player: col(26),
+            weight_policy_opponent: col(28),
+            value: g.narrow(1, 0, 3),
+            scoremean: col(3),
+            td_value: Tensor::stack(
+                &[g.narrow(1, 4, 3), g.narrow(1, 8, 3), g.narrow(1, 12, 3)],
+                1,
+            ),
+            td_score: Tensor::cat(
+                &[g.narrow(1, 7, 1), g.narrow(1, 11, 1), g.narrow(1, 15, 1)],
+                1,
+            ),
+            lead: col(21),
+            variance_time: col(22),
+            global_weight: col(25),
+            weight_ownership: col(27),
+            weight_lead: col(29),
+            weight_futurepos: col(33),
+            weight_scoring: col(34),
+            weight_value: col(35).neg() + 1.0,
+            weight_td_value: col(24).neg() + 1.0,
+            score_distribution: &batch.score_distr / 100.0,
+            ownership: vt.select(1, 0),
+            seki: vt.select(1, 1),
+            futurepos: vt.narrow(1, 2, 2),
+            scoring: vt.select(1, 4) / 120.0,
+            mask,
+            mask_sum_hw,
+        }
+    }
+}
+
+/// Every loss term and statistic of one batch, before weighting.
+struct Terms {
+    policy_player: Tensor,
+    policy_opponent: Tensor,
+    policy_player_soft: Tensor,
+    policy_opponent_soft: Tensor,
+    longopt: Tensor,
+    longopt_weight_sum: Tensor,
+    shortopt: Tensor,
+    shortopt_weight_sum: Tensor,
+    value: Tensor,
+    td_value: [Tensor; 3],
+    td_score: Tensor,
+    ownership: Tensor,
+    scoring: Tensor,
+    futurepos: Tensor,
+    seki: Tensor,
+    seki_weight_scale: f64,
+    scoremean: Tensor,
+    sb_cdf: Tensor,
+    sb_pdf: Tensor,
+    scorestdev: Tensor,
+    lead: Tensor,
+    vtime: Tensor,
+    st_value_err: Tensor,
+    st_score_err: Tensor,
+}
+
 /// Computes every term (KataGo's `metrics_dict_batchwise_single_heads_output`).
 /// With `is_training`, the seki moving average in `state` is updated as
 /// KataGo's training step does.
@@ -103,75 +237,61 @@ pub fn compute_losses(
     state: &mut LossState,
     is_training: bool,
 ) -> Losses {
-    let n = batch.binary_input.size()[0];
-    let h = batch.binary_input.size()[2];
-    let w = batch.binary_input.size()[3];
-    let area = h * w;
-    let mask = batch.binary_input.select(1, 0).contiguous();
-    let mask_sum_hw = sum_dims(&mask, &[1, 2]);
-    let policymask = Tensor::cat(
-        &[
-            mask.view([n, area]),
-            Tensor::ones([n, 1], (Kind::Float, mask.device())),
-        ],
-        1,
-    );
-
-    let tp = &batch.policy_targets;
-    let norm = |t: Tensor| -> Tensor {
-        let s = t.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
-        t / s
+    let t = Targets::new(batch);
+    let (w_long, w_short) = optimistic_policy_weights(out, &batch.global_targets, &t);
+    let gw = &t.global_weight;
+    let policy = policy_losses(out, &t, &w_long, &w_short);
+    let [policy_player, policy_opponent, policy_player_soft, policy_opponent_soft, longopt, shortopt] =
+        policy;
+    let (value, td_value, td_score) = value_losses(out, &t);
+    let (ownership, scoring, futurepos) = board_losses(out, &t);
+    let (seki, seki_weight_scale) = seki_loss(out, &t, state, is_training);
+    let (scoremean, sb_cdf, sb_pdf, scorestdev) = score_losses(out, batch, &t);
+    let (lead, vtime, st_value_err, st_score_err) = auxiliary_losses(out, &t);
+    let terms = Terms {
+        policy_player,
+        policy_opponent,
+        policy_player_soft,
+        policy_opponent_soft,
+        longopt,
+        longopt_weight_sum: (gw * &w_long).sum(Kind::Float),
+        shortopt,
+        shortopt_weight_sum: (gw * &w_short).sum(Kind::Float),
+        value,
+        td_value,
+        td_score,
+        ownership,
+        scoring,
+        futurepos,
+        seki,
+        seki_weight_scale,
+        scoremean,
+        sb_cdf,
+        sb_pdf,
+        scorestdev,
+        lead,
+        vtime,
+        st_value_err,
+        st_score_err,
     };
-    let target_policy_player = norm(tp.select(1, 0));
-    let target_policy_opponent = norm(tp.select(1, 1));
-    let soften = |t: &Tensor| -> Tensor {
-        let s = ((t + 1e-7) * &policymask).pow_tensor_scalar(0.25);
-        let sum = s.sum_dim_intlist([1i64].as_slice(), true, Kind::Float);
-        s / sum
-    };
-    let target_policy_player_soft = soften(&target_policy_player);
-    let target_policy_opponent_soft = soften(&target_policy_opponent);
+    let loss_sum = weighted_sum(&terms, scales);
+    Losses {
+        loss_sum,
+        terms: named_terms(out, &t, &terms),
+    }
+}
 
-    let g = &batch.global_targets;
+/// The per-row weights of the long- and short-term optimistic policies:
+/// rows where the game went better than the net expected count more.
+fn optimistic_policy_weights(out: &NetOutput, g: &Tensor, t: &Targets) -> (Tensor, Tensor) {
     let col = |i: i64| g.select(1, i);
-    let target_weight_policy_player = col(26);
-    let target_weight_policy_opponent = col(28);
-    let target_value = g.narrow(1, 0, 3);
-    let target_scoremean = col(3);
-    let target_td_value = Tensor::stack(
-        &[g.narrow(1, 4, 3), g.narrow(1, 8, 3), g.narrow(1, 12, 3)],
-        1,
-    );
-    let target_td_score = Tensor::cat(
-        &[g.narrow(1, 7, 1), g.narrow(1, 11, 1), g.narrow(1, 15, 1)],
-        1,
-    );
-    let target_lead = col(21);
-    let target_variance_time = col(22);
-    let global_weight = col(25);
-    let target_weight_ownership = col(27);
-    let target_weight_lead = col(29);
-    let target_weight_futurepos = col(33);
-    let target_weight_scoring = col(34);
-    let target_weight_value = col(35).neg() + 1.0;
-    let target_weight_td_value = col(24).neg() + 1.0;
-
-    let target_score_distribution = &batch.score_distr / 100.0;
-    let vt = &batch.value_targets;
-    let target_ownership = vt.select(1, 0);
-    let target_seki = vt.select(1, 1);
-    let target_futurepos = vt.narrow(1, 2, 2);
-    let target_scoring = vt.select(1, 4) / 120.0;
-
-    let gw = &global_weight;
     // Long-term optimistic policy weight.
     let win_squared = (col(0) + col(2) * 0.5).square();
     let long_excess = (col(3) - out.pred_scoremean.detach())
         / (out.pred_scorestdev.detach().square() + 0.25).sqrt();
     let w_long = (win_squared + ((long_excess - 1.5) * 3.0).sigmoid()).clamp(0.0, 1.0)
-        * &target_weight_policy_player
-        * &target_weight_ownership;
-    let w_long_sum = (gw * &w_long).sum(Kind::Float);
+        * &t.weight_policy_player
+        * &t.weight_ownership;
 
     // Short-term optimistic policy weight.
     let st_actual = col(12) - col(13);
@@ -188,22 +308,25 @@ pub fn compute_losses(
     let w_short = (((st_value_excess - 1.5) * 3.0).sigmoid()
         + ((st_score_excess - 1.5) * 3.0).sigmoid())
     .clamp(0.0, 1.0)
-        * &target_weight_policy_player
-        * &target_weight_ownership;
-    let w_short_sum = (gw * &w_short).sum(Kind::Float);
+        * &t.weight_policy_player
+        * &t.weight_ownership;
+    (w_long, w_short)
+}
 
-    // The six policy losses (player, opponent, their soft versions, long-
-    // and short-term optimistic), each KataGo's weighted cross-entropy, in
-    // one pass over the `[N, 6, moves]` logits instead of six: a handful of
-    // operators forward and backward where there were some sixty.
+/// The six policy losses: player, opponent, their soft versions, long- and
+/// short-term optimistic.
+fn policy_losses(out: &NetOutput, t: &Targets, w_long: &Tensor, w_short: &Tensor) -> [Tensor; 6] {
+    // Each is KataGo's weighted cross-entropy, in one pass over the
+    // `[N, 6, moves]` logits instead of six: a handful of operators forward
+    // and backward where there were some sixty.
     let policy_targets = Tensor::stack(
         &[
-            &target_policy_player,
-            &target_policy_opponent,
-            &target_policy_player_soft,
-            &target_policy_opponent_soft,
-            &target_policy_player,
-            &target_policy_player,
+            &t.policy_player,
+            &t.policy_opponent,
+            &t.policy_player_soft,
+            &t.policy_opponent_soft,
+            &t.policy_player,
+            &t.policy_player,
         ],
         1,
     );
@@ -213,77 +336,85 @@ pub fn compute_losses(
         .view([1, 6]);
     let policy_weights = Tensor::stack(
         &[
-            &target_weight_policy_player,
-            &target_weight_policy_opponent,
-            &target_weight_policy_player,
-            &target_weight_policy_opponent,
-            &w_long,
-            &w_short,
+            &t.weight_policy_player,
+            &t.weight_policy_opponent,
+            &t.weight_policy_player,
+            &t.weight_policy_opponent,
+            w_long,
+            w_short,
         ],
         1,
-    ) * gw.unsqueeze(1)
+    ) * t.global_weight.unsqueeze(1)
         * policy_coeffs;
     let policy_losses =
         (policy_ce * policy_weights).sum_dim_intlist([0i64].as_slice(), false, Kind::Float);
-    let policy_loss = |head: i64| policy_losses.select(0, head);
-    let loss_policy_player = policy_loss(0);
-    let loss_policy_opponent = policy_loss(1);
-    let loss_policy_player_soft = policy_loss(2);
-    let loss_policy_opponent_soft = policy_loss(3);
-    let loss_longopt = policy_loss(4);
-    let loss_shortopt = policy_loss(5);
+    std::array::from_fn(|head| policy_losses.select(0, head as i64))
+}
 
-    let loss_value =
-        (cross_entropy(&out.value_logits, &target_value, 1) * 1.2 * gw * &target_weight_value)
-            .sum(Kind::Float);
-
-    let td_ce = cross_entropy(&out.td_value_logits, &target_td_value, 2)
-        - cross_entropy(&(&target_td_value + 1.0e-30).log(), &target_td_value, 2);
-    let td = td_ce * 1.2 * gw.unsqueeze(1) * target_weight_td_value.unsqueeze(1);
-    let loss_td_value1 = td.select(1, 0).sum(Kind::Float);
-    let loss_td_value2 = td.select(1, 1).sum(Kind::Float);
-    let loss_td_value3 = td.select(1, 2).sum(Kind::Float);
-
-    let loss_td_score = (sum_dims(&huber(&out.pred_td_score, &target_td_score, 12.0), &[1])
-        * 0.0004
-        * gw
-        * &target_weight_ownership)
+/// The game-outcome loss, the three TD-value losses and the TD-score loss.
+fn value_losses(out: &NetOutput, t: &Targets) -> (Tensor, [Tensor; 3], Tensor) {
+    let gw = &t.global_weight;
+    let loss_value = (cross_entropy(&out.value_logits, &t.value, 1) * 1.2 * gw * &t.weight_value)
         .sum(Kind::Float);
 
+    let td_ce = cross_entropy(&out.td_value_logits, &t.td_value, 2)
+        - cross_entropy(&(&t.td_value + 1.0e-30).log(), &t.td_value, 2);
+    let td = td_ce * 1.2 * gw.unsqueeze(1) * t.weight_td_value.unsqueeze(1);
+    let loss_td_value = std::array::from_fn(|i| td.select(1, i as i64).sum(Kind::Float));
+
+    let loss_td_score = (sum_dims(&huber(&out.pred_td_score, &t.td_score, 12.0), &[1])
+        * 0.0004
+        * gw
+        * &t.weight_ownership)
+        .sum(Kind::Float);
+    (loss_value, loss_td_value, loss_td_score)
+}
+
+/// The per-point losses: ownership, scoring and future position.
+fn board_losses(out: &NetOutput, t: &Targets) -> (Tensor, Tensor, Tensor) {
+    let (n, area, mask, gw) = (t.n, t.area, &t.mask, &t.global_weight);
     let mask_flat = mask.view([n, area]);
     let own_logits = out.ownership_pretanh.view([n, area]) * 2.0;
-    let own_target = (target_ownership.view([n, area]) + 1.0) / 2.0;
+    let own_target = (t.ownership.view([n, area]) + 1.0) / 2.0;
     let own_bce = own_logits.binary_cross_entropy_with_logits::<Tensor>(
         &own_target,
         None,
         None,
         tch::Reduction::None,
     );
-    let loss_ownership = (sum_dims(&(own_bce * &mask_flat), &[1]) / &mask_sum_hw
-        * 1.5
-        * gw
-        * &target_weight_ownership)
-        .sum(Kind::Float);
+    let loss_ownership =
+        (sum_dims(&(own_bce * &mask_flat), &[1]) / &t.mask_sum_hw * 1.5 * gw * &t.weight_ownership)
+            .sum(Kind::Float);
 
     let sc = sum_dims(
-        &((out.pred_scoring.squeeze_dim(1) - &target_scoring).square() * &mask),
+        &((out.pred_scoring.squeeze_dim(1) - &t.scoring).square() * mask),
         &[1, 2],
-    ) / &mask_sum_hw;
+    ) / &t.mask_sum_hw;
     let sc = ((sc * 0.5 + 1.0).sqrt() - 1.0) * 4.0;
-    let loss_scoring = (sc * gw * &target_weight_scoring).sum(Kind::Float);
+    let loss_scoring = (sc * gw * &t.weight_scoring).sum(Kind::Float);
 
-    let fp = (out.futurepos_pretanh.tanh() - &target_futurepos).square() * mask.unsqueeze(1);
+    let fp = (out.futurepos_pretanh.tanh() - &t.futurepos).square() * mask.unsqueeze(1);
     let fpw = Tensor::from_slice(&[1.0f32, 0.25])
         .to_device(fp.device())
         .view([1, 2, 1, 1]);
-    let fp = sum_dims(&(fp * fpw), &[1, 2, 3]) / mask_sum_hw.sqrt();
-    let loss_futurepos = (fp * 0.25 * gw * &target_weight_futurepos).sum(Kind::Float);
+    let fp = sum_dims(&(fp * fpw), &[1, 2, 3]) / t.mask_sum_hw.sqrt();
+    let loss_futurepos = (fp * 0.25 * gw * &t.weight_futurepos).sum(Kind::Float);
+    (loss_ownership, loss_scoring, loss_futurepos)
+}
 
-    // Seki.
-    let owned_target = target_ownership.square();
+/// The seki loss and its weight scale; in training the scale follows the
+/// moving average of the unowned proportion kept in `state`.
+fn seki_loss(
+    out: &NetOutput,
+    t: &Targets,
+    state: &mut LossState,
+    is_training: bool,
+) -> (Tensor, f64) {
+    let (mask, mask_sum_hw) = (&t.mask, &t.mask_sum_hw);
+    let owned_target = t.ownership.square();
     let unowned_target = owned_target.neg() + 1.0;
-    let unowned_proportion = sum_dims(&(&unowned_target * &mask), &[1, 2]) / (&mask_sum_hw + 1.0);
-    let unowned_proportion = (unowned_proportion * &target_weight_ownership).mean(Kind::Float);
+    let unowned_proportion = sum_dims(&(&unowned_target * mask), &[1, 2]) / (mask_sum_hw + 1.0);
+    let unowned_proportion = (unowned_proportion * &t.weight_ownership).mean(Kind::Float);
     let seki_weight_scale = if is_training {
         state.moving_unowned_proportion_sum =
             state.moving_unowned_proportion_sum * 0.998 + unowned_proportion.double_value(&[]);
@@ -297,43 +428,44 @@ pub fn compute_losses(
     let sign_pred = out.seki_logits.narrow(1, 0, 3);
     let sign_target = Tensor::stack(
         &[
-            target_seki.square().neg() + 1.0,
-            target_seki.relu(),
-            (-&target_seki).relu(),
+            t.seki.square().neg() + 1.0,
+            t.seki.relu(),
+            (-&t.seki).relu(),
         ],
         1,
     );
     let loss_sign = sum_dims(
-        &(cross_entropy(&sign_pred, &sign_target, 1) * &mask),
+        &(cross_entropy(&sign_pred, &sign_target, 1) * mask),
         &[1, 2],
     );
-    let neutral_pred = Tensor::stack(
-        &[out.seki_logits.select(1, 3), target_ownership.zeros_like()],
-        1,
-    );
+    let neutral_pred = Tensor::stack(&[out.seki_logits.select(1, 3), t.ownership.zeros_like()], 1);
     let neutral_target = Tensor::stack(&[unowned_target, owned_target], 1);
     let loss_neutral = sum_dims(
-        &(cross_entropy(&neutral_pred, &neutral_target, 1) * &mask),
+        &(cross_entropy(&neutral_pred, &neutral_target, 1) * mask),
         &[1, 2],
     );
-    let sk = (loss_sign + loss_neutral * 0.5) / &mask_sum_hw;
-    let loss_seki = (sk * gw * seki_weight_scale * &target_weight_ownership).sum(Kind::Float);
+    let sk = (loss_sign + loss_neutral * 0.5) / mask_sum_hw;
+    let loss_seki =
+        (sk * &t.global_weight * seki_weight_scale * &t.weight_ownership).sum(Kind::Float);
+    (loss_seki, seki_weight_scale)
+}
 
-    let loss_scoremean = (huber(&out.pred_scoremean, &target_scoremean, 12.0)
-        * 0.0015
-        * gw
-        * &target_weight_ownership)
-        .sum(Kind::Float);
+/// The score losses: mean, belief CDF and PDF, and the stdev regulariser.
+fn score_losses(out: &NetOutput, batch: &Batch, t: &Targets) -> (Tensor, Tensor, Tensor, Tensor) {
+    let gw = &t.global_weight;
+    let loss_scoremean =
+        (huber(&out.pred_scoremean, &t.scoremean, 12.0) * 0.0015 * gw * &t.weight_ownership)
+            .sum(Kind::Float);
 
     let sb = &out.scorebelief_logits;
     let probs = sb.softmax(1, Kind::Float);
     let pred_cdf = probs.cumsum(1, Kind::Float);
-    let target_cdf = target_score_distribution.cumsum(1, Kind::Float);
+    let target_cdf = t.score_distribution.cumsum(1, Kind::Float);
     let loss_sb_cdf =
-        (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &target_weight_ownership)
+        (sum_dims(&(pred_cdf - target_cdf).square(), &[1]) * 0.02 * gw * &t.weight_ownership)
             .sum(Kind::Float);
     let loss_sb_pdf =
-        (cross_entropy(sb, &target_score_distribution, 1) * 0.02 * gw * &target_weight_ownership)
+        (cross_entropy(sb, &t.score_distribution, 1) * 0.02 * gw * &t.weight_ownership)
             .sum(Kind::Float);
 
     let offs = out_score_offsets(batch);
@@ -345,74 +477,85 @@ pub fn compute_losses(
     ) + 0.001)
         .sqrt();
     let loss_scorestdev = (huber(&out.pred_scorestdev, &stdev, 10.0) * 0.001 * gw).sum(Kind::Float);
+    (loss_scoremean, loss_sb_cdf, loss_sb_pdf, loss_scorestdev)
+}
 
-    let loss_lead = (huber(&out.pred_lead, &target_lead, 8.0) * 0.006 * gw * &target_weight_lead)
-        .sum(Kind::Float);
-    let loss_vtime = (huber(
-        &out.pred_variance_time,
-        &(&target_variance_time + 1.0e-5),
-        50.0,
-    ) * 0.0003
+/// The lead and variance-time losses and the two short-term error losses.
+fn auxiliary_losses(out: &NetOutput, t: &Targets) -> (Tensor, Tensor, Tensor, Tensor) {
+    let gw = &t.global_weight;
+    let loss_lead =
+        (huber(&out.pred_lead, &t.lead, 8.0) * 0.006 * gw * &t.weight_lead).sum(Kind::Float);
+    let loss_vtime = (huber(&out.pred_variance_time, &(&t.variance_time + 1.0e-5), 50.0)
+        * 0.0003
         * gw
-        * &target_weight_ownership)
+        * &t.weight_ownership)
         .sum(Kind::Float);
 
     let tdp = out.td_value_logits.select(1, 2).softmax(1, Kind::Float);
     let predvalue = (tdp.select(1, 0) - tdp.select(1, 1)).detach();
-    let realvalue =
-        target_td_value.select(1, 2).select(1, 0) - target_td_value.select(1, 2).select(1, 1);
+    let realvalue = t.td_value.select(1, 2).select(1, 0) - t.td_value.select(1, 2).select(1, 1);
     let sqerr = (predvalue - realvalue).square() + 1.0e-8;
     let loss_st_value_err =
-        (huber(&out.pred_shortterm_value_error, &sqerr, 0.4) * 2.0 * gw * &target_weight_ownership)
+        (huber(&out.pred_shortterm_value_error, &sqerr, 0.4) * 2.0 * gw * &t.weight_ownership)
             .sum(Kind::Float);
     let predscore = out.pred_td_score.select(1, 2).detach();
-    let realscore = target_td_score.select(1, 2);
+    let realscore = t.td_score.select(1, 2);
     let sqerr = (predscore - realscore).square() + 1.0e-4;
     let loss_st_score_err = (huber(&out.pred_shortterm_score_error, &sqerr, 100.0)
         * 0.00002
         * gw
-        * &target_weight_ownership)
+        * &t.weight_ownership)
         .sum(Kind::Float);
+    (loss_lead, loss_vtime, loss_st_value_err, loss_st_score_err)
+}
 
-    let zero = loss_policy_player.zeros_like();
-    let loss_sum = &loss_policy_player * 0.93
-        + &loss_policy_opponent
-        + &loss_policy_player_soft * scales.soft_policy_weight_scale
-        + &loss_policy_opponent_soft * scales.soft_policy_weight_scale
-        + &loss_longopt * 0.1
-        + &loss_shortopt * 0.2
-        + &loss_value * scales.value_loss_scale
-        + &loss_td_value1 * scales.td_value_loss_scales[0]
-        + &loss_td_value2 * scales.td_value_loss_scales[1]
-        + &loss_td_value3 * scales.td_value_loss_scales[2]
-        + &loss_td_score
-        + &loss_ownership
-        + &loss_scoring * 0.25
-        + &loss_futurepos
-        + &loss_seki * scales.seki_loss_scale
-        + &loss_scoremean
-        + &loss_sb_cdf
-        + &loss_sb_pdf
-        + &loss_scorestdev
-        + &loss_lead
-        + &loss_vtime * scales.variance_time_loss_scale
-        + &loss_st_value_err
-        + &loss_st_score_err;
+/// The training objective: the terms with KataGo's weights and the scales,
+/// summed in KataGo's order.
+fn weighted_sum(l: &Terms, scales: &LossScales) -> Tensor {
+    &l.policy_player * 0.93
+        + &l.policy_opponent
+        + &l.policy_player_soft * scales.soft_policy_weight_scale
+        + &l.policy_opponent_soft * scales.soft_policy_weight_scale
+        + &l.longopt * 0.1
+        + &l.shortopt * 0.2
+        + &l.value * scales.value_loss_scale
+        + &l.td_value[0] * scales.td_value_loss_scales[0]
+        + &l.td_value[1] * scales.td_value_loss_scales[1]
+        + &l.td_value[2] * scales.td_value_loss_scales[2]
+        + &l.td_score
+        + &l.ownership
+        + &l.scoring * 0.25
+        + &l.futurepos
+        + &l.seki * scales.seki_loss_scale
+        + &l.scoremean
+        + &l.sb_cdf
+        + &l.sb_pdf
+        + &l.scorestdev
+        + &l.lead
+        + &l.vtime * scales.variance_time_loss_scale
+        + &l.st_value_err
+        + &l.st_score_err
+}
 
+/// Every term, detached, by KataGo's metric name, with the batch statistics
+/// (policy accuracy, value square, target entropies, weight sums).
+fn named_terms(out: &NetOutput, t: &Targets, l: &Terms) -> BTreeMap<&'static str, Tensor> {
+    let gw = &t.global_weight;
+    let zero = l.policy_player.zeros_like();
     let pacc1 = (gw
-        * &target_weight_policy_player
+        * &t.weight_policy_player
         * out
             .policy_logits
             .select(1, 0)
             .argmax(1, false)
-            .eq_tensor(&target_policy_player.argmax(1, false))
+            .eq_tensor(&t.policy_player.argmax(1, false))
             .to_kind(Kind::Float))
     .sum(Kind::Float);
     let vprobs = out.value_logits.softmax(1, Kind::Float);
     let vsquare = (gw * (vprobs.select(1, 0) - vprobs.select(1, 1)).square()).sum(Kind::Float);
-    let entropy = |t: &Tensor| -> Tensor {
-        (gw * &target_weight_policy_player
-            * -(t * (t + 1e-30).log()).sum_dim_intlist([-1i64].as_slice(), false, Kind::Float))
+    let entropy = |p: &Tensor| -> Tensor {
+        (gw * &t.weight_policy_player
+            * -(p * (p + 1e-30).log()).sum_dim_intlist([-1i64].as_slice(), false, Kind::Float))
         .sum(Kind::Float)
     };
     let wsum = gw.sum(Kind::Float);
@@ -421,41 +564,41 @@ pub fn compute_losses(
     let mut put = |k: &'static str, v: &Tensor| {
         terms.insert(k, v.detach());
     };
-    put("p0loss_sum", &loss_policy_player);
-    put("p1loss_sum", &loss_policy_opponent);
-    put("p0softloss_sum", &loss_policy_player_soft);
-    put("p1softloss_sum", &loss_policy_opponent_soft);
-    put("p0lopt_sum", &loss_longopt);
-    put("p0loptw_sum", &w_long_sum);
-    put("p0sopt_sum", &loss_shortopt);
-    put("p0soptw_sum", &w_short_sum);
-    put("vloss_sum", &loss_value);
-    put("tdvloss1_sum", &loss_td_value1);
-    put("tdvloss2_sum", &loss_td_value2);
-    put("tdvloss3_sum", &loss_td_value3);
-    put("tdsloss_sum", &loss_td_score);
-    put("oloss_sum", &loss_ownership);
-    put("sloss_sum", &loss_scoring);
-    put("fploss_sum", &loss_futurepos);
-    put("skloss_sum", &loss_seki);
-    put("smloss_sum", &loss_scoremean);
-    put("sbcdfloss_sum", &loss_sb_cdf);
-    put("sbpdfloss_sum", &loss_sb_pdf);
-    put("sdregloss_sum", &loss_scorestdev);
-    put("leadloss_sum", &loss_lead);
-    put("vtimeloss_sum", &loss_vtime);
-    put("evstloss_sum", &loss_st_value_err);
-    put("esstloss_sum", &loss_st_score_err);
+    put("p0loss_sum", &l.policy_player);
+    put("p1loss_sum", &l.policy_opponent);
+    put("p0softloss_sum", &l.policy_player_soft);
+    put("p1softloss_sum", &l.policy_opponent_soft);
+    put("p0lopt_sum", &l.longopt);
+    put("p0loptw_sum", &l.longopt_weight_sum);
+    put("p0sopt_sum", &l.shortopt);
+    put("p0soptw_sum", &l.shortopt_weight_sum);
+    put("vloss_sum", &l.value);
+    put("tdvloss1_sum", &l.td_value[0]);
+    put("tdvloss2_sum", &l.td_value[1]);
+    put("tdvloss3_sum", &l.td_value[2]);
+    put("tdsloss_sum", &l.td_score);
+    put("oloss_sum", &l.ownership);
+    put("sloss_sum", &l.scoring);
+    put("fploss_sum", &l.futurepos);
+    put("skloss_sum", &l.seki);
+    put("smloss_sum", &l.scoremean);
+    put("sbcdfloss_sum", &l.sb_cdf);
+    put("sbpdfloss_sum", &l.sb_pdf);
+    put("sdregloss_sum", &l.scorestdev);
+    put("leadloss_sum", &l.lead);
+    put("vtimeloss_sum", &l.vtime);
+    put("evstloss_sum", &l.st_value_err);
+    put("esstloss_sum", &l.st_score_err);
     put("qwlloss_sum", &zero);
     put("qscloss_sum", &zero);
     put("pacc1_sum", &pacc1);
     put("vsquare_sum", &vsquare);
-    put("ptentr_sum", &entropy(&target_policy_player));
-    put("ptsoftentr_sum", &entropy(&target_policy_player_soft));
+    put("ptentr_sum", &entropy(&t.policy_player));
+    put("ptsoftentr_sum", &entropy(&t.policy_player_soft));
     put("wsum", &wsum);
-    put("sekiweightscale_sum", &(&wsum * seki_weight_scale));
-    put("nsamp", &Tensor::from(n as f32).to_device(wsum.device()));
-    Losses { loss_sum, terms }
+    put("sekiweightscale_sum", &(&wsum * l.seki_weight_scale));
+    put("nsamp", &Tensor::from(t.n as f32).to_device(wsum.device()));
+    terms
 }
 
 /// `score_belief_offset_vector` for the batch's board length.

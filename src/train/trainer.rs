@@ -17,13 +17,13 @@ use std::time::Instant;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use tch::{Device, Tensor};
+use tch::Device;
 
 use super::batch::{Augment, Batch, HostBatch};
 use super::checkpoint::{Checkpoint, TrainState};
-use super::config::{ModelConfig, NormKind};
+use super::config::ModelConfig;
 use super::export::{to_model_file, NamedParams};
-use super::loss::{compute_losses, LossScales};
+use super::loss::LossScales;
 use super::model::TrainNet;
 use super::optim::{Optimizer, Schedule};
 use super::plot;
@@ -32,6 +32,15 @@ use super::TrainError;
 use crate::data::WindowRows;
 use crate::store::layout::{trained_model_name, ModelsDir, ShuffledData, ShuffledWindow};
 use crate::store::{Created, Store, StoreUrl};
+
+mod metrics;
+mod state;
+mod step;
+
+use metrics::{epoch_bar, record_validation, validate, Interval};
+pub(super) use state::{checkpoint_of, params_of, restore};
+use state::{fine_tuning_config, is_network_file};
+pub use step::{train_step, StepReport};
 
 /// Batches prepared ahead of the one training.
 const PREFETCH_BATCHES: usize = 2;
@@ -590,334 +599,6 @@ impl Trainer {
             self.opts.swa_period_samples
         )
     }
-}
-
-/// The loss sums of one metrics interval.
-struct Interval {
-    sums: BTreeMap<&'static str, f64>,
-    samples: f64,
-    started: Instant,
-    gnorm: f64,
-    skipped_steps: u64,
-}
-
-impl Interval {
-    fn start() -> Interval {
-        Interval {
-            sums: BTreeMap::new(),
-            samples: 0.0,
-            started: Instant::now(),
-            gnorm: 0.0,
-            skipped_steps: 0,
-        }
-    }
-
-    fn add(&mut self, step: &StepReport, batch_size: usize) {
-        for (k, v) in &step.values {
-            *self.sums.entry(k).or_insert(0.0) += v;
-        }
-        self.samples += batch_size as f64;
-        self.gnorm = step.gnorm;
-        self.skipped_steps += u64::from(step.skipped_overflow);
-    }
-
-    /// The interval's metrics line (and progress message), then a fresh
-    /// interval.
-    fn finish(
-        &mut self,
-        state: &TrainState,
-        sched: &Schedule,
-        scaler: Option<&super::precision::GradScaler>,
-        bar: &indicatif::ProgressBar,
-        (batch, batches): (usize, usize),
-    ) -> String {
-        let sps = self.samples / self.started.elapsed().as_secs_f64().max(1e-9);
-        let lr = sched.per_sample_lr(state.global_step_samples);
-        let mut line = metrics_line(state, lr, self.gnorm, sps, &self.sums, self.samples);
-        if let (Some(scaler), serde_json::Value::Object(m)) = (scaler, &mut line) {
-            m.insert("grad_scale".into(), scaler.scale_value().into());
-            m.insert("overflow_skipped_steps".into(), self.skipped_steps.into());
-        }
-        let per = |k: &str| self.sums.get(k).copied().unwrap_or(0.0) / self.samples;
-        let msg = format!(
-            "{sps:.1} samples/s | loss {:.3} p0 {:.3} v {:.3} own {:.3} | lr {lr:.2e}",
-            per("loss_sum"),
-            per("p0loss_sum"),
-            per("vloss_sum"),
-            per("oloss_sum"),
-        );
-        if bar.is_hidden() {
-            // Not a terminal (a log file): a plain line per interval.
-            eprintln!(
-                "train: epoch {} batch {batch}/{batches} | {} samples | {msg}",
-                state.epochs_done + 1,
-                state.global_step_samples,
-            );
-        }
-        bar.set_message(msg);
-        *self = Interval::start();
-        line.to_string()
-    }
-}
-
-/// Whether `p` names a KataGo network file (fine-tuning) rather than one
-/// of our checkpoints.
-fn is_network_file(p: &std::path::Path) -> bool {
-    let lower = p.to_string_lossy().to_lowercase();
-    lower.ends_with(".bin.gz") || lower.ends_with(".bin") || lower.ends_with(".txt.gz")
-}
-
-/// The model kind that fits starting weights from KataGo network `file`:
-/// batch-norm nets get a scale at every norm, a 5x5 input convolution is
-/// kept.
-fn fine_tuning_config(
-    mut config: ModelConfig,
-    file: &crate::nn::ModelFile,
-    p: &std::path::Path,
-) -> ModelConfig {
-    let before = config.name.clone();
-    if super::import::needs_scalebias(file) && config.norm == NormKind::Fixup {
-        config = config.with_scalebias();
-    }
-    let k = file.trunk.initial_conv.y_size as i64;
-    if k != config.initial_conv && file.trunk.initial_conv.x_size as i64 == k {
-        config = config.with_initial_conv(k);
-    }
-    if config.name != before {
-        eprintln!(
-            "train: {} has {}a {k}x{k} input convolution; training it as model kind {}",
-            p.display(),
-            if config.norm == NormKind::ScaleBias {
-                "batch norms and "
-            } else {
-                ""
-            },
-            config.name
-        );
-    }
-    config
-}
-
-pub(super) fn params_of(net: &TrainNet) -> NamedParams {
-    net.params
-        .iter()
-        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
-        .collect()
-}
-
-pub(super) fn checkpoint_of(net: &TrainNet, opt: &Optimizer, state: &TrainState) -> Checkpoint {
-    let mut tensors = BTreeMap::new();
-    for p in &net.params {
-        tensors.insert(format!("model.{}", p.name), p.tensor.shallow_clone());
-    }
-    for (prefix, map) in [
-        ("swa", &opt.swa),
-        ("momentum", &opt.momentum),
-        ("slow", &opt.slow),
-    ] {
-        for (k, v) in map {
-            tensors.insert(format!("{prefix}.{k}"), v.shallow_clone());
-        }
-    }
-    if let Some(s) = &opt.grad_scaler {
-        tensors.insert("grad_scaler.scale".into(), s.scale.shallow_clone());
-        tensors.insert(
-            "grad_scaler.growth_tracker".into(),
-            s.growth_tracker.shallow_clone(),
-        );
-    }
-    Checkpoint {
-        state: state.clone(),
-        tensors,
-    }
-}
-
-pub(super) fn restore(
-    net: &mut TrainNet,
-    opt: &mut Optimizer,
-    ck: &Checkpoint,
-    device: Device,
-) -> Result<(), TrainError> {
-    let model: Vec<(String, Tensor)> = ck.group("model").into_iter().collect();
-    net.load_named(&model)?;
-    let to_dev = |m: BTreeMap<String, Tensor>| -> BTreeMap<String, Tensor> {
-        m.into_iter()
-            .map(|(k, v)| (k, v.to_device(device)))
-            .collect()
-    };
-    let swa = to_dev(ck.group("swa"));
-    if !swa.is_empty() {
-        opt.swa = swa;
-    }
-    let slow = to_dev(ck.group("slow"));
-    if !slow.is_empty() {
-        opt.slow = slow;
-    }
-    opt.momentum = to_dev(ck.group("momentum"));
-    // An fp16 run goes on with its loss scale; a run that switches to fp16
-    // starts a fresh scaler, one that switches away drops it.
-    if let Some(scaler) = &mut opt.grad_scaler {
-        let saved = to_dev(ck.group("grad_scaler"));
-        if let (Some(scale), Some(tracker)) = (saved.get("scale"), saved.get("growth_tracker")) {
-            scaler.scale = scale.shallow_clone();
-            scaler.growth_tracker = tracker.shallow_clone();
-        }
-    }
-    Ok(())
-}
-
-fn metrics_line(
-    state: &TrainState,
-    lr: f64,
-    gnorm: f64,
-    sps: f64,
-    sums: &BTreeMap<&'static str, f64>,
-    nsamp: f64,
-) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "global_step_samples".into(),
-        state.global_step_samples.into(),
-    );
-    m.insert("pslr".into(), lr.into());
-    m.insert("gnorm".into(), gnorm.into());
-    m.insert("samples_per_sec".into(), sps.into());
-    for (k, v) in sums {
-        // KataGo reports `_sum` metrics per sample.
-        let key = k.strip_suffix("_sum").unwrap_or(k);
-        m.insert(key.to_string(), (v / nsamp.max(1.0)).into());
-    }
-    serde_json::Value::Object(m)
-}
-
-/// Evaluates every loss term per sample on held-apart rows (eval mode: no
-/// augmentation, fixed seki scale, no gradient), keyed as the metrics file
-/// names them (`loss`, `p0loss`, `vloss`, ...).
-fn validate(
-    net: &TrainNet,
-    rows: &WindowRows,
-    batch_size: usize,
-    device: Device,
-) -> Result<BTreeMap<String, f64>, TrainError> {
-    let _g = tch::no_grad_guard();
-    let mut rng = StdRng::seed_from_u64(0);
-    let mut sums: BTreeMap<&'static str, f64> = Default::default();
-    let mut n = 0usize;
-    let mut state = super::loss::LossState::default();
-    for batch in rows.once(batch_size) {
-        let batch = batch?;
-        let idx: Vec<usize> = (0..batch.num_rows).collect();
-        let b = Batch::from_rows(&batch, &idx, Augment::NONE, &mut rng, device);
-        let out = net.forward(&b.binary_input, &b.global_input);
-        let l = compute_losses(&out, &b, &LossScales::default(), &mut state, false);
-        for (k, v) in l.values() {
-            *sums.entry(k).or_insert(0.0) += v;
-        }
-        n += idx.len();
-    }
-    Ok(sums
-        .into_iter()
-        .map(|(k, v)| {
-            let key = k.strip_suffix("_sum").unwrap_or(k).to_string();
-            (key, v / n.max(1) as f64)
-        })
-        .collect())
-}
-
-/// Writes a validation result into the metrics line and says it on stderr.
-fn record_validation(
-    end: &mut serde_json::Map<String, serde_json::Value>,
-    v: &BTreeMap<String, f64>,
-    what: &str,
-) {
-    for (k, x) in v {
-        end.insert(format!("val_{k}"), (*x).into());
-    }
-    let g = |k: &str| v.get(k).copied().unwrap_or(f64::NAN);
-    eprintln!(
-        "train: {what} validation loss {:.4} per sample (p0 {:.4} v {:.4} own {:.4} lead {:.4})",
-        g("loss"),
-        g("p0loss"),
-        g("vloss"),
-        g("oloss"),
-        g("leadloss"),
-    );
-}
-
-/// What one training step reports.
-pub struct StepReport {
-    /// Every loss term's value (sums over the batch).
-    pub values: BTreeMap<&'static str, f64>,
-    /// Gradient norm before clipping.
-    pub gnorm: f64,
-    /// True between lookahead syncs (checkpoints and SWA wait for a sync).
-    pub in_between_lookaheads: bool,
-    /// fp16 training only: the scaled gradients overflowed, so the SGD step
-    /// was skipped and the loss scale halved (torch's `GradScaler.step`).
-    pub skipped_overflow: bool,
-}
-
-/// One step of KataGo's training loop: forward, losses, backward, clipping,
-/// SGD, lookahead, SWA.
-#[allow(clippy::too_many_arguments)]
-pub fn train_step(
-    net: &TrainNet,
-    opt: &mut Optimizer,
-    state: &mut TrainState,
-    sched: &Schedule,
-    scales: &LossScales,
-    swa_scale: f64,
-    swa_period: u64,
-    batch: &Batch,
-) -> StepReport {
-    let out = net.forward(&batch.binary_input, &batch.global_input);
-    let losses = compute_losses(&out, batch, scales, &mut state.loss_state, true);
-    for mut g in net.grads() {
-        let _ = g.zero_();
-    }
-    let skipped_overflow = match &opt.grad_scaler {
-        Some(scaler) => {
-            scaler.scale_loss(&losses.loss_sum).backward();
-            scaler.unscale_and_update(&net.grads())
-        }
-        None => {
-            losses.loss_sum.backward();
-            false
-        }
-    };
-    let gnorm = Optimizer::clip_gradients(net, sched.gnorm_cap());
-    if !skipped_overflow {
-        opt.step(net, sched, state.global_step_samples);
-    }
-    let bs = batch.binary_input.size()[0] as u64;
-    state.global_step_samples += bs;
-    state.global_step_batches += 1;
-    let synced = opt.lookahead(net, &mut state.lookahead_counter);
-    state.swa_sample_accum += bs;
-    if state.swa_sample_accum >= swa_period && synced {
-        state.swa_sample_accum = 0;
-        opt.swa_update(net, swa_scale, state.swa_initialized);
-        state.swa_initialized = true;
-    }
-    StepReport {
-        values: losses.values(),
-        gnorm,
-        in_between_lookaheads: !synced,
-        skipped_overflow,
-    }
-}
-
-/// One epoch's progress bar on stderr (samples, samples/s and the main
-/// losses in the message, ETA); hidden when stderr is not a terminal.
-fn epoch_bar(epoch: u64, samples: u64) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(samples);
-    let style = indicatif::ProgressStyle::with_template(
-        "train: epoch {prefix} [{elapsed_precise}] {bar:25} {human_pos}/{human_len} samples, ETA {eta} | {msg}",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.set_prefix(epoch.to_string());
-    bar
 }
 
 /// Keeps freed tensor memory in the heap instead of returning it to the OS.
