@@ -17,7 +17,7 @@ use super::desc::*;
 mod check;
 mod count;
 mod read;
-mod walk;
+pub(crate) mod walk;
 mod write;
 
 use read::{parse_model, ParseError, Reader};

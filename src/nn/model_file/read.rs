@@ -473,7 +473,7 @@ impl ModelVisitor for Reader<'_> {
         Ok(())
     }
 
-    fn validate(&mut self, check: impl FnOnce() -> super::check::Check) -> PResult<()> {
+    fn validate(&mut self, check: impl FnOnce() -> Result<(), String>) -> PResult<()> {
         check().map_err(ParseError::Format)
     }
 }

@@ -14,31 +14,31 @@ use super::check;
 use super::ModelFile;
 
 /// How a visitor reaches the model's fields: [`Shared`] or [`Exclusive`].
-pub(super) trait Access {
+pub(crate) trait Access {
     /// A reference of this kind.
     type Ref<'a, T: 'a>;
 }
 
 /// `&` access: the visitor looks at a model (writing, counting).
-pub(super) enum Shared {}
+pub(crate) enum Shared {}
 
 impl Access for Shared {
     type Ref<'a, T: 'a> = &'a T;
 }
 
 /// `&mut` access: the visitor fills a placeholder model (reading).
-pub(super) enum Exclusive {}
+pub(crate) enum Exclusive {}
 
 impl Access for Exclusive {
     type Ref<'a, T: 'a> = &'a mut T;
 }
 
 /// A reference to a `T` of the kind visitor `V` asks for.
-pub(super) type Ref<'a, V, T> = <<V as ModelVisitor>::Access as Access>::Ref<'a, T>;
+pub(crate) type Ref<'a, V, T> = <<V as ModelVisitor>::Access as Access>::Ref<'a, T>;
 
 /// One step of the walk per kind of element a model file holds, in the
 /// order the walk meets them. `what` arguments name the element for errors.
-pub(super) trait ModelVisitor {
+pub(crate) trait ModelVisitor {
     /// [`Shared`] or [`Exclusive`].
     type Access: Access;
     /// What a failed step gives.
@@ -103,7 +103,7 @@ pub(super) trait ModelVisitor {
     fn matbias(&mut self, layer: Ref<'_, Self, MatBiasLayer>) -> Result<(), Self::Error>;
     /// A shape check over what the walk has visited (see [`check`]). Only
     /// the reader runs them, so the default skips `check`.
-    fn validate(&mut self, check: impl FnOnce() -> check::Check) -> Result<(), Self::Error> {
+    fn validate(&mut self, check: impl FnOnce() -> Result<(), String>) -> Result<(), Self::Error> {
         let _ = check;
         Ok(())
     }
@@ -113,11 +113,11 @@ pub(super) trait ModelVisitor {
 macro_rules! walk_module {
     ($(#[$doc:meta])* $module:ident, $access:ident, $($m:tt)?) => {
         $(#[$doc])*
-        pub(super) mod $module {
+        pub(crate) mod $module {
             use super::*;
 
             /// Visits the whole model in file order.
-            pub(in super::super) fn walk<V: ModelVisitor<Access = $access>>(
+            pub(crate) fn walk<V: ModelVisitor<Access = $access>>(
                 v: &mut V,
                 m: &$($m)? ModelFile,
             ) -> Result<(), V::Error> {
@@ -234,7 +234,7 @@ macro_rules! walk_module {
             }
 
             /// One block after its kind keyword: its name, then its layers.
-            pub(in super::super) fn block<V: ModelVisitor<Access = $access>>(
+            pub(crate) fn block<V: ModelVisitor<Access = $access>>(
                 v: &mut V,
                 b: &$($m)? Block,
                 channels: usize,
