@@ -4,6 +4,9 @@
 //! and bias `beta`; the policy head keeps outputs 0 and 5 (policy and
 //! short-term optimistic policy); the misc value head keeps score mean,
 //! stdev, lead, variance-time and the two short-term error channels.
+//!
+//! The model-file walk lays the file out; which parameter each layer holds
+//! comes from the key table ([`super::keys`]) that the import shares.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +16,7 @@ use super::config::ModelConfig;
 use super::keys::{key_table, Entry, Step, Transform};
 use super::TrainError;
 use crate::nn::desc::*;
-use crate::nn::model_file::walk::{exclusive, Exclusive, ModelVisitor, Ref};
+use crate::nn::model_file::walk::{exclusive, Exclusive, ModelVisitor, Ref, MODEL_NAME};
 use crate::nn::ModelFile;
 
 /// Named parameter tensors (KataGo's state_dict names).
@@ -163,7 +166,7 @@ impl ModelVisitor for Export<'_> {
     }
 
     fn name(&mut self, what: &str, name: &mut String) -> Result<(), TrainError> {
-        if what == "model name" {
+        if what == MODEL_NAME {
             *name = self.model_name.to_string();
             return Ok(());
         }

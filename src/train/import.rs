@@ -11,6 +11,10 @@
 //! heads exactly: a version-8..14 pass logit `w·g` becomes the pass MLP
 //! `relu(w·g) - relu(-w·g)`, and a file with one policy channel also seeds
 //! the short-term optimistic policy (row 5, the export's second channel).
+//!
+//! The file is walked in its order beside the key table ([`super::keys`])
+//! that the export shares; a step that does not fit the net's model kind
+//! (block kind, block count, layer kind, a non-ReLU activation) is an error.
 
 use std::collections::BTreeMap;
 
@@ -21,7 +25,9 @@ use super::keys::{key_table, Entry, Step, Transform};
 use super::model::TrainNet;
 use super::TrainError;
 use crate::nn::desc::*;
-use crate::nn::model_file::walk::{shared, ModelVisitor, Ref, Shared};
+use crate::nn::model_file::walk::{
+    shared, ModelVisitor, Ref, Shared, METADATA_ENCODER_NAME, MODEL_NAME,
+};
 use crate::nn::ModelFile;
 
 struct Im<'a> {
@@ -323,8 +329,8 @@ impl ModelVisitor for Import<'_> {
 
     fn name(&mut self, what: &str, name: &String) -> IResult {
         match what {
-            "model name" => Ok(()),
-            "metadata encoder name" => {
+            MODEL_NAME => Ok(()),
+            METADATA_ENCODER_NAME => {
                 self.in_encoder = true;
                 Ok(())
             }

@@ -13,6 +13,13 @@ use super::super::desc::*;
 use super::check;
 use super::ModelFile;
 
+/// The `what` of the model's own name (the file's first token), which
+/// visitors that build or read trainer nets treat apart from section names.
+pub(crate) const MODEL_NAME: &str = "model name";
+/// The `what` of a metadata encoder's name: the encoder's steps follow it,
+/// up to the trunk's first block.
+pub(crate) const METADATA_ENCODER_NAME: &str = "metadata encoder name";
+
 /// How a visitor reaches the model's fields: [`Shared`] or [`Exclusive`].
 pub(crate) trait Access {
     /// A reference of this kind.
@@ -121,7 +128,7 @@ macro_rules! walk_module {
                 v: &mut V,
                 m: &$($m)? ModelFile,
             ) -> Result<(), V::Error> {
-                v.name("model name", &$($m)? m.name)?;
+                v.name(MODEL_NAME, &$($m)? m.name)?;
                 v.version(&$($m)? m.version)?;
                 let version = m.version;
                 v.size("numInputChannels", &$($m)? m.num_input_channels)?;
@@ -199,7 +206,7 @@ macro_rules! walk_module {
                 trunk_channels: usize,
                 version: i32,
             ) -> Result<(), V::Error> {
-                v.name("metadata encoder name", &$($m)? e.name)?;
+                v.name(METADATA_ENCODER_NAME, &$($m)? e.name)?;
                 v.size(&format!("{}: input channels", e.name), &$($m)? e.num_input_channels)?;
                 let n = e.num_input_channels;
                 v.validate(|| {
