@@ -17,11 +17,12 @@ pub const NUM_GLOBAL_FEATURES: usize = 19;
 
 /// An activation function, as named in model files (version >= 11; older
 /// files imply ReLU everywhere).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Activation {
     /// `x`.
     Identity,
-    /// `max(x, 0)`.
+    /// `max(x, 0)` (the default: what files before version 11 imply).
+    #[default]
     Relu,
     /// `x * tanh(softplus(x))`.
     Mish,
@@ -53,7 +54,7 @@ impl Activation {
 }
 
 /// A named activation layer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ActivationLayer {
     /// Layer name from the file.
     pub name: String,
@@ -62,7 +63,7 @@ pub struct ActivationLayer {
 }
 
 /// A 2-D convolution without bias.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConvLayer {
     /// Layer name from the file.
     pub name: String,
@@ -90,7 +91,7 @@ impl ConvLayer {
 }
 
 /// A batch normalisation layer (inference form: `(x - mean) / sqrt(var + eps) * scale + bias`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct BatchNormLayer {
     /// Layer name from the file.
     pub name: String,
@@ -133,7 +134,7 @@ impl BatchNormLayer {
 }
 
 /// A dense layer without bias: `y = x W` with `W` of shape `[in, out]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MatMulLayer {
     /// Layer name from the file.
     pub name: String,
@@ -146,7 +147,7 @@ pub struct MatMulLayer {
 }
 
 /// A bias vector added after a [`MatMulLayer`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MatBiasLayer {
     /// Layer name from the file.
     pub name: String,
@@ -156,7 +157,7 @@ pub struct MatBiasLayer {
 
 /// An ordinary pre-activation residual block:
 /// `x + conv2(act(bn2(conv1(act(bn1(x))))))`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResidualBlock {
     /// Block name from the file.
     pub name: String,
@@ -176,7 +177,7 @@ pub struct ResidualBlock {
 
 /// A residual block whose first conv gets a per-channel bias computed from
 /// globally pooled features of a parallel conv.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GlobalPoolingBlock {
     /// Block name from the file.
     pub name: String,
@@ -205,7 +206,7 @@ pub struct GlobalPoolingBlock {
 /// A nested bottleneck block (b18c384nbt-style nets): a 1x1 conv down to
 /// fewer channels, a stack of inner blocks, a 1x1 conv back up, all around
 /// one residual connection.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NestedBottleneckBlock {
     /// Block name from the file.
     pub name: String,
@@ -236,6 +237,13 @@ pub enum Block {
     NestedBottleneck(NestedBottleneckBlock),
 }
 
+/// A placeholder that the model-file reader replaces as it reads.
+impl Default for Block {
+    fn default() -> Self {
+        Block::Ordinary(ResidualBlock::default())
+    }
+}
+
 impl Block {
     /// The block's name.
     pub fn name(&self) -> &str {
@@ -254,40 +262,12 @@ impl Block {
             Block::NestedBottleneck(_) => "nested_bottleneck_block",
         }
     }
-
-    /// Learned parameters, as KataGo counts them.
-    pub fn num_parameters(&self) -> usize {
-        match self {
-            Block::Ordinary(b) => {
-                b.pre_bn.num_parameters()
-                    + b.regular_conv.num_parameters()
-                    + b.mid_bn.num_parameters()
-                    + b.final_conv.num_parameters()
-            }
-            Block::GlobalPooling(b) => {
-                b.pre_bn.num_parameters()
-                    + b.regular_conv.num_parameters()
-                    + b.gpool_conv.num_parameters()
-                    + b.gpool_bn.num_parameters()
-                    + b.gpool_to_bias_mul.weights.len()
-                    + b.mid_bn.num_parameters()
-                    + b.final_conv.num_parameters()
-            }
-            Block::NestedBottleneck(b) => {
-                b.pre_bn.num_parameters()
-                    + b.pre_conv.num_parameters()
-                    + b.blocks.iter().map(Block::num_parameters).sum::<usize>()
-                    + b.post_bn.num_parameters()
-                    + b.post_conv.num_parameters()
-            }
-        }
-    }
 }
 
 /// The SGF-metadata encoder of human-style nets (model version >= 15 with
 /// `metaEncoderVersion > 0`): three dense layers from metadata inputs to a
 /// trunk bias.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MetadataEncoder {
     /// Encoder name from the file.
     pub name: String,
@@ -312,7 +292,7 @@ pub struct MetadataEncoder {
 }
 
 /// The trunk: input layers, the block stack and the final normalisation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Trunk {
     /// Trunk name from the file.
     pub name: String,
@@ -341,7 +321,7 @@ pub struct Trunk {
 }
 
 /// The policy head.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PolicyHead {
     /// Head name from the file.
     pub name: String,
@@ -371,7 +351,7 @@ pub struct PolicyHead {
 }
 
 /// The value head: game outcome, score statistics and ownership.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ValueHead {
     /// Head name from the file.
     pub name: String,
@@ -430,56 +410,5 @@ impl Default for PostProcessParams {
             shortterm_value_error_multiplier: 0.25,
             shortterm_score_error_multiplier: 30.0,
         }
-    }
-}
-
-impl Trunk {
-    /// Learned parameters, as KataGo counts them.
-    pub fn num_parameters(&self) -> usize {
-        let meta = self.metadata_encoder.as_ref().map_or(0, |m| {
-            m.mul1.weights.len()
-                + m.bias1.weights.len()
-                + m.mul2.weights.len()
-                + m.bias2.weights.len()
-                + m.mul3.weights.len()
-        });
-        self.initial_conv.num_parameters()
-            + self.initial_matmul.weights.len()
-            + meta
-            + self.blocks.iter().map(Block::num_parameters).sum::<usize>()
-            + self.tip_bn.num_parameters()
-    }
-}
-
-impl PolicyHead {
-    /// Learned parameters, as KataGo counts them.
-    pub fn num_parameters(&self) -> usize {
-        let pass = self
-            .pass_mlp
-            .as_ref()
-            .map_or(0, |(b, _, m)| b.weights.len() + m.weights.len());
-        self.p1_conv.num_parameters()
-            + self.g1_conv.num_parameters()
-            + self.g1_bn.num_parameters()
-            + self.gpool_to_bias_mul.weights.len()
-            + self.p1_bn.num_parameters()
-            + self.p2_conv.num_parameters()
-            + self.gpool_to_pass_mul.weights.len()
-            + pass
-    }
-}
-
-impl ValueHead {
-    /// Learned parameters, as KataGo counts them.
-    pub fn num_parameters(&self) -> usize {
-        self.v1_conv.num_parameters()
-            + self.v1_bn.num_parameters()
-            + self.v2_mul.weights.len()
-            + self.v2_bias.weights.len()
-            + self.v3_mul.weights.len()
-            + self.v3_bias.weights.len()
-            + self.sv3_mul.weights.len()
-            + self.sv3_bias.weights.len()
-            + self.ownership_conv.num_parameters()
     }
 }

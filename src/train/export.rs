@@ -4,14 +4,19 @@
 //! and bias `beta`; the policy head keeps outputs 0 and 5 (policy and
 //! short-term optimistic policy); the misc value head keeps score mean,
 //! stdev, lead, variance-time and the two short-term error channels.
+//!
+//! The model-file walk lays the file out; which parameter each layer holds
+//! comes from the key table ([`super::keys`]) that the import shares.
 
 use std::collections::BTreeMap;
 
 use tch::{Device, Tensor};
 
-use super::config::{BlockKind, ModelConfig};
+use super::config::ModelConfig;
+use super::keys::{key_table, Entry, Step, Transform};
 use super::TrainError;
 use crate::nn::desc::*;
+use crate::nn::model_file::walk::{exclusive, Exclusive, ModelVisitor, Ref, MODEL_NAME};
 use crate::nn::ModelFile;
 
 /// Named parameter tensors (KataGo's state_dict names).
@@ -24,13 +29,6 @@ struct Ex<'a> {
 fn floats(t: &Tensor) -> Result<Vec<f32>, TrainError> {
     Vec::<f32>::try_from(t.to_device(Device::Cpu).contiguous().flatten(0, -1))
         .map_err(|e| TrainError::Export(format!("tensor to floats: {e}")))
-}
-
-fn relu(name: String) -> ActivationLayer {
-    ActivationLayer {
-        name,
-        activation: Activation::Relu,
-    }
 }
 
 impl Ex<'_> {
@@ -104,207 +102,256 @@ impl Ex<'_> {
             weights: floats(b)?,
         })
     }
+}
 
-    fn res_block(&self, out: &str, key: &str, gpool: bool) -> Result<Block, TrainError> {
-        let n1 = format!("{out}.normactconv1");
-        let k1 = format!("{key}.normactconv1");
-        let n2 = format!("{out}.normactconv2");
-        let k2 = format!("{key}.normactconv2");
-        let pre_bn = self.bn(format!("{n1}.norm"), &format!("{k1}.norm"))?;
-        let mid_bn = self.bn(format!("{n2}.norm"), &format!("{k2}.norm"))?;
-        let final_conv = self.conv(format!("{n2}.conv"), &format!("{k2}.conv.weight"))?;
-        if gpool {
-            Ok(Block::GlobalPooling(Box::new(GlobalPoolingBlock {
-                name: out.to_string(),
-                pre_bn,
-                pre_activation: relu(format!("{n1}.act")),
-                regular_conv: self.conv(
-                    format!("{n1}.convpool.conv1r"),
-                    &format!("{k1}.convpool.conv1r.weight"),
-                )?,
-                gpool_conv: self.conv(
-                    format!("{n1}.convpool.conv1g"),
-                    &format!("{k1}.convpool.conv1g.weight"),
-                )?,
-                gpool_bn: self.bn(
-                    format!("{n1}.convpool.normg"),
-                    &format!("{k1}.convpool.normg"),
-                )?,
-                gpool_activation: relu(format!("{n1}.convpool.actg")),
-                gpool_to_bias_mul: self.matmul(
-                    format!("{n1}.convpool.linear_g"),
-                    &format!("{k1}.convpool.linear_g.weight"),
-                )?,
-                mid_bn,
-                mid_activation: relu(format!("{n2}.act")),
-                final_conv,
-            })))
-        } else {
-            Ok(Block::Ordinary(ResidualBlock {
-                name: out.to_string(),
-                pre_bn,
-                pre_activation: relu(format!("{n1}.act")),
-                regular_conv: self.conv(format!("{n1}.conv"), &format!("{k1}.conv.weight"))?,
-                mid_bn,
-                mid_activation: relu(format!("{n2}.act")),
-                final_conv,
-            }))
+/// The exporting visitor: answers the walk's questions from the key table
+/// (names, block kinds, counts) and the config (header sizes), and builds
+/// every layer from the parameters.
+struct Export<'a> {
+    ex: Ex<'a>,
+    model_name: &'a str,
+    steps: std::vec::IntoIter<Step>,
+    /// Header sizes in the order the walk asks for them.
+    sizes: std::vec::IntoIter<usize>,
+}
+
+impl Export<'_> {
+    fn step(&mut self, expected: &str) -> Result<Step, TrainError> {
+        self.steps.next().ok_or_else(|| {
+            TrainError::Export(format!("key table ends where {expected} was expected"))
+        })
+    }
+
+    fn entry(&mut self, kind: &str) -> Result<Entry, TrainError> {
+        match self.step(kind)? {
+            Step::Layer(e) => Ok(e),
+            other => Err(TrainError::Export(format!(
+                "key table has {other:?} where a {kind} layer was expected"
+            ))),
         }
+    }
+
+    fn mismatch<T>(e: &Entry, kind: &str) -> Result<T, TrainError> {
+        Err(TrainError::Export(format!(
+            "{}: {:?} in the key table, but the file has a {kind} here",
+            e.layer, e.transform
+        )))
+    }
+
+    /// Rows 0 and 5 of `key` (policy and short-term optimistic policy).
+    fn policy_rows(&self, key: &str) -> Result<Tensor, TrainError> {
+        let w = self.ex.get(key)?;
+        Ok(Tensor::stack(&[w.get(0), w.get(5)], 0))
+    }
+
+    /// Score mean, stdev, lead and variance time, then the two short-term errors.
+    fn score_values(&self, key: &str, more: &str) -> Result<Tensor, TrainError> {
+        Ok(Tensor::cat(
+            &[
+                self.ex.get(key)?.narrow(0, 0, 4),
+                self.ex.get(more)?.narrow(0, 0, 2),
+            ],
+            0,
+        ))
     }
 }
 
-/// Builds KataGo's version-15 model file from named parameters.
+impl ModelVisitor for Export<'_> {
+    type Access = Exclusive;
+    type Error = TrainError;
+
+    fn version(&mut self, version: &mut i32) -> Result<(), TrainError> {
+        *version = 15;
+        Ok(())
+    }
+
+    fn name(&mut self, what: &str, name: &mut String) -> Result<(), TrainError> {
+        if what == MODEL_NAME {
+            *name = self.model_name.to_string();
+            return Ok(());
+        }
+        match self.step(what)? {
+            Step::Name(n) => *name = n,
+            other => {
+                return Err(TrainError::Export(format!(
+                    "key table has {other:?} where {what} was expected"
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    fn size(&mut self, what: &str, value: &mut usize) -> Result<(), TrainError> {
+        *value = self
+            .sizes
+            .next()
+            .ok_or_else(|| TrainError::Export(format!("no header value for {what}")))?;
+        Ok(())
+    }
+
+    fn flag(&mut self, _: &str, value: &mut bool) -> Result<(), TrainError> {
+        // preferPassAliveUnderSuicideRules: KataGo's exporter writes 0.
+        *value = false;
+        Ok(())
+    }
+
+    fn reserved(&mut self, _: &str) -> Result<(), TrainError> {
+        Ok(())
+    }
+
+    fn multiplier(&mut self, _: &str, _: &mut f64) -> Result<(), TrainError> {
+        // Set as a whole by `to_model_file`.
+        Ok(())
+    }
+
+    fn trunk_norm(&mut self, _: &str) -> Result<(), TrainError> {
+        Ok(())
+    }
+
+    fn meta_encoder(&mut self, encoder: &mut Option<MetadataEncoder>) -> Result<(), TrainError> {
+        *encoder = None;
+        Ok(())
+    }
+
+    fn implied(&mut self, slot: &mut usize, value: usize) -> Result<(), TrainError> {
+        *slot = value;
+        Ok(())
+    }
+
+    fn optional<T: Default + 'static>(
+        &mut self,
+        slot: &mut Option<T>,
+        present: bool,
+    ) -> Result<(), TrainError> {
+        *slot = present.then(T::default);
+        Ok(())
+    }
+
+    fn block_count(&mut self, what: &str, blocks: &mut Vec<Block>) -> Result<usize, TrainError> {
+        blocks.clear();
+        match self.step(what)? {
+            Step::Count(n) => Ok(n),
+            other => Err(TrainError::Export(format!(
+                "key table has {other:?} where {what} was expected"
+            ))),
+        }
+    }
+
+    fn block<'b>(
+        &mut self,
+        owner: &str,
+        blocks: Ref<'b, Self, Vec<Block>>,
+        _index: usize,
+    ) -> Result<Ref<'b, Self, Block>, TrainError> {
+        let block = match self.step("a block")? {
+            Step::Block { keyword, .. } => match keyword {
+                "gpool_block" => Block::GlobalPooling(Box::default()),
+                "nested_bottleneck_block" => Block::NestedBottleneck(Default::default()),
+                _ => Block::Ordinary(ResidualBlock::default()),
+            },
+            other => {
+                return Err(TrainError::Export(format!(
+                    "{owner}: key table has {other:?} where a block was expected"
+                )))
+            }
+        };
+        let at = blocks.len();
+        blocks.push(block);
+        Ok(&mut blocks[at])
+    }
+
+    fn conv(&mut self, layer: &mut ConvLayer) -> Result<(), TrainError> {
+        let e = self.entry("conv")?;
+        *layer = match &e.transform {
+            Transform::Conv => self.ex.conv(e.layer, &e.key)?,
+            Transform::PolicyConvRows => self.ex.conv_w(e.layer, &self.policy_rows(&e.key)?)?,
+            _ => return Self::mismatch(&e, "conv"),
+        };
+        Ok(())
+    }
+
+    fn batch_norm(&mut self, layer: &mut BatchNormLayer) -> Result<(), TrainError> {
+        let e = self.entry("batch norm")?;
+        if e.transform != Transform::Norm {
+            return Self::mismatch(&e, "batch norm");
+        }
+        *layer = self.ex.bn(e.layer, &e.key)?;
+        Ok(())
+    }
+
+    fn activation(&mut self, layer: &mut ActivationLayer, _: i32) -> Result<(), TrainError> {
+        let e = self.entry("activation")?;
+        if e.transform != Transform::Relu {
+            return Self::mismatch(&e, "activation");
+        }
+        *layer = ActivationLayer {
+            name: e.layer,
+            activation: Activation::Relu,
+        };
+        Ok(())
+    }
+
+    fn matmul(&mut self, layer: &mut MatMulLayer) -> Result<(), TrainError> {
+        let e = self.entry("matmul")?;
+        *layer = match &e.transform {
+            Transform::MatMul | Transform::PassMatMul => self.ex.matmul(e.layer, &e.key)?,
+            Transform::PolicyMatMulRows => self.ex.matmul_w(e.layer, &self.policy_rows(&e.key)?)?,
+            Transform::ScoreValues { more, bias: false } => {
+                let w = self.score_values(&e.key, more)?;
+                self.ex.matmul_w(e.layer, &w)?
+            }
+            _ => return Self::mismatch(&e, "matmul"),
+        };
+        Ok(())
+    }
+
+    fn matbias(&mut self, layer: &mut MatBiasLayer) -> Result<(), TrainError> {
+        let e = self.entry("matbias")?;
+        *layer = match &e.transform {
+            Transform::Bias => self.ex.matbias(e.layer, self.ex.get(&e.key)?)?,
+            Transform::ScoreValues { more, bias: true } => {
+                let b = self.score_values(&e.key, more)?;
+                self.ex.matbias(e.layer, &b)?
+            }
+            _ => return Self::mismatch(&e, "matbias"),
+        };
+        Ok(())
+    }
+}
+
+/// Builds KataGo's version-15 model file from named parameters: the walk
+/// lays the file out, the key table ([`super::keys`]) says which parameter
+/// each layer holds.
 pub fn to_model_file(
     config: &ModelConfig,
     params: &NamedParams,
     model_name: &str,
 ) -> Result<ModelFile, TrainError> {
-    let ex = Ex { p: params };
-    let mut blocks = Vec::new();
-    for (i, kind) in config.blocks.iter().enumerate() {
-        let out = format!("model.blocks.{i}");
-        let key = format!("blocks.{i}");
-        let b = match kind {
-            BlockKind::Regular => ex.res_block(&out, &key, false)?,
-            BlockKind::RegularGpool => ex.res_block(&out, &key, true)?,
-            BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
-                let mut inner = Vec::new();
-                for j in 0..2 {
-                    inner.push(ex.res_block(
-                        &format!("{out}.blockstack.{j}"),
-                        &format!("{key}.blockstack.{j}"),
-                        j == 0 && kind.has_gpool(),
-                    )?);
-                }
-                Block::NestedBottleneck(NestedBottleneckBlock {
-                    name: out.clone(),
-                    pre_bn: ex.bn(
-                        format!("{out}.normactconvp.norm"),
-                        &format!("{key}.normactconvp.norm"),
-                    )?,
-                    pre_activation: relu(format!("{out}.normactconvp.act")),
-                    pre_conv: ex.conv(
-                        format!("{out}.normactconvp.conv"),
-                        &format!("{key}.normactconvp.conv.weight"),
-                    )?,
-                    blocks: inner,
-                    post_bn: ex.bn(
-                        format!("{out}.normactconvq.norm"),
-                        &format!("{key}.normactconvq.norm"),
-                    )?,
-                    post_activation: relu(format!("{out}.normactconvq.act")),
-                    post_conv: ex.conv(
-                        format!("{out}.normactconvq.conv"),
-                        &format!("{key}.normactconvq.conv.weight"),
-                    )?,
-                })
-            }
-        };
-        blocks.push(b);
+    let sizes = vec![
+        NUM_SPATIAL_FEATURES,
+        NUM_GLOBAL_FEATURES,
+        config.trunk as usize,
+        config.mid as usize,
+        (config.mid - config.gpool) as usize,
+        config.gpool as usize,
+        config.gpool as usize,
+    ];
+    let mut visitor = Export {
+        ex: Ex { p: params },
+        model_name,
+        steps: key_table(config).into_iter(),
+        sizes: sizes.into_iter(),
+    };
+    let mut m = ModelFile::default();
+    exclusive::walk(&mut visitor, &mut m)?;
+    if let Some(step) = visitor.steps.next() {
+        return Err(TrainError::Export(format!(
+            "key table has {step:?} after the file's last layer"
+        )));
     }
-    let trunk = Trunk {
-        name: "trunk".to_string(),
-        trunk_num_channels: config.trunk as usize,
-        mid_num_channels: config.mid as usize,
-        regular_num_channels: (config.mid - config.gpool) as usize,
-        dilated_num_channels: config.gpool as usize,
-        gpool_num_channels: config.gpool as usize,
-        initial_conv: ex.conv("model.conv_spatial".into(), "conv_spatial.weight")?,
-        initial_matmul: ex.matmul("model.linear_global".into(), "linear_global.weight")?,
-        metadata_encoder: None,
-        blocks,
-        tip_bn: ex.bn("model.norm_trunkfinal".into(), "norm_trunkfinal")?,
-        tip_activation: relu("model.act_trunkfinal".into()),
-    };
-
-    let ph = "model.policy_head";
-    let pick = |key: &str| -> Result<Tensor, TrainError> {
-        let w = ex.get(key)?;
-        Ok(Tensor::stack(&[w.get(0), w.get(5)], 0))
-    };
-    let policy_head = PolicyHead {
-        name: ph.to_string(),
-        policy_out_channels: 2,
-        p1_conv: ex.conv(format!("{ph}.conv1p"), "policy_head.conv1p.weight")?,
-        g1_conv: ex.conv(format!("{ph}.conv1g"), "policy_head.conv1g.weight")?,
-        g1_bn: ex.bn(format!("{ph}.biasg"), "policy_head.biasg")?,
-        g1_activation: relu(format!("{ph}.actg")),
-        gpool_to_bias_mul: ex.matmul(format!("{ph}.linear_g"), "policy_head.linear_g.weight")?,
-        p1_bn: ex.bn(format!("{ph}.bias2"), "policy_head.bias2")?,
-        p1_activation: relu(format!("{ph}.act2")),
-        p2_conv: ex.conv_w(format!("{ph}.conv2p"), &pick("policy_head.conv2p.weight")?)?,
-        gpool_to_pass_mul: ex.matmul(
-            format!("{ph}.linear_pass"),
-            "policy_head.linear_pass.weight",
-        )?,
-        pass_mlp: Some((
-            ex.matbias(
-                format!("{ph}.linear_pass_bias"),
-                ex.get("policy_head.linear_pass.bias")?,
-            )?,
-            relu(format!("{ph}.act_pass")),
-            ex.matmul_w(
-                format!("{ph}.linear_pass2"),
-                &pick("policy_head.linear_pass2.weight")?,
-            )?,
-        )),
-    };
-
-    let vh = "model.value_head";
-    let misc_w = Tensor::cat(
-        &[
-            ex.get("value_head.linear_miscvaluehead.weight")?
-                .narrow(0, 0, 4),
-            ex.get("value_head.linear_moremiscvaluehead.weight")?
-                .narrow(0, 0, 2),
-        ],
-        0,
-    );
-    let misc_b = Tensor::cat(
-        &[
-            ex.get("value_head.linear_miscvaluehead.bias")?
-                .narrow(0, 0, 4),
-            ex.get("value_head.linear_moremiscvaluehead.bias")?
-                .narrow(0, 0, 2),
-        ],
-        0,
-    );
-    let value_head = ValueHead {
-        name: vh.to_string(),
-        v1_conv: ex.conv(format!("{vh}.conv1"), "value_head.conv1.weight")?,
-        v1_bn: ex.bn(format!("{vh}.bias1"), "value_head.bias1")?,
-        v1_activation: relu(format!("{vh}.act1")),
-        v2_mul: ex.matmul(format!("{vh}.linear2"), "value_head.linear2.weight")?,
-        v2_bias: ex.matbias(format!("{vh}.bias2"), ex.get("value_head.linear2.bias")?)?,
-        v2_activation: relu(format!("{vh}.act2")),
-        v3_mul: ex.matmul(
-            format!("{vh}.linear_valuehead"),
-            "value_head.linear_valuehead.weight",
-        )?,
-        v3_bias: ex.matbias(
-            format!("{vh}.bias_valuehead"),
-            ex.get("value_head.linear_valuehead.bias")?,
-        )?,
-        sv3_mul: ex.matmul_w(format!("{vh}.linear_miscvaluehead"), &misc_w)?,
-        sv3_bias: ex.matbias(format!("{vh}.bias_miscvaluehead"), &misc_b)?,
-        ownership_conv: ex.conv(
-            format!("{vh}.conv_ownership"),
-            "value_head.conv_ownership.weight",
-        )?,
-    };
-    let post_process = PostProcessParams {
+    m.post_process = PostProcessParams {
         shortterm_score_error_multiplier: 150.0,
         ..PostProcessParams::default()
     };
-    Ok(ModelFile {
-        name: model_name.to_string(),
-        version: 15,
-        num_input_channels: 22,
-        num_input_global_channels: 19,
-        post_process,
-        prefer_pass_alive_under_suicide_rules: false,
-        trunk,
-        policy_head,
-        value_head,
-    })
+    Ok(m)
 }

@@ -11,15 +11,23 @@
 //! heads exactly: a version-8..14 pass logit `w·g` becomes the pass MLP
 //! `relu(w·g) - relu(-w·g)`, and a file with one policy channel also seeds
 //! the short-term optimistic policy (row 5, the export's second channel).
+//!
+//! The file is walked in its order beside the key table ([`super::keys`])
+//! that the export shares; a step that does not fit the net's model kind
+//! (block kind, block count, layer kind, a non-ReLU activation) is an error.
 
 use std::collections::BTreeMap;
 
 use tch::{Device, Kind, Tensor};
 
-use super::config::{BlockKind, NormKind};
+use super::config::NormKind;
+use super::keys::{key_table, Entry, Step, Transform};
 use super::model::TrainNet;
 use super::TrainError;
 use crate::nn::desc::*;
+use crate::nn::model_file::walk::{
+    shared, ModelVisitor, Ref, Shared, METADATA_ENCODER_NAME, MODEL_NAME,
+};
 use crate::nn::ModelFile;
 
 struct Im<'a> {
@@ -80,36 +88,6 @@ impl Im<'_> {
         Ok(())
     }
 
-    fn res(&mut self, key: &str, b: &Block) -> Result<(), TrainError> {
-        let (k1, k2) = (format!("{key}.normactconv1"), format!("{key}.normactconv2"));
-        match b {
-            Block::Ordinary(r) => {
-                self.bn(&format!("{k1}.norm"), &r.pre_bn)?;
-                self.conv(&format!("{k1}.conv.weight"), &r.regular_conv);
-                self.bn(&format!("{k2}.norm"), &r.mid_bn)?;
-                self.conv(&format!("{k2}.conv.weight"), &r.final_conv);
-            }
-            Block::GlobalPooling(g) => {
-                self.bn(&format!("{k1}.norm"), &g.pre_bn)?;
-                self.conv(&format!("{k1}.convpool.conv1r.weight"), &g.regular_conv);
-                self.conv(&format!("{k1}.convpool.conv1g.weight"), &g.gpool_conv);
-                self.bn(&format!("{k1}.convpool.normg"), &g.gpool_bn)?;
-                self.matmul(
-                    &format!("{k1}.convpool.linear_g.weight"),
-                    &g.gpool_to_bias_mul,
-                );
-                self.bn(&format!("{k2}.norm"), &g.mid_bn)?;
-                self.conv(&format!("{k2}.conv.weight"), &g.final_conv);
-            }
-            Block::NestedBottleneck(_) => {
-                return Err(TrainError::Checkpoint(format!(
-                    "{key}: unexpected nested block"
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// Overwrites rows `rows` (dim 0) of parameter `key` with `src`'s rows in order.
     fn rows(&mut self, key: &str, rows: &[i64], src: &Tensor) -> Result<(), TrainError> {
         let cur = self.current(key)?;
@@ -163,32 +141,6 @@ pub fn needs_scalebias(file: &ModelFile) -> bool {
         .any(|b| b.merged().0.iter().any(|x| (x - 1.0).abs() > 1e-4))
 }
 
-fn check_activations(file: &ModelFile) -> Result<(), TrainError> {
-    let mut acts = vec![
-        &file.trunk.tip_activation,
-        &file.policy_head.g1_activation,
-        &file.policy_head.p1_activation,
-        &file.value_head.v1_activation,
-        &file.value_head.v2_activation,
-    ];
-    for b in &file.trunk.blocks {
-        match b {
-            Block::Ordinary(r) => acts.extend([&r.pre_activation, &r.mid_activation]),
-            Block::GlobalPooling(g) => {
-                acts.extend([&g.pre_activation, &g.gpool_activation, &g.mid_activation])
-            }
-            Block::NestedBottleneck(nb) => acts.extend([&nb.pre_activation, &nb.post_activation]),
-        }
-    }
-    match acts.iter().find(|a| a.activation != Activation::Relu) {
-        Some(a) => Err(TrainError::Checkpoint(format!(
-            "{}: activation {:?} (the trainable net is ReLU only)",
-            a.name, a.activation
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Copies every weight a KataGo model file holds into `net` (shapes must
 /// match the net's config). Returns how many parameters were set, fully or
 /// in part.
@@ -205,7 +157,6 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
             file.name, net.config.name
         )));
     }
-    check_activations(file)?;
     let k = file.trunk.initial_conv.y_size as i64;
     if k != net.config.initial_conv {
         return Err(TrainError::Checkpoint(format!(
@@ -223,74 +174,123 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
             config.blocks.len()
         )));
     }
-    let mut im = Im {
-        net,
-        out: BTreeMap::new(),
+    let mut visitor = Import {
+        im: Im {
+            net,
+            out: BTreeMap::new(),
+        },
+        config_name: config.name.clone(),
+        steps: key_table(&config).into_iter().peekable(),
+        version: file.version,
+        in_encoder: false,
     };
-    im.conv("conv_spatial.weight", &file.trunk.initial_conv);
-    im.matmul("linear_global.weight", &file.trunk.initial_matmul);
-    for (i, (kind, b)) in config.blocks.iter().zip(&file.trunk.blocks).enumerate() {
-        let key = format!("blocks.{i}");
-        match (kind, b) {
-            (BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool, Block::NestedBottleneck(nb)) => {
-                im.bn(&format!("{key}.normactconvp.norm"), &nb.pre_bn)?;
-                im.conv(&format!("{key}.normactconvp.conv.weight"), &nb.pre_conv);
-                for (j, inner) in nb.blocks.iter().enumerate() {
-                    im.res(&format!("{key}.blockstack.{j}"), inner)?;
+    shared::walk(&mut visitor, file)?;
+    let named: Vec<(String, Tensor)> = visitor.im.out.into_iter().collect();
+    net.load_partial(&named)
+}
+
+/// The importing visitor: walks the file and, step by step alongside the
+/// key table ([`super::keys`]), turns each layer into the trainer
+/// parameter(s) it holds.
+struct Import<'a> {
+    im: Im<'a>,
+    config_name: String,
+    steps: std::iter::Peekable<std::vec::IntoIter<Step>>,
+    version: i32,
+    /// Inside a metadata encoder (human-SL nets), which the trainable net
+    /// does not have: its layers are skipped.
+    in_encoder: bool,
+}
+
+type IResult<T = ()> = Result<T, TrainError>;
+
+/// Trainer rows 0 (policy) and 5 (short-term optimistic policy).
+const POLICY_ROWS: [i64; 2] = [0, 5];
+
+impl Import<'_> {
+    fn step(&mut self, what: &str) -> IResult<Step> {
+        self.steps.next().ok_or_else(|| {
+            TrainError::Checkpoint(format!(
+                "{what}: the file goes on where model kind {} ends",
+                self.config_name
+            ))
+        })
+    }
+
+    /// The next layer entry this file's version holds.
+    fn entry(&mut self, layer: &str) -> IResult<Entry> {
+        loop {
+            match self.step(layer)? {
+                Step::Layer(e) if e.min_version > self.version => continue,
+                Step::Layer(e) => return Ok(e),
+                other => {
+                    return Err(TrainError::Checkpoint(format!(
+                        "{layer}: a layer where model kind {} has {other:?}",
+                        self.config_name
+                    )))
                 }
-                im.bn(&format!("{key}.normactconvq.norm"), &nb.post_bn)?;
-                im.conv(&format!("{key}.normactconvq.conv.weight"), &nb.post_conv);
-            }
-            (BlockKind::Regular | BlockKind::RegularGpool, b) => im.res(&key, b)?,
-            _ => {
-                return Err(TrainError::Checkpoint(format!(
-                    "{key}: block kind differs from {}",
-                    config.name
-                )))
             }
         }
     }
-    im.bn("norm_trunkfinal", &file.trunk.tip_bn)?;
-    let p = &file.policy_head;
-    im.conv("policy_head.conv1p.weight", &p.p1_conv);
-    im.conv("policy_head.conv1g.weight", &p.g1_conv);
-    im.bn("policy_head.biasg", &p.g1_bn)?;
-    im.matmul("policy_head.linear_g.weight", &p.gpool_to_bias_mul);
-    im.bn("policy_head.bias2", &p.p1_bn)?;
-    let c2 = &p.p2_conv;
-    let conv2p = t(
-        &c2.weights,
-        &[c2.out_channels as i64, c2.in_channels as i64, 1, 1],
-    );
-    // Trainer rows 0 (policy) and 5 (short-term optimistic policy) are the
-    // file's channels 0 and 1; a one-channel file seeds both from channel 0.
-    let rows = [0i64, 5];
-    let src_rows = if c2.out_channels >= 2 {
-        Tensor::from_slice(&[0i64, 1])
-    } else {
-        Tensor::from_slice(&[0i64, 0])
-    };
-    im.rows(
-        "policy_head.conv2p.weight",
-        &rows,
-        &conv2p.index_select(0, &src_rows),
-    )?;
-    if let Some((bias, _, mul2)) = &p.pass_mlp {
-        im.matmul("policy_head.linear_pass.weight", &p.gpool_to_pass_mul);
-        im.out.insert(
-            "policy_head.linear_pass.bias".into(),
-            t(&bias.weights, &[bias.weights.len() as i64]),
-        );
-        let w2 = Im::matmul_t(mul2);
-        im.rows(
-            "policy_head.linear_pass2.weight",
-            &rows,
-            &w2.index_select(0, &src_rows),
-        )?;
-    } else {
-        // pass = w·g exactly as relu(w·g) - relu(-w·g) through the MLP.
-        let w = Im::matmul_t(&p.gpool_to_pass_mul).narrow(0, 0, 1);
-        let hidden = im.current("policy_head.linear_pass.weight")?.size();
+
+    fn mismatch(&self, e: &Entry, layer: &str) -> IResult {
+        Err(TrainError::Checkpoint(format!(
+            "{layer}: the file's layer does not fit {} ({:?}) of model kind {}",
+            e.key, e.transform, self.config_name
+        )))
+    }
+
+    /// The file's channels 0 and 1 become trainer rows 0 and 5; a
+    /// one-channel file seeds both from channel 0.
+    fn policy_rows(&mut self, key: &str, w: &Tensor) -> IResult {
+        let src_rows = if w.size()[0] >= 2 {
+            Tensor::from_slice(&[0i64, 1])
+        } else {
+            Tensor::from_slice(&[0i64, 0])
+        };
+        self.im
+            .rows(key, &POLICY_ROWS, &w.index_select(0, &src_rows))
+    }
+
+    /// Score values: rows 0..4 to `key`, rows 4..6 (when the file has them,
+    /// version 9+) to rows 0..2 of `more`.
+    fn score_values(&mut self, key: &str, more: &str, v: &Tensor) -> IResult {
+        let n = v.size()[0];
+        if n == 4 {
+            self.im.rows(key, &[0, 1, 2, 3], v)?;
+        } else if n >= 6 {
+            self.im.rows(key, &[0, 1, 2, 3], &v.narrow(0, 0, 4))?;
+            self.im.rows(more, &[0, 1], &v.narrow(0, 4, 2))?;
+        }
+        Ok(())
+    }
+
+    /// A file before version 15 has one pass logit `w·g` and no pass MLP:
+    /// it becomes the MLP `relu(w·g) - relu(-w·g)`, exactly. The MLP's
+    /// bias and output layer are the next table entries, which such a
+    /// file does not hold.
+    fn pass_without_mlp(&mut self, key: &str, m: &MatMulLayer) -> IResult {
+        let mut bias_key = None;
+        let mut out_key = None;
+        while let Some(Step::Layer(e)) = self.steps.peek() {
+            if e.min_version <= self.version {
+                break;
+            }
+            match e.transform {
+                Transform::Bias => bias_key = Some(e.key.clone()),
+                Transform::PolicyMatMulRows => out_key = Some(e.key.clone()),
+                _ => {}
+            }
+            self.steps.next();
+        }
+        let (Some(bias_key), Some(out_key)) = (bias_key, out_key) else {
+            return Err(TrainError::Checkpoint(format!(
+                "{key}: the key table has no pass MLP to hold a version-{} pass layer",
+                self.version
+            )));
+        };
+        let w = Im::matmul_t(m).narrow(0, 0, 1);
+        let hidden = self.im.current(key)?.size();
         if hidden[0] < 2 || w.size()[1] != hidden[1] {
             return Err(TrainError::Checkpoint(format!(
                 "policy pass layer {:?} does not fit the pass MLP {hidden:?}",
@@ -303,9 +303,9 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
             &Tensor::from_slice(&[0i64, 1]),
             &Tensor::cat(&[&w, &w.neg()], 0),
         );
-        im.out.insert("policy_head.linear_pass.weight".into(), lp);
-        im.out.insert(
-            "policy_head.linear_pass.bias".into(),
+        self.im.out.insert(key.to_string(), lp);
+        self.im.out.insert(
+            bias_key,
             Tensor::zeros([hidden[0]], (Kind::Float, Device::Cpu)),
         );
         let mut out = vec![0f32; 2 * hidden[0] as usize];
@@ -314,63 +314,175 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
         let i = hidden[0] as usize;
         out[i] = 1.0;
         out[i + 1] = -1.0;
-        im.rows(
-            "policy_head.linear_pass2.weight",
-            &rows,
-            &t(&out, &[2, hidden[0]]),
-        )?;
+        self.im
+            .rows(&out_key, &POLICY_ROWS, &t(&out, &[2, hidden[0]]))
     }
-    let v = &file.value_head;
-    im.conv("value_head.conv1.weight", &v.v1_conv);
-    im.bn("value_head.bias1", &v.v1_bn)?;
-    im.matmul("value_head.linear2.weight", &v.v2_mul);
-    im.out.insert(
-        "value_head.linear2.bias".into(),
-        t(&v.v2_bias.weights, &[v.v2_bias.weights.len() as i64]),
-    );
-    im.matmul("value_head.linear_valuehead.weight", &v.v3_mul);
-    im.out.insert(
-        "value_head.linear_valuehead.bias".into(),
-        t(&v.v3_bias.weights, &[3]),
-    );
-    let misc_w = Im::matmul_t(&v.sv3_mul);
-    let misc_b = t(&v.sv3_bias.weights, &[v.sv3_bias.weights.len() as i64]);
-    if misc_w.size()[0] == 4 {
-        // Version 8: score mean, stdev, lead, variance-time only.
-        im.rows(
-            "value_head.linear_miscvaluehead.weight",
-            &[0, 1, 2, 3],
-            &misc_w,
-        )?;
-        im.rows(
-            "value_head.linear_miscvaluehead.bias",
-            &[0, 1, 2, 3],
-            &misc_b,
-        )?;
-    } else if misc_w.size()[0] >= 6 {
-        im.rows(
-            "value_head.linear_miscvaluehead.weight",
-            &[0, 1, 2, 3],
-            &misc_w.narrow(0, 0, 4),
-        )?;
-        im.rows(
-            "value_head.linear_miscvaluehead.bias",
-            &[0, 1, 2, 3],
-            &misc_b.narrow(0, 0, 4),
-        )?;
-        im.rows(
-            "value_head.linear_moremiscvaluehead.weight",
-            &[0, 1],
-            &misc_w.narrow(0, 4, 2),
-        )?;
-        im.rows(
-            "value_head.linear_moremiscvaluehead.bias",
-            &[0, 1],
-            &misc_b.narrow(0, 4, 2),
-        )?;
-    }
-    im.conv("value_head.conv_ownership.weight", &v.ownership_conv);
+}
 
-    let named: Vec<(String, Tensor)> = im.out.into_iter().collect();
-    net.load_partial(&named)
+impl ModelVisitor for Import<'_> {
+    type Access = Shared;
+    type Error = TrainError;
+
+    fn version(&mut self, _: &i32) -> IResult {
+        Ok(())
+    }
+
+    fn name(&mut self, what: &str, name: &String) -> IResult {
+        match what {
+            MODEL_NAME => Ok(()),
+            METADATA_ENCODER_NAME => {
+                self.in_encoder = true;
+                Ok(())
+            }
+            _ => match self.step(name)? {
+                Step::Name(_) => Ok(()),
+                other => Err(TrainError::Checkpoint(format!(
+                    "{name}: a {what} where model kind {} has {other:?}",
+                    self.config_name
+                ))),
+            },
+        }
+    }
+
+    fn size(&mut self, _: &str, _: &usize) -> IResult {
+        Ok(())
+    }
+
+    fn flag(&mut self, _: &str, _: &bool) -> IResult {
+        Ok(())
+    }
+
+    fn reserved(&mut self, _: &str) -> IResult {
+        Ok(())
+    }
+
+    fn multiplier(&mut self, _: &str, _: &f64) -> IResult {
+        Ok(())
+    }
+
+    fn trunk_norm(&mut self, _: &str) -> IResult {
+        Ok(())
+    }
+
+    fn meta_encoder(&mut self, _: &Option<MetadataEncoder>) -> IResult {
+        Ok(())
+    }
+
+    fn implied(&mut self, _: &usize, _: usize) -> IResult {
+        Ok(())
+    }
+
+    fn optional<T: Default + 'static>(&mut self, _: &Option<T>, _: bool) -> IResult {
+        Ok(())
+    }
+
+    fn block_count(&mut self, what: &str, blocks: &Vec<Block>) -> IResult<usize> {
+        match self.step(what)? {
+            Step::Count(n) if n == blocks.len() => Ok(n),
+            other => Err(TrainError::Checkpoint(format!(
+                "{what}: the file has {}, model kind {} has {other:?}",
+                blocks.len(),
+                self.config_name
+            ))),
+        }
+    }
+
+    fn block<'b>(
+        &mut self,
+        owner: &str,
+        blocks: Ref<'b, Self, Vec<Block>>,
+        index: usize,
+    ) -> IResult<Ref<'b, Self, Block>> {
+        self.in_encoder = false;
+        let block = &blocks[index];
+        match self.step(owner)? {
+            Step::Block { keyword, .. } if keyword == block.kind_keyword() => Ok(block),
+            Step::Block { key, .. } => Err(TrainError::Checkpoint(format!(
+                "{key}: block kind differs from {}",
+                self.config_name
+            ))),
+            other => Err(TrainError::Checkpoint(format!(
+                "{owner}: a block where model kind {} has {other:?}",
+                self.config_name
+            ))),
+        }
+    }
+
+    fn conv(&mut self, c: &ConvLayer) -> IResult {
+        if self.in_encoder {
+            return Ok(());
+        }
+        let e = self.entry(&c.name)?;
+        match &e.transform {
+            Transform::Conv => self.im.conv(&e.key, c),
+            Transform::PolicyConvRows => {
+                let shape = [c.out_channels as i64, c.in_channels as i64, 1, 1];
+                return self.policy_rows(&e.key, &t(&c.weights, &shape));
+            }
+            _ => return self.mismatch(&e, &c.name),
+        }
+        Ok(())
+    }
+
+    fn batch_norm(&mut self, b: &BatchNormLayer) -> IResult {
+        if self.in_encoder {
+            return Ok(());
+        }
+        let e = self.entry(&b.name)?;
+        match e.transform {
+            Transform::Norm => self.im.bn(&e.key, b),
+            _ => self.mismatch(&e, &b.name),
+        }
+    }
+
+    fn activation(&mut self, a: &ActivationLayer, _: i32) -> IResult {
+        if self.in_encoder {
+            return Ok(());
+        }
+        let e = self.entry(&a.name)?;
+        if e.transform != Transform::Relu {
+            return self.mismatch(&e, &a.name);
+        }
+        if a.activation != Activation::Relu {
+            return Err(TrainError::Checkpoint(format!(
+                "{}: activation {:?} (the trainable net is ReLU only)",
+                a.name, a.activation
+            )));
+        }
+        Ok(())
+    }
+
+    fn matmul(&mut self, m: &MatMulLayer) -> IResult {
+        if self.in_encoder {
+            return Ok(());
+        }
+        let e = self.entry(&m.name)?;
+        match &e.transform {
+            Transform::MatMul => self.im.matmul(&e.key, m),
+            Transform::PassMatMul if self.version >= 15 => self.im.matmul(&e.key, m),
+            Transform::PassMatMul => return self.pass_without_mlp(&e.key, m),
+            Transform::PolicyMatMulRows => return self.policy_rows(&e.key, &Im::matmul_t(m)),
+            Transform::ScoreValues { more, bias: false } => {
+                return self.score_values(&e.key, more, &Im::matmul_t(m))
+            }
+            _ => return self.mismatch(&e, &m.name),
+        }
+        Ok(())
+    }
+
+    fn matbias(&mut self, b: &MatBiasLayer) -> IResult {
+        if self.in_encoder {
+            return Ok(());
+        }
+        let e = self.entry(&b.name)?;
+        let v = t(&b.weights, &[b.weights.len() as i64]);
+        match &e.transform {
+            Transform::Bias => {
+                self.im.out.insert(e.key.clone(), v);
+                Ok(())
+            }
+            Transform::ScoreValues { more, bias: true } => self.score_values(&e.key, more, &v),
+            _ => self.mismatch(&e, &b.name),
+        }
+    }
 }

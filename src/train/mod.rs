@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod export;
 pub mod import;
+mod keys;
 pub mod loss;
 pub mod model;
 pub mod optim;
@@ -84,5 +85,7 @@ impl TrainError {
 
 #[cfg(test)]
 mod finetune_tests;
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod tests;

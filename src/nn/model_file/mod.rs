@@ -14,7 +14,10 @@ use flate2::write::GzEncoder;
 
 use super::desc::*;
 
+mod check;
+mod count;
 mod read;
+pub(crate) mod walk;
 mod write;
 
 use read::{parse_model, ParseError, Reader};
@@ -85,7 +88,8 @@ pub enum ModelFileError {
 }
 
 /// A parsed KataGo model file: header facts and every layer's weights.
-#[derive(Debug, Clone, PartialEq)]
+/// `Default` is an empty placeholder, which the reader fills as it reads.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelFile {
     /// The model's name (first token of the file).
     pub name: String,
@@ -191,16 +195,17 @@ impl ModelFile {
     /// The uncompressed binary-format content of this model, laid out as
     /// KataGo's exporter writes it (one token per line).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer { out: Vec::new() };
+        let mut w = Writer {
+            out: Vec::new(),
+            floats_written: 0,
+        };
         write_model(&mut w, self);
         w.out
     }
 
     /// Learned parameters, counted as KataGo counts them.
     pub fn num_parameters(&self) -> usize {
-        self.trunk.num_parameters()
-            + self.policy_head.num_parameters()
-            + self.value_head.num_parameters()
+        count::count_model(self).parameters
     }
 
     /// Number of blocks at the top level of the trunk.
@@ -275,6 +280,63 @@ mod tests {
             v
         };
         assert_eq!(m.to_bytes(), raw);
+    }
+
+    /// The floats the writer puts in a file, and the count of them.
+    fn floats_written_and_counted(m: &ModelFile) -> (usize, count::Counts) {
+        let mut w = Writer {
+            out: Vec::new(),
+            floats_written: 0,
+        };
+        write_model(&mut w, m);
+        (w.floats_written, count::count_model(m))
+    }
+
+    #[test]
+    fn every_shared_net_reads_writes_and_reads_back_the_same_bytes() {
+        let dir = shared("models");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).expect("models dir") {
+            let path = entry.expect("dir entry").path();
+            let name = path.to_string_lossy().to_string();
+            if !(name.ends_with(".bin.gz") || name.ends_with(".bin")) {
+                continue;
+            }
+            let m = match ModelFile::load(&path) {
+                Ok(m) => m,
+                // Transformer nets (version 17) are refused, as tested above.
+                Err(ModelFileError::UnsupportedVersion { version: 17, .. }) => continue,
+                Err(e) => panic!("{e}"),
+            };
+            let bytes = m.to_bytes();
+            let again = ModelFile::from_bytes(&bytes, &path).expect("reads back");
+            assert_eq!(m, again, "{name}");
+            assert_eq!(again.to_bytes(), bytes, "{name}");
+            let (written, counts) = floats_written_and_counted(&m);
+            assert_eq!(written, counts.stored_floats, "{name}");
+            assert_eq!(m.num_parameters(), counts.parameters, "{name}");
+            read += 1;
+        }
+        assert!(read >= 1, "no readable net in {}", dir.display());
+    }
+
+    #[test]
+    fn count_matches_the_floats_written() {
+        let m = ModelFile::load(g170_path()).expect("g170 loads");
+        let (written, counts) = floats_written_and_counted(&m);
+        assert_eq!(written, counts.stored_floats);
+        assert_eq!(counts.parameters, 1_027_911);
+        // The rest of the floats are batch-norm statistics (mean and
+        // variance): each of g170's 6 blocks normalises 192 channels (96 +
+        // 96, or 96 + 64 + 32 with global pooling), the trunk tip 96 and
+        // the heads' three norms 32 each.
+        assert_eq!(written - counts.parameters, 2 * (6 * 192 + 96 + 3 * 32));
+        for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
+            let m = super::super::testnet::synthetic(version, Activation::Mish, 7);
+            let (written, counts) = floats_written_and_counted(&m);
+            assert_eq!(written, counts.stored_floats, "v{version}");
+            assert_eq!(m.num_parameters(), counts.parameters, "v{version}");
+        }
     }
 
     #[test]

@@ -1,0 +1,240 @@
+//! The one table between the trainable net's parameters (KataGo's
+//! state_dict keys, [`super::model`]) and the layers of a KataGo model file,
+//! in the file's order. Export ([`super::export`]) and import
+//! ([`super::import`]) both fold over it alongside the model-file walk
+//! ([`crate::nn::model_file::walk`]): export fills a model from the
+//! parameters, import fills the parameters from a model, so the two
+//! directions cannot drift apart.
+//!
+//! The table describes a version-15 file as KataGo's
+//! `export_model_pytorch.py` writes a fixup convnet. Older files differ only
+//! in the steps marked with a `min_version` and in the width of a few
+//! layers, which the [`Transform`]s handle.
+
+use super::config::{BlockKind, ModelConfig};
+
+/// How a layer's weights relate to its trainer parameter(s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Transform {
+    /// A convolution: `key` is the weight, in the same `[out, in, y, x]` order.
+    Conv,
+    /// A fixup norm as a batch norm: `key` is the prefix of `.beta` and, if
+    /// the net has one, `.gamma` (scale `gamma + 1`).
+    Norm,
+    /// A ReLU (the trainable net has no other activation).
+    Relu,
+    /// A dense layer: `key` is the torch `[out, in]` weight, stored transposed.
+    MatMul,
+    /// A dense layer's bias: `key` is the bias vector.
+    Bias,
+    /// Trainer rows 0 (policy) and 5 (short-term optimistic policy) of
+    /// `key` are the file's channels 0 and 1 (a one-channel file seeds both
+    /// from channel 0); a convolution.
+    PolicyConvRows,
+    /// As [`Transform::PolicyConvRows`], for a dense layer.
+    PolicyMatMulRows,
+    /// The pass layer: a dense layer, which in files before version 15
+    /// (one pass logit, no hidden layer) becomes the whole pass MLP.
+    PassMatMul,
+    /// The score values: rows 0..4 of `key` (score mean, stdev, lead,
+    /// variance time) then rows 0..2 of `more` (short-term errors); a
+    /// version-8 file has only the first four.
+    ScoreValues {
+        /// The second parameter.
+        more: String,
+        /// Whether these are the biases (else the dense weights).
+        bias: bool,
+    },
+}
+
+/// One step of a model file, in the walk's order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The name of a section or block (the model's own name is not here:
+    /// it is the export's argument).
+    Name(String),
+    /// The number of blocks of the next stack.
+    Count(usize),
+    /// A block of this kind (the file's keyword); `key` is the trainer's
+    /// prefix of its parameters, for errors.
+    Block {
+        /// `ordinary_block`, `gpool_block` or `nested_bottleneck_block`.
+        keyword: &'static str,
+        /// Trainer key prefix (`blocks.3`).
+        key: String,
+    },
+    /// A layer with weights (or an activation).
+    Layer(Entry),
+}
+
+/// A model-file layer and the trainer parameter it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The layer's name in an exported file.
+    pub(crate) layer: String,
+    /// The trainer key (a parameter, or for norms the prefix of one).
+    pub(crate) key: String,
+    /// How the weights map.
+    pub(crate) transform: Transform,
+    /// The first model version whose files hold this layer.
+    pub(crate) min_version: i32,
+}
+
+struct Table {
+    steps: Vec<Step>,
+}
+
+impl Table {
+    fn layer(&mut self, layer: String, key: String, transform: Transform) {
+        self.layer_since(layer, key, transform, 8);
+    }
+
+    fn layer_since(&mut self, layer: String, key: String, transform: Transform, min_version: i32) {
+        self.steps.push(Step::Layer(Entry {
+            layer,
+            key,
+            transform,
+            min_version,
+        }));
+    }
+
+    /// `model.X` holds trainer parameter `X.weight` (or norm prefix `X`).
+    fn weight(&mut self, x: &str, transform: Transform) {
+        let key = match transform {
+            Transform::Norm => x.to_string(),
+            _ => format!("{x}.weight"),
+        };
+        self.layer(format!("model.{x}"), key, transform);
+    }
+
+    fn relu(&mut self, x: &str) {
+        self.layer(format!("model.{x}"), String::new(), Transform::Relu);
+    }
+
+    /// KataGo's `NormActConv`: norm, ReLU, then `conv` (a plain conv, or a
+    /// global-pooling pair).
+    fn norm_act(&mut self, x: &str) {
+        self.weight(&format!("{x}.norm"), Transform::Norm);
+        self.relu(&format!("{x}.act"));
+    }
+
+    fn residual(&mut self, key: &str, gpool: bool) {
+        let keyword = if gpool {
+            "gpool_block"
+        } else {
+            "ordinary_block"
+        };
+        self.steps.push(Step::Block {
+            keyword,
+            key: key.to_string(),
+        });
+        self.steps.push(Step::Name(format!("model.{key}")));
+        let (a, b) = (format!("{key}.normactconv1"), format!("{key}.normactconv2"));
+        self.norm_act(&a);
+        if gpool {
+            self.weight(&format!("{a}.convpool.conv1r"), Transform::Conv);
+            self.weight(&format!("{a}.convpool.conv1g"), Transform::Conv);
+            self.weight(&format!("{a}.convpool.normg"), Transform::Norm);
+            self.relu(&format!("{a}.convpool.actg"));
+            self.weight(&format!("{a}.convpool.linear_g"), Transform::MatMul);
+        } else {
+            self.weight(&format!("{a}.conv"), Transform::Conv);
+        }
+        self.norm_act(&b);
+        self.weight(&format!("{b}.conv"), Transform::Conv);
+    }
+
+    fn nested(&mut self, key: &str, gpool: bool) {
+        self.steps.push(Step::Block {
+            keyword: "nested_bottleneck_block",
+            key: key.to_string(),
+        });
+        self.steps.push(Step::Name(format!("model.{key}")));
+        self.steps.push(Step::Count(2));
+        self.norm_act(&format!("{key}.normactconvp"));
+        self.weight(&format!("{key}.normactconvp.conv"), Transform::Conv);
+        for j in 0..2 {
+            self.residual(&format!("{key}.blockstack.{j}"), j == 0 && gpool);
+        }
+        self.norm_act(&format!("{key}.normactconvq"));
+        self.weight(&format!("{key}.normactconvq.conv"), Transform::Conv);
+    }
+
+    fn trunk(&mut self, config: &ModelConfig) {
+        self.steps.push(Step::Name("trunk".into()));
+        self.steps.push(Step::Count(config.blocks.len()));
+        self.weight("conv_spatial", Transform::Conv);
+        self.weight("linear_global", Transform::MatMul);
+        for (i, kind) in config.blocks.iter().enumerate() {
+            let key = format!("blocks.{i}");
+            match kind {
+                BlockKind::Regular | BlockKind::RegularGpool => {
+                    self.residual(&key, kind.has_gpool())
+                }
+                BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
+                    self.nested(&key, kind.has_gpool())
+                }
+            }
+        }
+        self.weight("norm_trunkfinal", Transform::Norm);
+        self.relu("act_trunkfinal");
+    }
+
+    fn policy_head(&mut self) {
+        let ph = "policy_head";
+        self.steps.push(Step::Name(format!("model.{ph}")));
+        self.weight(&format!("{ph}.conv1p"), Transform::Conv);
+        self.weight(&format!("{ph}.conv1g"), Transform::Conv);
+        self.weight(&format!("{ph}.biasg"), Transform::Norm);
+        self.relu(&format!("{ph}.actg"));
+        self.weight(&format!("{ph}.linear_g"), Transform::MatMul);
+        self.weight(&format!("{ph}.bias2"), Transform::Norm);
+        self.relu(&format!("{ph}.act2"));
+        self.weight(&format!("{ph}.conv2p"), Transform::PolicyConvRows);
+        self.weight(&format!("{ph}.linear_pass"), Transform::PassMatMul);
+        let pass_bias = (
+            format!("model.{ph}.linear_pass_bias"),
+            format!("{ph}.linear_pass.bias"),
+        );
+        self.layer_since(pass_bias.0, pass_bias.1, Transform::Bias, 15);
+        let act = format!("model.{ph}.act_pass");
+        self.layer_since(act, String::new(), Transform::Relu, 15);
+        let pass2 = (
+            format!("model.{ph}.linear_pass2"),
+            format!("{ph}.linear_pass2.weight"),
+        );
+        self.layer_since(pass2.0, pass2.1, Transform::PolicyMatMulRows, 15);
+    }
+
+    fn value_head(&mut self) {
+        let vh = "value_head";
+        self.steps.push(Step::Name(format!("model.{vh}")));
+        self.weight(&format!("{vh}.conv1"), Transform::Conv);
+        self.weight(&format!("{vh}.bias1"), Transform::Norm);
+        self.relu(&format!("{vh}.act1"));
+        self.weight(&format!("{vh}.linear2"), Transform::MatMul);
+        let bias = |name: &str, key: &str| (format!("model.{vh}.{name}"), format!("{vh}.{key}"));
+        let (l, k) = bias("bias2", "linear2.bias");
+        self.layer(l, k, Transform::Bias);
+        self.relu(&format!("{vh}.act2"));
+        self.weight(&format!("{vh}.linear_valuehead"), Transform::MatMul);
+        let (l, k) = bias("bias_valuehead", "linear_valuehead.bias");
+        self.layer(l, k, Transform::Bias);
+        let (l, k) = bias("linear_miscvaluehead", "linear_miscvaluehead.weight");
+        let more = format!("{vh}.linear_moremiscvaluehead.weight");
+        self.layer(l, k, Transform::ScoreValues { more, bias: false });
+        let (l, k) = bias("bias_miscvaluehead", "linear_miscvaluehead.bias");
+        let more = format!("{vh}.linear_moremiscvaluehead.bias");
+        self.layer(l, k, Transform::ScoreValues { more, bias: true });
+        self.weight(&format!("{vh}.conv_ownership"), Transform::Conv);
+    }
+}
+
+/// The steps of a version-15 model file of a net of `config`, in file order.
+pub(crate) fn key_table(config: &ModelConfig) -> Vec<Step> {
+    let mut t = Table { steps: Vec::new() };
+    t.trunk(config);
+    t.policy_head();
+    t.value_head();
+    t.steps
+}
