@@ -81,6 +81,26 @@ pub struct EngineArgs {
     pub override_config: Vec<String>,
 }
 
+/// The config flags of a command that reads one config file: `-config`
+/// (a TOML file of `configs/`, or KataGo's `.cfg`) and `-override-config`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigArgs {
+    /// Config file (the command's example is in `configs/`; KataGo's
+    /// `.cfg` files are read too).
+    #[arg(long = "config")]
+    pub file: Option<PathBuf>,
+    /// Config overrides, `key=value[,key=value...]`; may be repeated.
+    #[arg(long = "override-config")]
+    pub overrides: Vec<String>,
+}
+
+impl ConfigArgs {
+    /// The config file (empty without `-config`) with the overrides.
+    pub fn load(&self) -> Result<Config, ConfigError> {
+        load_config(self.file.as_deref(), &self.overrides)
+    }
+}
+
 /// A config file of `configs/` compiled into the binary: what `engine gtp`
 /// and `engine analysis` read when no `-config` is given, as KataGo falls
 /// back to the `default_gtp.cfg` beside its executable. Without it a bare

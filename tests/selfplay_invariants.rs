@@ -12,7 +12,7 @@ use engine::config::Config;
 use engine::data::TrainingRows;
 use engine::nn::FeatureEncoder;
 use engine::search::{SearchParams, SetupFor};
-use engine::selfplay::{play_game, write_game_rows, PlaySettings};
+use engine::selfplay::{play_game_from, write_game_rows, PlaySettings};
 use rand::SeedableRng;
 
 #[test]
@@ -40,11 +40,12 @@ fn one_game_has_consistent_search_targets_and_rows() {
     .unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(12);
     let stop = AtomicBool::new(false);
-    let played = play_game(
+    let played = play_game_from(
         &settings,
         &params,
         net.evaluator.clone(),
         "test",
+        None,
         &mut rng,
         &stop,
     )

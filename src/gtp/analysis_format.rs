@@ -257,6 +257,11 @@ fn round_i64(x: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line for the sample search seen by `pla`, from the side to move.
+    fn side_to_move_line(pla: Player, args: &AnalyzeArgs) -> String {
+        format_analysis(&seen_by(sample(), pla), args, Perspective::SideToMove).unwrap()
+    }
     use crate::game::{Loc, Player};
     use crate::search::RootInfo;
 
@@ -345,12 +350,7 @@ mod tests {
     #[test]
     fn lz_format_is_integers_from_the_movers_view() {
         let args = AnalyzeArgs::new(AnalyzeKind::Lz);
-        let line = format_analysis(
-            &seen_by(sample(), Player::Black),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::Black, &args);
         assert_eq!(
             line,
             "info move D4 visits 487 winrate 4800 prior 2211 lcb 4772 order 0 pv D4 Q16"
@@ -358,12 +358,7 @@ mod tests {
         let mut args = args;
         args.min_moves = 2;
         args.pv_visits = true;
-        let line = format_analysis(
-            &seen_by(sample(), Player::White),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::White, &args);
         assert_eq!(
             line,
             "info move D4 visits 487 winrate 5200 prior 2211 lcb 5228 order 0 pv D4 Q16 pvVisits 487 200 \
@@ -375,12 +370,7 @@ mod tests {
     fn kata_format_has_katago_field_order() {
         let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
         args.root_info = true;
-        let line = format_analysis(
-            &seen_by(sample(), Player::White),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::White, &args);
         assert_eq!(
             line,
             "info move D4 visits 487 edgeVisits 487 utility 0.0408357 winrate 0.519982 scoreMean 0.611848 \
@@ -390,12 +380,7 @@ mod tests {
              scoreSelfplay 0 weight 500"
         );
         // Black to move: values are negated / mirrored.
-        let line = format_analysis(
-            &seen_by(sample(), Player::Black),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::Black, &args);
         assert!(line.starts_with(
             "info move D4 visits 487 edgeVisits 487 utility -0.0408357 winrate 0.480018 scoreMean -0.611848"
         ));
@@ -409,12 +394,7 @@ mod tests {
     fn ownership_is_row_major_and_flipped() {
         let mut args = AnalyzeArgs::new(AnalyzeKind::Kata);
         args.ownership = true;
-        let line = format_analysis(
-            &seen_by(sample(), Player::Black),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::Black, &args);
         let (_, own) = line.split_once(" ownership ").unwrap();
         let vals: Vec<&str> = own.split(' ').collect();
         assert_eq!(vals.len(), 361);
@@ -424,12 +404,7 @@ mod tests {
     #[test]
     fn sabaki_format_always_has_a_decimal_point() {
         let args = AnalyzeArgs::new(AnalyzeKind::Sabaki);
-        let line = format_analysis(
-            &seen_by(sample(), Player::White),
-            &args,
-            Perspective::SideToMove,
-        )
-        .unwrap();
+        let line = side_to_move_line(Player::White, &args);
         assert!(line.contains("weight 487.500 order 0"), "{line}");
         assert!(
             line.contains("visits 487 edgeVisits 487 utility 0.0408357"),

@@ -10,10 +10,15 @@ use crate::game::{AreaOptions, Color, Move, Player, ScoringRule};
 
 use super::analysis_format::format_analysis;
 use super::analyze_args::{parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves};
-use super::bot::{SearchOutcome, SearchPurpose, SearchRequest};
+use parking_lot::Mutex;
+
+use super::bot::{GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::engine::{Background, GtpEngine, Handled};
+use super::position::GtpGame;
+use super::protocol::Output;
 use super::protocol::{format_header, format_response, CommandLine};
 use super::scoring_cmds::chain_statuses;
+use crate::search::Perspective;
 
 impl GtpEngine {
     /// Search commands; anything else is an unknown command.
@@ -383,24 +388,14 @@ impl GtpEngine {
         let perspective = self.settings.perspective;
         let stop2 = stop.clone();
         let handle = std::thread::spawn(move || {
-            let avoid = args.as_ref().map(|a| a.avoid.clone()).unwrap_or_default();
-            let req = SearchRequest {
+            let job = BackgroundSearch {
                 game: &game,
                 pla,
-                purpose,
-                avoid: &avoid,
-                want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
-                report_interval: args.as_ref().and_then(|a| a.report_interval),
-                min_moves: args.as_ref().map_or(0, |a| a.min_moves),
+                args: args.as_ref(),
+                perspective,
+                out: &out,
             };
-            let mut report = |snap: &crate::search::AnalysisSnapshot| {
-                if let Some(a) = &args {
-                    if let Some(line) = format_analysis(snap, a, perspective) {
-                        out.write_str(&(line + "\n"));
-                    }
-                }
-            };
-            let _ = bot.lock().search(&req, &stop2, &mut report);
+            let _ = job.run(&bot, purpose, &stop2);
         });
         self.background = Some(Background {
             stop,
@@ -418,27 +413,18 @@ impl GtpEngine {
         let (perspective, clock) = (self.settings.perspective, self.clocks[pla].clone());
         let stop2 = stop.clone();
         let handle = std::thread::spawn(move || {
-            let avoid = args.as_ref().map(|a| a.avoid.clone()).unwrap_or_default();
-            let req = SearchRequest {
+            let job = BackgroundSearch {
                 game: &game,
                 pla,
-                purpose: SearchPurpose::Genmove {
-                    clock,
-                    search_factor: 1.0,
-                },
-                avoid: &avoid,
-                want_ownership: args.as_ref().is_some_and(AnalyzeArgs::wants_ownership),
-                report_interval: args.as_ref().and_then(|a| a.report_interval),
-                min_moves: args.as_ref().map_or(0, |a| a.min_moves),
+                args: args.as_ref(),
+                perspective,
+                out: &out,
             };
-            let mut report = |snap: &crate::search::AnalysisSnapshot| {
-                if let Some(a) = &args {
-                    if let Some(line) = format_analysis(snap, a, perspective) {
-                        out.write_str(&(line + "\n"));
-                    }
-                }
+            let purpose = SearchPurpose::Genmove {
+                clock,
+                search_factor: 1.0,
             };
-            let outcome = bot.lock().search(&req, &stop2, &mut report);
+            let outcome = job.run(&bot, purpose, &stop2);
             let cancelled = stop2.load(std::sync::atomic::Ordering::Relaxed);
             let mv = match outcome {
                 _ if cancelled => "cancelled".to_string(),
@@ -456,6 +442,46 @@ impl GtpEngine {
             handle,
             ends_response: false,
         });
+    }
+}
+
+/// A search run on a background thread (pondering, `*-analyze`,
+/// `kata-search_cancellable`): one search of `pla`, an analysis line
+/// written for each report when `args` asks for them.
+struct BackgroundSearch<'a> {
+    game: &'a GtpGame,
+    pla: Player,
+    args: Option<&'a AnalyzeArgs>,
+    perspective: Perspective,
+    out: &'a Output,
+}
+
+impl BackgroundSearch<'_> {
+    fn run(
+        &self,
+        bot: &Mutex<Box<dyn GtpBot>>,
+        purpose: SearchPurpose,
+        stop: &AtomicBool,
+    ) -> Option<SearchOutcome> {
+        let args = self.args;
+        let avoid = args.map(|a| a.avoid.clone()).unwrap_or_default();
+        let req = SearchRequest {
+            game: self.game,
+            pla: self.pla,
+            purpose,
+            avoid: &avoid,
+            want_ownership: args.is_some_and(AnalyzeArgs::wants_ownership),
+            report_interval: args.and_then(|a| a.report_interval),
+            min_moves: args.map_or(0, |a| a.min_moves),
+        };
+        let mut report = |snap: &crate::search::AnalysisSnapshot| {
+            if let Some(a) = args {
+                if let Some(line) = format_analysis(snap, a, self.perspective) {
+                    self.out.write_str(&(line + "\n"));
+                }
+            }
+        };
+        bot.lock().search(&req, stop, &mut report)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::config::{Config, Enabled};
 use crate::game::{GameOptions, Rules, MAX_LEN};
+use crate::play::{read_fields, Field};
 use crate::search::Perspective;
 
 use super::numfmt::parse_bool;
@@ -89,7 +90,6 @@ impl GtpSettings {
                 .ok_or_else(|| format!("reportAnalysisWinratesAs: unknown value {s:?}"))?,
             Err(err) => return Err(e(err)),
         };
-        let allow_resignation = cfg.get_bool_or("allowResignation", false).map_err(e)?;
         let resign_threshold = if cfg.contains("allowResignation") {
             cfg.get_f64_or("resignThreshold", -1.0, -1.0..=0.0)
                 .map_err(e)?
@@ -131,48 +131,63 @@ impl GtpSettings {
         if cleanup_before_pass == Enabled::True && friendly_pass == Enabled::True {
             return Err("Cannot specify both cleanupBeforePass = true and friendlyPass = true at the same time".into());
         }
-        Ok(GtpSettings {
+        let mut s = GtpSettings {
             perspective,
-            allow_resignation,
             resign_threshold,
-            resign_consec_turns: cfg.get_i64_or("resignConsecTurns", 3, 1..=100).map_err(e)?
-                as usize,
-            resign_min_score_difference: cfg
-                .get_f64_or("resignMinScoreDifference", -1e10, 0.0..=1000.0)
-                .map_err(e)?,
-            resign_min_moves_per_board_area: cfg
-                .get_f64_or("resignMinMovesPerBoardArea", 0.0, 0.0..=1.0)
-                .map_err(e)?,
-            pondering_enabled: cfg.get_bool_or("ponderingEnabled", false).map_err(e)?,
             forced_komi,
-            search_factor_when_winning: cfg
-                .get_f64_or("searchFactorWhenWinning", 1.0, 0.01..=1.0)
-                .map_err(e)?,
-            search_factor_when_winning_threshold: cfg
-                .get_f64_or("searchFactorWhenWinningThreshold", 1.0, 0.0..=1.0)
-                .map_err(e)?,
-            delay_move_scale: cfg
-                .get_f64_or("delayMoveScale", 0.0, 0.0..=10000.0)
-                .map_err(e)?,
-            delay_move_max: cfg
-                .get_f64_or("delayMoveMax", 1_000_000.0, 0.0..=1_000_000.0)
-                .map_err(e)?,
-            log_all: cfg
-                .get_bool_or("logAllGTPCommunication", false)
-                .map_err(e)?,
             default_size: size,
             initial_rules: rules_from_config(cfg)?,
-            game_options: GameOptions {
-                prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true).map_err(e)?,
-                assume_multiple_starting_black_moves_are_handicap: cfg
-                    .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)
-                    .map_err(e)?,
-            },
             cleanup_before_pass,
             friendly_pass,
-        })
+            ..d
+        };
+        read_fields(cfg, GTP_FIELDS, &mut s).map_err(|err| err.to_string())?;
+        Ok(s)
     }
 }
+
+/// The scalar GTP settings: KataGo's key, its `gtp_example.cfg` default,
+/// the range, and the field it fills.
+const GTP_FIELDS: &[Field<GtpSettings>] = &[
+    Field::bool("allowResignation", false, |s, v| s.allow_resignation = v),
+    Field::i64("resignConsecTurns", 3, 1..=100, |s, v| {
+        s.resign_consec_turns = v as usize
+    }),
+    Field::f64("resignMinScoreDifference", -1e10, 0.0..=1000.0, |s, v| {
+        s.resign_min_score_difference = v
+    }),
+    Field::f64("resignMinMovesPerBoardArea", 0.0, 0.0..=1.0, |s, v| {
+        s.resign_min_moves_per_board_area = v
+    }),
+    Field::bool("ponderingEnabled", false, |s, v| s.pondering_enabled = v),
+    Field::f64("searchFactorWhenWinning", 1.0, 0.01..=1.0, |s, v| {
+        s.search_factor_when_winning = v
+    }),
+    Field::f64(
+        "searchFactorWhenWinningThreshold",
+        1.0,
+        0.0..=1.0,
+        |s, v| s.search_factor_when_winning_threshold = v,
+    ),
+    Field::f64("delayMoveScale", 0.0, 0.0..=10000.0, |s, v| {
+        s.delay_move_scale = v
+    }),
+    Field::f64("delayMoveMax", 1_000_000.0, 0.0..=1_000_000.0, |s, v| {
+        s.delay_move_max = v
+    }),
+    Field::bool("logAllGTPCommunication", false, |s, v| s.log_all = v),
+    Field::bool("preventCleanupPhase", true, |s, v| {
+        s.game_options.prevent_cleanup_phase = v
+    }),
+    Field::bool(
+        "assumeMultipleStartingBlackMovesAreHandicap",
+        true,
+        |s, v| {
+            s.game_options
+                .assume_multiple_starting_black_moves_are_handicap = v
+        },
+    ),
+];
 
 /// KataGo's `loadSingleRules` without komi (GTP starts at 7.5): the
 /// `rules` key, or the single keys `koRule`, `scoringRule`, `taxRule`,

@@ -30,14 +30,13 @@ pub mod settings;
 mod signals;
 pub mod status;
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
 pub use learner::{Learner, Outcome};
 pub use ledger::{GenerationRecord, Ledger};
 pub use settings::LearnSettings;
 
+use crate::setup::ConfigArgs;
 use crate::store::layout::Run;
 use crate::store::StoreUrl;
 
@@ -70,13 +69,10 @@ pub struct LearnArgs {
     /// The run: a folder, `file:///path` or `s3://bucket/prefix`.
     #[arg(long)]
     pub store: String,
-    /// The learner's config (`configs/learn.toml`); paths in it are
-    /// relative to its folder.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Config overrides, `key=value[,key=value...]`; may be repeated.
-    #[arg(long = "override-config")]
-    pub override_config: Vec<String>,
+    /// `-config` (`configs/learn.toml`; paths in it are relative to its
+    /// folder) and `-override-config`.
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Play N games with the newest net per generation, by starting
     /// `engine selfplay` itself (one machine, reproducible turns).
     /// Without it, self-play workers run on their own and a generation
@@ -221,14 +217,19 @@ pub fn run(args: &LearnArgs) -> i32 {
             ),
         }
     );
-    let mut learner =
-        match Learner::new(settings, args.config.clone(), run, lease, args.synchronous) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("engine learn: {e}");
-                return 1;
-            }
-        };
+    let mut learner = match Learner::new(
+        settings,
+        args.config.file.clone(),
+        run,
+        lease,
+        args.synchronous,
+    ) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("engine learn: {e}");
+            return 1;
+        }
+    };
     let result = learner.run();
     learner.release();
     match result {
@@ -278,7 +279,7 @@ fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
     let extra = std::env::var(SELFPLAY_OVERRIDES_ENV).unwrap_or_default();
     let mut cmd = match learner::selfplay_command(
         settings,
-        args.config.as_deref(),
+        args.config.file.as_deref(),
         run.url(),
         None,
         &extra,
@@ -296,8 +297,7 @@ fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
 }
 
 fn load_settings(args: &LearnArgs) -> Result<LearnSettings, LearnError> {
-    let cfg = crate::setup::load_config(args.config.as_deref(), &args.override_config)
-        .map_err(Box::new)?;
+    let cfg = args.config.load().map_err(Box::new)?;
     let settings = LearnSettings::from_config(&cfg)?;
     if args.synchronous == Some(0) {
         return Err(LearnError::Invalid(

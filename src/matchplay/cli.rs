@@ -13,17 +13,16 @@ use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::MatchSettings;
 use crate::config::Config;
 use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
+use crate::setup::ConfigArgs;
 use crate::store::Store;
 
 /// Flags of `engine match` (KataGo's spelling, plus a short form).
 #[derive(Debug, Args)]
 pub struct MatchArgs {
-    /// Match config (`configs/match.toml`, or KataGo's `match.cfg`).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Config overrides, `key=value[,key=value...]`; may be repeated.
-    #[arg(long = "override-config")]
-    pub override_config: Vec<String>,
+    /// `-config` (`configs/match.toml`, or KataGo's `match.cfg`) and
+    /// `-override-config`.
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Folder for the games' SGFs and `match_summary.json` (a path or an
     /// `s3://` URL).
     #[arg(long = "sgf-output-dir")]
@@ -133,8 +132,7 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), MatchE
 }
 
 fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
-    let mut cfg = crate::setup::load_config(args.config.as_deref(), &args.override_config)
-        .map_err(Box::new)?;
+    let mut cfg = args.config.load().map_err(Box::new)?;
     apply_short_form(&mut cfg, args)?;
     let settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
     let sprt = match &args.sprt {
@@ -257,8 +255,7 @@ mod tests {
 
     fn args(bots: &[&str]) -> MatchArgs {
         MatchArgs {
-            config: None,
-            override_config: vec![],
+            config: ConfigArgs::default(),
             sgf_output_dir: "x".into(),
             log_file: None,
             bot: bots.iter().map(|s| s.to_string()).collect(),

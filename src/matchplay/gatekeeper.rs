@@ -31,6 +31,7 @@ use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
 use super::settings::{bot_params, BotSpec, MatchSettings};
 use crate::config::Config;
 use crate::play::stats::Wld;
+use crate::setup::ConfigArgs;
 use crate::store::layout::{ModelEntry, ModelsDir};
 use crate::store::{Store, StoreUrl};
 
@@ -38,12 +39,10 @@ use crate::store::{Store, StoreUrl};
 /// `s3://` URLs.
 #[derive(Debug, Args)]
 pub struct GatekeeperArgs {
-    /// Gatekeeper config (`configs/gatekeeper.toml`, or KataGo's gatekeeper1.cfg).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Config overrides, `key=value[,key=value...]`; may be repeated.
-    #[arg(long = "override-config")]
-    pub override_config: Vec<String>,
+    /// `-config` (`configs/gatekeeper.toml`, or KataGo's
+    /// `gatekeeper1.cfg`) and `-override-config`.
+    #[command(flatten)]
+    pub config: ConfigArgs,
     /// Folder of nets to test.
     #[arg(long = "test-models-dir")]
     pub test_models_dir: String,
@@ -437,8 +436,7 @@ impl Gatekeeper {
 }
 
 fn run_inner(args: &GatekeeperArgs) -> Result<(), MatchError> {
-    let cfg = crate::setup::load_config(args.config.as_deref(), &args.override_config)
-        .map_err(Box::new)?;
+    let cfg = args.config.load().map_err(Box::new)?;
     let open = |text: &str| -> Result<ModelsDir, MatchError> {
         Ok(ModelsDir::open(&StoreUrl::parse(text)?)?)
     };

@@ -34,26 +34,13 @@ pub struct PlayedGame {
     pub num_searches: usize,
 }
 
-/// Plays one game with `evaluator` from the empty board; `None` if `stop`
-/// was raised first.
-pub fn play_game<E: PositionEvaluator<GameState>>(
-    s: &PlaySettings,
-    base_params: &SearchParams,
-    evaluator: Arc<E>,
-    model_name: &str,
-    rng: &mut StdRng,
-    stop: &AtomicBool,
-) -> Result<Option<PlayedGame>, SearchError> {
-    play_game_from(s, base_params, evaluator, model_name, None, rng, stop)
-}
-
 /// A newer net for a game in progress (`switchNetsMidGame`): called now
 /// and then during the game; `Some` switches the game's searches to it.
 pub type NewNetCheck<'a, E> = &'a mut dyn FnMut() -> Option<Arc<E>>;
 
 /// Plays one game from `fork` (a fork game, KataGo's game type 2: its
 /// rules, komi with noise, no handicap, asymmetry or opening moves) or,
-/// without one, from the empty board.
+/// without one, from the empty board; `None` if `stop` was raised first.
 pub fn play_game_from<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
