@@ -382,20 +382,9 @@ impl GtpEngine {
         args: Option<AnalyzeArgs>,
         ends_response: bool,
     ) {
-        self.stop_background();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (bot, out, game) = (self.bot.clone(), self.out.clone(), self.game.clone());
-        let perspective = self.settings.perspective;
-        let stop2 = stop.clone();
+        let (job, stop) = self.background_search(pla, args);
         let handle = std::thread::spawn(move || {
-            let job = BackgroundSearch {
-                game: &game,
-                pla,
-                args: args.as_ref(),
-                perspective,
-                out: &out,
-            };
-            let _ = job.run(&bot, purpose, &stop2);
+            let _ = job.run(purpose);
         });
         self.background = Some(Background {
             stop,
@@ -404,37 +393,49 @@ impl GtpEngine {
         });
     }
 
+    /// Stops any background search and sets up the next one on this
+    /// position, with the flag that stops it.
+    fn background_search(
+        &mut self,
+        pla: Player,
+        args: Option<AnalyzeArgs>,
+    ) -> (BackgroundSearch, Arc<AtomicBool>) {
+        self.stop_background();
+        let stop = Arc::new(AtomicBool::new(false));
+        let job = BackgroundSearch {
+            bot: self.bot.clone(),
+            game: self.game.clone(),
+            pla,
+            args,
+            perspective: self.settings.perspective,
+            out: self.out.clone(),
+            stop: stop.clone(),
+        };
+        (job, stop)
+    }
+
     /// `kata-search_cancellable` / `kata-search_analyze_cancellable`: the
     /// search thread writes the answer itself, `cancelled` when stopped.
     fn spawn_cancellable(&mut self, id: Option<u64>, pla: Player, args: Option<AnalyzeArgs>) {
-        self.stop_background();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (bot, out, game) = (self.bot.clone(), self.out.clone(), self.game.clone());
-        let (perspective, clock) = (self.settings.perspective, self.clocks[pla].clone());
-        let stop2 = stop.clone();
+        let clock = self.clocks[pla].clone();
+        let (job, stop) = self.background_search(pla, args);
         let handle = std::thread::spawn(move || {
-            let job = BackgroundSearch {
-                game: &game,
-                pla,
-                args: args.as_ref(),
-                perspective,
-                out: &out,
-            };
             let purpose = SearchPurpose::Genmove {
                 clock,
                 search_factor: 1.0,
             };
-            let outcome = job.run(&bot, purpose, &stop2);
-            let cancelled = stop2.load(std::sync::atomic::Ordering::Relaxed);
+            let outcome = job.run(purpose);
+            let cancelled = job.stop.load(std::sync::atomic::Ordering::Relaxed);
+            let (xs, ys) = (job.game.x_size(), job.game.y_size());
             let mv = match outcome {
                 _ if cancelled => "cancelled".to_string(),
-                Some(o) => o.best.to_gtp(game.x_size(), game.y_size()),
-                None => Move::Pass.to_gtp(game.x_size(), game.y_size()),
+                Some(o) => o.best.to_gtp(xs, ys),
+                None => Move::Pass.to_gtp(xs, ys),
             };
-            if args.is_some() {
-                out.write_str(&format!("play {mv}\n\n"));
+            if job.args.is_some() {
+                job.out.write_str(&format!("play {mv}\n\n"));
             } else {
-                out.write_str(&format_response(id, true, &mv));
+                job.out.write_str(&format_response(id, true, &mv));
             }
         });
         self.background = Some(Background {
@@ -448,25 +449,23 @@ impl GtpEngine {
 /// A search run on a background thread (pondering, `*-analyze`,
 /// `kata-search_cancellable`): one search of `pla`, an analysis line
 /// written for each report when `args` asks for them.
-struct BackgroundSearch<'a> {
-    game: &'a GtpGame,
+struct BackgroundSearch {
+    bot: Arc<Mutex<Box<dyn GtpBot>>>,
+    game: GtpGame,
     pla: Player,
-    args: Option<&'a AnalyzeArgs>,
+    args: Option<AnalyzeArgs>,
     perspective: Perspective,
-    out: &'a Output,
+    out: Output,
+    /// Raised to end the search.
+    stop: Arc<AtomicBool>,
 }
 
-impl BackgroundSearch<'_> {
-    fn run(
-        &self,
-        bot: &Mutex<Box<dyn GtpBot>>,
-        purpose: SearchPurpose,
-        stop: &AtomicBool,
-    ) -> Option<SearchOutcome> {
-        let args = self.args;
+impl BackgroundSearch {
+    fn run(&self, purpose: SearchPurpose) -> Option<SearchOutcome> {
+        let args = self.args.as_ref();
         let avoid = args.map(|a| a.avoid.clone()).unwrap_or_default();
         let req = SearchRequest {
-            game: self.game,
+            game: &self.game,
             pla: self.pla,
             purpose,
             avoid: &avoid,
@@ -481,7 +480,7 @@ impl BackgroundSearch<'_> {
                 }
             }
         };
-        bot.lock().search(&req, stop, &mut report)
+        self.bot.lock().search(&req, &self.stop, &mut report)
     }
 }
 
