@@ -19,6 +19,43 @@ pub(super) fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
     Vec::<T>::try_from(t.flatten(0, -1)).expect("tensor data")
 }
 
+/// A fresh optimiser and train state for a test net, with a large learning
+/// rate so that a few steps move every weight visibly.
+pub(super) struct QuickTrainer {
+    opt: Optimizer,
+    pub(super) state: TrainState,
+    sched: Schedule,
+}
+
+impl QuickTrainer {
+    pub(super) fn new(net: &TrainNet) -> QuickTrainer {
+        QuickTrainer {
+            opt: Optimizer::new(net),
+            state: TrainState::default(),
+            sched: Schedule {
+                lr_scale: 50.0,
+                batch_size: 16,
+                no_warmup: true,
+            },
+        }
+    }
+
+    /// One training step on `batch` with the default loss scales and an
+    /// SWA scale of 8, averaging every `swa_period` samples.
+    pub(super) fn step(&mut self, net: &TrainNet, batch: &Batch, swa_period: u64) -> StepReport {
+        train_step(
+            net,
+            &mut self.opt,
+            &mut self.state,
+            &self.sched,
+            &LossScales::default(),
+            8.0,
+            swa_period,
+            batch,
+        )
+    }
+}
+
 /// Exports `net` (of `config`, named `name` in the file) into a fresh temp
 /// folder `engine-train-{tag}-{pid}` and loads it with the engine's inference
 /// net; returns the model and the folder, for the caller to remove.
@@ -266,14 +303,7 @@ fn trained_net_round_trips_through_export() {
     tch::set_num_threads(1);
     tch::manual_seed(7);
     let net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
-    let mut opt = Optimizer::new(&net);
-    let mut state = TrainState::default();
-    // A large learning rate so that 40 steps move every weight visibly.
-    let sched = Schedule {
-        lr_scale: 50.0,
-        batch_size: 16,
-        no_warmup: true,
-    };
+    let mut trainer = QuickTrainer::new(&net);
     let rows = parity_rows();
     let idx: Vec<usize> = (0..rows.num_rows).collect();
     let mut rng = StdRng::seed_from_u64(3);
@@ -281,22 +311,13 @@ fn trained_net_round_trips_through_export() {
     let mut last = 0.0;
     for _ in 0..40 {
         let batch = Batch::from_rows(&rows, &idx, Augment::KATAGO, &mut rng, Device::Cpu);
-        let r = train_step(
-            &net,
-            &mut opt,
-            &mut state,
-            &sched,
-            &LossScales::default(),
-            8.0,
-            64,
-            &batch,
-        );
+        let r = trainer.step(&net, &batch, 64);
         let l = r.values["loss_sum"];
         assert!(l.is_finite(), "loss went non-finite");
         first.get_or_insert(l);
         last = l;
     }
-    assert!(state.swa_initialized);
+    assert!(trainer.state.swa_initialized);
     assert!(
         last < first.unwrap_or(f64::MAX),
         "loss did not go down: {first:?} -> {last}"
