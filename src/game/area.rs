@@ -110,21 +110,12 @@ impl Board {
                 .iter()
                 .any(|&a| self.colors[a] == Color::Empty && basic[a] == Color::Empty);
             if in_atari || touches_dame {
-                let owner = basic[l];
                 is_seki[l] = true;
-                let (mut head, mut tail) = (0, 1);
-                queue[0] = l as u16;
-                while head != tail {
-                    let n = queue[head] as usize;
-                    head += 1;
-                    for a in adj(n) {
-                        if basic[a] == owner && !is_seki[a] {
-                            is_seki[a] = true;
-                            queue[tail] = a as u16;
-                            tail += 1;
-                        }
-                    }
-                }
+                flood_region(stride, basic, l, &mut queue, |a| {
+                    let new = !is_seki[a];
+                    is_seki[a] = true;
+                    new
+                });
             }
         }
 
@@ -136,19 +127,11 @@ impl Board {
             let owner = basic[l];
             count += if owner == Color::White { 1 } else { -1 };
             result[l] = owner;
-            let (mut head, mut tail) = (0, 1);
-            queue[0] = l as u16;
-            while head != tail {
-                let n = queue[head] as usize;
-                head += 1;
-                for a in adj(n) {
-                    if basic[a] == owner && result[a] != owner {
-                        result[a] = owner;
-                        queue[tail] = a as u16;
-                        tail += 1;
-                    }
-                }
-            }
+            flood_region(stride, basic, l, &mut queue, |a| {
+                let new = result[a] != owner;
+                result[a] = owner;
+                new
+            });
         }
         count
     }
@@ -356,6 +339,34 @@ impl Board {
                         break;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Breadth-first flood from `start` (already marked by the caller) over the
+/// points connected to it whose `basic` colour equals `basic[start]`.
+/// `mark(a)` marks point `a` and says whether it was unmarked before, so each
+/// point is queued once; the caller keeps the marks (seki flags or owners).
+/// `queue` is the caller's scratch array, so the flood does not allocate.
+#[inline]
+fn flood_region(
+    stride: usize,
+    basic: &[Color; MAX_ARR_SIZE],
+    start: usize,
+    queue: &mut [u16; MAX_ARR_SIZE],
+    mut mark: impl FnMut(usize) -> bool,
+) {
+    let owner = basic[start];
+    let (mut head, mut tail) = (0, 1);
+    queue[0] = start as u16;
+    while head != tail {
+        let n = queue[head] as usize;
+        head += 1;
+        for a in [n - stride, n - 1, n + 1, n + stride] {
+            if basic[a] == owner && mark(a) {
+                queue[tail] = a as u16;
+                tail += 1;
             }
         }
     }

@@ -276,21 +276,11 @@ impl Board {
         self.is_suicide_idx(loc.idx(), pla)
     }
 
+    #[inline]
     fn is_suicide_idx(&self, loc: usize, pla: Player) -> bool {
-        let (pc, oc) = (pla.color(), pla.opp().color());
-        for a in self.adj(loc) {
-            let c = self.colors[a];
-            if c == Color::Empty {
-                return false;
-            } else if c == pc {
-                if self.libs(a) > 1 {
-                    return false;
-                }
-            } else if c == oc && self.libs(a) == 1 {
-                return false;
-            }
-        }
-        true
+        // When multi-stone suicide is illegal, every suicide is illegal, so
+        // the rule check with `multi == false` is exactly the suicide test.
+        self.is_illegal_suicide_idx(loc, pla, false)
     }
 
     /// Whether `pla` on `loc` would be a suicide the rules forbid: any

@@ -120,49 +120,7 @@ fn ko_hash_after_move_non_encore(rules: &Rules, pos_hash_after: Hash128, pla: Pl
 impl BoardHistory {
     /// A history starting at `board` with `pla` to move, in the main phase.
     pub fn new(board: &Board, pla: Player, rules: Rules) -> BoardHistory {
-        let mut h = BoardHistory {
-            rules,
-            moves: Vec::new(),
-            prevent_encore_history: Vec::new(),
-            ko_hash_history: Vec::new(),
-            first_turn_idx_with_ko_history: 0,
-            initial_board: *board,
-            initial_pla: pla,
-            initial_encore_phase: 0,
-            initial_turn_number: 0,
-            assume_multiple_starting_black_moves_are_handicap: false,
-            white_has_moved: false,
-            override_num_handicap_stones: None,
-            always_compute_pass_alive_under_suicide_rules: false,
-            recent_boards: [*board; NUM_RECENT_BOARDS],
-            current_recent_board_idx: 0,
-            presumed_next_pla: pla,
-            was_ever_occupied_or_played: [false; MAX_ARR_SIZE],
-            super_ko_banned: [false; MAX_ARR_SIZE],
-            consecutive_ending_passes: 0,
-            hashes_before_black_pass: Vec::new(),
-            hashes_before_white_pass: Vec::new(),
-            encore_phase: 0,
-            num_turns_this_phase: 0,
-            num_approx_valid_turns_this_phase: 0,
-            num_consec_valid_turns_this_game: 0,
-            ko_recap_blocked: [false; MAX_ARR_SIZE],
-            ko_recap_block_hash: Hash128::ZERO,
-            ko_captures_in_encore: Vec::new(),
-            second_encore_start_colors: [Color::Empty; MAX_ARR_SIZE],
-            white_bonus_score: 0.0,
-            white_handicap_bonus_score: 0.0,
-            has_button: false,
-            is_past_normal_phase_end: false,
-            is_game_finished: false,
-            winner: None,
-            final_white_minus_black_score: 0.0,
-            is_scored: false,
-            is_no_result: false,
-            is_resignation: false,
-        };
-        h.reset(board, pla, rules, 0);
-        h
+        BoardHistory::started_at(board, pla, rules, 0, false)
     }
 
     /// A history starting in encore phase `encore_phase` (0, 1 or 2; the
@@ -176,9 +134,13 @@ impl BoardHistory {
         if encore_phase > 2 || (encore_phase > 0 && rules.scoring_rule != ScoringRule::Territory) {
             return Err(HistoryError::BadEncorePhase(encore_phase));
         }
-        let mut h = BoardHistory::new(board, pla, rules);
-        h.reset(board, pla, rules, encore_phase);
-        Ok(h)
+        Ok(BoardHistory::started_at(
+            board,
+            pla,
+            rules,
+            encore_phase,
+            false,
+        ))
     }
 
     /// KataGo's `clear`: forgets all moves, results and handicap settings
@@ -186,7 +148,19 @@ impl BoardHistory {
     /// mode, as KataGo does.
     fn reset(&mut self, board: &Board, pla: Player, rules: Rules, encore_phase: u8) {
         let always = self.always_compute_pass_alive_under_suicide_rules;
-        *self = BoardHistory {
+        *self = BoardHistory::started_at(board, pla, rules, encore_phase, always);
+    }
+
+    /// A fresh history at `board` with no moves, results or handicap
+    /// settings: what both [`BoardHistory::new`] and a reset start from.
+    fn started_at(
+        board: &Board,
+        pla: Player,
+        rules: Rules,
+        encore_phase: u8,
+        always_compute_pass_alive_under_suicide_rules: bool,
+    ) -> BoardHistory {
+        let mut h = BoardHistory {
             rules,
             moves: Vec::new(),
             prevent_encore_history: Vec::new(),
@@ -199,7 +173,7 @@ impl BoardHistory {
             assume_multiple_starting_black_moves_are_handicap: false,
             white_has_moved: false,
             override_num_handicap_stones: None,
-            always_compute_pass_alive_under_suicide_rules: always,
+            always_compute_pass_alive_under_suicide_rules,
             recent_boards: [*board; NUM_RECENT_BOARDS],
             current_recent_board_idx: 0,
             presumed_next_pla: pla,
@@ -229,33 +203,34 @@ impl BoardHistory {
             is_resignation: false,
         };
         for loc in board.locs() {
-            self.was_ever_occupied_or_played[loc.idx()] = board.get(loc) != Color::Empty;
+            h.was_ever_occupied_or_played[loc.idx()] = board.get(loc) != Color::Empty;
         }
         if encore_phase == 2 {
-            self.second_encore_start_colors = board.colors;
+            h.second_encore_start_colors = board.colors;
         }
-        self.ko_hash_history.push(ko_hash(
+        h.ko_hash_history.push(ko_hash(
             &rules,
             board,
             pla,
             encore_phase,
-            self.ko_recap_block_hash,
+            h.ko_recap_block_hash,
         ));
         if rules.scoring_rule == ScoringRule::Territory {
             // Territory scoring "chills" one point per stone played: count
             // the stones already on the board and those captured.
             for loc in board.locs() {
                 match board.get(loc) {
-                    Color::Black => self.white_bonus_score += 1.0,
-                    Color::White => self.white_bonus_score -= 1.0,
+                    Color::Black => h.white_bonus_score += 1.0,
+                    Color::White => h.white_bonus_score -= 1.0,
                     _ => {}
                 }
             }
             let net_white_captures =
                 board.num_white_captures() as f32 - board.num_black_captures() as f32;
-            self.white_bonus_score -= net_white_captures;
+            h.white_bonus_score -= net_white_captures;
         }
-        self.white_handicap_bonus_score = self.compute_white_handicap_bonus() as f32;
+        h.white_handicap_bonus_score = h.compute_white_handicap_bonus() as f32;
+        h
     }
 
     /// A fresh history at this one's initial position, with the same

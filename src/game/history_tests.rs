@@ -1,5 +1,5 @@
 use super::*;
-use crate::game::{TaxRule, WhiteHandicapBonusRule};
+use crate::game::{Area, TaxRule, WhiteHandicapBonusRule};
 
 fn b(x: usize, y: usize, text: &str) -> Board {
     Board::from_diagram(x, y, text).unwrap()
@@ -44,6 +44,25 @@ fn base_rules(ko: KoRule) -> Rules {
         komi: 0.5,
         ..Rules::tromp_taylor()
     }
+}
+
+/// Tromp-Taylor rules with the tax rule, scoring rule and komi the scoring
+/// tests vary.
+fn tax_rules(tax: TaxRule, scoring: ScoringRule, komi: f32) -> Rules {
+    Rules {
+        tax_rule: tax,
+        scoring_rule: scoring,
+        komi,
+        ..Rules::tromp_taylor()
+    }
+}
+
+/// A history of `board` with `pla` to move under `rules`, scored at once as
+/// the board stands; also the area it scored.
+fn scored_now(board: &Board, pla: Player, rules: Rules) -> (BoardHistory, Area) {
+    let mut h = BoardHistory::new(board, pla, rules);
+    let area = h.end_and_score_game_now(board);
+    (h, area)
 }
 
 fn base_board() -> Board {
@@ -346,13 +365,8 @@ fn seki_and_group_tax() {
         (TaxRule::Seki, -1.0),
         (TaxRule::All, -1.0),
     ] {
-        let rules = Rules {
-            tax_rule: tax,
-            komi: 0.0,
-            ..Rules::tromp_taylor()
-        };
-        let mut h = BoardHistory::new(&seki, Player::Black, rules);
-        let area = h.end_and_score_game_now(&seki);
+        let rules = tax_rules(tax, ScoringRule::Area, 0.0);
+        let (h, area) = scored_now(&seki, Player::Black, rules);
         assert_eq!(h.final_white_minus_black_score(), score, "{tax:?}");
         let eye_owner = area.get(seki.loc(0, 0));
         assert_eq!(
@@ -378,14 +392,7 @@ fn seki_and_group_tax() {
         (TaxRule::All, -6.0),
     ] {
         for scoring in [ScoringRule::Area, ScoringRule::Territory] {
-            let rules = Rules {
-                tax_rule: tax,
-                scoring_rule: scoring,
-                komi: 0.0,
-                ..Rules::tromp_taylor()
-            };
-            let mut h = BoardHistory::new(&alive, Player::White, rules);
-            h.end_and_score_game_now(&alive);
+            let (h, _) = scored_now(&alive, Player::White, tax_rules(tax, scoring, 0.0));
             // Territory scoring chills the 6 stones already on the board.
             let chill = if scoring == ScoringRule::Territory {
                 6.0
@@ -414,11 +421,11 @@ fn all_pass_alive_ends_the_game() {
         (TaxRule::None, -10.0 + 7.5),
         (TaxRule::All, -10.0 + 2.0 + 7.5),
     ] {
-        let rules = Rules {
-            tax_rule: tax,
-            ..Rules::tromp_taylor()
-        };
-        let mut h = BoardHistory::new(&alive, Player::White, rules);
+        let mut h = BoardHistory::new(
+            &alive,
+            Player::White,
+            tax_rules(tax, ScoringRule::Area, 7.5),
+        );
         assert!(h.end_game_if_all_pass_alive(&alive));
         assert!(h.is_game_finished());
         assert_eq!(h.final_white_minus_black_score(), score);

@@ -109,10 +109,8 @@ impl Board {
         buf_idx: usize,
     ) -> usize {
         let mut found = 0;
-        let start = loc.idx();
-        let mut cur = start;
-        loop {
-            for a in self.adj4(cur) {
+        for stone in self.chain_stones(loc) {
+            for a in self.adj4(stone.idx()) {
                 if self.colors[a] != Color::Empty {
                     continue;
                 }
@@ -126,11 +124,8 @@ impl Board {
                 buf[buf_idx + found] = lib;
                 found += 1;
             }
-            cur = self.next_in_chain[cur] as usize;
-            if cur == start {
-                return found;
-            }
         }
+        found
     }
 
     /// Writes the moves that capture an opponent chain in atari next to the
@@ -149,10 +144,8 @@ impl Board {
         let mut checked = [NULL; MAX_PLAY_SIZE];
         let mut num_checked = 0;
         let mut found = 0;
-        let start = loc.idx();
-        let mut cur = start;
-        loop {
-            for a in self.adj4(cur) {
+        for stone in self.chain_stones(loc) {
+            for a in self.adj4(stone.idx()) {
                 if self.colors[a] != oc {
                     continue;
                 }
@@ -164,11 +157,8 @@ impl Board {
                 checked[num_checked] = head;
                 num_checked += 1;
             }
-            cur = self.next_in_chain[cur] as usize;
-            if cur == start {
-                return found;
-            }
         }
+        found
     }
 
     /// Whether an opponent chain next to the chain at `loc` is in atari.

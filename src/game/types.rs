@@ -392,39 +392,27 @@ mod tests {
         let m = Move::parse("Q16", 19, 19).unwrap();
         assert_eq!(m, Move::Play(Loc::from_xy(15, 3, 19)));
         assert_eq!(m.to_gtp(19, 19), "Q16");
-        assert_eq!(
-            Move::parse("a1", 19, 19).unwrap().loc().unwrap().xy(19),
-            (0, 18)
-        );
-        assert_eq!(
-            Move::parse("J19", 19, 19).unwrap().loc().unwrap().xy(19),
-            (8, 0)
-        );
+        // (text, board size, the point it names as (x, y))
+        let points = [
+            ("a1", 19, (0, 18)),
+            ("J19", 19, (8, 0)),
+            ("(3,4)", 9, (3, 4)),
+            ("Z25", 25, (24, 0)),
+        ];
+        for (text, size, xy) in points {
+            let m = Move::parse(text, size, size).unwrap();
+            assert_eq!(m.loc().unwrap().xy(size), xy, "{text}");
+        }
         assert_eq!(Move::parse(" PASS ", 9, 9).unwrap(), Move::Pass);
-        assert_eq!(
-            Move::parse("(3,4)", 9, 9).unwrap().loc().unwrap().xy(9),
-            (3, 4)
-        );
-        assert_eq!(
-            Move::parse("I5", 9, 9).unwrap_err().kind,
-            CoordErrorKind::Syntax
-        );
-        assert_eq!(
-            Move::parse("T1", 9, 9).unwrap_err().kind,
-            CoordErrorKind::OffBoard
-        );
-        assert_eq!(
-            Move::parse("A0", 9, 9).unwrap_err().kind,
-            CoordErrorKind::OffBoard
-        );
-        assert_eq!(
-            Move::parse("A10", 9, 9).unwrap_err().kind,
-            CoordErrorKind::OffBoard
-        );
-        assert_eq!(
-            Move::parse("Z25", 25, 25).unwrap().loc().unwrap().xy(25),
-            (24, 0)
-        );
+        let errors = [
+            ("I5", CoordErrorKind::Syntax),
+            ("T1", CoordErrorKind::OffBoard),
+            ("A0", CoordErrorKind::OffBoard),
+            ("A10", CoordErrorKind::OffBoard),
+        ];
+        for (text, kind) in errors {
+            assert_eq!(Move::parse(text, 9, 9).unwrap_err().kind, kind, "{text}");
+        }
     }
 
     #[test]

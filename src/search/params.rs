@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::game::Player;
+use crate::timecontrol::TimeParams;
 
 /// Which program the parameters are for: KataGo picks different defaults
 /// for some parameters depending on it (`Setup::loadParams`).
@@ -440,6 +441,9 @@ impl SearchParams {
         let interactive = matches!(setup, Gtp | Analysis);
         let strong = !matches!(setup, Distributed | Other);
         let not_distributed = setup != Distributed;
+        // The clock settings are the same config keys the time budget reads:
+        // take its defaults (KataGo's) so the two cannot drift apart.
+        let time = TimeParams::default();
         let mut p = SearchParams {
             win_loss_utility_factor: 1.0,
             static_score_utility_factor: 0.1,
@@ -523,17 +527,17 @@ impl SearchParams {
             max_visits_pondering: 1 << 50,
             max_playouts_pondering: 1 << 50,
             max_time_pondering: 1.0e20,
-            lag_buffer: 0.0,
-            search_factor_after_one_pass: 1.0,
-            search_factor_after_two_pass: 1.0,
+            lag_buffer: time.lag_buffer,
+            search_factor_after_one_pass: time.search_factor_after_one_pass,
+            search_factor_after_two_pass: time.search_factor_after_two_pass,
             tree_reuse_carry_over_time_factor: 0.0,
-            overallocate_time_factor: 1.0,
-            midgame_time_factor: 1.0,
-            midgame_turn_peak_time: 130.0,
-            endgame_turn_time_decay: 100.0,
-            obvious_moves_time_factor: 1.0,
-            obvious_moves_policy_entropy_tolerance: 0.30,
-            obvious_moves_policy_surprise_tolerance: 0.15,
+            overallocate_time_factor: time.overallocate_time_factor,
+            midgame_time_factor: time.midgame_time_factor,
+            midgame_turn_peak_time: time.midgame_turn_peak_time,
+            endgame_turn_time_decay: time.endgame_turn_time_decay,
+            obvious_moves_time_factor: time.obvious_moves_time_factor,
+            obvious_moves_policy_entropy_tolerance: time.obvious_moves_policy_entropy_tolerance,
+            obvious_moves_policy_surprise_tolerance: time.obvious_moves_policy_surprise_tolerance,
             futile_visits_threshold: 0.0,
         };
         if strong {

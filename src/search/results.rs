@@ -382,14 +382,7 @@ impl<'a> SearchView<'a> {
             return false;
         }
         let max_visits = visits(best);
-        let temperature = explore::interpolate_early(
-            p.chosen_move_temperature_halflife,
-            p.chosen_move_temperature_early,
-            p.chosen_move_temperature,
-            self.turn,
-            self.x_size,
-            self.y_size,
-        );
+        let temperature = self.chosen_move_temperature();
         let mut required = p.futile_visits_threshold * max_visits;
         if temperature >= 1e-3 {
             required = required.min(max_visits * 0.01f64.powf(temperature));
@@ -397,19 +390,26 @@ impl<'a> SearchView<'a> {
         (0..sel.len()).all(|i| i == best || visits(i) + visits_left < required)
     }
 
-    /// The move to play: by play selection value with KataGo's chosen-move
-    /// temperature; from the raw policy if the root has no children.
-    pub fn chosen_move<R: Rng>(&self, rng: &mut R) -> Option<Move> {
+    /// The chosen-move temperature at this turn: the early temperature
+    /// decaying to the late one with the configured half-life.
+    fn chosen_move_temperature(&self) -> f64 {
         let p = self.params;
-        let sel = self.selection();
-        let temp = explore::interpolate_early(
+        explore::interpolate_early(
             p.chosen_move_temperature_halflife,
             p.chosen_move_temperature_early,
             p.chosen_move_temperature,
             self.turn,
             self.x_size,
             self.y_size,
-        );
+        )
+    }
+
+    /// The move to play: by play selection value with KataGo's chosen-move
+    /// temperature; from the raw policy if the root has no children.
+    pub fn chosen_move<R: Rng>(&self, rng: &mut R) -> Option<Move> {
+        let p = self.params;
+        let sel = self.selection();
+        let temp = self.chosen_move_temperature();
         if sel.iter().any(|x| x.value > 0.0) {
             let vals: Vec<f64> = sel.iter().map(|x| x.value).collect();
             let i = explore::choose_index_with_temperature(

@@ -8,74 +8,13 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tch::{Device, Tensor};
 
-use super::tests::{parity_batch, parity_rows, tensor_vec};
+use super::tests::{assert_same_outputs, export_and_load, parity_batch, parity_rows, QuickTrainer};
 use super::*;
 use crate::nn::desc::{BatchNormLayer, Block};
 
 fn g170_path() -> PathBuf {
     let shared = crate::shared_data_dir().unwrap_or_else(|e| panic!("shared test data: {e}"));
     shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz")
-}
-
-/// Asserts that the inference `model`'s outputs on the batch equal the
-/// trainable `net`'s in eval mode; returns the largest policy difference.
-fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &Batch) -> f32 {
-    let want = tch::no_grad(|| net.forward(&b.binary_input, &b.global_input));
-    let spatial: Vec<f32> = tensor_vec(&b.binary_input);
-    let global: Vec<f32> = tensor_vec(&b.global_input);
-    let mask: Vec<f32> = tensor_vec(&b.binary_input.narrow(1, 0, 1).contiguous());
-    let n = b.binary_input.size()[0] as usize;
-    let got = model
-        .forward(&crate::nn::NetInput {
-            batch_size: n,
-            height: 19,
-            width: 19,
-            spatial: &spatial,
-            global: &global,
-            mask: Some(&mask),
-        })
-        .expect("engine forward");
-    let mut worst = 0f32;
-    let mut close = |a: f32, b: f32, what: &str| {
-        let d = (a - b).abs();
-        assert!(
-            d <= 2e-4 * (1.0 + b.abs()),
-            "{what}: engine {a} trainer {b}"
-        );
-        worst = worst.max(d);
-    };
-    let pol: Vec<f32> = tensor_vec(&want.policy_logits);
-    let val: Vec<f32> = tensor_vec(&want.value_logits);
-    let own: Vec<f32> = tensor_vec(&want.ownership_pretanh.tanh());
-    let sm: Vec<f32> = tensor_vec(&want.pred_scoremean);
-    let sd: Vec<f32> = tensor_vec(&want.pred_scorestdev);
-    let lead: Vec<f32> = tensor_vec(&want.pred_lead);
-    let vt: Vec<f32> = tensor_vec(&want.pred_variance_time);
-    for r in 0..n {
-        let row = got.row(r);
-        for p in 0..362 {
-            if p < 361 && mask[r * 361 + p] < 0.5 {
-                continue;
-            }
-            close(row.policy[p], pol[(r * 6) * 362 + p], "policy");
-            if let Some(o) = row.policy_optimistic {
-                close(o[p], pol[(r * 6 + 5) * 362 + p], "optimistic policy");
-            }
-            if p < 361 {
-                close(row.ownership[p], own[r * 361 + p], "ownership");
-            }
-        }
-        for k in 0..3 {
-            close(row.value_logits[k], val[r * 3 + k], "value");
-        }
-        close(row.scores.score_mean, sm[r], "score mean");
-        close(row.scores.score_stdev, sd[r], "score stdev");
-        close(row.scores.lead, lead[r], "lead");
-        if model.version() >= 9 {
-            close(row.scores.var_time_left, vt[r], "variance time");
-        }
-    }
-    worst
 }
 
 /// Loads `file` into a fresh net of `config`, checks the trainable net's
@@ -96,21 +35,8 @@ fn load_compare_export(config: &ModelConfig, file: &crate::nn::ModelFile, model_
         config.name
     );
 
-    let params: export::NamedParams = net
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
-        .collect();
-    let out = export::to_model_file(config, &params, "finetune").expect("export");
-    let dir = std::env::temp_dir().join(format!(
-        "engine-train-ft-{}-{}",
-        config.name,
-        std::process::id()
-    ));
-    let epath = dir.join("model.bin.gz");
-    std::fs::create_dir_all(&dir).expect("dir");
-    std::fs::write(&epath, out.to_bin_gz()).expect("write");
-    let exported = crate::nn::Model::load(&epath, Device::Cpu).expect("engine loads the export");
+    let tag = format!("ft-{}", config.name);
+    let (exported, dir) = export_and_load(&net, config, "finetune", &tag);
     assert_eq!(exported.version(), 15);
     let worst = assert_same_outputs(&net, &exported, &b);
     eprintln!(
@@ -218,24 +144,9 @@ fn scalebias_gammas_exist_and_train() {
         assert!(names.contains(&k), "no {k}");
     }
     let before: Vec<Tensor> = net.params.iter().map(|p| p.tensor.copy()).collect();
-    let mut opt = Optimizer::new(&net);
-    let mut state = TrainState::default();
-    let sched = Schedule {
-        lr_scale: 50.0,
-        batch_size: 16,
-        no_warmup: true,
-    };
-    let batch = parity_batch();
-    train_step(
-        &net,
-        &mut opt,
-        &mut state,
-        &sched,
-        &LossScales::default(),
-        8.0,
-        1 << 40,
-        &batch,
-    );
+    // An SWA period so long that averaging never starts: only the update
+    // itself matters here.
+    QuickTrainer::new(&net).step(&net, &parity_batch(), 1 << 40);
     for (p, b) in net.params.iter().zip(&before) {
         if p.name == "policy_head.bias2.gamma" || p.name == "value_head.bias1.gamma" {
             assert!(!p.tensor.equal(b), "{} did not move", p.name);

@@ -19,6 +19,142 @@ pub(super) fn tensor_vec<T: tch::kind::Element + Copy>(t: &Tensor) -> Vec<T> {
     Vec::<T>::try_from(t.flatten(0, -1)).expect("tensor data")
 }
 
+/// A fresh optimiser and train state for a test net, with a large learning
+/// rate so that a few steps move every weight visibly.
+pub(super) struct QuickTrainer {
+    opt: Optimizer,
+    pub(super) state: TrainState,
+    sched: Schedule,
+}
+
+impl QuickTrainer {
+    pub(super) fn new(net: &TrainNet) -> QuickTrainer {
+        QuickTrainer {
+            opt: Optimizer::new(net),
+            state: TrainState::default(),
+            sched: Schedule {
+                lr_scale: 50.0,
+                batch_size: 16,
+                no_warmup: true,
+            },
+        }
+    }
+
+    /// One training step on `batch` with the default loss scales and an
+    /// SWA scale of 8, averaging every `swa_period` samples.
+    pub(super) fn step(&mut self, net: &TrainNet, batch: &Batch, swa_period: u64) -> StepReport {
+        train_step(
+            net,
+            &mut self.opt,
+            &mut self.state,
+            &self.sched,
+            &LossScales::default(),
+            8.0,
+            swa_period,
+            batch,
+        )
+    }
+}
+
+/// Exports `net` (of `config`, named `name` in the file) into a fresh temp
+/// folder `engine-train-{tag}-{pid}` and loads it with the engine's inference
+/// net; returns the model and the folder, for the caller to remove.
+pub(super) fn export_and_load(
+    net: &TrainNet,
+    config: &ModelConfig,
+    name: &str,
+    tag: &str,
+) -> (crate::nn::Model, PathBuf) {
+    let params: export::NamedParams = net
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
+        .collect();
+    let file = export::to_model_file(config, &params, name).expect("export");
+    let dir = std::env::temp_dir().join(format!("engine-train-{tag}-{}", std::process::id()));
+    let path = dir.join("model.bin.gz");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(&path, file.to_bin_gz()).expect("write");
+    let model = crate::nn::Model::load(&path, Device::Cpu).expect("engine loads the export");
+    (model, dir)
+}
+
+/// Asserts that the inference `model`'s outputs on the batch equal the
+/// trainable `net`'s in eval mode; returns the largest difference. Heads a
+/// model version lacks (variance time and short-term errors before 9) are
+/// not compared.
+pub(super) fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &Batch) -> f32 {
+    let want = tch::no_grad(|| net.forward(&b.binary_input, &b.global_input));
+    let spatial: Vec<f32> = tensor_vec(&b.binary_input);
+    let global: Vec<f32> = tensor_vec(&b.global_input);
+    let mask: Vec<f32> = tensor_vec(&b.binary_input.narrow(1, 0, 1).contiguous());
+    let n = b.binary_input.size()[0] as usize;
+    let got = model
+        .forward(&crate::nn::NetInput {
+            batch_size: n,
+            height: 19,
+            width: 19,
+            spatial: &spatial,
+            global: &global,
+            mask: Some(&mask),
+        })
+        .expect("engine forward");
+    let mut worst = 0f32;
+    let mut close = |a: f32, b: f32, what: &str| {
+        let d = (a - b).abs();
+        assert!(
+            d <= 2e-4 * (1.0 + b.abs()),
+            "{what}: engine {a} trainer {b}"
+        );
+        worst = worst.max(d);
+    };
+    let pol: Vec<f32> = tensor_vec(&want.policy_logits);
+    let val: Vec<f32> = tensor_vec(&want.value_logits);
+    let own: Vec<f32> = tensor_vec(&want.ownership_pretanh.tanh());
+    let sm: Vec<f32> = tensor_vec(&want.pred_scoremean);
+    let sd: Vec<f32> = tensor_vec(&want.pred_scorestdev);
+    let lead: Vec<f32> = tensor_vec(&want.pred_lead);
+    let vt: Vec<f32> = tensor_vec(&want.pred_variance_time);
+    let stv: Vec<f32> = tensor_vec(&want.pred_shortterm_value_error);
+    let sts: Vec<f32> = tensor_vec(&want.pred_shortterm_score_error);
+    for r in 0..n {
+        let row = got.row(r);
+        for p in 0..362 {
+            let on_board = p == 361 || mask[r * 361 + p] > 0.5;
+            if !on_board {
+                continue;
+            }
+            close(row.policy[p], pol[(r * 6) * 362 + p], "policy");
+            if let Some(opt_pol) = row.policy_optimistic {
+                close(opt_pol[p], pol[(r * 6 + 5) * 362 + p], "optimistic policy");
+            }
+            if p < 361 {
+                close(row.ownership[p], own[r * 361 + p], "ownership");
+            }
+        }
+        for k in 0..3 {
+            close(row.value_logits[k], val[r * 3 + k], "value");
+        }
+        close(row.scores.score_mean, sm[r], "score mean");
+        close(row.scores.score_stdev, sd[r], "score stdev");
+        close(row.scores.lead, lead[r], "lead");
+        if model.version() >= 9 {
+            close(row.scores.var_time_left, vt[r], "variance time");
+            close(
+                row.scores.shortterm_winloss_error,
+                stv[r].sqrt(),
+                "shortterm value error",
+            );
+            close(
+                row.scores.shortterm_score_error,
+                sts[r].sqrt(),
+                "shortterm score error",
+            );
+        }
+    }
+    worst
+}
+
 /// The parity rows as [`TrainingRows`] (raw npz members from the script).
 pub(super) fn parity_rows() -> TrainingRows {
     let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors"))
@@ -167,14 +303,7 @@ fn trained_net_round_trips_through_export() {
     tch::set_num_threads(1);
     tch::manual_seed(7);
     let net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
-    let mut opt = Optimizer::new(&net);
-    let mut state = TrainState::default();
-    // A large learning rate so that 40 steps move every weight visibly.
-    let sched = Schedule {
-        lr_scale: 50.0,
-        batch_size: 16,
-        no_warmup: true,
-    };
+    let mut trainer = QuickTrainer::new(&net);
     let rows = parity_rows();
     let idx: Vec<usize> = (0..rows.num_rows).collect();
     let mut rng = StdRng::seed_from_u64(3);
@@ -182,103 +311,21 @@ fn trained_net_round_trips_through_export() {
     let mut last = 0.0;
     for _ in 0..40 {
         let batch = Batch::from_rows(&rows, &idx, Augment::KATAGO, &mut rng, Device::Cpu);
-        let r = train_step(
-            &net,
-            &mut opt,
-            &mut state,
-            &sched,
-            &LossScales::default(),
-            8.0,
-            64,
-            &batch,
-        );
+        let r = trainer.step(&net, &batch, 64);
         let l = r.values["loss_sum"];
         assert!(l.is_finite(), "loss went non-finite");
         first.get_or_insert(l);
         last = l;
     }
-    assert!(state.swa_initialized);
+    assert!(trainer.state.swa_initialized);
     assert!(
         last < first.unwrap_or(f64::MAX),
         "loss did not go down: {first:?} -> {last}"
     );
 
-    let params: export::NamedParams = net
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.tensor.shallow_clone()))
-        .collect();
-    let file = export::to_model_file(&config, &params, "roundtrip").expect("export");
-    let dir = std::env::temp_dir().join(format!("engine-train-rt-{}", std::process::id()));
-    let path = dir.join("model.bin.gz");
-    std::fs::create_dir_all(&dir).expect("dir");
-    std::fs::write(&path, file.to_bin_gz()).expect("write");
-    let model = crate::nn::Model::load(&path, Device::Cpu).expect("engine loads the export");
-
+    let (model, dir) = export_and_load(&net, &config, "roundtrip", "rt");
     let batch = Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu);
-    let want = tch::no_grad(|| net.forward(&batch.binary_input, &batch.global_input));
-    let spatial: Vec<f32> = tensor_vec(&batch.binary_input);
-    let global: Vec<f32> = tensor_vec(&batch.global_input);
-    let mask: Vec<f32> = tensor_vec(&batch.binary_input.narrow(1, 0, 1).contiguous());
-    let n = rows.num_rows;
-    let got = model
-        .forward(&crate::nn::NetInput {
-            batch_size: n,
-            height: 19,
-            width: 19,
-            spatial: &spatial,
-            global: &global,
-            mask: Some(&mask),
-        })
-        .expect("engine forward");
-    let close = |a: f32, b: f32, what: &str| {
-        assert!(
-            (a - b).abs() <= 2e-4 * (1.0 + b.abs()),
-            "{what}: engine {a} trainer {b}"
-        );
-    };
-    let pol: Vec<f32> = tensor_vec(&want.policy_logits);
-    let val: Vec<f32> = tensor_vec(&want.value_logits);
-    let own: Vec<f32> = tensor_vec(&want.ownership_pretanh.tanh());
-    let sm: Vec<f32> = tensor_vec(&want.pred_scoremean);
-    let sd: Vec<f32> = tensor_vec(&want.pred_scorestdev);
-    let lead: Vec<f32> = tensor_vec(&want.pred_lead);
-    let vt: Vec<f32> = tensor_vec(&want.pred_variance_time);
-    let stv: Vec<f32> = tensor_vec(&want.pred_shortterm_value_error);
-    let sts: Vec<f32> = tensor_vec(&want.pred_shortterm_score_error);
-    for r in 0..n {
-        let row = got.row(r);
-        for p in 0..362 {
-            let on_board = p == 361 || mask[r * 361 + p] > 0.5;
-            if !on_board {
-                continue;
-            }
-            close(row.policy[p], pol[(r * 6) * 362 + p], "policy");
-            if let Some(opt_pol) = row.policy_optimistic {
-                close(opt_pol[p], pol[(r * 6 + 5) * 362 + p], "optimistic policy");
-            }
-            if p < 361 {
-                close(row.ownership[p], own[r * 361 + p], "ownership");
-            }
-        }
-        for k in 0..3 {
-            close(row.value_logits[k], val[r * 3 + k], "value");
-        }
-        close(row.scores.score_mean, sm[r], "score mean");
-        close(row.scores.score_stdev, sd[r], "score stdev");
-        close(row.scores.lead, lead[r], "lead");
-        close(row.scores.var_time_left, vt[r], "variance time");
-        close(
-            row.scores.shortterm_winloss_error,
-            stv[r].sqrt(),
-            "shortterm value error",
-        );
-        close(
-            row.scores.shortterm_score_error,
-            sts[r].sqrt(),
-            "shortterm score error",
-        );
-    }
+    assert_same_outputs(&net, &model, &batch);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
