@@ -14,8 +14,7 @@ use engine::data::TrainingRows;
 use engine::nn::FeatureEncoder;
 use engine::search::{SearchParams, SetupFor};
 use engine::selfplay::{
-    maybe_seki_fork, play_game_from, play_game_switching, write_game_rows, ForkQueue, GameMode,
-    PlaySettings, PlayedGame,
+    maybe_seki_fork, play_game, write_game_rows, ForkQueue, GameMode, PlaySettings, PlayedGame,
 };
 use engine::setup::Network;
 use rand::rngs::StdRng;
@@ -70,7 +69,7 @@ fn net(cfg: &Config) -> Network {
 fn play(su: &Setup, net: &Network, seed: u64) -> PlayedGame {
     let mut rng = StdRng::seed_from_u64(seed);
     let stop = AtomicBool::new(false);
-    play_game_from(
+    play_game(
         &su.settings,
         &su.params,
         net.evaluator.clone(),
@@ -78,6 +77,7 @@ fn play(su: &Setup, net: &Network, seed: u64) -> PlayedGame {
         None,
         &mut rng,
         &stop,
+        &mut || None,
     )
     .unwrap()
     .expect("not stopped")
@@ -155,7 +155,7 @@ fn switch_nets_mid_game_marks_the_rows_as_katago() {
         offered += 1;
         (offered == 1).then(|| Arc::clone(&newer))
     };
-    let played = play_game_switching(
+    let played = play_game(
         &su.settings,
         &su.params,
         first.evaluator.clone(),
@@ -201,7 +201,7 @@ fn switch_nets_mid_game_marks_the_rows_as_katago() {
         asked = true;
         None
     };
-    let played = play_game_switching(
+    let played = play_game(
         &su.settings,
         &su.params,
         first.evaluator.clone(),
@@ -282,7 +282,7 @@ fn seki_fork_hack_queues_end_positions_with_redrawn_rules() {
     // The fork starts a fork game (KataGo's game type 2).
     let mut rng = StdRng::seed_from_u64(3);
     let stop = AtomicBool::new(false);
-    let forked = play_game_from(
+    let forked = play_game(
         &su.settings,
         &su.params,
         net.evaluator.clone(),
@@ -290,6 +290,7 @@ fn seki_fork_hack_queues_end_positions_with_redrawn_rules() {
         Some(start),
         &mut rng,
         &stop,
+        &mut || None,
     )
     .unwrap()
     .expect("not stopped");

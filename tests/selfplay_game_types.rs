@@ -13,7 +13,7 @@ use engine::game::{Color, GameState, Player};
 use engine::nn::FeatureEncoder;
 use engine::search::{SearchParams, SetupFor};
 use engine::selfplay::{
-    maybe_fork, play_game_from, write_game_rows, GameMode, PlaySettings, PlayedGame,
+    maybe_fork, play_game, write_game_rows, GameMode, PlaySettings, PlayedGame,
 };
 use rand::SeedableRng;
 
@@ -45,7 +45,7 @@ fn play_config(config: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame,
     .unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let stop = AtomicBool::new(false);
-    let played = play_game_from(
+    let played = play_game(
         &settings,
         &params,
         net.evaluator.clone(),
@@ -53,6 +53,7 @@ fn play_config(config: &str, seed: u64, fork: Option<GameState>) -> (PlayedGame,
         fork,
         &mut rng,
         &stop,
+        &mut || None,
     )
     .unwrap()
     .expect("not stopped");

@@ -12,7 +12,7 @@ use engine::config::Config;
 use engine::data::TrainingRows;
 use engine::nn::FeatureEncoder;
 use engine::search::{SearchParams, SetupFor};
-use engine::selfplay::{play_game_from, write_game_rows, PlaySettings};
+use engine::selfplay::{play_game, write_game_rows, PlaySettings};
 use rand::SeedableRng;
 
 #[test]
@@ -40,7 +40,7 @@ fn one_game_has_consistent_search_targets_and_rows() {
     .unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(12);
     let stop = AtomicBool::new(false);
-    let played = play_game_from(
+    let played = play_game(
         &settings,
         &params,
         net.evaluator.clone(),
@@ -48,6 +48,7 @@ fn one_game_has_consistent_search_targets_and_rows() {
         None,
         &mut rng,
         &stop,
+        &mut || None,
     )
     .unwrap()
     .expect("not stopped");

@@ -41,30 +41,9 @@ pub type NewNetCheck<'a, E> = &'a mut dyn FnMut() -> Option<Arc<E>>;
 /// Plays one game from `fork` (a fork game, KataGo's game type 2: its
 /// rules, komi with noise, no handicap, asymmetry or opening moves) or,
 /// without one, from the empty board; `None` if `stop` was raised first.
-pub fn play_game_from<E: PositionEvaluator<GameState>>(
-    s: &PlaySettings,
-    base_params: &SearchParams,
-    evaluator: Arc<E>,
-    model_name: &str,
-    fork: Option<GameState>,
-    rng: &mut StdRng,
-    stop: &AtomicBool,
-) -> Result<Option<PlayedGame>, SearchError> {
-    play_game_switching(
-        s,
-        base_params,
-        evaluator,
-        model_name,
-        fork,
-        rng,
-        stop,
-        &mut || None,
-    )
-}
-
-/// [`play_game_from`], asking `new_net` for a newer net with probability
-/// 0.1 after each move when `switchNetsMidGame` is on (KataGo's
-/// `maybeCheckForNewNNEval`); the turns at which the net changed are in
+/// With `switchNetsMidGame` on, `new_net` is asked for a newer net with
+/// probability 0.1 after each move (KataGo's `maybeCheckForNewNNEval`;
+/// `&mut || None` for none); the turns at which the net changed are in
 /// [`FinishedGame::changed_nets_turns`].
 ///
 /// The steps are those of KataGo's `Play::runGame`: the start position
@@ -72,7 +51,7 @@ pub fn play_game_from<E: PositionEvaluator<GameState>>(
 /// the game's records (`finish_game`). Every random draw comes in
 /// KataGo's order, so a seed gives the same game.
 #[allow(clippy::too_many_arguments)]
-pub fn play_game_switching<E: PositionEvaluator<GameState>>(
+pub fn play_game<E: PositionEvaluator<GameState>>(
     s: &PlaySettings,
     base_params: &SearchParams,
     evaluator: Arc<E>,

@@ -1,7 +1,7 @@
 //! `engine selfplay`: KataGo's self-play data generator.
 //!
 //! Front door: [`run`] with [`SelfplayArgs`] (the command), [`PlaySettings`]
-//! (the config's self-play keys), [`play_game_from`] (one game), [`FinishedGame`]
+//! (the config's self-play keys), [`play_game`] (one game), [`FinishedGame`]
 //! (a played game with its search targets, as KataGo's `FinishedGameData`),
 //! [`FinalOutcome`] (end-of-game ownership, area and scoring targets) and
 //! [`write_game_rows`], which turns a finished game into training rows in
@@ -22,7 +22,7 @@ mod turn;
 mod writer;
 
 pub use fork::{maybe_fork, maybe_seki_fork, ForkQueue};
-pub use game::{play_game_from, play_game_switching, NewNetCheck, PlayedGame};
+pub use game::{play_game, NewNetCheck, PlayedGame};
 pub use game_data::{
     fill_scoring, FinalOutcome, FinishedGame, GameMode, NnRawStats, PolicyTargetMove,
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,

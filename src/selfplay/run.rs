@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use super::fork::{maybe_fork, maybe_seki_fork, ForkQueue};
-use super::game::play_game_switching;
+use super::game::play_game;
 use super::rows::write_game_rows;
 use super::settings::PlaySettings;
 use super::writer::{DataWriter, WriterMsg};
@@ -318,7 +318,7 @@ impl Playing<'_> {
             gen = latest;
             Some(evaluator)
         };
-        let played = match play_game_switching(
+        let played = match play_game(
             settings,
             params,
             start_gen.net.evaluator.clone(),
