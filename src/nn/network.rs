@@ -24,10 +24,12 @@ mod builder;
 mod cpu;
 mod layers;
 mod omp;
+mod topology;
 mod winograd;
 
 use builder::*;
 use layers::*;
+use topology::{Fold, Net, Ops, RawHeads};
 use winograd::{Epilogue, Winograd, Workspace};
 
 pub use cpu::CpuModel;
@@ -108,7 +110,7 @@ pub struct Model {
     channels_last: bool,
     /// The CUDA way of feeding the net (see [`Staging`]).
     staged: bool,
-    net: Mutex<(Net, Workspace, Staging)>,
+    net: Mutex<(Net<Builder>, Workspace, Staging)>,
 }
 
 impl std::fmt::Debug for Model {
@@ -201,12 +203,7 @@ impl Model {
             cuda_way,
         };
         let _guard = tch::no_grad_guard();
-        let (trunk, tip_scale) = b.trunk(&file.trunk);
-        let net = Net {
-            trunk,
-            policy: b.policy_head(&file.policy_head, tip_scale.as_deref()),
-            value: b.value_head(&file.value_head, tip_scale.as_deref()),
-        };
+        let net = Net::build(&b, file);
         Ok(Model {
             name: file.name.clone(),
             version: file.version,
@@ -308,7 +305,7 @@ impl Model {
         let raw = {
             let mut guard = self.net.lock();
             let (net, ws, _) = &mut *guard;
-            net.forward(&spatial, &global, &ctx, ws)?
+            net.forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)?
         };
         Ok(raw.into_outputs(self, n, h, w)?)
     }
@@ -371,7 +368,7 @@ impl Model {
             Ctx::full(r64, h64, w64, self.device, self.kind)
         };
         let host = net
-            .forward(&spatial, &global, &ctx, ws)
+            .forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)
             .and_then(|raw| raw.gather(n, staging, self.device));
         if let (Err(_), Device::Cuda(i)) = (&host, self.device) {
             // The input copy may still be reading the staging buffer: let
@@ -459,19 +456,8 @@ fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
     Ok(())
 }
 
-/// Raw head outputs still on the device.
-struct RawOutputs {
-    /// `[N, P, H, W]`.
-    policy: Tensor,
-    /// `[N, P]`.
-    pass: Tensor,
-    /// `[N, 3]`.
-    value: Tensor,
-    /// `[N, 4 or 6]`.
-    score: Tensor,
-    /// `[N, 1, H, W]`.
-    ownership: Tensor,
-}
+/// Raw head outputs still on the device (the ownership before its tanh).
+type RawOutputs = RawHeads<Tensor, Tensor>;
 
 /// Raw head outputs copied to the host, as flat `f32` rows.
 struct HostOutputs {
