@@ -376,7 +376,12 @@ impl Model {
             tch::Cuda::synchronize(i as i64);
         }
         drop(guard);
-        Ok(host?.into_outputs(self, n, h, w))
+        Ok(host?.into_outputs(
+            (n, h, w),
+            self.policy_channels,
+            self.version,
+            &self.post_process,
+        ))
     }
 }
 
@@ -459,7 +464,8 @@ fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
 /// Raw head outputs still on the device (the ownership before its tanh).
 type RawOutputs = RawHeads<Tensor, Tensor>;
 
-/// Raw head outputs copied to the host, as flat `f32` rows.
+/// Raw head outputs copied to the host, as flat `f32` rows (the CPU
+/// backend writes its outputs in this form too).
 struct HostOutputs {
     /// `[N, P, H*W]`.
     policy: Vec<f32>,
@@ -498,7 +504,12 @@ impl RawOutputs {
             score: to_vec(&self.score)?,
             ownership: to_vec(&self.ownership.tanh())?,
         };
-        Ok(host.into_outputs(model, n, h, w))
+        Ok(host.into_outputs(
+            (n, h, w),
+            model.policy_channels,
+            model.version,
+            &model.post_process,
+        ))
     }
 
     /// The first `n` rows of every output, gathered on the device into
@@ -556,9 +567,17 @@ impl RawOutputs {
 }
 
 impl HostOutputs {
-    fn into_outputs(self, model: &Model, n: usize, h: usize, w: usize) -> NetOutputs {
+    /// The outputs of `n` rows on an `h x w` tensor of a net with
+    /// `policy_channels` policy channels (shared by both backends).
+    fn into_outputs(
+        self,
+        (n, h, w): (usize, usize, usize),
+        policy_channels: usize,
+        version: i32,
+        post_process: &PostProcessParams,
+    ) -> NetOutputs {
         let hw = h * w;
-        let p = model.policy_channels;
+        let p = policy_channels;
         let policy_all = &self.policy;
         let pass_all = &self.pass;
         let take_channel = |c: usize| {
@@ -585,9 +604,7 @@ impl HostOutputs {
         );
         for row in 0..n {
             let s = &score_raw[row * score_channels..(row + 1) * score_channels];
-            outs.push_scores(
-                ScoreRaw::from_channels(s).post_process(model.version, &model.post_process),
-            );
+            outs.push_scores(ScoreRaw::from_channels(s).post_process(version, post_process));
         }
         outs
     }

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use super::builder::{fold_conv, fold_dense, fold_norm_act};
 use super::topology::{Fold, Net, Ops, RawHeads};
 use super::winograd::Epilogue;
-use super::{validate_input, InputBatch, NetError};
+use super::{validate_input, HostOutputs, InputBatch, NetError};
 use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
-use crate::nn::outputs::{NetOutputs, ScoreRaw};
+use crate::nn::outputs::NetOutputs;
 
 mod ops;
 
@@ -374,11 +374,13 @@ impl CpuModel {
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let hw = h * w;
         let p = self.policy_channels;
-        let mut policy = Vec::with_capacity(n * (hw + 1));
-        let mut optimistic = (p >= 2).then(|| Vec::with_capacity(n * (hw + 1)));
-        let mut value = Vec::with_capacity(n * 3);
-        let mut score = Vec::new();
-        let mut ownership = Vec::with_capacity(n * hw);
+        let mut host = HostOutputs {
+            policy: Vec::with_capacity(n * p * hw),
+            pass: Vec::with_capacity(n * p),
+            value: Vec::with_capacity(n * 3),
+            score: Vec::with_capacity(n * 6),
+            ownership: Vec::with_capacity(n * hw),
+        };
         // Rows go through the net in chunks small enough that a layer's
         // activations and Winograd buffers stay in the caches: batch 8 on
         // 19x19 in one pass was ~10% slower per row than two passes of 4.
@@ -396,24 +398,17 @@ impl CpuModel {
                 &mask,
                 &mut self.scratch,
             )?;
-            // Policy planes are NHWC `[rows, hw, p]`: channel 0 is the
-            // policy, channel 1 (v12+) the optimistic one; each row's pass
-            // logit follows its board.
-            for (plane, pass) in heads
-                .policy
-                .chunks_exact(hw * p)
-                .zip(heads.pass.chunks_exact(p))
-            {
-                policy.extend(plane.iter().step_by(p));
-                policy.push(pass[0]);
-                if let Some(o) = optimistic.as_mut() {
-                    o.extend(plane.iter().skip(1).step_by(p));
-                    o.push(pass[1]);
+            // NHWC `[rows, hw, p]` policy planes to NCHW ones.
+            for plane in heads.policy.chunks_exact(hw * p) {
+                for c in 0..p {
+                    host.policy.extend(plane.iter().skip(c).step_by(p));
                 }
             }
-            value.extend_from_slice(&heads.value);
-            score.extend_from_slice(&heads.score);
-            ownership.extend(heads.ownership.iter().map(|v| v.tanh()));
+            host.pass.extend_from_slice(&heads.pass);
+            host.value.extend_from_slice(&heads.value);
+            host.score.extend_from_slice(&heads.score);
+            host.ownership
+                .extend(heads.ownership.iter().map(|v| v.tanh()));
             let s = &mut self.scratch;
             for buf in [
                 heads.policy,
@@ -425,14 +420,7 @@ impl CpuModel {
                 s.give(buf);
             }
         }
-        let score_channels = score.len() / n;
-        let mut outs = NetOutputs::with_capacity(n, h, w, policy, optimistic, value, ownership);
-        for s in score.chunks_exact(score_channels) {
-            outs.push_scores(
-                ScoreRaw::from_channels(s).post_process(self.version, &self.post_process),
-            );
-        }
-        Ok(outs)
+        Ok(host.into_outputs((n, h, w), p, self.version, &self.post_process))
     }
 }
 
