@@ -9,6 +9,10 @@
 //! applies their bias, ReLU, mask or residual sum. Boards smaller than the batch
 //! tensor are handled with a mask, as KataGo does: every activation that
 //! feeds a convolution or a pooling is zeroed outside the board.
+//!
+//! The layers and their order are written once, in `network/topology.rs`;
+//! this net and the pure-Rust [`CpuModel`] each instantiate that topology
+//! with their own weight storage and layer operations.
 
 use std::path::Path;
 

@@ -1,5 +1,6 @@
-//! Building a network's tensors from a model file's descriptors (batch
-//! norms folded into convolutions, channels-last layout, Winograd weights).
+//! Folding batch norms into the layers they follow (the pure functions
+//! both backends build from), and the libtorch net's [`Fold`]: its layers
+//! as tensors (channels-last layout) or Winograd weights.
 
 use super::*;
 
@@ -93,6 +94,7 @@ pub(super) fn fold_dense(m: &MatMulLayer, col_scale: Option<&[f32]>) -> Vec<f32>
 // ---------------------------------------------------------------------------
 // Building tensors from descriptors
 
+/// How the libtorch net stores its layers (see the [`Fold`] impl).
 pub(super) struct Builder {
     pub(super) device: Device,
     pub(super) kind: Kind,
