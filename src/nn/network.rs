@@ -185,10 +185,10 @@ impl Model {
         winograd: bool,
         cuda_way: bool,
     ) -> Result<Model, NetError> {
-        if file.trunk.metadata_encoder.is_some() {
+        if let Some(what) = topology::unsupported(file) {
             return Err(NetError::Unsupported {
                 name: file.name.clone(),
-                what: "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into(),
+                what,
             });
         }
         let kind = opts.precision.kind();

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::builder::{fold_conv, fold_dense, fold_norm_act};
-use super::topology::{Fold, Net, Ops, RawHeads};
+use super::topology::{self, Fold, Net, Ops, RawHeads};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, NetError};
 use crate::nn::desc::*;
@@ -317,8 +317,8 @@ impl CpuModel {
     /// Why this backend cannot run `file`, if it cannot (the caller may
     /// fall back to libtorch).
     pub fn unsupported(file: &ModelFile) -> Option<String> {
-        if file.trunk.metadata_encoder.is_some() {
-            return Some("an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into());
+        if let Some(what) = topology::unsupported(file) {
+            return Some(what);
         }
         if file.trunk.initial_conv.in_channels != NUM_SPATIAL_FEATURES
             || file.trunk.initial_matmul.in_channels != NUM_GLOBAL_FEATURES

@@ -14,6 +14,15 @@ use super::NetError;
 use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
 
+/// Why this topology cannot run `file`, if it cannot (so neither backend
+/// can).
+pub(super) fn unsupported(file: &ModelFile) -> Option<String> {
+    file.trunk
+        .metadata_encoder
+        .is_some()
+        .then(|| "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into())
+}
+
 /// How a backend stores the folded weights of each kind of layer, and how
 /// it builds them from the model description.
 pub(super) trait Fold {
