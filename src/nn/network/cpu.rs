@@ -61,8 +61,25 @@ impl Scratch {
     /// its output, so zeroing (5% of a forward pass) bought nothing. Unit
     /// tests fill it with NaN instead, so a layer that leaves a value
     /// unwritten makes the outputs NaN.
+    ///
+    /// The buffer is the shortest free one already holding `len` values
+    /// (the most recently given among equals, likely still in the caches),
+    /// else the longest: growing a buffer zero-fills the new part, and
+    /// shrinking one for a small layer would make the next large layer
+    /// grow it again.
     fn take(&mut self, len: usize) -> Vec<f32> {
-        let mut v = self.pool.pop().unwrap_or_default();
+        let mut best: Option<usize> = None;
+        for (i, v) in self.pool.iter().enumerate() {
+            let better = match best.map(|b| self.pool[b].len()) {
+                None => true,
+                Some(b) if b >= len => v.len() >= len && v.len() <= b,
+                Some(b) => v.len() >= b,
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        let mut v = best.map(|i| self.pool.remove(i)).unwrap_or_default();
         if cfg!(test) {
             v.clear();
             v.resize(len, f32::NAN);
