@@ -9,6 +9,10 @@
 //! applies their bias, ReLU, mask or residual sum. Boards smaller than the batch
 //! tensor are handled with a mask, as KataGo does: every activation that
 //! feeds a convolution or a pooling is zeroed outside the board.
+//!
+//! The layers and their order are written once, in `network/topology.rs`;
+//! this net and the pure-Rust [`CpuModel`] each instantiate that topology
+//! with their own weight storage and layer operations.
 
 use std::path::Path;
 
@@ -24,10 +28,12 @@ mod builder;
 mod cpu;
 mod layers;
 mod omp;
+mod topology;
 mod winograd;
 
 use builder::*;
 use layers::*;
+use topology::{Fold, Net, Ops, RawHeads};
 use winograd::{Epilogue, Winograd, Workspace};
 
 pub use cpu::CpuModel;
@@ -108,7 +114,7 @@ pub struct Model {
     channels_last: bool,
     /// The CUDA way of feeding the net (see [`Staging`]).
     staged: bool,
-    net: Mutex<(Net, Workspace, Staging)>,
+    net: Mutex<(Net<Builder>, Workspace, Staging)>,
 }
 
 impl std::fmt::Debug for Model {
@@ -179,10 +185,10 @@ impl Model {
         winograd: bool,
         cuda_way: bool,
     ) -> Result<Model, NetError> {
-        if file.trunk.metadata_encoder.is_some() {
+        if let Some(what) = topology::unsupported(file) {
             return Err(NetError::Unsupported {
                 name: file.name.clone(),
-                what: "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into(),
+                what,
             });
         }
         let kind = opts.precision.kind();
@@ -201,12 +207,7 @@ impl Model {
             cuda_way,
         };
         let _guard = tch::no_grad_guard();
-        let (trunk, tip_scale) = b.trunk(&file.trunk);
-        let net = Net {
-            trunk,
-            policy: b.policy_head(&file.policy_head, tip_scale.as_deref()),
-            value: b.value_head(&file.value_head, tip_scale.as_deref()),
-        };
+        let net = Net::build(&b, file);
         Ok(Model {
             name: file.name.clone(),
             version: file.version,
@@ -308,7 +309,7 @@ impl Model {
         let raw = {
             let mut guard = self.net.lock();
             let (net, ws, _) = &mut *guard;
-            net.forward(&spatial, &global, &ctx, ws)?
+            net.forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)?
         };
         Ok(raw.into_outputs(self, n, h, w)?)
     }
@@ -371,7 +372,7 @@ impl Model {
             Ctx::full(r64, h64, w64, self.device, self.kind)
         };
         let host = net
-            .forward(&spatial, &global, &ctx, ws)
+            .forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)
             .and_then(|raw| raw.gather(n, staging, self.device));
         if let (Err(_), Device::Cuda(i)) = (&host, self.device) {
             // The input copy may still be reading the staging buffer: let
@@ -379,7 +380,12 @@ impl Model {
             tch::Cuda::synchronize(i as i64);
         }
         drop(guard);
-        Ok(host?.into_outputs(self, n, h, w))
+        Ok(host?.into_outputs(
+            (n, h, w),
+            self.policy_channels,
+            self.version,
+            &self.post_process,
+        ))
     }
 }
 
@@ -459,21 +465,11 @@ fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
     Ok(())
 }
 
-/// Raw head outputs still on the device.
-struct RawOutputs {
-    /// `[N, P, H, W]`.
-    policy: Tensor,
-    /// `[N, P]`.
-    pass: Tensor,
-    /// `[N, 3]`.
-    value: Tensor,
-    /// `[N, 4 or 6]`.
-    score: Tensor,
-    /// `[N, 1, H, W]`.
-    ownership: Tensor,
-}
+/// Raw head outputs still on the device (the ownership before its tanh).
+type RawOutputs = RawHeads<Tensor, Tensor>;
 
-/// Raw head outputs copied to the host, as flat `f32` rows.
+/// Raw head outputs copied to the host, as flat `f32` rows (the CPU
+/// backend writes its outputs in this form too).
 struct HostOutputs {
     /// `[N, P, H*W]`.
     policy: Vec<f32>,
@@ -512,7 +508,12 @@ impl RawOutputs {
             score: to_vec(&self.score)?,
             ownership: to_vec(&self.ownership.tanh())?,
         };
-        Ok(host.into_outputs(model, n, h, w))
+        Ok(host.into_outputs(
+            (n, h, w),
+            model.policy_channels,
+            model.version,
+            &model.post_process,
+        ))
     }
 
     /// The first `n` rows of every output, gathered on the device into
@@ -570,9 +571,17 @@ impl RawOutputs {
 }
 
 impl HostOutputs {
-    fn into_outputs(self, model: &Model, n: usize, h: usize, w: usize) -> NetOutputs {
+    /// The outputs of `n` rows on an `h x w` tensor of a net with
+    /// `policy_channels` policy channels (shared by both backends).
+    fn into_outputs(
+        self,
+        (n, h, w): (usize, usize, usize),
+        policy_channels: usize,
+        version: i32,
+        post_process: &PostProcessParams,
+    ) -> NetOutputs {
         let hw = h * w;
-        let p = model.policy_channels;
+        let p = policy_channels;
         let policy_all = &self.policy;
         let pass_all = &self.pass;
         let take_channel = |c: usize| {
@@ -599,9 +608,7 @@ impl HostOutputs {
         );
         for row in 0..n {
             let s = &score_raw[row * score_channels..(row + 1) * score_channels];
-            outs.push_scores(
-                ScoreRaw::from_channels(s).post_process(model.version, &model.post_process),
-            );
+            outs.push_scores(ScoreRaw::from_channels(s).post_process(version, post_process));
         }
         outs
     }

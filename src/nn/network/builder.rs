@@ -1,5 +1,6 @@
-//! Building a network's tensors from a model file's descriptors (batch
-//! norms folded into convolutions, channels-last layout, Winograd weights).
+//! Folding batch norms into the layers they follow (the pure functions
+//! both backends build from), and the libtorch net's [`Fold`]: its layers
+//! as tensors (channels-last layout) or Winograd weights.
 
 use super::*;
 
@@ -93,6 +94,7 @@ pub(super) fn fold_dense(m: &MatMulLayer, col_scale: Option<&[f32]>) -> Vec<f32>
 // ---------------------------------------------------------------------------
 // Building tensors from descriptors
 
+/// How the libtorch net stores its layers (see the [`Fold`] impl).
 pub(super) struct Builder {
     pub(super) device: Device,
     pub(super) kind: Kind,
@@ -127,10 +129,18 @@ impl Builder {
             .to_device(self.device)
             .to_kind(self.kind)
     }
+}
+
+/// The libtorch net stores convs as libtorch convolutions or (CPU, f32,
+/// 3x3) Winograd weights, everything else as tensors.
+impl Fold for Builder {
+    type Conv = Conv;
+    type NormAct = NormAct;
+    type Dense = Dense;
 
     /// A conv whose output is scaled per channel by `scale` then offset by
     /// `bias`, and whose input channels are scaled by `in_scale`.
-    pub(super) fn conv(
+    fn conv(
         &self,
         c: &ConvLayer,
         affine: Option<(&[f32], &[f32])>,
@@ -169,24 +179,9 @@ impl Builder {
         })
     }
 
-    /// A conv with the batch norm that follows it folded in.
-    pub(super) fn conv_bn(
-        &self,
-        c: &ConvLayer,
-        bn: &BatchNormLayer,
-        in_scale: Option<&[f32]>,
-    ) -> Conv {
-        let (s, b) = bn.merged();
-        self.conv(c, Some((&s, &b)), in_scale)
-    }
-
     /// A normalisation + activation, and the per-channel factor (if any)
     /// the convs reading its output must fold into their input channels.
-    pub(super) fn norm_act(
-        &self,
-        bn: &BatchNormLayer,
-        act: &ActivationLayer,
-    ) -> (NormAct, Option<Vec<f32>>) {
+    fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
         let shape = [1, bn.num_channels as i64, 1, 1];
         match fold_norm_act(bn, act, self.fold_relu_scales) {
             (NormActParams::Shift(shift), s) => (
@@ -209,98 +204,11 @@ impl Builder {
 
     /// A dense layer; `col_scale` multiplies each output column (a folded
     /// batch-norm scale), `bias` is added after.
-    pub(super) fn dense(
-        &self,
-        m: &MatMulLayer,
-        col_scale: Option<&[f32]>,
-        bias: Option<&[f32]>,
-    ) -> Dense {
+    fn dense(&self, m: &MatMulLayer, col_scale: Option<&[f32]>, bias: Option<&[f32]>) -> Dense {
         let w = fold_dense(m, col_scale);
         Dense {
             weight: self.tensor(&w, &[m.in_channels as i64, m.out_channels as i64]),
             bias: bias.map(|b| self.tensor(b, &[m.out_channels as i64])),
-        }
-    }
-
-    pub(super) fn block(&self, b: &Block) -> NetBlock {
-        match b {
-            Block::Ordinary(b) => {
-                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
-                NetBlock::Ordinary {
-                    pre,
-                    conv1: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
-                    mid_act: b.mid_activation.activation,
-                    conv2: self.conv(&b.final_conv, None, None),
-                }
-            }
-            Block::GlobalPooling(b) => {
-                let (ms, _) = b.mid_bn.merged();
-                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
-                NetBlock::GlobalPooling {
-                    pre,
-                    regular: self.conv_bn(&b.regular_conv, &b.mid_bn, si.as_deref()),
-                    gpool: self.conv_bn(&b.gpool_conv, &b.gpool_bn, si.as_deref()),
-                    gpool_act: b.gpool_activation.activation,
-                    gpool_to_bias: self.dense(&b.gpool_to_bias_mul, Some(&ms), None),
-                    mid_act: b.mid_activation.activation,
-                    conv2: self.conv(&b.final_conv, None, None),
-                }
-            }
-            Block::NestedBottleneck(b) => {
-                let (pre, si) = self.norm_act(&b.pre_bn, &b.pre_activation);
-                let (post, so) = self.norm_act(&b.post_bn, &b.post_activation);
-                NetBlock::Nested {
-                    pre,
-                    pre_conv: self.conv(&b.pre_conv, None, si.as_deref()),
-                    blocks: b.blocks.iter().map(|x| self.block(x)).collect(),
-                    post,
-                    post_conv: self.conv(&b.post_conv, None, so.as_deref()),
-                }
-            }
-        }
-    }
-
-    /// The trunk, and the input-channel factor the heads' first convs must fold in.
-    pub(super) fn trunk(&self, t: &Trunk) -> (NetTrunk, Option<Vec<f32>>) {
-        let (tip, si) = self.norm_act(&t.tip_bn, &t.tip_activation);
-        let trunk = NetTrunk {
-            initial_conv: self.conv(&t.initial_conv, None, None),
-            initial_matmul: self.dense(&t.initial_matmul, None, None),
-            blocks: t.blocks.iter().map(|b| self.block(b)).collect(),
-            tip,
-        };
-        (trunk, si)
-    }
-
-    pub(super) fn policy_head(&self, p: &PolicyHead, si: Option<&[f32]>) -> NetPolicy {
-        let (ps, _) = p.p1_bn.merged();
-        NetPolicy {
-            p1: self.conv_bn(&p.p1_conv, &p.p1_bn, si),
-            g1: self.conv_bn(&p.g1_conv, &p.g1_bn, si),
-            g1_act: p.g1_activation.activation,
-            gpool_to_bias: self.dense(&p.gpool_to_bias_mul, Some(&ps), None),
-            p1_act: p.p1_activation.activation,
-            p2: self.conv(&p.p2_conv, None, None),
-            pass1: match &p.pass_mlp {
-                Some((bias, _, _)) => self.dense(&p.gpool_to_pass_mul, None, Some(&bias.weights)),
-                None => self.dense(&p.gpool_to_pass_mul, None, None),
-            },
-            pass2: p
-                .pass_mlp
-                .as_ref()
-                .map(|(_, act, mul2)| (act.activation, self.dense(mul2, None, None))),
-        }
-    }
-
-    pub(super) fn value_head(&self, v: &ValueHead, si: Option<&[f32]>) -> NetValue {
-        NetValue {
-            v1: self.conv_bn(&v.v1_conv, &v.v1_bn, si),
-            v1_act: v.v1_activation.activation,
-            v2: self.dense(&v.v2_mul, None, Some(&v.v2_bias.weights)),
-            v2_act: v.v2_activation.activation,
-            v3: self.dense(&v.v3_mul, None, Some(&v.v3_bias.weights)),
-            sv3: self.dense(&v.sv3_mul, None, Some(&v.sv3_bias.weights)),
-            ownership: self.conv(&v.ownership_conv, None, None),
         }
     }
 }

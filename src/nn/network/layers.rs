@@ -1,6 +1,7 @@
-//! The layers of a network: convolutions (libtorch or Winograd),
-//! normalisation and activation, residual blocks, the trunk and the heads,
-//! and the per-batch masking context.
+//! The libtorch net's layers: convolutions (libtorch or Winograd),
+//! normalisation and activation, dense layers, the per-batch masking
+//! context, and the layer operations ([`TorchOps`]) through which the
+//! shared topology (`network/topology.rs`) runs them.
 
 use super::*;
 
@@ -344,170 +345,62 @@ impl Dense {
     }
 }
 
-pub(super) enum NetBlock {
-    Ordinary {
-        pre: NormAct,
-        /// First conv with the mid batch norm folded in.
-        conv1: Conv,
-        mid_act: Activation,
-        conv2: Conv,
-    },
-    GlobalPooling {
-        pre: NormAct,
-        /// Regular conv with the mid batch norm folded in.
-        regular: Conv,
-        /// Pooled conv with its batch norm folded in.
-        gpool: Conv,
-        gpool_act: Activation,
-        /// Pooled features -> bias, columns scaled by the mid batch norm.
-        gpool_to_bias: Dense,
-        mid_act: Activation,
-        conv2: Conv,
-    },
-    Nested {
-        pre: NormAct,
-        pre_conv: Conv,
-        blocks: Vec<NetBlock>,
-        post: NormAct,
-        post_conv: Conv,
-    },
+/// The libtorch net's layer operations on one batch (see [`Ops`]).
+pub(super) struct TorchOps<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) ws: &'a mut Workspace,
 }
 
-impl NetBlock {
-    /// Returns `x + block(x)` (reusing `x`'s storage).
-    pub(super) fn forward(
-        &self,
-        mut x: Tensor,
-        ctx: &Ctx,
-        ws: &mut Workspace,
-    ) -> Result<Tensor, NetError> {
-        match self {
-            NetBlock::Ordinary {
-                pre,
-                conv1,
-                mid_act,
-                conv2,
-            } => {
-                let a = pre.forward(&x, ctx);
-                let m = conv1.forward_act(&a, *mid_act, ctx, ws)?;
-                conv2.forward_add(&m, &mut x, ws)?;
-                Ok(x)
-            }
-            NetBlock::GlobalPooling {
-                pre,
-                regular,
-                gpool,
-                gpool_act,
-                gpool_to_bias,
-                mid_act,
-                conv2,
-            } => {
-                let a = pre.forward(&x, ctx);
-                let g = gpool.forward_act(&a, *gpool_act, ctx, ws)?;
-                let bias = gpool_to_bias.forward(&ctx.pool(&g));
-                let mut r = regular.forward(&a, ctx, ws)?;
-                let _ = r.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
-                let m = ctx.apply(activate(r, *mid_act));
-                conv2.forward_add(&m, &mut x, ws)?;
-                Ok(x)
-            }
-            NetBlock::Nested {
-                pre,
-                pre_conv,
-                blocks,
-                post,
-                post_conv,
-            } => {
-                let a = pre.forward(&x, ctx);
-                let mut inner = pre_conv.forward(&a, ctx, ws)?;
-                for b in blocks {
-                    inner = b.forward(inner, ctx, ws)?;
-                }
-                let m = post.forward(&inner, ctx);
-                post_conv.forward_add(&m, &mut x, ws)?;
-                Ok(x)
-            }
-        }
+impl Ops for TorchOps<'_> {
+    type F = Builder;
+    type Act = Tensor;
+    type Rows = Tensor;
+
+    fn conv(&mut self, c: &Conv, x: &Tensor) -> Result<Tensor, NetError> {
+        c.forward(x, self.ctx, self.ws)
     }
-}
 
-pub(super) struct NetTrunk {
-    pub(super) initial_conv: Conv,
-    pub(super) initial_matmul: Dense,
-    pub(super) blocks: Vec<NetBlock>,
-    pub(super) tip: NormAct,
-}
-
-pub(super) struct NetPolicy {
-    /// p1 conv with p1 batch norm folded in.
-    pub(super) p1: Conv,
-    /// g1 conv with g1 batch norm folded in.
-    pub(super) g1: Conv,
-    pub(super) g1_act: Activation,
-    /// Pooled -> p1 bias, columns scaled by the p1 batch norm.
-    pub(super) gpool_to_bias: Dense,
-    pub(super) p1_act: Activation,
-    pub(super) p2: Conv,
-    pub(super) pass1: Dense,
-    /// v15+: activation and second layer of the pass MLP.
-    pub(super) pass2: Option<(Activation, Dense)>,
-}
-
-pub(super) struct NetValue {
-    /// v1 conv with its batch norm folded in.
-    pub(super) v1: Conv,
-    pub(super) v1_act: Activation,
-    pub(super) v2: Dense,
-    pub(super) v2_act: Activation,
-    pub(super) v3: Dense,
-    pub(super) sv3: Dense,
-    pub(super) ownership: Conv,
-}
-
-pub(super) struct Net {
-    pub(super) trunk: NetTrunk,
-    pub(super) policy: NetPolicy,
-    pub(super) value: NetValue,
-}
-
-impl Net {
-    pub(super) fn forward(
-        &self,
-        spatial: &Tensor,
-        global: &Tensor,
-        ctx: &Ctx,
-        ws: &mut Workspace,
-    ) -> Result<RawOutputs, NetError> {
-        let t = &self.trunk;
-        let bias = t.initial_matmul.forward(global);
-        let mut x = t.initial_conv.forward(spatial, ctx, ws)?;
-        let _ = x.g_add_(&bias.unsqueeze(-1).unsqueeze(-1));
-        for b in &t.blocks {
-            x = b.forward(x, ctx, ws)?;
-        }
-        let trunk = t.tip.forward(&x, ctx);
-
-        let p = &self.policy;
-        let g1 = p.g1.forward_act(&trunk, p.g1_act, ctx, ws)?;
-        let pooled = ctx.pool(&g1);
-        let mut p1 = p.p1.forward(&trunk, ctx, ws)?;
-        let _ = p1.g_add_(&p.gpool_to_bias.forward(&pooled).unsqueeze(-1).unsqueeze(-1));
-        let p1 = ctx.apply(activate(p1, p.p1_act));
-        let policy = p.p2.forward(&p1, ctx, ws)?;
-        let mut pass = p.pass1.forward(&pooled);
-        if let Some((act, dense)) = &p.pass2 {
-            pass = dense.forward(&activate(pass, *act));
-        }
-
-        let v = &self.value;
-        let v1 = v.v1.forward_act(&trunk, v.v1_act, ctx, ws)?;
-        let v2 = activate(v.v2.forward(&ctx.pool_value(&v1)), v.v2_act);
-        Ok(RawOutputs {
-            policy,
-            pass,
-            value: v.v3.forward(&v2),
-            score: v.sv3.forward(&v2),
-            ownership: v.ownership.forward(&v1, ctx, ws)?,
-        })
+    fn conv_act(&mut self, c: &Conv, x: &Tensor, act: Activation) -> Result<Tensor, NetError> {
+        c.forward_act(x, act, self.ctx, self.ws)
     }
+
+    fn conv_add(&mut self, c: &Conv, x: &Tensor, acc: &mut Tensor) -> Result<(), NetError> {
+        c.forward_add(x, acc, self.ws)
+    }
+
+    fn norm_act(&mut self, na: &NormAct, x: &Tensor) -> Result<Tensor, NetError> {
+        Ok(na.forward(x, self.ctx))
+    }
+
+    fn dense(&mut self, d: &Dense, x: &Tensor) -> Result<Tensor, NetError> {
+        Ok(d.forward(x))
+    }
+
+    fn add_row_bias(&mut self, x: &mut Tensor, bias: &Tensor) -> Result<(), NetError> {
+        let _ = x.f_add_(&bias.f_unsqueeze(-1)?.f_unsqueeze(-1)?)?;
+        Ok(())
+    }
+
+    fn act_masked(&mut self, x: &mut Tensor, act: Activation) -> Result<(), NetError> {
+        // In place: `activate` and `apply` return the tensor they were given.
+        *x = self.ctx.apply(activate(x.shallow_clone(), act));
+        Ok(())
+    }
+
+    fn act_rows(&mut self, x: &mut Tensor, act: Activation) -> Result<(), NetError> {
+        *x = activate(x.shallow_clone(), act);
+        Ok(())
+    }
+
+    fn global_pool(&mut self, x: &Tensor) -> Result<Tensor, NetError> {
+        Ok(self.ctx.pool(x))
+    }
+
+    fn value_pool(&mut self, x: &Tensor) -> Result<Tensor, NetError> {
+        Ok(self.ctx.pool_value(x))
+    }
+
+    fn give(&mut self, _: Tensor) {}
+
+    fn give_rows(&mut self, _: Tensor) {}
 }
