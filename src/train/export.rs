@@ -31,6 +31,12 @@ fn floats(t: &Tensor) -> Result<Vec<f32>, TrainError> {
         .map_err(|e| TrainError::Export(format!("tensor to floats: {e}")))
 }
 
+/// The first `N` sizes of a torch weight (`[out, in, ...]`).
+fn dims<const N: usize>(w: &Tensor) -> [usize; N] {
+    let s = w.size();
+    std::array::from_fn(|i| s[i] as usize)
+}
+
 impl Ex<'_> {
     fn get(&self, key: &str) -> Result<&Tensor, TrainError> {
         self.p
@@ -39,13 +45,13 @@ impl Ex<'_> {
     }
 
     fn conv_w(&self, name: String, w: &Tensor) -> Result<ConvLayer, TrainError> {
-        let s = w.size();
+        let [out_channels, in_channels, y_size, x_size] = dims(w);
         Ok(ConvLayer {
             name,
-            y_size: s[2] as usize,
-            x_size: s[3] as usize,
-            in_channels: s[1] as usize,
-            out_channels: s[0] as usize,
+            y_size,
+            x_size,
+            in_channels,
+            out_channels,
             dilation_y: 1,
             dilation_x: 1,
             weights: floats(w)?,
@@ -82,11 +88,11 @@ impl Ex<'_> {
 
     /// `write_matmul`: torch `[out, in]` stored as `[in][out]`.
     fn matmul_w(&self, name: String, w: &Tensor) -> Result<MatMulLayer, TrainError> {
-        let s = w.size();
+        let [out_channels, in_channels] = dims(w);
         Ok(MatMulLayer {
             name,
-            in_channels: s[1] as usize,
-            out_channels: s[0] as usize,
+            in_channels,
+            out_channels,
             weights: floats(&w.tr())?,
         })
     }

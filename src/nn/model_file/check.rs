@@ -18,6 +18,17 @@ pub(super) fn expect_eq(section: &str, what_a: &str, a: usize, what_b: &str, b: 
     }
 }
 
+/// One shape relation: a named quantity that must equal another.
+type Rel<'a> = (&'a str, usize, &'a str, usize);
+
+/// Checks the relations in order, reporting the first that fails as
+/// [`expect_eq`] would. The tables of relations below skip rustfmt, which
+/// would spread each row over six lines.
+fn expect_all(section: &str, rels: &[Rel]) -> Check {
+    rels.iter()
+        .try_for_each(|&(what_a, a, what_b, b)| expect_eq(section, what_a, a, what_b, b))
+}
+
 /// The input sizes every supported version has.
 pub(super) fn inputs(m: &ModelFile) -> Check {
     if m.num_input_channels != NUM_SPATIAL_FEATURES
@@ -74,333 +85,109 @@ pub(super) fn sections(m: &ModelFile) -> Check {
 }
 
 /// The metadata encoder's three dense layers, from its inputs to the trunk.
+#[rustfmt::skip]
 pub(super) fn metadata_encoder(e: &MetadataEncoder, trunk_channels: usize) -> Check {
-    let n = &e.name;
-    expect_eq(
-        n,
-        "mul1 in",
-        e.mul1.in_channels,
-        "input channels",
-        e.num_input_channels,
-    )?;
-    expect_eq(
-        n,
-        "bias1",
-        e.bias1.weights.len(),
-        "mul1 out",
-        e.mul1.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "mul2 in",
-        e.mul2.in_channels,
-        "mul1 out",
-        e.mul1.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "bias2",
-        e.bias2.weights.len(),
-        "mul2 out",
-        e.mul2.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "mul3 in",
-        e.mul3.in_channels,
-        "mul2 out",
-        e.mul2.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "mul3 out",
-        e.mul3.out_channels,
-        "trunk channels",
-        trunk_channels,
-    )
+    let (mul1_out, mul2_out) = (e.mul1.out_channels, e.mul2.out_channels);
+    expect_all(&e.name, &[
+        ("mul1 in", e.mul1.in_channels, "input channels", e.num_input_channels),
+        ("bias1", e.bias1.weights.len(), "mul1 out", mul1_out),
+        ("mul2 in", e.mul2.in_channels, "mul1 out", mul1_out),
+        ("bias2", e.bias2.weights.len(), "mul2 out", mul2_out),
+        ("mul3 in", e.mul3.in_channels, "mul2 out", mul2_out),
+        ("mul3 out", e.mul3.out_channels, "trunk channels", trunk_channels),
+    ])
 }
 
 /// An ordinary block on a stack of `channels` channels.
+#[rustfmt::skip]
 pub(super) fn ordinary(b: &ResidualBlock, channels: usize) -> Check {
-    let n = &b.name;
-    expect_eq(
-        n,
-        "preBN channels",
-        b.pre_bn.num_channels,
-        "trunk channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "regularConv in",
-        b.regular_conv.in_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "midBN channels",
-        b.mid_bn.num_channels,
-        "regularConv out",
-        b.regular_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "finalConv in",
-        b.final_conv.in_channels,
-        "midBN channels",
-        b.mid_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "finalConv out",
-        b.final_conv.out_channels,
-        "channels",
-        channels,
-    )
+    let mid_bn = b.mid_bn.num_channels;
+    expect_all(&b.name, &[
+        ("preBN channels", b.pre_bn.num_channels, "trunk channels", channels),
+        ("regularConv in", b.regular_conv.in_channels, "channels", channels),
+        ("midBN channels", mid_bn, "regularConv out", b.regular_conv.out_channels),
+        ("finalConv in", b.final_conv.in_channels, "midBN channels", mid_bn),
+        ("finalConv out", b.final_conv.out_channels, "channels", channels),
+    ])
 }
 
 /// A global-pooling block on a stack of `channels` channels.
+#[rustfmt::skip]
 pub(super) fn global_pooling(b: &GlobalPoolingBlock, channels: usize) -> Check {
-    let n = &b.name;
-    expect_eq(
-        n,
-        "preBN channels",
-        b.pre_bn.num_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "regularConv in",
-        b.regular_conv.in_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolConv in",
-        b.gpool_conv.in_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolBN channels",
-        b.gpool_bn.num_channels,
-        "gpoolConv out",
-        b.gpool_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolToBiasMul in",
-        b.gpool_to_bias_mul.in_channels,
-        "3 * gpoolBN channels",
-        3 * b.gpool_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "midBN channels",
-        b.mid_bn.num_channels,
-        "regularConv out",
-        b.regular_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolToBiasMul out",
-        b.gpool_to_bias_mul.out_channels,
-        "midBN channels",
-        b.mid_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "finalConv in",
-        b.final_conv.in_channels,
-        "midBN channels",
-        b.mid_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "finalConv out",
-        b.final_conv.out_channels,
-        "channels",
-        channels,
-    )
+    let (gpool_bn, mid_bn) = (b.gpool_bn.num_channels, b.mid_bn.num_channels);
+    let to_bias = &b.gpool_to_bias_mul;
+    expect_all(&b.name, &[
+        ("preBN channels", b.pre_bn.num_channels, "channels", channels),
+        ("regularConv in", b.regular_conv.in_channels, "channels", channels),
+        ("gpoolConv in", b.gpool_conv.in_channels, "channels", channels),
+        ("gpoolBN channels", gpool_bn, "gpoolConv out", b.gpool_conv.out_channels),
+        ("gpoolToBiasMul in", to_bias.in_channels, "3 * gpoolBN channels", 3 * gpool_bn),
+        ("midBN channels", mid_bn, "regularConv out", b.regular_conv.out_channels),
+        ("gpoolToBiasMul out", to_bias.out_channels, "midBN channels", mid_bn),
+        ("finalConv in", b.final_conv.in_channels, "midBN channels", mid_bn),
+        ("finalConv out", b.final_conv.out_channels, "channels", channels),
+    ])
 }
 
 /// A nested bottleneck block on a stack of `channels` channels.
+#[rustfmt::skip]
 pub(super) fn nested(b: &NestedBottleneckBlock, channels: usize) -> Check {
-    let n = &b.name;
-    expect_eq(
-        n,
-        "preBN channels",
-        b.pre_bn.num_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "preConv in",
-        b.pre_conv.in_channels,
-        "channels",
-        channels,
-    )?;
-    expect_eq(
-        n,
-        "postBN channels",
-        b.post_bn.num_channels,
-        "preConv out",
-        b.pre_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "postConv in",
-        b.post_conv.in_channels,
-        "postBN channels",
-        b.post_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "postConv out",
-        b.post_conv.out_channels,
-        "channels",
-        channels,
-    )
+    let post_bn = b.post_bn.num_channels;
+    expect_all(&b.name, &[
+        ("preBN channels", b.pre_bn.num_channels, "channels", channels),
+        ("preConv in", b.pre_conv.in_channels, "channels", channels),
+        ("postBN channels", post_bn, "preConv out", b.pre_conv.out_channels),
+        ("postConv in", b.post_conv.in_channels, "postBN channels", post_bn),
+        ("postConv out", b.post_conv.out_channels, "channels", channels),
+    ])
 }
 
 /// The policy head, whose output width the version fixes.
+#[rustfmt::skip]
 pub(super) fn policy_head(p: &PolicyHead) -> Check {
     let n = &p.name;
     let out = p.policy_out_channels;
-    expect_eq(
-        n,
-        "p1BN channels",
-        p.p1_bn.num_channels,
-        "p1Conv out",
-        p.p1_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "g1BN channels",
-        p.g1_bn.num_channels,
-        "g1Conv out",
-        p.g1_conv.out_channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolToBiasMul in",
-        p.gpool_to_bias_mul.in_channels,
-        "3 * g1BN channels",
-        3 * p.g1_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "gpoolToBiasMul out",
-        p.gpool_to_bias_mul.out_channels,
-        "p1BN channels",
-        p.p1_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "p2Conv in",
-        p.p2_conv.in_channels,
-        "p1BN channels",
-        p.p1_bn.num_channels,
-    )?;
-    expect_eq(
-        n,
-        "p2Conv out",
-        p.p2_conv.out_channels,
-        "policy channels",
-        out,
-    )?;
-    expect_eq(
-        n,
-        "gpoolToPassMul in",
-        p.gpool_to_pass_mul.in_channels,
-        "3 * g1BN channels",
-        3 * p.g1_bn.num_channels,
-    )?;
+    let (p1_bn, g1_bn) = (p.p1_bn.num_channels, p.g1_bn.num_channels);
+    let to_bias = &p.gpool_to_bias_mul;
+    expect_all(n, &[
+        ("p1BN channels", p1_bn, "p1Conv out", p.p1_conv.out_channels),
+        ("g1BN channels", g1_bn, "g1Conv out", p.g1_conv.out_channels),
+        ("gpoolToBiasMul in", to_bias.in_channels, "3 * g1BN channels", 3 * g1_bn),
+        ("gpoolToBiasMul out", to_bias.out_channels, "p1BN channels", p1_bn),
+        ("p2Conv in", p.p2_conv.in_channels, "p1BN channels", p1_bn),
+        ("p2Conv out", p.p2_conv.out_channels, "policy channels", out),
+        ("gpoolToPassMul in", p.gpool_to_pass_mul.in_channels, "3 * g1BN channels", 3 * g1_bn),
+    ])?;
     let pass = p.gpool_to_pass_mul.out_channels;
     match &p.pass_mlp {
-        Some((bias, _, mul2)) => {
-            expect_eq(
-                n,
-                "gpoolToPassBias",
-                bias.weights.len(),
-                "gpoolToPassMul out",
-                pass,
-            )?;
-            expect_eq(
-                n,
-                "gpoolToPassMul2 in",
-                mul2.in_channels,
-                "gpoolToPassMul out",
-                pass,
-            )?;
-            expect_eq(
-                n,
-                "gpoolToPassMul2 out",
-                mul2.out_channels,
-                "policy channels",
-                out,
-            )
-        }
+        Some((bias, _, mul2)) => expect_all(n, &[
+            ("gpoolToPassBias", bias.weights.len(), "gpoolToPassMul out", pass),
+            ("gpoolToPassMul2 in", mul2.in_channels, "gpoolToPassMul out", pass),
+            ("gpoolToPassMul2 out", mul2.out_channels, "policy channels", out),
+        ]),
         None => expect_eq(n, "gpoolToPassMul out", pass, "policy channels", out),
     }
 }
 
 /// The value head (score outputs: 4 for version 8, 6 from version 9).
+#[rustfmt::skip]
 pub(super) fn value_head(h: &ValueHead, version: i32) -> Check {
-    let n = &h.name;
     let score_channels = if version >= 9 { 6 } else { 4 };
     let v1_out = h.v1_conv.out_channels;
+    let v1_bn = h.v1_bn.num_channels;
     let hidden = h.v2_mul.out_channels;
-    expect_eq(
-        n,
-        "v1BN channels",
-        h.v1_bn.num_channels,
-        "v1Conv out",
-        v1_out,
-    )?;
-    expect_eq(
-        n,
-        "v2Mul in",
-        h.v2_mul.in_channels,
-        "3 * v1BN channels",
-        3 * h.v1_bn.num_channels,
-    )?;
-    expect_eq(n, "v2Bias", h.v2_bias.weights.len(), "v2Mul out", hidden)?;
-    expect_eq(n, "v3Mul in", h.v3_mul.in_channels, "v2Mul out", hidden)?;
-    expect_eq(n, "v3Mul out", h.v3_mul.out_channels, "value outputs", 3)?;
-    expect_eq(n, "v3Bias", h.v3_bias.weights.len(), "value outputs", 3)?;
-    expect_eq(n, "sv3Mul in", h.sv3_mul.in_channels, "v2Mul out", hidden)?;
-    expect_eq(
-        n,
-        "sv3Mul out",
-        h.sv3_mul.out_channels,
-        "score value outputs",
-        score_channels,
-    )?;
-    expect_eq(
-        n,
-        "sv3Bias",
-        h.sv3_bias.weights.len(),
-        "score value outputs",
-        score_channels,
-    )?;
-    expect_eq(
-        n,
-        "ownership conv in",
-        h.ownership_conv.in_channels,
-        "v1Conv out",
-        v1_out,
-    )?;
-    expect_eq(
-        n,
-        "ownership conv out",
-        h.ownership_conv.out_channels,
-        "ownership outputs",
-        1,
-    )
+    let own = &h.ownership_conv;
+    expect_all(&h.name, &[
+        ("v1BN channels", v1_bn, "v1Conv out", v1_out),
+        ("v2Mul in", h.v2_mul.in_channels, "3 * v1BN channels", 3 * v1_bn),
+        ("v2Bias", h.v2_bias.weights.len(), "v2Mul out", hidden),
+        ("v3Mul in", h.v3_mul.in_channels, "v2Mul out", hidden),
+        ("v3Mul out", h.v3_mul.out_channels, "value outputs", 3),
+        ("v3Bias", h.v3_bias.weights.len(), "value outputs", 3),
+        ("sv3Mul in", h.sv3_mul.in_channels, "v2Mul out", hidden),
+        ("sv3Mul out", h.sv3_mul.out_channels, "score value outputs", score_channels),
+        ("sv3Bias", h.sv3_bias.weights.len(), "score value outputs", score_channels),
+        ("ownership conv in", own.in_channels, "v1Conv out", v1_out),
+        ("ownership conv out", own.out_channels, "ownership outputs", 1),
+    ])
 }
