@@ -152,6 +152,20 @@ impl CpuOps<'_> {
     fn channels(&self, x: &[f32]) -> usize {
         x.len() / self.points()
     }
+
+    /// `c` on `x` into a pooled buffer, finished as `epilogue` says.
+    fn run_conv(&mut self, c: &Conv, x: &[f32], epilogue: Epilogue) -> Vec<f32> {
+        let mut out = self.s.take(self.points() * c.out_channels);
+        c.run(
+            x,
+            self.shape,
+            &mut out,
+            epilogue,
+            self.mask,
+            &mut self.s.conv,
+        );
+        out
+    }
 }
 
 impl Ops for CpuOps<'_> {
@@ -160,43 +174,17 @@ impl Ops for CpuOps<'_> {
     type Rows = Vec<f32>;
 
     fn conv(&mut self, c: &Conv, x: &Vec<f32>) -> Result<Vec<f32>, NetError> {
-        let mut out = self.s.take(self.points() * c.out_channels);
-        c.run(
-            x,
-            self.shape,
-            &mut out,
-            Epilogue::Store,
-            self.mask,
-            &mut self.s.conv,
-        );
-        Ok(out)
+        Ok(self.run_conv(c, x, Epilogue::Store))
     }
 
     /// With the ReLU fused into the Winograd output transform where possible.
     fn conv_act(&mut self, c: &Conv, x: &Vec<f32>, act: Activation) -> Result<Vec<f32>, NetError> {
-        let mut out = self.s.take(self.points() * c.out_channels);
         if act == Activation::Relu {
-            let epilogue = Epilogue::ReluMasked;
-            c.run(
-                x,
-                self.shape,
-                &mut out,
-                epilogue,
-                self.mask,
-                &mut self.s.conv,
-            );
-        } else {
-            c.run(
-                x,
-                self.shape,
-                &mut out,
-                Epilogue::Store,
-                self.mask,
-                &mut self.s.conv,
-            );
-            activate(&mut out, act);
-            self.mask.apply(&mut out, c.out_channels);
+            return Ok(self.run_conv(c, x, Epilogue::ReluMasked));
         }
+        let mut out = self.run_conv(c, x, Epilogue::Store);
+        activate(&mut out, act);
+        self.mask.apply(&mut out, c.out_channels);
         Ok(out)
     }
 
