@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::builder::{fold_conv, fold_dense, fold_norm_act};
+use super::builder::{fold_dense, fold_norm_act};
 use super::topology::{self, Fold, Net, Ops, RawHeads};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, NetError};
@@ -105,14 +105,8 @@ impl Fold for CpuFold {
     type NormAct = NormAct;
     type Dense = Dense;
 
-    fn conv(
-        &self,
-        c: &ConvLayer,
-        affine: Option<(&[f32], &[f32])>,
-        in_scale: Option<&[f32]>,
-    ) -> Conv {
-        let (w, b) = fold_conv(c, affine, in_scale);
-        Conv::new(c, &w, b)
+    fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
+        Conv::new(c, w, bias)
     }
 
     fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
