@@ -1,6 +1,6 @@
 //! Tests of the network: shapes, masking, folding, Winograd, bad inputs.
 
-use super::super::testnet::synthetic;
+use super::super::testnet::{one_board, synthetic};
 use super::*;
 
 fn g170() -> ModelFile {
@@ -32,6 +32,13 @@ fn position(xs: usize, ys: usize, s: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     global[7] = 0.5;
     global[18] = -0.5;
     (spatial, global, mask)
+}
+
+/// A CPU net with default options, with or without folded ReLU scales and
+/// Winograd convs.
+fn cpu_model(file: &ModelFile, fold_relu_scales: bool, winograd: bool) -> Model {
+    let opts = ModelOptions::default();
+    Model::build(file, Device::Cpu, opts, fold_relu_scales, winograd, false).expect("build")
 }
 
 fn run(model: &Model, xs: usize, ys: usize, s: usize, masked: bool) -> NetOutputs {
@@ -132,24 +139,8 @@ fn g170_masked_padding_equals_exact_size() {
 #[test]
 fn folded_and_unfolded_batch_norms_agree() {
     for file in [g170(), synthetic(15, Activation::Relu, 7)] {
-        let folded = Model::build(
-            &file,
-            Device::Cpu,
-            ModelOptions::default(),
-            true,
-            true,
-            false,
-        )
-        .expect("build");
-        let plain = Model::build(
-            &file,
-            Device::Cpu,
-            ModelOptions::default(),
-            false,
-            true,
-            false,
-        )
-        .expect("build");
+        let folded = cpu_model(&file, true, true);
+        let plain = cpu_model(&file, false, true);
         let a = run(&folded, 9, 9, 11, true);
         let b = run(&plain, 9, 9, 11, true);
         for (x, y) in a.policy.iter().zip(&b.policy) {
@@ -164,24 +155,8 @@ fn folded_and_unfolded_batch_norms_agree() {
 #[test]
 fn winograd_and_libtorch_convolutions_agree() {
     for file in [g170(), synthetic(15, Activation::Relu, 9)] {
-        let wino = Model::build(
-            &file,
-            Device::Cpu,
-            ModelOptions::default(),
-            true,
-            true,
-            false,
-        )
-        .expect("build");
-        let torch = Model::build(
-            &file,
-            Device::Cpu,
-            ModelOptions::default(),
-            true,
-            false,
-            false,
-        )
-        .expect("build");
+        let wino = cpu_model(&file, true, true);
+        let torch = cpu_model(&file, true, false);
         for (xs, ys, s, masked) in [(19, 19, 19, false), (9, 9, 11, true), (13, 7, 13, true)] {
             let a = run(&wino, xs, ys, s, masked);
             let b = run(&torch, xs, ys, s, masked);
@@ -228,14 +203,7 @@ fn bad_inputs_are_errors_not_panics() {
     let model =
         Model::from_file(&synthetic(8, Activation::Relu, 3), Device::Cpu, false).expect("build");
     let (spatial, global, mask) = position(9, 9, 9);
-    let ok = InputBatch {
-        batch_size: 1,
-        height: 9,
-        width: 9,
-        spatial: &spatial,
-        global: &global,
-        mask: Some(&mask),
-    };
+    let ok = one_board(9, &spatial, &global, &mask);
     assert!(model.forward(&ok).is_ok());
     let cases = [
         InputBatch {
@@ -364,15 +332,7 @@ fn max_diff(a: &NetOutputs, b: &NetOutputs) -> f32 {
 #[test]
 fn cuda_way_on_the_cpu_equals_the_cpu_way() {
     for file in [g170(), synthetic(15, Activation::Mish, 11)] {
-        let cpu = Model::build(
-            &file,
-            Device::Cpu,
-            ModelOptions::default(),
-            true,
-            false,
-            false,
-        )
-        .expect("build");
+        let cpu = cpu_model(&file, true, false);
         for channels_last in [false, true] {
             let opts = ModelOptions {
                 precision: Precision::F32,

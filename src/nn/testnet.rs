@@ -7,6 +7,25 @@ use rand::{Rng, SeedableRng};
 
 use super::desc::*;
 use super::model_file::ModelFile;
+use super::network::InputBatch;
+
+/// One masked `side` x `side` board of inputs (the base that the bad-input
+/// tests vary).
+pub(super) fn one_board<'a>(
+    side: usize,
+    spatial: &'a [f32],
+    global: &'a [f32],
+    mask: &'a [f32],
+) -> InputBatch<'a> {
+    InputBatch {
+        batch_size: 1,
+        height: side,
+        width: side,
+        spatial,
+        global,
+        mask: Some(mask),
+    }
+}
 
 struct Gen {
     rng: StdRng,

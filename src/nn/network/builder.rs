@@ -138,15 +138,7 @@ impl Fold for Builder {
     type NormAct = NormAct;
     type Dense = Dense;
 
-    /// A conv whose output is scaled per channel by `scale` then offset by
-    /// `bias`, and whose input channels are scaled by `in_scale`.
-    fn conv(
-        &self,
-        c: &ConvLayer,
-        affine: Option<(&[f32], &[f32])>,
-        in_scale: Option<&[f32]>,
-    ) -> Conv {
-        let (w, bias_values) = fold_conv(c, affine, in_scale);
+    fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias_values: Option<Vec<f32>>) -> Conv {
         let winograd = self.channels_last
             && self.device == Device::Cpu
             && self.kind == Kind::Float
@@ -154,7 +146,7 @@ impl Fold for Builder {
             && (c.y_size, c.x_size, c.dilation_y, c.dilation_x) == (3, 3, 1, 1);
         if winograd {
             return Conv::Winograd(Winograd::new(
-                &w,
+                w,
                 bias_values.as_deref(),
                 c.in_channels,
                 c.out_channels,
@@ -168,7 +160,7 @@ impl Fold for Builder {
             c.x_size as i64,
         ];
         Conv::Torch(TorchConv {
-            weight: self.layout(self.tensor(&w, &shape)),
+            weight: self.layout(self.tensor(w, &shape)),
             bias,
             padding: [
                 (c.y_size as i64 / 2) * c.dilation_y as i64,

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::builder::{fold_conv, fold_dense, fold_norm_act};
+use super::builder::{fold_dense, fold_norm_act};
 use super::topology::{self, Fold, Net, Ops, RawHeads};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, NetError};
@@ -105,14 +105,8 @@ impl Fold for CpuFold {
     type NormAct = NormAct;
     type Dense = Dense;
 
-    fn conv(
-        &self,
-        c: &ConvLayer,
-        affine: Option<(&[f32], &[f32])>,
-        in_scale: Option<&[f32]>,
-    ) -> Conv {
-        let (w, b) = fold_conv(c, affine, in_scale);
-        Conv::new(c, &w, b)
+    fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
+        Conv::new(c, w, bias)
     }
 
     fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
@@ -152,6 +146,20 @@ impl CpuOps<'_> {
     fn channels(&self, x: &[f32]) -> usize {
         x.len() / self.points()
     }
+
+    /// `c` on `x` into a pooled buffer, finished as `epilogue` says.
+    fn run_conv(&mut self, c: &Conv, x: &[f32], epilogue: Epilogue) -> Vec<f32> {
+        let mut out = self.s.take(self.points() * c.out_channels);
+        c.run(
+            x,
+            self.shape,
+            &mut out,
+            epilogue,
+            self.mask,
+            &mut self.s.conv,
+        );
+        out
+    }
 }
 
 impl Ops for CpuOps<'_> {
@@ -160,43 +168,17 @@ impl Ops for CpuOps<'_> {
     type Rows = Vec<f32>;
 
     fn conv(&mut self, c: &Conv, x: &Vec<f32>) -> Result<Vec<f32>, NetError> {
-        let mut out = self.s.take(self.points() * c.out_channels);
-        c.run(
-            x,
-            self.shape,
-            &mut out,
-            Epilogue::Store,
-            self.mask,
-            &mut self.s.conv,
-        );
-        Ok(out)
+        Ok(self.run_conv(c, x, Epilogue::Store))
     }
 
     /// With the ReLU fused into the Winograd output transform where possible.
     fn conv_act(&mut self, c: &Conv, x: &Vec<f32>, act: Activation) -> Result<Vec<f32>, NetError> {
-        let mut out = self.s.take(self.points() * c.out_channels);
         if act == Activation::Relu {
-            let epilogue = Epilogue::ReluMasked;
-            c.run(
-                x,
-                self.shape,
-                &mut out,
-                epilogue,
-                self.mask,
-                &mut self.s.conv,
-            );
-        } else {
-            c.run(
-                x,
-                self.shape,
-                &mut out,
-                Epilogue::Store,
-                self.mask,
-                &mut self.s.conv,
-            );
-            activate(&mut out, act);
-            self.mask.apply(&mut out, c.out_channels);
+            return Ok(self.run_conv(c, x, Epilogue::ReluMasked));
         }
+        let mut out = self.run_conv(c, x, Epilogue::Store);
+        activate(&mut out, act);
+        self.mask.apply(&mut out, c.out_channels);
         Ok(out)
     }
 

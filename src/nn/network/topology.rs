@@ -10,6 +10,7 @@
 //! paths: Winograd with a ReLU-and-mask epilogue, a residual conv
 //! accumulated in place, the CPU backend's reused buffers).
 
+use super::builder::fold_conv;
 use super::NetError;
 use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
@@ -35,13 +36,20 @@ pub(super) trait Fold {
 
     /// A conv whose output channels are scaled by `affine.0` then offset
     /// by `affine.1`, and whose input channels are scaled by `in_scale`
-    /// (see `builder::fold_conv`).
+    /// (see [`fold_conv`]).
     fn conv(
         &self,
         c: &ConvLayer,
         affine: Option<(&[f32], &[f32])>,
         in_scale: Option<&[f32]>,
-    ) -> Self::Conv;
+    ) -> Self::Conv {
+        let (w, bias) = fold_conv(c, affine, in_scale);
+        self.folded_conv(c, &w, bias)
+    }
+
+    /// The conv `c` stored with its folded weights (`[out, in, y, x]`) and
+    /// bias.
+    fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Self::Conv;
 
     /// A normalisation + activation, and the per-channel factor (if any)
     /// the convs reading its output must fold into their input channels

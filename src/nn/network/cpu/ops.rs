@@ -280,17 +280,30 @@ impl<'a> Mask<'a> {
         }
     }
 
+    /// Sets `out` to `[n, 3c]` zeros and yields each row with its three
+    /// `c`-wide parts.
+    #[inline]
+    fn pooled_rows<'o>(
+        &self,
+        c: usize,
+        out: &'o mut Vec<f32>,
+    ) -> impl Iterator<Item = (usize, [&'o mut [f32]; 3])> {
+        out.clear();
+        out.resize(self.area.len() * 3 * c, 0.0);
+        out.chunks_exact_mut(3 * c)
+            .enumerate()
+            .map(move |(row, o)| {
+                let (first, rest) = o.split_at_mut(c);
+                let (second, third) = rest.split_at_mut(c);
+                (row, [first, second, third])
+            })
+    }
+
     /// KataGo's gpool features `[n, 3c]` of `x` (`[n * hw, c]`, already
     /// zero off the board): mean, mean * size term, max (over the board,
     /// with off-board points counted as -1, as KataGo's `mask - 1`).
     pub(super) fn pool(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
-        let n = self.area.len();
-        out.clear();
-        out.resize(n * 3 * c, 0.0);
-        for row in 0..n {
-            let o = &mut out[row * 3 * c..(row + 1) * 3 * c];
-            let (sum, rest) = o.split_at_mut(c);
-            let (scaled, max) = rest.split_at_mut(c);
+        for (row, [sum, scaled, max]) in self.pooled_rows(c, out) {
             max.fill(f32::NEG_INFINITY);
             for p in 0..self.hw {
                 let point = &x[(row * self.hw + p) * c..][..c];
@@ -310,13 +323,7 @@ impl<'a> Mask<'a> {
     /// KataGo's value-head pooling `[n, 3c]`: mean, mean * size term,
     /// mean * quadratic size term.
     pub(super) fn pool_value(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
-        let n = self.area.len();
-        out.clear();
-        out.resize(n * 3 * c, 0.0);
-        for row in 0..n {
-            let o = &mut out[row * 3 * c..(row + 1) * 3 * c];
-            let (mean, rest) = o.split_at_mut(c);
-            let (a, b) = rest.split_at_mut(c);
+        for (row, [mean, a, b]) in self.pooled_rows(c, out) {
             for p in 0..self.hw {
                 let point = &x[(row * self.hw + p) * c..][..c];
                 mean.iter_mut().zip(point).for_each(|(s, v)| *s += v);

@@ -6,7 +6,7 @@ use super::ops::{gemm, Conv, ConvScratch, Mask, Path3x3};
 use super::*;
 use crate::nn::network::winograd::{Epilogue, Tiling};
 use crate::nn::network::Model;
-use crate::nn::testnet::synthetic;
+use crate::nn::testnet::{one_board, synthetic};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tch::Device;
@@ -418,14 +418,7 @@ fn bad_inputs_are_errors_and_unsupported_nets_are_refused() {
     let file = synthetic(8, Activation::Relu, 3);
     let mut cpu = CpuModel::from_file(&file).expect("build");
     let (spatial, global, mask) = batch(&[(5, 5)], 5, 1);
-    let ok = InputBatch {
-        batch_size: 1,
-        height: 5,
-        width: 5,
-        spatial: &spatial,
-        global: &global,
-        mask: Some(&mask),
-    };
+    let ok = one_board(5, &spatial, &global, &mask);
     assert!(cpu.forward(&ok).is_ok());
     let short = InputBatch {
         spatial: &spatial[1..],
