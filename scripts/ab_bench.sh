@@ -52,8 +52,8 @@ import re, statistics, sys
 rows = {"old": [], "new": []}
 for line in open(sys.argv[1]):
     side = line.split()[2].rstrip(":")
-    nums = [float(x) for x in re.findall(r"(?<![x\d])(\d+(?:\.\d+)?)(?![x\d])", line.split(":", 1)[1])]
-    rows[side].append(nums)
+    m = re.search(r"9x9 t1 t2: (\S+) (\S+) \| 19x19 t1 t2: (\S+) (\S+) \| train: (\S+)", line)
+    rows[side].append([float(x) for x in m.groups()])
 names = ["9x9 1 thread", "9x9 2 threads", "19x19 1 thread", "19x19 2 threads", "train samples/s"]
 print(f"{'median':<18}{'old':>10}{'new':>10}{'new/old':>9}")
 for i, name in enumerate(names):
