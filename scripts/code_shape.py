@@ -187,7 +187,8 @@ def main():
         with open(path, encoding="utf-8") as f:
             raw = f.read()
         lines = raw.split("\n")
-        test_only = path.endswith("tests.rs") or "/tests/" in path or mod[-1:] == ("tests",)
+        parts = os.path.relpath(path, src).split(os.sep)
+        test_only = parts[-1].endswith("tests.rs") or "tests" in parts[:-1] or mod[-1:] == ("tests",)
         cut = test_start_line(lines)
         code_lines = lines[:cut] if cut is not None else lines
         while code_lines and not code_lines[-1].strip():
