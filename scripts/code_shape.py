@@ -33,12 +33,12 @@ LAYERS = [
     ["nn", "timecontrol", "data"],
     # 2: search, the trainable net
     ["search", "train"],
-    # 3: start-up shared by every command, the play layer
-    ["setup", "play"],
-    # 4: the commands
-    ["gtp", "analysis", "selfplay", "matchplay", "benchmark"],
-    # 5: the learning loop, which drives the gatekeeper in-process
-    ["learn"],
+    # 3: start-up shared by every command
+    ["setup"],
+    # 4: the play layer: what the commands that play games share
+    ["play"],
+    # 5: the commands
+    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "learn"],
     # 6: the command line and the fuzz targets' bodies
     ["cli", "fuzz_targets"],
 ]

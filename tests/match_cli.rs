@@ -221,7 +221,7 @@ fn gatekeeper_accepts_first_then_moves_second_once() {
     let log = std::fs::read_to_string(s.join("gatekeeper_log.tsv")).unwrap();
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 3, "{log}");
-    assert_eq!(lines[0], engine::matchplay::LOG_HEADER);
+    assert_eq!(lines[0], engine::play::matches::LOG_HEADER);
     let cols: Vec<&str> = lines[2].split('\t').collect();
     assert_eq!(cols[1], "net2");
     assert_eq!(cols[2], "net1");

@@ -218,14 +218,14 @@ fn network_backend(
     };
     let evaluator = net.evaluator.clone();
     let cache_owner = net.evaluator.clone();
-    SearchBackend::new(
+    SearchBackend {
         base,
         evaluator,
         make_state,
-        vec![model],
-        Box::new(move || cache_owner.evaluator().clear_cache()),
-        rand::random(),
-    )
+        models: vec![model],
+        clear_cache: Box::new(move || cache_owner.evaluator().clear_cache()),
+        seed: rand::random(),
+    }
 }
 
 fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(), StartError> {

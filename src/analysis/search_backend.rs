@@ -42,35 +42,19 @@ pub type MakeState<S> = Arc<dyn Fn(&GameState) -> S + Send + Sync>;
 
 /// [`AnalysisBackend`] over [`Search`].
 pub struct SearchBackend<S, E> {
-    /// The config's search settings, applied before each query's.
-    base: Vec<(String, Value)>,
-    evaluator: Arc<E>,
-    make_state: MakeState<S>,
-    models: Vec<ModelInfo>,
-    clear_cache: Box<dyn Fn() + Send + Sync>,
-    seed: u64,
-}
-
-impl<S, E> SearchBackend<S, E> {
-    /// A backend searching with `evaluator`; `base` from
-    /// [`config_search_settings`], `seed` for the searches' randomness.
-    pub fn new(
-        base: Vec<(String, Value)>,
-        evaluator: Arc<E>,
-        make_state: MakeState<S>,
-        models: Vec<ModelInfo>,
-        clear_cache: Box<dyn Fn() + Send + Sync>,
-        seed: u64,
-    ) -> Self {
-        SearchBackend {
-            base,
-            evaluator,
-            make_state,
-            models,
-            clear_cache,
-            seed,
-        }
-    }
+    /// The config's search settings (from [`config_search_settings`]),
+    /// applied before each query's.
+    pub base: Vec<(String, Value)>,
+    /// The evaluator every search uses.
+    pub evaluator: Arc<E>,
+    /// Turns a query's position into the search's state.
+    pub make_state: MakeState<S>,
+    /// The nets `query_models` reports.
+    pub models: Vec<ModelInfo>,
+    /// Empties the evaluator's cache (`clear_cache`).
+    pub clear_cache: Box<dyn Fn() + Send + Sync>,
+    /// Seed of the searches' randomness.
+    pub seed: u64,
 }
 
 impl<S, E> AnalysisBackend for SearchBackend<S, E>

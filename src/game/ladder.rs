@@ -98,6 +98,13 @@ impl Board {
         [loc - self.stride, loc - 1, loc + 1, loc + self.stride]
     }
 
+    /// The points next to each stone of the chain at `loc`, in chain list
+    /// order and then up/left/right/down (KataGo's order; repeats kept).
+    fn chain_neighbours(&self, loc: Loc) -> impl Iterator<Item = usize> + '_ {
+        self.chain_stones(loc)
+            .flat_map(|stone| self.adj4(stone.idx()))
+    }
+
     /// Writes the liberties of the chain at `loc` into `buf` from `buf_idx`
     /// on, skipping any already in `buf[buf_start..]`; returns how many.
     /// The order (chain list order, then up/left/right/down) is KataGo's.
@@ -109,21 +116,16 @@ impl Board {
         buf_idx: usize,
     ) -> usize {
         let mut found = 0;
-        for stone in self.chain_stones(loc) {
-            for a in self.adj4(stone.idx()) {
-                if self.colors[a] != Color::Empty {
-                    continue;
-                }
-                let lib = Loc(a as u16);
-                if buf[buf_start..buf_idx + found].contains(&lib) {
-                    continue;
-                }
-                if buf_idx + found >= buf.len() {
-                    buf.resize(buf.len() * 3 / 2 + 64, Loc(NULL));
-                }
-                buf[buf_idx + found] = lib;
-                found += 1;
+        for a in self.chain_neighbours(loc) {
+            let lib = Loc(a as u16);
+            if self.colors[a] != Color::Empty || buf[buf_start..buf_idx + found].contains(&lib) {
+                continue;
             }
+            if buf_idx + found >= buf.len() {
+                buf.resize(buf.len() * 3 / 2 + 64, Loc(NULL));
+            }
+            buf[buf_idx + found] = lib;
+            found += 1;
         }
         found
     }
@@ -144,19 +146,17 @@ impl Board {
         let mut checked = [NULL; MAX_PLAY_SIZE];
         let mut num_checked = 0;
         let mut found = 0;
-        for stone in self.chain_stones(loc) {
-            for a in self.adj4(stone.idx()) {
-                if self.colors[a] != oc {
-                    continue;
-                }
-                let head = self.chain_head[a];
-                if self.chain_libs[head as usize] != 1 || checked[..num_checked].contains(&head) {
-                    continue;
-                }
-                found += self.find_liberties(Loc(a as u16), buf, buf_start, buf_idx + found);
-                checked[num_checked] = head;
-                num_checked += 1;
+        for a in self.chain_neighbours(loc) {
+            if self.colors[a] != oc {
+                continue;
             }
+            let head = self.chain_head[a];
+            if self.chain_libs[head as usize] != 1 || checked[..num_checked].contains(&head) {
+                continue;
+            }
+            found += self.find_liberties(Loc(a as u16), buf, buf_start, buf_idx + found);
+            checked[num_checked] = head;
+            num_checked += 1;
         }
         found
     }
@@ -167,11 +167,8 @@ impl Board {
             return false;
         };
         let oc = pla.opp().color();
-        self.chain_stones(loc).any(|s| {
-            self.adj4(s.idx())
-                .iter()
-                .any(|&a| self.colors[a] == oc && self.chain_libs[self.chain_head[a] as usize] == 1)
-        })
+        self.chain_neighbours(loc)
+            .any(|a| self.colors[a] == oc && self.chain_libs[self.chain_head[a] as usize] == 1)
     }
 
     /// KataGo's `getBoundNumLibertiesAfterPlay`: quick lower and upper

@@ -103,6 +103,57 @@ impl Default for Rules {
     }
 }
 
+/// A rule enum's values and their KataGo names, for parsing them both as
+/// whole words and as parts of a compact rules string (`koSIMPLEscoreAREA`).
+trait Named: Copy + 'static {
+    /// Every value; a name that is a prefix of another comes after it.
+    const ALL: &'static [Self];
+    /// KataGo's name.
+    fn name(self) -> &'static str;
+}
+
+fn parse_named<T: Named>(s: &str) -> Option<T> {
+    T::ALL.iter().copied().find(|k| k.name() == s)
+}
+
+impl Named for KoRule {
+    const ALL: &'static [Self] = &[
+        KoRule::Simple,
+        KoRule::Positional,
+        KoRule::Situational,
+        KoRule::Spight,
+    ];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Named for ScoringRule {
+    const ALL: &'static [Self] = &[ScoringRule::Area, ScoringRule::Territory];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Named for TaxRule {
+    const ALL: &'static [Self] = &[TaxRule::None, TaxRule::Seki, TaxRule::All];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Named for WhiteHandicapBonusRule {
+    const ALL: &'static [Self] = &[
+        WhiteHandicapBonusRule::Zero,
+        // "N-1" before "N", which is its prefix.
+        WhiteHandicapBonusRule::NMinusOne,
+        WhiteHandicapBonusRule::N,
+    ];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl KoRule {
     /// `SIMPLE`, `POSITIONAL`, `SITUATIONAL`, `SPIGHT`.
     pub fn as_str(self) -> &'static str {
@@ -116,14 +167,7 @@ impl KoRule {
 
     /// Parses the exact upper-case name.
     pub fn parse(s: &str) -> Option<KoRule> {
-        [
-            KoRule::Simple,
-            KoRule::Positional,
-            KoRule::Situational,
-            KoRule::Spight,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        parse_named(s)
     }
 }
 
@@ -138,9 +182,7 @@ impl ScoringRule {
 
     /// Parses the exact upper-case name.
     pub fn parse(s: &str) -> Option<ScoringRule> {
-        [ScoringRule::Area, ScoringRule::Territory]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        parse_named(s)
     }
 }
 
@@ -156,9 +198,7 @@ impl TaxRule {
 
     /// Parses the exact upper-case name.
     pub fn parse(s: &str) -> Option<TaxRule> {
-        [TaxRule::None, TaxRule::Seki, TaxRule::All]
-            .into_iter()
-            .find(|k| k.as_str() == s)
+        parse_named(s)
     }
 }
 
@@ -174,13 +214,7 @@ impl WhiteHandicapBonusRule {
 
     /// Parses `0`, `N` or `N-1`.
     pub fn parse(s: &str) -> Option<WhiteHandicapBonusRule> {
-        [
-            WhiteHandicapBonusRule::Zero,
-            WhiteHandicapBonusRule::N,
-            WhiteHandicapBonusRule::NMinusOne,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        parse_named(s)
     }
 }
 
@@ -191,45 +225,36 @@ pub fn komi_is_int_or_half_int(komi: f32) -> bool {
 
 impl Rules {
     /// Tromp-Taylor: positional superko, area, suicide legal, komi 7.5.
-    pub fn tromp_taylor() -> Rules {
-        Rules {
-            ko_rule: KoRule::Positional,
-            scoring_rule: ScoringRule::Area,
-            tax_rule: TaxRule::None,
-            multi_stone_suicide_legal: true,
-            has_button: false,
-            white_handicap_bonus_rule: WhiteHandicapBonusRule::Zero,
-            friendly_pass_ok: false,
-            komi: 7.5,
-        }
+    pub const fn tromp_taylor() -> Rules {
+        rule_set(
+            K::Positional,
+            S::Area,
+            T::None,
+            true,
+            false,
+            W::Zero,
+            false,
+            7.5,
+        )
     }
 
     /// Japanese-like: simple ko, territory, seki tax, no suicide, komi 6.5.
-    pub fn japanese() -> Rules {
-        Rules {
-            ko_rule: KoRule::Simple,
-            scoring_rule: ScoringRule::Territory,
-            tax_rule: TaxRule::Seki,
-            multi_stone_suicide_legal: false,
-            has_button: false,
-            white_handicap_bonus_rule: WhiteHandicapBonusRule::Zero,
-            friendly_pass_ok: false,
-            komi: 6.5,
-        }
+    pub const fn japanese() -> Rules {
+        rule_set(
+            K::Simple,
+            S::Territory,
+            T::Seki,
+            false,
+            false,
+            W::Zero,
+            false,
+            6.5,
+        )
     }
 
     /// Chinese: simple ko, area, no suicide, handicap bonus N, komi 7.5.
-    pub fn chinese() -> Rules {
-        Rules {
-            ko_rule: KoRule::Simple,
-            scoring_rule: ScoringRule::Area,
-            tax_rule: TaxRule::None,
-            multi_stone_suicide_legal: false,
-            has_button: false,
-            white_handicap_bonus_rule: WhiteHandicapBonusRule::N,
-            friendly_pass_ok: true,
-            komi: 7.5,
-        }
+    pub const fn chinese() -> Rules {
+        rule_set(K::Simple, S::Area, T::None, false, false, W::N, true, 7.5)
     }
 
     /// The default komi KataGo uses for this scoring rule and button when
@@ -362,136 +387,65 @@ impl std::str::FromStr for Rules {
     }
 }
 
-/// The shorthand names of `parseRulesHelper`, given lower-cased and trimmed.
-fn named_rules(name: &str) -> Option<Rules> {
-    use KoRule as K;
-    use ScoringRule as S;
-    use TaxRule as T;
-    use WhiteHandicapBonusRule as W;
-    #[allow(clippy::too_many_arguments)]
-    fn r(ko: K, sc: S, tax: T, sui: bool, button: bool, whb: W, fpok: bool, komi: f32) -> Rules {
-        Rules {
-            ko_rule: ko,
-            scoring_rule: sc,
-            tax_rule: tax,
-            multi_stone_suicide_legal: sui,
-            has_button: button,
-            white_handicap_bonus_rule: whb,
-            friendly_pass_ok: fpok,
-            komi,
-        }
+use KoRule as K;
+use ScoringRule as S;
+use TaxRule as T;
+use WhiteHandicapBonusRule as W;
+
+/// Rules from their fields in declaration order, for the tables below.
+#[allow(clippy::too_many_arguments)]
+const fn rule_set(
+    ko: K,
+    sc: S,
+    tax: T,
+    sui: bool,
+    button: bool,
+    whb: W,
+    fpok: bool,
+    komi: f32,
+) -> Rules {
+    Rules {
+        ko_rule: ko,
+        scoring_rule: sc,
+        tax_rule: tax,
+        multi_stone_suicide_legal: sui,
+        has_button: button,
+        white_handicap_bonus_rule: whb,
+        friendly_pass_ok: fpok,
+        komi,
     }
-    // Each name in the four spellings KataGo accepts.
-    let is = |base: &[&str]| base.contains(&name);
-    Some(if is(&["japanese", "korean"]) {
-        Rules::japanese()
-    } else if is(&["chinese"]) {
-        Rules::chinese()
-    } else if is(&[
-        "chineseogs",
-        "chinese_ogs",
-        "chinese-ogs",
-        "chinesekgs",
-        "chinese_kgs",
-        "chinese-kgs",
-    ]) {
-        r(
-            K::Positional,
-            S::Area,
-            T::None,
-            false,
-            false,
-            W::N,
-            true,
-            7.5,
-        )
-    } else if is(&[
-        "ancientarea",
-        "ancient-area",
-        "ancient_area",
-        "ancient area",
-        "stonescoring",
-        "stone-scoring",
-        "stone_scoring",
-        "stone scoring",
-    ]) {
-        r(K::Simple, S::Area, T::All, false, false, W::Zero, true, 7.5)
-    } else if is(&[
-        "ancientterritory",
-        "ancient-territory",
-        "ancient_territory",
-        "ancient territory",
-    ]) {
-        r(
-            K::Simple,
-            S::Territory,
-            T::All,
-            false,
-            false,
-            W::Zero,
-            false,
-            6.5,
-        )
-    } else if is(&["agabutton", "aga-button", "aga_button", "aga button"]) {
-        r(
-            K::Situational,
-            S::Area,
-            T::None,
-            false,
-            true,
-            W::NMinusOne,
-            true,
-            7.0,
-        )
-    } else if is(&["aga", "bga", "french"]) {
-        r(
-            K::Situational,
-            S::Area,
-            T::None,
-            false,
-            false,
-            W::NMinusOne,
-            true,
-            7.5,
-        )
-    } else if is(&[
-        "nz",
-        "newzealand",
-        "new zealand",
-        "new-zealand",
-        "new_zealand",
-    ]) {
-        r(
-            K::Situational,
-            S::Area,
-            T::None,
-            true,
-            false,
-            W::Zero,
-            true,
-            7.0,
-        )
-    } else if is(&[
-        "tromp-taylor",
-        "tromp_taylor",
-        "tromp taylor",
-        "tromptaylor",
-    ]) {
-        Rules::tromp_taylor()
-    } else if is(&["goe", "ing"]) {
-        r(
-            K::Positional,
-            S::Area,
-            T::None,
-            true,
-            false,
-            W::Zero,
-            true,
-            7.5,
-        )
-    } else {
-        return None;
-    })
+}
+
+/// The shorthand names of KataGo's `parseRulesHelper`, lower case, in each
+/// spelling it accepts, and their rules; the first match wins.
+#[rustfmt::skip]
+const NAMED_RULES: &[(&[&str], Rules)] = &[
+    (&["japanese", "korean"], Rules::japanese()),
+    (&["chinese"], Rules::chinese()),
+    (&["chineseogs", "chinese_ogs", "chinese-ogs", "chinesekgs", "chinese_kgs", "chinese-kgs"],
+        rule_set(K::Positional, S::Area, T::None, false, false, W::N, true, 7.5)),
+    (&["ancientarea", "ancient-area", "ancient_area", "ancient area",
+       "stonescoring", "stone-scoring", "stone_scoring", "stone scoring"],
+        rule_set(K::Simple, S::Area, T::All, false, false, W::Zero, true, 7.5)),
+    (&["ancientterritory", "ancient-territory", "ancient_territory", "ancient territory"],
+        rule_set(K::Simple, S::Territory, T::All, false, false, W::Zero, false, 6.5)),
+    (&["agabutton", "aga-button", "aga_button", "aga button"],
+        rule_set(K::Situational, S::Area, T::None, false, true, W::NMinusOne, true, 7.0)),
+    (&["aga", "bga", "french"],
+        rule_set(K::Situational, S::Area, T::None, false, false, W::NMinusOne, true, 7.5)),
+    (&["nz", "newzealand", "new zealand", "new-zealand", "new_zealand"],
+        rule_set(K::Situational, S::Area, T::None, true, false, W::Zero, true, 7.0)),
+    (&["tromp-taylor", "tromp_taylor", "tromp taylor", "tromptaylor"], Rules::tromp_taylor()),
+    (&["goe", "ing"],
+        rule_set(K::Positional, S::Area, T::None, true, false, W::Zero, true, 7.5)),
+];
+
+/// The rules named `name` (lower-cased and trimmed), if it is a shorthand.
+fn named_rules(name: &str) -> Option<Rules> {
+    NAMED_RULES
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map(|&(_, rules)| rules)
 }
 
 fn parse_helper(orig: &str, allow_komi: bool) -> Result<Rules, RulesError> {
@@ -591,51 +545,18 @@ fn parse_compact(
             komi_given = true;
             s = s[end..].trim();
         } else if strip(&mut s, "ko") {
-            rules.ko_rule = strip_choice(
-                &mut s,
-                &[
-                    ("SIMPLE", KoRule::Simple),
-                    ("POSITIONAL", KoRule::Positional),
-                    ("SITUATIONAL", KoRule::Situational),
-                    ("SPIGHT", KoRule::Spight),
-                ],
-            )
-            .ok_or_else(unparsable)?;
+            rules.ko_rule = strip_choice(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "scoring") || strip(&mut s, "score") {
-            rules.scoring_rule = strip_choice(
-                &mut s,
-                &[
-                    ("AREA", ScoringRule::Area),
-                    ("TERRITORY", ScoringRule::Territory),
-                ],
-            )
-            .ok_or_else(unparsable)?;
+            rules.scoring_rule = strip_choice(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "tax") {
-            rules.tax_rule = strip_choice(
-                &mut s,
-                &[
-                    ("NONE", TaxRule::None),
-                    ("SEKI", TaxRule::Seki),
-                    ("ALL", TaxRule::All),
-                ],
-            )
-            .ok_or_else(unparsable)?;
+            rules.tax_rule = strip_choice(&mut s).ok_or_else(unparsable)?;
             tax_given = true;
         } else if strip(&mut s, "sui") {
             rules.multi_stone_suicide_legal = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "button") {
             rules.has_button = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "whb") {
-            // "N-1" before "N", which is its prefix.
-            rules.white_handicap_bonus_rule = strip_choice(
-                &mut s,
-                &[
-                    ("0", WhiteHandicapBonusRule::Zero),
-                    ("N-1", WhiteHandicapBonusRule::NMinusOne),
-                    ("N", WhiteHandicapBonusRule::N),
-                ],
-            )
-            .ok_or_else(unparsable)?;
+            rules.white_handicap_bonus_rule = strip_choice(&mut s).ok_or_else(unparsable)?;
         } else if strip(&mut s, "fpok") {
             rules.friendly_pass_ok = parse_flag(&mut s).ok_or_else(unparsable)?;
         } else {
@@ -659,11 +580,9 @@ fn strip(s: &mut &str, prefix: &str) -> bool {
 
 /// The value of the first of `choices` whose name `s` starts with, that
 /// name stripped (see [`strip`]).
-fn strip_choice<T: Copy>(s: &mut &str, choices: &[(&str, T)]) -> Option<T> {
-    choices
-        .iter()
-        .find(|(name, _)| strip(s, name))
-        .map(|&(_, value)| value)
+/// Strips the first of `T`'s names that `s` starts with.
+fn strip_choice<T: Named>(s: &mut &str) -> Option<T> {
+    T::ALL.iter().copied().find(|k| strip(s, k.name()))
 }
 
 fn parse_flag(s: &mut &str) -> Option<bool> {

@@ -172,19 +172,20 @@ impl Formatter<'_> {
         let (args, sign) = (self.args, self.sign);
         let g = |x: f64| self.g(x);
         let (winrate, lcb) = self.winrate_lcb(m);
-        let lead = sign * m.score_lead;
         out.push_str(&format!(
-            "info move {} visits {} edgeVisits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {}",
+            "info move {} visits {} edgeVisits {} ",
             self.vertex(m.mv),
             m.visits.max(0),
             m.edge_visits.max(0),
-            g(sign * m.utility),
-            g(winrate),
-            g(lead),
-            g(m.score_stdev),
-            g(lead),
-            g(sign * m.score_selfplay),
         ));
+        let values = [
+            m.utility,
+            winrate,
+            m.score_lead,
+            m.score_stdev,
+            m.score_selfplay,
+        ];
+        self.push_values(out, values);
         if args.no_result_value {
             // The search keeps no no-result value per move (KataGo's is 0
             // under every rule set the engine plays).
@@ -210,26 +211,43 @@ impl Formatter<'_> {
         }
     }
 
+    /// `utility winrate scoreMean scoreStdev scoreLead scoreSelfplay` of a
+    /// move or the root, from `[utility, winrate, lead, stdev, selfplay]`
+    /// (winrate already in the reported perspective; scoreMean is the lead,
+    /// as in KataGo).
+    fn push_values(&self, out: &mut String, values: [f64; 5]) {
+        let [utility, winrate, lead, stdev, selfplay] = values;
+        let (sign, g) = (self.sign, |x: f64| self.g(x));
+        out.push_str(&format!(
+            "utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {}",
+            g(sign * utility),
+            g(winrate),
+            g(sign * lead),
+            g(stdev),
+            g(sign * lead),
+            g(sign * selfplay),
+        ));
+    }
+
     /// The `rootInfo` part of a kata line.
     fn push_root_info(&self, out: &mut String, root: &RootInfo) {
-        let (sign, g) = (self.sign, |x: f64| self.g(x));
-        let lead = sign * root.score_lead;
+        let g = |x: f64| self.g(x);
         let winrate = if self.flip {
             1.0 - root.winrate
         } else {
             root.winrate
         };
-        out.push_str(&format!(
-            " rootInfo visits {} utility {} winrate {} scoreMean {} scoreStdev {} scoreLead {} scoreSelfplay {} weight {}",
-            root.visits.max(0),
-            g(sign * root.utility),
-            g(winrate),
-            g(lead),
-            g(root.score_stdev),
-            g(lead),
-            g(sign * root.score_mean),
-            g(root.weight),
-        ));
+        out.push_str(&format!(" rootInfo visits {} ", root.visits.max(0)));
+        // KataGo prints the root's score mean as its `scoreSelfplay`.
+        let values = [
+            root.utility,
+            winrate,
+            root.score_lead,
+            root.score_stdev,
+            root.score_mean,
+        ];
+        self.push_values(out, values);
+        out.push_str(&format!(" weight {}", g(root.weight)));
         if self.snap.root_nn.is_some() {
             out.push_str(&format!(
                 " rawStWrError {} rawStScoreError {} rawVarTimeLeft {}",
@@ -414,37 +432,23 @@ mod tests {
 
     #[test]
     fn nothing_is_printed_without_moves_or_root() {
-        let args = AnalyzeArgs::new(AnalyzeKind::Kata);
-        let mut snap = sample();
-        snap.root = None;
-        assert_eq!(
-            format_analysis(
-                &seen_by(snap.clone(), Player::Black),
-                &args,
-                Perspective::SideToMove
-            ),
-            None
-        );
-        snap = sample();
-        snap.moves.clear();
-        assert_eq!(
-            format_analysis(
-                &seen_by(snap.clone(), Player::Black),
-                &args,
-                Perspective::SideToMove
-            ),
-            None
-        );
-        let mut args = args;
-        args.max_moves = 0;
-        assert_eq!(
-            format_analysis(
-                &seen_by(sample(), Player::Black),
-                &args,
-                Perspective::SideToMove
-            ),
-            None
-        );
+        let kata = AnalyzeArgs::new(AnalyzeKind::Kata);
+        let no_moves_wanted = AnalyzeArgs {
+            max_moves: 0,
+            ..kata.clone()
+        };
+        let mut no_root = sample();
+        no_root.root = None;
+        let mut no_moves = sample();
+        no_moves.moves.clear();
+        for (snap, args) in [
+            (no_root, &kata),
+            (no_moves, &kata),
+            (sample(), &no_moves_wanted),
+        ] {
+            let seen = seen_by(snap, Player::Black);
+            assert_eq!(format_analysis(&seen, args, Perspective::SideToMove), None);
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::signals;
 use super::status::progress_svg;
 use super::LearnError;
 use crate::data::{shuffle, ShuffleConfig, WindowParams};
-use crate::matchplay::{GateDecision, GateFolders, Gatekeeper, Logger};
+use crate::play::matches::{GateDecision, GateFolders, Gatekeeper, Logger};
 use crate::store::layout::{LearnFiles, ModelsDir, Run, ShuffledWindow};
 use crate::store::WORKER_NAME_ENV;
 use crate::store::{StoreUrl, TEST_KILL_AFTER_WRITES_ENV};

@@ -122,7 +122,7 @@ pub enum LearnError {
     Train(#[from] crate::train::TrainError),
     /// The gatekeeper failed.
     #[error("gatekeeper: {0}")]
-    Gate(#[from] crate::matchplay::MatchError),
+    Gate(#[from] crate::play::PlayError),
     /// Anything else.
     #[error("{0}")]
     Invalid(String),

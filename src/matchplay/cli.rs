@@ -8,11 +8,14 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::report::{summary_json, table, write_json};
-use super::run::{load_evaluators, Logger, MatchError, MatchRunner, Tally};
-use super::settings::MatchSettings;
+use super::LogFileArg;
+
 use crate::config::Config;
+use crate::play::matches::{
+    load_evaluators, table, write_summary, GameOutcome, MatchRunner, MatchSettings, Tally,
+};
 use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
+use crate::play::PlayError;
 use crate::setup::ConfigArgs;
 use crate::store::Store;
 
@@ -27,9 +30,9 @@ pub struct MatchArgs {
     /// `s3://` URL).
     #[arg(long = "sgf-output-dir")]
     pub sgf_output_dir: String,
-    /// Also append the progress lines to this file.
-    #[arg(long = "log-file")]
-    pub log_file: Option<PathBuf>,
+    /// `-log-file`.
+    #[command(flatten)]
+    pub log: LogFileArg,
     /// A bot, `NAME=MODEL[,key=value...]` (search keys for this bot);
     /// repeat for each bot. Replaces the config's bots.
     #[arg(long = "bot")]
@@ -62,7 +65,7 @@ pub fn run(args: &MatchArgs) -> i32 {
         Err(e) => {
             eprintln!("engine match: {e}");
             match e {
-                MatchError::Usage(_) => 2,
+                PlayError::Usage(_) => 2,
                 _ => 1,
             }
         }
@@ -75,19 +78,19 @@ fn set(cfg: &mut Config, key: &str, value: toml::Value) {
 
 /// The config with the short-form flags written into it under KataGo's
 /// key names.
-pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), MatchError> {
+pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), PlayError> {
     if !args.bot.is_empty() {
         set(cfg, "numBots", toml::Value::Integer(args.bot.len() as i64));
         for (i, spec) in args.bot.iter().enumerate() {
             let (head, rest) = spec.split_once(',').unwrap_or((spec.as_str(), ""));
             let Some((name, model)) = head.split_once('=') else {
-                return Err(MatchError::Usage(format!(
+                return Err(PlayError::Usage(format!(
                     "-bot wants NAME=MODEL[,key=value...], got {spec:?}"
                 )));
             };
             let (name, model) = (name.trim(), model.trim());
             if name.is_empty() || model.is_empty() {
-                return Err(MatchError::Usage(format!(
+                return Err(PlayError::Usage(format!(
                     "-bot wants NAME=MODEL[,key=value...], got {spec:?}"
                 )));
             }
@@ -103,7 +106,7 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), MatchE
             );
             for kv in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let Some((k, v)) = kv.split_once('=') else {
-                    return Err(MatchError::Usage(format!(
+                    return Err(PlayError::Usage(format!(
                         "-bot {name}: {kv:?} is not key=value"
                     )));
                 };
@@ -131,23 +134,23 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), MatchE
     Ok(())
 }
 
-fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
+fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     let mut cfg = args.config.load().map_err(Box::new)?;
     apply_short_form(&mut cfg, args)?;
     let settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
     let sprt = match &args.sprt {
         Some(text) => {
             if settings.bots.len() != 2 {
-                return Err(MatchError::Usage(format!(
+                return Err(PlayError::Usage(format!(
                     "-sprt needs exactly two bots, the config has {}",
                     settings.bots.len()
                 )));
             }
-            Some(Sprt::parse(text).map_err(MatchError::Usage)?)
+            Some(Sprt::parse(text).map_err(PlayError::Usage)?)
         }
         None => None,
     };
-    let log = Logger::new("engine match", args.log_file.as_deref())?;
+    let log = args.log.logger("engine match")?;
     for w in crate::setup::no_effect_warnings(&cfg) {
         log.line(&format!("warning: {w}"));
     }
@@ -179,7 +182,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
     ));
     let start = Instant::now();
     let logged = AtomicU64::new(0);
-    let on_game = |t: &Tally, o: &super::game::GameOutcome| {
+    let on_game = |t: &Tally, o: &GameOutcome| {
         let done = t.games.len() as u64;
         let last = logged.load(Ordering::Relaxed);
         if done % settings.log_games_every != 0 && done != settings.num_games_total {
@@ -224,17 +227,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), MatchError> {
     let text = table(&settings, &result.tally, sprt.as_ref());
     print!("{text}");
     let summary_path = sgf_dir.describe("match_summary.json");
-    write_json(
-        &sgf_dir,
-        "match_summary.json",
-        &summary_json(
-            &settings,
-            &result.tally,
-            sprt.as_ref(),
-            result.stopped_early,
-            result.seconds,
-        ),
-    )?;
+    write_summary(&sgf_dir, &settings, &result, sprt.as_ref())?;
     log.line(&format!(
         "{} games in {:.1} s{}; summary {}",
         result.tally.games.len(),
@@ -257,7 +250,7 @@ mod tests {
         MatchArgs {
             config: ConfigArgs::default(),
             sgf_output_dir: "x".into(),
-            log_file: None,
+            log: LogFileArg::default(),
             bot: bots.iter().map(|s| s.to_string()).collect(),
             games: Some(6),
             boardsize: Some(9),

@@ -1,26 +1,35 @@
-//! `engine match` and `engine gatekeeper`: games between bots (nets,
-//! visits, search settings) for strength measurements and for gating new
-//! nets in the training loop (KataGo's `match` and `gatekeeper`).
+//! `engine match` and `engine gatekeeper`: the command lines of KataGo's
+//! `match` and `gatekeeper`. What they play with (match settings, the game
+//! runner, reports, gating) is the play layer's ([`crate::play::matches`]);
+//! the statistics (Elo with confidence intervals, Bradley-Terry ratings,
+//! SPRT) are [`crate::play::stats`].
 //!
 //! Front door: [`run_match`] with [`MatchArgs`], [`run_gatekeeper`] with
-//! [`GatekeeperArgs`]; [`MatchSettings`] (the config's keys), [`MatchRunner`]
-//! (plays a schedule of games: round robin, paired openings, alternating
-//! colours, one batching evaluator per model file shared by all games),
-//! and its reports; the statistics (Elo with confidence intervals,
-//! Bradley-Terry ratings, SPRT) are the play layer's ([`crate::play::stats`]).
+//! [`GatekeeperArgs`].
+
+use std::path::PathBuf;
+
+use crate::play::matches::Logger;
+use crate::play::PlayError;
 
 mod cli;
-mod game;
 mod gatekeeper;
-mod report;
-mod run;
-mod settings;
 
 pub use cli::{run as run_match, MatchArgs};
-pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
-pub use gatekeeper::{
-    run as run_gatekeeper, GateDecision, GateFolders, Gatekeeper, GatekeeperArgs, LOG_HEADER,
-};
-pub use report::{summary_json, table};
-pub use run::{game_assignment, round_robin, Logger, MatchError, MatchRunner, Tally};
-pub use settings::{BotSpec, MatchSettings};
+pub use gatekeeper::{run as run_gatekeeper, GatekeeperArgs};
+
+/// The `-log-file` flag of `match` and `gatekeeper`.
+#[derive(Debug, Default, clap::Args)]
+pub struct LogFileArg {
+    /// Also append the progress lines to this file.
+    #[arg(long = "log-file")]
+    pub log_file: Option<PathBuf>,
+}
+
+impl LogFileArg {
+    /// A [`Logger`] whose lines start with `prefix`, appending to the file
+    /// if one was given.
+    pub fn logger(&self, prefix: &str) -> Result<Logger, PlayError> {
+        Logger::new(prefix, self.log_file.as_deref())
+    }
+}

@@ -84,6 +84,22 @@ pub struct ConvLayer {
 }
 
 impl ConvLayer {
+    /// A conv of shape `[out, in, y, x]` (torch order, as `weights`) with
+    /// dilation 1.
+    pub fn new(name: impl Into<String>, shape: [usize; 4], weights: Vec<f32>) -> ConvLayer {
+        let [out_channels, in_channels, y_size, x_size] = shape;
+        ConvLayer {
+            name: name.into(),
+            y_size,
+            x_size,
+            in_channels,
+            out_channels,
+            dilation_y: 1,
+            dilation_x: 1,
+            weights,
+        }
+    }
+
     /// Number of weights.
     pub fn num_parameters(&self) -> usize {
         self.weights.len()
@@ -399,16 +415,22 @@ pub struct PostProcessParams {
     pub shortterm_score_error_multiplier: f64,
 }
 
+impl PostProcessParams {
+    /// KataGo's values for files older than version 13, which store none.
+    pub const BEFORE_V13: PostProcessParams = PostProcessParams {
+        td_score_multiplier: 20.0,
+        score_mean_multiplier: 20.0,
+        score_stdev_multiplier: 20.0,
+        lead_multiplier: 20.0,
+        variance_time_multiplier: 40.0,
+        shortterm_value_error_multiplier: 0.25,
+        shortterm_score_error_multiplier: 30.0,
+    };
+}
+
 impl Default for PostProcessParams {
+    /// [`PostProcessParams::BEFORE_V13`].
     fn default() -> Self {
-        PostProcessParams {
-            td_score_multiplier: 20.0,
-            score_mean_multiplier: 20.0,
-            score_stdev_multiplier: 20.0,
-            lead_multiplier: 20.0,
-            variance_time_multiplier: 40.0,
-            shortterm_value_error_multiplier: 0.25,
-            shortterm_score_error_multiplier: 30.0,
-        }
+        PostProcessParams::BEFORE_V13
     }
 }

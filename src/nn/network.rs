@@ -81,6 +81,26 @@ pub struct InputBatch<'a> {
     pub mask: Option<&'a [f32]>,
 }
 
+impl<'a> InputBatch<'a> {
+    /// `batch_size` rows in a `side` x `side` tensor.
+    pub fn square(
+        batch_size: usize,
+        side: usize,
+        spatial: &'a [f32],
+        global: &'a [f32],
+        mask: Option<&'a [f32]>,
+    ) -> Self {
+        InputBatch {
+            batch_size,
+            height: side,
+            width: side,
+            spatial,
+            global,
+            mask,
+        }
+    }
+}
+
 /// How a [`Model`] runs, beyond its device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ModelOptions {

@@ -17,14 +17,7 @@ pub(super) fn one_board<'a>(
     global: &'a [f32],
     mask: &'a [f32],
 ) -> InputBatch<'a> {
-    InputBatch {
-        batch_size: 1,
-        height: side,
-        width: side,
-        spatial,
-        global,
-        mask: Some(mask),
-    }
+    InputBatch::square(1, side, spatial, global, Some(mask))
 }
 
 struct Gen {
@@ -40,16 +33,8 @@ impl Gen {
 
     fn conv(&mut self, name: &str, k: usize, cin: usize, cout: usize) -> ConvLayer {
         let scale = 1.5 / ((cin * k * k) as f32).sqrt();
-        ConvLayer {
-            name: name.into(),
-            y_size: k,
-            x_size: k,
-            in_channels: cin,
-            out_channels: cout,
-            dilation_y: 1,
-            dilation_x: 1,
-            weights: self.vals(cout * cin * k * k, scale),
-        }
+        let weights = self.vals(cout * cin * k * k, scale);
+        ConvLayer::new(name, [cout, cin, k, k], weights)
     }
 
     fn bn(&mut self, name: &str, c: usize) -> BatchNormLayer {

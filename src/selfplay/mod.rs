@@ -28,5 +28,5 @@ pub use game_data::{
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
 pub use rows::{write_game_rows, RowError};
-pub use run::{run, SelfplayArgs, SelfplayError, EXIT_STOPPED};
+pub use run::{run, SelfplayArgs, EXIT_STOPPED};
 pub use settings::PlaySettings;

@@ -22,10 +22,11 @@ use super::writer::{DataWriter, WriterMsg};
 use crate::config::Config;
 use crate::data::TrainingRows;
 use crate::nn::{FeatureEncoder, ModelFile};
+use crate::play::PlayError;
 use crate::search::{SearchParams, SetupFor};
 use crate::setup::{load_network_from, read_model, search_settings, Network};
 use crate::store::layout::{ModelEntry, ModelsDir, SelfplayOut};
-use crate::store::{StoreError, StoreUrl};
+use crate::store::StoreUrl;
 
 /// Exit code of `engine selfplay` stopped by Ctrl-C or SIGTERM before
 /// `-max-games-total` games (or at all, without that flag): every finished
@@ -64,50 +65,11 @@ pub struct SelfplayArgs {
     pub override_config: Vec<String>,
 }
 
-/// Why self-play could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum SelfplayError {
-    /// Bad command line.
-    #[error("{0}")]
-    Usage(String),
-    /// Bad config.
-    #[error(transparent)]
-    Config(#[from] Box<crate::config::ConfigError>),
-    /// Bad self-play settings.
-    #[error(transparent)]
-    Settings(#[from] crate::play::SettingsError),
-    /// The model could not be found or loaded.
-    #[error("{0}")]
-    Model(String),
-    /// The run store failed.
-    #[error("{0}")]
-    Store(#[from] StoreError),
-    /// Writing the data failed; `lost` finished games were not written.
-    #[error("{source}; {lost} finished game(s) not written")]
-    Write {
-        /// The store failure.
-        source: StoreError,
-        /// Games lost.
-        lost: u64,
-    },
-    /// Reading a local file (the config to copy) failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A game failed.
-    #[error("game failed: {0}")]
-    Game(String),
-}
-
 /// The newest net under a models folder (see `crate::store::layout` for
 /// what "newest" means), or an error saying there is none.
-fn find_latest_model(models: &ModelsDir) -> Result<ModelEntry, SelfplayError> {
+fn find_latest_model(models: &ModelsDir) -> Result<ModelEntry, PlayError> {
     models.newest()?.ok_or_else(|| {
-        SelfplayError::Model(format!(
+        PlayError::Model(format!(
             "no model under {} (expected NAME/model.bin.gz sub-folders)",
             models.url()
         ))
@@ -179,7 +141,7 @@ struct RunSetup {
 }
 
 impl RunSetup {
-    fn read(args: &SelfplayArgs) -> Result<RunSetup, SelfplayError> {
+    fn read(args: &SelfplayArgs) -> Result<RunSetup, PlayError> {
         let cfg = crate::setup::load_config(Some(&args.config), &args.override_config)
             .map_err(Box::new)?;
         let (settings, warnings) = PlaySettings::from_config(&cfg)?;
@@ -194,12 +156,12 @@ impl RunSetup {
             SetupFor::Other,
             overrides.iter().map(|(k, v)| (k.as_str(), v)),
         )
-        .map_err(|e| SelfplayError::Usage(format!("{}: {e}", args.config.display())))?;
+        .map_err(|e| PlayError::Usage(format!("{}: {e}", args.config.display())))?;
         let queue_games = cfg
             .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
             .map_err(Box::new)? as usize;
         let config_text: Bytes = std::fs::read(&args.config)
-            .map_err(|source| SelfplayError::Io {
+            .map_err(|source| PlayError::Io {
                 path: args.config.clone(),
                 source,
             })?
@@ -208,7 +170,7 @@ impl RunSetup {
             (Some(m), None) => NetSource::File(m.clone()),
             (None, Some(d)) => NetSource::Folder(ModelsDir::open(&StoreUrl::parse(d)?)?),
             _ => {
-                return Err(SelfplayError::Usage(
+                return Err(PlayError::Usage(
                     "give exactly one of -models-dir DIR or -model FILE".into(),
                 ))
             }
@@ -230,10 +192,10 @@ impl RunSetup {
     }
 
     /// The net the run starts with.
-    fn first_generation(&self) -> Result<Generation, SelfplayError> {
+    fn first_generation(&self) -> Result<Generation, PlayError> {
         match &self.source {
             NetSource::File(path) => {
-                let file = read_model(path).map_err(|e| SelfplayError::Model(e.to_string()))?;
+                let file = read_model(path).map_err(|e| PlayError::Model(e.to_string()))?;
                 start_generation(
                     &model_name_of_file(path),
                     file,
@@ -268,7 +230,7 @@ struct Playing<'a> {
     /// Ends the games (a signal, or a failure).
     stop: &'a AtomicBool,
     /// The first failure, which ends the run.
-    failure: Mutex<Option<SelfplayError>>,
+    failure: Mutex<Option<PlayError>>,
     start: Instant,
     max_games: u64,
 }
@@ -278,7 +240,7 @@ impl Playing<'_> {
     fn fail(&self, e: impl ToString) {
         self.failure
             .lock()
-            .get_or_insert(SelfplayError::Game(e.to_string()));
+            .get_or_insert(PlayError::Game(e.to_string()));
         self.stop.store(true, Ordering::Relaxed);
     }
 
@@ -449,7 +411,7 @@ impl Playing<'_> {
     }
 }
 
-fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
+fn run_inner(args: &SelfplayArgs) -> Result<Ended, PlayError> {
     let setup = RunSetup::read(args)?;
     let first = Arc::new(setup.first_generation()?);
     let progress = indicatif::ProgressBar::new_spinner();
@@ -471,7 +433,7 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
         setup.queue_games,
         stop.clone(),
     )
-    .map_err(|source| SelfplayError::Io {
+    .map_err(|source| PlayError::Io {
         path: PathBuf::from("selfplay-writer thread"),
         source,
     })?;
@@ -509,13 +471,13 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, SelfplayError> {
 
 /// Waits for the writer, reports the run and says how it ended (stopped
 /// early when `signalled` before `-max-games-total` games were done).
-fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, SelfplayError> {
+fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, PlayError> {
     playing.progress.finish_and_clear();
     let last_name = playing.current.read().name.clone();
     drop(playing.current);
     let report = playing.writer.finish();
     if let Some(source) = report.error {
-        return Err(SelfplayError::Write {
+        return Err(PlayError::Write {
             source,
             lost: report.lost_games,
         });
@@ -607,11 +569,11 @@ fn load_generation(
     entry: &ModelEntry,
     cfg: &Config,
     settings: &PlaySettings,
-) -> Result<Generation, SelfplayError> {
+) -> Result<Generation, PlayError> {
     let shown = models.describe(entry);
     let bytes = models.read(entry)?;
     let file = ModelFile::from_file_contents(&bytes, Path::new(&shown))
-        .map_err(|e| SelfplayError::Model(e.to_string()))?;
+        .map_err(|e| PlayError::Model(e.to_string()))?;
     start_generation(&entry.name, file, Path::new(&shown), cfg, settings)
 }
 
@@ -622,9 +584,9 @@ fn start_generation(
     path: &Path,
     cfg: &Config,
     settings: &PlaySettings,
-) -> Result<Generation, SelfplayError> {
+) -> Result<Generation, PlayError> {
     let net: Network = load_network_from(file, path, cfg, settings.num_game_threads.max(8))
-        .map_err(|e| SelfplayError::Model(format!("{}: {e}", path.display())))?;
+        .map_err(|e| PlayError::Model(format!("{}: {e}", path.display())))?;
     eprintln!(
         "engine selfplay: model {name} on {}, max batch {}",
         net.device, net.max_batch_size

@@ -45,17 +45,7 @@ impl Ex<'_> {
     }
 
     fn conv_w(&self, name: String, w: &Tensor) -> Result<ConvLayer, TrainError> {
-        let [out_channels, in_channels, y_size, x_size] = dims(w);
-        Ok(ConvLayer {
-            name,
-            y_size,
-            x_size,
-            in_channels,
-            out_channels,
-            dilation_y: 1,
-            dilation_x: 1,
-            weights: floats(w)?,
-        })
+        Ok(ConvLayer::new(name, dims(w), floats(w)?))
     }
 
     fn conv(&self, name: String, key: &str) -> Result<ConvLayer, TrainError> {
@@ -355,9 +345,6 @@ pub fn to_model_file(
             "key table has {step:?} after the file's last layer"
         )));
     }
-    m.post_process = PostProcessParams {
-        shortterm_score_error_multiplier: 150.0,
-        ..PostProcessParams::default()
-    };
+    m.post_process = crate::train::model::OUTPUT_MULTIPLIERS;
     Ok(m)
 }

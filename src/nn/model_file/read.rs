@@ -223,15 +223,11 @@ fn parse_conv(r: &mut Reader) -> PResult<ConvLayer> {
             }
         }
     }
+    let shape = [out_channels, in_channels, y_size, x_size];
     Ok(ConvLayer {
-        name,
-        y_size,
-        x_size,
-        in_channels,
-        out_channels,
         dilation_y,
         dilation_x,
-        weights,
+        ..ConvLayer::new(name, shape, weights)
     })
 }
 

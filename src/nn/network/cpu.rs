@@ -151,6 +151,7 @@ impl CpuOps<'_> {
     fn run_conv(&mut self, c: &Conv, x: &[f32], epilogue: Epilogue) -> Vec<f32> {
         let mut out = self.s.take(self.points() * c.out_channels);
         c.run(
+            None,
             x,
             self.shape,
             &mut out,
@@ -184,7 +185,15 @@ impl Ops for CpuOps<'_> {
 
     fn conv_add(&mut self, c: &Conv, x: &Vec<f32>, acc: &mut Vec<f32>) -> Result<(), NetError> {
         let epilogue = Epilogue::Accumulate;
-        c.run(x, self.shape, acc, epilogue, self.mask, &mut self.s.conv);
+        c.run(
+            None,
+            x,
+            self.shape,
+            acc,
+            epilogue,
+            self.mask,
+            &mut self.s.conv,
+        );
         Ok(())
     }
 

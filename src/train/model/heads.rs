@@ -5,6 +5,7 @@ use tch::{Device, Kind, Tensor};
 use super::blocks::{conv, conv_shared, gpool, value_gpool, Masks, Norm};
 use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
 use super::{ModelConfig, NetOutput, EXTRA_SCORE_DISTR_RADIUS};
+use crate::nn::desc::PostProcessParams;
 
 pub(super) struct PolicyHead {
     conv1p: Tensor,
@@ -40,14 +41,13 @@ pub(super) struct ValueHead {
     score_parity: Tensor,
 }
 
-/// KataGo's output multipliers for version >= 13.
-pub const SCOREMEAN_MULTIPLIER: f64 = 20.0;
-const TD_SCORE_MULTIPLIER: f64 = 20.0;
-const SCORESTDEV_MULTIPLIER: f64 = 20.0;
-const LEAD_MULTIPLIER: f64 = 20.0;
-const VARIANCE_TIME_MULTIPLIER: f64 = 40.0;
-const SHORTTERM_VALUE_ERROR_MULTIPLIER: f64 = 0.25;
-const SHORTTERM_SCORE_ERROR_MULTIPLIER: f64 = 150.0;
+/// The output multipliers of KataGo's trainer (`model_pytorch.py`), which
+/// the export writes into the model file (version >= 13): the older
+/// defaults but for the short-term score error.
+pub const OUTPUT_MULTIPLIERS: PostProcessParams = PostProcessParams {
+    shortterm_score_error_multiplier: 150.0,
+    ..PostProcessParams::BEFORE_V13
+};
 
 /// KataGo's `SoftPlusWithGradientFloorFunction`: the forward value of
 /// softplus (or `softplus(x/2)²`), with the gradient
@@ -369,21 +369,21 @@ impl ValueHead {
             policy_logits,
             value_logits: out_value,
             td_value_logits,
-            pred_td_score: moremisc.narrow(1, 5, 3) * TD_SCORE_MULTIPLIER,
+            pred_td_score: moremisc.narrow(1, 5, 3) * OUTPUT_MULTIPLIERS.td_score_multiplier,
             ownership_pretanh: ownership,
             pred_scoring: scoring,
             futurepos_pretanh: futurepos,
             seki_logits: seki,
-            pred_scoremean: misc.select(1, 0) * SCOREMEAN_MULTIPLIER,
+            pred_scoremean: misc.select(1, 0) * OUTPUT_MULTIPLIERS.score_mean_multiplier,
             pred_scorestdev: softplus_grad_floor(&misc.select(1, 1), 0.05, false)
-                * SCORESTDEV_MULTIPLIER,
-            pred_lead: misc.select(1, 2) * LEAD_MULTIPLIER,
+                * OUTPUT_MULTIPLIERS.score_stdev_multiplier,
+            pred_lead: misc.select(1, 2) * OUTPUT_MULTIPLIERS.lead_multiplier,
             pred_variance_time: softplus_grad_floor(&misc.select(1, 3), 0.05, false)
-                * VARIANCE_TIME_MULTIPLIER,
+                * OUTPUT_MULTIPLIERS.variance_time_multiplier,
             pred_shortterm_value_error: softplus_grad_floor(&moremisc.select(1, 0), 0.05, true)
-                * SHORTTERM_VALUE_ERROR_MULTIPLIER,
+                * OUTPUT_MULTIPLIERS.shortterm_value_error_multiplier,
             pred_shortterm_score_error: softplus_grad_floor(&moremisc.select(1, 1), 0.05, true)
-                * SHORTTERM_SCORE_ERROR_MULTIPLIER,
+                * OUTPUT_MULTIPLIERS.shortterm_score_error_multiplier,
             scorebelief_logits: scorebelief,
         }
     }

@@ -26,7 +26,7 @@ mod heads;
 mod init;
 
 pub use blocks::Masks;
-pub use heads::SCOREMEAN_MULTIPLIER;
+pub use heads::OUTPUT_MULTIPLIERS;
 pub use init::{ParamGroup, ParamInfo};
 
 use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};

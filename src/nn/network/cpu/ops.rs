@@ -545,26 +545,14 @@ impl Conv {
     }
 
     /// Convolves `input` (`[n, h, w, in]`) into `out` (`[n, h, w, out]`) as
-    /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`).
-    pub(super) fn run(
-        &self,
-        input: &[f32],
-        (n, h, w): (usize, usize, usize),
-        out: &mut [f32],
-        epilogue: Epilogue,
-        mask: &Mask,
-        s: &mut ConvScratch,
-    ) {
-        let path = self.path(n, h, w);
-        self.run_with(path, input, (n, h, w), out, epilogue, mask, s);
-    }
-
-    /// [`Conv::run`] by `path` for a 3x3 conv (falling back to F(4x4)
+    /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`). A
+    /// 3x3 conv runs by `path`, or by the path it picks for the shape
+    /// ([`Conv::path`]) where that is `None` (falling back to F(4x4)
     /// Winograd where this conv lacks the weights `path` needs).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_with(
+    pub(super) fn run(
         &self,
-        path: Path3x3,
+        path: Option<Path3x3>,
         input: &[f32],
         (n, h, w): (usize, usize, usize),
         out: &mut [f32],
@@ -572,6 +560,7 @@ impl Conv {
         mask: &Mask,
         s: &mut ConvScratch,
     ) {
+        let path = path.unwrap_or_else(|| self.path(n, h, w));
         let (ci, co) = (self.in_channels, self.out_channels);
         let points = n * h * w;
         let input = &input[..points * ci];

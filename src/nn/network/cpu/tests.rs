@@ -58,14 +58,13 @@ fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) 
     let torch = Model::from_file(file, Device::Cpu, false).expect("libtorch build");
     let mut cpu = CpuModel::from_file(file).expect("cpu build");
     let (spatial, global, mask) = batch(sizes, s, 17 + sizes.len() as u64);
-    let input = InputBatch {
-        batch_size: sizes.len(),
-        height: s,
-        width: s,
-        spatial: &spatial,
-        global: &global,
-        mask: masked.then_some(&mask[..]),
-    };
+    let input = InputBatch::square(
+        sizes.len(),
+        s,
+        &spatial,
+        &global,
+        masked.then_some(&mask[..]),
+    );
     let a = torch.forward(&input).expect("libtorch forward");
     // Twice, so that reused scratch buffers are exercised too.
     let _ = cpu.forward(&input).expect("cpu forward");
@@ -134,14 +133,7 @@ fn replicas_share_the_weights_and_compute_the_same() {
     let mut second = first.replica();
     assert!(Arc::ptr_eq(&first.net, &second.net));
     let (spatial, global, _) = batch(&[(19, 19), (19, 19)], 19, 5);
-    let input = InputBatch {
-        batch_size: 2,
-        height: 19,
-        width: 19,
-        spatial: &spatial,
-        global: &global,
-        mask: None,
-    };
+    let input = InputBatch::square(2, 19, &spatial, &global, None);
     let a = first.forward(&input).expect("forward");
     let b = second.forward(&input).expect("forward");
     assert_eq!(a.policy, b.policy);
@@ -267,17 +259,11 @@ fn convolutions_of_every_kind_match_direct_convolution() {
         (5, 1, 22, 8, 2, 9, 9),
         (3, 2, 3, 4, 1, 8, 7),
     ] {
+        let weights = (0..co * ci * k * k).map(|_| rng.gen_range(-1.0..1.0));
         let layer = ConvLayer {
-            name: "c".into(),
-            y_size: k,
-            x_size: k,
-            in_channels: ci,
-            out_channels: co,
             dilation_y: dil,
             dilation_x: dil,
-            weights: (0..co * ci * k * k)
-                .map(|_| rng.gen_range(-1.0..1.0))
-                .collect(),
+            ..ConvLayer::new("c", [co, ci, k, k], weights.collect())
         };
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
@@ -288,9 +274,18 @@ fn convolutions_of_every_kind_match_direct_convolution() {
         let mask = Mask::new(n, h * w, None);
         let mut s = ConvScratch::default();
         let mut got = vec![0f32; want.len()];
-        conv.run(&input, (n, h, w), &mut got, Epilogue::Store, &mask, &mut s);
+        conv.run(
+            None,
+            &input,
+            (n, h, w),
+            &mut got,
+            Epilogue::Store,
+            &mask,
+            &mut s,
+        );
         let mut acc = vec![1f32; want.len()];
         conv.run(
+            None,
             &input,
             (n, h, w),
             &mut acc,
@@ -322,16 +317,8 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
         (48, 32, 1, 3, 11),
         (16, 32, 3, 9, 6),
     ] {
-        let layer = ConvLayer {
-            name: "c".into(),
-            y_size: 3,
-            x_size: 3,
-            in_channels: ci,
-            out_channels: co,
-            dilation_y: 1,
-            dilation_x: 1,
-            weights: (0..co * ci * 9).map(|_| rng.gen_range(-1.0..1.0)).collect(),
-        };
+        let weights = (0..co * ci * 9).map(|_| rng.gen_range(-1.0..1.0));
+        let layer = ConvLayer::new("c", [co, ci, 3, 3], weights.collect());
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
         let input: Vec<f32> = (0..n * h * w * ci)
@@ -349,7 +336,15 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
         for path in paths {
             for epilogue in [Epilogue::Store, Epilogue::ReluMasked, Epilogue::Accumulate] {
                 let mut got = vec![0.5f32; want.len()];
-                conv.run_with(path, &input, (n, h, w), &mut got, epilogue, &mask, &mut s);
+                conv.run(
+                    Some(path),
+                    &input,
+                    (n, h, w),
+                    &mut got,
+                    epilogue,
+                    &mask,
+                    &mut s,
+                );
                 for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                     let expect = match epilogue {
                         Epilogue::Store => *w,
@@ -367,16 +362,7 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
     // The rule: a lone 9x9 board runs direct, a 19x19 one or a batch of 9x9s
     // by Winograd, 9x9 (exactly 3x3 tiles) by F(3x3), 19x19, 13x13 and 7x7
     // by F(4x4).
-    let layer = ConvLayer {
-        name: "c".into(),
-        y_size: 3,
-        x_size: 3,
-        in_channels: 32,
-        out_channels: 32,
-        dilation_y: 1,
-        dilation_x: 1,
-        weights: vec![0.0; 32 * 32 * 9],
-    };
+    let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None);
     if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
         assert!(conv.direct_wins(1, 9, 9));

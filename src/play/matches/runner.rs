@@ -21,48 +21,10 @@ use super::game::{play_match_game, GameEnd, GameOutcome, Opening};
 use super::settings::MatchSettings;
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
-use crate::play::play_policy_moves;
 use crate::play::stats::Wld;
+use crate::play::{io_err, play_policy_moves, PlayError};
 use crate::search::{NnSearchEvaluator, Search, SearchError};
-use crate::store::{Store, StoreError};
-
-/// Why a match could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum MatchError {
-    /// Bad command line.
-    #[error("{0}")]
-    Usage(String),
-    /// Bad config.
-    #[error(transparent)]
-    Config(#[from] Box<crate::config::ConfigError>),
-    /// Bad match settings.
-    #[error(transparent)]
-    Settings(#[from] crate::play::SettingsError),
-    /// A network could not be found or loaded.
-    #[error("{0}")]
-    Model(String),
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or folder.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// The run store failed.
-    #[error("{0}")]
-    Store(#[from] StoreError),
-    /// A game failed.
-    #[error("game failed: {0}")]
-    Game(String),
-}
-
-pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> MatchError + '_ {
-    move |source| MatchError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
+use crate::store::Store;
 
 /// Progress lines to stderr and, with `-log-file`, appended to a file.
 pub struct Logger {
@@ -72,7 +34,7 @@ pub struct Logger {
 
 impl Logger {
     /// A logger whose lines start with `prefix` (e.g. `engine match`).
-    pub fn new(prefix: &str, log_file: Option<&Path>) -> Result<Logger, MatchError> {
+    pub fn new(prefix: &str, log_file: Option<&Path>) -> Result<Logger, PlayError> {
         let file = match log_file {
             Some(p) => Some(
                 OpenOptions::new()
@@ -106,12 +68,12 @@ pub fn load_evaluators(
     cfg: &Config,
     default_batch: usize,
     log: &Logger,
-) -> Result<Vec<Arc<NnSearchEvaluator>>, MatchError> {
+) -> Result<Vec<Arc<NnSearchEvaluator>>, PlayError> {
     let mut loaded: HashMap<PathBuf, Arc<NnSearchEvaluator>> = HashMap::new();
     let mut out = Vec::with_capacity(models.len());
     for model in models {
         if crate::setup::is_missing_local_file(model) {
-            return Err(MatchError::Model(format!(
+            return Err(PlayError::Model(format!(
                 "model file not found: {}",
                 model.display()
             )));
@@ -122,7 +84,7 @@ pub fn load_evaluators(
             continue;
         }
         let net = crate::setup::load_network(model, cfg, default_batch)
-            .map_err(|e| MatchError::Model(format!("{}: {e}", model.display())))?;
+            .map_err(|e| PlayError::Model(format!("{}: {e}", model.display())))?;
         log.line(&format!(
             "loaded {} ({}) on {}",
             net.model_name,
@@ -328,7 +290,7 @@ impl MatchRunner<'_> {
         &self,
         should_stop: &(dyn Fn(&Tally) -> bool + Sync),
         on_game: &(dyn Fn(&Tally, &GameOutcome) + Sync),
-    ) -> Result<RunResult, MatchError> {
+    ) -> Result<RunResult, PlayError> {
         let s = self.settings;
         let n = s.bots.len();
         let pairs = round_robin(n);
@@ -338,7 +300,7 @@ impl MatchRunner<'_> {
         let stop = AtomicBool::new(false);
         let stopped_early = AtomicBool::new(false);
         let tally = Mutex::new(Tally::new(n));
-        let failure: Mutex<Option<MatchError>> = Mutex::new(None);
+        let failure: Mutex<Option<PlayError>> = Mutex::new(None);
         let start = Instant::now();
         let threads = s.num_game_threads.min(s.num_games_total as usize).max(1);
         std::thread::scope(|scope| {
@@ -358,7 +320,7 @@ impl MatchRunner<'_> {
                         let opening = match opening {
                             Ok(o) => o,
                             Err(e) => {
-                                failure.lock().get_or_insert(MatchError::Game(e.clone()));
+                                failure.lock().get_or_insert(PlayError::Game(e.clone()));
                                 stop.store(true, Ordering::Relaxed);
                                 break;
                             }
@@ -378,9 +340,7 @@ impl MatchRunner<'_> {
                             Ok(Some(o)) => o,
                             Ok(None) => break,
                             Err(e) => {
-                                failure
-                                    .lock()
-                                    .get_or_insert(MatchError::Game(e.to_string()));
+                                failure.lock().get_or_insert(PlayError::Game(e.to_string()));
                                 stop.store(true, Ordering::Relaxed);
                                 break;
                             }
@@ -394,7 +354,7 @@ impl MatchRunner<'_> {
                         let mut text = outcome.sgf.clone();
                         text.push('\n');
                         if let Err(e) = self.sgf_dir.put(&file, text.into_bytes()) {
-                            failure.lock().get_or_insert(MatchError::Store(e));
+                            failure.lock().get_or_insert(PlayError::Store(e));
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }

@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::run::{MatchError, Tally};
+use super::runner::{RunResult, Tally};
 use super::settings::MatchSettings;
 use crate::play::stats::{bradley_terry, elo_estimate, Sprt};
+use crate::play::PlayError;
 use crate::store::Store;
 
 /// Virtual draws per pair in the overall ratings, so a clean sweep still
@@ -125,13 +126,8 @@ fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
 /// draws, score, elo, elo_low, elo_high; infinite values are null),
 /// `sprt` (null without `-sprt`), `stopped_early`, `seconds` and
 /// `results` (every game: index, black, white, result, end, moves, sgf).
-pub fn summary_json(
-    s: &MatchSettings,
-    t: &Tally,
-    sprt: Option<&Sprt>,
-    stopped_early: bool,
-    seconds: f64,
-) -> Value {
+pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) -> Value {
+    let t = &result.tally;
     let n = s.bots.len();
     let ratings = bradley_terry(&t.table, PRIOR_DRAWS);
     let bots: Vec<Value> = s
@@ -188,16 +184,26 @@ pub fn summary_json(
         "bots": bots,
         "pairs": pairs,
         "sprt": sprt_json,
-        "stopped_early": stopped_early,
-        "seconds": seconds,
+        "stopped_early": result.stopped_early,
+        "seconds": result.seconds,
         "results": t.games,
     })
 }
 
+/// Writes [`summary_json`] as `match_summary.json` in `store`, whole.
+pub fn write_summary(
+    store: &Store,
+    s: &MatchSettings,
+    result: &RunResult,
+    sprt: Option<&Sprt>,
+) -> Result<(), PlayError> {
+    write_json(store, "match_summary.json", &summary_json(s, result, sprt))
+}
+
 /// Writes `value` as the object `key` of `store`, whole.
-pub fn write_json(store: &Store, key: &str, value: &Value) -> Result<(), MatchError> {
+fn write_json(store: &Store, key: &str, value: &Value) -> Result<(), PlayError> {
     let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| MatchError::Game(format!("summary JSON: {e}")))?;
+        .map_err(|e| PlayError::Game(format!("summary JSON: {e}")))?;
     text.push('\n');
     Ok(store.put(key, text.into_bytes())?)
 }
