@@ -533,6 +533,7 @@ pub fn flops_per_eval(file: &ModelFile, h: usize, w: usize) -> f64 {
     let mm = |m: &MatMulLayer| m.weights.len() as f64;
     fn blocks(
         bs: &[Block],
+        points: f64,
         conv: &dyn Fn(&ConvLayer) -> f64,
         mm: &dyn Fn(&MatMulLayer) -> f64,
     ) -> f64 {
@@ -546,7 +547,19 @@ pub fn flops_per_eval(file: &ModelFile, h: usize, w: usize) -> f64 {
                         + mm(&b.gpool_to_bias_mul)
                 }
                 Block::NestedBottleneck(b) => {
-                    conv(&b.pre_conv) + conv(&b.post_conv) + blocks(&b.blocks, conv, mm)
+                    conv(&b.pre_conv) + conv(&b.post_conv) + blocks(&b.blocks, points, conv, mm)
+                }
+                // Projections at every point, plus two `hw x hw` products
+                // per head.
+                Block::Attention(a) => {
+                    let per_point = [&a.q_proj, &a.k_proj, &a.v_proj, &a.out_proj];
+                    let heads = a.num_heads as f64;
+                    let products = heads * points * points * (a.q_head_dim + a.v_head_dim) as f64;
+                    per_point.iter().map(|m| mm(m)).sum::<f64>() * points + products
+                }
+                Block::Ffn(f) => {
+                    let per_point = mm(&f.linear1) + mm(&f.gate) + mm(&f.linear2);
+                    per_point * points
                 }
             })
             .sum()
@@ -556,7 +569,7 @@ pub fn flops_per_eval(file: &ModelFile, h: usize, w: usize) -> f64 {
     let v = &file.value_head;
     let macs = conv(&t.initial_conv)
         + mm(&t.initial_matmul)
-        + blocks(&t.blocks, &conv, &mm)
+        + blocks(&t.blocks, (h * w) as f64, &conv, &mm)
         + conv(&p.p1_conv)
         + conv(&p.g1_conv)
         + conv(&p.p2_conv)

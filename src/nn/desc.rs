@@ -7,7 +7,7 @@
 /// Oldest model version this crate reads (KataGo's g170 run).
 pub const MIN_MODEL_VERSION: i32 = 8;
 /// Newest model version this crate reads.
-pub const MAX_MODEL_VERSION: i32 = 16;
+pub const MAX_MODEL_VERSION: i32 = 17;
 
 /// Number of spatial input planes of every supported model (KataGo input
 /// features version 7).
@@ -251,6 +251,10 @@ pub enum Block {
     GlobalPooling(Box<GlobalPoolingBlock>),
     /// `nested_bottleneck_block`.
     NestedBottleneck(NestedBottleneckBlock),
+    /// `transformer_attention_block` (version 17).
+    Attention(Box<AttentionBlock>),
+    /// `transformer_ffn_block` (version 17).
+    Ffn(Box<FfnBlock>),
 }
 
 /// A placeholder that the model-file reader replaces as it reads.
@@ -267,6 +271,8 @@ impl Block {
             Block::Ordinary(b) => &b.name,
             Block::GlobalPooling(b) => &b.name,
             Block::NestedBottleneck(b) => &b.name,
+            Block::Attention(b) => &b.name,
+            Block::Ffn(b) => &b.name,
         }
     }
 
@@ -276,8 +282,116 @@ impl Block {
             Block::Ordinary(_) => "ordinary_block",
             Block::GlobalPooling(_) => "gpool_block",
             Block::NestedBottleneck(_) => "nested_bottleneck_block",
+            Block::Attention(_) => "transformer_attention_block",
+            Block::Ffn(_) => "transformer_ffn_block",
         }
     }
+
+    /// Whether this block or one nested in it is a transformer block.
+    pub fn has_transformer(&self) -> bool {
+        match self {
+            Block::Attention(_) | Block::Ffn(_) => true,
+            Block::NestedBottleneck(nb) => nb.blocks.iter().any(Block::has_transformer),
+            Block::Ordinary(_) | Block::GlobalPooling(_) => false,
+        }
+    }
+}
+
+/// KataGo's trunk-tip RMSNorm (`RMSNormLayerDesc`, trunk norm kind 1):
+/// `x / rms(x) * gamma + beta`, the mean square taken per point over the
+/// channels, or (`spatial`) over the channels and every board point of a
+/// row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RmsNormLayer {
+    /// Layer name from the file.
+    pub name: String,
+    /// Channels.
+    pub num_channels: usize,
+    /// Added to the mean square.
+    pub epsilon: f32,
+    /// Whether the mean square is over the whole board too.
+    pub spatial: bool,
+    /// Per-channel scale.
+    pub gamma: Vec<f32>,
+    /// Per-channel offset.
+    pub beta: Vec<f32>,
+}
+
+/// The weight-only RMSNorm at the start of a transformer block
+/// (`TransformerRMSNormDesc`): `x / rms(x) * weight` per point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TransformerNorm {
+    /// Layer name from the file.
+    pub name: String,
+    /// Channels.
+    pub num_channels: usize,
+    /// Added to the mean square.
+    pub epsilon: f32,
+    /// Per-channel scale.
+    pub weight: Vec<f32>,
+}
+
+/// A pre-norm multi-head self-attention block over the board's points
+/// (`TransformerAttentionDesc`): `x + out(attention(q(n), k(n), v(n)))`
+/// with `n = norm(x)`, keys and values shared by groups of query heads,
+/// rotary position embeddings on queries and keys.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AttentionBlock {
+    /// Block name from the file.
+    pub name: String,
+    /// Query heads.
+    pub num_heads: usize,
+    /// Key/value heads (divides `num_heads`).
+    pub num_kv_heads: usize,
+    /// Width of a query or key head.
+    pub q_head_dim: usize,
+    /// Width of a value head.
+    pub v_head_dim: usize,
+    /// Whether queries and keys are rotated by position (RoPE).
+    pub use_rope: bool,
+    /// Learned rotation frequencies rather than ones from `rope_theta`.
+    pub learnable_rope: bool,
+    /// The pre-attention norm.
+    pub pre_ln: TransformerNorm,
+    /// Channels -> `num_heads * q_head_dim`.
+    pub q_proj: MatMulLayer,
+    /// Channels -> `num_kv_heads * q_head_dim`.
+    pub k_proj: MatMulLayer,
+    /// Channels -> `num_kv_heads * v_head_dim`.
+    pub v_proj: MatMulLayer,
+    /// `num_heads * v_head_dim` -> channels.
+    pub out_proj: MatMulLayer,
+    /// Name of the RoPE section (learned frequencies or theta).
+    pub rope_name: String,
+    /// Fixed RoPE: the base of the frequencies.
+    pub rope_theta: f32,
+    /// Learned RoPE: `[num_kv_heads, q_head_dim / 2, 2]` frequencies
+    /// along x and y.
+    pub rope_freqs: Vec<f32>,
+}
+
+/// A pre-norm feed-forward block applied at each point
+/// (`TransformerFFNDesc`): `x + linear2(silu(linear1(n)) * gate(n))`
+/// with `n = norm(x)` (SwiGLU), or `x + linear2(act(linear1(n)))`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FfnBlock {
+    /// Block name from the file.
+    pub name: String,
+    /// Trunk channels.
+    pub num_channels: usize,
+    /// Hidden width.
+    pub ffn_channels: usize,
+    /// Whether the hidden layer is SwiGLU (the only kind KataGo's CPU
+    /// backend runs).
+    pub use_swiglu: bool,
+    /// The pre-FFN norm.
+    pub pre_ln: TransformerNorm,
+    /// Channels -> hidden.
+    pub linear1: MatMulLayer,
+    /// Channels -> hidden gate (SwiGLU only; empty otherwise).
+    pub gate: MatMulLayer,
+    /// Hidden -> channels.
+    pub linear2: MatMulLayer,
 }
 
 /// The SGF-metadata encoder of human-style nets (model version >= 15 with
@@ -330,8 +444,12 @@ pub struct Trunk {
     pub metadata_encoder: Option<MetadataEncoder>,
     /// The residual blocks.
     pub blocks: Vec<Block>,
-    /// Final normalisation of the trunk.
+    /// Final normalisation of the trunk (unused, empty, when
+    /// `tip_rms_norm` is there).
     pub tip_bn: BatchNormLayer,
+    /// Final normalisation of the trunk when the file's trunk norm kind is
+    /// RMSNorm (version >= 15).
+    pub tip_rms_norm: Option<RmsNormLayer>,
     /// Final activation of the trunk.
     pub tip_activation: ActivationLayer,
 }
@@ -342,7 +460,8 @@ pub struct PolicyHead {
     /// Head name from the file.
     pub name: String,
     /// Policy output channels: 1 (v8-11), 2 (v12-15: plus the optimistic
-    /// policy), 4 (v16: plus Q-value predictions, unused by the search).
+    /// policy), 4 (v16: plus Q-value predictions, unused by the search);
+    /// version 17 stores 2 or 4.
     pub policy_out_channels: usize,
     /// Spatial conv from the trunk.
     pub p1_conv: ConvLayer,

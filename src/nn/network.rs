@@ -33,7 +33,7 @@ mod winograd;
 
 use builder::*;
 use layers::*;
-use topology::{Fold, Net, Ops, RawHeads};
+use topology::{Fold, Net, Ops, RawHeads, TransformerLayer};
 use winograd::{Epilogue, Winograd, Workspace};
 
 pub use cpu::CpuModel;
@@ -227,7 +227,7 @@ impl Model {
             cuda_way,
         };
         let _guard = tch::no_grad_guard();
-        let net = Net::build(&b, file);
+        let net = Net::build(&b, file)?;
         Ok(Model {
             name: file.name.clone(),
             version: file.version,
@@ -247,7 +247,7 @@ impl Model {
         &self.name
     }
 
-    /// The model version (8..=16).
+    /// The model version (8..=17).
     pub fn version(&self) -> i32 {
         self.version
     }

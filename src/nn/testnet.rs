@@ -96,6 +96,65 @@ impl Gen {
         })
     }
 
+    fn transformer_norm(&mut self, name: &str, c: usize) -> TransformerNorm {
+        TransformerNorm {
+            name: name.into(),
+            num_channels: c,
+            epsilon: 1e-6,
+            weight: self.vals(c, 1.5),
+        }
+    }
+
+    /// An attention block of `(heads, kv_heads, q_dim, v_dim)`; `rope`:
+    /// `None` without, `Some(learned)` with.
+    fn attention(
+        &mut self,
+        name: &str,
+        c: usize,
+        (heads, kv_heads, q_dim, v_dim): (usize, usize, usize, usize),
+        rope: Option<bool>,
+    ) -> Block {
+        let learned = rope == Some(true);
+        Block::Attention(Box::new(AttentionBlock {
+            name: name.into(),
+            num_heads: heads,
+            num_kv_heads: kv_heads,
+            q_head_dim: q_dim,
+            v_head_dim: v_dim,
+            use_rope: rope.is_some(),
+            learnable_rope: learned,
+            pre_ln: self.transformer_norm(&format!("{name}.norm"), c),
+            q_proj: self.matmul(&format!("{name}.q"), c, heads * q_dim),
+            k_proj: self.matmul(&format!("{name}.k"), c, kv_heads * q_dim),
+            v_proj: self.matmul(&format!("{name}.v"), c, kv_heads * v_dim),
+            out_proj: self.matmul(&format!("{name}.out"), heads * v_dim, c),
+            rope_name: if rope.is_some() {
+                format!("{name}.rope")
+            } else {
+                String::new()
+            },
+            rope_theta: if rope == Some(false) { 100.0 } else { 0.0 },
+            rope_freqs: if learned {
+                self.vals(kv_heads * q_dim, 1.0)
+            } else {
+                Vec::new()
+            },
+        }))
+    }
+
+    fn ffn(&mut self, name: &str, c: usize, hidden: usize) -> Block {
+        Block::Ffn(Box::new(FfnBlock {
+            name: name.into(),
+            num_channels: c,
+            ffn_channels: hidden,
+            use_swiglu: true,
+            pre_ln: self.transformer_norm(&format!("{name}.norm"), c),
+            linear1: self.matmul(&format!("{name}.linear1"), c, hidden),
+            gate: self.matmul(&format!("{name}.gate"), c, hidden),
+            linear2: self.matmul(&format!("{name}.linear2"), hidden, c),
+        }))
+    }
+
     fn gpool(&mut self, name: &str, c: usize, reg: usize, gp: usize) -> Block {
         Block::GlobalPooling(Box::new(GlobalPoolingBlock {
             name: name.into(),
@@ -128,6 +187,14 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             g.ordinary("nbt.inner1", 8, 8),
             g.gpool("nbt.inner2", 8, 8, 4),
         ];
+        // Version 17: a fixed-RoPE attention block inside the bottleneck.
+        let inner = if version >= 17 {
+            let mut inner = inner;
+            inner.push(g.attention("nbt.attn", 8, (2, 1, 4, 4), Some(false)));
+            inner
+        } else {
+            inner
+        };
         blocks.push(Block::NestedBottleneck(NestedBottleneckBlock {
             name: "nbt".into(),
             pre_bn: g.bn("nbt.normpre", c),
@@ -139,8 +206,21 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             post_conv: g.conv("nbt.convpost", 1, 8, c),
         }));
     }
+    if version >= 17 {
+        blocks.push(g.attention("attn1", c, (4, 2, 4, 6), Some(true)));
+        blocks.push(g.ffn("ffn1", c, 24));
+        blocks.push(g.attention("attn2", c, (2, 2, 6, 4), None));
+    }
+    let tip_rms_norm = (version >= 17).then(|| RmsNormLayer {
+        name: "trunk.rmsnorm".into(),
+        num_channels: c,
+        epsilon: 1e-6,
+        spatial: false,
+        gamma: g.vals(c, 1.5),
+        beta: g.vals(c, 0.3),
+    });
     let policy_out_channels = match version {
-        16 => 4,
+        16.. => 4,
         12..=15 => 2,
         _ => 1,
     };
@@ -183,7 +263,12 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             initial_matmul: g.matmul("ginput", NUM_GLOBAL_FEATURES, c),
             metadata_encoder: None,
             blocks,
-            tip_bn: g.bn("trunk.norm", c),
+            tip_bn: if tip_rms_norm.is_some() {
+                BatchNormLayer::default()
+            } else {
+                g.bn("trunk.norm", c)
+            },
+            tip_rms_norm,
             tip_activation: g.act("trunk.act"),
         },
         policy_head: PolicyHead {

@@ -200,8 +200,22 @@ impl ModelVisitor for Export<'_> {
         Ok(())
     }
 
-    fn trunk_norm(&mut self, _: &str) -> Result<(), TrainError> {
+    fn trunk_norm(&mut self, _: &str, tip: &mut Option<RmsNormLayer>) -> Result<(), TrainError> {
+        // The trainer's nets end in a batch norm.
+        *tip = None;
         Ok(())
+    }
+
+    fn rms_norm(&mut self, layer: &mut RmsNormLayer) -> Result<(), TrainError> {
+        Err(no_transformer_layers(&layer.name))
+    }
+
+    fn transformer_norm(&mut self, layer: &mut TransformerNorm) -> Result<(), TrainError> {
+        Err(no_transformer_layers(&layer.name))
+    }
+
+    fn rope(&mut self, block: &mut AttentionBlock) -> Result<(), TrainError> {
+        Err(no_transformer_layers(&block.name))
     }
 
     fn meta_encoder(&mut self, encoder: &mut Option<MetadataEncoder>) -> Result<(), TrainError> {
@@ -347,4 +361,12 @@ pub fn to_model_file(
     }
     m.post_process = crate::train::model::OUTPUT_MULTIPLIERS;
     Ok(m)
+}
+
+/// The trainer's nets have no RMSNorm or transformer layers (model kinds
+/// `*tf*` are not implemented), so neither export nor import meets one.
+pub(super) fn no_transformer_layers(layer: &str) -> TrainError {
+    TrainError::Export(format!(
+        "{layer}: RMSNorm and transformer layers are not implemented in the trainer"
+    ))
 }

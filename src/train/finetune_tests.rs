@@ -58,7 +58,7 @@ fn norms_mut(file: &mut crate::nn::ModelFile) -> Vec<&mut BatchNormLayer> {
         match b {
             Block::Ordinary(r) => v.extend([&mut r.pre_bn, &mut r.mid_bn]),
             Block::GlobalPooling(g) => v.extend([&mut g.pre_bn, &mut g.gpool_bn, &mut g.mid_bn]),
-            Block::NestedBottleneck(_) => panic!("no nested blocks in b6c96"),
+            other => panic!("no {} in b6c96", other.kind_keyword()),
         }
     }
     v

@@ -109,6 +109,8 @@ fn block_norms(b: &Block) -> Vec<&BatchNormLayer> {
             }
             v
         }
+        // No batch norms (and no trainer kind imports them).
+        Block::Attention(_) | Block::Ffn(_) => Vec::new(),
     }
 }
 
@@ -131,9 +133,10 @@ pub fn needs_scalebias(file: &ModelFile) -> bool {
                 norms.push(&nb.pre_bn);
                 for inner in &nb.blocks {
                     let all = block_norms(inner);
-                    norms.extend(all.iter().take(all.len() - 1));
+                    norms.extend(all.iter().take(all.len().saturating_sub(1)));
                 }
             }
+            Block::Attention(_) | Block::Ffn(_) => {}
         }
     }
     norms
@@ -360,8 +363,23 @@ impl ModelVisitor for Import<'_> {
         Ok(())
     }
 
-    fn trunk_norm(&mut self, _: &str) -> IResult {
-        Ok(())
+    fn trunk_norm(&mut self, trunk: &str, tip: &Option<RmsNormLayer>) -> IResult {
+        match tip {
+            None => Ok(()),
+            Some(_) => Err(super::export::no_transformer_layers(trunk)),
+        }
+    }
+
+    fn rms_norm(&mut self, layer: &RmsNormLayer) -> IResult {
+        Err(super::export::no_transformer_layers(&layer.name))
+    }
+
+    fn transformer_norm(&mut self, layer: &TransformerNorm) -> IResult {
+        Err(super::export::no_transformer_layers(&layer.name))
+    }
+
+    fn rope(&mut self, block: &AttentionBlock) -> IResult {
+        Err(super::export::no_transformer_layers(&block.name))
     }
 
     fn meta_encoder(&mut self, _: &Option<MetadataEncoder>) -> IResult {

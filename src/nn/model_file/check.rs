@@ -191,3 +191,70 @@ pub(super) fn value_head(h: &ValueHead, version: i32) -> Check {
         ("ownership conv out", own.out_channels, "ownership outputs", 1),
     ])
 }
+
+/// `value` must be one of `allowed`.
+pub(super) fn one_of(section: &str, what: &str, value: usize, allowed: &[usize]) -> Check {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{section}: {what} must be one of {allowed:?}, found {value}"
+        ))
+    }
+}
+
+/// An attention block's header, before its layers (KataGo's checks).
+pub(super) fn attention_header(a: &AttentionBlock) -> Check {
+    let n = &a.name;
+    if a.num_heads % a.num_kv_heads != 0 {
+        return Err(format!(
+            "{n}: numHeads ({}) is not a multiple of numKVHeads ({})",
+            a.num_heads, a.num_kv_heads
+        ));
+    }
+    if a.use_rope && a.q_head_dim % 2 != 0 {
+        return Err(format!(
+            "{n}: qHeadDim ({}) must be even with RoPE",
+            a.q_head_dim
+        ));
+    }
+    Ok(())
+}
+
+/// An attention block on a stack of `channels` channels.
+#[rustfmt::skip]
+pub(super) fn attention(a: &AttentionBlock, channels: usize) -> Check {
+    let (q, kv) = (a.num_heads, a.num_kv_heads);
+    expect_all(&a.name, &[
+        ("preLN channels", a.pre_ln.num_channels, "channels", channels),
+        ("qProj in", a.q_proj.in_channels, "channels", channels),
+        ("kProj in", a.k_proj.in_channels, "channels", channels),
+        ("vProj in", a.v_proj.in_channels, "channels", channels),
+        ("qProj out", a.q_proj.out_channels, "numHeads * qHeadDim", q * a.q_head_dim),
+        ("kProj out", a.k_proj.out_channels, "numKVHeads * qHeadDim", kv * a.q_head_dim),
+        ("vProj out", a.v_proj.out_channels, "numKVHeads * vHeadDim", kv * a.v_head_dim),
+        ("outProj in", a.out_proj.in_channels, "numHeads * vHeadDim", q * a.v_head_dim),
+        ("outProj out", a.out_proj.out_channels, "channels", channels),
+    ])
+}
+
+/// A feed-forward block on a stack of `channels` channels.
+#[rustfmt::skip]
+pub(super) fn ffn(f: &FfnBlock, channels: usize) -> Check {
+    let hidden = f.ffn_channels;
+    expect_all(&f.name, &[
+        ("numChannels", f.num_channels, "channels", channels),
+        ("preLN channels", f.pre_ln.num_channels, "channels", channels),
+        ("linear1 in", f.linear1.in_channels, "channels", channels),
+        ("linear1 out", f.linear1.out_channels, "ffnChannels", hidden),
+        ("linear2 in", f.linear2.in_channels, "ffnChannels", hidden),
+        ("linear2 out", f.linear2.out_channels, "channels", channels),
+    ])?;
+    if f.use_swiglu {
+        expect_all(&f.name, &[
+            ("linearGate in", f.gate.in_channels, "channels", channels),
+            ("linearGate out", f.gate.out_channels, "ffnChannels", hidden),
+        ])?;
+    }
+    Ok(())
+}

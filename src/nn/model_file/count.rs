@@ -45,7 +45,22 @@ impl ModelVisitor for Counts {
     fn multiplier(&mut self, _: &str, _: &f64) -> Result<(), Infallible> {
         Ok(())
     }
-    fn trunk_norm(&mut self, _: &str) -> Result<(), Infallible> {
+    fn trunk_norm(&mut self, _: &str, _: &Option<RmsNormLayer>) -> Result<(), Infallible> {
+        Ok(())
+    }
+    fn rms_norm(&mut self, layer: &RmsNormLayer) -> Result<(), Infallible> {
+        let n = layer.gamma.len() + layer.beta.len();
+        self.add(n, n);
+        Ok(())
+    }
+    fn transformer_norm(&mut self, layer: &TransformerNorm) -> Result<(), Infallible> {
+        self.add(layer.weight.len(), layer.weight.len());
+        Ok(())
+    }
+    fn rope(&mut self, block: &AttentionBlock) -> Result<(), Infallible> {
+        // Learned frequencies count (KataGo's getNumParameters); theta not.
+        let n = block.rope_freqs.len();
+        self.add(n, n);
         Ok(())
     }
     fn meta_encoder(&mut self, _: &Option<MetadataEncoder>) -> Result<(), Infallible> {

@@ -265,6 +265,17 @@ fn parse_bn(r: &mut Reader) -> PResult<BatchNormLayer> {
     })
 }
 
+/// The channels and epsilon of an RMSNorm (KataGo's bounds: epsilon in
+/// (0, 1]).
+fn parse_norm_header(r: &mut Reader, name: &str) -> PResult<(usize, f32)> {
+    let num_channels = r.positive(&format!("{name}: channels"))?;
+    let epsilon = r.real(&format!("{name}: epsilon"))?;
+    if !(epsilon > 0.0 && epsilon <= 1.0) {
+        return bad(format!("{name}: epsilon {epsilon} is not in (0, 1]"));
+    }
+    Ok((num_channels, epsilon as f32))
+}
+
 fn parse_act(r: &mut Reader, version: i32) -> PResult<ActivationLayer> {
     let name = r.text("activation layer name")?;
     let activation = if version >= 11 {
@@ -336,12 +347,7 @@ impl ModelVisitor for Reader<'_> {
             ));
         }
         if v > MAX_MODEL_VERSION {
-            let hint = if v == 17 {
-                "; version 17 (transformer nets) is not implemented"
-            } else {
-                ""
-            };
-            return Err(ParseError::Version(v, hint));
+            return Err(ParseError::Version(v, ""));
         }
         *version = v;
         Ok(())
@@ -375,14 +381,78 @@ impl ModelVisitor for Reader<'_> {
         Ok(())
     }
 
-    fn trunk_norm(&mut self, trunk: &str) -> PResult<()> {
-        match self.int(&format!("{trunk}: trunk norm kind"))? {
-            0 => Ok(()),
-            1 => bad(format!(
-                "{trunk}: RMSNorm trunk tip is not supported by this engine"
-            )),
-            k => bad(format!("{trunk}: unknown trunk norm kind {k}")),
+    fn trunk_norm(&mut self, trunk: &str, tip: &mut Option<RmsNormLayer>) -> PResult<()> {
+        *tip = match self.int(&format!("{trunk}: trunk norm kind"))? {
+            0 => None,
+            1 => Some(RmsNormLayer::default()),
+            k => return bad(format!("{trunk}: unknown trunk norm kind {k}")),
+        };
+        Ok(())
+    }
+
+    fn rms_norm(&mut self, layer: &mut RmsNormLayer) -> PResult<()> {
+        let name = self.text("rmsnorm layer name")?;
+        let (num_channels, epsilon) = parse_norm_header(self, &name)?;
+        let spatial = self.bit(&format!("{name}: spatial"))?;
+        let groups = self.int(&format!("{name}: cgroupSize"))?;
+        if groups != 0 {
+            return bad(format!(
+                "{name}: cgroupSize {groups}: grouped RMSNorm is not supported (KataGo neither)"
+            ));
         }
+        let gamma = self.floats(num_channels, &format!("{name} (gamma)"))?;
+        let beta = self.floats(num_channels, &format!("{name} (beta)"))?;
+        *layer = RmsNormLayer {
+            name,
+            num_channels,
+            epsilon,
+            spatial,
+            gamma,
+            beta,
+        };
+        Ok(())
+    }
+
+    fn transformer_norm(&mut self, layer: &mut TransformerNorm) -> PResult<()> {
+        let name = self.text("transformer rmsnorm name")?;
+        let (num_channels, epsilon) = parse_norm_header(self, &name)?;
+        let weight = self.floats(num_channels, &name)?;
+        *layer = TransformerNorm {
+            name,
+            num_channels,
+            epsilon,
+            weight,
+        };
+        Ok(())
+    }
+
+    fn rope(&mut self, a: &mut AttentionBlock) -> PResult<()> {
+        a.rope_name = self.text(&format!("{}: rope section name", a.name))?;
+        let what = |field: &str| format!("{}: {field}", a.name);
+        if a.learnable_rope {
+            let heads = self.positive(&what("rope heads"))?;
+            let pairs = self.positive(&what("rope pairs"))?;
+            let dim2 = self.positive(&what("rope freq dim2"))?;
+            if heads != a.num_kv_heads || pairs != a.q_head_dim / 2 || dim2 != 2 {
+                return bad(format!(
+                    "{}: rope frequencies are {heads}x{pairs}x{dim2}, expected {}x{}x2                      (numKVHeads x qHeadDim/2 x 2)",
+                    a.name,
+                    a.num_kv_heads,
+                    a.q_head_dim / 2
+                ));
+            }
+            a.rope_freqs = self.floats(heads * pairs * 2, &what("rope frequencies"))?;
+        } else {
+            let theta = self.real(&what("rope theta"))?;
+            if theta <= 0.0 || theta > f32::MAX as f64 {
+                return bad(format!(
+                    "{}: rope theta must be positive, found {theta}",
+                    a.name
+                ));
+            }
+            a.rope_theta = theta as f32;
+        }
+        Ok(())
     }
 
     fn meta_encoder(&mut self, encoder: &mut Option<MetadataEncoder>) -> PResult<()> {
@@ -432,11 +502,8 @@ impl ModelVisitor for Reader<'_> {
             "ordinary_block" => Block::Ordinary(ResidualBlock::default()),
             "gpool_block" => Block::GlobalPooling(Box::default()),
             "nested_bottleneck_block" => Block::NestedBottleneck(NestedBottleneckBlock::default()),
-            "transformer_attention_block" | "transformer_ffn_block" => {
-                return bad(format!(
-                    "{owner}: {kind} (transformer nets) is not supported by this engine"
-                ))
-            }
+            "transformer_attention_block" => Block::Attention(Box::default()),
+            "transformer_ffn_block" => Block::Ffn(Box::default()),
             other => return bad(format!("{owner}: unknown block kind {:?}", clip(other))),
         };
         let at = blocks.len();

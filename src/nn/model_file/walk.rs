@@ -63,8 +63,24 @@ pub(crate) trait ModelVisitor {
     fn reserved(&mut self, what: &str) -> Result<(), Self::Error>;
     /// One of the positive output-scaling constants (version >= 13).
     fn multiplier(&mut self, what: &str, value: Ref<'_, Self, f64>) -> Result<(), Self::Error>;
-    /// The trunk's norm kind (version >= 15; only batch norm is run).
-    fn trunk_norm(&mut self, trunk: &str) -> Result<(), Self::Error>;
+    /// The trunk's norm kind (version >= 15): batch norm (`tip` is
+    /// `None`) or RMSNorm (`Some`), whose layer the walk visits at the tip.
+    fn trunk_norm(
+        &mut self,
+        trunk: &str,
+        tip: Ref<'_, Self, Option<RmsNormLayer>>,
+    ) -> Result<(), Self::Error>;
+    /// The trunk tip's RMSNorm layer.
+    fn rms_norm(&mut self, layer: Ref<'_, Self, RmsNormLayer>) -> Result<(), Self::Error>;
+    /// The norm at the start of a transformer block.
+    fn transformer_norm(
+        &mut self,
+        layer: Ref<'_, Self, TransformerNorm>,
+    ) -> Result<(), Self::Error>;
+    /// The RoPE section of an attention block that uses RoPE (after its
+    /// projections): learned frequencies or theta, as `learnable_rope`
+    /// says.
+    fn rope(&mut self, block: Ref<'_, Self, AttentionBlock>) -> Result<(), Self::Error>;
     /// The metadata encoder version (version >= 15): decides whether the
     /// trunk has an encoder, which the walk visits later.
     fn meta_encoder(
@@ -178,7 +194,7 @@ macro_rules! walk_module {
                 v.size(&what("dilated channels"), &$($m)? t.dilated_num_channels)?;
                 v.size(&what("gpool channels"), &$($m)? t.gpool_num_channels)?;
                 if version >= 15 {
-                    v.trunk_norm(&t.name)?;
+                    v.trunk_norm(&t.name, &$($m)? t.tip_rms_norm)?;
                     for opt in ["B", "C", "D", "E", "F"] {
                         v.reserved(&format!("{}: trunk option {opt}", t.name))?;
                     }
@@ -194,8 +210,13 @@ macro_rules! walk_module {
                     metadata_encoder(v, e, c, version)?;
                 }
                 stack(v, &t.name, &$($m)? t.blocks, num_blocks, c, 0, version)?;
-                v.batch_norm(&$($m)? t.tip_bn)?;
-                let tip = t.tip_bn.num_channels;
+                let tip = if let Some(rms) = &$($m)? t.tip_rms_norm {
+                    v.rms_norm(rms)?;
+                    rms.num_channels
+                } else {
+                    v.batch_norm(&$($m)? t.tip_bn)?;
+                    t.tip_bn.num_channels
+                };
                 v.validate(|| check::expect_eq(&t.name, "tip BN channels", tip, "trunk channels", c))?;
                 v.activation(&$($m)? t.tip_activation, version)
             }
@@ -287,6 +308,40 @@ macro_rules! walk_module {
                         v.conv(&$($m)? nb.post_conv)?;
                         v.validate(|| check::nested(nb, channels))
                     }
+                    Block::Attention(a) => {
+                        v.name("block name", &$($m)? a.name)?;
+                        let what = |field: &str| format!("{}: {field}", a.name);
+                        v.size(&what("numHeads"), &$($m)? a.num_heads)?;
+                        v.size(&what("numKVHeads"), &$($m)? a.num_kv_heads)?;
+                        v.size(&what("qHeadDim"), &$($m)? a.q_head_dim)?;
+                        v.size(&what("vHeadDim"), &$($m)? a.v_head_dim)?;
+                        v.flag(&what("useRope"), &$($m)? a.use_rope)?;
+                        v.flag(&what("learnableRope"), &$($m)? a.learnable_rope)?;
+                        v.validate(|| check::attention_header(a))?;
+                        v.transformer_norm(&$($m)? a.pre_ln)?;
+                        v.matmul(&$($m)? a.q_proj)?;
+                        v.matmul(&$($m)? a.k_proj)?;
+                        v.matmul(&$($m)? a.v_proj)?;
+                        v.matmul(&$($m)? a.out_proj)?;
+                        if a.use_rope {
+                            v.rope(a)?;
+                        }
+                        v.validate(|| check::attention(a, channels))
+                    }
+                    Block::Ffn(f) => {
+                        v.name("block name", &$($m)? f.name)?;
+                        let what = |field: &str| format!("{}: {field}", f.name);
+                        v.size(&what("numChannels"), &$($m)? f.num_channels)?;
+                        v.size(&what("ffnChannels"), &$($m)? f.ffn_channels)?;
+                        v.flag(&what("useSwiGLU"), &$($m)? f.use_swiglu)?;
+                        v.transformer_norm(&$($m)? f.pre_ln)?;
+                        v.matmul(&$($m)? f.linear1)?;
+                        if f.use_swiglu {
+                            v.matmul(&$($m)? f.gate)?;
+                        }
+                        v.matmul(&$($m)? f.linear2)?;
+                        v.validate(|| check::ffn(f, channels))
+                    }
                 }
             }
 
@@ -296,12 +351,22 @@ macro_rules! walk_module {
                 version: i32,
             ) -> Result<(), V::Error> {
                 v.name("policy head name", &$($m)? p.name)?;
-                let out_channels = match version {
-                    16 => 4,
-                    12..=15 => 2,
-                    _ => 1,
-                };
-                v.implied(&$($m)? p.policy_out_channels, out_channels)?;
+                if version >= 17 {
+                    let what = format!("{}: policyOutChannels", p.name);
+                    v.size(&what, &$($m)? p.policy_out_channels)?;
+                    let out = p.policy_out_channels;
+                    v.validate(|| check::one_of(&p.name, "policyOutChannels", out, &[2, 4]))?;
+                    for opt in ["A", "B", "C"] {
+                        v.reserved(&format!("{}: policy option {opt}", p.name))?;
+                    }
+                } else {
+                    let out_channels = match version {
+                        16 => 4,
+                        12..=15 => 2,
+                        _ => 1,
+                    };
+                    v.implied(&$($m)? p.policy_out_channels, out_channels)?;
+                }
                 v.conv(&$($m)? p.p1_conv)?;
                 v.conv(&$($m)? p.g1_conv)?;
                 v.batch_norm(&$($m)? p.g1_bn)?;
@@ -326,6 +391,11 @@ macro_rules! walk_module {
                 version: i32,
             ) -> Result<(), V::Error> {
                 v.name("value head name", &$($m)? h.name)?;
+                if version >= 17 {
+                    for opt in ["A", "B", "C"] {
+                        v.reserved(&format!("{}: value option {opt}", h.name))?;
+                    }
+                }
                 v.conv(&$($m)? h.v1_conv)?;
                 v.batch_norm(&$($m)? h.v1_bn)?;
                 v.activation(&$($m)? h.v1_activation, version)?;

@@ -67,9 +67,42 @@ impl ModelVisitor for Writer {
         Ok(())
     }
 
-    fn trunk_norm(&mut self, _: &str) -> WResult {
-        // Standard batch norm, the only kind this crate runs.
+    fn trunk_norm(&mut self, _: &str, tip: &Option<RmsNormLayer>) -> WResult {
+        // 0: batch norm, 1: RMSNorm.
+        self.line(u8::from(tip.is_some()));
+        Ok(())
+    }
+
+    fn rms_norm(&mut self, n: &RmsNormLayer) -> WResult {
+        self.line(&n.name);
+        self.line(n.num_channels);
+        self.line(format!("{:e}", n.epsilon));
+        self.line(u8::from(n.spatial));
+        // cgroupSize: grouped norms do not exist.
         self.line(0);
+        self.floats(&n.gamma);
+        self.floats(&n.beta);
+        Ok(())
+    }
+
+    fn transformer_norm(&mut self, n: &TransformerNorm) -> WResult {
+        self.line(&n.name);
+        self.line(n.num_channels);
+        self.line(format!("{:e}", n.epsilon));
+        self.floats(&n.weight);
+        Ok(())
+    }
+
+    fn rope(&mut self, a: &AttentionBlock) -> WResult {
+        self.line(&a.rope_name);
+        if a.learnable_rope {
+            self.line(a.num_kv_heads);
+            self.line(a.q_head_dim / 2);
+            self.line(2);
+            self.floats(&a.rope_freqs);
+        } else {
+            self.line(format!("{:e}", a.rope_theta));
+        }
         Ok(())
     }
 

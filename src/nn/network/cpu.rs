@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::builder::{fold_dense, fold_norm_act};
-use super::topology::{self, Fold, Net, Ops, RawHeads};
+use super::topology::{self, Fold, Net, Ops, RawHeads, TransformerLayer};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, NetError};
 use crate::nn::desc::*;
@@ -21,8 +21,10 @@ use crate::nn::model_file::ModelFile;
 use crate::nn::outputs::NetOutputs;
 
 mod ops;
+mod transformer;
 
 use ops::{activate, add_row_bias, AlignedWeights, Conv, ConvScratch, Dense, Mask, NormAct};
+use transformer::CpuTransformer;
 
 /// A KataGo network evaluated by plain Rust code on the calling thread.
 pub struct CpuModel {
@@ -104,6 +106,11 @@ impl Fold for CpuFold {
     type Conv = Conv;
     type NormAct = NormAct;
     type Dense = Dense;
+    type Transformer = CpuTransformer;
+
+    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<CpuTransformer, String> {
+        CpuTransformer::build(self, layer)
+    }
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
         Conv::new(c, w, bias)
@@ -239,6 +246,17 @@ impl Ops for CpuOps<'_> {
         Ok(out)
     }
 
+    fn transformer_block(&mut self, t: &CpuTransformer, x: &mut Vec<f32>) -> Result<(), NetError> {
+        t.add_to(x, self.shape, self.mask, self.s);
+        Ok(())
+    }
+
+    fn rms_tip(&mut self, t: &CpuTransformer, x: &Vec<f32>) -> Result<Vec<f32>, NetError> {
+        let mut out = self.s.take(x.len());
+        t.tip(x, self.shape, self.mask, &mut out);
+        Ok(out)
+    }
+
     fn give(&mut self, x: Vec<f32>) {
         self.s.give(x);
     }
@@ -303,7 +321,7 @@ impl CpuModel {
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
-            net: Arc::new(Net::build(&CpuFold, file)),
+            net: Arc::new(Net::build(&CpuFold, file)?),
             scratch: Scratch::default(),
         })
     }
@@ -341,7 +359,7 @@ impl CpuModel {
         &self.name
     }
 
-    /// The model version (8..=16).
+    /// The model version (8..=17).
     pub fn version(&self) -> i32 {
         self.version
     }

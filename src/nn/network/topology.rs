@@ -33,6 +33,8 @@ pub(super) trait Fold {
     type NormAct;
     /// A dense layer `x W (+ b)`.
     type Dense;
+    /// A transformer block or an RMSNorm trunk tip (model version 17).
+    type Transformer;
 
     /// A conv whose output channels are scaled by `affine.0` then offset
     /// by `affine.1`, and whose input channels are scaled by `in_scale`
@@ -68,6 +70,10 @@ pub(super) trait Fold {
         col_scale: Option<&[f32]>,
         bias: Option<&[f32]>,
     ) -> Self::Dense;
+
+    /// A transformer layer (an attention or feed-forward block, or an
+    /// RMSNorm trunk tip) as the backend runs it, or why it cannot.
+    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<Self::Transformer, String>;
 
     /// A conv with the batch norm that follows it folded in.
     fn conv_bn(&self, c: &ConvLayer, bn: &BatchNormLayer, in_scale: Option<&[f32]>) -> Self::Conv {
@@ -127,10 +133,32 @@ pub(super) trait Ops {
     /// KataGo's value-head pooling `[n, 3c]`: mean, mean * size term,
     /// mean * quadratic size term.
     fn value_pool(&mut self, x: &Self::Act) -> Result<Self::Rows, NetError>;
+    /// `x += block(x)` for a transformer block, zeroed off the board.
+    fn transformer_block(
+        &mut self,
+        t: &<Self::F as Fold>::Transformer,
+        x: &mut Self::Act,
+    ) -> Result<(), NetError>;
+    /// An RMSNorm trunk tip with its activation, zeroed off the board.
+    fn rms_tip(
+        &mut self,
+        t: &<Self::F as Fold>::Transformer,
+        x: &Self::Act,
+    ) -> Result<Self::Act, NetError>;
     /// Hands back an activation no longer read.
     fn give(&mut self, x: Self::Act);
     /// Hands back per-row vectors no longer read.
     fn give_rows(&mut self, x: Self::Rows);
+}
+
+/// What [`Fold::transformer`] builds.
+pub(super) enum TransformerLayer<'a> {
+    /// A self-attention block.
+    Attention(&'a AttentionBlock),
+    /// A feed-forward block.
+    Ffn(&'a FfnBlock),
+    /// The RMSNorm at the trunk's tip and the activation after it.
+    Tip(&'a RmsNormLayer, Activation),
 }
 
 /// One residual block; its forward returns `x + block(x)`.
@@ -164,6 +192,16 @@ pub(super) enum NetBlock<F: Fold> {
         post: F::NormAct,
         post_conv: F::Conv,
     },
+    /// A transformer block (attention or feed-forward), pre-norm.
+    Transformer(F::Transformer),
+}
+
+/// The trunk's final normalisation.
+pub(super) enum TrunkTip<F: Fold> {
+    /// Batch norm and activation.
+    Norm(F::NormAct),
+    /// RMSNorm and activation (model version 17's transformer nets).
+    Rms(F::Transformer),
 }
 
 /// The trunk: input layers, blocks and the final normalisation.
@@ -171,7 +209,7 @@ pub(super) struct NetTrunk<F: Fold> {
     pub(super) initial_conv: F::Conv,
     pub(super) initial_matmul: F::Dense,
     pub(super) blocks: Vec<NetBlock<F>>,
-    pub(super) tip: F::NormAct,
+    pub(super) tip: TrunkTip<F>,
 }
 
 /// The policy head.
@@ -225,14 +263,31 @@ pub(super) struct RawHeads<A, R> {
 
 impl<F: Fold> Net<F> {
     /// Builds the layers of `file` as `f` stores them.
-    pub(super) fn build(f: &F, file: &ModelFile) -> Net<F> {
+    pub(super) fn build(f: &F, file: &ModelFile) -> Result<Net<F>, NetError> {
         let t = &file.trunk;
-        let (tip, si) = f.norm_act(&t.tip_bn, &t.tip_activation);
+        let unsupported = |what: String| NetError::Unsupported {
+            name: file.name.clone(),
+            what,
+        };
+        let (tip, si) = match &t.tip_rms_norm {
+            Some(rms) => {
+                let layer = TransformerLayer::Tip(rms, t.tip_activation.activation);
+                (
+                    TrunkTip::Rms(f.transformer(layer).map_err(unsupported)?),
+                    None,
+                )
+            }
+            None => {
+                let (tip, si) = f.norm_act(&t.tip_bn, &t.tip_activation);
+                (TrunkTip::Norm(tip), si)
+            }
+        };
         let si = si.as_deref();
+        let blocks = t.blocks.iter().map(|b| NetBlock::build(f, b));
         let trunk = NetTrunk {
             initial_conv: f.conv(&t.initial_conv, None, None),
             initial_matmul: f.dense(&t.initial_matmul, None, None),
-            blocks: t.blocks.iter().map(|b| NetBlock::build(f, b)).collect(),
+            blocks: blocks.collect::<Result<_, String>>().map_err(unsupported)?,
             tip,
         };
         let p = &file.policy_head;
@@ -263,11 +318,11 @@ impl<F: Fold> Net<F> {
             sv3: f.dense(&v.sv3_mul, None, Some(&v.sv3_bias.weights)),
             ownership: f.conv(&v.ownership_conv, None, None),
         };
-        Net {
+        Ok(Net {
             trunk,
             policy,
             value,
-        }
+        })
     }
 
     /// Runs one batch: `input` the spatial features in the backend's
@@ -287,7 +342,10 @@ impl<F: Fold> Net<F> {
         for b in &t.blocks {
             b.forward(o, &mut x)?;
         }
-        let trunk = o.norm_act(&t.tip, &x)?;
+        let trunk = match &t.tip {
+            TrunkTip::Norm(tip) => o.norm_act(tip, &x)?,
+            TrunkTip::Rms(tip) => o.rms_tip(tip, &x)?,
+        };
         o.give(x);
 
         let p = &self.policy;
@@ -344,8 +402,8 @@ impl<F: Fold> Net<F> {
 
 impl<F: Fold> NetBlock<F> {
     /// Builds a block of the model description.
-    fn build(f: &F, b: &Block) -> NetBlock<F> {
-        match b {
+    fn build(f: &F, b: &Block) -> Result<NetBlock<F>, String> {
+        Ok(match b {
             Block::Ordinary(b) => {
                 let (pre, si) = f.norm_act(&b.pre_bn, &b.pre_activation);
                 NetBlock::Ordinary {
@@ -374,12 +432,20 @@ impl<F: Fold> NetBlock<F> {
                 NetBlock::Nested {
                     pre,
                     pre_conv: f.conv(&b.pre_conv, None, si.as_deref()),
-                    blocks: b.blocks.iter().map(|x| NetBlock::build(f, x)).collect(),
+                    blocks: b
+                        .blocks
+                        .iter()
+                        .map(|x| NetBlock::build(f, x))
+                        .collect::<Result<_, _>>()?,
                     post,
                     post_conv: f.conv(&b.post_conv, None, so.as_deref()),
                 }
             }
-        }
+            Block::Attention(a) => {
+                NetBlock::Transformer(f.transformer(TransformerLayer::Attention(a))?)
+            }
+            Block::Ffn(ffn) => NetBlock::Transformer(f.transformer(TransformerLayer::Ffn(ffn))?),
+        })
     }
 
     /// `x += block(x)`.
@@ -438,6 +504,7 @@ impl<F: Fold> NetBlock<F> {
                 o.give(inner);
                 o.give(m);
             }
+            NetBlock::Transformer(t) => o.transformer_block(t, x)?,
         }
         Ok(())
     }
@@ -462,6 +529,7 @@ impl<F: Fold> NetBlock<F> {
                 blocks.iter().for_each(|b| b.for_each_conv(f));
                 f(post_conv);
             }
+            NetBlock::Transformer(_) => {}
         }
     }
 }
