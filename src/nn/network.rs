@@ -29,11 +29,13 @@ mod cpu;
 mod layers;
 mod omp;
 mod topology;
+mod transformer;
 mod winograd;
 
 use builder::*;
 use layers::*;
 use topology::{Fold, Net, Ops, RawHeads, TransformerLayer};
+use transformer::TorchTransformer;
 use winograd::{Epilogue, Winograd, Workspace};
 
 pub use cpu::CpuModel;

@@ -154,9 +154,7 @@ fn winograd_and_libtorch_convolutions_agree() {
 
 #[test]
 fn synthetic_nets_of_every_version_run_and_mask_correctly() {
-    // Version 17's transformer layers run on the CPU backend only (see
-    // `libtorch_refuses_transformer_nets_clearly`).
-    for version in MIN_MODEL_VERSION..MAX_MODEL_VERSION {
+    for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
         let file = synthetic(version, Activation::Mish, 100 + version as u64);
         let model = Model::from_file(&file, Device::Cpu, false).expect("build");
         assert_eq!(model.has_optimistic_policy(), version >= 12);
@@ -174,14 +172,6 @@ fn synthetic_nets_of_every_version_run_and_mask_correctly() {
         assert!(out.policy.iter().all(|v| v.is_finite()), "v{version}");
         assert_padded_matches_exact(&model, 9, 9, 13, 1e-4);
     }
-}
-
-#[test]
-fn libtorch_refuses_transformer_nets_clearly() {
-    let file = synthetic(17, Activation::Mish, 5);
-    let err = Model::from_file(&file, Device::Cpu, false).expect_err("not on libtorch");
-    assert!(matches!(err, NetError::Unsupported { .. }), "{err}");
-    assert!(err.to_string().contains("CPU backend"), "{err}");
 }
 
 #[test]

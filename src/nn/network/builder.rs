@@ -137,16 +137,10 @@ impl Fold for Builder {
     type Conv = Conv;
     type NormAct = NormAct;
     type Dense = Dense;
-    /// None: the libtorch backend refuses transformer nets (the CPU
-    /// backend runs them).
-    type Transformer = std::convert::Infallible;
+    type Transformer = TorchTransformer;
 
-    fn transformer(&self, _: TransformerLayer<'_>) -> Result<Self::Transformer, String> {
-        Err(
-            "transformer blocks and RMSNorm on the libtorch backend (the pure-Rust CPU backend \
-             runs them: use it, not -backend torch or a GPU)"
-                .into(),
-        )
+    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<TorchTransformer, String> {
+        TorchTransformer::build(self, layer)
     }
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias_values: Option<Vec<f32>>) -> Conv {

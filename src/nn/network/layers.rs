@@ -3,8 +3,6 @@
 //! context, and the layer operations ([`TorchOps`]) through which the
 //! shared topology (`network/topology.rs`) runs them.
 
-use std::convert::Infallible;
-
 use super::*;
 
 // ---------------------------------------------------------------------------
@@ -402,12 +400,12 @@ impl Ops for TorchOps<'_> {
         Ok(self.ctx.pool_value(x))
     }
 
-    fn transformer_block(&mut self, t: &Infallible, _: &mut Tensor) -> Result<(), NetError> {
-        match *t {}
+    fn transformer_block(&mut self, t: &TorchTransformer, x: &mut Tensor) -> Result<(), NetError> {
+        t.add_to(x, self.ctx)
     }
 
-    fn rms_tip(&mut self, t: &Infallible, _: &Tensor) -> Result<Tensor, NetError> {
-        match *t {}
+    fn rms_tip(&mut self, t: &TorchTransformer, x: &Tensor) -> Result<Tensor, NetError> {
+        t.tip(x, self.ctx)
     }
 
     fn give(&mut self, _: Tensor) {}

@@ -153,8 +153,7 @@ fn batches_larger_than_one_pass_are_split_and_match_libtorch() {
 
 #[test]
 fn synthetic_nets_of_every_version_match_libtorch() {
-    // libtorch does not run version 17's transformer layers.
-    for version in MIN_MODEL_VERSION..MAX_MODEL_VERSION {
+    for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
         for act in [Activation::Relu, Activation::Mish] {
             let file = synthetic(version, act, 300 + version as u64);
             let d1 = max_diff(&file, &[(9, 9)], 9, false);
