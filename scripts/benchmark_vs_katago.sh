@@ -11,7 +11,7 @@
 # KATAGO (or the first argument) is the KataGo binary; KATAGO_SRC a KataGo
 # source tree (for its gtp_example.cfg).
 #
-# Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared); ours runs
+# Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared), or MODEL; ours runs
 # with configs/gtp.toml (the Rust CPU backend, one server per core).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,7 +24,7 @@ visits="${4:-400}"
 threads="${5:-1,2}"
 size="${6:-19}"
 engine="${ENGINE:-$here/target/release/engine}"
-model="${ENGINE_SHARED_DIR:-$here/../shared}/models/g170-b6c96-s175395328-d26788732.bin.gz"
+model="${MODEL:-${ENGINE_SHARED_DIR:-$here/../shared}/models/g170-b6c96-s175395328-d26788732.bin.gz}"
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"

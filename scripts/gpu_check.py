@@ -272,7 +272,7 @@ def analysis_run(c, net, overrides, queries, threads=4):
 
 
 def refused(p):
-    """The engine declined the net (e.g. a version-17 transformer)."""
+    """The engine declined the net (e.g. a human-SL net)."""
     return p.returncode != 0 and re.search(r"is not supported|not implemented", p.stderr or "") is not None
 
 

@@ -37,7 +37,7 @@ Stages (time caps in seconds):
                    5%, scores 3 points, top policy 6%, policy KL 0.004,
                    ownership 0.20); bf16 (3 fewer mantissa bits): twice
                    those. Any NaN or inf fails. Nets the engine refuses
-                   (version-17 transformers) are listed as refused.
+                   (human-SL nets) are listed as refused.
   search     (240) `engine benchmark` 19x19, g170 b6c96 and a random
                    b18c384nbt, fp16, threads 16,32,64,128, 800 visits:
                    visits/s, NN evals/s, average batch, GPU utilisation

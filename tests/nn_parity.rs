@@ -346,7 +346,11 @@ fn nn_outputs_match_katago_on_every_vector() {
     let model_path = g170_path();
     let model = Model::load(&model_path, tch::Device::Cpu)
         .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
-    check_every_vector(Box::new(NetModel(model)), &shared_path("vectors/nn/nn.jsonl"), 39);
+    check_every_vector(
+        Box::new(NetModel(model)),
+        &shared_path("vectors/nn/nn.jsonl"),
+        39,
+    );
 }
 
 /// The same records through the pure-Rust CPU backend, as the engine
@@ -390,8 +394,7 @@ fn check_every_vector(model: Box<dyn BatchModel>, path: &Path, count: usize) {
             ..EvaluatorConfig::default()
         },
     );
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut encoder = FeatureEncoder::new();
     let mut failures = Vec::new();
     let mut summary = Vec::new();

@@ -71,8 +71,13 @@ pub(super) struct Ffn {
 impl TorchTransformer {
     /// Builds `layer`'s tensors on the builder's device and precision.
     pub(super) fn build(b: &Builder, layer: TransformerLayer<'_>) -> Result<Self, String> {
-        let f32_tensor =
-            |v: &[f32], shape: &[i64]| Tensor::from_slice(v).reshape(shape).to_device(b.device);
+        // Norm weights and RoPE frequencies stay f32 whatever the net's
+        // precision.
+        let f32_tensor = |v: &[f32], shape: &[i64]| {
+            Tensor::from_slice(&flush_denormals(v))
+                .reshape(shape)
+                .to_device(b.device)
+        };
         let mat =
             |m: &MatMulLayer| b.tensor(&m.weights, &[m.in_channels as i64, m.out_channels as i64]);
         let norm = |n: &TransformerNorm| Norm {
