@@ -5,6 +5,13 @@ fn b(x: usize, y: usize, text: &str) -> Board {
     Board::from_diagram(x, y, text).unwrap()
 }
 
+/// A board from its rows, top first (one character per point, spaces
+/// ignored).
+fn rows(lines: &[&str]) -> Board {
+    let width = lines[0].split_whitespace().count();
+    b(width, lines.len(), &lines.join("\n"))
+}
+
 fn play(h: &mut BoardHistory, board: &mut Board, x: usize, y: usize, pla: Player) {
     let mv = Move::Play(board.loc(x, y));
     assert!(
@@ -352,13 +359,7 @@ fn white_handicap_bonus_rules() {
 #[test]
 fn seki_and_group_tax() {
     // Seki: one-point eye each, one shared liberty.
-    let seki = b(
-        5,
-        2,
-        "
-        . x . o .
-        x x x o o",
-    );
+    let seki = rows(&[". x . o .", "x x x o o"]);
     // Area: 4 stones + eye vs 3 + eye; with tax the eyes drop out.
     for (tax, score) in [
         (TaxRule::None, -1.0),
@@ -379,13 +380,7 @@ fn seki_and_group_tax() {
         );
     }
     // An independently living group pays two points under tax ALL.
-    let alive = b(
-        4,
-        2,
-        "
-        . x . x
-        x x x x",
-    );
+    let alive = rows(&[". x . x", "x x x x"]);
     for (tax, score) in [
         (TaxRule::None, -8.0),
         (TaxRule::Seki, -8.0),
@@ -410,13 +405,7 @@ fn seki_and_group_tax() {
 
 #[test]
 fn all_pass_alive_ends_the_game() {
-    let alive = b(
-        5,
-        2,
-        "
-        . x . x .
-        x x x x x",
-    );
+    let alive = rows(&[". x . x .", "x x x x x"]);
     for (tax, score) in [
         (TaxRule::None, -10.0 + 7.5),
         (TaxRule::All, -10.0 + 2.0 + 7.5),

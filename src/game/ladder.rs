@@ -131,14 +131,10 @@ impl Board {
     }
 
     /// Writes the moves that capture an opponent chain in atari next to the
-    /// chain at `loc` (their lone liberties), as [`Board::find_liberties`].
-    fn find_liberty_gaining_captures(
-        &self,
-        loc: Loc,
-        buf: &mut Vec<Loc>,
-        buf_start: usize,
-        buf_idx: usize,
-    ) -> usize {
+    /// chain at `loc` (their lone liberties) into `buf` from `start` on, as
+    /// [`Board::find_liberties`] (whose `buf_start` and `buf_idx` are both
+    /// `start` here: the ladder search always begins a fresh list).
+    fn find_liberty_gaining_captures(&self, loc: Loc, buf: &mut Vec<Loc>, start: usize) -> usize {
         let Some(pla) = self.get(loc).player() else {
             return 0;
         };
@@ -154,7 +150,7 @@ impl Board {
             if self.chain_libs[head as usize] != 1 || checked[..num_checked].contains(&head) {
                 continue;
             }
-            found += self.find_liberties(Loc(a as u16), buf, buf_start, buf_idx + found);
+            found += self.find_liberties(Loc(a as u16), buf, start, start + found);
             checked[num_checked] = head;
             num_checked += 1;
         }
@@ -388,7 +384,7 @@ impl Board {
         buf: &mut Vec<Loc>,
         start: usize,
     ) -> Level {
-        let mut len = self.find_liberty_gaining_captures(loc, buf, start, start);
+        let mut len = self.find_liberty_gaining_captures(loc, buf, start);
         len += self.find_liberties(loc, buf, start, start + len);
         // The last move is always the lone liberty.
         let (lower, upper) = self.bound_num_liberties_after_play(buf[start + len - 1], pla);

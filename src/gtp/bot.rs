@@ -88,8 +88,11 @@ pub struct FinalEstimate {
 
 /// The search behind the GTP engine.
 pub trait GtpBot: Send {
-    /// The network's short name, appended to `version` (empty if none).
-    fn model_name(&self) -> String;
+    /// The network's short name, appended to `version` (empty for a bot
+    /// without a network).
+    fn model_name(&self) -> String {
+        String::new()
+    }
 
     /// Runs a search. `report` is called every `report_interval` seconds
     /// and, for analysis, at least once at the end; the search returns
@@ -199,10 +202,6 @@ impl RandomBot {
 }
 
 impl GtpBot for RandomBot {
-    fn model_name(&self) -> String {
-        String::new()
-    }
-
     fn search(
         &mut self,
         req: &SearchRequest<'_>,

@@ -154,10 +154,6 @@ impl Fold for Builder {
     type Dense = Dense;
     type Transformer = TorchTransformer;
 
-    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<TorchTransformer, String> {
-        TorchTransformer::build(self, layer)
-    }
-
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias_values: Option<Vec<f32>>) -> Conv {
         let winograd = self.channels_last
             && self.device == Device::Cpu
@@ -222,5 +218,9 @@ impl Fold for Builder {
             weight: self.tensor(&w, &[m.in_channels as i64, m.out_channels as i64]),
             bias: bias.map(|b| self.tensor(b, &[m.out_channels as i64])),
         }
+    }
+
+    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<TorchTransformer, String> {
+        TorchTransformer::build(self, layer)
     }
 }

@@ -108,10 +108,6 @@ impl Fold for CpuFold {
     type Dense = Dense;
     type Transformer = CpuTransformer;
 
-    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<CpuTransformer, String> {
-        CpuTransformer::build(self, layer)
-    }
-
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
         Conv::new(c, w, bias)
     }
@@ -128,6 +124,10 @@ impl Fold for CpuFold {
             in_channels: m.in_channels,
             out_channels: m.out_channels,
         }
+    }
+
+    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<CpuTransformer, String> {
+        CpuTransformer::build(self, layer)
     }
 }
 

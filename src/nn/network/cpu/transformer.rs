@@ -7,7 +7,7 @@
 //! convolutions, and every buffer comes from the scratch pool, so a forward
 //! pass allocates nothing once the pool has grown.
 
-use super::ops::{activate, gemm_strided, Dense, Mask};
+use super::ops::{activate, Dense, Mask};
 use super::{CpuFold, Scratch, Shape};
 use crate::nn::desc::*;
 use crate::nn::network::topology::{Fold, TransformerLayer};
@@ -437,6 +437,48 @@ impl Attention {
                 out_width,
                 1,
             ),
+        );
+    }
+}
+
+/// `c = a b` for `a` `[m, k]`, `b` `[k, n]`, `c` `[m, n]`, each given as a
+/// slice starting at its first element with its row and column strides
+/// (attention reads heads out of wider rows in place).
+///
+/// # Panics
+/// If a slice is shorter than its shape and strides address (a bug in the
+/// caller: every shape comes from the model).
+fn gemm_strided(
+    (m, k, n): (usize, usize, usize),
+    (a, a_row, a_col): (&[f32], usize, usize),
+    (b, b_row, b_col): (&[f32], usize, usize),
+    (c, c_row, c_col): (&mut [f32], usize, usize),
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(k == 0 || (a.len() > last(m, k, a_row, a_col) && b.len() > last(k, n, b_row, b_col)));
+    assert!(c.len() > last(m, n, c_row, c_col));
+    // SAFETY: every element the strides address lies inside its slice
+    // (checked above), and `c` is exclusively borrowed so it aliases
+    // neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            a_row as isize,
+            a_col as isize,
+            b.as_ptr(),
+            b_row as isize,
+            b_col as isize,
+            0.0,
+            c.as_mut_ptr(),
+            c_row as isize,
+            c_col as isize,
         );
     }
 }
