@@ -105,29 +105,38 @@ fn sending_two_returning_one(ko: KoRule) -> String {
     assert_eq!(th.encore_phase(), 1);
     assert!(!th.is_game_finished());
 
-    play(&mut h, &mut board, 3, 2, B);
-    out += "Beginning sending two returning one cycle\n";
-    play(&mut h, &mut board, 2, 0, W);
-    out += "After white sends two?\n";
-    out += &illegal(&h, &board, B);
-    play(&mut h, &mut board, 0, 0, B);
-    out += "Can white recapture?\n";
-    out += &illegal(&h, &board, W);
-    play(&mut h, &mut board, 5, 0, W);
-    out += "After white recaptures the other ko instead\n";
-    out += &illegal(&h, &board, B);
-    pass(&mut h, &mut board, B);
-    out += "After white recaptures the other ko instead and black passes\n";
-    out += &illegal(&h, &board, W);
-    play(&mut h, &mut board, 1, 0, W);
-    out += "After white now returns 1\n";
-    out += &illegal(&h, &board, B);
-    pass(&mut h, &mut board, B);
-    out += "After white now returns 1 and black passes\n";
-    out += &illegal(&h, &board, W);
-    play(&mut h, &mut board, 2, 0, W);
-    out += "After white sends 2 again\n";
-    out += &illegal(&h, &board, B);
+    // The cycle: each step's move (None: a pass), its player and the line
+    // KataGo prints; from the second step on, the illegal moves of the
+    // player to move follow.
+    let cycle = [
+        (Some((3, 2)), B, "Beginning sending two returning one cycle"),
+        (Some((2, 0)), W, "After white sends two?"),
+        (Some((0, 0)), B, "Can white recapture?"),
+        (
+            Some((5, 0)),
+            W,
+            "After white recaptures the other ko instead",
+        ),
+        (
+            None,
+            B,
+            "After white recaptures the other ko instead and black passes",
+        ),
+        (Some((1, 0)), W, "After white now returns 1"),
+        (None, B, "After white now returns 1 and black passes"),
+        (Some((2, 0)), W, "After white sends 2 again"),
+    ];
+    for (step, (mv, pla, line)) in cycle.into_iter().enumerate() {
+        match mv {
+            Some((x, y)) => play(&mut h, &mut board, x, y, pla),
+            None => pass(&mut h, &mut board, pla),
+        }
+        out += line;
+        out += "\n";
+        if step > 0 {
+            out += &illegal(&h, &board, pla.opp());
+        }
+    }
     assert_eq!(h.encore_phase(), 0);
     assert!(!h.is_game_finished());
     assert_eq!(h.num_consec_valid_turns_this_game(), 10);
