@@ -34,8 +34,8 @@ mod winograd;
 
 use builder::*;
 use layers::*;
-use topology::{Fold, Net, Ops, RawHeads, TransformerLayer};
-use transformer::TorchTransformer;
+use topology::{Fold, Net, Ops, RawHeads, TransformerBlock};
+use transformer::{TorchRmsTip, TorchTransformer};
 use winograd::{Epilogue, Winograd, Workspace};
 
 pub use cpu::CpuModel;

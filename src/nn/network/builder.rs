@@ -153,6 +153,7 @@ impl Fold for Builder {
     type NormAct = NormAct;
     type Dense = Dense;
     type Transformer = TorchTransformer;
+    type RmsTip = TorchRmsTip;
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias_values: Option<Vec<f32>>) -> Conv {
         let winograd = self.channels_last
@@ -220,7 +221,11 @@ impl Fold for Builder {
         }
     }
 
-    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<TorchTransformer, String> {
-        TorchTransformer::build(self, layer)
+    fn transformer(&self, block: TransformerBlock<'_>) -> Result<TorchTransformer, String> {
+        TorchTransformer::build(self, block)
+    }
+
+    fn rms_tip(&self, norm: &RmsNormLayer, act: Activation) -> TorchRmsTip {
+        TorchRmsTip::new(self, norm, act)
     }
 }

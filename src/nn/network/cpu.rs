@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::builder::{fold_dense, fold_norm_act};
-use super::topology::{self, Fold, Net, Ops, RawHeads, TransformerLayer};
+use super::topology::{self, Fold, Net, Ops, RawHeads, TransformerBlock};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, NetError};
 use crate::nn::desc::*;
@@ -24,7 +24,7 @@ mod ops;
 mod transformer;
 
 use ops::{activate, add_row_bias, AlignedWeights, Conv, ConvScratch, Dense, Mask, NormAct};
-use transformer::CpuTransformer;
+use transformer::{CpuTransformer, RmsTip};
 
 /// A KataGo network evaluated by plain Rust code on the calling thread.
 pub struct CpuModel {
@@ -107,6 +107,7 @@ impl Fold for CpuFold {
     type NormAct = NormAct;
     type Dense = Dense;
     type Transformer = CpuTransformer;
+    type RmsTip = RmsTip;
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
         Conv::new(c, w, bias)
@@ -126,8 +127,12 @@ impl Fold for CpuFold {
         }
     }
 
-    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<CpuTransformer, String> {
-        CpuTransformer::build(self, layer)
+    fn transformer(&self, block: TransformerBlock<'_>) -> Result<CpuTransformer, String> {
+        CpuTransformer::build(self, block)
+    }
+
+    fn rms_tip(&self, norm: &RmsNormLayer, act: Activation) -> RmsTip {
+        RmsTip::new(norm, act)
     }
 }
 
@@ -251,9 +256,9 @@ impl Ops for CpuOps<'_> {
         Ok(())
     }
 
-    fn rms_tip(&mut self, t: &CpuTransformer, x: &Vec<f32>) -> Result<Vec<f32>, NetError> {
+    fn rms_tip(&mut self, t: &RmsTip, x: &Vec<f32>) -> Result<Vec<f32>, NetError> {
         let mut out = self.s.take(x.len());
-        t.tip(x, self.shape, self.mask, &mut out);
+        t.run(x, self.shape, self.mask, &mut out);
         Ok(out)
     }
 

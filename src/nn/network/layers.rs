@@ -404,8 +404,8 @@ impl Ops for TorchOps<'_> {
         t.add_to(x, self.ctx)
     }
 
-    fn rms_tip(&mut self, t: &TorchTransformer, x: &Tensor) -> Result<Tensor, NetError> {
-        t.tip(x, self.ctx)
+    fn rms_tip(&mut self, t: &TorchRmsTip, x: &Tensor) -> Result<Tensor, NetError> {
+        Ok(t.forward(x, self.ctx))
     }
 
     fn give(&mut self, _: Tensor) {}

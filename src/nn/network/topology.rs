@@ -33,8 +33,10 @@ pub(super) trait Fold {
     type NormAct;
     /// A dense layer `x W (+ b)`.
     type Dense;
-    /// A transformer block or an RMSNorm trunk tip (model version 17).
+    /// A transformer block: attention or feed-forward.
     type Transformer;
+    /// An RMSNorm trunk tip with its activation.
+    type RmsTip;
 
     /// A conv whose output channels are scaled by `affine.0` then offset
     /// by `affine.1`, and whose input channels are scaled by `in_scale`
@@ -71,9 +73,11 @@ pub(super) trait Fold {
         bias: Option<&[f32]>,
     ) -> Self::Dense;
 
-    /// A transformer layer (an attention or feed-forward block, or an
-    /// RMSNorm trunk tip) as the backend runs it, or why it cannot.
-    fn transformer(&self, layer: TransformerLayer<'_>) -> Result<Self::Transformer, String>;
+    /// A transformer block as the backend runs it, or why it cannot.
+    fn transformer(&self, block: TransformerBlock<'_>) -> Result<Self::Transformer, String>;
+
+    /// An RMSNorm trunk tip followed by `act`.
+    fn rms_tip(&self, norm: &RmsNormLayer, act: Activation) -> Self::RmsTip;
 
     /// A conv with the batch norm that follows it folded in.
     fn conv_bn(&self, c: &ConvLayer, bn: &BatchNormLayer, in_scale: Option<&[f32]>) -> Self::Conv {
@@ -142,7 +146,7 @@ pub(super) trait Ops {
     /// An RMSNorm trunk tip with its activation, zeroed off the board.
     fn rms_tip(
         &mut self,
-        t: &<Self::F as Fold>::Transformer,
+        t: &<Self::F as Fold>::RmsTip,
         x: &Self::Act,
     ) -> Result<Self::Act, NetError>;
     /// Hands back an activation no longer read.
@@ -152,13 +156,11 @@ pub(super) trait Ops {
 }
 
 /// What [`Fold::transformer`] builds.
-pub(super) enum TransformerLayer<'a> {
+pub(super) enum TransformerBlock<'a> {
     /// A self-attention block.
     Attention(&'a AttentionBlock),
     /// A feed-forward block.
     Ffn(&'a FfnBlock),
-    /// The RMSNorm at the trunk's tip and the activation after it.
-    Tip(&'a RmsNormLayer, Activation),
 }
 
 /// One residual block; its forward returns `x + block(x)`.
@@ -201,7 +203,7 @@ pub(super) enum TrunkTip<F: Fold> {
     /// Batch norm and activation.
     Norm(F::NormAct),
     /// RMSNorm and activation (model version 17's transformer nets).
-    Rms(F::Transformer),
+    Rms(F::RmsTip),
 }
 
 /// The trunk: input layers, blocks and the final normalisation.
@@ -270,13 +272,10 @@ impl<F: Fold> Net<F> {
             what,
         };
         let (tip, si) = match &t.tip_rms_norm {
-            Some(rms) => {
-                let layer = TransformerLayer::Tip(rms, t.tip_activation.activation);
-                (
-                    TrunkTip::Rms(f.transformer(layer).map_err(unsupported)?),
-                    None,
-                )
-            }
+            Some(rms) => (
+                TrunkTip::Rms(f.rms_tip(rms, t.tip_activation.activation)),
+                None,
+            ),
             None => {
                 let (tip, si) = f.norm_act(&t.tip_bn, &t.tip_activation);
                 (TrunkTip::Norm(tip), si)
@@ -442,9 +441,9 @@ impl<F: Fold> NetBlock<F> {
                 }
             }
             Block::Attention(a) => {
-                NetBlock::Transformer(f.transformer(TransformerLayer::Attention(a))?)
+                NetBlock::Transformer(f.transformer(TransformerBlock::Attention(a))?)
             }
-            Block::Ffn(ffn) => NetBlock::Transformer(f.transformer(TransformerLayer::Ffn(ffn))?),
+            Block::Ffn(ffn) => NetBlock::Transformer(f.transformer(TransformerBlock::Ffn(ffn))?),
         })
     }
 

@@ -6,22 +6,31 @@
 
 use super::*;
 
-/// A transformer layer as the libtorch net runs it.
+/// A transformer block as the libtorch net runs it.
 pub(super) enum TorchTransformer {
     /// A self-attention block.
     Attention(Attention),
     /// A SwiGLU feed-forward block.
     Ffn(Ffn),
-    /// The trunk's RMSNorm tip and its activation.
-    Tip {
-        /// `[1, C, 1, 1]`.
-        gamma: Tensor,
-        /// `[1, C, 1, 1]`.
-        beta: Tensor,
-        eps: f64,
-        spatial: bool,
-        act: Activation,
-    },
+}
+
+/// The trunk's RMSNorm tip and its activation.
+pub(super) struct TorchRmsTip {
+    /// `[1, C, 1, 1]`, f32.
+    gamma: Tensor,
+    /// `[1, C, 1, 1]`, f32.
+    beta: Tensor,
+    eps: f64,
+    spatial: bool,
+    act: Activation,
+}
+
+/// An f32 tensor of `shape` on `device`, denormals flushed: norm weights
+/// and RoPE frequencies stay f32 whatever the net's precision.
+fn f32_tensor(v: &[f32], shape: &[i64], device: Device) -> Tensor {
+    Tensor::from_slice(&flush_denormals(v))
+        .reshape(shape)
+        .to_device(device)
 }
 
 /// The weight-only RMSNorm at the start of a block.
@@ -69,23 +78,19 @@ pub(super) struct Ffn {
 }
 
 impl TorchTransformer {
-    /// Builds `layer`'s tensors on the builder's device and precision.
-    pub(super) fn build(b: &Builder, layer: TransformerLayer<'_>) -> Result<Self, String> {
+    /// Builds `block`'s tensors on the builder's device and precision.
+    pub(super) fn build(b: &Builder, block: TransformerBlock<'_>) -> Result<Self, String> {
         // Norm weights and RoPE frequencies stay f32 whatever the net's
         // precision.
-        let f32_tensor = |v: &[f32], shape: &[i64]| {
-            Tensor::from_slice(&flush_denormals(v))
-                .reshape(shape)
-                .to_device(b.device)
-        };
+        let f32_tensor = |v: &[f32], shape: &[i64]| f32_tensor(v, shape, b.device);
         let mat =
             |m: &MatMulLayer| b.tensor(&m.weights, &[m.in_channels as i64, m.out_channels as i64]);
         let norm = |n: &TransformerNorm| Norm {
             weight: f32_tensor(&n.weight, &[n.num_channels as i64]),
             eps: f64::from(n.epsilon),
         };
-        Ok(match layer {
-            TransformerLayer::Attention(a) => {
+        Ok(match block {
+            TransformerBlock::Attention(a) => {
                 let pairs = (a.q_head_dim / 2) as i64;
                 let rope = match (a.use_rope, a.learnable_rope) {
                     (false, _) => Rope::None,
@@ -119,7 +124,7 @@ impl TorchTransformer {
                     rope,
                 })
             }
-            TransformerLayer::Ffn(f) => {
+            TransformerBlock::Ffn(f) => {
                 if !f.use_swiglu {
                     return Err(format!("{}: a feed-forward block without SwiGLU", f.name));
                 }
@@ -129,16 +134,6 @@ impl TorchTransformer {
                     gate: mat(&f.gate),
                     linear2: mat(&f.linear2),
                 })
-            }
-            TransformerLayer::Tip(n, act) => {
-                let shape = [1, n.num_channels as i64, 1, 1];
-                TorchTransformer::Tip {
-                    gamma: f32_tensor(&n.gamma, &shape),
-                    beta: f32_tensor(&n.beta, &shape),
-                    eps: f64::from(n.epsilon),
-                    spatial: n.spatial,
-                    act,
-                }
             }
         })
     }
@@ -155,7 +150,6 @@ impl TorchTransformer {
         let y = match self {
             TorchTransformer::Attention(a) => a.forward(&seq, point_mask.as_ref(), (h, w))?,
             TorchTransformer::Ffn(f) => f.forward(&seq, point_mask.as_ref())?,
-            TorchTransformer::Tip { .. } => return Ok(()),
         };
         let y = match &point_mask {
             Some(m) => {
@@ -168,19 +162,22 @@ impl TorchTransformer {
         let _ = x.f_add_(&y.to_kind(x.kind()))?;
         Ok(())
     }
+}
 
-    /// The trunk tip on `x` (`[N, C, H, W]`), zeroed off the board.
-    pub(super) fn tip(&self, x: &Tensor, ctx: &Ctx) -> Result<Tensor, NetError> {
-        let TorchTransformer::Tip {
-            gamma,
-            beta,
-            eps,
-            spatial,
+impl TorchRmsTip {
+    pub(super) fn new(b: &Builder, n: &RmsNormLayer, act: Activation) -> TorchRmsTip {
+        let shape = [1, n.num_channels as i64, 1, 1];
+        TorchRmsTip {
+            gamma: f32_tensor(&n.gamma, &shape, b.device),
+            beta: f32_tensor(&n.beta, &shape, b.device),
+            eps: f64::from(n.epsilon),
+            spatial: n.spatial,
             act,
-        } = self
-        else {
-            return Ok(x.shallow_clone());
-        };
+        }
+    }
+
+    /// The tip on `x` (`[N, C, H, W]`), zeroed off the board.
+    pub(super) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
         let xf = x.to_kind(Kind::Float);
         // Off the board the trunk holds what the convolutions left there;
         // only the board's points count.
@@ -188,7 +185,7 @@ impl TorchTransformer {
             Some(m) => xf.square() * m.to_kind(Kind::Float),
             None => xf.square(),
         };
-        let mean_sq = if *spatial {
+        let mean_sq = if self.spatial {
             let c = x.size()[1] as f64;
             let sum = sq.sum_dim_intlist([1i64, 2, 3].as_slice(), true, None);
             let area = ctx.area.to_kind(Kind::Float).reshape([-1, 1, 1, 1]);
@@ -196,8 +193,8 @@ impl TorchTransformer {
         } else {
             sq.mean_dim([1i64].as_slice(), true, None)
         };
-        let y = xf * (mean_sq + *eps).rsqrt() * gamma + beta;
-        Ok(ctx.apply(activate(y.to_kind(x.kind()), *act)))
+        let y = xf * (mean_sq + self.eps).rsqrt() * &self.gamma + &self.beta;
+        ctx.apply(activate(y.to_kind(x.kind()), self.act))
     }
 }
 

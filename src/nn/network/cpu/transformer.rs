@@ -10,24 +10,22 @@
 use super::ops::{activate, Dense, Mask};
 use super::{CpuFold, Scratch, Shape};
 use crate::nn::desc::*;
-use crate::nn::network::topology::{Fold, TransformerLayer};
+use crate::nn::network::topology::{Fold, TransformerBlock};
 
-/// A transformer layer as the CPU backend runs it.
+/// A transformer block as the CPU backend runs it.
 pub(in crate::nn::network) enum CpuTransformer {
     /// A self-attention block.
     Attention(Attention),
     /// A feed-forward block.
     Ffn(Ffn),
-    /// The trunk's RMSNorm tip.
-    Tip(RmsTip),
 }
 
 impl CpuTransformer {
-    /// Builds `layer`'s weights, or says why this backend cannot run it.
-    pub(super) fn build(f: &CpuFold, layer: TransformerLayer<'_>) -> Result<Self, String> {
-        Ok(match layer {
-            TransformerLayer::Attention(a) => CpuTransformer::Attention(Attention::new(f, a)),
-            TransformerLayer::Ffn(b) => {
+    /// Builds `block`'s weights, or says why this backend cannot run it.
+    pub(super) fn build(f: &CpuFold, block: TransformerBlock<'_>) -> Result<Self, String> {
+        Ok(match block {
+            TransformerBlock::Attention(a) => CpuTransformer::Attention(Attention::new(f, a)),
+            TransformerBlock::Ffn(b) => {
                 if !b.use_swiglu {
                     // KataGo's CPU backend refuses these too; no net uses them.
                     return Err(format!("{}: a feed-forward block without SwiGLU", b.name));
@@ -39,13 +37,6 @@ impl CpuTransformer {
                     linear2: f.dense(&b.linear2, None, None),
                 })
             }
-            TransformerLayer::Tip(n, act) => CpuTransformer::Tip(RmsTip {
-                eps: n.epsilon,
-                spatial: n.spatial,
-                gamma: n.gamma.clone(),
-                beta: n.beta.clone(),
-                act,
-            }),
         })
     }
 
@@ -54,15 +45,6 @@ impl CpuTransformer {
         match self {
             CpuTransformer::Attention(a) => a.add_to(x, shape, mask, s),
             CpuTransformer::Ffn(f) => f.add_to(x, shape, mask, s),
-            // The topology never runs a tip as a block.
-            CpuTransformer::Tip(_) => {}
-        }
-    }
-
-    /// The trunk tip on `x` into `out` (a tip; a block writes nothing).
-    pub(super) fn tip(&self, x: &[f32], shape: Shape, mask: &Mask, out: &mut [f32]) {
-        if let CpuTransformer::Tip(t) = self {
-            t.run(x, shape, mask, out);
         }
     }
 }
@@ -129,7 +111,18 @@ pub(in crate::nn::network) struct RmsTip {
 }
 
 impl RmsTip {
-    fn run(&self, x: &[f32], (n, h, w): Shape, mask: &Mask, out: &mut [f32]) {
+    pub(super) fn new(n: &RmsNormLayer, act: Activation) -> RmsTip {
+        RmsTip {
+            eps: n.epsilon,
+            spatial: n.spatial,
+            gamma: n.gamma.clone(),
+            beta: n.beta.clone(),
+            act,
+        }
+    }
+
+    /// The tip on `x` (NHWC) into `out`, 0 off the board.
+    pub(super) fn run(&self, x: &[f32], (n, h, w): Shape, mask: &Mask, out: &mut [f32]) {
         let c = self.gamma.len();
         let hw = h * w;
         for row in 0..n {
