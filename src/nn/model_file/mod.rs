@@ -429,6 +429,33 @@ mod synthetic_tests {
     use super::super::testnet::synthetic;
     use super::*;
 
+    /// Malformed transformer layers are typed errors that name the layer
+    /// and what is wrong.
+    #[test]
+    fn malformed_transformer_layers_are_clear_errors() {
+        let cases: [(&str, fn(&mut AttentionBlock)); 3] = [
+            ("not a multiple of numKVHeads", |a| a.num_kv_heads = 3),
+            ("qProj out", |a| a.q_head_dim = 2),
+            ("must be even with RoPE", |a| a.q_head_dim = 3),
+        ];
+        for (want, break_it) in cases {
+            let mut m = synthetic(17, Activation::Mish, 3);
+            let Some(Block::Attention(a)) = m
+                .trunk
+                .blocks
+                .iter_mut()
+                .find(|b| matches!(b, Block::Attention(a) if a.learnable_rope))
+            else {
+                panic!("the synthetic v17 net has a learned-RoPE attention block");
+            };
+            break_it(a);
+            let err =
+                ModelFile::from_bytes(&m.to_bytes(), Path::new("bad.bin")).expect_err("malformed");
+            let msg = err.to_string();
+            assert!(msg.contains("attn1") && msg.contains(want), "{want}: {msg}");
+        }
+    }
+
     #[test]
     fn every_supported_version_round_trips() {
         for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
