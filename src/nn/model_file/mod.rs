@@ -433,7 +433,8 @@ mod synthetic_tests {
     /// and what is wrong.
     #[test]
     fn malformed_transformer_layers_are_clear_errors() {
-        let cases: [(&str, fn(&mut AttentionBlock)); 3] = [
+        type Break = fn(&mut AttentionBlock);
+        let cases: [(&str, Break); 3] = [
             ("not a multiple of numKVHeads", |a| a.num_kv_heads = 3),
             ("qProj out", |a| a.q_head_dim = 2),
             ("must be even with RoPE", |a| a.q_head_dim = 3),
