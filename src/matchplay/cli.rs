@@ -64,10 +64,7 @@ pub fn run(args: &MatchArgs) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("engine match: {e}");
-            match e {
-                PlayError::Usage(_) => 2,
-                _ => 1,
-            }
+            e.exit_code()
         }
     }
 }

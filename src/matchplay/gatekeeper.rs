@@ -71,10 +71,7 @@ pub fn run(args: &GatekeeperArgs) -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("engine gatekeeper: {e}");
-            match e {
-                PlayError::Usage(_) => 2,
-                _ => 1,
-            }
+            e.exit_code()
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::store::StoreError;
 /// Why a command that plays games could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum PlayError {
-    /// Bad command line (exit code 2).
+    /// Bad command line.
     #[error("{0}")]
     Usage(String),
     /// Bad config.
@@ -45,6 +45,17 @@ pub enum PlayError {
     /// A game failed.
     #[error("game failed: {0}")]
     Game(String),
+}
+
+impl PlayError {
+    /// The exit code of `match` and `gatekeeper` for this error: 2 for a
+    /// bad command line, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            PlayError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A `map_err` that turns an I/O error on `path` into [`PlayError::Io`].
