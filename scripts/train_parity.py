@@ -13,6 +13,10 @@ For each model config it
      such as the fixup output convs and the norm betas are exercised too);
   2. writes every parameter, under KataGo's state_dict names, to
      `parity_<config>.safetensors` (the test loads these as starting weights);
+     for the configs of `-formula-configs` (the transformers, whose weights
+     would be megabytes) it instead sets every parameter from
+     `formula_weights` below, a pure function of its name and shape that the
+     Rust test computes too, and writes no weights;
   3. saves a KataGo-style checkpoint and exports it with KataGo's
      `export_model_pytorch.py` and records the MD5 of its `model.bin`;
   4. computes every loss term of KataGo's `Metrics` on the first rows of the npz
@@ -66,12 +70,52 @@ def write_safetensors(path, arrays):
             f.write(b)
 
 
+MASK64 = (1 << 64) - 1
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & MASK64
+    return h
+
+
+def formula_weights(name, shape):
+    """Deterministic parameter values: element i of parameter `name` is
+    base + amp * (2u - 1), u = splitmix64(fnv1a64(name) + i) / 2^64 in
+    [0, 1) (53 bits), with (base, amp) by the parameter's role. Computed in
+    float64 and rounded to float32 once, as the Rust side does."""
+    import numpy as np
+    n = int(np.prod(shape)) if len(shape) > 0 else 1
+    if name.endswith("rope_freqs"):
+        base, amp = 0.0, 0.5
+    elif name.endswith(".beta") or name.endswith(".bias"):
+        base, amp = 0.0, 0.1
+    elif name.endswith(".gamma") and len(shape) == 4:
+        base, amp = 0.0, 0.1
+    elif len(shape) >= 2:
+        fan_in = int(np.prod(shape[1:]))
+        base, amp = 0.0, 1.0 / fan_in ** 0.5
+    else:
+        base, amp = 1.0, 0.2
+    with np.errstate(over="ignore"):
+        x = (np.uint64(fnv1a64(name.encode())) + np.arange(n, dtype=np.uint64))
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        z = x
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = (z >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    return (base + amp * (2.0 * u - 1.0)).astype(np.float32).reshape(shape)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-katago-python", required=True)
     ap.add_argument("-npz", required=True)
     ap.add_argument("-out-dir", required=True)
     ap.add_argument("-configs", default="b1c6nbt,b2c16")
+    ap.add_argument("-formula-configs", default="b7c96h6kv3qk32v16tflrs,b5c192h3nbttfrs-rnh,b2b10c96h3tfrs-rsnh")
     ap.add_argument("-rows", type=int, default=16)
     ap.add_argument("-seed", type=int, default=12345)
     args = ap.parse_args()
@@ -106,21 +150,30 @@ def main():
         "qValueTargetsNCMove": torch.from_numpy(raw["qValueTargetsNCMove"].astype(np.float32)),
     }
 
+    # The sequence layout, skipped masks and flex attention of KataGo's
+    # plain transformer trunks change nothing on the board; SDPA with an
+    # additive mask is the path that runs on any CPU.
+    os.environ["KATAGO_FLEX_ATTENTION"] = "0"
     figures = {"rows": n, "npz": os.path.basename(args.npz), "seed": args.seed, "configs": {}}
-    for cfg_name in args.configs.split(","):
+    formula = [c for c in args.formula_configs.split(",") if c]
+    for cfg_name in args.configs.split(",") + formula:
         config = modelconfigs.config_of_name[cfg_name]
         torch.manual_seed(args.seed)
         model = Model(config, pos_len)
         model.initialize()
         with torch.no_grad():
-            for _name, p in model.named_parameters():
+            for name, p in model.named_parameters():
+                if cfg_name in formula:
+                    p.copy_(torch.from_numpy(formula_weights(name, tuple(p.shape))))
+                    continue
                 std = float(p.std()) if p.numel() > 1 else 0.0
                 scale = 0.3 * std if std > 0 else 0.05
                 p.add_(torch.randn_like(p) * scale)
         model.train()
 
-        params = {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
-        write_safetensors(os.path.join(args.out_dir, f"parity_{cfg_name}.safetensors"), params)
+        if cfg_name not in formula:
+            params = {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
+            write_safetensors(os.path.join(args.out_dir, f"parity_{cfg_name}.safetensors"), params)
 
         metrics_obj = Metrics(1, model)
         outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
@@ -146,6 +199,7 @@ def main():
             fig[k] = float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
         fig["gnorm"] = float(gnorm)
         fig["num_params"] = int(sum(p.numel() for p in model.parameters()))
+        fig["param_names"] = [name for name, _ in model.named_parameters()]
         figures["configs"][cfg_name] = fig
 
         # Export with KataGo's exporter from a KataGo-style checkpoint.
@@ -165,9 +219,17 @@ def main():
             # Only the digest is kept: test networks are not committed.
             fig["katago_export_md5"] = hashlib.md5(data).hexdigest()
 
+    # KataGo's transformer configs, for the test that the trainer's table
+    # matches them.
+    figures["formula_configs"] = formula
+    figures["transformer_configs"] = {
+        name: {k: v for k, v in c.items() if k != "block_kind"}
+        | {"block_kind": [kind for _, kind in c["block_kind"]]}
+        for name, c in modelconfigs.base_config_of_name.items() if "tf" in name
+    }
     with open(os.path.join(args.out_dir, "parity.json"), "w") as f:
         json.dump(figures, f, indent=1, sort_keys=True)
-    print(json.dumps(figures, indent=1, sort_keys=True))
+    print(json.dumps({c: {k: f["loss_sum"] if k == "loss_sum" else f[k] for k in ("loss_sum", "gnorm", "num_params", "katago_export_md5")} for c, f in figures["configs"].items()}, indent=1))
 
 
 if __name__ == "__main__":

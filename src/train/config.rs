@@ -1,10 +1,18 @@
-//! KataGo's convnet model configs by name (`python/katago/train/modelconfigs.py`).
+//! KataGo's model configs by name (`python/katago/train/modelconfigs.py`):
+//! the fixup convnets (version 15) and the transformer kinds (`*tf*`,
+//! version 17, [`transformers`]).
 //!
-//! Only what the v15 fixup convnets need: trunk/head widths, the block list
-//! and the normalisation kind. Every config here is KataGo's default variant
-//! of that name: `norm_kind = "fixup"`, ReLU, version 15,
-//! `gamma_weight_decay_center_1`; the suffix `-scalebias` gives a scale at
-//! every norm ([`NormKind::ScaleBias`]), for fine-tuning batch-norm nets.
+//! Every config here is KataGo's default variant of that name:
+//! `norm_kind = "fixup"`, ReLU, `gamma_weight_decay_center_1`. Suffixes, in
+//! any order: `-scalebias` gives a scale at every norm
+//! ([`NormKind::ScaleBias`]), for fine-tuning batch-norm nets;
+//! `-initconvK` a K×K input convolution; KataGo's `-rnh` and `-rsnh` an
+//! RMSNorm at the trunk tip ([`TrunkTip`]), which makes the net version 17
+//! as KataGo's exporter does.
+
+mod transformers;
+
+pub use transformers::{Rope, TransformerConfig, TRANSFORMER_CONFIGS};
 
 use super::TrainError;
 
@@ -19,6 +27,15 @@ pub enum BlockKind {
     BottleNest2,
     /// `bottlenest2gpool`: as above, the first inner block with global pooling.
     BottleNest2Gpool,
+    /// `attnrope`: a pre-norm self-attention block with rotary position
+    /// embeddings, on the trunk's channels.
+    Attention,
+    /// `ffnsg`: a pre-norm SwiGLU feed-forward block.
+    FfnSwiGlu,
+    /// `bottlenestNtransformerropesg`: 1x1 down to the mid channels, `N`
+    /// pairs of [`BlockKind::Attention`] and [`BlockKind::FfnSwiGlu`]
+    /// there, 1x1 up.
+    BottleNestTransformer(usize),
 }
 
 impl BlockKind {
@@ -42,6 +59,24 @@ pub enum NormKind {
     ScaleBias,
 }
 
+/// What normalises the trunk before the heads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrunkTip {
+    /// The fixup norm (a bias), as every convnet config.
+    Norm,
+    /// KataGo's `RMSNormMask`: per point over the channels, or with
+    /// `spatial` over the channels and the whole board (`-rnh`, `-rsnh`).
+    RmsNorm {
+        /// Whether the mean square is over the board too.
+        spatial: bool,
+    },
+}
+
+/// The model-kind suffix for an RMSNorm trunk tip over the channels.
+pub const RMS_TIP_SUFFIX: &str = "-rnh";
+/// The model-kind suffix for a spatial RMSNorm trunk tip.
+pub const RMS_SPATIAL_TIP_SUFFIX: &str = "-rsnh";
+
 /// The model-kind suffix that selects [`NormKind::ScaleBias`].
 pub const SCALEBIAS_SUFFIX: &str = "-scalebias";
 
@@ -54,7 +89,7 @@ pub const INITCONV_SUFFIX: &str = "-initconv";
 pub struct ModelConfig {
     /// Config name (`b6c96`, ...).
     pub name: String,
-    /// Model version (15).
+    /// Model version: 15, or 17 for transformers and RMSNorm tips.
     pub version: i32,
     /// `trunk_num_channels`.
     pub trunk: i64,
@@ -80,9 +115,14 @@ pub struct ModelConfig {
     pub norm: NormKind,
     /// Kernel side of the input convolution (`conv_spatial`).
     pub initial_conv: i64,
+    /// The attention and feed-forward settings (transformer kinds only).
+    pub transformer: Option<TransformerConfig>,
+    /// The trunk's last norm.
+    pub tip: TrunkTip,
 }
 
-/// The names [`ModelConfig::by_name`] knows.
+/// The convnet names [`ModelConfig::by_name`] knows (the transformer
+/// names are [`TRANSFORMER_CONFIGS`]).
 pub const KNOWN_CONFIGS: &[&str] = &[
     "b1c6nbt",
     "b2c16",
@@ -97,9 +137,17 @@ impl ModelConfig {
     /// means); `NAME-scalebias` is the same shape with
     /// [`NormKind::ScaleBias`] norms.
     pub fn by_name(name: &str) -> Result<ModelConfig, TrainError> {
-        use BlockKind::*;
         let (mut base, mut norm, mut initial_conv) = (name, NormKind::Fixup, 3);
+        let mut tip = TrunkTip::Norm;
         loop {
+            if let Some(b) = base.strip_suffix(RMS_SPATIAL_TIP_SUFFIX) {
+                (base, tip) = (b, TrunkTip::RmsNorm { spatial: true });
+                continue;
+            }
+            if let Some(b) = base.strip_suffix(RMS_TIP_SUFFIX) {
+                (base, tip) = (b, TrunkTip::RmsNorm { spatial: false });
+                continue;
+            }
             if let Some(b) = base.strip_suffix(SCALEBIAS_SUFFIX) {
                 (base, norm) = (b, NormKind::ScaleBias);
                 continue;
@@ -119,96 +167,30 @@ impl ModelConfig {
             }
             break;
         }
-        let (trunk, mid, gpool, blocks, p1, g1, v1, sbv2, nsb, v2) = match base {
-            "b1c6nbt" => (6, 4, 4, vec![BottleNest2], 4, 4, 4, 4, 2, 6),
-            "b2c16" => (16, 16, 8, vec![Regular, RegularGpool], 8, 8, 8, 12, 2, 12),
-            "b4c32" => (
-                32,
-                32,
-                16,
-                vec![Regular, Regular, RegularGpool, Regular],
-                12,
-                12,
-                12,
-                24,
-                4,
-                24,
-            ),
-            "b6c96" => (
-                96,
-                96,
-                32,
-                vec![
-                    Regular,
-                    Regular,
-                    RegularGpool,
-                    Regular,
-                    RegularGpool,
-                    Regular,
-                ],
-                32,
-                32,
-                32,
-                48,
-                4,
-                64,
-            ),
-            "b10c128" => (
-                128,
-                128,
-                32,
-                vec![
-                    Regular,
-                    Regular,
-                    Regular,
-                    Regular,
-                    RegularGpool,
-                    Regular,
-                    Regular,
-                    RegularGpool,
-                    Regular,
-                    Regular,
-                ],
-                32,
-                32,
-                32,
-                64,
-                6,
-                80,
-            ),
-            "b18c384nbt" => {
-                let mut b = Vec::new();
-                for i in 1..=18 {
-                    b.push(if i % 3 == 0 && i < 18 {
-                        BottleNest2Gpool
-                    } else {
-                        BottleNest2
-                    });
-                }
-                (384, 192, 64, b, 48, 48, 96, 112, 8, 128)
-            }
-            _ => {
-                return Err(TrainError::Config(format!(
-                    "unknown model kind {name:?} (known: {}, each also with the suffixes {SCALEBIAS_SUFFIX} and {INITCONV_SUFFIX}K)",
-                    KNOWN_CONFIGS.join(", ")
-                )))
-            }
+        let shape = match transformers::by_base(base) {
+            Some(found) => found.map_err(|why| {
+                TrainError::Config(format!("model kind {name:?}: {why}"))
+            })?,
+            None => convnet(base).ok_or_else(|| {
+                TrainError::Config(format!(
+                    "unknown model kind {name:?} (known: {}, {}; each also with the suffixes {SCALEBIAS_SUFFIX}, {INITCONV_SUFFIX}K, {RMS_TIP_SUFFIX} and {RMS_SPATIAL_TIP_SUFFIX})",
+                    KNOWN_CONFIGS.join(", "),
+                    TRANSFORMER_CONFIGS.join(", "),
+                ))
+            })?,
+        };
+        let version = if shape.transformer.is_some() || tip != TrunkTip::Norm {
+            17
+        } else {
+            15
         };
         Ok(ModelConfig {
             name: name.to_string(),
-            version: 15,
-            trunk,
-            mid,
-            gpool,
-            blocks,
-            p1,
-            g1,
-            v1,
-            v2,
-            sbv2,
-            num_scorebeliefs: nsb,
+            version,
             norm,
             initial_conv,
+            tip,
+            ..shape
         })
     }
 
@@ -231,6 +213,11 @@ impl ModelConfig {
         if k != 3 {
             name.push_str(&format!("{INITCONV_SUFFIX}{k}"));
         }
+        match self.tip {
+            TrunkTip::Norm => {}
+            TrunkTip::RmsNorm { spatial: false } => name.push_str(RMS_TIP_SUFFIX),
+            TrunkTip::RmsNorm { spatial: true } => name.push_str(RMS_SPATIAL_TIP_SUFFIX),
+        }
         if self.norm == NormKind::ScaleBias {
             name.push_str(SCALEBIAS_SUFFIX);
         }
@@ -252,6 +239,99 @@ impl ModelConfig {
             ..self.clone()
         }
     }
+}
+
+/// KataGo's convnet config `base` (no suffixes), fixup, version 15.
+fn convnet(base: &str) -> Option<ModelConfig> {
+    use BlockKind::*;
+    let (trunk, mid, gpool, blocks, p1, g1, v1, sbv2, nsb, v2) = match base {
+        "b1c6nbt" => (6, 4, 4, vec![BottleNest2], 4, 4, 4, 4, 2, 6),
+        "b2c16" => (16, 16, 8, vec![Regular, RegularGpool], 8, 8, 8, 12, 2, 12),
+        "b4c32" => (
+            32,
+            32,
+            16,
+            vec![Regular, Regular, RegularGpool, Regular],
+            12,
+            12,
+            12,
+            24,
+            4,
+            24,
+        ),
+        "b6c96" => (
+            96,
+            96,
+            32,
+            vec![
+                Regular,
+                Regular,
+                RegularGpool,
+                Regular,
+                RegularGpool,
+                Regular,
+            ],
+            32,
+            32,
+            32,
+            48,
+            4,
+            64,
+        ),
+        "b10c128" => (
+            128,
+            128,
+            32,
+            vec![
+                Regular,
+                Regular,
+                Regular,
+                Regular,
+                RegularGpool,
+                Regular,
+                Regular,
+                RegularGpool,
+                Regular,
+                Regular,
+            ],
+            32,
+            32,
+            32,
+            64,
+            6,
+            80,
+        ),
+        "b18c384nbt" => {
+            let mut b = Vec::new();
+            for i in 1..=18 {
+                b.push(if i % 3 == 0 && i < 18 {
+                    BottleNest2Gpool
+                } else {
+                    BottleNest2
+                });
+            }
+            (384, 192, 64, b, 48, 48, 96, 112, 8, 128)
+        }
+        _ => return None,
+    };
+    Some(ModelConfig {
+        name: base.to_string(),
+        version: 15,
+        trunk,
+        mid,
+        gpool,
+        blocks,
+        p1,
+        g1,
+        v1,
+        v2,
+        sbv2,
+        num_scorebeliefs: nsb,
+        norm: NormKind::Fixup,
+        initial_conv: 3,
+        transformer: None,
+        tip: TrunkTip::Norm,
+    })
 }
 
 #[cfg(test)]

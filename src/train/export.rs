@@ -1,9 +1,11 @@
-//! Export to KataGo's model format, version 15, as KataGo's
-//! `export_model_pytorch.py` writes a fixup convnet: fixup norms become batch
-//! norms with mean 0, variance `1 - 1e-20`, epsilon `1e-20`, scale `gamma+1`
-//! and bias `beta`; the policy head keeps outputs 0 and 5 (policy and
-//! short-term optimistic policy); the misc value head keeps score mean,
-//! stdev, lead, variance-time and the two short-term error channels.
+//! Export to KataGo's model format as KataGo's `export_model_pytorch.py`
+//! writes a fixup net (version 15; 17 for transformers and RMSNorm trunk
+//! tips): fixup norms become batch norms with mean 0, variance `1 - 1e-20`,
+//! epsilon `1e-20`, scale `gamma+1` and bias `beta`; transformer layers and
+//! RMSNorms are written as they are; the policy head keeps outputs 0 and 5
+//! (policy and short-term optimistic policy); the misc value head keeps
+//! score mean, stdev, lead, variance-time and the two short-term error
+//! channels.
 //!
 //! The model-file walk lays the file out; which parameter each layer holds
 //! comes from the key table ([`super::keys`]) that the import shares.
@@ -12,12 +14,19 @@ use std::collections::BTreeMap;
 
 use tch::{Device, Tensor};
 
-use super::config::ModelConfig;
+use super::config::{ModelConfig, TrunkTip};
 use super::keys::{key_table, Entry, Step, Transform};
 use super::TrainError;
 use crate::nn::desc::*;
-use crate::nn::model_file::walk::{exclusive, Exclusive, ModelVisitor, Ref, MODEL_NAME};
+use crate::nn::model_file::walk::{
+    exclusive, Exclusive, ModelVisitor, Ref, MODEL_NAME, NUM_INPUT_CHANNELS,
+    NUM_INPUT_GLOBAL_CHANNELS, PREFER_PASS_ALIVE,
+};
 use crate::nn::ModelFile;
+
+/// The epsilon KataGo's exporter writes for every RMSNorm
+/// (`torch.nn.RMSNorm(eps=1e-6)` and `RMSNormMask`).
+const RMS_EPSILON: f32 = 1e-6;
 
 /// Named parameter tensors (KataGo's state_dict names).
 pub type NamedParams = BTreeMap<String, Tensor>;
@@ -105,10 +114,9 @@ impl Ex<'_> {
 /// every layer from the parameters.
 struct Export<'a> {
     ex: Ex<'a>,
+    config: &'a ModelConfig,
     model_name: &'a str,
     steps: std::vec::IntoIter<Step>,
-    /// Header sizes in the order the walk asks for them.
-    sizes: std::vec::IntoIter<usize>,
 }
 
 impl Export<'_> {
@@ -157,7 +165,7 @@ impl ModelVisitor for Export<'_> {
     type Error = TrainError;
 
     fn version(&mut self, version: &mut i32) -> Result<(), TrainError> {
-        *version = 15;
+        *version = self.config.version;
         Ok(())
     }
 
@@ -178,16 +186,35 @@ impl ModelVisitor for Export<'_> {
     }
 
     fn size(&mut self, what: &str, value: &mut usize) -> Result<(), TrainError> {
-        *value = self
-            .sizes
-            .next()
-            .ok_or_else(|| TrainError::Export(format!("no header value for {what}")))?;
+        *value = match what {
+            NUM_INPUT_CHANNELS => NUM_SPATIAL_FEATURES,
+            NUM_INPUT_GLOBAL_CHANNELS => NUM_GLOBAL_FEATURES,
+            _ => match self.step(what)? {
+                Step::Size(n) => n,
+                other => {
+                    return Err(TrainError::Export(format!(
+                        "key table has {other:?} where {what} was expected"
+                    )))
+                }
+            },
+        };
         Ok(())
     }
 
-    fn flag(&mut self, _: &str, value: &mut bool) -> Result<(), TrainError> {
-        // preferPassAliveUnderSuicideRules: KataGo's exporter writes 0.
-        *value = false;
+    fn flag(&mut self, what: &str, value: &mut bool) -> Result<(), TrainError> {
+        *value = match what {
+            // KataGo's exporter writes 0 unless the config asks for
+            // pass-alive features under suicide rules, which none here does.
+            PREFER_PASS_ALIVE => false,
+            _ => match self.step(what)? {
+                Step::Flag(f) => f,
+                other => {
+                    return Err(TrainError::Export(format!(
+                        "key table has {other:?} where {what} was expected"
+                    )))
+                }
+            },
+        };
         Ok(())
     }
 
@@ -201,21 +228,63 @@ impl ModelVisitor for Export<'_> {
     }
 
     fn trunk_norm(&mut self, _: &str, tip: &mut Option<RmsNormLayer>) -> Result<(), TrainError> {
-        // The trainer's nets end in a batch norm.
-        *tip = None;
+        *tip = match self.config.tip {
+            TrunkTip::Norm => None,
+            TrunkTip::RmsNorm { .. } => Some(RmsNormLayer::default()),
+        };
         Ok(())
     }
 
     fn rms_norm(&mut self, layer: &mut RmsNormLayer) -> Result<(), TrainError> {
-        Err(no_transformer_layers(&layer.name))
+        let e = self.entry("RMSNorm")?;
+        let Transform::RmsTip { spatial } = e.transform else {
+            return Self::mismatch(&e, "RMSNorm");
+        };
+        let gamma_key = if spatial {
+            format!("{}.gamma", e.key)
+        } else {
+            format!("{}.norm.weight", e.key)
+        };
+        let beta = floats(self.ex.get(&format!("{}.beta", e.key))?)?;
+        *layer = RmsNormLayer {
+            name: e.layer,
+            num_channels: beta.len(),
+            epsilon: RMS_EPSILON,
+            spatial,
+            gamma: floats(self.ex.get(&gamma_key)?)?,
+            beta,
+        };
+        Ok(())
     }
 
     fn transformer_norm(&mut self, layer: &mut TransformerNorm) -> Result<(), TrainError> {
-        Err(no_transformer_layers(&layer.name))
+        let e = self.entry("transformer norm")?;
+        if e.transform != Transform::TransformerNorm {
+            return Self::mismatch(&e, "transformer norm");
+        }
+        let weight = floats(self.ex.get(&e.key)?)?;
+        *layer = TransformerNorm {
+            name: e.layer,
+            num_channels: weight.len(),
+            epsilon: RMS_EPSILON,
+            weight,
+        };
+        Ok(())
     }
 
     fn rope(&mut self, block: &mut AttentionBlock) -> Result<(), TrainError> {
-        Err(no_transformer_layers(&block.name))
+        let e = self.entry("RoPE")?;
+        match e.transform {
+            Transform::RopeFreqs => block.rope_freqs = floats(self.ex.get(&e.key)?)?,
+            Transform::RopeTheta => {
+                block.rope_theta = e.key.parse().map_err(|_| {
+                    TrainError::Export(format!("{}: theta {:?} is not a number", e.layer, e.key))
+                })?
+            }
+            _ => return Self::mismatch(&e, "RoPE"),
+        }
+        block.rope_name = e.layer;
+        Ok(())
     }
 
     fn meta_encoder(&mut self, encoder: &mut Option<MetadataEncoder>) -> Result<(), TrainError> {
@@ -257,6 +326,8 @@ impl ModelVisitor for Export<'_> {
             Step::Block { keyword, .. } => match keyword {
                 "gpool_block" => Block::GlobalPooling(Box::default()),
                 "nested_bottleneck_block" => Block::NestedBottleneck(Default::default()),
+                "transformer_attention_block" => Block::Attention(Default::default()),
+                "transformer_ffn_block" => Block::Ffn(Default::default()),
                 _ => Block::Ordinary(ResidualBlock::default()),
             },
             other => {
@@ -329,28 +400,19 @@ impl ModelVisitor for Export<'_> {
     }
 }
 
-/// Builds KataGo's version-15 model file from named parameters: the walk
-/// lays the file out, the key table ([`super::keys`]) says which parameter
-/// each layer holds.
+/// Builds KataGo's model file (version 15, or 17 as `config` says) from
+/// named parameters: the walk lays the file out, the key table
+/// ([`super::keys`]) says which parameter each layer holds.
 pub fn to_model_file(
     config: &ModelConfig,
     params: &NamedParams,
     model_name: &str,
 ) -> Result<ModelFile, TrainError> {
-    let sizes = vec![
-        NUM_SPATIAL_FEATURES,
-        NUM_GLOBAL_FEATURES,
-        config.trunk as usize,
-        config.mid as usize,
-        (config.mid - config.gpool) as usize,
-        config.gpool as usize,
-        config.gpool as usize,
-    ];
     let mut visitor = Export {
         ex: Ex { p: params },
+        config,
         model_name,
         steps: key_table(config).into_iter(),
-        sizes: sizes.into_iter(),
     };
     let mut m = ModelFile::default();
     exclusive::walk(&mut visitor, &mut m)?;
@@ -361,12 +423,4 @@ pub fn to_model_file(
     }
     m.post_process = crate::train::model::OUTPUT_MULTIPLIERS;
     Ok(m)
-}
-
-/// The trainer's nets have no RMSNorm or transformer layers (model kinds
-/// `*tf*` are not implemented), so neither export nor import meets one.
-pub(super) fn no_transformer_layers(layer: &str) -> TrainError {
-    TrainError::Export(format!(
-        "{layer}: RMSNorm and transformer layers are not implemented in the trainer"
-    ))
 }

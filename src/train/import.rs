@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use tch::{Device, Kind, Tensor};
 
-use super::config::NormKind;
+use super::config::{NormKind, TrunkTip};
 use super::keys::{key_table, Entry, Step, Transform};
 use super::model::TrainNet;
 use super::TrainError;
@@ -109,7 +109,7 @@ fn block_norms(b: &Block) -> Vec<&BatchNormLayer> {
             }
             v
         }
-        // No batch norms (and no trainer kind imports them).
+        // RMSNorms only, which hold any scale.
         Block::Attention(_) | Block::Ffn(_) => Vec::new(),
     }
 }
@@ -183,6 +183,7 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
             out: BTreeMap::new(),
         },
         config_name: config.name.clone(),
+        tip: config.tip,
         steps: key_table(&config).into_iter().peekable(),
         version: file.version,
         in_encoder: false,
@@ -198,6 +199,8 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
 struct Import<'a> {
     im: Im<'a>,
     config_name: String,
+    /// The net's trunk tip, which the file's must equal.
+    tip: TrunkTip,
     steps: std::iter::Peekable<std::vec::IntoIter<Step>>,
     version: i32,
     /// Inside a metadata encoder (human-SL nets), which the trainable net
@@ -211,13 +214,21 @@ type IResult<T = ()> = Result<T, TrainError>;
 const POLICY_ROWS: [i64; 2] = [0, 5];
 
 impl Import<'_> {
+    /// The next step that is not a header value (a file whose header
+    /// differs has layers of other shapes, which the net refuses).
     fn step(&mut self, what: &str) -> IResult<Step> {
-        self.steps.next().ok_or_else(|| {
-            TrainError::Checkpoint(format!(
-                "{what}: the file goes on where model kind {} ends",
-                self.config_name
-            ))
-        })
+        loop {
+            match self.steps.next() {
+                Some(Step::Size(_) | Step::Flag(_)) => continue,
+                Some(step) => return Ok(step),
+                None => {
+                    return Err(TrainError::Checkpoint(format!(
+                        "{what}: the file goes on where model kind {} ends",
+                        self.config_name
+                    )))
+                }
+            }
+        }
     }
 
     /// The next layer entry this file's version holds.
@@ -364,22 +375,79 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn trunk_norm(&mut self, trunk: &str, tip: &Option<RmsNormLayer>) -> IResult {
-        match tip {
-            None => Ok(()),
-            Some(_) => Err(super::export::no_transformer_layers(trunk)),
+        let file_tip = match tip {
+            None => TrunkTip::Norm,
+            Some(r) => TrunkTip::RmsNorm { spatial: r.spatial },
+        };
+        if file_tip == self.tip {
+            return Ok(());
         }
+        let want = match file_tip {
+            TrunkTip::Norm => "a model kind without -rnh or -rsnh",
+            TrunkTip::RmsNorm { spatial: false } => "model kind suffix -rnh",
+            TrunkTip::RmsNorm { spatial: true } => "model kind suffix -rsnh",
+        };
+        Err(TrainError::Checkpoint(format!(
+            "{trunk}: the file's trunk tip is {file_tip:?}, model kind {} has {:?}; use {want}",
+            self.config_name, self.tip
+        )))
     }
 
     fn rms_norm(&mut self, layer: &RmsNormLayer) -> IResult {
-        Err(super::export::no_transformer_layers(&layer.name))
+        let e = self.entry(&layer.name)?;
+        let Transform::RmsTip { spatial } = e.transform else {
+            return self.mismatch(&e, &layer.name);
+        };
+        let c = layer.num_channels as i64;
+        let gamma_key = if spatial {
+            format!("{}.gamma", e.key)
+        } else {
+            format!("{}.norm.weight", e.key)
+        };
+        self.im.out.insert(gamma_key, t(&layer.gamma, &[c]));
+        self.im
+            .out
+            .insert(format!("{}.beta", e.key), t(&layer.beta, &[c]));
+        Ok(())
     }
 
     fn transformer_norm(&mut self, layer: &TransformerNorm) -> IResult {
-        Err(super::export::no_transformer_layers(&layer.name))
+        let e = self.entry(&layer.name)?;
+        if e.transform != Transform::TransformerNorm {
+            return self.mismatch(&e, &layer.name);
+        }
+        let c = layer.num_channels as i64;
+        self.im.out.insert(e.key, t(&layer.weight, &[c]));
+        Ok(())
     }
 
     fn rope(&mut self, block: &AttentionBlock) -> IResult {
-        Err(super::export::no_transformer_layers(&block.name))
+        let e = self.entry(&block.rope_name)?;
+        match e.transform {
+            Transform::RopeFreqs if block.learnable_rope => {
+                let shape = [block.num_kv_heads as i64, block.q_head_dim as i64 / 2, 2];
+                self.im.out.insert(e.key, t(&block.rope_freqs, &shape));
+                Ok(())
+            }
+            Transform::RopeTheta if !block.learnable_rope => match e.key.parse::<f32>() {
+                Ok(theta) if theta == block.rope_theta => Ok(()),
+                _ => Err(TrainError::Checkpoint(format!(
+                    "{}: RoPE theta {} where model kind {} has {}",
+                    block.rope_name, block.rope_theta, self.config_name, e.key
+                ))),
+            },
+            _ => Err(TrainError::Checkpoint(format!(
+                "{}: {} RoPE where model kind {} has {:?}",
+                block.rope_name,
+                if block.learnable_rope {
+                    "learned"
+                } else {
+                    "fixed"
+                },
+                self.config_name,
+                e.transform
+            ))),
+        }
     }
 
     fn meta_encoder(&mut self, _: &Option<MetadataEncoder>) -> IResult {

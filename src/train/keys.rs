@@ -7,11 +7,15 @@
 //! directions cannot drift apart.
 //!
 //! The table describes a version-15 file as KataGo's
-//! `export_model_pytorch.py` writes a fixup convnet. Older files differ only
-//! in the steps marked with a `min_version` and in the width of a few
-//! layers, which the [`Transform`]s handle.
+//! `export_model_pytorch.py` writes a fixup convnet, or a version-17 file
+//! as it writes a transformer or a net with an RMSNorm trunk tip. Older
+//! files differ only in the steps marked with a `min_version` and in the
+//! width of a few layers, which the [`Transform`]s handle. Header values
+//! ([`Step::Size`], [`Step::Flag`]) are what the export writes; the import
+//! skips them (a file whose header differs has layers of other shapes,
+//! which the net refuses).
 
-use super::config::{BlockKind, ModelConfig};
+use super::config::{BlockKind, ModelConfig, Rope, TransformerConfig, TrunkTip};
 
 /// How a layer's weights relate to its trainer parameter(s).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +49,19 @@ pub(crate) enum Transform {
         /// Whether these are the biases (else the dense weights).
         bias: bool,
     },
+    /// A transformer block's RMSNorm: `key` is its weight (`X.weight`).
+    TransformerNorm,
+    /// The RMSNorm trunk tip: `key` is the prefix of `.beta` and of
+    /// `.gamma` (spatial) or `.norm.weight`.
+    RmsTip {
+        /// Whether the mean square is over the board too.
+        spatial: bool,
+    },
+    /// Learned RoPE frequencies: `key` is the `[kv_heads, pairs, 2]`
+    /// parameter.
+    RopeFreqs,
+    /// Fixed RoPE: `key` is the theta, in decimal (no parameter).
+    RopeTheta,
 }
 
 /// One step of a model file, in the walk's order.
@@ -58,13 +75,19 @@ pub(crate) enum Step {
     /// A block of this kind (the file's keyword); `key` is the trainer's
     /// prefix of its parameters, for errors.
     Block {
-        /// `ordinary_block`, `gpool_block` or `nested_bottleneck_block`.
+        /// `ordinary_block`, `gpool_block`, `nested_bottleneck_block`,
+        /// `transformer_attention_block` or `transformer_ffn_block`.
         keyword: &'static str,
         /// Trainer key prefix (`blocks.3`).
         key: String,
     },
     /// A layer with weights (or an activation).
     Layer(Entry),
+    /// A size in a header after the trunk's name (trunk widths, attention
+    /// and feed-forward headers, version 17's policy channels).
+    Size(usize),
+    /// A 0/1 flag in a block header.
+    Flag(bool),
 }
 
 /// A model-file layer and the trainer parameter it holds.
@@ -98,10 +121,11 @@ impl Table {
         }));
     }
 
-    /// `model.X` holds trainer parameter `X.weight` (or norm prefix `X`).
+    /// `model.X` holds trainer parameter `X.weight` (or, for norms and the
+    /// RMSNorm tip, the prefix `X`).
     fn weight(&mut self, x: &str, transform: Transform) {
         let key = match transform {
-            Transform::Norm => x.to_string(),
+            Transform::Norm | Transform::RmsTip { .. } => x.to_string(),
             _ => format!("{x}.weight"),
         };
         self.layer(format!("model.{x}"), key, transform);
@@ -124,11 +148,7 @@ impl Table {
         } else {
             "ordinary_block"
         };
-        self.steps.push(Step::Block {
-            keyword,
-            key: key.to_string(),
-        });
-        self.steps.push(Step::Name(format!("model.{key}")));
+        self.block_start(keyword, key);
         let (a, b) = (format!("{key}.normactconv1"), format!("{key}.normactconv2"));
         self.norm_act(&a);
         if gpool {
@@ -144,45 +164,119 @@ impl Table {
         self.weight(&format!("{b}.conv"), Transform::Conv);
     }
 
-    fn nested(&mut self, key: &str, gpool: bool) {
+    fn block_start(&mut self, keyword: &'static str, key: &str) {
         self.steps.push(Step::Block {
-            keyword: "nested_bottleneck_block",
+            keyword,
             key: key.to_string(),
         });
         self.steps.push(Step::Name(format!("model.{key}")));
-        self.steps.push(Step::Count(2));
+    }
+
+    /// A nested bottleneck: `inner` blocks between two 1x1 `NormActConv`s.
+    fn nested(&mut self, key: &str, inner: usize, mut stack: impl FnMut(&mut Self, usize)) {
+        self.block_start("nested_bottleneck_block", key);
+        self.steps.push(Step::Count(inner));
         self.norm_act(&format!("{key}.normactconvp"));
         self.weight(&format!("{key}.normactconvp.conv"), Transform::Conv);
-        for j in 0..2 {
-            self.residual(&format!("{key}.blockstack.{j}"), j == 0 && gpool);
+        for j in 0..inner {
+            stack(self, j);
         }
         self.norm_act(&format!("{key}.normactconvq"));
         self.weight(&format!("{key}.normactconvq.conv"), Transform::Conv);
     }
 
+    /// `write_transformer_attention_block` of a block on `c` channels.
+    fn attention(&mut self, key: &str, c: i64, t: &TransformerConfig) {
+        self.block_start("transformer_attention_block", key);
+        let (q, v) = t.head_dims(c);
+        for size in [t.heads, t.kv_heads, q, v] {
+            self.steps.push(Step::Size(size as usize));
+        }
+        let learnable = t.rope == Rope::Learnable;
+        self.steps.push(Step::Flag(true));
+        self.steps.push(Step::Flag(learnable));
+        self.weight(&format!("{key}.norm1"), Transform::TransformerNorm);
+        for proj in ["q_proj", "k_proj", "v_proj", "out_proj"] {
+            self.weight(&format!("{key}.{proj}"), Transform::MatMul);
+        }
+        match t.rope {
+            Rope::Learnable => {
+                let x = format!("{key}.rope_freqs");
+                self.layer(format!("model.{x}"), x, Transform::RopeFreqs);
+            }
+            Rope::Fixed { theta } => {
+                let layer = format!("model.{key}.rope_theta");
+                self.layer(layer, theta.to_string(), Transform::RopeTheta);
+            }
+        }
+    }
+
+    /// `write_transformer_ffn_block` (SwiGLU) of a block on `c` channels.
+    fn ffn(&mut self, key: &str, c: i64, t: &TransformerConfig) {
+        self.block_start("transformer_ffn_block", key);
+        self.steps.push(Step::Size(c as usize));
+        self.steps.push(Step::Size(t.ffn as usize));
+        self.steps.push(Step::Flag(true));
+        self.weight(&format!("{key}.norm"), Transform::TransformerNorm);
+        for lin in ["ffn_linear1", "ffn_linear_gate", "ffn_linear2"] {
+            self.weight(&format!("{key}.{lin}"), Transform::MatMul);
+        }
+    }
+
     fn trunk(&mut self, config: &ModelConfig) {
         self.steps.push(Step::Name("trunk".into()));
         self.steps.push(Step::Count(config.blocks.len()));
+        let (c, mid, gpool) = (config.trunk, config.mid, config.gpool);
+        for size in [c, mid, mid - gpool, gpool, gpool] {
+            self.steps.push(Step::Size(size as usize));
+        }
         self.weight("conv_spatial", Transform::Conv);
         self.weight("linear_global", Transform::MatMul);
         for (i, kind) in config.blocks.iter().enumerate() {
             let key = format!("blocks.{i}");
-            match kind {
-                BlockKind::Regular | BlockKind::RegularGpool => {
+            let tf = config.transformer.as_ref();
+            match (kind, tf) {
+                (BlockKind::Regular | BlockKind::RegularGpool, _) => {
                     self.residual(&key, kind.has_gpool())
                 }
-                BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
-                    self.nested(&key, kind.has_gpool())
+                (BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool, _) => {
+                    let gpool = kind.has_gpool();
+                    self.nested(&key, 2, |t, j| {
+                        t.residual(&format!("{key}.blockstack.{j}"), j == 0 && gpool)
+                    })
                 }
+                (BlockKind::Attention, Some(t)) => self.attention(&key, c, t),
+                (BlockKind::FfnSwiGlu, Some(t)) => self.ffn(&key, c, t),
+                (BlockKind::BottleNestTransformer(pairs), Some(t)) => {
+                    self.nested(&key, 2 * pairs, |table, j| {
+                        let inner = format!("{key}.blockstack.{j}");
+                        if j % 2 == 0 {
+                            table.attention(&inner, mid, t)
+                        } else {
+                            table.ffn(&inner, mid, t)
+                        }
+                    })
+                }
+                // TrainNet::new refuses transformer blocks without settings.
+                (_, None) => {}
             }
         }
-        self.weight("norm_trunkfinal", Transform::Norm);
+        match config.tip {
+            TrunkTip::Norm => self.weight("norm_trunkfinal", Transform::Norm),
+            TrunkTip::RmsNorm { spatial } => {
+                self.weight("norm_trunkfinal", Transform::RmsTip { spatial })
+            }
+        }
         self.relu("act_trunkfinal");
     }
 
-    fn policy_head(&mut self) {
+    fn policy_head(&mut self, version: i32) {
         let ph = "policy_head";
         self.steps.push(Step::Name(format!("model.{ph}")));
+        if version >= 17 {
+            // policyOutChannels: policy and short-term optimistic policy.
+            self.steps.push(Step::Size(2));
+        }
         self.weight(&format!("{ph}.conv1p"), Transform::Conv);
         self.weight(&format!("{ph}.conv1g"), Transform::Conv);
         self.weight(&format!("{ph}.biasg"), Transform::Norm);
@@ -230,11 +324,12 @@ impl Table {
     }
 }
 
-/// The steps of a version-15 model file of a net of `config`, in file order.
+/// The steps of the model file (version 15 or 17, as `config` says) of a
+/// net of `config`, in file order.
 pub(crate) fn key_table(config: &ModelConfig) -> Vec<Step> {
     let mut t = Table { steps: Vec::new() };
     t.trunk(config);
-    t.policy_head();
+    t.policy_head(config.version);
     t.value_head();
     t.steps
 }

@@ -89,3 +89,5 @@ mod finetune_tests;
 mod keys_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transformer_tests;

@@ -75,6 +75,8 @@ impl Schedule {
             | ParamGroup::Normal
             | ParamGroup::NormalGamma
             | ParamGroup::Output => 0.000001 * batch_scaling,
+            // KataGo halves the attention projections' decay.
+            ParamGroup::NormalAttn => 0.000001 * 0.5 * batch_scaling,
             ParamGroup::NoReg | ParamGroup::OutputNoReg => 0.00000001 * batch_scaling,
         }
     }

@@ -11,7 +11,7 @@ use tch::{Device, Kind, Tensor};
 use super::*;
 use crate::data::TrainingRows;
 
-fn data_dir() -> PathBuf {
+pub(super) fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/train")
 }
 
@@ -198,13 +198,23 @@ fn parity_net(cfg: &str) -> TrainNet {
     net
 }
 
-fn check_parity(cfg: &str) {
-    let figures: serde_json::Value = serde_json::from_str(
+/// `tests/data/train/parity.json`.
+pub(super) fn parity_figures() -> serde_json::Value {
+    serde_json::from_str(
         &std::fs::read_to_string(data_dir().join("parity.json")).expect("parity.json"),
     )
-    .expect("json");
+    .expect("json")
+}
+
+fn check_parity(cfg: &str) {
+    check_parity_of(cfg, &parity_net(cfg));
+}
+
+/// Every loss term and the gradient norm of `net` (config `cfg`) on the
+/// parity batch equal KataGo's figures for it.
+pub(super) fn check_parity_of(cfg: &str, net: &TrainNet) {
+    let figures = parity_figures();
     let want = &figures["configs"][cfg];
-    let net = parity_net(cfg);
     assert_eq!(
         net.num_parameters(),
         want["num_params"].as_i64().expect("num_params")
@@ -263,7 +273,11 @@ fn loss_terms_match_katago_b2c16() {
 
 /// The parity net exported by `engine`, as a model file in memory.
 fn our_parity_export(cfg: &str) -> crate::nn::ModelFile {
-    let net = parity_net(cfg);
+    our_export(&parity_net(cfg), cfg)
+}
+
+/// `net` exported by `engine` as `parity-{cfg}`, in memory.
+pub(super) fn our_export(net: &TrainNet, cfg: &str) -> crate::nn::ModelFile {
     let params: export::NamedParams = net
         .params
         .iter()

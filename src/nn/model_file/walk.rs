@@ -19,6 +19,12 @@ pub(crate) const MODEL_NAME: &str = "model name";
 /// The `what` of a metadata encoder's name: the encoder's steps follow it,
 /// up to the trunk's first block.
 pub(crate) const METADATA_ENCODER_NAME: &str = "metadata encoder name";
+/// The `what` of the model header's spatial input count.
+pub(crate) const NUM_INPUT_CHANNELS: &str = "numInputChannels";
+/// The `what` of the model header's global input count.
+pub(crate) const NUM_INPUT_GLOBAL_CHANNELS: &str = "numInputGlobalChannels";
+/// The `what` of the model header's pass-alive flag (version >= 15).
+pub(crate) const PREFER_PASS_ALIVE: &str = "preferPassAliveUnderSuicideRules";
 
 /// How a visitor reaches the model's fields: [`Shared`] or [`Exclusive`].
 pub(crate) trait Access {
@@ -147,8 +153,8 @@ macro_rules! walk_module {
                 v.name(MODEL_NAME, &$($m)? m.name)?;
                 v.version(&$($m)? m.version)?;
                 let version = m.version;
-                v.size("numInputChannels", &$($m)? m.num_input_channels)?;
-                v.size("numInputGlobalChannels", &$($m)? m.num_input_global_channels)?;
+                v.size(NUM_INPUT_CHANNELS, &$($m)? m.num_input_channels)?;
+                v.size(NUM_INPUT_GLOBAL_CHANNELS, &$($m)? m.num_input_global_channels)?;
                 v.validate(|| check::inputs(m))?;
                 if version >= 13 {
                     let p = &$($m)? m.post_process;
@@ -166,10 +172,7 @@ macro_rules! walk_module {
                 }
                 if version >= 15 {
                     v.meta_encoder(&$($m)? m.trunk.metadata_encoder)?;
-                    v.flag(
-                        "preferPassAliveUnderSuicideRules",
-                        &$($m)? m.prefer_pass_alive_under_suicide_rules,
-                    )?;
+                    v.flag(PREFER_PASS_ALIVE, &$($m)? m.prefer_pass_alive_under_suicide_rules)?;
                     for opt in ["C", "D", "E", "F", "G", "H"] {
                         v.reserved(&format!("model option {opt}"))?;
                     }

@@ -33,6 +33,49 @@ impl Writer {
     }
 }
 
+/// `x` as Python's `repr` writes the same decimal (the shortest text that
+/// reads back to the same f32): fixed notation from 1e-4 up to 1e16
+/// (`100.0`, `0.0001`), else an exponent of at least two digits (`1e-06`),
+/// so that exports are byte for byte KataGo's exporter's.
+fn python_repr(x: f32) -> String {
+    let sci = format!("{x:e}");
+    let Some((mant, exp)) = sci.split_once('e') else {
+        return sci;
+    };
+    let Ok(exp) = exp.parse::<i32>() else {
+        return sci;
+    };
+    if !x.is_finite() {
+        return sci;
+    }
+    if !(-4..16).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
+    }
+    let (neg, mant) = match mant.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mant),
+    };
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let (int, frac) = if exp >= 0 {
+        let point = exp as usize + 1;
+        let padded = format!("{digits:0<point$}");
+        let (i, f) = padded.split_at(point);
+        (i.to_string(), f.to_string())
+    } else {
+        (
+            "0".to_string(),
+            format!("{}{digits}", "0".repeat((-exp - 1) as usize)),
+        )
+    };
+    let frac = if frac.is_empty() {
+        "0".to_string()
+    } else {
+        frac
+    };
+    format!("{neg}{int}.{frac}")
+}
+
 impl ModelVisitor for Writer {
     type Access = Shared;
     type Error = Infallible;
@@ -76,7 +119,7 @@ impl ModelVisitor for Writer {
     fn rms_norm(&mut self, n: &RmsNormLayer) -> WResult {
         self.line(&n.name);
         self.line(n.num_channels);
-        self.line(format!("{:e}", n.epsilon));
+        self.line(python_repr(n.epsilon));
         self.line(u8::from(n.spatial));
         // cgroupSize: grouped norms do not exist.
         self.line(0);
@@ -88,7 +131,7 @@ impl ModelVisitor for Writer {
     fn transformer_norm(&mut self, n: &TransformerNorm) -> WResult {
         self.line(&n.name);
         self.line(n.num_channels);
-        self.line(format!("{:e}", n.epsilon));
+        self.line(python_repr(n.epsilon));
         self.floats(&n.weight);
         Ok(())
     }
@@ -101,7 +144,7 @@ impl ModelVisitor for Writer {
             self.line(2);
             self.floats(&a.rope_freqs);
         } else {
-            self.line(format!("{:e}", a.rope_theta));
+            self.line(python_repr(a.rope_theta));
         }
         Ok(())
     }
@@ -164,8 +207,7 @@ impl ModelVisitor for Writer {
     fn batch_norm(&mut self, b: &BatchNormLayer) -> WResult {
         self.line(&b.name);
         self.line(b.num_channels);
-        // `{:e}` prints the shortest text that reads back to the same f32.
-        self.line(format!("{:e}", b.epsilon));
+        self.line(python_repr(b.epsilon));
         self.line(u8::from(b.has_scale));
         self.line(u8::from(b.has_bias));
         self.floats(&b.mean);
@@ -208,5 +250,32 @@ pub(super) fn write_model(w: &mut Writer, m: &ModelFile) {
     match shared::walk(w, m) {
         Ok(()) => {}
         Err(never) => match never {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_repr;
+
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        for (x, want) in [
+            (1e-6f32, "1e-06"),
+            (1e-20, "1e-20"),
+            (1e-5, "1e-05"),
+            (1e-4, "0.0001"),
+            (1.5e-3, "0.0015"),
+            (100.0, "100.0"),
+            (0.5, "0.5"),
+            (1.0, "1.0"),
+            (12345.678, "12345.678"),
+            (1e16, "1e+16"),
+            (-2.5e-7, "-2.5e-07"),
+            (0.0, "0.0"),
+        ] {
+            assert_eq!(python_repr(x), want, "{x}");
+            let back: f32 = python_repr(x).parse().expect("reads back");
+            assert_eq!(back, x);
+        }
     }
 }

@@ -4,6 +4,7 @@
 use tch::{Kind, Tensor};
 
 use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
+use super::transformer::{Attention, Ffn, TransformerBlock};
 use super::{BlockKind, ModelConfig};
 
 /// `NormMask` with fixup normalisation: `(x * (gamma+1) + beta) * mask`
@@ -263,15 +264,18 @@ impl ResBlock {
     }
 }
 
-pub(super) struct NestedBlock {
+/// A nested bottleneck: 1x1 down, inner blocks with residuals, 1x1 up.
+pub(super) struct NestedBlock<B> {
     p: NormActConv,
-    stack: Vec<ResBlock>,
+    stack: Vec<B>,
     q: NormActConv,
 }
 
 pub(super) enum TrunkBlock {
     Res(ResBlock),
-    Nested(NestedBlock),
+    Nested(NestedBlock<ResBlock>),
+    Transformer(TransformerBlock),
+    NestedTransformer(NestedBlock<TransformerBlock>),
 }
 
 /// Masks derived from the input's first plane (on-board points).
@@ -325,67 +329,108 @@ impl TrunkBlock {
                 }
                 nb.q.forward(&o, m, kind)
             }
+            TrunkBlock::Transformer(t) => t.forward(x, m, kind),
+            TrunkBlock::NestedTransformer(nb) => {
+                let mut o = nb.p.forward(x, m, kind);
+                for t in &nb.stack {
+                    o = &o + t.forward(&o, m, kind);
+                }
+                nb.q.forward(&o, m, kind)
+            }
         }
     }
 }
 
-/// The trunk's blocks (KataGo's `Model.initialize()` for fixup).
+/// A nested bottleneck of `name` (KataGo's `NestedBottleneckResBlock` and
+/// `NestedBottleneckTransformerBlock`): the 1x1 `normactconvp` down to
+/// `mid` (fixup scale `s`), the inner blocks `inner` registers, and the
+/// 1x1 `normactconvq` back up (with gamma, scale 0), in KataGo's order.
+fn nested<B>(
+    b: &mut Builder,
+    name: &str,
+    c: i64,
+    mid: i64,
+    s: f64,
+    inner: impl FnOnce(&mut Builder) -> Vec<B>,
+) -> NestedBlock<B> {
+    let p = NormActConv::new(
+        b,
+        &format!("{name}.normactconvp"),
+        c,
+        mid,
+        None,
+        1,
+        false,
+        s,
+    );
+    let stack = inner(b);
+    let q = NormActConv::new(
+        b,
+        &format!("{name}.normactconvq"),
+        mid,
+        c,
+        None,
+        1,
+        true,
+        0.0,
+    );
+    NestedBlock { p, stack, q }
+}
+
+/// The trunk's blocks (KataGo's `Model.initialize()` for fixup; the
+/// transformer blocks keep torch's default init, as KataGo's do).
 pub(super) fn build_trunk(b: &mut Builder, config: &ModelConfig) -> Vec<TrunkBlock> {
     let c = config.trunk;
+    let mid = config.mid;
     let fixup_scale = 1.0 / (config.blocks.len() as f64).sqrt();
     let mut blocks = Vec::new();
     for (i, kind) in config.blocks.iter().enumerate() {
         let name = format!("blocks.{i}");
         let c_gpool = kind.has_gpool().then_some(config.gpool);
-        match kind {
-            BlockKind::Regular | BlockKind::RegularGpool => {
-                blocks.push(TrunkBlock::Res(ResBlock::new(
-                    b,
-                    &name,
-                    c,
-                    config.mid,
-                    c_gpool,
-                    fixup_scale,
-                )));
+        let tf = config.transformer.as_ref();
+        let block = match (kind, tf) {
+            (BlockKind::Regular | BlockKind::RegularGpool, _) => {
+                TrunkBlock::Res(ResBlock::new(b, &name, c, mid, c_gpool, fixup_scale))
             }
-            BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool => {
-                let internal = 2;
-                let s = fixup_scale.powf(1.0 / (1.0 + internal as f64));
-                let p = NormActConv::new(
-                    b,
-                    &format!("{name}.normactconvp"),
-                    c,
-                    config.mid,
-                    None,
-                    1,
-                    false,
-                    s,
-                );
-                let mut stack = Vec::new();
-                for j in 0..internal {
-                    let cg = if j == 0 { c_gpool } else { None };
-                    stack.push(ResBlock::new(
-                        b,
-                        &format!("{name}.blockstack.{j}"),
-                        config.mid,
-                        config.mid,
-                        cg,
-                        s,
-                    ));
-                }
-                let q = NormActConv::new(
-                    b,
-                    &format!("{name}.normactconvq"),
-                    config.mid,
-                    c,
-                    None,
-                    1,
-                    true,
-                    0.0,
-                );
-                blocks.push(TrunkBlock::Nested(NestedBlock { p, stack, q }));
+            (BlockKind::BottleNest2 | BlockKind::BottleNest2Gpool, _) => {
+                let s = fixup_scale.powf(1.0 / 3.0);
+                TrunkBlock::Nested(nested(b, &name, c, mid, s, |b| {
+                    (0..2)
+                        .map(|j| {
+                            let cg = if j == 0 { c_gpool } else { None };
+                            let inner = format!("{name}.blockstack.{j}");
+                            ResBlock::new(b, &inner, mid, mid, cg, s)
+                        })
+                        .collect()
+                }))
             }
-        }
+            (BlockKind::Attention, Some(t)) => {
+                TrunkBlock::Transformer(TransformerBlock::Attention(Attention::new(b, &name, c, t)))
+            }
+            (BlockKind::FfnSwiGlu, Some(t)) => {
+                TrunkBlock::Transformer(TransformerBlock::Ffn(Ffn::new(b, &name, c, t)))
+            }
+            (BlockKind::BottleNestTransformer(pairs), Some(t)) => {
+                let s = fixup_scale.powf(1.0 / (1.0 + *pairs as f64));
+                TrunkBlock::NestedTransformer(nested(b, &name, c, mid, s, |b| {
+                    let mut stack = Vec::new();
+                    for j in 0..*pairs {
+                        let at = format!("{name}.blockstack.{}", 2 * j);
+                        stack.push(TransformerBlock::Attention(Attention::new(b, &at, mid, t)));
+                        let ffn = format!("{name}.blockstack.{}", 2 * j + 1);
+                        stack.push(TransformerBlock::Ffn(Ffn::new(b, &ffn, mid, t)));
+                    }
+                    stack
+                }))
+            }
+            (
+                BlockKind::Attention | BlockKind::FfnSwiGlu | BlockKind::BottleNestTransformer(_),
+                None,
+            ) => {
+                unreachable!("ModelConfig::by_name gives transformer blocks their settings")
+            }
+        };
+        blocks.push(block);
     }
     blocks
 }

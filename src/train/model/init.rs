@@ -10,6 +10,8 @@ pub enum ParamGroup {
     Input,
     /// Trunk convolutions and matmuls.
     Normal,
+    /// Attention projections (`normal_attn`: half the weight decay).
+    NormalAttn,
     /// Trunk norm gammas.
     NormalGamma,
     /// Trunk norm betas.
@@ -26,6 +28,7 @@ impl ParamGroup {
         match self {
             ParamGroup::Input => "input",
             ParamGroup::Normal => "normal",
+            ParamGroup::NormalAttn => "normal_attn",
             ParamGroup::NormalGamma => "normal_gamma",
             ParamGroup::NoReg => "noreg",
             ParamGroup::Output => "output",
@@ -93,6 +96,50 @@ impl Builder<'_> {
             group,
             tensor: t.shallow_clone(),
         });
+        t
+    }
+    /// Registers a parameter drawn uniformly from `[-bound, bound]`
+    /// (`torch.nn.Linear`'s default init, which KataGo keeps for the
+    /// transformer projections).
+    pub(super) fn param_uniform(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        bound: f64,
+        group: ParamGroup,
+    ) -> Tensor {
+        let t = self.param(name, shape, 0.0, group);
+        let _guard = tch::no_grad_guard();
+        let _ = t.shallow_clone().uniform_(-bound, bound);
+        t
+    }
+
+    /// Registers a parameter with every element `value`.
+    pub(super) fn param_filled(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        value: f64,
+        group: ParamGroup,
+    ) -> Tensor {
+        let t = self.param(name, shape, 0.0, group);
+        let _guard = tch::no_grad_guard();
+        let _ = t.shallow_clone().fill_(value);
+        t
+    }
+
+    /// Registers learnable RoPE frequencies `[kv_heads, pairs, 2]` (group
+    /// `noreg`) as KataGo draws them: magnitudes log-uniform from 1/50 to 1
+    /// radian per point, random signs.
+    pub(super) fn param_rope_freqs(&mut self, name: &str, kv_heads: i64, pairs: i64) -> Tensor {
+        let shape = [kv_heads, pairs, 2];
+        let t = self.param(name, &shape, 0.0, ParamGroup::NoReg);
+        let _guard = tch::no_grad_guard();
+        let device = t.device();
+        let log_mag =
+            Tensor::empty(shape, (Kind::Float, device)).uniform_((1.0f64 / 50.0).ln(), 0.0);
+        let sign = Tensor::randint(2, shape, (Kind::Float, device)) * 2.0 - 1.0;
+        t.shallow_clone().copy_(&(log_mag.exp() * sign));
         t
     }
 }

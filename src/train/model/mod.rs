@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use tch::{nn, Device, Kind, Tensor};
 
-use super::config::{BlockKind, ModelConfig, NormKind};
+use super::config::{BlockKind, ModelConfig, NormKind, TrunkTip};
 use super::precision::Precision;
 use super::TrainError;
 
@@ -24,6 +24,7 @@ pub const EXTRA_SCORE_DISTR_RADIUS: i64 = 60;
 mod blocks;
 mod heads;
 mod init;
+mod transformer;
 
 pub use blocks::Masks;
 pub use heads::OUTPUT_MULTIPLIERS;
@@ -32,6 +33,7 @@ pub use init::{ParamGroup, ParamInfo};
 use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};
 use heads::{HeadConvs, PolicyHead, ValueHead};
 use init::{init_std, Builder, RELU_GAIN};
+use transformer::RmsTip;
 
 /// The net's outputs after KataGo's `postprocess_output`.
 pub struct NetOutput {
@@ -68,6 +70,58 @@ pub struct NetOutput {
     pub scorebelief_logits: Tensor,
 }
 
+/// The trunk's last norm ([`TrunkTip`]).
+enum TipNorm {
+    Norm(Norm),
+    Rms(RmsTip),
+}
+
+/// What [`TrainNet::new`] builds: version 15 without transformer blocks or
+/// an RMSNorm tip, version 17 with them, and transformer settings exactly
+/// when there are transformer blocks.
+fn validate(config: &ModelConfig) -> Result<(), TrainError> {
+    let has_tf = config.blocks.iter().any(|k| {
+        matches!(
+            k,
+            BlockKind::Attention | BlockKind::FfnSwiGlu | BlockKind::BottleNestTransformer(_)
+        )
+    });
+    if has_tf != config.transformer.is_some() {
+        return Err(TrainError::Config(format!(
+            "{}: transformer settings are given exactly for nets with transformer blocks",
+            config.name
+        )));
+    }
+    let want = if has_tf || config.tip != TrunkTip::Norm {
+        17
+    } else {
+        15
+    };
+    if config.version != want {
+        return Err(TrainError::Config(format!(
+            "{}: model version {} (this trainer builds version {want} for this shape)",
+            config.name, config.version
+        )));
+    }
+    if let Some(t) = &config.transformer {
+        let widths = config.blocks.iter().map(|k| match k {
+            BlockKind::BottleNestTransformer(_) => config.mid,
+            _ => config.trunk,
+        });
+        for c in widths {
+            let (q, v) = t.head_dims(c);
+            if t.heads <= 0 || t.kv_heads <= 0 || t.heads % t.kv_heads != 0 || q % 4 != 0 || v <= 0
+            {
+                return Err(TrainError::Config(format!(
+                    "{}: {} heads over {} key/value heads with head widths {q}/{v} on {c} channels (heads must divide evenly, query width a multiple of 4)",
+                    config.name, t.heads, t.kv_heads
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The trainable network.
 pub struct TrainNet {
     /// The variables, named as KataGo's state_dict.
@@ -84,7 +138,7 @@ pub struct TrainNet {
     conv_spatial: Tensor,
     linear_global: Tensor,
     blocks: Vec<TrunkBlock>,
-    norm_trunkfinal: Norm,
+    norm_trunkfinal: TipNorm,
     policy: PolicyHead,
     value: ValueHead,
 }
@@ -102,12 +156,7 @@ impl TrainNet {
     /// A freshly initialised net (KataGo's `Model.initialize()` for fixup;
     /// with [`NormKind::ScaleBias`] the extra gammas start at 0, a scale of 1).
     pub fn new(config: &ModelConfig, pos_len: i64, device: Device) -> Result<TrainNet, TrainError> {
-        if config.version != 15 {
-            return Err(TrainError::Config(format!(
-                "model version {} is not supported (15 only)",
-                config.version
-            )));
-        }
+        validate(config)?;
         let vs = nn::VarStore::new(device);
         let mut b = Builder {
             root: vs.root(),
@@ -132,7 +181,12 @@ impl TrainNet {
             ParamGroup::Input,
         );
         let blocks = build_trunk(&mut b, config);
-        let norm_trunkfinal = Norm::new(&mut b, "norm_trunkfinal", c, false, true);
+        let norm_trunkfinal = match config.tip {
+            TrunkTip::Norm => TipNorm::Norm(Norm::new(&mut b, "norm_trunkfinal", c, false, true)),
+            TrunkTip::RmsNorm { spatial } => {
+                TipNorm::Rms(RmsTip::new(&mut b, "norm_trunkfinal", c, spatial))
+            }
+        };
         let policy = PolicyHead::new(&mut b, config);
         let value = ValueHead::new(&mut b, config, pos_len, device);
         let params = b.params;
@@ -258,7 +312,11 @@ impl TrainNet {
         }
         // The final norm's fp32 bias brings the trunk back to fp32 for the
         // heads (KataGo casts with `.float()` there).
-        let out = self.norm_trunkfinal.forward(&out, m).relu();
+        let out = match &self.norm_trunkfinal {
+            TipNorm::Norm(n) => n.forward(&out, m),
+            TipNorm::Rms(r) => r.forward(&out, m),
+        }
+        .relu();
         let HeadConvs {
             policy_p,
             policy_g,
