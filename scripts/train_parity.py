@@ -115,7 +115,7 @@ def main():
     ap.add_argument("-npz", required=True)
     ap.add_argument("-out-dir", required=True)
     ap.add_argument("-configs", default="b1c6nbt,b2c16")
-    ap.add_argument("-formula-configs", default="b7c96h6kv3qk32v16tflrs,b5c192h3nbttfrs-rnh,b2b10c96h3tfrs-rsnh")
+    ap.add_argument("-formula-configs", default="b7c96h6kv3qk32v16tflrs,b5c192h3nbttfrs-rnh,b2b10c96h3tfrs-rsnh,b2c16-silu,b1c6nbt-mish-rsnh")
     ap.add_argument("-rows", type=int, default=16)
     ap.add_argument("-seed", type=int, default=12345)
     args = ap.parse_args()
@@ -156,7 +156,7 @@ def main():
     os.environ["KATAGO_FLEX_ATTENTION"] = "0"
     figures = {"rows": n, "npz": os.path.basename(args.npz), "seed": args.seed, "configs": {}}
     formula = [c for c in args.formula_configs.split(",") if c]
-    for cfg_name in args.configs.split(",") + formula:
+    for cfg_name in [c for c in args.configs.split(",") if c] + formula:
         config = modelconfigs.config_of_name[cfg_name]
         torch.manual_seed(args.seed)
         model = Model(config, pos_len)

@@ -15,6 +15,7 @@ mod transformers;
 pub use transformers::{Rope, TransformerConfig, TRANSFORMER_CONFIGS};
 
 use super::TrainError;
+use crate::nn::desc::Activation;
 
 /// One block of the trunk, as KataGo's `block_kind` entries name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +78,12 @@ pub const RMS_TIP_SUFFIX: &str = "-rnh";
 /// The model-kind suffix for a spatial RMSNorm trunk tip.
 pub const RMS_SPATIAL_TIP_SUFFIX: &str = "-rsnh";
 
+/// Model-kind suffixes of the activations other than ReLU, as KataGo's
+/// `modelconfigs.py` names them (its `-elu` and `-gelu` have no inference
+/// path in KataGo's C++ either).
+pub const ACTIVATION_SUFFIXES: &[(&str, Activation)] =
+    &[("-silu", Activation::Silu), ("-mish", Activation::Mish)];
+
 /// The model-kind suffix that selects [`NormKind::ScaleBias`].
 pub const SCALEBIAS_SUFFIX: &str = "-scalebias";
 
@@ -119,6 +126,9 @@ pub struct ModelConfig {
     pub transformer: Option<TransformerConfig>,
     /// The trunk's last norm.
     pub tip: TrunkTip,
+    /// The activation of every norm-act and head layer (ReLU unless a
+    /// suffix says otherwise).
+    pub activation: Activation,
 }
 
 /// The convnet names [`ModelConfig::by_name`] knows (the transformer
@@ -139,7 +149,14 @@ impl ModelConfig {
     pub fn by_name(name: &str) -> Result<ModelConfig, TrainError> {
         let (mut base, mut norm, mut initial_conv) = (name, NormKind::Fixup, 3);
         let mut tip = TrunkTip::Norm;
-        loop {
+        let mut activation = Activation::Relu;
+        'suffixes: loop {
+            for (suffix, a) in ACTIVATION_SUFFIXES {
+                if let Some(b) = base.strip_suffix(suffix) {
+                    (base, activation) = (b, *a);
+                    continue 'suffixes;
+                }
+            }
             if let Some(b) = base.strip_suffix(RMS_SPATIAL_TIP_SUFFIX) {
                 (base, tip) = (b, TrunkTip::RmsNorm { spatial: true });
                 continue;
@@ -173,7 +190,7 @@ impl ModelConfig {
             })?,
             None => convnet(base).ok_or_else(|| {
                 TrainError::Config(format!(
-                    "unknown model kind {name:?} (known: {}, {}; each also with the suffixes {SCALEBIAS_SUFFIX}, {INITCONV_SUFFIX}K, {RMS_TIP_SUFFIX} and {RMS_SPATIAL_TIP_SUFFIX})",
+                    "unknown model kind {name:?} (known: {}, {}; each also with the suffixes {SCALEBIAS_SUFFIX}, {INITCONV_SUFFIX}K, {RMS_TIP_SUFFIX}, {RMS_SPATIAL_TIP_SUFFIX}, -silu and -mish)",
                     KNOWN_CONFIGS.join(", "),
                     TRANSFORMER_CONFIGS.join(", "),
                 ))
@@ -190,6 +207,7 @@ impl ModelConfig {
             norm,
             initial_conv,
             tip,
+            activation,
             ..shape
         })
     }
@@ -212,6 +230,12 @@ impl ModelConfig {
         let mut name = base;
         if k != 3 {
             name.push_str(&format!("{INITCONV_SUFFIX}{k}"));
+        }
+        if let Some((suffix, _)) = ACTIVATION_SUFFIXES
+            .iter()
+            .find(|(_, a)| *a == self.activation)
+        {
+            name.push_str(suffix);
         }
         match self.tip {
             TrunkTip::Norm => {}
@@ -331,6 +355,7 @@ fn convnet(base: &str) -> Option<ModelConfig> {
         initial_conv: 3,
         transformer: None,
         tip: TrunkTip::Norm,
+        activation: Activation::Relu,
     })
 }
 

@@ -362,12 +362,12 @@ impl ModelVisitor for Export<'_> {
 
     fn activation(&mut self, layer: &mut ActivationLayer, _: i32) -> Result<(), TrainError> {
         let e = self.entry("activation")?;
-        if e.transform != Transform::Relu {
+        if e.transform != Transform::Act {
             return Self::mismatch(&e, "activation");
         }
         *layer = ActivationLayer {
             name: e.layer,
-            activation: Activation::Relu,
+            activation: self.config.activation,
         };
         Ok(())
     }

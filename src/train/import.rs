@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use tch::{Device, Kind, Tensor};
 
-use super::config::{NormKind, TrunkTip};
+use super::config::{NormKind, TrunkTip, ACTIVATION_SUFFIXES};
 use super::keys::{key_table, Entry, Step, Transform};
 use super::model::TrainNet;
 use super::TrainError;
@@ -184,6 +184,7 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
         },
         config_name: config.name.clone(),
         tip: config.tip,
+        activation: config.activation,
         steps: key_table(&config).into_iter().peekable(),
         version: file.version,
         in_encoder: false,
@@ -201,6 +202,8 @@ struct Import<'a> {
     config_name: String,
     /// The net's trunk tip, which the file's must equal.
     tip: TrunkTip,
+    /// The net's activation, which every one of the file's must equal.
+    activation: Activation,
     steps: std::iter::Peekable<std::vec::IntoIter<Step>>,
     version: i32,
     /// Inside a metadata encoder (human-SL nets), which the trainable net
@@ -526,13 +529,17 @@ impl ModelVisitor for Import<'_> {
             return Ok(());
         }
         let e = self.entry(&a.name)?;
-        if e.transform != Transform::Relu {
+        if e.transform != Transform::Act {
             return self.mismatch(&e, &a.name);
         }
-        if a.activation != Activation::Relu {
+        if a.activation != self.activation {
+            let suffix = ACTIVATION_SUFFIXES
+                .iter()
+                .find(|(_, x)| *x == a.activation)
+                .map_or("none", |(s, _)| s);
             return Err(TrainError::Checkpoint(format!(
-                "{}: activation {:?} (the trainable net is ReLU only)",
-                a.name, a.activation
+                "{}: activation {:?} where model kind {} has {:?} (the activation suffix for this file: {suffix})",
+                a.name, a.activation, self.config_name, self.activation
             )));
         }
         Ok(())

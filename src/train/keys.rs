@@ -25,8 +25,8 @@ pub(crate) enum Transform {
     /// A fixup norm as a batch norm: `key` is the prefix of `.beta` and, if
     /// the net has one, `.gamma` (scale `gamma + 1`).
     Norm,
-    /// A ReLU (the trainable net has no other activation).
-    Relu,
+    /// The net's activation ([`ModelConfig::activation`]).
+    Act,
     /// A dense layer: `key` is the torch `[out, in]` weight, stored transposed.
     MatMul,
     /// A dense layer's bias: `key` is the bias vector.
@@ -132,7 +132,7 @@ impl Table {
     }
 
     fn relu(&mut self, x: &str) {
-        self.layer(format!("model.{x}"), String::new(), Transform::Relu);
+        self.layer(format!("model.{x}"), String::new(), Transform::Act);
     }
 
     /// KataGo's `NormActConv`: norm, ReLU, then `conv` (a plain conv, or a
@@ -292,7 +292,7 @@ impl Table {
         );
         self.layer_since(pass_bias.0, pass_bias.1, Transform::Bias, 15);
         let act = format!("model.{ph}.act_pass");
-        self.layer_since(act, String::new(), Transform::Relu, 15);
+        self.layer_since(act, String::new(), Transform::Act, 15);
         let pass2 = (
             format!("model.{ph}.linear_pass2"),
             format!("{ph}.linear_pass2.weight"),

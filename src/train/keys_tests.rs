@@ -29,7 +29,7 @@ fn every_key_is_a_parameter_of_the_net() {
             let Step::Layer(e) = step else { continue };
             layers += 1;
             match &e.transform {
-                Transform::Relu => assert!(e.key.is_empty(), "{}", e.layer),
+                Transform::Act => assert!(e.key.is_empty(), "{}", e.layer),
                 Transform::Norm => assert!(has(&format!("{}.beta", e.key)), "{kind}: {}", e.key),
                 Transform::ScoreValues { more, .. } => {
                     assert!(has(&e.key) && has(more), "{kind}: {}", e.key)

@@ -1,4 +1,5 @@
-//! The transformer kinds against KataGo's trainer and exporter (figures from
+//! The transformer kinds, RMSNorm tips and SiLU/Mish activations against
+//! KataGo's trainer and exporter (figures from
 //! `scripts/train_parity.py` in `tests/data/train/parity.json`).
 //!
 //! Their weights are not committed: `formula_weights` gives every parameter
@@ -196,8 +197,9 @@ fn parameters_are_katagos_in_its_order() {
 /// Every loss term and the gradient norm equal KataGo's trainer on the
 /// same weights and rows (7x7 to 13x13 boards in 19x19 tensors, so the
 /// attention masks off-board keys), for grouped-query attention with
-/// learned RoPE, nested bottlenecks with fixed RoPE and an RMSNorm tip, and
-/// regular blocks before pairs with a spatial RMSNorm tip.
+/// learned RoPE, nested bottlenecks with fixed RoPE and an RMSNorm tip,
+/// regular blocks before pairs with a spatial RMSNorm tip, and convnets
+/// with SiLU and with Mish (and a spatial RMSNorm tip).
 #[test]
 fn transformer_loss_terms_match_katago() {
     tch::set_num_threads(1);
@@ -207,7 +209,7 @@ fn transformer_loss_terms_match_katago() {
 }
 
 /// `engine export` writes the same bytes as KataGo's exporter for the same
-/// transformer weights.
+/// weights, for each of those configs.
 #[test]
 fn transformer_export_matches_katagos_exporter() {
     use md5::{Digest, Md5};
@@ -283,4 +285,37 @@ fn trained_transformer_round_trips_through_export_and_import() {
         err.to_string().contains("-rnh") || err.to_string().contains("trunk tip"),
         "{err}"
     );
+}
+
+/// KaTrain's bundled net (`setup.sh` fetches it into `.venv/katrain`;
+/// version 15 with a spatial RMSNorm tip, batch-normed) loads as the
+/// starting weights of `b10c384h6nbttflrs-silu-rsnh-scalebias` (SiLU
+/// everywhere), and the trainable net then gives the outputs
+/// of the engine's inference net (checked against KataGo in
+/// `tests/nn_parity.rs`) on a 9x9 and a 13x13 row.
+#[test]
+fn katrain_net_loads_as_starting_weights() {
+    tch::set_num_threads(1);
+    let path = super::tests::data_dir().join("../../../.venv/katrain/b10c384h6nbttflrs.bin.gz");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests through ./setup.sh, which fetches it",
+        path.display()
+    );
+    let file = crate::nn::ModelFile::load(&path).expect("KaTrain's net");
+    let config = ModelConfig::by_name("b10c384h6nbttflrs-silu-rsnh-scalebias").expect("config");
+    let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
+    let set = import::load_model_file(&mut net, &file).expect("import");
+    assert!(set > 200, "only {set} parameters set");
+    let model = crate::nn::Model::load(&path, Device::Cpu).expect("inference net");
+    let rows = parity_rows();
+    let mut rng = StdRng::seed_from_u64(0);
+    let batch = Batch::from_rows(&rows, &[0, 12], Augment::NONE, &mut rng, Device::Cpu);
+    assert_same_outputs(&net, &model, &batch);
+
+    // Without the suffix the tip differs, and the error says which to use.
+    let plain = ModelConfig::by_name("b10c384h6nbttflrs-silu-scalebias").expect("config");
+    let mut wrong = TrainNet::new(&plain, 19, Device::Cpu).expect("net");
+    let err = import::load_model_file(&mut wrong, &file).expect_err("tip differs");
+    assert!(err.to_string().contains("-rsnh"), "{err}");
 }

@@ -330,5 +330,6 @@ pub(super) fn by_base(base: &str) -> Option<Result<ModelConfig, String>> {
             rope,
         }),
         tip: TrunkTip::Norm,
+        activation: crate::nn::desc::Activation::Relu,
     }))
 }

@@ -3,9 +3,10 @@
 
 use tch::{Kind, Tensor};
 
-use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
+use super::init::{act, gain, init_std, Builder, ParamGroup};
 use super::transformer::{Attention, Ffn, TransformerBlock};
 use super::{BlockKind, ModelConfig};
+use crate::nn::desc::Activation;
 
 /// `NormMask` with fixup normalisation: `(x * (gamma+1) + beta) * mask`
 /// (also the heads' `BiasMask`, which has no gamma unless the net's norm
@@ -138,6 +139,7 @@ pub(super) struct ConvPool {
 
 pub(super) struct NormActConv {
     norm: Norm,
+    activation: Activation,
     conv: Option<Tensor>,
     convpool: Option<ConvPool>,
 }
@@ -156,29 +158,32 @@ impl NormActConv {
     ) -> NormActConv {
         let norm = Norm::new(b, &format!("{name}.norm"), c_in, use_gamma, false);
         let fan = c_in * kernel * kernel;
+        let activation = b.activation;
+        let act_gain = gain(activation);
         if let Some(cg) = c_gpool {
             // KataConvAndGPool.initialize for fixup: r 0.8, g sqrt(0.6).
             let conv1r = b.param(
                 &format!("{name}.convpool.conv1r.weight"),
                 &[c_out, c_in, kernel, kernel],
-                init_std(RELU_GAIN, scale * 0.8, fan),
+                init_std(act_gain, scale * 0.8, fan),
                 ParamGroup::Normal,
             );
             let conv1g = b.param(
                 &format!("{name}.convpool.conv1g.weight"),
                 &[cg, c_in, kernel, kernel],
-                init_std(RELU_GAIN, scale.sqrt() * 0.6f64.sqrt(), fan),
+                init_std(act_gain, scale.sqrt() * 0.6f64.sqrt(), fan),
                 ParamGroup::Normal,
             );
             let normg = Norm::new(b, &format!("{name}.convpool.normg"), cg, false, false);
             let linear_g = b.param(
                 &format!("{name}.convpool.linear_g.weight"),
                 &[c_out, 3 * cg],
-                init_std(RELU_GAIN, scale.sqrt() * 0.6f64.sqrt(), 3 * cg),
+                init_std(act_gain, scale.sqrt() * 0.6f64.sqrt(), 3 * cg),
                 ParamGroup::Normal,
             );
             NormActConv {
                 norm,
+                activation,
                 conv: None,
                 convpool: Some(ConvPool {
                     conv1r,
@@ -191,11 +196,12 @@ impl NormActConv {
             let conv = b.param(
                 &format!("{name}.conv.weight"),
                 &[c_out, c_in, kernel, kernel],
-                init_std(RELU_GAIN, scale, fan),
+                init_std(act_gain, scale, fan),
                 ParamGroup::Normal,
             );
             NormActConv {
                 norm,
+                activation,
                 conv: Some(conv),
                 convpool: None,
             }
@@ -203,12 +209,12 @@ impl NormActConv {
     }
 
     fn forward(&self, x: &Tensor, m: &Masks, kind: Option<Kind>) -> Tensor {
-        let out = self.norm.forward(x, m).relu();
+        let out = act(&self.norm.forward(x, m), self.activation);
         match (&self.conv, &self.convpool) {
             (Some(w), _) => trunk_conv(&out, w, kind),
             (None, Some(cp)) => {
                 let [outr, outg] = conv_shared(&out, [&cp.conv1r, &cp.conv1g], kind);
-                let outg = cp.normg.forward(&outg, m).relu();
+                let outg = act(&cp.normg.forward(&outg, m), self.activation);
                 let pooled = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
                 let g = cast(&pooled, kind)
                     .matmul(&cast(&cp.linear_g, kind).tr())

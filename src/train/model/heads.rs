@@ -3,11 +3,13 @@
 use tch::{Device, Kind, Tensor};
 
 use super::blocks::{conv, conv_shared, gpool, value_gpool, Masks, Norm};
-use super::init::{init_std, Builder, ParamGroup, RELU_GAIN};
+use super::init::{act, gain, init_std, Builder, ParamGroup};
 use super::{ModelConfig, NetOutput, EXTRA_SCORE_DISTR_RADIUS};
+use crate::nn::desc::Activation;
 use crate::nn::desc::PostProcessParams;
 
 pub(super) struct PolicyHead {
+    activation: Activation,
     conv1p: Tensor,
     conv1g: Tensor,
     biasg: Norm,
@@ -20,6 +22,7 @@ pub(super) struct PolicyHead {
 }
 
 pub(super) struct ValueHead {
+    activation: Activation,
     conv1: Tensor,
     bias1: Norm,
     linear2: (Tensor, Tensor),
@@ -112,6 +115,7 @@ impl PolicyHead {
     /// `PolicyHead.initialize`.
     pub(super) fn new(b: &mut Builder, config: &ModelConfig) -> PolicyHead {
         let c = config.trunk;
+        let act_gain = gain(b.activation);
         // Policy head (PolicyHead.initialize).
         let (p1, g1) = (config.p1, config.g1);
         let o = ParamGroup::Output;
@@ -119,31 +123,31 @@ impl PolicyHead {
         let conv1p = b.param(
             "policy_head.conv1p.weight",
             &[p1, c, 1, 1],
-            init_std(RELU_GAIN, 0.8, c),
+            init_std(act_gain, 0.8, c),
             o,
         );
         let conv1g = b.param(
             "policy_head.conv1g.weight",
             &[g1, c, 1, 1],
-            init_std(RELU_GAIN, 1.0, c),
+            init_std(act_gain, 1.0, c),
             o,
         );
         let linear_g = b.param(
             "policy_head.linear_g.weight",
             &[p1, 3 * g1],
-            init_std(RELU_GAIN, 0.6, 3 * g1),
+            init_std(act_gain, 0.6, 3 * g1),
             o,
         );
         let linear_pass = b.param(
             "policy_head.linear_pass.weight",
             &[p1, 3 * g1],
-            init_std(RELU_GAIN, 1.0, 3 * g1),
+            init_std(act_gain, 1.0, 3 * g1),
             o,
         );
         let linear_pass_bias = b.param(
             "policy_head.linear_pass.bias",
             &[p1],
-            init_std(RELU_GAIN, 0.2, 3 * g1),
+            init_std(act_gain, 0.2, 3 * g1),
             on,
         );
         let linear_pass2 = b.param(
@@ -161,6 +165,7 @@ impl PolicyHead {
         let biasg = Norm::head_bias(b, "policy_head.biasg", g1);
         let bias2 = Norm::head_bias(b, "policy_head.bias2", p1);
         PolicyHead {
+            activation: b.activation,
             conv1p,
             conv1g,
             biasg,
@@ -178,14 +183,13 @@ impl PolicyHead {
     /// `conv1g`, computed by [`HeadConvs`]).
     pub(super) fn forward(&self, outp: Tensor, outg: &Tensor, m: &Masks) -> Tensor {
         let p = self;
-        let outg = p.biasg.forward(outg, m).relu();
+        let a = p.activation;
+        let outg = act(&p.biasg.forward(outg, m), a);
         let outg = gpool(&outg, m).squeeze_dim(-1).squeeze_dim(-1);
-        let outpass = outg
-            .linear(&p.linear_pass, Some(&p.linear_pass_bias))
-            .relu()
+        let outpass = act(&outg.linear(&p.linear_pass, Some(&p.linear_pass_bias)), a)
             .matmul(&p.linear_pass2.tr());
         let g = outg.matmul(&p.linear_g.tr()).unsqueeze(-1).unsqueeze(-1);
-        let outp = p.bias2.forward(&(outp + g), m).relu();
+        let outp = act(&p.bias2.forward(&(outp + g), m), a);
         let outpolicy = conv(&outp, &p.conv2p);
         let outpolicy = if m.full {
             outpolicy
@@ -207,6 +211,7 @@ impl ValueHead {
         device: Device,
     ) -> ValueHead {
         let c = config.trunk;
+        let act_gain = gain(b.activation);
         let (o, on) = (ParamGroup::Output, ParamGroup::OutputNoReg);
         // Value head (ValueHead.initialize), in add_reg_dict order.
         let (v1, v2, sv2, nsb) = (config.v1, config.v2, config.sbv2, config.num_scorebeliefs);
@@ -214,7 +219,7 @@ impl ValueHead {
         let conv1 = b.param(
             &format!("{vh}.conv1.weight"),
             &[v1, c, 1, 1],
-            init_std(RELU_GAIN, 1.0, c),
+            init_std(act_gain, 1.0, c),
             o,
         );
         let lin =
@@ -233,7 +238,7 @@ impl ValueHead {
                 );
                 (w, bias)
             };
-        let linear2 = lin(b, "linear2", v2, 3 * v1, RELU_GAIN, 1.0, 0.2);
+        let linear2 = lin(b, "linear2", v2, 3 * v1, act_gain, 1.0, 0.2);
         let valuehead = lin(b, "linear_valuehead", 3, v2, 1.0, 1.0, 0.2);
         let miscvaluehead = lin(b, "linear_miscvaluehead", 10, v2, 1.0, 1.0, 0.2);
         let moremiscvaluehead = lin(b, "linear_moremiscvaluehead", 8, v2, 1.0, 1.0, 0.2);
@@ -261,17 +266,17 @@ impl ValueHead {
             init_std(1.0, 0.2, c),
             o,
         );
-        let linear_s2 = lin(b, "linear_s2", sv2, 3 * v1, RELU_GAIN, 1.0, 1.0);
+        let linear_s2 = lin(b, "linear_s2", sv2, 3 * v1, act_gain, 1.0, 1.0);
         let linear_s2off = b.param(
             &format!("{vh}.linear_s2off.weight"),
             &[sv2, 1],
-            init_std(RELU_GAIN, 1.0, 3 * v1),
+            init_std(act_gain, 1.0, 3 * v1),
             o,
         );
         let linear_s2par = b.param(
             &format!("{vh}.linear_s2par.weight"),
             &[sv2, 1],
-            init_std(RELU_GAIN, 1.0, 3 * v1),
+            init_std(act_gain, 1.0, 3 * v1),
             o,
         );
         let linear_s3 = lin(b, "linear_s3", nsb, sv2, 1.0, 0.5, 0.5 * 0.2);
@@ -285,6 +290,7 @@ impl ValueHead {
             .map(|i| 0.5 - ((i - mid).rem_euclid(2)) as f32)
             .collect();
         ValueHead {
+            activation: b.activation,
             conv1,
             bias1,
             linear2,
@@ -318,11 +324,14 @@ impl ValueHead {
         config: &ModelConfig,
     ) -> NetOutput {
         let v = self;
-        let outv1 = v.bias1.forward(&trunk.conv1, m).relu();
+        let outv1 = act(&v.bias1.forward(&trunk.conv1, m), v.activation);
         let pooled = value_gpool(&outv1, &m.mask_sum_hw)
             .squeeze_dim(-1)
             .squeeze_dim(-1);
-        let outv2 = pooled.linear(&v.linear2.0, Some(&v.linear2.1)).relu();
+        let outv2 = act(
+            &pooled.linear(&v.linear2.0, Some(&v.linear2.1)),
+            v.activation,
+        );
         let out_value = outv2.linear(&v.valuehead.0, Some(&v.valuehead.1));
         let misc = outv2.linear(&v.miscvaluehead.0, Some(&v.miscvaluehead.1));
         let moremisc = outv2.linear(&v.moremiscvaluehead.0, Some(&v.moremiscvaluehead.1));
@@ -347,10 +356,12 @@ impl ValueHead {
         // `linear_s2par` has one input: its matmul is a product, done as an
         // elementwise multiply-add into the sum (one pass over the
         // `[N, len, sv2]` tensor instead of a K=1 matmul and an add), and
-        // the relu in place (the sum is not needed for the backward pass).
-        let outsv2 = (s2 + s2off)
-            .addcmul(&par_in, &v.linear_s2par.view([1, 1, sv2]))
-            .relu_();
+        // a ReLU in place (the sum is not needed for the backward pass).
+        let mut sum = (s2 + s2off).addcmul(&par_in, &v.linear_s2par.view([1, 1, sv2]));
+        let outsv2 = match v.activation {
+            Activation::Relu => sum.relu_(),
+            other => act(&sum, other),
+        };
         let outsv3 = outsv2.linear(&v.linear_s3.0, Some(&v.linear_s3.1));
         let smix = pooled.linear(&v.linear_smix.0, Some(&v.linear_smix.1));
         let logw = smix.log_softmax(1, Kind::Float);

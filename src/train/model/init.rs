@@ -2,6 +2,8 @@
 
 use tch::{nn, Kind, Tensor};
 
+use crate::nn::desc::Activation;
+
 /// KataGo's regularisation groups (`add_reg_dict`), which set weight decay
 /// and learning-rate factors in the optimiser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -54,7 +56,25 @@ pub(super) fn init_std(activation_gain: f64, scale: f64, fan_in: i64) -> f64 {
     target / 0.879_625_661_034_239_8
 }
 
-pub(super) const RELU_GAIN: f64 = std::f64::consts::SQRT_2;
+/// KataGo's `compute_gain`: the init gain of layers followed by `a`
+/// (SiLU keeps ReLU's, "for compat reasons" as KataGo says).
+pub(super) fn gain(a: Activation) -> f64 {
+    match a {
+        Activation::Relu | Activation::Silu => std::f64::consts::SQRT_2,
+        Activation::Mish => 2.210_277f64.sqrt(),
+        Activation::Identity => 1.0,
+    }
+}
+
+/// `a(x)`.
+pub(super) fn act(x: &Tensor, a: Activation) -> Tensor {
+    match a {
+        Activation::Relu => x.relu(),
+        Activation::Silu => x.silu(),
+        Activation::Mish => x.mish(),
+        Activation::Identity => x.shallow_clone(),
+    }
+}
 
 /// Registers parameters under KataGo's names, in registration order.
 pub(super) struct Builder<'a> {
@@ -62,6 +82,8 @@ pub(super) struct Builder<'a> {
     pub(super) params: Vec<ParamInfo>,
     /// [`NormKind::ScaleBias`](crate::train::NormKind::ScaleBias): every norm and head bias gets a gamma.
     pub(super) scale_everywhere: bool,
+    /// The net's activation, which sets init gains and the layers' nonlinearity.
+    pub(super) activation: Activation,
 }
 
 impl Builder<'_> {

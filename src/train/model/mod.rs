@@ -32,7 +32,7 @@ pub use init::{ParamGroup, ParamInfo};
 
 use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};
 use heads::{HeadConvs, PolicyHead, ValueHead};
-use init::{init_std, Builder, RELU_GAIN};
+use init::{act, gain, init_std, Builder};
 use transformer::RmsTip;
 
 /// The net's outputs after KataGo's `postprocess_output`.
@@ -162,13 +162,15 @@ impl TrainNet {
             root: vs.root(),
             params: Vec::new(),
             scale_everywhere: config.norm == NormKind::ScaleBias,
+            activation: config.activation,
         };
+        let act_gain = gain(config.activation);
         let c = config.trunk;
         let conv_spatial = b.param(
             "conv_spatial.weight",
             &[c, 22, config.initial_conv, config.initial_conv],
             init_std(
-                RELU_GAIN,
+                act_gain,
                 0.8,
                 22 * config.initial_conv * config.initial_conv,
             ),
@@ -177,7 +179,7 @@ impl TrainNet {
         let linear_global = b.param(
             "linear_global.weight",
             &[c, 19],
-            init_std(RELU_GAIN, 0.6, 19),
+            init_std(act_gain, 0.6, 19),
             ParamGroup::Input,
         );
         let blocks = build_trunk(&mut b, config);
@@ -315,8 +317,8 @@ impl TrainNet {
         let out = match &self.norm_trunkfinal {
             TipNorm::Norm(n) => n.forward(&out, m),
             TipNorm::Rms(r) => r.forward(&out, m),
-        }
-        .relu();
+        };
+        let out = act(&out, self.config.activation);
         let HeadConvs {
             policy_p,
             policy_g,
