@@ -28,9 +28,11 @@ pub struct TrainArgs {
     /// complete one (with train.json) is used.
     #[arg(long = "latestdatadir")]
     pub latestdatadir: String,
-    /// Model config name (b1c6nbt, b2c16, b4c32, b6c96, b10c128, b18c384nbt;
-    /// NAME-scalebias for a scale at every norm, chosen by itself when
-    /// -initial-checkpoint is a batch-norm net such as g170's).
+    /// Model config name: a convnet (b1c6nbt, b2c16, b4c32, b6c96, b10c128,
+    /// b18c384nbt) or one of KataGo's transformer configs (b7c96h3tfrs, ...,
+    /// b10c384h6nbttflrs); suffixes -scalebias (a scale at every norm, chosen
+    /// by itself when -initial-checkpoint is a batch-norm net such as
+    /// g170's), -initconvK, -rnh/-rsnh (RMSNorm trunk tip), -silu/-mish.
     #[arg(long = "model-kind")]
     pub model_kind: String,
     /// Rows per batch.
