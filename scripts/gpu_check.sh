@@ -51,8 +51,9 @@ Stages (time caps in seconds):
                    threads, stopped after 3 minutes: games, rows/hour,
                    average batch, GPU utilisation.
   train      (300) `engine shuffle` of ../shared/vectors/npz-more into a
-                   window, then `engine train -cuda` of b6c96 and b18c384nbt
-                   in fp32, bf16 and fp16: samples/s, loss finite and falling.
+                   window, then `engine train -cuda` of b6c96, b18c384nbt and
+                   the transformer b7c96h6kv3qk32v16tflrs in fp32, bf16 and
+                   fp16: samples/s, loss finite and falling.
   katago     (250) only with KATAGO_CUDA=path (a KataGo 1.17.2 CUDA build):
                    its `benchmark` and ours on g170, 19x19, alternated twice,
                    and the ratios per thread count.
