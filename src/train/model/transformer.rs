@@ -130,7 +130,9 @@ impl Attention {
             None => {
                 let half = self.q_dim / 2;
                 let exps = Tensor::arange_start_step(0, half, 2, opts) / half as f64;
-                let freqs = Tensor::from(self.theta as f32).pow(&exps).reciprocal();
+                // `1 / theta ** exps` as KataGo computes it (a scalar base:
+                // no CPU tensor meets a CUDA one).
+                let freqs = Tensor::pow_scalar(self.theta, &exps).reciprocal();
                 let emb_h = row.view([-1, 1]) * freqs.view([1, -1]);
                 let emb_w = col.view([-1, 1]) * freqs.view([1, -1]);
                 Tensor::cat(&[emb_h, emb_w], 1).unsqueeze(1)
