@@ -273,8 +273,9 @@ fn run_boards(model: &Model, boards: &[(usize, usize)], s: usize, masked: bool) 
     let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
     for &(xs, ys) in boards {
         let (sp, gl, m) = position(xs, ys, s);
-        spatial.extend(sp);
-        global.extend(gl);
+        // Nets before version 8 read fewer planes and globals: the first.
+        spatial.extend_from_slice(&sp[..model.num_spatial_features() * s * s]);
+        global.extend_from_slice(&gl[..model.num_global_features()]);
         mask.extend(m);
     }
     let n = boards.len();
