@@ -177,7 +177,8 @@ pub(super) fn policy_head(p: &PolicyHead) -> Check {
     }
 }
 
-/// The value head (score outputs: 4 for version 8, 6 from version 9).
+/// The value head (score outputs: 1 for version 3, 2 for versions 4-7, 4
+/// for version 8, 6 from version 9).
 #[rustfmt::skip]
 pub(super) fn value_head(h: &ValueHead, version: i32) -> Check {
     let score_channels = num_score_value_channels(version);
