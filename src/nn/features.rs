@@ -648,7 +648,10 @@ const KEY_PASS_ALIVE_OVERRIDE: u128 = 0x6c0e_94b7_e3d1_5a28_2f97_d04c_86b5_e13a;
 ///
 /// Like KataGo it ignores which earlier moves were played (transpositions
 /// with different recent moves share a cache entry); the policy temperature
-/// and optimism are mixed in by the evaluator's own cache key.
+/// and optimism are mixed in by the evaluator's own cache key. Nor does it
+/// name the input version: a cache belongs to one evaluator, whose models
+/// are all of one model version (the evaluator checks), as KataGo's cache
+/// belongs to one `NNEvaluator`.
 pub fn nn_input_hash(
     board: &Board,
     hist: &BoardHistory,
