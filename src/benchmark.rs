@@ -599,14 +599,14 @@ pub struct NnBenchResult {
 }
 
 /// A batch of `n` copies of a mid-game-like position on a `size` board
-/// (stones, liberties and komi planes set), every row a whole board.
-fn nn_bench_batch(n: usize, size: usize) -> crate::nn::InputBatch {
-    use crate::nn::{NUM_GLOBAL_FEATURES_V7 as G, NUM_SPATIAL_FEATURES_V7 as C};
+/// (stones, liberties and komi planes set), every row a whole board, for
+/// a net of `c` planes and `g_len` globals (its model version's inputs).
+fn nn_bench_batch(n: usize, size: usize, (c, g_len): (usize, usize)) -> crate::nn::InputBatch {
     let mut b = crate::nn::InputBatch::default();
     let hw = size * size;
-    b.reset(n, C, G, size, size);
+    b.reset(n, c, g_len, size, size);
     for r in 0..n {
-        let row = &mut b.spatial[r * C * hw..(r + 1) * C * hw];
+        let row = &mut b.spatial[r * c * hw..(r + 1) * c * hw];
         for i in 0..hw {
             row[i] = 1.0;
             let k = (i * 7 + r) % 11;
@@ -615,7 +615,7 @@ fn nn_bench_batch(n: usize, size: usize) -> crate::nn::InputBatch {
                 row[(3 + k) * hw + i] = 1.0;
             }
         }
-        let g = &mut b.global[r * G..(r + 1) * G];
+        let g = &mut b.global[r * g_len..(r + 1) * g_len];
         g[5] = -0.5;
         g[6] = 1.0;
         b.mask[r * hw..(r + 1) * hw].fill(1.0);
@@ -661,7 +661,8 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
     }
     let mut results = Vec::new();
     for &n in &batches {
-        let batch = nn_bench_batch(n, size);
+        let inputs = (file.num_input_channels, file.num_input_global_channels);
+        let batch = nn_bench_batch(n, size, inputs);
         let mut run = || -> Result<(), String> {
             let rows = model.forward(&batch).map_err(|e| e.to_string())?;
             let bad = rows.iter().any(|r| {

@@ -147,3 +147,72 @@ fn garbage_and_empty_files_are_errors() {
         );
     }
 }
+
+/// The unpacked fixture net of model `version` (3 to 7) that
+/// `tests/data/katago_old_versions` holds.
+fn old_version_net(version: i32) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "tests/data/katago_old_versions/synthetic-v{version}.bin.gz"
+    ));
+    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&raw[..])
+        .read_to_end(&mut out)
+        .expect("gunzip fixture");
+    out
+}
+
+/// Old-version files (model versions 3 to 7) that are cut short or break
+/// their version's rules: clear errors naming the file and what is wrong.
+#[test]
+fn malformed_old_version_files_are_clear_errors() {
+    for version in 3..=7 {
+        let data = old_version_net(version);
+        let m = ModelFile::from_file_contents(&data, Path::new("old.bin")).expect("reads");
+        assert_eq!(m.version, version);
+        for k in 1..20 {
+            let msg = format_error(&data[..k * data.len() / 20], "cut-old.bin");
+            assert!(
+                msg.contains("truncated") || msg.contains("ends") || msg.contains("left"),
+                "v{version} cut {k}/20: {msg}"
+            );
+        }
+    }
+    // A version-3 file relabelled 4: its value head has 1 score channel,
+    // version 4 needs 2.
+    let v3 = old_version_net(3);
+    let msg = format_error(
+        &patched(&v3, b"synthetic-v3\n3\n", b"synthetic-v3\n4\n"),
+        "relabelled.bin",
+    );
+    assert!(
+        msg.contains("value: sv3Mul out (1) != score value outputs (2)"),
+        "{msg}"
+    );
+    // A version-6 file (13 planes, 12 globals) relabelled 7 (22 and 16).
+    let v6 = old_version_net(6);
+    let msg = format_error(
+        &patched(&v6, b"synthetic-v6\n6\n", b"synthetic-v6\n7\n"),
+        "relabelled.bin",
+    );
+    assert!(
+        msg.contains("expected 22 spatial and 16 global inputs for model version 7"),
+        "{msg}"
+    );
+    // A version-7 file relabelled 11 reads activation kinds that are not
+    // there: refused at the inputs already (version 11 takes 19 globals).
+    let v7 = old_version_net(7);
+    let msg = format_error(
+        &patched(&v7, b"synthetic-v7\n7\n", b"synthetic-v7\n11\n"),
+        "relabelled.bin",
+    );
+    assert!(msg.contains("model version 11"), "{msg}");
+    // A version-5 score head claiming 4 outputs: its weights run short.
+    let v5 = old_version_net(5);
+    let lie = patched(
+        &v5,
+        b"value.linear_valuehead\n10\n2\n",
+        b"value.linear_valuehead\n10\n4\n",
+    );
+    format_error(&lie, "score-lie.bin");
+}

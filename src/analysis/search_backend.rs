@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::game::GameState;
+use crate::game::{GameState, Rules};
 use crate::search::{
     AnalysisSnapshot, PositionEvaluator, RunOptions, Search, SearchParams, SearchState, SearchView,
     SetupFor, SnapshotRequest,
@@ -104,6 +104,12 @@ where
 
     fn clear_cache(&self) {
         (self.clear_cache)()
+    }
+
+    fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
+        // One net per backend; KataGo asks that net's description.
+        let version = self.models.first()?.version;
+        crate::nn::supported_rules(version, rules)
     }
 }
 

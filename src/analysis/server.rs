@@ -447,8 +447,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                     "rules",
                     format!(
                         "Rules {} not supported by neural net, using {} instead",
-                        q.rules.to_json(true),
-                        rules.to_json(true)
+                        q.rules, rules
                     ),
                 ));
                 supported = AnalyzeQuery { rules, ..q.clone() };

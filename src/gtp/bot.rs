@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-use crate::game::{Board, Color, Loc, Move, Player};
+use crate::game::{Board, Color, Loc, Move, Player, Rules};
 
 use super::analyze_args::AvoidMoves;
 use super::position::GtpGame;
@@ -92,6 +92,14 @@ pub trait GtpBot: Send {
     /// without a network).
     fn model_name(&self) -> String {
         String::new()
+    }
+
+    /// When the network was not trained for `rules` (nets before model
+    /// version 7 know fewer rules), the nearest rules it was; `None` when
+    /// it was, or for a bot without a network.
+    fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
+        let _ = rules;
+        None
     }
 
     /// Runs a search. `report` is called every `report_interval` seconds

@@ -83,6 +83,12 @@ impl GtpEngine {
         } else {
             TimeControls::default()
         };
+        if bot.supported_rules(&rules).is_some() {
+            return Err(format!(
+                "Rules {} from the config are NOT supported by neural net",
+                rules.to_json(false)
+            ));
+        }
         let model = bot.model_name();
         let version = if model.is_empty() {
             env!("CARGO_PKG_VERSION").to_string()

@@ -4,7 +4,7 @@
 //! new-game command is run, and the effect is observed.
 
 use super::*;
-use crate::game::GameOptions;
+use crate::game::{GameOptions, Player, Rules};
 use crate::gtp::bot::RandomBot;
 use crate::gtp::protocol::{parse_line, ParsedLine};
 use crate::gtp::settings::GtpSettings;
@@ -166,4 +166,92 @@ fn every_listed_command_is_handled() {
         panic!();
     };
     assert!(matches!(e.handle(&c), Handled::Err(t) if t == "unknown command"));
+}
+
+/// A random bot standing in for a net of model version 5, which knows only
+/// area scoring, superko, no tax and no button.
+struct OldNetBot(RandomBot);
+
+impl GtpBot for OldNetBot {
+    fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
+        crate::nn::supported_rules(5, rules)
+    }
+
+    fn search(
+        &mut self,
+        req: &crate::gtp::bot::SearchRequest<'_>,
+        stop: &std::sync::atomic::AtomicBool,
+        report: &mut (dyn FnMut(&crate::search::AnalysisSnapshot) + Send),
+    ) -> Option<crate::gtp::bot::SearchOutcome> {
+        self.0.search(req, stop, report)
+    }
+
+    fn estimate_final(&mut self, game: &GtpGame, pla: Player) -> crate::gtp::bot::FinalEstimate {
+        self.0.estimate_final(game, pla)
+    }
+
+    fn clear_cache(&mut self) {}
+
+    fn param_names(&self) -> Vec<String> {
+        self.0.param_names()
+    }
+
+    fn get_param(&self, name: &str) -> Option<String> {
+        self.0.get_param(name)
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        self.0.set_param(name, value)
+    }
+}
+
+/// As KataGo's GTP: rules a net was not trained for are refused by
+/// `kata-set-rules` and at start-up, and replaced (with a warning) when an
+/// SGF names them.
+#[test]
+fn rules_an_old_net_does_not_know_are_refused_or_replaced() {
+    let old_net_engine = |rules: Rules| {
+        let settings = GtpSettings {
+            initial_rules: rules,
+            ..GtpSettings::default()
+        };
+        GtpEngine::new(
+            settings,
+            Box::new(OldNetBot(RandomBot::new(1))),
+            Output::new(Box::new(std::io::sink())),
+            false,
+        )
+    };
+    let err = old_net_engine(Rules::japanese())
+        .err()
+        .expect("japanese refused");
+    assert!(err.contains("NOT supported by neural net"), "{err}");
+    let mut e = old_net_engine(Rules::tromp_taylor()).expect("tromp-taylor is fine");
+    let ParsedLine::Command(c) = parse_line("kata-set-rules japanese") else {
+        panic!();
+    };
+    assert!(
+        matches!(e.handle(&c), Handled::Err(t) if t.contains("not supported by this neural net version"))
+    );
+    assert_eq!(
+        e.game().rules().scoring_rule,
+        crate::game::ScoringRule::Area
+    );
+
+    let dir = std::env::temp_dir().join(format!("engine-gtp-old-net-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("japanese.sgf");
+    std::fs::write(&path, JAPANESE_SGF).unwrap();
+    run(&mut e, &format!("loadsgf {}", path.display()));
+    let r = e.game().rules();
+    assert_eq!(
+        (r.ko_rule, r.scoring_rule, r.tax_rule),
+        (
+            crate::game::KoRule::Situational,
+            crate::game::ScoringRule::Area,
+            crate::game::TaxRule::None
+        )
+    );
+    assert_eq!(r.komi, 6.0, "the SGF's komi stays");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,14 @@ use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 
 impl GtpEngine {
     pub(super) fn apply_rules(&mut self, rules: Rules) -> Result<String, String> {
+        // KataGo refuses rules the net was not trained for rather than
+        // playing under other ones.
+        if self.bot.lock().supported_rules(&rules).is_some() {
+            return Err(format!(
+                "Rules {} are not supported by this neural net version",
+                rules.to_json(false)
+            ));
+        }
         self.game.set_rules_keep_komi(rules);
         eprintln!("Changed rules to {}", rules.to_string_no_komi_maybe_nice());
         Ok(String::new())

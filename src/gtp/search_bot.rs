@@ -76,6 +76,8 @@ pub struct SearchBot {
     genmove_params: SearchParams,
     analysis_params: SearchParams,
     model_name: String,
+    /// KataGo's model version of the net (which rules it knows).
+    model_version: i32,
     analysis_pv_len: usize,
     rng: StdRng,
     root: Option<RootKey>,
@@ -138,6 +140,7 @@ impl SearchBot {
             genmove_params,
             analysis_params,
             model_name: net.model_name.clone(),
+            model_version: net.model_version,
             analysis_pv_len,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
             root: None,
@@ -295,6 +298,10 @@ fn white_sign(pla: Player) -> f64 {
 impl GtpBot for SearchBot {
     fn model_name(&self) -> String {
         self.model_name.clone()
+    }
+
+    fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
+        crate::nn::supported_rules(self.model_version, rules)
     }
 
     fn search(

@@ -45,6 +45,14 @@ impl GtpEngine {
         if let Some(k) = rec.komi {
             rules.komi = k;
         }
+        if let Some(supported) = self.bot.lock().supported_rules(&rules) {
+            eprintln!(
+                "WARNING: Rules {} from sgf not supported by neural net, using {} instead",
+                rules.to_json(false),
+                supported.to_json(false)
+            );
+            rules = supported;
+        }
         if let Some(k) = self.settings.forced_komi {
             rules.komi = k;
         }

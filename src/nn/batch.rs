@@ -26,6 +26,13 @@ pub trait BatchModel: Send {
     fn num_spatial_features(&self) -> usize;
     /// Global input features per row (`G`; 19 for V7).
     fn num_global_features(&self) -> usize;
+    /// KataGo's model version of the net, which decides how its raw
+    /// outputs are finished (version 3 nets give a score value that only
+    /// the evaluator can turn into points). Stubs that stand in for a
+    /// current net keep the default, the newest version.
+    fn model_version(&self) -> i32 {
+        super::desc::MAX_MODEL_VERSION
+    }
 }
 
 /// Encoded rows sharing one tensor shape, ready for a forward pass.

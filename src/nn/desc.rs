@@ -4,16 +4,106 @@
 //! scale and bias) so that a file can be written back bit for bit; the
 //! network ([`super::network`]) folds them when it builds its tensors.
 
-/// Oldest model version this crate reads (KataGo's g170 run).
-pub const MIN_MODEL_VERSION: i32 = 8;
+use crate::game::{KoRule, Rules, ScoringRule, TaxRule};
+
+/// Oldest model version this crate reads (as KataGo 1.17.2: versions 0-2
+/// predate its current heads and are refused by KataGo too).
+pub const MIN_MODEL_VERSION: i32 = 3;
 /// Newest model version this crate reads.
 pub const MAX_MODEL_VERSION: i32 = 17;
 
-/// Number of spatial input planes of every supported model (KataGo input
-/// features version 7).
+/// Number of spatial input planes of models of version 8 and later
+/// (KataGo input features version 7), the nets this crate trains.
 pub const NUM_SPATIAL_FEATURES: usize = 22;
-/// Number of global input values of every supported model.
+/// Number of global input values of models of version 8 and later.
 pub const NUM_GLOBAL_FEATURES: usize = 19;
+
+/// KataGo's input feature versions (`NNModelVersion::getInputsVersion`):
+/// which planes and global values a net of a model version reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InputVersion {
+    /// Model versions 3 and 4.
+    V3,
+    /// Model version 5: the area planes show only pass-alive areas.
+    V4,
+    /// Model version 6: stones, ko, history and encore only.
+    V5,
+    /// Model version 7: tax rules, history cut on rule violations.
+    V6,
+    /// Model versions 8 to 17.
+    V7,
+}
+
+impl InputVersion {
+    /// The input version of a model version, `None` outside 3..=17.
+    pub fn of_model_version(version: i32) -> Option<InputVersion> {
+        Some(match version {
+            8..=MAX_MODEL_VERSION => InputVersion::V7,
+            7 => InputVersion::V6,
+            6 => InputVersion::V5,
+            5 => InputVersion::V4,
+            3 | 4 => InputVersion::V3,
+            _ => return None,
+        })
+    }
+
+    /// Spatial planes of this version (`NUM_FEATURES_SPATIAL_V*`).
+    pub fn num_spatial_features(self) -> usize {
+        match self {
+            InputVersion::V5 => 13,
+            _ => 22,
+        }
+    }
+
+    /// Global values of this version (`NUM_FEATURES_GLOBAL_V*`).
+    pub fn num_global_features(self) -> usize {
+        match self {
+            InputVersion::V3 | InputVersion::V4 => 14,
+            InputVersion::V5 => 12,
+            InputVersion::V6 => 16,
+            InputVersion::V7 => 19,
+        }
+    }
+}
+
+/// KataGo's `ModelDesc::getSupportedRules`: when a net of `model_version`
+/// was not trained for `rules`, the nearest rules it was trained for
+/// (`None` when it was). Nets before version 7 know only area scoring,
+/// positional or situational superko, no tax and no button; later ones
+/// know no Spight ko rule and a button only with area scoring.
+pub fn supported_rules(model_version: i32, rules: &Rules) -> Option<Rules> {
+    let mut r = *rules;
+    if model_version <= 6 {
+        if matches!(r.ko_rule, KoRule::Simple | KoRule::Spight) {
+            r.ko_rule = KoRule::Situational;
+        }
+        if r.scoring_rule == ScoringRule::Territory {
+            r.scoring_rule = ScoringRule::Area;
+        }
+        r.tax_rule = TaxRule::None;
+        r.has_button = false;
+    } else {
+        if r.ko_rule == KoRule::Spight {
+            r.ko_rule = KoRule::Situational;
+        }
+        if r.has_button && r.scoring_rule != ScoringRule::Area {
+            r.has_button = false;
+        }
+    }
+    (r != *rules).then_some(r)
+}
+
+/// Channels of the score value head (`sv3Mul` out) of a model version, as
+/// `ValueHeadDesc` requires: score mean only (3), mean and stdev (4-7),
+/// plus lead and variance time (8), plus the two short-term errors (9+).
+pub fn num_score_value_channels(version: i32) -> usize {
+    match version {
+        9.. => 6,
+        8 => 4,
+        4..=7 => 2,
+        _ => 1,
+    }
+}
 
 /// An activation function, as named in model files (version >= 11; older
 /// files imply ReLU everywhere).

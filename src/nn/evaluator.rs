@@ -107,6 +107,8 @@ struct Inner {
     config: EvaluatorConfig,
     spatial_features: usize,
     global_features: usize,
+    /// The models' KataGo model version.
+    model_version: i32,
 }
 
 /// State the caller threads and the servers both touch.
@@ -155,12 +157,15 @@ impl Evaluator {
             .ok_or_else(|| EvalError::BadRequest("an evaluator needs at least one model".into()))?;
         let (spatial_features, global_features) =
             (first.num_spatial_features(), first.num_global_features());
+        let model_version = first.model_version();
         if models.iter().any(|m| {
             m.num_spatial_features() != spatial_features
                 || m.num_global_features() != global_features
+                || m.model_version() != model_version
         }) {
             return Err(EvalError::BadRequest(
-                "the models of one evaluator must take the same input features".into(),
+                "the models of one evaluator must be of one version and take the same input features"
+                    .into(),
             ));
         }
         config.max_batch_size = config.max_batch_size.max(1);
@@ -196,6 +201,7 @@ impl Evaluator {
                 config,
                 spatial_features,
                 global_features,
+                model_version,
             }),
         })
     }
@@ -289,6 +295,7 @@ impl Evaluator {
         let pad = inner.config.pad_to_len;
         let layouts = syms.map(|s| RowLayout::new(x_size, y_size, s, pad));
         let want_ownership = req.params.include_ownership;
+        let version = inner.model_version;
         let req = Arc::new(req);
         let (reply, replies) = channel::bounded(count);
 
@@ -310,14 +317,14 @@ impl Evaluator {
         };
         if count == 1 {
             let (slot, row) = receive()?;
-            return postprocess(&row, &layouts[slot], &req, want_ownership);
+            return postprocess(&row, &layouts[slot], &req, want_ownership, version);
         }
         let mut outputs = Vec::with_capacity(count);
         for _ in 0..count {
             let (slot, row) = receive()?;
             outputs.push((
                 slot,
-                postprocess(&row, &layouts[slot], &req, want_ownership)?,
+                postprocess(&row, &layouts[slot], &req, want_ownership, version)?,
             ));
         }
         // Average in symmetry order so the result does not depend on which
@@ -369,6 +376,12 @@ impl Evaluator {
     /// Global input features per position the model expects.
     pub fn num_global_features(&self) -> usize {
         self.inner.global_features
+    }
+
+    /// The KataGo model version of the net (which input features it
+    /// reads, see [`super::InputVersion::of_model_version`]).
+    pub fn model_version(&self) -> i32 {
+        self.inner.model_version
     }
 
     /// How many server threads (models) there are.

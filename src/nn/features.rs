@@ -1,7 +1,10 @@
 //! The network's input features, KataGo's input version 7 (used by model
-//! versions 8 to 16): 22 spatial planes and 19 global values, exactly as
+//! versions 8 to 17): 22 spatial planes and 19 global values, exactly as
 //! `NNInputs::fillRowV7` writes them (`cpp/neuralnet/nninputs.cpp`), and
-//! the cache key of a position (`NNInputs::getHash`).
+//! the cache key of a position (`NNInputs::getHash`). The older input
+//! versions 3 to 6 (model versions 3 to 7) are in [`old`]; version 6 shares
+//! version 7's code, as it differs only in the globals' tail (see
+//! [`FeatureEncoder::fill_row`]).
 //!
 //! Everything is from the point of view of the player to move ("pla"):
 //!
@@ -42,6 +45,10 @@ use crate::game::{
     Loc, Move, Player, ScoringRule, TaxRule,
 };
 
+use super::desc::InputVersion;
+
+mod old;
+
 /// Spatial planes of input version 7.
 pub const NUM_SPATIAL_FEATURES_V7: usize = 22;
 /// Global values of input version 7.
@@ -50,6 +57,8 @@ pub const NUM_GLOBAL_FEATURES_V7: usize = 19;
 /// KataGo's `NNPos::KOMI_CLIP_RADIUS`: komi is clipped to the board area
 /// plus this.
 const KOMI_CLIP_RADIUS: f32 = 20.0;
+/// What input versions 3 to 6 clip komi to beyond the board area.
+const OLD_KOMI_CLIP_RADIUS: f32 = 1.0;
 
 /// KataGo keeps at most this many previous moves in the features.
 const MAX_HISTORY_FEATURES: usize = 5;
@@ -113,6 +122,10 @@ pub struct FeatureEncoder {
     ladder: LadderScratch,
 }
 
+/// What one row is encoded from: the position, the player to move and the
+/// input parameters.
+type Row<'a> = (&'a Board, &'a BoardHistory, Player, &'a NnInputParams);
+
 /// Row-major writer over the planes of one board.
 struct Planes<'a> {
     data: &'a mut [f32],
@@ -134,6 +147,53 @@ impl FeatureEncoder {
         FeatureEncoder::default()
     }
 
+    /// KataGo's `NNInputs::fillRowV*` of input version `version` for `next`
+    /// to move: writes `version.num_spatial_features() * y_size * x_size`
+    /// values into `spatial` (`[C, y, x]` row-major, the board's own size)
+    /// and `version.num_global_features()` into `global`, overwriting both.
+    /// The version is picked once per row, not per plane.
+    ///
+    /// # Panics
+    /// If the slices have the wrong length (a caller bug).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill_row(
+        &mut self,
+        version: InputVersion,
+        board: &Board,
+        hist: &BoardHistory,
+        next: Player,
+        params: &NnInputParams,
+        spatial: &mut [f32],
+        global: &mut [f32],
+    ) {
+        let area = board.x_size() * board.y_size();
+        assert_eq!(
+            spatial.len(),
+            version.num_spatial_features() * area,
+            "spatial input length"
+        );
+        assert_eq!(
+            global.len(),
+            version.num_global_features(),
+            "global input length"
+        );
+        spatial.fill(0.0);
+        global.fill(0.0);
+        let mut planes = Planes {
+            data: spatial,
+            x_size: board.x_size(),
+            area,
+        };
+        let rows = (board, hist, next, params);
+        match version {
+            InputVersion::V7 => self.fill_modern::<true>(rows, &mut planes, global),
+            InputVersion::V6 => self.fill_modern::<false>(rows, &mut planes, global),
+            InputVersion::V5 => old::fill_v5(rows, &mut planes, global),
+            InputVersion::V4 => self.fill_v3_v4(rows, true, &mut planes, global),
+            InputVersion::V3 => self.fill_v3_v4(rows, false, &mut planes, global),
+        }
+    }
+
     /// KataGo's `NNInputs::fillRowV7` for `next` to move: writes
     /// `NUM_SPATIAL_FEATURES_V7 * y_size * x_size` values into `spatial`
     /// (`[C, y, x]` row-major, the board's own size) and
@@ -150,33 +210,35 @@ impl FeatureEncoder {
         spatial: &mut [f32],
         global: &mut [f32],
     ) {
-        let (x_size, y_size) = (board.x_size(), board.y_size());
-        let area = x_size * y_size;
-        assert_eq!(
-            spatial.len(),
-            NUM_SPATIAL_FEATURES_V7 * area,
-            "spatial input length"
-        );
-        assert_eq!(global.len(), NUM_GLOBAL_FEATURES_V7, "global input length");
-        spatial.fill(0.0);
-        global.fill(0.0);
-        let mut planes = Planes {
-            data: spatial,
-            x_size,
-            area,
-        };
+        self.fill_row(InputVersion::V7, board, hist, next, params, spatial, global);
+    }
+
+    /// Input versions 7 (`V7`) and 6, which differ only in the history cut
+    /// (version 6 also cuts at the last rule violation), the komi clip and
+    /// the globals after 14 (version 6 has no playout advantage or button).
+    #[inline]
+    fn fill_modern<const V7: bool>(
+        &mut self,
+        (board, hist, next, params): Row<'_>,
+        planes: &mut Planes<'_>,
+        global: &mut [f32],
+    ) {
         let pla = next;
         let (pc, oc) = (pla.color(), pla.opp().color());
 
-        stone_planes(board, pc, oc, &mut planes);
-        ko_planes(board, hist, &mut planes);
-        let game_end_would_not_be_win = area_planes(board, hist, pla, params, &mut planes);
+        stone_planes::<true>(board, pc, oc, planes);
+        ko_planes(board, hist, (6, 7), planes);
+        let game_end_would_not_be_win = area_planes(board, hist, pla, params, planes);
         let (max_turns, suppress_pass_would_end_phase) =
             history_shown(board, hist, next, params, game_end_would_not_be_win);
-        let num_turns_included = move_history(hist, pla, max_turns, &mut planes, global);
-        self.ladder_planes(board, hist, oc, num_turns_included, &mut planes);
-        second_encore_planes(board, hist, pc, oc, &mut planes);
-        fill_globals(
+        let mut usable = max_turns.min(hist.num_approx_valid_turns_this_phase());
+        if !V7 {
+            usable = usable.min(hist.num_consec_valid_turns_this_game());
+        }
+        let num_turns_included = move_history(hist, pla, usable, 9, planes, global);
+        self.ladder_planes(board, hist, oc, num_turns_included, planes);
+        second_encore_planes(board, hist, pc, oc, (20, 21), planes);
+        fill_globals::<V7>(
             board,
             hist,
             next,
@@ -221,9 +283,14 @@ impl FeatureEncoder {
     }
 }
 
-/// Stones and liberties (planes 0..=5).
+/// Stones (planes 0..=2) and, with `LIBERTIES`, liberties (3..=5).
 #[inline]
-fn stone_planes(board: &Board, pc: Color, oc: Color, planes: &mut Planes<'_>) {
+fn stone_planes<const LIBERTIES: bool>(
+    board: &Board,
+    pc: Color,
+    oc: Color,
+    planes: &mut Planes<'_>,
+) {
     for loc in board.locs() {
         planes.set(0, loc);
         let c = board.get(loc);
@@ -232,7 +299,7 @@ fn stone_planes(board: &Board, pc: Color, oc: Color, planes: &mut Planes<'_>) {
         } else if c == oc {
             planes.set(2, loc);
         }
-        if c == pc || c == oc {
+        if LIBERTIES && (c == pc || c == oc) {
             match board.num_liberties(loc) {
                 1 => planes.set(3, loc),
                 2 => planes.set(4, loc),
@@ -243,25 +310,31 @@ fn stone_planes(board: &Board, pc: Color, oc: Color, planes: &mut Planes<'_>) {
     }
 }
 
-/// Ko bans (plane 6), and in the encore the recapture blocks (plane 7).
+/// Ko bans (plane `ban`: 6, or 3 in version 5), and in the encore the
+/// recapture blocks (plane `recap`: 7, or 4).
 #[inline]
-fn ko_planes(board: &Board, hist: &BoardHistory, planes: &mut Planes<'_>) {
+fn ko_planes(
+    board: &Board,
+    hist: &BoardHistory,
+    (ban, recap): (usize, usize),
+    planes: &mut Planes<'_>,
+) {
     if hist.encore_phase() == 0 {
         if let Some(ko) = board.ko_loc() {
-            planes.set(6, ko);
+            planes.set(ban, ko);
         }
         for loc in board.locs() {
             if hist.is_super_ko_banned(loc) && Some(loc) != board.ko_loc() {
-                planes.set(6, loc);
+                planes.set(ban, loc);
             }
         }
     } else {
         for loc in board.locs() {
             if hist.is_super_ko_banned(loc) {
-                planes.set(6, loc);
+                planes.set(ban, loc);
             }
             if hist.is_ko_recap_blocked(loc) {
-                planes.set(7, loc);
+                planes.set(recap, loc);
             }
         }
     }
@@ -344,21 +417,23 @@ fn history_shown(
     )
 }
 
-/// Previous moves (planes 9..=13, globals 0..=4), alternating players back
-/// from the opponent's last move; returns how many were shown.
+/// Previous moves (planes `first..first + 5`: 9..=13, or 6..=10 in
+/// version 5; globals 0..=4 for passes), alternating players back from the
+/// opponent's last move, at most `usable` of them; returns how many were
+/// shown.
 #[inline]
 fn move_history(
     hist: &BoardHistory,
     pla: Player,
-    max_turns: usize,
+    usable: usize,
+    first: usize,
     planes: &mut Planes<'_>,
     global: &mut [f32],
 ) -> usize {
     let opp = pla.opp();
     let mut num_turns_included = 0;
-    let usable = max_turns.min(hist.num_approx_valid_turns_this_phase());
     let moves = hist.moves();
-    for i in 0..usable.min(moves.len()) {
+    for i in 0..usable.min(moves.len()).min(MAX_HISTORY_FEATURES) {
         let (mv, who) = moves[moves.len() - 1 - i];
         let expected = if i % 2 == 0 { opp } else { pla };
         if who != expected {
@@ -367,37 +442,40 @@ fn move_history(
         num_turns_included = i + 1;
         match mv {
             Move::Pass => global[i] = 1.0,
-            Move::Play(loc) => planes.set(9 + i, loc),
+            Move::Play(loc) => planes.set(first + i, loc),
         }
     }
     num_turns_included
 }
 
-/// Stones at the start of the second encore (planes 20, 21).
+/// Stones at the start of the second encore (planes `mine`, `theirs`:
+/// 20 and 21, or 11 and 12 in version 5).
 #[inline]
 fn second_encore_planes(
     board: &Board,
     hist: &BoardHistory,
     pc: Color,
     oc: Color,
+    (mine, theirs): (usize, usize),
     planes: &mut Planes<'_>,
 ) {
     if hist.encore_phase() >= 2 {
         for loc in board.locs() {
             let c = hist.second_encore_start_color(loc);
             if c == pc {
-                planes.set(20, loc);
+                planes.set(mine, loc);
             } else if c == oc {
-                planes.set(21, loc);
+                planes.set(theirs, loc);
             }
         }
     }
 }
 
-/// Globals 5..=18: komi, rules, encore phase, pass ending the phase,
-/// playout doubling advantage, button and komi parity.
+/// Globals 5..=18 (`V7`) or 5..=15 (version 6): komi, rules, encore
+/// phase, pass ending the phase, playout doubling advantage and button
+/// (version 7 only) and komi parity.
 #[inline]
-fn fill_globals(
+fn fill_globals<const V7: bool>(
     board: &Board,
     hist: &BoardHistory,
     next: Player,
@@ -407,25 +485,14 @@ fn fill_globals(
 ) {
     let rules = *hist.rules();
     let area = board.x_size() * board.y_size();
-    let self_komi = clipped_self_komi(board, hist, next, params);
+    let radius = if V7 {
+        KOMI_CLIP_RADIUS
+    } else {
+        OLD_KOMI_CLIP_RADIUS
+    };
+    let self_komi = clipped_self_komi(board, hist, next, params, radius);
     global[5] = self_komi / 20.0;
-    match rules.ko_rule {
-        KoRule::Simple => {}
-        KoRule::Positional | KoRule::Spight => {
-            global[6] = 1.0;
-            global[7] = 0.5;
-        }
-        KoRule::Situational => {
-            global[6] = 1.0;
-            global[7] = -0.5;
-        }
-    }
-    if rules.multi_stone_suicide_legal {
-        global[8] = 1.0;
-    }
-    if rules.scoring_rule == ScoringRule::Territory {
-        global[9] = 1.0;
-    }
+    rule_globals(&rules, global);
     match rules.tax_rule {
         TaxRule::None => {}
         TaxRule::Seki => global[10] = 1.0,
@@ -443,6 +510,13 @@ fn fill_globals(
     if !suppress_pass_would_end_phase && hist.pass_would_end_phase(board, next) {
         global[14] = 1.0;
     }
+    let parity = rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2;
+    if !V7 {
+        if parity {
+            global[15] = komi_parity_wave(self_komi, area % 2 == 0);
+        }
+        return;
+    }
     if params.playout_doubling_advantage != 0.0 {
         global[15] = 1.0;
         global[16] = (0.5 * params.playout_doubling_advantage) as f32;
@@ -450,8 +524,32 @@ fn fill_globals(
     if hist.has_button() {
         global[17] = 1.0;
     }
-    if rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2 {
+    if parity {
         global[18] = komi_parity_wave(self_komi, area % 2 == 0);
+    }
+}
+
+/// Globals 6..=9, the same in every input version: ko rule (simple (0, 0),
+/// positional or Spight (1, 0.5), situational (1, -0.5)), multi-stone
+/// suicide, territory scoring.
+#[inline]
+fn rule_globals(rules: &crate::game::Rules, global: &mut [f32]) {
+    match rules.ko_rule {
+        KoRule::Simple => {}
+        KoRule::Positional | KoRule::Spight => {
+            global[6] = 1.0;
+            global[7] = 0.5;
+        }
+        KoRule::Situational => {
+            global[6] = 1.0;
+            global[7] = -0.5;
+        }
+    }
+    if rules.multi_stone_suicide_legal {
+        global[8] = 1.0;
+    }
+    if rules.scoring_rule == ScoringRule::Territory {
+        global[9] = 1.0;
     }
 }
 
@@ -497,15 +595,17 @@ fn area_feature(
 }
 
 /// Komi from pla's view with bonuses and draw adjustment, clipped to the
-/// board area plus [`KOMI_CLIP_RADIUS`] either way.
+/// board area plus `radius` ([`KOMI_CLIP_RADIUS`], or
+/// [`OLD_KOMI_CLIP_RADIUS`] before input version 7) either way.
 fn clipped_self_komi(
     board: &Board,
     hist: &BoardHistory,
     pla: Player,
     params: &NnInputParams,
+    radius: f32,
 ) -> f32 {
     let komi = hist.current_self_komi(pla, params.draw_equivalent_wins_for_white);
-    let bound = (board.x_size() * board.y_size()) as f32 + KOMI_CLIP_RADIUS;
+    let bound = (board.x_size() * board.y_size()) as f32 + radius;
     komi.clamp(-bound, bound)
 }
 
@@ -548,7 +648,10 @@ const KEY_PASS_ALIVE_OVERRIDE: u128 = 0x6c0e_94b7_e3d1_5a28_2f97_d04c_86b5_e13a;
 ///
 /// Like KataGo it ignores which earlier moves were played (transpositions
 /// with different recent moves share a cache entry); the policy temperature
-/// and optimism are mixed in by the evaluator's own cache key.
+/// and optimism are mixed in by the evaluator's own cache key. Nor does it
+/// name the input version: a cache belongs to one evaluator, whose models
+/// are all of one model version (the evaluator checks), as KataGo's cache
+/// belongs to one `NNEvaluator`.
 pub fn nn_input_hash(
     board: &Board,
     hist: &BoardHistory,

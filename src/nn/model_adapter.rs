@@ -56,6 +56,10 @@ impl BatchModel for Model {
     fn num_global_features(&self) -> usize {
         Model::num_global_features(self)
     }
+
+    fn model_version(&self) -> i32 {
+        self.version()
+    }
 }
 
 impl BatchModel for CpuModel {
@@ -71,5 +75,9 @@ impl BatchModel for CpuModel {
 
     fn num_global_features(&self) -> usize {
         CpuModel::num_global_features(self)
+    }
+
+    fn model_version(&self) -> i32 {
+        self.version()
     }
 }

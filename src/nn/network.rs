@@ -128,6 +128,9 @@ pub struct ModelOptions {
 pub struct Model {
     name: String,
     version: i32,
+    /// Spatial planes and global values per row (the model version's
+    /// input features).
+    inputs: (usize, usize),
     device: Device,
     kind: Kind,
     post_process: PostProcessParams,
@@ -233,6 +236,7 @@ impl Model {
         Ok(Model {
             name: file.name.clone(),
             version: file.version,
+            inputs: (file.num_input_channels, file.num_input_global_channels),
             device,
             kind,
             post_process: file.post_process,
@@ -249,7 +253,7 @@ impl Model {
         &self.name
     }
 
-    /// The model version (8..=17).
+    /// The model version (3..=17).
     pub fn version(&self) -> i32 {
         self.version
     }
@@ -295,18 +299,18 @@ impl Model {
 
     /// Spatial input planes expected per row.
     pub fn num_spatial_features(&self) -> usize {
-        NUM_SPATIAL_FEATURES
+        self.inputs.0
     }
 
     /// Global inputs expected per row.
     pub fn num_global_features(&self) -> usize {
-        NUM_GLOBAL_FEATURES
+        self.inputs.1
     }
 
     /// Runs one batch. Outputs are from the side to move's perspective
     /// (see [`NetOutputs`]).
     pub fn forward(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
-        validate_input(batch)?;
+        validate_input(batch, self.inputs)?;
         if self.staged {
             return self.forward_staged(batch);
         }
@@ -319,11 +323,12 @@ impl Model {
                 .f_to_device(self.device)?
                 .f_to_kind(self.kind)?)
         };
-        let mut spatial = to_dev(batch.spatial, &[n64, NUM_SPATIAL_FEATURES as i64, h64, w64])?;
+        let (c, g) = (self.inputs.0 as i64, self.inputs.1 as i64);
+        let mut spatial = to_dev(batch.spatial, &[n64, c, h64, w64])?;
         if self.channels_last {
             spatial = to_channels_last(&spatial);
         }
-        let global = to_dev(batch.global, &[n64, NUM_GLOBAL_FEATURES as i64])?;
+        let global = to_dev(batch.global, &[n64, g])?;
         let ctx = match batch.mask {
             Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?, m),
             None => Ctx::full(n64, h64, w64, self.device, self.kind),
@@ -345,7 +350,7 @@ impl Model {
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let rows = batch_bucket(n);
         let hw = h * w;
-        let (c, g) = (NUM_SPATIAL_FEATURES, NUM_GLOBAL_FEATURES);
+        let (c, g) = self.inputs;
         let (sp_len, gl_len, mask_len) = (rows * c * hw, rows * g, rows * hw);
         let with_mask = batch.mask.is_some();
         let total = sp_len + gl_len + if with_mask { mask_len } else { 0 };
@@ -449,8 +454,9 @@ impl Staging {
     }
 }
 
-/// Checks a batch's sizes and mask (shared by both backends).
-fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
+/// Checks a batch's sizes and mask (shared by both backends) for a net of
+/// `(spatial, global)` inputs per row.
+fn validate_input(batch: &InputBatch, (spatial, global): (usize, usize)) -> Result<(), NetError> {
     let (n, h, w) = (batch.batch_size, batch.height, batch.width);
     if n == 0 {
         return Err(NetError::BadInput("empty batch".into()));
@@ -469,12 +475,8 @@ fn validate_input(batch: &InputBatch) -> Result<(), NetError> {
             )))
         }
     };
-    check(
-        "spatial input",
-        batch.spatial.len(),
-        n * NUM_SPATIAL_FEATURES * h * w,
-    )?;
-    check("global input", batch.global.len(), n * NUM_GLOBAL_FEATURES)?;
+    check("spatial input", batch.spatial.len(), n * spatial * h * w)?;
+    check("global input", batch.global.len(), n * global)?;
     if let Some(m) = batch.mask {
         check("mask", m.len(), n * h * w)?;
         // A row with an empty board would divide by zero in the pooling.

@@ -273,8 +273,9 @@ fn run_boards(model: &Model, boards: &[(usize, usize)], s: usize, masked: bool) 
     let (mut spatial, mut global, mut mask) = (Vec::new(), Vec::new(), Vec::new());
     for &(xs, ys) in boards {
         let (sp, gl, m) = position(xs, ys, s);
-        spatial.extend(sp);
-        global.extend(gl);
+        // Nets before version 8 read fewer planes and globals: the first.
+        spatial.extend_from_slice(&sp[..model.num_spatial_features() * s * s]);
+        global.extend_from_slice(&gl[..model.num_global_features()]);
         mask.extend(m);
     }
     let n = boards.len();
@@ -308,7 +309,10 @@ fn max_diff(a: &NetOutputs, b: &NetOutputs) -> f32 {
 /// everything of the CUDA path but the device itself is checked here.
 #[test]
 fn cuda_way_on_the_cpu_equals_the_cpu_way() {
-    for file in [g170(), synthetic(15, Activation::Mish, 11)] {
+    // Version 6 reads 13 planes and 12 globals: the staging buffer's
+    // layout follows the net's own input sizes.
+    let old = synthetic(6, Activation::Relu, 11);
+    for file in [g170(), synthetic(15, Activation::Mish, 11), old] {
         let cpu = cpu_model(&file, true, false);
         for channels_last in [false, true] {
             let opts = ModelOptions {

@@ -161,7 +161,9 @@ pub struct Values {
 
 /// Score-head outputs of one row after KataGo's per-version scaling.
 /// Mean, stdev and lead are conditional on the game having a result (see
-/// [`NetRow::values`]).
+/// [`NetRow::values`]). Model version 3 is the exception: its mean and
+/// lead are the raw score value channel (before the arctan, stdev 0),
+/// which only becomes points with the board's size, as the evaluator does.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScoreOutputs {
     /// Expected final score of the side to move.
@@ -170,11 +172,11 @@ pub struct ScoreOutputs {
     pub score_stdev: f32,
     /// Points the side to move is ahead by.
     pub lead: f32,
-    /// Expected remaining game-variance time in turns; -1 for model version 8.
+    /// Expected remaining game-variance time in turns; -1 before model version 9.
     pub var_time_left: f32,
-    /// Short-term win/loss error; -1 for model version 8.
+    /// Short-term win/loss error; -1 before model version 9.
     pub shortterm_winloss_error: f32,
-    /// Short-term score error; -1 for model version 8.
+    /// Short-term score error; -1 before model version 9.
     pub shortterm_score_error: f32,
 }
 
@@ -199,7 +201,8 @@ fn softplus(x: f64) -> f64 {
 }
 
 impl ScoreRaw {
-    /// From the 4 (v8) or 6 (v9+) channels of the score head.
+    /// From the 1 (v3), 2 (v4-7), 4 (v8) or 6 (v9+) channels of the score
+    /// head; absent channels read 0.
     pub(super) fn from_channels(c: &[f32]) -> ScoreRaw {
         let at = |i: usize| c.get(i).copied().unwrap_or(0.0);
         ScoreRaw {
@@ -213,9 +216,26 @@ impl ScoreRaw {
     }
 
     pub(super) fn post_process(self, version: i32, p: &PostProcessParams) -> ScoreOutputs {
+        if version <= 3 {
+            // One channel: a score value before its arctan, whose meaning in
+            // points depends on the row's board size. Only the evaluator
+            // knows that (`postprocess`, as KataGo's nneval does it), so
+            // the channel goes on as is, as mean and lead.
+            return ScoreOutputs {
+                score_mean: self.mean,
+                score_stdev: 0.0,
+                lead: self.mean,
+                var_time_left: -1.0,
+                shortterm_winloss_error: -1.0,
+                shortterm_score_error: -1.0,
+            };
+        }
         let score_mean = f64::from(self.mean) * p.score_mean_multiplier;
         let score_stdev = softplus(f64::from(self.stdev_pre_softplus)) * p.score_stdev_multiplier;
-        let lead = f64::from(self.lead) * p.lead_multiplier;
+        // Versions 4-7 have no lead head: KataGo's backends copy the raw
+        // score mean into the lead before scaling it.
+        let lead_raw = if version >= 8 { self.lead } else { self.mean };
+        let lead = f64::from(lead_raw) * p.lead_multiplier;
         let (var_time_left, st_wl, st_score) = if version >= 9 {
             let var_time =
                 softplus(f64::from(self.var_time_pre_softplus)) * p.variance_time_multiplier;
@@ -237,7 +257,7 @@ impl ScoreRaw {
             };
             (var_time, st_wl, st_score)
         } else {
-            // KataGo reports "absent" for heads a version-8 net lacks.
+            // KataGo reports "absent" for heads a net before version 9 lacks.
             (-1.0, -1.0, -1.0)
         };
         ScoreOutputs {
@@ -265,6 +285,18 @@ mod tests {
         assert!((s.score_mean - 2.0).abs() < 1e-6);
         assert!((s.lead - 6.0).abs() < 1e-6);
         assert!((f64::from(s.score_stdev) - softplus(0.2f32 as f64) * 20.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn versions_4_to_7_take_the_lead_from_the_mean() {
+        let s = ScoreRaw::from_channels(&[0.1, 0.2]).post_process(7, &PostProcessParams::default());
+        assert!((s.score_mean - 2.0).abs() < 1e-6);
+        assert_eq!(s.lead, s.score_mean);
+        assert!((f64::from(s.score_stdev) - softplus(0.2f32 as f64) * 20.0).abs() < 1e-5);
+        assert_eq!(s.var_time_left, -1.0);
+        assert_eq!(s.shortterm_score_error, -1.0);
+        let v3 = ScoreRaw::from_channels(&[0.7]).post_process(3, &PostProcessParams::default());
+        assert_eq!((v3.score_mean, v3.lead, v3.score_stdev), (0.7, 0.7, 0.0));
     }
 
     #[test]

@@ -89,15 +89,17 @@ fn check_finite(name: &str, v: f64) -> Result<(), EvalError> {
     }
 }
 
-/// Post-processes one network row for `req` laid out as `layout`: undoes
-/// the symmetry and padding, softmaxes the policy over the legal moves with
-/// the request's temperature (illegal moves exactly -1), softmaxes the
-/// value, and turns everything to white's perspective.
+/// Post-processes one network row for `req` laid out as `layout`, from a
+/// net of KataGo model version `model_version`: undoes the symmetry and
+/// padding, softmaxes the policy over the legal moves with the request's
+/// temperature (illegal moves exactly -1), softmaxes the value, and turns
+/// everything to white's perspective.
 pub(crate) fn postprocess(
     raw: &RawRow,
     layout: &RowLayout,
     req: &EvalRequest,
     want_ownership: bool,
+    model_version: i32,
 ) -> Result<NnOutput, EvalError> {
     let (x_size, y_size) = (layout.x_size, layout.y_size);
     let plane = layout.x_len * layout.y_len;
@@ -112,7 +114,11 @@ pub(crate) fn postprocess(
     }
     let optimistic = optimistic_policy(raw, plane, req.params.policy_optimism)?;
     let policy = policy_probs(raw, layout, req, optimistic)?;
-    let v = value_probs(raw, req.params.allow_no_result)?;
+    let v = if model_version <= 3 {
+        value_probs_v3(raw, x_size, y_size)?
+    } else {
+        value_probs(raw, req.params.allow_no_result)?
+    };
 
     let white = req.to_move == Player::White;
     let sign = if white { 1.0f32 } else { -1.0 };
@@ -328,6 +334,55 @@ fn value_probs(raw: &RawRow, allow_no_result: bool) -> Result<Values, EvalError>
     })
 }
 
+/// KataGo's "inverse_atan": `tan`, saturating at ±1e6 near ±pi/2.
+fn inverse_atan(x: f64) -> f64 {
+    use std::f64::consts::FRAC_PI_2;
+    if x >= FRAC_PI_2 - 1e-6 {
+        1e6
+    } else if x <= -FRAC_PI_2 + 1e-6 {
+        -1e6
+    } else {
+        x.tan()
+    }
+}
+
+/// Model version 3's values, as nneval.cpp finishes them: a plain softmax
+/// (the no-result logit is never suppressed, and the score is not made
+/// unconditional), and the one score channel read as a score value (its
+/// arctan) whose points scale with the side of the board
+/// (`ScoreValue::approxWhiteScoreOfScoreValueSmooth` with center 0 and
+/// scale 2). The net has no second moment: the mean squared stands in.
+fn value_probs_v3(raw: &RawRow, x_size: usize, y_size: usize) -> Result<Values, EvalError> {
+    use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
+    let [win_logit, loss_logit, no_result_logit] = raw.value.map(f64::from);
+    let max = win_logit.max(loss_logit).max(no_result_logit);
+    let (win, loss, no_result) = (
+        (win_logit - max).exp(),
+        (loss_logit - max).exp(),
+        (no_result_logit - max).exp(),
+    );
+    let total = win + loss + no_result;
+    let score_value = f64::from(raw.score_mean).atan() * FRAC_2_PI;
+    check_finite("value softmax sum", total)?;
+    check_finite("score value", score_value)?;
+    // KataGo's `Board::sqrtBoardArea`: exact on square boards.
+    let sqrt_area = if x_size == y_size {
+        x_size as f64
+    } else {
+        ((x_size * y_size) as f64).sqrt()
+    };
+    // Stored as f32 before it is squared, as KataGo's NNOutput holds it.
+    let mean = f64::from((inverse_atan(score_value * FRAC_PI_2) * 2.0 * sqrt_area) as f32);
+    Ok(Values {
+        win: win / total,
+        loss: loss / total,
+        no_result: no_result / total,
+        score_mean: mean,
+        score_mean_sq: f64::from((mean * mean) as f32),
+        lead: mean,
+    })
+}
+
 /// The ownership head in the board's own orientation, times `sign` (white's
 /// point of view).
 #[inline]
@@ -469,7 +524,7 @@ mod tests {
         req.legal[1] = false;
         req.legal[4] = false;
         let layout = RowLayout::new(3, 2, Symmetry::IDENTITY, None);
-        let out = postprocess(&raw(6), &layout, &req, false).unwrap();
+        let out = postprocess(&raw(6), &layout, &req, false, 17).unwrap();
         assert_eq!(out.policy[1], -1.0);
         assert_eq!(out.policy[4], -1.0);
         let legal_sum: f32 = out.policy.iter().filter(|&&p| p >= 0.0).sum();
@@ -481,7 +536,7 @@ mod tests {
 
         // Temperature 2 halves the logits.
         req.params.policy_temperature = 2.0;
-        let hot = postprocess(&raw(6), &layout, &req, false).unwrap();
+        let hot = postprocess(&raw(6), &layout, &req, false, 17).unwrap();
         let ratio = hot.policy[6] / hot.policy[0];
         assert!((ratio - (0.3f32).exp()).abs() < 1e-5);
     }
@@ -493,7 +548,7 @@ mod tests {
         let layout = RowLayout::new(2, 1, Symmetry::IDENTITY, None);
         let mut r = raw(2);
         r.policy = vec![0.0, 0.0, 20.0];
-        let out = postprocess(&r, &layout, &req, false).unwrap();
+        let out = postprocess(&r, &layout, &req, false, 17).unwrap();
         assert!((out.policy[2] - 0.95).abs() < 1e-5, "{:?}", out.policy);
     }
 
@@ -501,8 +556,8 @@ mod tests {
     fn black_to_move_flips_values_and_ownership() {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let r = raw(9);
-        let w = postprocess(&r, &layout, &request(3, 3, Player::White), true).unwrap();
-        let b = postprocess(&r, &layout, &request(3, 3, Player::Black), true).unwrap();
+        let w = postprocess(&r, &layout, &request(3, 3, Player::White), true, 17).unwrap();
+        let b = postprocess(&r, &layout, &request(3, 3, Player::Black), true, 17).unwrap();
         assert_eq!(w.white_win_prob, b.white_loss_prob);
         assert_eq!(w.white_loss_prob, b.white_win_prob);
         assert_eq!(w.white_score_mean, -b.white_score_mean);
@@ -524,7 +579,7 @@ mod tests {
             ..EvalParams::default()
         };
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
-        let out = postprocess(&raw(9), &layout, &req, false).unwrap();
+        let out = postprocess(&raw(9), &layout, &req, false, 17).unwrap();
         let e = [1.0f64.exp(), (-1.0f64).exp(), 0.5f64.exp()];
         let nr = e[2] / (e[0] + e[1] + e[2]);
         assert!((f64::from(out.white_no_result_prob) - nr).abs() < 1e-6);
@@ -533,18 +588,50 @@ mod tests {
     }
 
     #[test]
+    fn version_3_reads_a_score_value_and_keeps_no_result() {
+        let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
+        let mut r = raw(9);
+        r.score_mean = 0.25;
+        let w = postprocess(&r, &layout, &request(3, 3, Player::White), false, 3).unwrap();
+        let e = [1.0f64.exp(), (-1.0f64).exp(), 0.5f64.exp()];
+        let nr = e[2] / (e[0] + e[1] + e[2]);
+        // No result stays, even though the request does not allow it.
+        assert!((f64::from(w.white_no_result_prob) - nr).abs() < 1e-6);
+        // tan(atan(x)) = x: the raw channel times 2 * sqrt(area) points,
+        // not scaled by the chance of a result.
+        assert!((w.white_score_mean - 0.25 * 2.0 * 3.0).abs() < 1e-5);
+        assert_eq!(w.white_lead, w.white_score_mean);
+        assert_eq!(
+            w.white_score_mean_sq,
+            w.white_score_mean * w.white_score_mean
+        );
+        let b = postprocess(&r, &layout, &request(3, 3, Player::Black), false, 3).unwrap();
+        assert_eq!(b.white_score_mean, -w.white_score_mean);
+        // A non-square board scales by the square root of its area.
+        let wide = RowLayout::new(4, 2, Symmetry::IDENTITY, None);
+        let mut r8 = raw(8);
+        r8.score_mean = 0.25;
+        let o = postprocess(&r8, &wide, &request(4, 2, Player::White), false, 3).unwrap();
+        assert!((f64::from(o.white_score_mean) - 0.25 * 2.0 * 8f64.sqrt()).abs() < 1e-5);
+        // A huge score value saturates as KataGo's inverse_atan does.
+        r.score_mean = 1e12;
+        let big = postprocess(&r, &layout, &request(3, 3, Player::White), false, 3).unwrap();
+        assert_eq!(big.white_score_mean, 6e6);
+    }
+
+    #[test]
     fn bad_outputs_are_errors() {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let req = request(3, 3, Player::White);
         let mut r = raw(9);
         r.policy.pop();
-        assert!(postprocess(&r, &layout, &req, false).is_err());
+        assert!(postprocess(&r, &layout, &req, false, 17).is_err());
         let mut r = raw(9);
         r.value[0] = f32::NAN;
-        assert!(postprocess(&r, &layout, &req, false).is_err());
+        assert!(postprocess(&r, &layout, &req, false, 17).is_err());
         let mut r = raw(9);
         r.ownership = None;
-        assert!(postprocess(&r, &layout, &req, true).is_err());
+        assert!(postprocess(&r, &layout, &req, true, 17).is_err());
     }
 
     #[test]
@@ -552,7 +639,7 @@ mod tests {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let mut req = request(3, 3, Player::White);
         req.legal[2] = false;
-        let mut a = postprocess(&raw(9), &layout, &req, true).unwrap();
+        let mut a = postprocess(&raw(9), &layout, &req, true, 17).unwrap();
         let mut b = a.clone();
         a.white_score_mean = 2.0;
         a.white_score_mean_sq = 4.0; // stdev 0

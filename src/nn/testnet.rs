@@ -225,7 +225,9 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
         12..=15 => 2,
         _ => 1,
     };
-    let score_channels = if version >= 9 { 6 } else { 4 };
+    let score_channels = num_score_value_channels(version);
+    let inputs = InputVersion::of_model_version(version).unwrap_or(InputVersion::V7);
+    let (spatial, global) = (inputs.num_spatial_features(), inputs.num_global_features());
     let post_process = if version >= 13 {
         PostProcessParams {
             shortterm_score_error_multiplier: 150.0,
@@ -249,8 +251,8 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
     ModelFile {
         name: format!("synthetic-v{version}"),
         version,
-        num_input_channels: NUM_SPATIAL_FEATURES,
-        num_input_global_channels: NUM_GLOBAL_FEATURES,
+        num_input_channels: spatial,
+        num_input_global_channels: global,
         post_process,
         prefer_pass_alive_under_suicide_rules: false,
         trunk: Trunk {
@@ -260,8 +262,8 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             regular_num_channels: 12,
             dilated_num_channels: 8,
             gpool_num_channels: 8,
-            initial_conv: g.conv("conv1", 5, NUM_SPATIAL_FEATURES, c),
-            initial_matmul: g.matmul("ginput", NUM_GLOBAL_FEATURES, c),
+            initial_conv: g.conv("conv1", 5, spatial, c),
+            initial_matmul: g.matmul("ginput", global, c),
             metadata_encoder: None,
             blocks,
             tip_bn: if tip_rms_norm.is_some() {
@@ -300,5 +302,20 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
             sv3_bias: g.bias("value.bias_valuehead", score_channels),
             ownership_conv: g.conv("value.conv_ownership", 1, 8, 1),
         },
+    }
+}
+
+/// Writes the fixture nets of `tests/data/katago_old_versions` (model
+/// versions 3 to 7) into the folder `ENGINE_OLD_FIXTURES` names, with the
+/// project's model writer: `scripts/old_version_fixtures.sh` runs it and
+/// then asks KataGo for its answers with them.
+#[test]
+#[ignore = "writes fixture files; run by scripts/old_version_fixtures.sh"]
+fn write_old_version_fixtures() {
+    let dir = std::env::var("ENGINE_OLD_FIXTURES").expect("ENGINE_OLD_FIXTURES names a folder");
+    for version in 3..=7 {
+        let m = synthetic(version, Activation::Relu, 3000 + version as u64);
+        let path = std::path::Path::new(&dir).join(format!("synthetic-v{version}.bin.gz"));
+        m.write(&path).expect("fixture written");
     }
 }

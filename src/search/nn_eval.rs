@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::game::{KoRule, Move, ScoringRule};
 use crate::nn::{
-    nn_input_hash, EncodedInput, EvalParams, EvalRequest, Evaluator, FeatureEncoder, NnInputParams,
-    NnOutput, Symmetry, SymmetryChoice, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
+    nn_input_hash, EncodedInput, EvalParams, EvalRequest, Evaluator, FeatureEncoder, InputVersion,
+    NnInputParams, NnOutput, Symmetry, SymmetryChoice,
 };
 
 use super::eval::{EvalError, EvalOptions, EvalStats, PositionEvaluator};
@@ -35,14 +35,22 @@ pub struct NnEvalSettings {
 pub struct NnSearchEvaluator {
     evaluator: Evaluator,
     settings: NnEvalSettings,
+    /// The input features the net reads, from its model version (looked
+    /// up once here, not per evaluation).
+    inputs: InputVersion,
 }
 
 impl NnSearchEvaluator {
     /// Wraps a shared evaluator.
     pub fn new(evaluator: Evaluator, settings: NnEvalSettings) -> NnSearchEvaluator {
+        // Every loaded net has a version of 3..=17; a stub model reports
+        // the newest.
+        let inputs =
+            InputVersion::of_model_version(evaluator.model_version()).unwrap_or(InputVersion::V7);
         NnSearchEvaluator {
             evaluator,
             settings,
+            inputs,
         }
     }
 
@@ -133,11 +141,12 @@ impl NnSearchEvaluator {
         let mut input = EncodedInput {
             x_size: x,
             y_size: y,
-            spatial: vec![0.0; NUM_SPATIAL_FEATURES_V7 * x * y],
-            global: vec![0.0; NUM_GLOBAL_FEATURES_V7],
+            spatial: vec![0.0; self.inputs.num_spatial_features() * x * y],
+            global: vec![0.0; self.inputs.num_global_features()],
         };
         ENCODER.with(|enc| {
-            enc.borrow_mut().fill_row_v7(
+            enc.borrow_mut().fill_row(
+                self.inputs,
                 &state.board,
                 &state.hist,
                 state.next,

@@ -29,14 +29,22 @@ fn expect_all(section: &str, rels: &[Rel]) -> Check {
         .try_for_each(|&(what_a, a, what_b, b)| expect_eq(section, what_a, a, what_b, b))
 }
 
-/// The input sizes every supported version has.
+/// The input sizes of the file's model version (KataGo's backends assert
+/// them: `NNModelVersion::getNumSpatialFeatures` and
+/// `getNumGlobalFeatures`).
 pub(super) fn inputs(m: &ModelFile) -> Check {
-    if m.num_input_channels != NUM_SPATIAL_FEATURES
-        || m.num_input_global_channels != NUM_GLOBAL_FEATURES
-    {
+    // The walk has refused versions outside 3..=17 before this check.
+    let Some(inputs) = InputVersion::of_model_version(m.version) else {
         return Err(format!(
-            "{}: expected {NUM_SPATIAL_FEATURES} spatial and {NUM_GLOBAL_FEATURES} global inputs \
-             for model version {}, file says {} and {}",
+            "{}: no input features for model version {}",
+            m.name, m.version
+        ));
+    };
+    let (spatial, global) = (inputs.num_spatial_features(), inputs.num_global_features());
+    if m.num_input_channels != spatial || m.num_input_global_channels != global {
+        return Err(format!(
+            "{}: expected {spatial} spatial and {global} global inputs \
+             for model version {} (input features {inputs:?}), file says {} and {}",
             m.name, m.version, m.num_input_channels, m.num_input_global_channels
         ));
     }
@@ -169,10 +177,11 @@ pub(super) fn policy_head(p: &PolicyHead) -> Check {
     }
 }
 
-/// The value head (score outputs: 4 for version 8, 6 from version 9).
+/// The value head (score outputs: 1 for version 3, 2 for versions 4-7, 4
+/// for version 8, 6 from version 9).
 #[rustfmt::skip]
 pub(super) fn value_head(h: &ValueHead, version: i32) -> Check {
-    let score_channels = if version >= 9 { 6 } else { 4 };
+    let score_channels = num_score_value_channels(version);
     let v1_out = h.v1_conv.out_channels;
     let v1_bn = h.v1_bn.num_channels;
     let hidden = h.v2_mul.out_channels;

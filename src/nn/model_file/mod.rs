@@ -93,11 +93,12 @@ pub enum ModelFileError {
 pub struct ModelFile {
     /// The model's name (first token of the file).
     pub name: String,
-    /// Model version (8..=16).
+    /// Model version (3..=17).
     pub version: i32,
-    /// Spatial input planes (22).
+    /// Spatial input planes (22; 13 for model version 6).
     pub num_input_channels: usize,
-    /// Global inputs (19).
+    /// Global inputs (19 from model version 8; 14, 12 or 16 before, see
+    /// [`InputVersion`]).
     pub num_input_global_channels: usize,
     /// Output scaling constants (stored in the file for version >= 13).
     pub post_process: PostProcessParams,
@@ -396,7 +397,7 @@ mod tests {
         assert!(matches!(not_model, Err(ModelFileError::Format { .. })));
         let text = ModelFile::from_bytes(b"hello world this is text", Path::new("x.bin"));
         assert!(matches!(text, Err(ModelFileError::Format { .. })));
-        for v in [3, 7, 18, -1] {
+        for v in [0, 2, 18, -1] {
             let content = format!("name {v} 22 19 trunk");
             let err = ModelFile::from_bytes(content.as_bytes(), Path::new("x.bin"))
                 .expect_err("bad version");
@@ -455,6 +456,55 @@ mod synthetic_tests {
             let msg = err.to_string();
             assert!(msg.contains("attn1") && msg.contains(want), "{want}: {msg}");
         }
+    }
+
+    /// Files of model versions 3 to 7 that break a rule of their version
+    /// are typed errors naming the section and what is wrong.
+    #[test]
+    fn malformed_old_version_files_are_clear_errors() {
+        let load = |m: &ModelFile| {
+            ModelFile::from_bytes(&m.to_bytes(), Path::new("old.bin")).expect_err("malformed")
+        };
+        // A version-3 value head (one score channel) in a version-4 file.
+        let mut m = synthetic(3, Activation::Relu, 1);
+        m.version = 4;
+        let msg = load(&m).to_string();
+        assert!(
+            msg.contains("value: sv3Mul out (1) != score value outputs (2)"),
+            "{msg}"
+        );
+        // Version 6 reads 13 planes and 12 globals, not version 7's 22 and 16.
+        let mut m = synthetic(6, Activation::Relu, 2);
+        m.version = 7;
+        let msg = load(&m).to_string();
+        assert!(
+            msg.contains("expected 22 spatial and 16 global inputs for model version 7")
+                && msg.contains("file says 13 and 12"),
+            "{msg}"
+        );
+        // A version-8 value head (four score channels) in a version-5 file.
+        let mut m = synthetic(5, Activation::Relu, 3);
+        let v8 = synthetic(8, Activation::Relu, 3);
+        m.value_head.sv3_mul = v8.value_head.sv3_mul;
+        m.value_head.sv3_bias = v8.value_head.sv3_bias;
+        let msg = load(&m).to_string();
+        assert!(
+            msg.contains("sv3Mul out (4) != score value outputs (2)"),
+            "{msg}"
+        );
+        // Cut inside a layer: the error names it.
+        let bytes = synthetic(5, Activation::Relu, 4).to_bytes();
+        let err = ModelFile::from_bytes(&bytes[..bytes.len() / 2], Path::new("cut5.bin"))
+            .expect_err("truncated");
+        assert!(matches!(err, ModelFileError::Format { .. }), "{err}");
+        assert!(err.to_string().contains("cut5.bin"), "{err}");
+        // Versions before 3 are refused as KataGo refuses them.
+        let err = ModelFile::from_bytes(b"name 2 22 14 trunk", Path::new("v2.bin"))
+            .expect_err("version 2");
+        assert!(
+            matches!(err, ModelFileError::UnsupportedVersion { version: 2, .. }),
+            "{err}"
+        );
     }
 
     #[test]

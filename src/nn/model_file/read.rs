@@ -343,7 +343,7 @@ impl ModelVisitor for Reader<'_> {
         if v < MIN_MODEL_VERSION {
             return Err(ParseError::Version(
                 v,
-                "; older nets from before KataGo's g170 run are not supported",
+                "; nets of versions 0-2 are from an extremely old KataGo, which KataGo 1.17.2 no longer reads either",
             ));
         }
         if v > MAX_MODEL_VERSION {

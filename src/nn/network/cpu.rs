@@ -30,6 +30,8 @@ use transformer::{CpuTransformer, RmsTip};
 pub struct CpuModel {
     name: String,
     version: i32,
+    /// Spatial planes and global values per row.
+    inputs: (usize, usize),
     post_process: PostProcessParams,
     policy_channels: usize,
     num_parameters: usize,
@@ -323,6 +325,7 @@ impl CpuModel {
         Ok(CpuModel {
             name: file.name.clone(),
             version: file.version,
+            inputs: (file.num_input_channels, file.num_input_global_channels),
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
@@ -337,6 +340,7 @@ impl CpuModel {
         CpuModel {
             name: self.name.clone(),
             version: self.version,
+            inputs: self.inputs,
             post_process: self.post_process,
             policy_channels: self.policy_channels,
             num_parameters: self.num_parameters,
@@ -348,15 +352,9 @@ impl CpuModel {
     /// Why this backend cannot run `file`, if it cannot (the caller may
     /// fall back to libtorch).
     pub fn unsupported(file: &ModelFile) -> Option<String> {
-        if let Some(what) = topology::unsupported(file) {
-            return Some(what);
-        }
-        if file.trunk.initial_conv.in_channels != NUM_SPATIAL_FEATURES
-            || file.trunk.initial_matmul.in_channels != NUM_GLOBAL_FEATURES
-        {
-            return Some("input features other than KataGo's version 7".into());
-        }
-        None
+        // Any input width runs: the initial conv and matmul take the
+        // file's own sizes, which the reader checked against its version.
+        topology::unsupported(file)
     }
 
     /// The model's name from its file.
@@ -364,7 +362,7 @@ impl CpuModel {
         &self.name
     }
 
-    /// The model version (8..=17).
+    /// The model version (3..=17).
     pub fn version(&self) -> i32 {
         self.version
     }
@@ -390,18 +388,18 @@ impl CpuModel {
 
     /// Spatial input planes expected per row.
     pub fn num_spatial_features(&self) -> usize {
-        NUM_SPATIAL_FEATURES
+        self.inputs.0
     }
 
     /// Global inputs expected per row.
     pub fn num_global_features(&self) -> usize {
-        NUM_GLOBAL_FEATURES
+        self.inputs.1
     }
 
     /// Runs one batch. Outputs are from the side to move's perspective, as
     /// [`super::Model::forward`]'s.
     pub fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
-        validate_input(batch)?;
+        validate_input(batch, self.inputs)?;
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let hw = h * w;
         let p = self.policy_channels;

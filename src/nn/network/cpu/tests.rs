@@ -51,6 +51,28 @@ fn batch(sizes: &[(usize, usize)], s: usize, seed: u64) -> (Vec<f32>, Vec<f32>, 
     (spatial, global, mask)
 }
 
+/// The rows of a [`batch`] cut to the planes and globals `file` reads
+/// (nets before version 8 read fewer): the first ones of each row.
+fn fit_inputs(
+    file: &ModelFile,
+    area: usize,
+    spatial: &[f32],
+    global: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let (c, g) = (file.num_input_channels, file.num_input_global_channels);
+    let spatial = spatial
+        .chunks(NUM_SPATIAL_FEATURES * area)
+        .flat_map(|row| &row[..c * area])
+        .copied()
+        .collect();
+    let global = global
+        .chunks(NUM_GLOBAL_FEATURES)
+        .flat_map(|row| &row[..g])
+        .copied()
+        .collect();
+    (spatial, global)
+}
+
 /// Largest absolute difference between the two backends' outputs on a
 /// batch of boards `sizes` in an `s x s` tensor (`masked: false` passes no
 /// mask, which needs every board to fill the tensor).
@@ -58,6 +80,7 @@ fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) 
     let torch = Model::from_file(file, Device::Cpu, false).expect("libtorch build");
     let mut cpu = CpuModel::from_file(file).expect("cpu build");
     let (spatial, global, mask) = batch(sizes, s, 17 + sizes.len() as u64);
+    let (spatial, global) = fit_inputs(file, s * s, &spatial, &global);
     let input = InputBatch::square(
         sizes.len(),
         s,
