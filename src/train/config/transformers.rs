@@ -136,42 +136,25 @@ struct Row {
     heads_widths: [i64; 6],
 }
 
+// One row per config, as in `modelconfigs.py`.
+#[rustfmt::skip]
 fn row(base: &str) -> Option<Row> {
     use Layout::*;
     let pairs = |pairs| Pairs { regular: 0, pairs };
-    let nbt = |blocks| Nested {
-        conv: 0,
-        blocks,
-        inner: 2,
-    };
-    let nbt3 = |blocks| Nested {
-        conv: 0,
-        blocks,
-        inner: 3,
-    };
+    let nbt = |blocks| Nested { conv: 0, blocks, inner: 2 };
+    let nbt3 = |blocks| Nested { conv: 0, blocks, inner: 3 };
     const S96: [i64; 6] = [32, 32, 32, 48, 4, 64];
     const S192: [i64; 6] = [32, 32, 32, 80, 8, 96];
     const M48: [i64; 6] = [48, 48, 96, 96, 8, 96];
     const L64: [i64; 6] = [64, 64, 128, 128, 8, 128];
     const X96: [i64; 6] = [96, 96, 192, 192, 8, 192];
     // (trunk, mid, gpool, ffn, heads, kv, learnable, layout, head widths)
-    let (trunk, mid, gpool, ffn, heads, kv_heads, learnable_rope, layout, heads_widths) = match base
-    {
+    let (trunk, mid, gpool, ffn, heads, kv_heads, learnable_rope, layout, heads_widths) = match base {
         "b7c96h3tfrs" => (96, 96, 32, 256, 3, 3, false, pairs(7), S96),
         "b7c96h6kv3qk32v16tflrs" => (96, 96, 32, 256, 6, 3, true, pairs(7), S96),
         "b8c96h3tfrs" => (96, 96, 32, 256, 3, 3, false, pairs(8), S96),
         "b5c192h3nbttfrs" => (192, 96, 32, 256, 3, 3, false, nbt(5), S96),
-        "b4c256h4nbttflrs" => (
-            256,
-            128,
-            32,
-            384,
-            4,
-            4,
-            true,
-            nbt(4),
-            [32, 32, 32, 64, 6, 80],
-        ),
+        "b4c256h4nbttflrs" => (256, 128, 32, 384, 4, 4, true, nbt(4), [32, 32, 32, 64, 6, 80]),
         "b14c192h6tfrs" => (192, 192, 32, 512, 6, 6, false, pairs(14), S192),
         "b14c192h6tflrs" => (192, 192, 32, 512, 6, 6, true, pairs(14), S192),
         "b5c384h6nbttflrs" => (384, 192, 32, 512, 6, 6, true, nbt(5), S192),
@@ -192,64 +175,10 @@ fn row(base: &str) -> Option<Row> {
         "b14c768h12nbt3tflrs" => (768, 384, 96, 1152, 12, 12, true, nbt3(14), X96),
         "b13c1024h16nbttflrs" => (1024, 512, 96, 1536, 16, 16, true, nbt(13), X96),
         "b15c1024h16nbt3tflrs" => (1024, 512, 96, 1536, 16, 16, true, nbt3(15), X96),
-        "b2b10c96h3tfrs" => (
-            96,
-            96,
-            32,
-            256,
-            3,
-            3,
-            false,
-            Pairs {
-                regular: 2,
-                pairs: 10,
-            },
-            S96,
-        ),
-        "b2b13c192h6tfrs" => (
-            192,
-            192,
-            32,
-            512,
-            6,
-            6,
-            false,
-            Pairs {
-                regular: 2,
-                pairs: 13,
-            },
-            S192,
-        ),
-        "b2b5c384h6nbttflrs" => (
-            384,
-            192,
-            32,
-            512,
-            6,
-            6,
-            true,
-            Nested {
-                conv: 2,
-                blocks: 5,
-                inner: 2,
-            },
-            S192,
-        ),
-        "b4b4c384h6nbttflrs" => (
-            384,
-            192,
-            32,
-            512,
-            6,
-            6,
-            true,
-            Nested {
-                conv: 4,
-                blocks: 4,
-                inner: 2,
-            },
-            S192,
-        ),
+        "b2b10c96h3tfrs" => (96, 96, 32, 256, 3, 3, false, Pairs { regular: 2, pairs: 10 }, S96),
+        "b2b13c192h6tfrs" => (192, 192, 32, 512, 6, 6, false, Pairs { regular: 2, pairs: 13 }, S192),
+        "b2b5c384h6nbttflrs" => (384, 192, 32, 512, 6, 6, true, Nested { conv: 2, blocks: 5, inner: 2 }, S192),
+        "b4b4c384h6nbttflrs" => (384, 192, 32, 512, 6, 6, true, Nested { conv: 4, blocks: 4, inner: 2 }, S192),
         _ => return None,
     };
     let (q_head_dim, v_head_dim) = match base {
