@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Remakes tests/data/katago_old_versions/: the fixture nets of model
-# versions 3 to 7 (small random nets written by the project's model writer,
-# `nn::testnet::write_old_version_fixtures`) and KataGo's answers with them
-# to every query of shared/vectors/nn/nn.jsonl (1 visit, 8 symmetries).
+# Remakes tests/data/katago_old_versions/: KataGo's answers to every query
+# of shared/vectors/nn/nn.jsonl (1 visit, 8 symmetries) with the fixture
+# nets of model versions 3 to 7 (small random nets,
+# `nn::old_version_fixture`, written by the project's model writer into a
+# temporary folder: the tests build them again, so only their MD5s are
+# kept, in fixtures.md5).
 #
 #   scripts/old_version_fixtures.sh [KATAGO_BINARY]
 #
@@ -23,7 +25,8 @@ vectors="$shared/vectors/nn/nn.jsonl"
 [ -f "$vectors" ] || { echo "old_version_fixtures.sh: $vectors is missing (set ENGINE_SHARED_DIR)" >&2; exit 2; }
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
-ENGINE_OLD_FIXTURES="$out" cargo test --release --lib write_old_version_fixtures -- --ignored --quiet
+mkdir -p "$work/nets"
+ENGINE_OLD_FIXTURES="$work/nets" cargo test --release --lib write_old_version_fixtures -- --ignored --quiet
 
 sed -e 's/^numSearchThreadsPerAnalysisThread = .*/numSearchThreadsPerAnalysisThread = 1/' \
     -e 's/^numAnalysisThreads = .*/numAnalysisThreads = 1/' \
@@ -34,7 +37,7 @@ for l in open(sys.argv[1]):
     print(json.dumps(json.loads(l)["query"]))' "$vectors" >"$work/queries.jsonl"
 
 for v in 3 4 5 6 7; do
-  "$katago" analysis -config "$work/analysis.cfg" -model "$out/synthetic-v$v.bin.gz" \
+  "$katago" analysis -config "$work/analysis.cfg" -model "$work/nets/synthetic-v$v.bin.gz" \
     <"$work/queries.jsonl" >"$work/v$v.out" 2>"$work/v$v.err" || { tail -5 "$work/v$v.err"; exit 1; }
   # One line per query: the query as sent, KataGo's final response (id,
   # turnNumber, rootInfo, policy, ownership) and its rules warning, if any.
@@ -58,4 +61,9 @@ with open(sys.argv[3], "w") as f:
         f.write(json.dumps(rec, separators=(",", ":")) + "\n")
 PY
 done
+# The MD5 of each unpacked net KataGo answered for: the tests check that the
+# net they build is the same.
+for v in 3 4 5 6 7; do
+  echo "$(gzip -dc "$work/nets/synthetic-v$v.bin.gz" | md5sum | cut -d' ' -f1)  synthetic-v$v"
+done >"$out/fixtures.md5"
 echo "old_version_fixtures.sh: wrote $out"

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "common/old_fixtures.rs"]
+mod old_fixtures;
+
 /// Generous: 39 one-visit queries take a few seconds on a 2-core CPU.
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -206,11 +209,10 @@ fn analysis_responses_match_katago_raw_network_outputs() {
 /// when the query's are replaced) and the JSON as KataGo 1.17.2 answers.
 #[test]
 fn old_version_nets_answer_as_katago_through_the_analysis_engine() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_old_versions");
     for version in 3..=7 {
         check_vectors(
-            &dir.join(format!("synthetic-v{version}.bin.gz")),
-            &dir.join(format!("synthetic-v{version}.jsonl")),
+            &old_fixtures::path(version),
+            &old_fixtures::dir().join(format!("synthetic-v{version}.jsonl")),
         );
     }
 }

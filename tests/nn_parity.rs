@@ -22,6 +22,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+#[path = "common/old_fixtures.rs"]
+mod old_fixtures;
+
 use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule};
 use engine::nn::{
     nn_input_hash, supported_rules, BatchModel, CpuModel, EncodedInput, EvalParams, EvalRequest,
@@ -458,8 +461,9 @@ fn katrain_net_matches_katago_on_both_backends() {
 }
 
 /// Small random-weight nets of model versions 3 to 7, written by the
-/// project's model writer (`tests/data/katago_old_versions/`, made as its
-/// README says): every record of `nn.jsonl` answered by KataGo 1.17.2's
+/// project's model writer (`engine::nn::old_version_fixture`, built here
+/// and checked against the MD5s in `tests/data/katago_old_versions/`, whose
+/// README says how KataGo's answers were made): every record of `nn.jsonl` answered by KataGo 1.17.2's
 /// Eigen backend with each, on both backends. They cover input versions 3
 /// to 6 (ladders, ko, history, passes, seki, encore-free rules; the rules
 /// that nets before version 7 do not know are replaced as KataGo does)
@@ -467,10 +471,9 @@ fn katrain_net_matches_katago_on_both_backends() {
 /// stdev only).
 #[test]
 fn old_version_nets_match_katago_on_both_backends() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_old_versions");
     for version in 3..=7 {
-        let model_path = dir.join(format!("synthetic-v{version}.bin.gz"));
-        let vectors = dir.join(format!("synthetic-v{version}.jsonl"));
+        let model_path = old_fixtures::path(version);
+        let vectors = old_fixtures::dir().join(format!("synthetic-v{version}.jsonl"));
         let cpu = CpuModel::load(&model_path)
             .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
         assert_eq!(cpu.version(), version);

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use engine::nn::{ModelFile, ModelFileError};
 
+#[path = "common/old_fixtures.rs"]
+mod old_fixtures;
+
 fn g170() -> PathBuf {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let p = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
@@ -148,18 +151,10 @@ fn garbage_and_empty_files_are_errors() {
     }
 }
 
-/// The unpacked fixture net of model `version` (3 to 7) that
-/// `tests/data/katago_old_versions` holds.
+/// The unpacked fixture net of model `version` (3 to 7) that KataGo's
+/// answers in `tests/data/katago_old_versions` were made with.
 fn old_version_net(version: i32) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
-        "tests/data/katago_old_versions/synthetic-v{version}.bin.gz"
-    ));
-    let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&raw[..])
-        .read_to_end(&mut out)
-        .expect("gunzip fixture");
-    out
+    old_fixtures::bytes(version)
 }
 
 /// Old-version files (model versions 3 to 7) that are cut short or break

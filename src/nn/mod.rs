@@ -19,7 +19,10 @@ mod outputs;
 mod postprocess;
 mod request;
 mod symmetry;
-#[cfg(test)]
+// Built outside tests too, for `old_version_fixture` alone: the
+// integration tests build the old-version fixture nets rather than commit
+// them; the rest of the module serves the unit tests.
+#[cfg_attr(not(test), allow(dead_code))]
 mod testnet;
 
 pub use batch::{BatchModel, InputBatch, ModelError, RawRow};
@@ -37,3 +40,4 @@ pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};
 pub use symmetry::{invariant_symmetries, Symmetry};
+pub use testnet::old_version_fixture;

@@ -305,16 +305,29 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
     }
 }
 
-/// Writes the fixture nets of `tests/data/katago_old_versions` (model
-/// versions 3 to 7) into the folder `ENGINE_OLD_FIXTURES` names, with the
-/// project's model writer: `scripts/old_version_fixtures.sh` runs it and
-/// then asks KataGo for its answers with them.
+/// The small random net of model `version` (3 to 7) whose KataGo 1.17.2
+/// answers are in `tests/data/katago_old_versions`: a pure function of the
+/// version (weights from `StdRng` seeded `3000 + version`), so the tests
+/// build it instead of committing a network file, and check its MD5
+/// against the one KataGo was given (`fixtures.md5` there).
+///
+/// # Panics
+/// If `version` is not 3 to 7.
+pub fn old_version_fixture(version: i32) -> ModelFile {
+    assert!((3..=7).contains(&version), "old model versions are 3 to 7");
+    synthetic(version, Activation::Relu, 3000 + version as u64)
+}
+
+/// Writes the fixture nets of the old-version tests (model versions 3 to
+/// 7) into the folder `ENGINE_OLD_FIXTURES` names, with the project's
+/// model writer: `scripts/old_version_fixtures.sh` runs it and then asks
+/// KataGo for its answers with them.
 #[test]
 #[ignore = "writes fixture files; run by scripts/old_version_fixtures.sh"]
 fn write_old_version_fixtures() {
     let dir = std::env::var("ENGINE_OLD_FIXTURES").expect("ENGINE_OLD_FIXTURES names a folder");
     for version in 3..=7 {
-        let m = synthetic(version, Activation::Relu, 3000 + version as u64);
+        let m = old_version_fixture(version);
         let path = std::path::Path::new(&dir).join(format!("synthetic-v{version}.bin.gz"));
         m.write(&path).expect("fixture written");
     }
