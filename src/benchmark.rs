@@ -453,6 +453,9 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
     let params = benchmark_params(&cfg, opts.visits)?;
     eprintln!("Loading model and initializing benchmark...");
     let net = load_network(&opts.model, &cfg, 8).map_err(|e| e.to_string())?;
+    for line in crate::setup::config_key_report(&cfg, "engine benchmark") {
+        eprintln!("{line}");
+    }
     eprintln!("Testing with default positions for board size: {size}");
     let positions = benchmark_positions(&net.evaluator, size, opts.num_positions)?;
     eprintln!("Loaded config {}", cfg.file_name());
@@ -642,6 +645,9 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
     }
     let file = crate::setup::read_model(&opts.model).map_err(|e| e.to_string())?;
     let backend = crate::setup::build_backend(&file, &cfg).map_err(|e| e.to_string())?;
+    for line in crate::setup::config_key_report(&cfg, "engine benchmark -nn") {
+        eprintln!("{line}");
+    }
     let desc = backend.description.clone();
     let mut models = backend.models;
     let model = models.first_mut().ok_or("no model")?;

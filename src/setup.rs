@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Vocabulary};
 use crate::nn::device::{
     gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults,
     Precision, RunDescription,
@@ -506,6 +506,22 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
     })
 }
 
+/// Reads and checks every key [`load_network`] reads, without a model: for
+/// a command that loads its nets later (the gatekeeper, when a candidate
+/// arrives), so that a bad value is refused at start rather than at the
+/// first net, and the start-up report ([`config_key_report`]) counts these
+/// keys as used.
+pub fn check_network_keys(cfg: &Config) -> Result<(), SetupError> {
+    cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)?;
+    cfg.get_bool_or("nnRandomize", true)?;
+    cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
+    cfg.get_i64_or("nnMaxBatchSize", 1, 1..=65536)?;
+    device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
+    CpuBackend::from_config(cfg)?;
+    cpu_threads(cfg, 1)?;
+    Ok(())
+}
+
 /// Bytes of activations one row of a batch holds on a GPU at the
 /// largest board (19x19), with room for the dozen tensors alive at once.
 fn bytes_per_row(file: &ModelFile, precision: Precision) -> u64 {
@@ -590,9 +606,27 @@ pub fn load_network_from(
     })
 }
 
+/// The start-up report on a config's keys, the same for every command
+/// (`gtp`, `analysis`, `selfplay`, `match`, `gatekeeper`, `benchmark`):
+/// keys that no command knows, with the nearest known key as a hint
+/// (`maxVisitz` → `maxVisits`), keys known but not read by `command`, and
+/// search keys that are accepted without effect. Call it once the command
+/// has read every key it uses, and print each line where the command logs.
+/// `engine learn` builds the same report over its own keys and refuses to
+/// start on it ([`crate::learn`]).
+pub fn config_key_report(cfg: &Config, command: &str) -> Vec<String> {
+    let mut lines = cfg.key_report(command, KATAGO_KEYS).lines();
+    lines.extend(no_effect_warnings(cfg));
+    lines
+}
+
+/// The keys of the KataGo-style commands: every key KataGo 1.17.2 knows
+/// and the engine's own ([`crate::config::KNOWN_KEYS`]).
+pub const KATAGO_KEYS: Vocabulary<'static> = Vocabulary::new(crate::config::KNOWN_KEYS);
+
 /// Start-up warnings for the search parameters the config sets that are
 /// accepted but have no effect here ([`crate::search::NO_EFFECT_PARAMS`]).
-pub fn no_effect_warnings(cfg: &Config) -> Vec<String> {
+fn no_effect_warnings(cfg: &Config) -> Vec<String> {
     let keys: Vec<&str> = crate::search::NO_EFFECT_PARAMS
         .iter()
         .copied()
@@ -655,6 +689,28 @@ mod tests {
 
     fn cfg(text: &str) -> Config {
         Config::from_toml_str(text, "test.toml").unwrap()
+    }
+
+    /// [`check_network_keys`] reads every key that loading a net reads (and
+    /// only network keys), so a command that loads its nets later never
+    /// reports a key it will use. (Loading on the Rust backend leaves
+    /// `numEigenThreadsPerModel` unread: libtorch's setting.)
+    #[test]
+    fn network_keys_checked_without_a_model_are_those_loading_reads() {
+        let text = "nnCacheSizePowerOfTwo = 10\nnnRandomize = false\n\
+                    drawEquivalentWinsForWhite = 0.5\nnnMaxBatchSize = 4\n\
+                    numNNServerThreadsPerModel = 1\nnumEigenThreadsPerModel = 1\n\
+                    nnCpuBackend = \"auto\"\nuseFP16 = false\ncudaUseNHWC = \"auto\"\n\
+                    maxVisits = 5\n";
+        let checked = cfg(text);
+        check_network_keys(&checked).unwrap();
+        let loaded = cfg(text);
+        let file = crate::nn::old_version_fixture(7);
+        load_network_from(file, Path::new("fixture-v7"), &loaded, 8).unwrap();
+        assert_eq!(checked.unused_keys(), vec!["maxVisits".to_string()]);
+        assert!(loaded.unused_keys().contains(&"maxVisits".to_string()));
+        // And a bad value is refused without a model.
+        assert!(check_network_keys(&cfg("nnCacheSizePowerOfTwo = 40")).is_err());
     }
 
     const NO_CUDA: CudaAvailability = CudaAvailability {

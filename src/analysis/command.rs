@@ -16,20 +16,6 @@ use super::search_backend::{config_search_settings, MakeState, SearchBackend};
 use super::server::{serve, ServerOptions};
 use super::stub::StubBackend;
 
-/// Config keys of KataGo's analysis engine that this engine accepts and
-/// ignores.
-const LOG_AND_TUNING_KEYS: &[&str] = &[
-    "logDir",
-    "logFile",
-    "logAllRequests",
-    "logAllResponses",
-    "logSearchInfo",
-    "logErrorsAndWarnings",
-    "logToStderr",
-    "logTimeStamp",
-    "nnMutexPoolSizePowerOfTwo",
-];
-
 /// Command-line settings of `engine analysis`.
 #[derive(Debug, Clone, Default)]
 pub struct AnalysisCommand {
@@ -159,20 +145,7 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     // what every search thread evaluating at once needs.
     let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
     let net = load_network(model, &cfg, concurrent.max(8))?;
-    // KataGo's log files are not written (everything goes to stderr), and
-    // its mutex pool has no counterpart here: accept those keys quietly.
-    for key in LOG_AND_TUNING_KEYS {
-        cfg.mark_used(key);
-    }
-    if cfg.contains_any(&["logDir", "logFile"]) {
-        eprintln!(
-            "engine analysis: log files are not written (logDir/logFile ignored); see stderr"
-        );
-    }
-    for line in cfg.unused_key_warnings() {
-        eprintln!("{line}");
-    }
-    for line in crate::setup::no_effect_warnings(&cfg) {
+    for line in crate::setup::config_key_report(&cfg, "engine analysis") {
         eprintln!("{line}");
     }
     eprintln!(

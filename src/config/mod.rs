@@ -21,6 +21,7 @@
 mod error;
 mod known_keys;
 mod parse;
+mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
@@ -35,6 +36,7 @@ use serde::Serialize;
 pub use error::ConfigError;
 pub use known_keys::{is_known_key, KNOWN_KEYS};
 pub use parse::parse_overrides;
+pub use report::{KeyProblem, KeyReport, Vocabulary};
 
 use parse::{Entry, Origin};
 
@@ -238,35 +240,6 @@ impl Config {
             .collect()
     }
 
-    /// KataGo's warning lines for unused keys (none when all were used),
-    /// for the caller to print to stderr and the log.
-    pub fn unused_key_warnings(&self) -> Vec<String> {
-        let unused = self.unused_keys();
-        if unused.is_empty() {
-            return Vec::new();
-        }
-        let mut lines = vec![
-            "--------------".to_string(),
-            format!(
-                "WARNING: Config had unused keys! You may have a typo, an option you specified is being unused from {}",
-                self.file
-            ),
-        ];
-        for key in unused {
-            let hint = if is_known_key(&key) {
-                ""
-            } else {
-                " (not a key KataGo knows)"
-            };
-            lines.push(format!(
-                "WARNING: Unused key '{key}' in {}{hint}",
-                self.file
-            ));
-        }
-        lines.push("--------------".to_string());
-        lines
-    }
-
     /// Present keys that KataGo does not know (see [`KNOWN_KEYS`]).
     pub fn unknown_keys(&self) -> Vec<String> {
         self.keys()
@@ -284,12 +257,27 @@ impl Config {
         Ok(entry)
     }
 
+    /// Where `key` was set, as errors and reports name it.
+    fn origin_of(&self, key: &str) -> String {
+        match self.entries.get(key) {
+            Some(entry) => self.origin(entry),
+            None => format!("config file '{}'", self.source_file()),
+        }
+    }
+
+    /// The file the config was loaded from (without the override note).
+    fn source_file(&self) -> &str {
+        self.file
+            .strip_suffix(" and/or -override-config")
+            .unwrap_or(&self.file)
+    }
+
     fn origin(&self, entry: &Entry) -> String {
         match entry.origin {
             Origin::File { line: Some(line) } => {
-                format!("config file '{}', line {line}", self.file)
+                format!("config file '{}', line {line}", self.source_file())
             }
-            Origin::File { line: None } => format!("config file '{}'", self.file),
+            Origin::File { line: None } => format!("config file '{}'", self.source_file()),
             Origin::Override => "-override-config".to_string(),
         }
     }

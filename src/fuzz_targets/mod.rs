@@ -156,7 +156,7 @@ pub fn config(data: &[u8]) {
                 SearchParams::from_overrides(setup, settings.iter().map(|(k, v)| (k.as_str(), v)));
         }
         let _ = cfg.to_json_value();
-        let _ = cfg.unused_key_warnings();
+        let _ = crate::setup::config_key_report(&cfg, "engine fuzz");
     }
     let Ok(mut cfg) = Config::from_toml_str("", "empty.toml") else {
         return;

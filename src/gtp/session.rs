@@ -79,9 +79,6 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let startup = crate::setup::start(args, crate::setup::GTP_CONFIG).map_err(|e| e.to_string())?;
     let cfg = &startup.config;
     let settings = GtpSettings::from_config(cfg)?;
-    for line in crate::setup::no_effect_warnings(cfg) {
-        eprintln!("{line}");
-    }
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
     let model = startup.model_path().map_err(|e| StartError {
         code: 2,
@@ -101,6 +98,9 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         settings.initial_rules.to_string_no_komi_maybe_nice()
     );
     let engine = GtpEngine::new(settings, bot, Output::stdout(), no_limit)?;
+    for line in crate::setup::config_key_report(cfg, "engine gtp") {
+        eprintln!("{line}");
+    }
     eprintln!("GTP ready, beginning main protocol loop");
     Ok(engine)
 }

@@ -566,7 +566,13 @@ fn gatekeeper(
         log: run.gatekeeper_log()?,
     };
     let log = Logger::new("learn: gatekeeper", None)?;
-    Ok(Gatekeeper::new(cfg, None, folders, log)?)
+    let gatekeeper = Gatekeeper::new(cfg, None, folders, log)?;
+    if s.gating {
+        for line in gatekeeper.config_key_report("engine learn's gatekeeper") {
+            gatekeeper.log().line(&line);
+        }
+    }
+    Ok(gatekeeper)
 }
 
 /// Sleeps up to `d`, waking early on a signal; `true` if one came.

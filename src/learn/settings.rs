@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, Vocabulary};
 use crate::train::{Augment, Precision, TrainOptions};
 
 /// Every key of `configs/learn.toml` (camelCase, as KataGo's configs).
@@ -125,14 +125,11 @@ pub enum SettingsError {
     /// The config file or an override could not be read.
     #[error(transparent)]
     Config(#[from] Box<crate::config::ConfigError>),
-    /// A key that is not one of the learner's.
-    #[error("{file}: unknown key{} {}", if .keys.len() > 1 { "s" } else { "" }, .keys.join(", "))]
-    UnknownKeys {
-        /// The config file.
-        file: String,
-        /// The keys, each with the nearest known key as a hint.
-        keys: Vec<String>,
-    },
+    /// Keys that are not the learner's: the start-up report
+    /// ([`crate::config::KeyReport`]) that every command prints, which the
+    /// learner refuses to start on, a run being too long to spend on a typo.
+    #[error("{}\nengine learn: refusing to start with keys it does not use", .0.join("\n"))]
+    UnknownKeys(Vec<String>),
     /// A value out of range.
     #[error("{0}")]
     Invalid(String),
@@ -142,20 +139,11 @@ impl LearnSettings {
     /// The settings of `cfg`; every key must be the learner's.
     pub fn from_config(cfg: &Config) -> Result<LearnSettings, SettingsError> {
         let s: LearnSettings = cfg.deserialize().map_err(Box::new)?;
-        let unused = cfg.unused_keys();
-        if !unused.is_empty() {
-            let known = known_keys();
-            let keys = unused
-                .iter()
-                .map(|k| match nearest(k, &known) {
-                    Some(n) => format!("'{k}' (did you mean '{n}'?)"),
-                    None => format!("'{k}'"),
-                })
-                .collect();
-            return Err(SettingsError::UnknownKeys {
-                file: cfg.file_name().to_string(),
-                keys,
-            });
+        let known = known_keys();
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        let report = cfg.key_report("engine learn", Vocabulary::new(&known));
+        if !report.is_empty() {
+            return Err(SettingsError::UnknownKeys(report.lines()));
         }
         s.validate()?;
         Ok(s)
@@ -237,32 +225,6 @@ fn known_keys() -> Vec<String> {
     }
 }
 
-/// The known key closest to `key` by edit distance, if close enough to be a
-/// typo.
-fn nearest(key: &str, known: &[String]) -> Option<String> {
-    known
-        .iter()
-        .map(|k| (edit_distance(&key.to_lowercase(), &k.to_lowercase()), k))
-        .filter(|(d, k)| *d <= 3.max(k.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// A path of the config resolved against the config file's folder.
 pub fn resolve(config_file: Option<&Path>, path: &str) -> PathBuf {
     let p = PathBuf::from(path);
@@ -300,7 +262,7 @@ mod tests {
             .expect_err("typo")
             .to_string();
         assert!(
-            e.contains("'trainBatchSise' (did you mean 'trainBatchSize'?)"),
+            e.contains("unknown config key 'trainBatchSise' in config file 't.toml', line 1 (did you mean 'trainBatchSize'?)"),
             "{e}"
         );
         assert!(e.contains("'foo'"), "{e}");

@@ -148,13 +148,10 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
         None => None,
     };
     let log = args.log.logger("engine match")?;
-    for w in crate::setup::no_effect_warnings(&cfg) {
-        log.line(&format!("warning: {w}"));
-    }
     let models: Vec<PathBuf> = settings.bots.iter().map(|b| b.model.clone()).collect();
     let evaluators = load_evaluators(&models, &cfg, settings.num_game_threads.max(8), &log)?;
-    for k in cfg.unknown_keys() {
-        log.line(&format!("warning: unknown config key {k}"));
+    for line in crate::setup::config_key_report(&cfg, "engine match") {
+        log.line(&line);
     }
     let run_name = format!(
         "match-{}",

@@ -90,6 +90,9 @@ fn run_inner(args: &GatekeeperArgs) -> Result<(), PlayError> {
     let log = args.log.logger("engine gatekeeper")?;
     let test_url = folders.test.url().clone();
     let gatekeeper = Gatekeeper::new(cfg, args.required_candidate_win_prop, folders, log)?;
+    for line in gatekeeper.config_key_report("engine gatekeeper") {
+        gatekeeper.log().line(&line);
+    }
     gatekeeper.log().line(&format!(
         "watching {test_url} for nets ({} games per gating, required score {})",
         gatekeeper.games_per_gating(),

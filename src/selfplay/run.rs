@@ -414,6 +414,9 @@ impl Playing<'_> {
 fn run_inner(args: &SelfplayArgs) -> Result<Ended, PlayError> {
     let setup = RunSetup::read(args)?;
     let first = Arc::new(setup.first_generation()?);
+    for line in crate::setup::config_key_report(&setup.cfg, "engine selfplay") {
+        eprintln!("{line}");
+    }
     let progress = indicatif::ProgressBar::new_spinner();
     progress.set_style(
         indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")

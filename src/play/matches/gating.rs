@@ -149,6 +149,9 @@ impl Gatekeeper {
         log: Logger,
     ) -> Result<Gatekeeper, PlayError> {
         let base = MatchSettings::from_config(&cfg, "numGamesPerGating", false)?;
+        // The nets are loaded when candidates arrive: check their keys now.
+        crate::setup::check_network_keys(&cfg)
+            .map_err(|e| PlayError::Usage(format!("{}: {e}", cfg.file_name())))?;
         let required = match required {
             Some(p) => p,
             None => cfg
@@ -179,6 +182,12 @@ impl Gatekeeper {
     /// The score share a candidate needs.
     pub fn required(&self) -> f64 {
         self.required
+    }
+
+    /// The start-up report on the config's keys
+    /// ([`crate::setup::config_key_report`]), under `command`'s name.
+    pub fn config_key_report(&self, command: &str) -> Vec<String> {
+        crate::setup::config_key_report(&self.cfg, command)
     }
 
     /// The progress log the gatekeeper writes to.
