@@ -9,7 +9,17 @@
 //! row for the same game and turn: inputs, game result and final score,
 //! final ownership, seki/area-not-owned plane, future boards, final scoring
 //! map, score distribution, weights that are fixed, komi, game hash, turn
-//! and game metadata, bonus points, data version.
+//! and game metadata, bonus points, data version. The policy targets are
+//! the search's, so KataGo's are given to our writer as each turn's target
+//! and our rows must lay them out as KataGo's do (this turn's and the next
+//! turn's, pass included).
+//!
+//! Two per-game random draws of KataGo's are recorded nowhere but in the
+//! rows: the draw value (`drawRandRadius`), recovered from the komi *input*
+//! feature of the game's first row (so that one input value is not an
+//! independent check; the komi target C47 and every other row are), and
+//! the random rounding of the final scoring map C4, which may differ by one
+//! only at points where the group tax makes the value fractional.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,10 +45,59 @@ struct Rebuilt {
     game: FinishedGame,
 }
 
-fn rebuild_game(
-    path: &Path,
-    row_komi_of_first_row: impl Fn(u128) -> Option<(usize, f32)>,
-) -> Rebuilt {
+/// KataGo's row data a rebuilt game takes: the first row's turn and komi
+/// input feature (for the draw value), and each turn's policy target.
+struct KataGoRows<'a> {
+    /// Game hash to (turn, global input 5 = self komi / 20) of its first row.
+    first_rows: HashMap<u128, (usize, f32)>,
+    /// (game hash, turn) to row.
+    rows: HashMap<(u128, usize), usize>,
+    /// `policyTargetsNCMove`.
+    policy: &'a [i16],
+}
+
+impl KataGoRows<'_> {
+    /// KataGo's policy target (channel 0) of `turn` as target moves.
+    fn policy_target(&self, hash: u128, turn: usize, xs: usize) -> Option<Vec<PolicyTargetMove>> {
+        let row = *self.rows.get(&(hash, turn))?;
+        let p = &self.policy[row * 2 * 362..][..362];
+        Some(
+            p.iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0)
+                .map(|(i, &v)| PolicyTargetMove {
+                    mv: if i == 361 {
+                        Move::Pass
+                    } else {
+                        Move::Play(Loc::from_xy(i % 19, i / 19, xs))
+                    },
+                    target: v,
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The self komi whose input feature (`selfKomi / 20`, in f32 as KataGo's
+/// `fillRowV7`) is `feature`: the f32 nearest `20 * feature` that divides
+/// back to it.
+fn self_komi_of_feature(feature: f32) -> f32 {
+    let guess = feature * 20.0;
+    let mut best: Option<f32> = None;
+    let mut x = guess;
+    for _ in 0..8 {
+        x = f32::from_bits(x.to_bits().wrapping_sub(1));
+    }
+    for _ in 0..17 {
+        if x / 20.0 == feature && best.is_none_or(|b| (x - guess).abs() < (b - guess).abs()) {
+            best = Some(x);
+        }
+        x = f32::from_bits(x.to_bits().wrapping_add(1));
+    }
+    best.unwrap_or_else(|| panic!("no f32 self komi gives the feature {feature}"))
+}
+
+fn rebuild_game(path: &Path, katago: &KataGoRows) -> Rebuilt {
     let text = std::fs::read_to_string(path).unwrap();
     let trees = parse_collection(&text).unwrap();
     let rec = trees[0].record().unwrap();
@@ -91,10 +150,11 @@ fn rebuild_game(
     let hit_turn_limit = !hist.is_game_finished();
 
     // The draw value is drawn at random per game and recorded nowhere but
-    // in the komi of integer-result games; recover it from KataGo's first
-    // row of this game (its turn and C47), as tests/features_npz.rs does.
-    let draw_value = match row_komi_of_first_row(hash) {
-        Some((turn, row_komi)) if rules.game_result_will_be_integer() => {
+    // in the komi of integer-result games; recover it from the komi input
+    // feature of KataGo's first row of this game.
+    let draw_value = match katago.first_rows.get(&hash) {
+        Some(&(turn, feature)) if rules.game_result_will_be_integer() => {
+            let row_komi = self_komi_of_feature(feature);
             let mut b = start_board;
             let mut h = start_hist.clone();
             for &(mv, pla) in &hist.moves()[start_turn..turn] {
@@ -109,10 +169,10 @@ fn rebuild_game(
     };
 
     let num_turns = hist.moves().len() - start_turn;
-    let turns = (0..num_turns)
-        .map(|_| TurnRecord {
+    let turns = (start_turn..start_turn + num_turns)
+        .map(|turn| TurnRecord {
             target_weight: 1.0,
-            policy_target: Some(Vec::<PolicyTargetMove>::new()),
+            policy_target: Some(katago.policy_target(hash, turn, xs).unwrap_or_default()),
             ..TurnRecord::default()
         })
         .collect();
@@ -174,12 +234,20 @@ fn search_independent_targets_match_katago_rows() {
     let n = katago.num_rows;
     assert_eq!(n, 295);
 
-    // First row (turn, komi) per game hash, for the draw value.
-    let mut first_rows: HashMap<u128, (usize, f32)> = HashMap::new();
+    // First row (turn, komi input) per game hash, for the draw value, and
+    // every row by game and turn, for the policy targets.
+    let mut katago_rows = KataGoRows {
+        first_rows: HashMap::new(),
+        rows: HashMap::new(),
+        policy: pt,
+    };
     for row in 0..n {
-        first_rows
-            .entry(row_game_hash(gt, row))
-            .or_insert((gt[row * 80 + 51] as usize, gt[row * 80 + 47]));
+        let (hash, turn) = (row_game_hash(gt, row), gt[row * 80 + 51] as usize);
+        katago_rows
+            .first_rows
+            .entry(hash)
+            .or_insert((turn, glob[row * 19 + 5]));
+        katago_rows.rows.insert((hash, turn), row);
     }
 
     let mut paths: Vec<_> = std::fs::read_dir(npz_dir.join("sgfs"))
@@ -192,11 +260,12 @@ fn search_independent_targets_match_katago_rows() {
 
     // Our rows: one per turn of every game, keyed by (hash, turn).
     let mut ours = TrainingRows::new(19);
-    let mut index: HashMap<(u128, usize), (usize, String)> = HashMap::new();
+    let mut index: HashMap<(u128, usize), (usize, usize)> = HashMap::new();
+    let mut games: Vec<Rebuilt> = Vec::new();
     let mut encoder = FeatureEncoder::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for path in &paths {
-        let rebuilt = rebuild_game(path, |h| first_rows.get(&h).copied());
+        let rebuilt = rebuild_game(path, &katago_rows);
         let first_row = ours.num_rows;
         let start = rebuilt.game.start_hist.moves().len();
         let added = write_game_rows(&rebuilt.game, &mut ours, &mut encoder, &mut rng).unwrap();
@@ -204,20 +273,25 @@ fn search_independent_targets_match_katago_rows() {
         for k in 0..added {
             index.insert(
                 (rebuilt.game.game_hash.0, start + k),
-                (first_row + k, rebuilt.name.clone()),
+                (first_row + k, games.len()),
             );
         }
+        games.push(rebuilt);
     }
 
     let mut failures = Vec::new();
     let mut checked_games = std::collections::HashSet::new();
+    let mut next_turn_checked = 0;
     for row in 0..n {
         let hash = row_game_hash(gt, row);
         let turn = gt[row * 80 + 51] as usize;
-        let (our, name) = index
+        let (our, game_idx) = *index
             .get(&(hash, turn))
-            .unwrap_or_else(|| panic!("row {row}: no game/turn {hash:032X}/{turn}"))
-            .clone();
+            .unwrap_or_else(|| panic!("row {row}: no game/turn {hash:032X}/{turn}"));
+        let rebuilt = &games[game_idx];
+        let name = &rebuilt.name;
+        let xs = rebuilt.game.start_board.x_size();
+        let ys = rebuilt.game.start_board.y_size();
         checked_games.insert(hash);
         let mut fail =
             |what: String| failures.push(format!("row {row} ({name} turn {turn}): {what}"));
@@ -271,8 +345,15 @@ fn search_independent_targets_match_katago_rows() {
                     ours.value_targets_nchw[our * 5 * 361 + i],
                 );
                 // The final scoring plane is rounded at random where the
-                // group tax makes it fractional: either neighbour is right.
-                let ok = want == got || (c == 4 && (i32::from(want) - i32::from(got)).abs() == 1);
+                // group tax makes it fractional: there either neighbour is
+                // right.
+                let (x, y) = (p % 19, p / 19);
+                let fractional = c == 4 && x < xs && y < ys && {
+                    let s = rebuilt.game.outcome.white_scoring[Loc::from_xy(x, y, xs).idx()];
+                    (s * 120.0).fract() != 0.0
+                };
+                let ok =
+                    want == got || (fractional && (i32::from(want) - i32::from(got)).abs() == 1);
                 if !ok {
                     fail(format!(
                         "valueTargetsNCHW C{c} at ({},{}): KataGo {want}, ours {got}",
@@ -282,16 +363,32 @@ fn search_independent_targets_match_katago_rows() {
                 }
             }
         }
-        // Search-dependent but structural: policy targets are visit counts
-        // (non-negative, not all zero for this turn).
-        let sum: i64 = pt[row * 2 * 362..][..362]
-            .iter()
-            .map(|&v| i64::from(v))
-            .sum();
-        if sum <= 0 {
-            fail(format!("KataGo's policy target sums to {sum}"));
+        // The policy targets KataGo's search gave, as our writer lays them
+        // out: this turn's (channel 0), and the next turn's (channel 1)
+        // where KataGo kept a row for the next turn (a turn without a row,
+        // e.g. a cheap search, has a target only KataGo's row before it
+        // shows, which we do not take as input).
+        let next_known = katago_rows.rows.contains_key(&(hash, turn + 1));
+        next_turn_checked += usize::from(next_known);
+        for ch in 0..if next_known { 2 } else { 1 } {
+            for i in 0..362 {
+                let k = ch * 362 + i;
+                let (want, got) = (
+                    pt[row * 2 * 362 + k],
+                    ours.policy_targets_nc_move[our * 2 * 362 + k],
+                );
+                if want != got {
+                    fail(format!(
+                        "policyTargetsNCMove C{ch} [{i}]: KataGo {want}, ours {got}"
+                    ));
+                }
+            }
         }
     }
+    assert!(
+        next_turn_checked >= 20,
+        "only {next_turn_checked} rows have the next turn's row"
+    );
     assert_eq!(checked_games.len(), 12, "every game has rows");
     assert!(
         failures.is_empty(),
