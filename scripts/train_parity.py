@@ -24,7 +24,20 @@ For each model config it
      its default loss scales, plus the global gradient norm of `loss_sum`;
 and writes the first rows themselves, as raw npz members, to
 `parity_batch.safetensors`, and all figures to `parity.json`.
+
+For `-steps-config` (default b1c6nbt) it then runs KataGo's optimiser for
+`STEPS` steps on that batch from the same starting weights, the way train.py's
+loop does with lookahead and SWA on and no warm-up: torch's SGD (momentum 0.9)
+over KataGo's parameter groups (`add_reg_dict`) with train.py's per-group
+learning rate and weight decay (fixup + SGD branch of `get_weight_decay`),
+torch's `clip_grad_norm_` at train.py's fixup cap, train.py's lookahead
+(k = 6, alpha = 0.5) and torch's `AveragedModel` with train.py's `ema_avg`,
+updated when the SWA period has passed and the lookahead is in sync. It
+records each step's `loss_sum` and gradient norm, and digests of how far
+every parameter moved (fast weights and SWA weights): the sum, the sum of
+squares, and the dot product with `cos(0.37 i + 0.1)` over element index i.
 """
+import math
 import argparse
 import hashlib
 import json
@@ -109,6 +122,168 @@ def formula_weights(name, shape):
     return (base + amp * (2.0 * u - 1.0)).astype(np.float32).reshape(shape)
 
 
+# The optimiser run of `-steps-config` (see the module docs).
+STEPS = 13
+STEPS_LR_SCALE = 25.0  # large enough that clipping acts in the first steps
+STEPS_SWA_SCALE = 8.0
+LOOKAHEAD_K = 6
+LOOKAHEAD_ALPHA = 0.5
+
+
+def delta_digest(after, before):
+    """Sum, sum of squares and a fixed projection of `after - before`."""
+    d = (after.detach().double() - before.double()).flatten()
+    w = torch_cos_weights(d.numel(), d)
+    return [float(d.sum()), float((d * d).sum()), float((d * w).sum())]
+
+
+def torch_cos_weights(n, like):
+    import torch
+    i = torch.arange(n, dtype=torch.float64)
+    return torch.cos(0.37 * i + 0.1)
+
+
+def optimizer_trajectory(model, batch, metrics_obj, compute_metrics):
+    import torch
+    from torch.optim.swa_utils import AveragedModel
+    rows = batch["globalInputNC"].shape[0]
+    swa_period = LOOKAHEAD_K * rows  # SWA after the 6th and 12th steps
+    reg_dict = {}
+    model.add_reg_dict(reg_dict)
+    batch_scaling = rows / 256.0
+
+    # train.py get_weight_decay, norm_kind fixup, SGD (no muon, no adamw).
+    def weight_decay(group):
+        if group in ("input", "normal", "normal_gamma", "output"):
+            return 0.000001 * batch_scaling
+        if group in ("normal_attn", "normal_gab", "gab_mlp", "tab_module"):
+            return 0.000001 * 0.5 * batch_scaling
+        if group in ("input_noreg", "noreg", "output_noreg"):
+            return 0.00000001 * batch_scaling
+        raise ValueError(group)
+
+    # train.py's group_scale with its default head_lr_factor 0.5 and
+    # noreg_lr_factor 1.0, and the lr with lookahead on and no warm-up.
+    def lr(group):
+        scale = 0.5 if group in ("output", "output_noreg") else 1.0
+        return 0.00003 * STEPS_LR_SCALE * scale / LOOKAHEAD_ALPHA
+
+    groups = [{"params": ps, "group_name": g} for g, ps in reg_dict.items() if len(ps) > 0]
+    optimizer = torch.optim.SGD(groups, lr=1.0, momentum=0.9)
+    for g in optimizer.param_groups:
+        g["lr"] = lr(g["group_name"])
+        g["weight_decay"] = weight_decay(g["group_name"])
+    new_factor = 1.0 / STEPS_SWA_SCALE
+    swa_model = AveragedModel(model, avg_fn=lambda avg, cur, n: avg + new_factor * (cur - avg))
+    initial = {name: p.detach().clone() for name, p in model.named_parameters()}
+    slow = {p: p.data.clone() for p in model.parameters()}
+    gnorm_cap = 2500.0 * math.sqrt(rows / 256.0) / math.sqrt(STEPS_LR_SCALE)
+    counter = 0
+    swa_accum = 0
+    loss_sums, gnorms, swa_steps = [], [], []
+    for step in range(STEPS):
+        optimizer.zero_grad(set_to_none=True)
+        metrics = compute_metrics(model)
+        metrics["loss_sum"].backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), gnorm_cap)
+        optimizer.step()
+        loss_sums.append(float(metrics["loss_sum"].detach()))
+        gnorms.append(float(gnorm))
+        counter += 1
+        in_between = True
+        if counter >= LOOKAHEAD_K:
+            with torch.no_grad():
+                for p in model.parameters():
+                    slow[p].add_(p.data.detach() - slow[p], alpha=LOOKAHEAD_ALPHA)
+                    p.data.copy_(slow[p])
+            counter = 0
+            in_between = False
+        swa_accum += rows
+        if swa_accum >= swa_period and not in_between:
+            swa_accum = 0
+            swa_model.update_parameters(model)
+            swa_steps.append(step + 1)
+    swa_params = dict(swa_model.module.named_parameters())
+    return {
+        "steps": STEPS,
+        "lr_scale": STEPS_LR_SCALE,
+        "swa_scale": STEPS_SWA_SCALE,
+        "swa_period_samples": swa_period,
+        "gnorm_cap": gnorm_cap,
+        "loss_sums": loss_sums,
+        "gnorms": gnorms,
+        "swa_update_steps": swa_steps,
+        "fast_delta": {name: delta_digest(p, initial[name]) for name, p in model.named_parameters()},
+        "swa_delta": {name: delta_digest(swa_params[name], initial[name]) for name in initial},
+    }
+
+
+def read_safetensors(path):
+    """The arrays of a safetensors file (the counterpart of write_safetensors)."""
+    with open(path, "rb") as f:
+        (header_len,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(header_len))
+        body = f.read()
+    kinds = {v: k for k, v in DTYPES.items()}
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = meta["data_offsets"]
+        dtype = kinds[meta["dtype"]].newbyteorder("<")
+        out[name] = np.frombuffer(body[a:b], dtype=dtype).reshape(meta["shape"])
+    return out
+
+
+def steps_only(args, batch, raw):
+    """`-steps-only`: the optimiser run from the committed starting weights."""
+    import torch
+    from katago.train import modelconfigs
+    from katago.train.model_pytorch import Model
+    from katago.train.metrics_pytorch import Metrics
+
+    committed = read_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"))
+    for k, v in raw.items():
+        assert np.array_equal(committed[k], v), f"{k}: -npz rows differ from the committed batch"
+    cfg_name = args.steps_config
+    model = Model(modelconfigs.config_of_name[cfg_name], 19)
+    weights = read_safetensors(os.path.join(args.out_dir, f"parity_{cfg_name}.safetensors"))
+    with torch.no_grad():
+        names = [name for name, _ in model.named_parameters()]
+        assert sorted(names) == sorted(weights), "parameter names differ from the committed weights"
+        for name, p in model.named_parameters():
+            p.copy_(torch.from_numpy(weights[name].copy()))
+    model.train()
+    metrics_obj = Metrics(1, model)
+
+    def compute_metrics(model):
+        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
+        post = model.postprocess_output(outputs)
+        return metrics_obj.metrics_dict_batchwise(
+            model, post, None, batch,
+            is_training=True,
+            soft_policy_weight_scale=8.0,
+            disable_optimistic_policy=False,
+            meta_kata_only_soft_policy=False,
+            value_loss_scale=0.6,
+            td_value_loss_scales=[0.6, 0.6, 0.6],
+            seki_loss_scale=1.0,
+            variance_time_loss_scale=1.0,
+            main_loss_scale=None,
+            intermediate_loss_scale=None,
+        )
+
+    path = os.path.join(args.out_dir, "parity.json")
+    with open(path) as f:
+        figures = json.load(f)
+    figures["optimizer_steps"] = {"config": cfg_name} | optimizer_trajectory(
+        model, batch, metrics_obj, compute_metrics)
+    with open(path, "w") as f:
+        json.dump(figures, f, indent=1, sort_keys=True)
+    t = figures["optimizer_steps"]
+    print(json.dumps({k: t[k] for k in ("loss_sums", "gnorms", "gnorm_cap", "swa_update_steps")}, indent=1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-katago-python", required=True)
@@ -116,6 +291,10 @@ def main():
     ap.add_argument("-out-dir", required=True)
     ap.add_argument("-configs", default="b1c6nbt,b2c16")
     ap.add_argument("-formula-configs", default="b7c96h6kv3qk32v16tflrs,b5c192h3nbttfrs-rnh,b2b10c96h3tfrs-rsnh,b2c16-silu,b1c6nbt-mish-rsnh")
+    ap.add_argument("-steps-config", default="b1c6nbt")
+    ap.add_argument("-steps-only", action="store_true",
+                    help="only the optimiser run, from the weights and batch already in -out-dir, "
+                         "added to its parity.json (the other figures are left as they are)")
     ap.add_argument("-rows", type=int, default=16)
     ap.add_argument("-seed", type=int, default=12345)
     args = ap.parse_args()
@@ -133,7 +312,8 @@ def main():
 
     npz = np.load(args.npz)
     raw = {k: npz[k][:n] for k in npz.files}
-    write_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"), raw)
+    if not args.steps_only:
+        write_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"), raw)
 
     # The batch as KataGo's data loader builds it (read_npz_training_data) with
     # randomize_symmetries=False and every history feature kept (the history
@@ -156,6 +336,9 @@ def main():
     os.environ["KATAGO_FLEX_ATTENTION"] = "0"
     figures = {"rows": n, "npz": os.path.basename(args.npz), "seed": args.seed, "configs": {}}
     formula = [c for c in args.formula_configs.split(",") if c]
+    if args.steps_only:
+        steps_only(args, batch, raw)
+        return
     for cfg_name in [c for c in args.configs.split(",") if c] + formula:
         config = modelconfigs.config_of_name[cfg_name]
         torch.manual_seed(args.seed)
@@ -176,21 +359,25 @@ def main():
             write_safetensors(os.path.join(args.out_dir, f"parity_{cfg_name}.safetensors"), params)
 
         metrics_obj = Metrics(1, model)
-        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
-        post = model.postprocess_output(outputs)
-        metrics = metrics_obj.metrics_dict_batchwise(
-            model, post, None, batch,
-            is_training=True,
-            soft_policy_weight_scale=8.0,
-            disable_optimistic_policy=False,
-            meta_kata_only_soft_policy=False,
-            value_loss_scale=0.6,
-            td_value_loss_scales=[0.6, 0.6, 0.6],
-            seki_loss_scale=1.0,
-            variance_time_loss_scale=1.0,
-            main_loss_scale=None,
-            intermediate_loss_scale=None,
-        )
+
+        def compute_metrics(model):
+            outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
+            post = model.postprocess_output(outputs)
+            return metrics_obj.metrics_dict_batchwise(
+                model, post, None, batch,
+                is_training=True,
+                soft_policy_weight_scale=8.0,
+                disable_optimistic_policy=False,
+                meta_kata_only_soft_policy=False,
+                value_loss_scale=0.6,
+                td_value_loss_scales=[0.6, 0.6, 0.6],
+                seki_loss_scale=1.0,
+                variance_time_loss_scale=1.0,
+                main_loss_scale=None,
+                intermediate_loss_scale=None,
+            )
+
+        metrics = compute_metrics(model)
         model.zero_grad()
         metrics["loss_sum"].backward()
         gnorm = torch.sqrt(sum(torch.sum(p.grad * p.grad) for p in model.parameters()))
@@ -218,6 +405,10 @@ def main():
                 data = fin.read()
             # Only the digest is kept: test networks are not committed.
             fig["katago_export_md5"] = hashlib.md5(data).hexdigest()
+
+        if cfg_name == args.steps_config:
+            figures["optimizer_steps"] = {"config": cfg_name} | optimizer_trajectory(
+                model, batch, metrics_obj, compute_metrics)
 
     # KataGo's transformer configs, for the test that the trainer's table
     # matches them.

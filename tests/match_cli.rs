@@ -269,3 +269,58 @@ fn gatekeeper_accepts_first_then_moves_second_once() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("decided before a restart"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A candidate trained less than the newest accepted net is rejected
+/// without a game ("older than accepted"), though it loads and could play.
+#[test]
+fn gatekeeper_rejects_an_older_candidate_unplayed() {
+    let dir = scratch("gate-old");
+    let nets = dir.join("nets");
+    std::fs::create_dir_all(&nets).unwrap();
+    let (t, a, r, s) = (
+        dir.join("test"),
+        dir.join("accepted"),
+        dir.join("rejected"),
+        dir.join("sgfs"),
+    );
+    let put = |folder: &Path, name: &str, seed: u64| {
+        std::fs::create_dir_all(folder.join(name)).unwrap();
+        let net = random_net(&nets, &format!("n{seed}"), seed);
+        std::fs::copy(net, folder.join(name).join("model.bin.gz")).unwrap();
+    };
+    put(&a, "run-s2000-d20", 1);
+    put(&t, "run-s1000-d10", 2);
+    let out = run(engine().args([
+        "gatekeeper",
+        "-test-models-dir",
+        t.to_str().unwrap(),
+        "-accepted-models-dir",
+        a.to_str().unwrap(),
+        "-rejected-models-dir",
+        r.to_str().unwrap(),
+        "-sgf-output-dir",
+        s.to_str().unwrap(),
+        "-quit-if-no-nets-to-test",
+        "-override-config",
+        &format!("{FAST},numGamesPerGating=2,bSizes=9,komiMean=7"),
+    ]));
+    assert!(r.join("run-s1000-d10/model.bin.gz").is_file());
+    assert!(!t.join("run-s1000-d10").exists());
+    assert!(a.join("run-s2000-d20/model.bin.gz").is_file());
+    assert!(!s.join("run-s1000-d10").exists(), "no games played");
+    let log = std::fs::read_to_string(s.join("gatekeeper_log.tsv")).unwrap();
+    let last: Vec<&str> = log.lines().last().unwrap().split('\t').collect();
+    assert_eq!(
+        (last[1], last[2], last[3], last[9], last[10]),
+        (
+            "run-s1000-d10",
+            "run-s2000-d20",
+            "0",
+            "false",
+            "older than accepted"
+        ),
+        "{log}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

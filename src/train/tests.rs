@@ -617,3 +617,156 @@ fn fp16_steps_scale_the_loss_and_skip_overflows() {
     let restored = opt_again.grad_scaler.as_ref().expect("a scaler");
     assert_eq!(restored.scale_value(), halved);
 }
+
+/// Sum, sum of squares and the projection on `cos(0.37 i + 0.1)` of
+/// `after - before` (the digest `scripts/train_parity.py` records).
+fn delta_digest(after: &Tensor, before: &Tensor) -> [f64; 3] {
+    let d: Vec<f64> = tensor_vec(&(after.to_kind(Kind::Double) - before.to_kind(Kind::Double)));
+    let mut out = [0.0; 3];
+    for (i, x) in d.iter().enumerate() {
+        out[0] += x;
+        out[1] += x * x;
+        out[2] += x * (0.37 * i as f64 + 0.1).cos();
+    }
+    out
+}
+
+/// Checks digests of how far each parameter moved against KataGo's: each
+/// within `tol` of the scale a move bounds it by (Cauchy-Schwarz:
+/// `sqrt(n * sumsq)` for the sum and the projection), the move being the
+/// parameter's own or, for parameters that hardly move (only rounding and
+/// tiny gradients), the net's mean move per element; returns the worst
+/// relative difference.
+fn check_deltas(
+    what: &str,
+    got: &BTreeMap<String, [f64; 3]>,
+    want: &serde_json::Value,
+    initial: &BTreeMap<String, Tensor>,
+    tol: f64,
+) -> f64 {
+    let want = want.as_object().expect("digests");
+    assert_eq!(want.len(), got.len(), "{what}: parameter count");
+    let digest = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .expect("digest")
+            .iter()
+            .map(|x| x.as_f64().expect("number"))
+            .collect()
+    };
+    let total_sq: f64 = want.values().map(|v| digest(v)[1]).sum();
+    let total_n: f64 = initial.values().map(|t| t.numel() as f64).sum();
+    let mean_move = (total_sq / total_n).sqrt();
+    let mut worst = 0f64;
+    let mut bad = Vec::new();
+    for (name, w) in want {
+        let w = digest(w);
+        let g = got.get(name).unwrap_or_else(|| panic!("{what}: no {name}"));
+        let n = initial[name].numel() as f64;
+        let step = w[1].sqrt().max(mean_move * n.sqrt());
+        let scales = [n.sqrt() * step, step * step, n.sqrt() * step];
+        for k in 0..3 {
+            let rel = (g[k] - w[k]).abs() / scales[k].max(1e-12);
+            worst = worst.max(rel);
+            if rel > tol {
+                bad.push(format!(
+                    "{name} digest {k}: engine {} KataGo {} (relative {rel:.2e})",
+                    g[k], w[k]
+                ));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{what}: {} differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    worst
+}
+
+/// Our training loop against KataGo's optimiser for 13 steps from the same
+/// weights on the parity batch (`scripts/train_parity.py -steps-only`):
+/// momentum SGD with the per-group learning rates and weight decay,
+/// gradient-norm clipping (it acts in several of the steps), lookahead
+/// (k = 6, alpha = 0.5) and SWA (copied at step 6, averaged at step 12).
+/// Each step's loss and gradient norm agree, and so does how far every
+/// parameter moved, in the fast weights and in the SWA average.
+#[test]
+fn optimizer_steps_lookahead_and_swa_match_katago() {
+    let figures = parity_figures();
+    let want = &figures["optimizer_steps"];
+    let cfg = want["config"].as_str().expect("config");
+    let num = |k: &str| want[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    let list = |k: &str| -> Vec<f64> {
+        want[k]
+            .as_array()
+            .unwrap_or_else(|| panic!("{k}"))
+            .iter()
+            .map(|v| v.as_f64().expect("number"))
+            .collect()
+    };
+    let net = parity_net(cfg);
+    let initial: BTreeMap<String, Tensor> = net
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.tensor.detach().copy()))
+        .collect();
+    let batch = parity_batch();
+    let rows = batch.binary_input.size()[0] as usize;
+    let sched = Schedule {
+        lr_scale: num("lr_scale"),
+        batch_size: rows,
+        no_warmup: true,
+    };
+    assert!((sched.gnorm_cap() - num("gnorm_cap")).abs() < 1e-9);
+    let mut opt = Optimizer::new(&net);
+    let mut state = TrainState::default();
+    let (losses, gnorms) = (list("loss_sums"), list("gnorms"));
+    let mut swa_steps = Vec::new();
+    let mut clipped = 0;
+    for step in 0..num("steps") as usize {
+        let r = train_step(
+            &net,
+            &mut opt,
+            &mut state,
+            &sched,
+            &LossScales::default(),
+            num("swa_scale"),
+            num("swa_period_samples") as u64,
+            &batch,
+        );
+        if state.swa_initialized && state.swa_sample_accum == 0 && !r.in_between_lookaheads {
+            swa_steps.push((step + 1) as f64);
+        }
+        clipped += usize::from(r.gnorm > sched.gnorm_cap());
+        let loss = r.values["loss_sum"];
+        assert!(
+            (loss - losses[step]).abs() <= 1e-4 * losses[step].abs(),
+            "step {step}: loss_sum engine {loss} KataGo {}",
+            losses[step]
+        );
+        assert!(
+            (r.gnorm - gnorms[step]).abs() <= 1e-3 * gnorms[step],
+            "step {step}: gnorm engine {} KataGo {}",
+            r.gnorm,
+            gnorms[step]
+        );
+    }
+    assert_eq!(swa_steps, list("swa_update_steps"));
+    assert!(clipped >= 3, "clipping acted in {clipped} steps only");
+    let fast: BTreeMap<String, [f64; 3]> = net
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), delta_digest(&p.tensor, &initial[&p.name])))
+        .collect();
+    let swa: BTreeMap<String, [f64; 3]> = opt
+        .swa
+        .iter()
+        .map(|(name, t)| (name.clone(), delta_digest(t, &initial[name])))
+        .collect();
+    let worst_fast = check_deltas("fast weights", &fast, &want["fast_delta"], &initial, 1e-4);
+    let worst_swa = check_deltas("SWA weights", &swa, &want["swa_delta"], &initial, 1e-4);
+    eprintln!(
+        "{cfg}: 13 steps, worst relative difference of the weight moves: fast {worst_fast:.2e}, SWA {worst_swa:.2e}"
+    );
+}
