@@ -16,6 +16,7 @@ Every hit was then read by hand and re-checked at 1000+ visits. Needs a release 
 (target/release/engine) and ../shared/models. Plain Python 3, no dependencies.
 """
 import argparse
+import os
 import pathlib
 import random
 import re
@@ -23,7 +24,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODEL = ROOT.parent / "shared/models/g170-b6c96-s175395328-d26788732.bin.gz"
+SHARED = pathlib.Path(os.environ.get("ENGINE_SHARED_DIR", ROOT.parent / "shared"))
+MODEL = SHARED / "models/g170-b6c96-s175395328-d26788732.bin.gz"
 COLS = "ABCDEFGHJKLMNOPQRST"
 
 

@@ -19,8 +19,10 @@ steps="${1:-300}"; batch="${2:-64}"; lr_scale="${3:-0.1}"; epochs="${4:-1}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${5:-$(mktemp -d)}"
 extra=("${@:6}")
-src="$here/../shared/vectors/npz-more"
-net="$(ls "$here"/../shared/models/g170-b6c96-*.bin.gz | head -1)"
+shared="${ENGINE_SHARED_DIR:-$here/../shared}"
+[ -d "$shared" ] || { echo "finetune_g170.sh: the reference data (KataGo's nets, vectors, tools) is not at $shared: put shared/ beside the checkout or set ENGINE_SHARED_DIR" >&2; exit 2; }
+src="$shared/vectors/npz-more"
+net="$shared/models/g170-b6c96-s175395328-d26788732.bin.gz"
 engine="$here/target/release/engine"
 export OMP_WAIT_POLICY=PASSIVE
 

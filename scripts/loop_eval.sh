@@ -14,7 +14,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 base="${1:?usage: scripts/loop_eval.sh BASE [GAMES] [VISITS] [LEVEL] [EVERY]}"
 games="${2:-20}"; visits="${3:-100}"; opponent_spec="${4:-gnugo:1}"; every="${5:-3}"
 engine="${ENGINE:-$here/target/release/engine}"
-match="$here/../shared/tools/gtp_match.py"
+shared="${ENGINE_SHARED_DIR:-$here/../shared}"
+[ -d "$shared" ] || { echo "loop_eval.sh: the reference data (KataGo's nets, vectors, tools) is not at $shared: put shared/ beside the checkout or set ENGINE_SHARED_DIR" >&2; exit 2; }
+match="$shared/tools/gtp_match.py"
 tsv="$base/strength.tsv"
 [ -f "$tsv" ] || printf 'model\tgeneration\topponent\tvisits\tgames\tscore\twin_rate\telo_vs_opponent\n' > "$tsv"
 export OMP_WAIT_POLICY=PASSIVE

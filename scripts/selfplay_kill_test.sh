@@ -12,7 +12,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rounds="${1:-8}"
 py="${2:-python3}"
-shared="$here/../shared"
+shared="${ENGINE_SHARED_DIR:-$here/../shared}"
+[ -d "$shared" ] || { echo "selfplay_kill_test.sh: the reference data (KataGo's nets, vectors, tools) is not at $shared: put shared/ beside the checkout or set ENGINE_SHARED_DIR" >&2; exit 2; }
 out="$(mktemp -d /tmp/selfplay-kill.XXXXXX)"
 engine="$here/target/release/engine"
 cfg="$here/configs/selfplay.toml"

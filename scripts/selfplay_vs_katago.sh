@@ -3,6 +3,7 @@
 # settings, alternated in one run (issue: "engine selfplay", throughput).
 #
 #   scripts/selfplay_vs_katago.sh KATAGO_BIN KATAGO_SELFPLAY_CFG [ROUNDS] [GAMES]
+#   (or KATAGO and KATAGO_CONFIG in the environment; ENGINE_SHARED_DIR for ../shared)
 #
 # KATAGO_BIN is a KataGo 1.17.2 build (e.g. its Eigen backend built from
 # source: cmake -DUSE_BACKEND=EIGEN -DUSE_AVX2=1), KATAGO_SELFPLAY_CFG its
@@ -14,8 +15,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-katago="${1:?KataGo binary}"
-kcfg="${2:?KataGo selfplay1.cfg}"
+katago="${1:-${KATAGO:?give the KataGo 1.17.2 binary as the first argument or in KATAGO}}"
+kcfg="${2:-${KATAGO_CONFIG:?give the KataGo selfplay .cfg as the second argument or in KATAGO_CONFIG}}"
 rounds="${3:-2}"
 games="${4:-16}"
 shared="${ENGINE_SHARED_DIR:-$root/../shared}"

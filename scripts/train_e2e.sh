@@ -8,7 +8,9 @@ set -euo pipefail
 kind="${1:-b2c16}"; epochs="${2:-8}"; kill_after="${3:-50}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${4:-$(mktemp -d)}"
-src="$here/../shared/vectors/npz-more"
+shared="${ENGINE_SHARED_DIR:-$here/../shared}"
+[ -d "$shared" ] || { echo "train_e2e.sh: the reference data (KataGo's nets, vectors, tools) is not at $shared: put shared/ beside the checkout or set ENGINE_SHARED_DIR" >&2; exit 2; }
+src="$shared/vectors/npz-more"
 engine="$here/target/release/engine"
 export OMP_WAIT_POLICY=PASSIVE
 

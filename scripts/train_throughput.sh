@@ -10,7 +10,8 @@
 # its per-20-batch figures after the first interval, KataGo's from its
 # per-100-batch `time_since_last_print` after the first print.
 set -euo pipefail
-kg="$1"; py="$2"; data="$3"; kind="${4:-b2c16}"; batch="${5:-64}"; samples="${6:-19200}"
+kg="${1:-${KATAGO_PYTHON:?give the python/ folder of a KataGo 1.17.2 source tree as the first argument or in KATAGO_PYTHON}}"
+py="${2:?give a python with torch and numpy as the second argument}"; data="${3:?give a shuffled data dir (train.json, train/, val/) as the third argument}"; kind="${4:-b2c16}"; batch="${5:-64}"; samples="${6:-19200}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'cp "$work/katago.log" /tmp/train_throughput_katago.log 2>/dev/null; rm -rf "$work"' EXIT
