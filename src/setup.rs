@@ -34,7 +34,9 @@ use crate::store::layout::{read_model_url, ModelsDir};
 use crate::store::{StoreError, StoreUrl};
 
 mod device_plan;
+mod memory;
 pub use device_plan::{device_plan, DevicePlan};
+pub use memory::{MemoryBudget, MemoryPlan};
 
 /// Why the network could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -305,6 +307,24 @@ pub struct Network {
     /// `numSearchThreads` for a config that does not set it, from the
     /// device and the cores (see [`default_search_threads`]).
     pub default_search_threads: usize,
+    /// `maxMemoryMB`, when set.
+    pub memory_budget: Option<MemoryBudget>,
+    /// `nnCacheSizePowerOfTwo` as the config asks (the cache has fewer
+    /// slots when the memory budget trims it).
+    pub asked_cache_power_of_two: u32,
+}
+
+impl Network {
+    /// The memory plan for `searches` searches at once under `maxMemoryMB`
+    /// (none without it): each search's tree share
+    /// ([`crate::search::Search::set_tree_memory_limit`]) and the start-up
+    /// lines that say what the budget trimmed.
+    pub fn memory_plan(&self, searches: usize) -> Option<MemoryPlan> {
+        Some(
+            self.memory_budget?
+                .plan(self.asked_cache_power_of_two, searches),
+        )
+    }
 }
 
 /// Server threads and libtorch intra-op threads on the CPU:
@@ -513,6 +533,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
 /// keys as used.
 pub fn check_network_keys(cfg: &Config) -> Result<(), SetupError> {
     cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)?;
+    MemoryBudget::from_config(cfg).map_err(Box::new)?;
     cfg.get_bool_or("nnRandomize", true)?;
     cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
     cfg.get_i64_or("nnMaxBatchSize", 1, 1..=65536)?;
@@ -536,7 +557,11 @@ pub fn load_network_from(
     cfg: &Config,
     default_max_batch_size: usize,
 ) -> Result<Network, SetupError> {
-    let cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
+    let asked_cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
+    let memory_budget = MemoryBudget::from_config(cfg).map_err(Box::new)?;
+    let cache_pow = memory_budget.map_or(asked_cache_pow, |b| {
+        b.plan(asked_cache_pow, 1).cache_power_of_two
+    });
     let randomize = cfg.get_bool_or("nnRandomize", true)?;
     let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
     let backend = build_backend(&file, cfg)?;
@@ -603,6 +628,8 @@ pub fn load_network_from(
         fp16: precision == Precision::F16,
         precision,
         device: backend.description.line(),
+        memory_budget,
+        asked_cache_power_of_two: asked_cache_pow,
     })
 }
 

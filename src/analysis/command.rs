@@ -157,7 +157,15 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         opts.num_analysis_threads,
         defaults.num_threads
     );
-    start(Arc::new(network_backend(base, &net)), opts)?;
+    let plan = net.memory_plan(opts.num_analysis_threads);
+    for note in plan.iter().flat_map(|p| &p.notes) {
+        eprintln!("engine analysis: {note}");
+    }
+    let tree_memory_limit = plan.map(|p| p.tree_bytes);
+    start(
+        Arc::new(network_backend(base, &net, tree_memory_limit)),
+        opts,
+    )?;
     // KataGo logs its evaluator's counters at exit; benchmarks read them.
     let s = net.evaluator.evaluator().stats();
     eprintln!(
@@ -176,6 +184,7 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
 fn network_backend(
     base: Vec<(String, serde_json::Value)>,
     net: &Network,
+    tree_memory_limit: Option<u64>,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
     let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
     let model = ModelInfo {
@@ -198,6 +207,7 @@ fn network_backend(
         models: vec![model],
         clear_cache: Box::new(move || cache_owner.evaluator().clear_cache()),
         seed: rand::random(),
+        tree_memory_limit,
     }
 }
 

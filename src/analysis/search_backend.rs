@@ -55,6 +55,8 @@ pub struct SearchBackend<S, E> {
     pub clear_cache: Box<dyn Fn() + Send + Sync>,
     /// Seed of the searches' randomness.
     pub seed: u64,
+    /// Each analysis thread's tree share of `maxMemoryMB`, if set.
+    pub tree_memory_limit: Option<u64>,
 }
 
 impl<S, E> AnalysisBackend for SearchBackend<S, E>
@@ -95,6 +97,7 @@ where
             evaluator: self.evaluator.clone(),
             make_state: self.make_state.clone(),
             seed: self.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            tree_memory_limit: self.tree_memory_limit,
         }
     }
 
@@ -119,6 +122,7 @@ pub struct SearchSearcher<S: SearchState, E: PositionEvaluator<S>> {
     evaluator: Arc<E>,
     make_state: MakeState<S>,
     seed: u64,
+    tree_memory_limit: Option<u64>,
 }
 
 impl<S, E> Searcher<SearchParams> for SearchSearcher<S, E>
@@ -141,12 +145,14 @@ where
                 s.clear_tree();
                 s
             }
-            slot => slot.insert(Search::new(
-                job.params.clone(),
-                self.evaluator.clone(),
-                state,
-                self.seed,
-            )),
+            slot => {
+                let mut search =
+                    Search::new(job.params.clone(), self.evaluator.clone(), state, self.seed);
+                if let Some(bytes) = self.tree_memory_limit {
+                    search.set_tree_memory_limit(bytes);
+                }
+                slot.insert(search)
+            }
         };
         search.set_include_ownership(job.contents.any_ownership());
         search.clear_avoid_moves();
@@ -180,8 +186,13 @@ where
             callback_period: job.progress.map(|p| p.every),
             ..RunOptions::default()
         };
-        if let Err(e) = search.run(&opts) {
-            eprintln!("engine analysis: search stopped early: {e}");
+        match search.run(&opts) {
+            Err(e) => eprintln!("engine analysis: search stopped early: {e}"),
+            Ok(stats) if stats.memory_capped => eprintln!(
+                "engine analysis: a search stopped at {} visits, its tree's share of maxMemoryMB",
+                stats.root_visits
+            ),
+            Ok(_) => {}
         }
         snapshot_of(&search.view(), &contents)
     }

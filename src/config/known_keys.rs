@@ -182,6 +182,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "maxBoardSizeForNNBuffer",
     "maxBoardXSizeForNNBuffer",
     "maxBoardYSizeForNNBuffer",
+    "maxMemoryMB",
     "maxMovesPerGame",
     "maxPlayouts",
     "maxPlayoutsPondering",

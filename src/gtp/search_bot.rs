@@ -129,12 +129,18 @@ impl SearchBot {
             .map_err(|e| e.to_string())? as usize;
         let board = Board::new(19, 19).map_err(|e| e.to_string())?;
         let game = GtpGame::new(board, Rules::tromp_taylor(), GameOptions::default());
-        let search = Search::new(
+        let mut search = Search::new(
             genmove_params.clone(),
             net.evaluator.clone(),
             game.state().clone(),
             seed,
         );
+        if let Some(plan) = net.memory_plan(1) {
+            search.set_tree_memory_limit(plan.tree_bytes);
+            for note in plan.notes {
+                eprintln!("{note}");
+            }
+        }
         Ok(SearchBot {
             search,
             genmove_params,
@@ -371,10 +377,17 @@ impl GtpBot for SearchBot {
                 .report_interval
                 .map(|s| Duration::from_secs_f64(s.clamp(0.01, 1e6))),
         };
-        if let Err(e) = self.search.run(&opts) {
-            eprintln!("search failed: {e}");
-            self.search.clear_avoid_moves();
-            return None;
+        match self.search.run(&opts) {
+            Err(e) => {
+                eprintln!("search failed: {e}");
+                self.search.clear_avoid_moves();
+                return None;
+            }
+            Ok(stats) if stats.memory_capped => eprintln!(
+                "search stopped at {} visits: the tree holds its share of maxMemoryMB",
+                stats.root_visits
+            ),
+            Ok(_) => {}
         }
         self.search.clear_avoid_moves();
         let view = self.search.view();

@@ -153,6 +153,9 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     for line in crate::setup::config_key_report(&cfg, "engine match") {
         log.line(&line);
     }
+    for note in crate::setup::MemoryBudget::notes(&cfg, 2 * settings.num_game_threads.max(1)) {
+        log.line(&note);
+    }
     let run_name = format!(
         "match-{}",
         std::time::SystemTime::now()

@@ -40,6 +40,13 @@ pub struct NnOutput {
 }
 
 impl NnOutput {
+    /// Bytes an output for a board of `points` points takes at most: the
+    /// struct, the policy (points and pass) and the ownership, with their
+    /// heap blocks' overhead (for memory budgets).
+    pub fn bytes_for(points: usize) -> u64 {
+        (std::mem::size_of::<NnOutput>() + (2 * points + 1) * 4 + 3 * 16) as u64
+    }
+
     /// Standard deviation of the final score implied by the two moments.
     pub fn white_score_stdev(&self) -> f32 {
         let var = self.white_score_mean_sq - self.white_score_mean * self.white_score_mean;

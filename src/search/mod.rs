@@ -42,3 +42,11 @@ pub use results::{MoveInfo, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;
 pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
 pub use tree::NodeValues;
+
+/// Bytes one search tree node takes at most on an `x_size` x `y_size`
+/// board: the node, its parent's edge, the network output it holds and
+/// their heap blocks (for memory budgets).
+pub fn tree_node_bytes(x_size: usize, y_size: usize) -> u64 {
+    (std::mem::size_of::<tree::Node>() + 16 + 24 + 16) as u64
+        + crate::nn::NnOutput::bytes_for(x_size * y_size)
+}

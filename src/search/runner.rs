@@ -58,6 +58,9 @@ pub struct SearchStats {
     pub root_visits: i64,
     /// Wall time.
     pub seconds: f64,
+    /// The search stopped at the tree's visit cap ([`Search::set_max_tree_visits`],
+    /// from `maxMemoryMB`) before its own limits.
+    pub memory_capped: bool,
 }
 
 /// Errors of a search.
@@ -87,6 +90,9 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The root's symmetries and the moves not searched because of them,
     /// set when a search starts.
     root_symmetry: RootSymmetry,
+    /// The most bytes the tree may hold (reused nodes included), from the
+    /// memory budget; unlimited by default.
+    tree_memory_limit: Option<u64>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -109,6 +115,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             last_stats: SearchStats::default(),
             time_carried_over: 0.0,
             root_symmetry: RootSymmetry::none(state_x, state_y),
+            tree_memory_limit: None,
         };
         s.reset_bias_table();
         s
@@ -118,6 +125,38 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         self.bias = (self.params.subtree_value_bias_factor != 0.0).then(|| {
             BiasTable::new(self.params.subtree_value_bias_table_num_shards.max(1) as usize)
         });
+    }
+
+    /// Caps the tree's memory (`maxMemoryMB`'s share of this search): a
+    /// search stops when its tree holds as many visits, reused ones
+    /// included, as nodes of [`super::tree_node_bytes`] fit in `bytes`, as
+    /// at a visit limit, and says so in [`SearchStats::memory_capped`].
+    /// Each playout adds at most one node, so the tree has at most that
+    /// many nodes plus one per search thread.
+    pub fn set_tree_memory_limit(&mut self, bytes: u64) {
+        self.tree_memory_limit = Some(bytes);
+    }
+
+    /// The number of nodes in the tree (tests of the memory limit).
+    #[cfg(test)]
+    pub(crate) fn count_nodes(&self) -> usize {
+        fn count(n: &Node) -> usize {
+            1 + n.children().iter().map(|c| count(&c.node)).sum::<usize>()
+        }
+        count(&self.root)
+    }
+
+    /// The visits the tree may hold under the memory limit.
+    pub fn max_tree_visits(&self) -> i64 {
+        match self.tree_memory_limit {
+            None => i64::MAX,
+            Some(bytes) => {
+                let node =
+                    super::tree_node_bytes(self.root_state.x_size(), self.root_state.y_size());
+                let threads = i64::from(self.params.num_threads.max(1));
+                ((bytes / node) as i64 - threads).max(1)
+            }
+        }
     }
 
     /// The parameters.
@@ -435,7 +474,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let start_visits = self.root.visits();
         // Each playout reserves one unit of budget first, so that many
         // threads end at exactly the limit.
-        let budget = (max_visits - start_visits).min(max_playouts).max(0);
+        let asked = (max_visits - start_visits).min(max_playouts).max(0);
+        let tree_room = (self.max_tree_visits() - start_visits).max(0);
+        let budget = asked.min(tree_room);
         let mut threads = p.num_threads.max(1) as i64;
         if p.min_playouts_per_thread > 0.0 {
             threads =
@@ -561,6 +602,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             playouts: done.load(Ordering::Acquire),
             root_visits: self.root.visits(),
             seconds: start.elapsed().as_secs_f64(),
+            memory_capped: tree_room < asked && done.load(Ordering::Acquire) >= budget,
         };
         self.time_carried_over += self.last_stats.seconds;
         Ok(self.last_stats)

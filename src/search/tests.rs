@@ -696,3 +696,32 @@ fn minmoves_pads_with_unvisited_moves_by_policy() {
         root.utility
     );
 }
+
+/// A tree memory limit stops the search where the visits' nodes fill it,
+/// with many threads; the tree then has no more nodes than fit, and a
+/// subtree kept by tree reuse counts against the limit.
+#[test]
+fn tree_memory_limit_caps_the_tree() {
+    let mut s = Search::new(params(1 << 40, 4), MaterialEval::new(), ToyGo::new(5), 3);
+    let (x, y) = (s.root_state().x_size(), s.root_state().y_size());
+    let node = super::tree_node_bytes(x, y);
+    s.set_tree_memory_limit(300 * node);
+    // Room for one node per search thread more than the visits.
+    assert_eq!(s.max_tree_visits(), 296);
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert!(stats.memory_capped);
+    assert_eq!(stats.root_visits, 296);
+    assert!(s.count_nodes() <= 300, "{} nodes", s.count_nodes());
+    let best = s.view().move_infos(1, false)[0].clone();
+    assert!(s.make_move(best.mv));
+    let kept = s.view().root_values().visits;
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert_eq!(stats.playouts, 296 - kept);
+    assert!(stats.memory_capped && stats.root_visits == 296);
+    assert!(s.count_nodes() <= 300, "{} nodes", s.count_nodes());
+    // A visit limit below the cap ends the search first, as before.
+    let mut s = Search::new(params(200, 4), MaterialEval::new(), ToyGo::new(5), 3);
+    s.set_tree_memory_limit(300 * node);
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert!(!stats.memory_capped && stats.root_visits == 200);
+}

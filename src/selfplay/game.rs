@@ -71,11 +71,20 @@ pub fn play_game<E: PositionEvaluator<GameState>>(
         return Ok(None);
     };
     let game_hash = Hash128(rng.gen());
+    let mut search = Search::new(
+        game_params.clone(),
+        evaluator.clone(),
+        start_state,
+        rng.gen(),
+    );
+    if let Some(bytes) = s.tree_memory_limit {
+        search.set_tree_memory_limit(bytes);
+    }
     let mut game = GameInProgress {
         s,
         params: &game_params,
-        evaluator: evaluator.clone(),
-        search: Search::new(game_params.clone(), evaluator, start_state, rng.gen()),
+        evaluator,
+        search,
         setup,
         komi_noise,
         is_fork,

@@ -417,6 +417,9 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, PlayError> {
     for line in crate::setup::config_key_report(&setup.cfg, "engine selfplay") {
         eprintln!("{line}");
     }
+    for note in crate::setup::MemoryBudget::notes(&setup.cfg, setup.settings.num_game_threads) {
+        eprintln!("engine selfplay: {note}");
+    }
     let progress = indicatif::ProgressBar::new_spinner();
     progress.set_style(
         indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")

@@ -131,6 +131,9 @@ pub struct PlaySettings {
     /// `komiAllowIntegerProb`: chance a game may have an integer komi
     /// (otherwise an integer komi is moved half a point at random).
     pub komi_allow_integer_prob: f64,
+    /// Each game's search tree share of `maxMemoryMB` (split over the game
+    /// threads), if set.
+    pub tree_memory_limit: Option<u64>,
 }
 
 /// KataGo's `allowRectangleProb` over square sizes: each square keeps
@@ -311,6 +314,8 @@ impl PlaySettings {
     pub fn from_config(cfg: &Config) -> Result<(PlaySettings, Vec<String>), SettingsError> {
         let mut s = PlaySettings::default();
         read_fields(cfg, PLAY_FIELDS, &mut s)?;
+        s.tree_memory_limit =
+            crate::setup::MemoryBudget::tree_share(cfg, s.num_game_threads.max(1))?;
         let mut warnings = Vec::new();
         let invalid = |why: String| Err(SettingsError::Invalid(why));
         let max_visits = s.max_visits;

@@ -137,6 +137,10 @@ pub fn play_match_game(
         rng.gen(),
     );
     let mut sw = Search::new(white.1.params.clone(), white.2.clone(), start, rng.gen());
+    if let Some(bytes) = s.tree_memory_limit {
+        sb.set_tree_memory_limit(bytes);
+        sw.set_tree_memory_limit(bytes);
+    }
     let mut white_values: Vec<f64> = Vec::new();
     let mut end = GameEnd::MoveLimit;
     let mut resigned: Option<Player> = None;

@@ -62,6 +62,9 @@ pub struct MatchSettings {
     pub seed: Option<u64>,
     /// `logGamesEvery`: a progress line every this many games.
     pub log_games_every: u64,
+    /// Each search tree's share of `maxMemoryMB` (two searches per game
+    /// thread), if set.
+    pub tree_memory_limit: Option<u64>,
 }
 
 fn cfg_err(e: ConfigError) -> SettingsError {
@@ -193,6 +196,8 @@ impl MatchSettings {
             ..MatchSettings::default()
         };
         read_fields(cfg, MATCH_FIELDS, &mut s)?;
+        s.tree_memory_limit =
+            crate::setup::MemoryBudget::tree_share(cfg, 2 * s.num_game_threads.max(1))?;
         // A gating of 0 games accepts every candidate unplayed (a loop
         // without gating still moves its nets through the gatekeeper).
         let min_games = i64::from(games_key != "numGamesPerGating");
