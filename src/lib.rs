@@ -43,6 +43,7 @@ pub mod game;
 pub mod gtp;
 pub mod io_lines;
 pub mod learn;
+pub mod logfile;
 pub mod matchplay;
 pub mod nn;
 pub mod play;

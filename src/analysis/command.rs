@@ -108,7 +108,7 @@ pub fn run(cmd: &AnalysisCommand) -> i32 {
     match run_inner(cmd) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("engine analysis: {e}");
+            crate::logfile::startup(&format!("engine analysis: {e}"));
             1
         }
     }
@@ -122,6 +122,14 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
             default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
         });
         return start(backend, opts);
+    }
+    // KataGo's analysis engine logs to stderr too by default.
+    let log = crate::logfile::LogSettings::from_config(&cfg, true)
+        .map_err(|e| StartError::Invalid(e.to_string()))?;
+    if let Some(path) =
+        crate::logfile::start(&log).map_err(|e| StartError::Invalid(e.to_string()))?
+    {
+        crate::logfile::startup(&format!("engine analysis: logging to {}", path.display()));
     }
     let Some(model) = &cmd.model else {
         return Err(StartError::Invalid(
@@ -146,9 +154,9 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
     let net = load_network(model, &cfg, concurrent.max(8))?;
     for line in crate::setup::config_key_report(&cfg, "engine analysis") {
-        eprintln!("{line}");
+        crate::logfile::startup(&line);
     }
-    eprintln!(
+    crate::logfile::startup(&format!(
         "engine analysis: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
         net.model_name,
         net.model_version,
@@ -156,10 +164,10 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         net.max_batch_size,
         opts.num_analysis_threads,
         defaults.num_threads
-    );
+    ));
     let plan = net.memory_plan(opts.num_analysis_threads);
     for note in plan.iter().flat_map(|p| &p.notes) {
-        eprintln!("engine analysis: {note}");
+        crate::logfile::startup(&format!("engine analysis: {note}"));
     }
     let tree_memory_limit = plan.map(|p| p.tree_bytes);
     start(
@@ -168,14 +176,14 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     )?;
     // KataGo logs its evaluator's counters at exit; benchmarks read them.
     let s = net.evaluator.evaluator().stats();
-    eprintln!(
+    crate::logfile::startup(&format!(
         "engine analysis: NN requests {}, cache hits {}, rows {}, batches {}, average batch size {:.2}",
         s.requests,
         s.cache_hits,
         s.rows,
         s.batches,
         s.average_batch_size()
-    );
+    ));
     Ok(())
 }
 
@@ -212,7 +220,7 @@ fn network_backend(
 }
 
 fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(), StartError> {
-    eprintln!("Started, ready to begin handling requests");
+    crate::logfile::startup("Started, ready to begin handling requests");
     serve(backend, opts, BufReader::new(io::stdin()), io::stdout())?;
     Ok(())
 }

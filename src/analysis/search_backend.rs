@@ -187,11 +187,13 @@ where
             ..RunOptions::default()
         };
         match search.run(&opts) {
-            Err(e) => eprintln!("engine analysis: search stopped early: {e}"),
-            Ok(stats) if stats.memory_capped => eprintln!(
+            Err(e) => {
+                crate::logfile::startup(&format!("engine analysis: search stopped early: {e}"))
+            }
+            Ok(stats) if stats.memory_capped => crate::logfile::line(&format!(
                 "engine analysis: a search stopped at {} visits, its tree's share of maxMemoryMB",
                 stats.root_visits
-            ),
+            )),
             Ok(_) => {}
         }
         snapshot_of(&search.view(), &contents)

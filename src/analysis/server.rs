@@ -229,7 +229,7 @@ pub fn serve<B: AnalysisBackend>(
     shared.queue_cv.notify_all();
     for w in workers {
         if w.join().is_err() {
-            eprintln!("engine analysis: an analysis thread panicked");
+            crate::logfile::startup("engine analysis: an analysis thread panicked");
         }
     }
     match read_error {
@@ -577,10 +577,10 @@ fn run_task<B: AnalysisBackend>(
     let snapshot = match result {
         Ok(s) => s,
         Err(_) => {
-            eprintln!(
+            crate::logfile::startup(&format!(
                 "engine analysis: the search of query {:?} turn {} panicked",
                 task.id, task.turn
-            );
+            ));
             shared.out.write(&no_results_json(&task.id, task.turn));
             return;
         }

@@ -20,7 +20,10 @@ impl GtpEngine {
             ));
         }
         self.game.set_rules_keep_komi(rules);
-        eprintln!("Changed rules to {}", rules.to_string_no_komi_maybe_nice());
+        crate::logfile::line(&format!(
+            "Changed rules to {}",
+            rules.to_string_no_komi_maybe_nice()
+        ));
         Ok(String::new())
     }
 

@@ -81,6 +81,11 @@ pub struct SearchBot {
     analysis_pv_len: usize,
     rng: StdRng,
     root: Option<RootKey>,
+    /// `logSearchInfo`: each genmove's search summary goes to the log.
+    log_search_info: bool,
+    /// `logSearchInfoForChosenMove`: the summary names the chosen move's
+    /// line even when it is not among the top moves.
+    log_chosen_move: bool,
 }
 
 /// Reads a number from the config with a range, or its default.
@@ -127,6 +132,12 @@ impl SearchBot {
         let analysis_pv_len = cfg
             .get_i64_or("analysisPVLen", 15, 1..=1000)
             .map_err(|e| e.to_string())? as usize;
+        let log_search_info = cfg
+            .get_bool_or("logSearchInfo", false)
+            .map_err(|e| e.to_string())?;
+        let log_chosen_move = cfg
+            .get_bool_or("logSearchInfoForChosenMove", false)
+            .map_err(|e| e.to_string())?;
         let board = Board::new(19, 19).map_err(|e| e.to_string())?;
         let game = GtpGame::new(board, Rules::tromp_taylor(), GameOptions::default());
         let mut search = Search::new(
@@ -138,7 +149,7 @@ impl SearchBot {
         if let Some(plan) = net.memory_plan(1) {
             search.set_tree_memory_limit(plan.tree_bytes);
             for note in plan.notes {
-                eprintln!("{note}");
+                crate::logfile::startup(&note);
             }
         }
         Ok(SearchBot {
@@ -150,6 +161,8 @@ impl SearchBot {
             analysis_pv_len,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
             root: None,
+            log_search_info,
+            log_chosen_move,
         })
     }
 
@@ -379,14 +392,14 @@ impl GtpBot for SearchBot {
         };
         match self.search.run(&opts) {
             Err(e) => {
-                eprintln!("search failed: {e}");
+                crate::logfile::startup(&format!("search failed: {e}"));
                 self.search.clear_avoid_moves();
                 return None;
             }
-            Ok(stats) if stats.memory_capped => eprintln!(
+            Ok(stats) if stats.memory_capped => crate::logfile::line(&format!(
                 "search stopped at {} visits: the tree holds its share of maxMemoryMB",
                 stats.root_visits
-            ),
+            )),
             Ok(_) => {}
         }
         self.search.clear_avoid_moves();
@@ -401,6 +414,9 @@ impl GtpBot for SearchBot {
             (report.lock())(&snap);
         }
         let best = view.chosen_move(&mut self.rng)?;
+        if self.log_search_info && matches!(req.purpose, SearchPurpose::Genmove { .. }) {
+            crate::logfile::line(&search_log(&snap, req.pla, best, self.log_chosen_move));
+        }
         let values = view.root_values();
         Some(SearchOutcome {
             best,
@@ -424,7 +440,7 @@ impl GtpBot for SearchBot {
         search.set_include_ownership(true);
         let n = game.x_size() * game.y_size();
         if let Err(e) = search.run(&RunOptions::default()) {
-            eprintln!("scoring search failed: {e}");
+            crate::logfile::startup(&format!("scoring search failed: {e}"));
             return FinalEstimate {
                 white_lead: 0.0,
                 ownership: vec![0.0; n],
@@ -456,7 +472,7 @@ impl GtpBot for SearchBot {
         let evaluator = self.search.evaluator().clone();
         let mut search = Search::new(params, evaluator, state, self.rng.gen());
         if let Err(e) = search.run(&RunOptions::default()) {
-            eprintln!("friendly-pass search failed: {e}");
+            crate::logfile::startup(&format!("friendly-pass search failed: {e}"));
             return None;
         }
         let v = search.view().root_values();
@@ -486,7 +502,7 @@ impl GtpBot for SearchBot {
                     (v.lead, v.win_loss)
                 }
                 Err(e) => {
-                    eprintln!("scoring search failed: {e}");
+                    crate::logfile::startup(&format!("scoring search failed: {e}"));
                     (0.0, 0.0)
                 }
             }
@@ -629,4 +645,56 @@ impl GtpBot for SearchBot {
         }
         Ok(())
     }
+}
+
+/// Moves a search summary lists.
+const SEARCH_LOG_MOVES: usize = 10;
+
+/// KataGo's `logSearchInfo` for one genmove, in a shorter form: the root's
+/// visits and values (the mover's view) and the top moves with visits,
+/// winrate, score lead, prior and principal variation; with
+/// `chosen_line`, the chosen move's line too when it is not among them.
+fn search_log(snap: &AnalysisSnapshot, pla: Player, chosen: Move, chosen_line: bool) -> String {
+    let vertex = |m: Move| m.to_gtp(snap.x_size, snap.y_size);
+    let line = |m: &crate::search::MoveInfo| {
+        let pv: Vec<String> = m.pv.iter().map(|&p| vertex(p)).collect();
+        format!(
+            "  {:<4} visits {:>6} winrate {:.4} lead {:>6.2} prior {:.4} PV {}",
+            vertex(m.mv),
+            m.visits,
+            m.winrate,
+            m.score_lead,
+            m.prior,
+            pv.join(" ")
+        )
+    };
+    let mut out = match &snap.root {
+        Some(r) => format!(
+            "Search for {pla:?}: {} visits, winrate {:.4}, score lead {:.2}, chose {}",
+            r.visits,
+            r.winrate,
+            r.score_lead,
+            vertex(chosen)
+        ),
+        None => format!(
+            "Search for {pla:?}: no evaluation, chose {}",
+            vertex(chosen)
+        ),
+    };
+    for m in snap.moves.iter().take(SEARCH_LOG_MOVES) {
+        out.push('\n');
+        out.push_str(&line(m));
+    }
+    let listed = snap
+        .moves
+        .iter()
+        .take(SEARCH_LOG_MOVES)
+        .any(|m| m.mv == chosen);
+    if chosen_line && !listed {
+        if let Some(m) = snap.moves.iter().find(|m| m.mv == chosen) {
+            out.push_str("\n  chosen:");
+            out.push_str(&line(m));
+        }
+    }
+    out
 }

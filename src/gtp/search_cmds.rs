@@ -87,7 +87,7 @@ impl GtpEngine {
                     // The header is out already: KataGo ends the response
                     // with a blank line and reports the error on stderr.
                     Err(e) => {
-                        eprintln!("{e}");
+                        crate::logfile::startup(&e);
                         self.out.write_str("\n");
                     }
                 }

@@ -29,11 +29,21 @@ pub fn serve(engine: &mut GtpEngine, lines: Receiver<InputLine>) {
             ParsedLine::Invalid { id, message } => out.respond(id, false, &message),
             ParsedLine::Command(c) => {
                 if log_all {
-                    eprintln!("Controller: {}", raw.trim_end());
+                    crate::logfile::line(&format!("Controller: {}", raw.trim_end()));
                 }
                 match engine.handle(&c) {
-                    Handled::Ok(text) => out.respond(c.id, true, &text),
-                    Handled::Err(text) => out.respond(c.id, false, &text),
+                    Handled::Ok(text) => {
+                        if log_all {
+                            crate::logfile::line(&format!("= {text}"));
+                        }
+                        out.respond(c.id, true, &text)
+                    }
+                    Handled::Err(text) => {
+                        if log_all {
+                            crate::logfile::line(&format!("? {text}"));
+                        }
+                        out.respond(c.id, false, &text)
+                    }
                     Handled::Written => {}
                     Handled::Quit => {
                         out.respond(c.id, true, "");
@@ -57,7 +67,7 @@ pub fn run(args: &EngineArgs) -> i32 {
             0
         }
         Err(StartError { code, message }) => {
-            eprintln!("engine gtp: {message}");
+            crate::logfile::startup(&format!("engine gtp: {message}"));
             code
         }
     }
@@ -78,6 +88,11 @@ impl From<String> for StartError {
 fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let startup = crate::setup::start(args, crate::setup::GTP_CONFIG).map_err(|e| e.to_string())?;
     let cfg = &startup.config;
+    // KataGo's GTP logs to stderr only without a log file, by default.
+    let log = crate::logfile::LogSettings::from_config(cfg, false).map_err(|e| e.to_string())?;
+    if let Some(path) = crate::logfile::start(&log).map_err(|e| e.to_string())? {
+        crate::logfile::startup(&format!("Logging to {}", path.display()));
+    }
     let settings = GtpSettings::from_config(cfg)?;
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
     let model = startup.model_path().map_err(|e| StartError {
@@ -87,20 +102,20 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let net = startup
         .load_network(&model, 16)
         .map_err(|e: SetupError| e.to_string())?;
-    eprintln!(
+    crate::logfile::startup(&format!(
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
-    );
+    ));
     let seed = rand::random::<u64>();
     let bot = Box::new(SearchBot::new(&net, cfg, seed)?);
-    eprintln!(
+    crate::logfile::startup(&format!(
         "Using {} rules initially, unless GTP/GUI overrides this",
         settings.initial_rules.to_string_no_komi_maybe_nice()
-    );
+    ));
     let engine = GtpEngine::new(settings, bot, Output::stdout(), no_limit)?;
     for line in crate::setup::config_key_report(cfg, "engine gtp") {
-        eprintln!("{line}");
+        crate::logfile::startup(&line);
     }
-    eprintln!("GTP ready, beginning main protocol loop");
+    crate::logfile::startup("GTP ready, beginning main protocol loop");
     Ok(engine)
 }

@@ -37,20 +37,20 @@ impl GtpEngine {
         if let Some(ru) = &rec.rules {
             match Rules::parse_without_komi(ru, rules.komi) {
                 Ok(r) => rules = r,
-                Err(e) => eprintln!(
+                Err(e) => crate::logfile::startup(&format!(
                     "WARNING: could not read rules {ru:?} from sgf ({e}); keeping current rules"
-                ),
+                )),
             }
         }
         if let Some(k) = rec.komi {
             rules.komi = k;
         }
         if let Some(supported) = self.bot.lock().supported_rules(&rules) {
-            eprintln!(
+            crate::logfile::startup(&format!(
                 "WARNING: Rules {} from sgf not supported by neural net, using {} instead",
                 rules.to_json(false),
                 supported.to_json(false)
-            );
+            ));
             rules = supported;
         }
         if let Some(k) = self.settings.forced_komi {
@@ -84,7 +84,7 @@ impl GtpEngine {
             }
         }
         if rules.komi != self.game.rules().komi {
-            eprintln!("Changing komi to {}", rules.komi);
+            crate::logfile::line(&format!("Changing komi to {}", rules.komi));
         }
         self.game = game;
         self.recent_win_loss.clear();
