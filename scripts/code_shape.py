@@ -29,8 +29,8 @@ import sys
 LAYERS = [
     # 0: foundations: protocol lines, configs, the rules of Go, the run store
     ["io_lines", "config", "game", "store"],
-    # 1: the network, clocks, training rows
-    ["nn", "timecontrol", "data"],
+    # 1: the network, clocks, training rows, the process log
+    ["nn", "timecontrol", "data", "logfile"],
     # 2: search, the trainable net
     ["search", "train"],
     # 3: start-up shared by every command

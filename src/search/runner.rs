@@ -454,12 +454,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         Arc::new(nn)
     }
 
-    /// Runs a search until a limit, the stop flag, or an evaluator error.
-    pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
-        let start = Instant::now();
-        let has_err = self.prepare_root()?;
+    /// The visit, playout and time limits of a search (pondering's, or
+    /// the normal ones).
+    fn limits(&self, pondering: bool) -> (i64, i64, f64) {
         let p = &self.params;
-        let (max_visits, max_playouts, mut max_time) = if opts.pondering {
+        if pondering {
             (
                 p.max_visits_pondering,
                 p.max_playouts_pondering,
@@ -467,7 +466,15 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             )
         } else {
             (p.max_visits, p.max_playouts, p.max_time)
-        };
+        }
+    }
+
+    /// Runs a search until a limit, the stop flag, or an evaluator error.
+    pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
+        let start = Instant::now();
+        let has_err = self.prepare_root()?;
+        let p = &self.params;
+        let (max_visits, max_playouts, mut max_time) = self.limits(opts.pondering);
         if let Some(t) = opts.max_time {
             max_time = max_time.min(t);
         }
