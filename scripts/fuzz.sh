@@ -8,13 +8,15 @@
 #   scripts/fuzz.sh [MINUTES] [TARGET...]
 #
 # Targets (default: all): gtp_lines analysis_queries sgf config model_file
-# npz. Their bodies are in src/fuzz_targets/ (engine::fuzz_targets), shared
+# npz npy selfplay_settings match_settings gatekeeper_settings match_args
+# train_json shuffle_summary checkpoint. Their bodies are in src/fuzz_targets/ (engine::fuzz_targets), shared
 # with tests/fuzz_regressions.rs; fuzz/src/bin/ only wraps them in afl's
 # `fuzz!`.
 #
 # The script installs cargo-afl (and builds AFL++ with it) the first time,
 # writes each target's seed corpus from ../shared (KataGo's vectors, configs,
-# heads of the test nets, its npz files) and the repository's configs, runs
+# heads of the test nets, its npz files), the repository's configs, README
+# and tests/data/train (see src/fuzz_targets/seeds*.rs), runs
 # each target for MINUTES minutes (default 5), one after the other, and
 # prints per target: execs, execs/s, seconds, crashes and hangs (the same
 # table goes to fuzz/last-run.txt). Each crashing input is copied to
@@ -34,7 +36,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 minutes="${1:-5}"
 shift || true
-all=(gtp_lines analysis_queries sgf config model_file npz)
+all=(gtp_lines analysis_queries sgf config model_file npz npy selfplay_settings match_settings
+  gatekeeper_settings match_args train_json shuffle_summary checkpoint)
 if [ "$#" -gt 0 ]; then
   targets=("$@")
 else
@@ -116,7 +119,7 @@ summary="$fuzz/last-run.txt"
 } | tee "$summary"
 for t in "${targets[@]}"; do
   max_len=8192
-  if [ "$t" = model_file ] || [ "$t" = npz ]; then max_len=131072; fi
+  case "$t" in model_file | npz | checkpoint) max_len=131072 ;; esac
   rm -rf "${out:?}/$t"
   mkdir -p "$out/$t" "$crashes/$t"
   log="$out/$t.log"

@@ -36,7 +36,7 @@ pub use npz::{
     read_npz_num_rows_bytes, read_npz_num_rows_from, write_npz_to, NpzError, NpzErrorKind,
     NpzWriteOptions, MEMBER_NAMES,
 };
-pub use shuffle::window::{desired_num_rows, is_temp_npz_like, WindowParams};
+pub use shuffle::window::{desired_num_rows, is_temp_npz_like, parse_summary, WindowParams};
 pub use shuffle::{shuffle, ShuffleConfig, ShuffleError, ShuffleReport};
 pub use window_rows::{RowBatches, WindowReadError, WindowRows, FILES_IN_MEMORY};
 

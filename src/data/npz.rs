@@ -300,8 +300,9 @@ fn read_member<R: Read + Seek>(
 ) -> Result<Vec<u8>, NpzErrorKind> {
     let (header, used, name, size) = member_header(archive, i)?;
     debug_assert_eq!(header.dtype, dtype);
+    // A shape whose byte count overflows announces more than any member holds.
     let data_len = header.data_len().unwrap_or(usize::MAX) as u64;
-    if used as u64 + data_len != size {
+    if (used as u64).checked_add(data_len) != Some(size) {
         return Err(NpzErrorKind::SizeMismatch {
             member: name,
             found: size.saturating_sub(used as u64),

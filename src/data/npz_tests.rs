@@ -271,6 +271,30 @@ fn lying_headers_do_not_allocate() {
 }
 
 #[test]
+fn headers_whose_byte_count_overflows_are_size_errors() {
+    // Every member lying consistently about 2^62 rows: the byte count
+    // overflows usize; the size check must refuse it (it overflowed its
+    // own sum, a panic with overflow checks on, before the fix).
+    let rows = sample_rows(5, 2);
+    let members: Vec<(String, Vec<u8>)> = npy_members(&rows)
+        .into_iter()
+        .map(|(n, b)| {
+            let text = String::from_utf8_lossy(&b[10..256]).replace("(2,", "(4611686018427387904,");
+            let mut nb = b[..10].to_vec();
+            nb.extend_from_slice(&text.as_bytes()[..246]);
+            nb.extend_from_slice(&b[256..]);
+            (n, nb)
+        })
+        .collect();
+    let refs: Vec<(&str, Vec<u8>, CompressionMethod, bool)> = members
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone(), CompressionMethod::Stored, false))
+        .collect();
+    let e = read_bytes(&custom_zip(&refs)).unwrap_err();
+    assert!(matches!(e, NpzErrorKind::SizeMismatch { .. }), "{e}");
+}
+
+#[test]
 fn missing_and_duplicate_members_are_errors() {
     let rows = sample_rows(5, 1);
     let members = npy_members(&rows);

@@ -8,8 +8,13 @@
 //! found so far and the seed corpora ([`seed_corpus`]).
 
 mod seeds;
+mod seeds_more;
+mod settings;
+mod train_files;
 
 pub use seeds::{seed_corpus, Seed};
+pub use settings::{gatekeeper_settings, match_args, match_settings, selfplay_settings};
+pub use train_files::{checkpoint, npy, shuffle_summary, train_json};
 
 use std::io::Cursor;
 use std::path::Path;
@@ -39,6 +44,14 @@ pub const TARGETS: &[(&str, TargetFn)] = &[
     ("config", config),
     ("model_file", model_file),
     ("npz", npz),
+    ("npy", npy),
+    ("selfplay_settings", selfplay_settings),
+    ("match_settings", match_settings),
+    ("gatekeeper_settings", gatekeeper_settings),
+    ("match_args", match_args),
+    ("train_json", train_json),
+    ("shuffle_summary", shuffle_summary),
+    ("checkpoint", checkpoint),
 ];
 
 /// The body of the target called `name`, if there is one.
@@ -170,10 +183,13 @@ pub fn config(data: &[u8]) {
 /// tried both ways): a file that is cut short or lies about its sizes must
 /// give an error, never a panic or a huge allocation. The first byte picks
 /// the file name (`T`: `.txt`, `?`: unknown, else `.bin.gz`), so that one
-/// corpus serves all. A model that parses must write back and read again.
+/// corpus serves all. A model that parses must round-trip: written, it must
+/// read again to an equal model (every header field and every weight), and
+/// that model must write the same bytes.
 ///
 /// # Panics
-/// When a model that parsed does not read back from its own bytes.
+/// When a model that parsed does not read back from its own bytes, reads
+/// back different, or writes different bytes the second time.
 pub fn model_file(data: &[u8]) {
     let (name, body) = match data.split_first() {
         Some((b'T', rest)) => ("fuzz.txt", rest),
@@ -182,10 +198,21 @@ pub fn model_file(data: &[u8]) {
     };
     if let Ok(m) = ModelFile::from_file_contents(body, Path::new(name)) {
         let bytes = m.to_bytes();
-        let again = ModelFile::from_bytes(&bytes, Path::new("again.bin"));
+        let again = match ModelFile::from_bytes(&bytes, Path::new("again.bin")) {
+            Ok(again) => again,
+            Err(e) => panic!("a model that parsed does not read back: {e}"),
+        };
+        // `==` compares every field and weight; a NaN weight is never `==`
+        // itself, so then the Debug forms (which print every f32 exactly,
+        // NaN as `NaN`) must agree, and the byte comparison below checks
+        // the NaNs' bits.
         assert!(
-            again.is_ok(),
-            "a model that parsed does not read back: {again:?}"
+            again == m || format!("{again:?}") == format!("{m:?}"),
+            "a model read back from its own bytes differs from the model written"
+        );
+        assert!(
+            again.to_bytes() == bytes,
+            "a model read back from its own bytes writes different bytes"
         );
         let _ = m.num_parameters();
     }

@@ -148,12 +148,13 @@ pub fn seed_corpus(shared: &Path, repo: &Path) -> io::Result<Vec<Seed>> {
         }
     }
     add("npz", "tiny.npz".into(), tiny_npz()?);
+    seeds.extend(super::seeds_more::seeds(shared, repo)?);
     Ok(seeds)
 }
 
 /// The files in `dir` whose names end in one of `exts`, sorted; none when
 /// `dir` is absent.
-fn files_with(dir: &Path, exts: &[&str]) -> io::Result<Vec<PathBuf>> {
+pub(super) fn files_with(dir: &Path, exts: &[&str]) -> io::Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Ok(Vec::new());
     }
@@ -169,7 +170,7 @@ fn files_with(dir: &Path, exts: &[&str]) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-fn file_name(path: &Path) -> String {
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

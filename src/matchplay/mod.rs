@@ -15,7 +15,7 @@ use crate::play::PlayError;
 mod cli;
 mod gatekeeper;
 
-pub use cli::{run as run_match, MatchArgs};
+pub use cli::{apply_short_form, run as run_match, MatchArgs};
 pub use gatekeeper::{run as run_gatekeeper, GatekeeperArgs};
 
 /// The `-log-file` flag of `match` and `gatekeeper`.

@@ -47,7 +47,10 @@ pub use selfplay::{
     sanitize_worker_name, selfplay_file_stem, walk_npz_files, worker_of_stem, SelfplayFile,
     SelfplayFileKind, SelfplayOut,
 };
-pub use shuffled::{ShuffleOutput, ShuffledData, ShuffledWindow, WindowError, WindowFile};
+pub use shuffled::{
+    parse_train_json, train_json_bytes, ShuffleOutput, ShuffledData, ShuffledWindow, WindowError,
+    WindowFile,
+};
 
 #[cfg(test)]
 mod tests {

@@ -99,31 +99,34 @@ pub struct FindOptions {
 /// folders may be paths or `s3://` URLs.
 pub fn load_summary(path: &Path) -> Result<Summary, ShuffleError> {
     let text = std::fs::read_to_string(path).map_err(|e| ShuffleError::io(path, e))?;
-    let bad = |why: &str| ShuffleError::BadSummary {
+    parse_summary(&text).map_err(|why| ShuffleError::BadSummary {
         path: path.to_path_buf(),
-        why: why.to_string(),
-    };
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-    let obj = v.as_object().ok_or_else(|| bad("not a json object"))?;
+        why,
+    })
+}
+
+/// Parses a summary file's text (see [`load_summary`]); the error says
+/// what is wrong.
+pub fn parse_summary(text: &str) -> Result<Summary, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let obj = v.as_object().ok_or("not a json object")?;
     let mut out = HashMap::new();
     for (dir, entry) in obj {
         let list = entry
             .get("filename_mtime_num_rowss")
             .and_then(|l| l.as_array())
-            .ok_or_else(|| bad(&format!("{dir}: no filename_mtime_num_rowss list")))?;
+            .ok_or_else(|| format!("{dir}: no filename_mtime_num_rowss list"))?;
         let mut files = Vec::with_capacity(list.len());
         for item in list {
             let t = item
                 .as_array()
                 .filter(|t| t.len() == 3)
-                .ok_or_else(|| bad("entry is not [name, mtime, rows]"))?;
-            let name = t[0]
-                .as_str()
-                .ok_or_else(|| bad("file name is not a string"))?;
-            let mtime = t[1].as_f64().ok_or_else(|| bad("mtime is not a number"))?;
+                .ok_or("entry is not [name, mtime, rows]")?;
+            let name = t[0].as_str().ok_or("file name is not a string")?;
+            let mtime = t[1].as_f64().ok_or("mtime is not a number")?;
             files.push((name.to_string(), mtime, t[2].as_u64()));
         }
-        let url = StoreUrl::parse(dir).map_err(|e| bad(&e.to_string()))?;
+        let url = StoreUrl::parse(dir).map_err(|e| e.to_string())?;
         out.insert(url.to_string(), files);
     }
     Ok(out)

@@ -127,6 +127,44 @@ pub struct GateFolders {
     pub log: Store,
 }
 
+/// What a gatekeeper reads from its config: the match settings of each
+/// gating, the search of both bots and the score share a candidate needs.
+#[derive(Debug, Clone)]
+pub struct GateSettings {
+    /// Match settings (`numGamesPerGating` games; no bots: they are nets
+    /// found on disk).
+    pub base: MatchSettings,
+    /// Both bots' search.
+    pub params: crate::search::SearchParams,
+    /// The score share a candidate needs (`requiredCandidateWinProp`).
+    pub required: f64,
+}
+
+impl GateSettings {
+    /// Reads the settings of `cfg` (KataGo's gatekeeper keys;
+    /// `requiredCandidateWinProp` unless `required` is given).
+    pub fn from_config(cfg: &Config, required: Option<f64>) -> Result<GateSettings, PlayError> {
+        let base = MatchSettings::from_config(cfg, "numGamesPerGating", false)?;
+        let required = match required {
+            Some(p) => p,
+            None => cfg
+                .get_f64_or("requiredCandidateWinProp", 0.5, 0.0..=1.0)
+                .map_err(Box::new)?,
+        };
+        if !(0.0..=1.0).contains(&required) {
+            return Err(PlayError::Usage(format!(
+                "-required-candidate-win-prop must be in 0..1, got {required}"
+            )));
+        }
+        let params = bot_params(cfg, usize::MAX)?;
+        Ok(GateSettings {
+            base,
+            params,
+            required,
+        })
+    }
+}
+
 /// KataGo's gatekeeper over a run's folders: [`Gatekeeper::gate_next`]
 /// decides one candidate at a time.
 pub struct Gatekeeper {
@@ -148,22 +186,14 @@ impl Gatekeeper {
         folders: GateFolders,
         log: Logger,
     ) -> Result<Gatekeeper, PlayError> {
-        let base = MatchSettings::from_config(&cfg, "numGamesPerGating", false)?;
         // The nets are loaded when candidates arrive: check their keys now.
         crate::setup::check_network_keys(&cfg)
             .map_err(|e| PlayError::Usage(format!("{}: {e}", cfg.file_name())))?;
-        let required = match required {
-            Some(p) => p,
-            None => cfg
-                .get_f64_or("requiredCandidateWinProp", 0.5, 0.0..=1.0)
-                .map_err(Box::new)?,
-        };
-        if !(0.0..=1.0).contains(&required) {
-            return Err(PlayError::Usage(format!(
-                "-required-candidate-win-prop must be in 0..1, got {required}"
-            )));
-        }
-        let params = bot_params(&cfg, usize::MAX)?;
+        let GateSettings {
+            base,
+            params,
+            required,
+        } = GateSettings::from_config(&cfg, required)?;
         Ok(Gatekeeper {
             cfg,
             base,

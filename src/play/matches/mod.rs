@@ -13,7 +13,7 @@ mod runner;
 mod settings;
 
 pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
-pub use gating::{gating_decided, GateDecision, GateFolders, Gatekeeper, LOG_HEADER};
+pub use gating::{gating_decided, GateDecision, GateFolders, GateSettings, Gatekeeper, LOG_HEADER};
 pub use report::{summary_json, table, write_summary};
 pub use runner::{
     game_assignment, load_evaluators, round_robin, Logger, MatchRunner, RunResult, Tally,

@@ -102,14 +102,7 @@ impl ShuffledData {
             target: self.store.describe(&summary_key),
             why,
         };
-        let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
-        let range = v
-            .get("range")
-            .and_then(|r| r.as_array())
-            .filter(|r| r.len() == 2)
-            .and_then(|r| Some((r[0].as_i64()?, r[1].as_i64()?)))
-            .filter(|(a, b)| *a <= *b && *b >= 0)
-            .ok_or_else(|| bad("expected {\"range\": [start, end]} with start <= end".into()))?;
+        let range = parse_train_json(&text).map_err(bad)?;
         Ok(ShuffledWindow {
             name: name.to_string(),
             train: self.window_files(&format!("{name}/train"))?,
@@ -142,6 +135,25 @@ impl ShuffledData {
         }
         Ok(files)
     }
+}
+
+/// The `range` of a window's `train.json` (`{"range": [start, end]}`,
+/// `start <= end`, `end >= 0`): `(window start row, total data rows)`.
+/// The error says what is wrong.
+pub fn parse_train_json(bytes: &[u8]) -> Result<(i64, i64), String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    v.get("range")
+        .and_then(|r| r.as_array())
+        .filter(|r| r.len() == 2)
+        .and_then(|r| Some((r[0].as_i64()?, r[1].as_i64()?)))
+        .filter(|(a, b)| *a <= *b && *b >= 0)
+        .ok_or_else(|| "expected {\"range\": [start, end]} with start <= end".into())
+}
+
+/// The bytes of a window's `train.json` (`OUT.json`) for `range`, as the
+/// shuffle writes them and [`parse_train_json`] reads them.
+pub fn train_json_bytes(range: (i64, i64)) -> Vec<u8> {
+    format!("{{\"range\": [{}, {}]}}", range.0, range.1).into_bytes()
 }
 
 /// Where `engine shuffle -out-dir URL` writes: the files go under `URL/`,
@@ -228,10 +240,8 @@ impl ShuffleOutput {
 
     /// Writes the summary, last: it marks the output whole.
     pub fn finish(&self, range: (i64, i64)) -> Result<(), StoreError> {
-        self.parent.put(
-            &self.summary_key(),
-            format!("{{\"range\": [{}, {}]}}", range.0, range.1).into_bytes(),
-        )
+        self.parent
+            .put(&self.summary_key(), train_json_bytes(range))
     }
 }
 

@@ -1,0 +1,7 @@
+//! AFL++ harness for the `gatekeeper_settings` target; the body is
+//! [`engine::fuzz_targets::gatekeeper_settings`], shared with `tests/fuzz_regressions.rs`.
+fn main() {
+    afl::fuzz!(|data: &[u8]| {
+        engine::fuzz_targets::gatekeeper_settings(data);
+    });
+}
