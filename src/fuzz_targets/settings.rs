@@ -13,7 +13,7 @@ use crate::play::matches::{gating_decided, GateSettings, MatchSettings};
 use crate::play::stats::{elo_estimate, Sprt, Wld};
 use crate::search::{SearchParams, SetupFor};
 use crate::selfplay::PlaySettings;
-use crate::setup::{no_effect_warnings, search_settings, ConfigArgs};
+use crate::setup::{config_key_report, search_settings, ConfigArgs};
 
 /// The input read as a TOML file and as a KataGo `.cfg` file (the two
 /// forms every command's `-config` takes): each that parses.
@@ -96,7 +96,7 @@ pub fn match_settings(data: &[u8]) {
         let Ok(s) = MatchSettings::from_config(&cfg, "numGamesTotal", true) else {
             continue;
         };
-        let _ = no_effect_warnings(&cfg);
+        let _ = config_key_report(&cfg, "engine fuzz");
         let _ = cfg.unknown_keys();
         draw_openings(&s, data.len() as u64);
     }
