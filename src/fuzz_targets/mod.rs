@@ -238,3 +238,28 @@ pub fn npz(data: &[u8]) {
         );
     }
 }
+
+/// Seed-file helpers shared by the seed modules.
+/// The files in `dir` whose names end in one of `exts`, sorted; none when
+/// `dir` is absent.
+pub(crate) fn files_with(dir: &Path, exts: &[&str]) -> std::io::Result<Vec<std::path::PathBuf>> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if path.is_file() && exts.contains(&ext) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+pub(crate) fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

@@ -6,11 +6,13 @@
 
 use std::fs;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
+
+use super::{file_name, files_with};
 
 /// One seed input for one target.
 #[derive(Debug, Clone)]
@@ -150,30 +152,6 @@ pub fn seed_corpus(shared: &Path, repo: &Path) -> io::Result<Vec<Seed>> {
     add("npz", "tiny.npz".into(), tiny_npz()?);
     seeds.extend(super::seeds_more::seeds(shared, repo)?);
     Ok(seeds)
-}
-
-/// The files in `dir` whose names end in one of `exts`, sorted; none when
-/// `dir` is absent.
-pub(super) fn files_with(dir: &Path, exts: &[&str]) -> io::Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let path = entry?.path();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if path.is_file() && exts.contains(&ext) {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-pub(super) fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// A small whole `.npz` in KataGo's layout: one row at board size 5, stored

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use safetensors::SafeTensors;
 
-use super::seeds::{file_name, files_with};
 use super::Seed;
+use super::{file_name, files_with};
 use crate::data::read_npz_num_rows_bytes;
 use crate::store::layout::train_json_bytes;
 use crate::train::{Checkpoint, TrainState};
