@@ -6,13 +6,11 @@
 //! that belongs to another command, and must print exactly those two
 //! warnings.
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+use engine_cli::{repo, run_engine as run};
 
 /// The project's own net (b4c32, small and quick to load).
 fn net() -> PathBuf {
@@ -28,22 +26,6 @@ fn scratch(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// Runs `engine ARGS` with `stdin` fed in, from the repository root.
-fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engine starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    child.wait_with_output().expect("engine ends")
 }
 
 /// The typo every run sets, and the warning it must give.

@@ -4,40 +4,17 @@
 //! stderr but not the start-up lines; `logSearchInfo` logs each genmove's
 //! search.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+use engine_cli::{repo, run_ok as run};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("engine-log-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-/// Runs `engine ARGS` from the repository root; returns stdout and stderr.
-fn run(args: &[&str], stdin: &str) -> (String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engine starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    let out = child.wait_with_output().expect("engine ends");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
-    (stdout, stderr)
 }
 
 /// A time-stamped log line: `YYYY-MM-DD HH:MM:SS+0000: text`.

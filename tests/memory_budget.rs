@@ -3,39 +3,12 @@
 //! trimmed, each tree's share), and a search asked for far more visits than
 //! fit stops at the tree's share and says so.
 
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+use engine_cli::run_ok as run;
 
 use engine::config::Config;
 use engine::setup::MemoryBudget;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs `engine ARGS` from the repository root with `stdin` fed in;
-/// returns stdout and stderr.
-fn run(args: &[&str], stdin: &str) -> (String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("engine starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    let out = child.wait_with_output().expect("engine ends");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
-    (stdout, stderr)
-}
 
 /// The visits a 19x19 tree holds under 4 MB with `threads` search threads
 /// and one search, as the engine computes them.

@@ -1,0 +1,41 @@
+//! Running the `engine` binary from the repository root with text on its
+//! stdin, for the end-to-end tests of start-up, logs and budgets (each test
+//! file uses some of it).
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `engine ARGS` from the repository root with `stdin` fed in and
+/// closed; returns what it did.
+pub fn run_engine(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("engine starts");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.as_bytes()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("engine ends")
+}
+
+/// [`run_engine`] that must succeed; returns stdout and stderr.
+pub fn run_ok(args: &[&str], stdin: &str) -> (String, String) {
+    let out = run_engine(args, stdin);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
