@@ -218,6 +218,28 @@ def optimizer_trajectory(model, batch, metrics_obj, compute_metrics):
     }
 
 
+def metrics_on(metrics_obj, batch):
+    """KataGo's `Metrics` of a model on `batch`, as train.py calls it with its
+    default loss scales (training mode)."""
+    def compute_metrics(model):
+        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
+        post = model.postprocess_output(outputs)
+        return metrics_obj.metrics_dict_batchwise(
+            model, post, None, batch,
+            is_training=True,
+            soft_policy_weight_scale=8.0,
+            disable_optimistic_policy=False,
+            meta_kata_only_soft_policy=False,
+            value_loss_scale=0.6,
+            td_value_loss_scales=[0.6, 0.6, 0.6],
+            seki_loss_scale=1.0,
+            variance_time_loss_scale=1.0,
+            main_loss_scale=None,
+            intermediate_loss_scale=None,
+        )
+    return compute_metrics
+
+
 def read_safetensors(path):
     """The arrays of a safetensors file (the counterpart of write_safetensors)."""
     with open(path, "rb") as f:
@@ -256,22 +278,7 @@ def steps_only(args, batch, raw):
     model.train()
     metrics_obj = Metrics(1, model)
 
-    def compute_metrics(model):
-        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
-        post = model.postprocess_output(outputs)
-        return metrics_obj.metrics_dict_batchwise(
-            model, post, None, batch,
-            is_training=True,
-            soft_policy_weight_scale=8.0,
-            disable_optimistic_policy=False,
-            meta_kata_only_soft_policy=False,
-            value_loss_scale=0.6,
-            td_value_loss_scales=[0.6, 0.6, 0.6],
-            seki_loss_scale=1.0,
-            variance_time_loss_scale=1.0,
-            main_loss_scale=None,
-            intermediate_loss_scale=None,
-        )
+    compute_metrics = metrics_on(metrics_obj, batch)
 
     path = os.path.join(args.out_dir, "parity.json")
     with open(path) as f:
@@ -360,22 +367,7 @@ def main():
 
         metrics_obj = Metrics(1, model)
 
-        def compute_metrics(model):
-            outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
-            post = model.postprocess_output(outputs)
-            return metrics_obj.metrics_dict_batchwise(
-                model, post, None, batch,
-                is_training=True,
-                soft_policy_weight_scale=8.0,
-                disable_optimistic_policy=False,
-                meta_kata_only_soft_policy=False,
-                value_loss_scale=0.6,
-                td_value_loss_scales=[0.6, 0.6, 0.6],
-                seki_loss_scale=1.0,
-                variance_time_loss_scale=1.0,
-                main_loss_scale=None,
-                intermediate_loss_scale=None,
-            )
+        compute_metrics = metrics_on(metrics_obj, batch)
 
         metrics = compute_metrics(model)
         model.zero_grad()
