@@ -188,26 +188,36 @@ fn match_reports_keys() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `engine gatekeeper` with its example config over empty folders in `dir`,
+/// quitting when there is nothing to test, then `extra`.
+fn gatekeeper_args(dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let d = |n: &str| dir.join(n).display().to_string();
+    let mut args: Vec<String> = vec![
+        "gatekeeper".into(),
+        "-config".into(),
+        config("gatekeeper.toml"),
+        "-test-models-dir".into(),
+        d("test"),
+        "-accepted-models-dir".into(),
+        d("accepted"),
+        "-rejected-models-dir".into(),
+        d("rejected"),
+        "-sgf-output-dir".into(),
+        d("sgfs"),
+        "-quit-if-no-nets-to-test".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
 #[test]
 fn gatekeeper_reports_keys_before_any_net_arrives() {
     let dir = scratch("gate");
-    let d = |n: &str| dir.join(n).display().to_string();
+    let args = gatekeeper_args(&dir, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     check(
         "engine gatekeeper",
-        &[
-            "gatekeeper",
-            "-config",
-            &config("gatekeeper.toml"),
-            "-test-models-dir",
-            &d("test"),
-            "-accepted-models-dir",
-            &d("accepted"),
-            "-rejected-models-dir",
-            &d("rejected"),
-            "-sgf-output-dir",
-            &d("sgfs"),
-            "-quit-if-no-nets-to-test",
-        ],
+        &args,
         ("ponderingEnabled", "false"),
         "",
     );
@@ -219,26 +229,9 @@ fn gatekeeper_reports_keys_before_any_net_arrives() {
 #[test]
 fn gatekeeper_checks_network_keys_at_start() {
     let dir = scratch("gate-bad");
-    let d = |n: &str| dir.join(n).display().to_string();
-    let out = run(
-        &[
-            "gatekeeper",
-            "-config",
-            &config("gatekeeper.toml"),
-            "-test-models-dir",
-            &d("test"),
-            "-accepted-models-dir",
-            &d("accepted"),
-            "-rejected-models-dir",
-            &d("rejected"),
-            "-sgf-output-dir",
-            &d("sgfs"),
-            "-quit-if-no-nets-to-test",
-            "-override-config",
-            "nnCacheSizePowerOfTwo=99",
-        ],
-        "",
-    );
+    let args = gatekeeper_args(&dir, &["-override-config", "nnCacheSizePowerOfTwo=99"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&args, "");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("nnCacheSizePowerOfTwo"), "{stderr}");
