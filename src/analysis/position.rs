@@ -169,4 +169,35 @@ mod tests {
         assert_ne!(a.sym_hash, c.sym_hash);
         assert_eq!(at("D3").sym_hash, at("C4").sym_hash, "transposed");
     }
+
+    #[test]
+    fn hashes_are_katagos() {
+        use crate::analysis::response::hash_hex;
+        // KataGo 1.17.2's rootInfo for these queries (shared/vectors/nn/
+        // nn.jsonl: empty_19_japanese_k6.5, empty_9_korean_k6.5 and
+        // ko_7_japanese_k6.5_koban-B4, where a simple-ko ban is part of the
+        // hash; tests/analysis_parity.rs compares all 39 of them).
+        let cases = [
+            (
+                r#"{"id":"a","moves":[],"rules":"japanese","komi":6.5,"boardXSize":19,"boardYSize":19}"#,
+                "47E1EBDAE69A5DED3FF8DB1FA4E91845",
+                "47E1EBDAE69A5DED3FF8DB1FA4E91845",
+            ),
+            (
+                r#"{"id":"a","moves":[],"rules":"korean","komi":6.5,"boardXSize":9,"boardYSize":9}"#,
+                "1521075FDD85FFE1B074F776AFC4E49D",
+                "1521075FDD85FFE1B074F776AFC4E49D",
+            ),
+            (
+                r#"{"id":"a","moves":[["B","B5"],["W","C5"],["B","A4"],["W","B4"],["B","B3"],["W","C3"],["B","F6"],["W","D4"],["B","C4"]],"rules":"japanese","komi":6.5,"boardXSize":7,"boardYSize":7}"#,
+                "29F22C0DA4428FDF024BFB6BF9204F23",
+                "29F22C0DA4428FDF024BFB6BF9204F23",
+            ),
+        ];
+        for (line, this, sym) in cases {
+            let facts = position_facts(&positions(line).unwrap().pop().unwrap().1);
+            assert_eq!(hash_hex(facts.this_hash), this, "{line}");
+            assert_eq!(hash_hex(facts.sym_hash), sym, "{line}");
+        }
+    }
 }

@@ -12,6 +12,7 @@
 mod area;
 mod board;
 mod history;
+mod katago_rand;
 mod ladder;
 mod rules;
 pub mod sgf;

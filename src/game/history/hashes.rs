@@ -3,7 +3,7 @@
 use super::BoardHistory;
 use crate::game::board::Board;
 use crate::game::types::Player;
-use crate::game::zobrist::{mix64, Hash128, ZOBRIST};
+use crate::game::zobrist::{basic_lcong, murmur_mix, Hash128, ZOBRIST};
 
 impl BoardHistory {
     // Hashes
@@ -53,9 +53,9 @@ impl BoardHistory {
             }
         }
         let self_komi = self.current_self_komi(next, draw_equivalent_wins_for_white);
-        let komi_disc = (self_komi * 256.0) as i64 as u64;
-        let k = mix64(komi_disc ^ 0x6b6f_6d69);
-        h ^= Hash128(((k as u128) << 64) | mix64(k) as u128);
+        // KataGo's komi key: the komi in 1/256 (in f32, as KataGo), mixed.
+        let komi_hash = murmur_mix((self_komi * 256.0f32) as i64 as u64);
+        h ^= Hash128::from_katago(komi_hash, basic_lcong(komi_hash));
         let r = &self.rules;
         h ^= z.ko_rule[r.ko_rule as usize];
         h ^= z.scoring_rule[r.scoring_rule as usize];
