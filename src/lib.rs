@@ -31,6 +31,7 @@
 //!   overrides, default model, device and evaluator).
 //! - [`fuzz_targets`]: the bodies of the fuzz targets (`fuzz/`,
 //!   `scripts/fuzz.sh`) and their seed corpora.
+//! - [`numfmt`]: numbers printed and read as KataGo's C++ does (`%g`).
 //! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark`).
 
 pub mod analysis;
@@ -46,6 +47,7 @@ pub mod learn;
 pub mod logfile;
 pub mod matchplay;
 pub mod nn;
+pub mod numfmt;
 pub mod play;
 pub mod search;
 pub mod selfplay;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::config::{Config, ConfigError, Vocabulary};
+use crate::config::{Config, ConfigError, Enabled, Vocabulary};
 use crate::nn::device::{
     gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults,
     Precision, RunDescription,
@@ -298,6 +298,9 @@ pub struct Network {
     pub max_batch_size: usize,
     /// Whether the net runs in half precision (fp16).
     pub fp16: bool,
+    /// `useFP16` as the config set it (KataGo's `usingFP16` in
+    /// `kata-get-models`).
+    pub fp16_mode: Enabled,
     /// The arithmetic the net runs in.
     pub precision: Precision,
     /// What it runs on, one line for the start-up log
@@ -626,6 +629,7 @@ pub fn load_network_from(
         max_batch_size,
         default_search_threads: default_threads,
         fp16: precision == Precision::F16,
+        fp16_mode: backend.plan.fp16_mode,
         precision,
         device: backend.description.line(),
         memory_budget,

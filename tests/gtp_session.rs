@@ -290,3 +290,94 @@ fn missing_network_is_a_clear_error() {
     assert!(err.contains("/nonexistent/net.bin.gz"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `kata-debug-print-tc` prints each clock and the time plan exactly as
+/// KataGo 1.17.2 does (its answers to the same commands with the same net,
+/// `gtp_example.cfg`, lagBuffer 1, recorded below), on a 19x19 and a 9x9
+/// board and in every kind of time control.
+#[test]
+fn debug_print_tc_answers_as_katago() {
+    let mut e = Engine::start_with("maxVisits=50,numSearchThreads=1,lagBuffer=1.0");
+    let both = |black: &str, white: &str| format!("Black {black}\nWhite {white}");
+    let canadian_600 = "originalMainTime 600 originalNumPeriods 1 numStonesPerPeriod 10 perPeriodTime 60 mainTimeLeft 600 inOvertime 0 numPeriodsLeftIncludingCurrent 1 minRecMax 0 8.31982 126.742 rrec0 8.31982 rreclimit 8.31982 rreclimit2 8.31982";
+    let steps: [(&str, Option<String>); 12] = [
+        ("time_settings 300 30 5", None),
+        ("kata-debug-print-tc", Some(both(
+            "originalMainTime 300 originalNumPeriods 1 numStonesPerPeriod 5 perPeriodTime 30 mainTimeLeft 300 inOvertime 0 numPeriodsLeftIncludingCurrent 1 minRecMax 0 8.31982 66.5 rrec0 8.31982 rreclimit 8.31982 rreclimit2 8.31982",
+            "originalMainTime 300 originalNumPeriods 1 numStonesPerPeriod 5 perPeriodTime 30 mainTimeLeft 300 inOvertime 0 numPeriodsLeftIncludingCurrent 1 minRecMax 0 8.31982 66.5 rrec0 8.31982 rreclimit 8.31982 rreclimit2 8.31982",
+        ))),
+        ("kgs-time_settings canadian 600 60 10", None),
+        ("play b d4", None),
+        ("time_left b 100 0", None),
+        ("kata-debug-print-tc", Some(both(
+            "originalMainTime 600 originalNumPeriods 1 numStonesPerPeriod 10 perPeriodTime 60 mainTimeLeft 100 inOvertime 0 numPeriodsLeftIncludingCurrent 1 minRecMax 0 8.31982 26.7419 rrec0 8.31982 rreclimit 8.31982 rreclimit2 8.31982",
+            canadian_600,
+        ))),
+        ("kata-time_settings fischer-capped 100 5 200 -1", None),
+        ("kata-debug-print-tc", Some(both(
+            "originalMainTime 100 increment 5 mainTimeLimit 200 mainTimeLeft 100 inOvertime 0 minRecMax 0 4.66023 22.8 rrec0 4.66023 rreclimit 4.66023 rreclimit2 4.66023",
+            "originalMainTime 100 increment 5 mainTimeLimit 200 mainTimeLeft 100 inOvertime 0 minRecMax 0 4.66023 22.8 rrec0 4.66023 rreclimit 4.66023 rreclimit2 4.66023",
+        ))),
+        ("kata-time_settings byoyomi 0 30 5", None),
+        ("time_left w 25 3", None),
+        ("kata-debug-print-tc", Some(both(
+            "originalMainTime 0 originalNumPeriods 5 numStonesPerPeriod 1 perPeriodTime 30 mainTimeLeft 0 inOvertime 0 numPeriodsLeftIncludingCurrent 5 minRecMax 0 29 29 rrec0 29 rreclimit 29 rreclimit2 29",
+            "originalMainTime 0 originalNumPeriods 5 numStonesPerPeriod 1 perPeriodTime 30 mainTimeLeft 0 inOvertime 1 numPeriodsLeftIncludingCurrent 3 numStonesLeftInPeriod 1 timeLeftInPeriod 25 minRecMax 24 24 24 rrec0 24 rreclimit 24 rreclimit2 24",
+        ))),
+        ("boardsize 9", None),
+    ];
+    for (i, (cmd, want)) in steps.iter().enumerate() {
+        let got = e.ok(i as u32 + 1, cmd);
+        if let Some(want) = want {
+            assert_eq!(&got, want, "after {cmd}");
+        }
+    }
+    e.ok(20, "kata-time_settings fischer 60 2");
+    assert_eq!(
+        e.ok(21, "kata-debug-print-tc"),
+        both(
+            "originalMainTime 60 increment 2 mainTimeLeft 60 inOvertime 0 minRecMax 0 2.50495 12.4 rrec0 2.50495 rreclimit 2.50495 rreclimit2 2.50495",
+            "originalMainTime 60 increment 2 mainTimeLeft 60 inOvertime 0 minRecMax 0 2.50495 12.4 rrec0 2.50495 rreclimit 2.50495 rreclimit2 2.50495",
+        )
+    );
+    e.ok(22, "quit");
+}
+
+/// `kata-get-models` lists the net as KataGo does: its keys, in its order,
+/// the path as given, the file's internal name and version.
+#[test]
+fn get_models_lists_the_net_as_katago() {
+    let mut e = Engine::start_with("maxVisits=50,numSearchThreads=1,nnMaxBatchSize=7");
+    let text = e.ok(1, "kata-get-models");
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let want = serde_json::json!([{
+        "internalName": "g170-b6c96-s175395328-d26788732",
+        "maxBatchSize": 7,
+        "name": model.display().to_string(),
+        "usesHumanSLProfile": false,
+        "usingFP16": "auto",
+        "version": 8,
+    }]);
+    assert_eq!(text, want.to_string());
+    let keys: Vec<&str> = text
+        .match_indices("\":")
+        .map(|(i, _)| {
+            let start = text[..i].rfind('"').unwrap() + 1;
+            &text[start..i]
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "internalName",
+            "maxBatchSize",
+            "name",
+            "usesHumanSLProfile",
+            "usingFP16",
+            "version"
+        ],
+        "KataGo's key order"
+    );
+    e.ok(2, "quit");
+}

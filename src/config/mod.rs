@@ -70,6 +70,17 @@ pub enum Enabled {
     Auto,
 }
 
+impl Enabled {
+    /// KataGo's `enabled_t::toString`: `true`, `false` or `auto`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Enabled::True => "true",
+            Enabled::False => "false",
+            Enabled::Auto => "auto",
+        }
+    }
+}
+
 /// A loaded config: KataGo keys to values, plus the record of which keys
 /// have been read.
 ///

@@ -10,7 +10,7 @@ use crate::game::Move;
 use crate::search::{AnalysisSnapshot, MoveInfo, Perspective, RootInfo};
 
 use super::analyze_args::{AnalyzeArgs, AnalyzeKind};
-use super::numfmt::format_g;
+use crate::numfmt::format_g;
 
 /// Formats one analysis line (without its newline) from `perspective`, or
 /// `None` when there is nothing to print (no moves, or no root values for

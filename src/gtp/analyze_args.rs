@@ -3,7 +3,7 @@
 
 use crate::game::{ByPlayer, Move, Player, MAX_ARR_SIZE};
 
-use super::numfmt::{parse_bool, parse_finite_f64, parse_i64};
+use crate::numfmt::{parse_bool, parse_finite_f64, parse_i64};
 
 /// Largest interval or time a user may type (KataGo's `MAX_USER_INPUT_TIME`).
 pub const MAX_USER_INPUT_TIME: f64 = 1e25;

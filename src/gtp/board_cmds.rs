@@ -4,8 +4,8 @@
 use crate::game::{Board, Loc, Move, Player, MAX_LEN};
 
 use super::engine::GtpEngine;
-use super::numfmt::{parse_finite_f64, parse_i64};
 use super::position::fixed_handicap_points;
+use crate::numfmt::{parse_finite_f64, parse_i64};
 
 impl GtpEngine {
     pub(super) fn boardsize(&mut self, a: &[String]) -> Result<String, String> {

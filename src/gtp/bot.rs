@@ -86,12 +86,40 @@ pub struct FinalEstimate {
     pub ownership: Vec<f64>,
 }
 
+/// One loaded net, as `kata-get-models` reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// The model file as given (`-model`, or the default model's path).
+    pub path: String,
+    /// The name inside the file.
+    pub internal_name: String,
+    /// The largest batch the evaluator forms.
+    pub max_batch_size: usize,
+    /// KataGo model version.
+    pub version: i32,
+    /// `useFP16` as configured (`true`, `false`, `auto`).
+    pub using_fp16: &'static str,
+}
+
+/// KataGo's `lagBuffer` default (seconds), for a bot without a search.
+pub const DEFAULT_LAG_BUFFER: f64 = 1.0;
+
 /// The search behind the GTP engine.
 pub trait GtpBot: Send {
     /// The network's short name, appended to `version` (empty for a bot
     /// without a network).
     fn model_name(&self) -> String {
         String::new()
+    }
+
+    /// The nets the bot evaluates with (none for a bot without a network).
+    fn models(&self) -> Vec<ModelInfo> {
+        Vec::new()
+    }
+
+    /// Seconds kept back from every thinking time (`lagBuffer`).
+    fn lag_buffer(&self) -> f64 {
+        DEFAULT_LAG_BUFFER
     }
 
     /// When the network was not trained for `rules` (nets before model

@@ -4,8 +4,9 @@
 //! cannot be listed and left unhandled.
 
 use super::engine::{GtpEngine, Handled};
-use super::numfmt::format_g;
 use super::protocol::CommandLine;
+use crate::game::Player;
+use crate::numfmt::format_g;
 use crate::timecontrol::{self as time, KATA_TIME_SETTINGS_LIST};
 
 /// How a command runs.
@@ -48,6 +49,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("kata-set-rules", |e, c| {
         e.set_rules_text(&c.joined_args()).into()
     }),
+    ("kata-get-models", |e, _| Handled::Ok(e.models_json())),
     ("kata-get-param", get_param),
     ("kata-set-param", set_param),
     ("kata-get-params", |e, _| Handled::Ok(e.get_params_json())),
@@ -110,6 +112,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("kata-raw-nn", |e, c| e.raw_nn(&c.args).into()),
     ("cputime", cputime),
     ("gomill-cpu_time", cputime),
+    ("kata-debug-print-tc", debug_print_tc),
     ("stop", |_, _| Handled::Ok(String::new())),
 ];
 
@@ -135,6 +138,19 @@ fn search(e: &mut GtpEngine, c: &CommandLine) -> Handled {
 
 fn cputime(e: &mut GtpEngine, _: &CommandLine) -> Handled {
     Handled::Ok(format_g(e.genmove_time_sum, false))
+}
+
+/// KataGo's clock state and time plan for each player: what the next
+/// genmove would aim for, with the bot's `lagBuffer`.
+fn debug_print_tc(e: &mut GtpEngine, _: &CommandLine) -> Handled {
+    let lag_buffer = e.bot.lock().lag_buffer();
+    let board = e.game.board();
+    let (area, stones) = (board.x_size() * board.y_size(), board.num_stones());
+    Handled::Ok(format!(
+        "Black {}\nWhite {}",
+        e.clocks[Player::Black].debug_string(area, stones, lag_buffer),
+        e.clocks[Player::White].debug_string(area, stones, lag_buffer)
+    ))
 }
 
 fn known_command(_: &mut GtpEngine, c: &CommandLine) -> Handled {

@@ -3,12 +3,11 @@
 
 pub mod analysis_format;
 pub mod analyze_args;
-mod numfmt;
 pub mod protocol;
 
 pub use analysis_format::format_analysis;
 pub use analyze_args::{parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves};
-pub use numfmt::format_g;
+
 mod board_cmds;
 pub mod bot;
 mod commands;

@@ -7,7 +7,7 @@ use crate::timecontrol::{self as time, TimeControls};
 
 use super::commands::strs;
 use super::engine::GtpEngine;
-use super::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
+use crate::numfmt::{format_g, parse_bool, parse_finite_f64, parse_i64};
 
 impl GtpEngine {
     pub(super) fn apply_rules(&mut self, rules: Rules) -> Result<String, String> {
@@ -164,6 +164,29 @@ impl GtpEngine {
         let tc = tc.map_err(|e| e.to_string())?;
         self.clocks = ByPlayer::both(tc);
         Ok(String::new())
+    }
+
+    /// `kata-get-models`: a JSON list of the loaded nets, KataGo's keys in
+    /// its (alphabetical) order; `usesHumanSLProfile` is false, as no
+    /// human-SL net loads yet.
+    pub(super) fn models_json(&self) -> String {
+        let list: Vec<serde_json::Value> = self
+            .bot
+            .lock()
+            .models()
+            .into_iter()
+            .map(|m| {
+                serde_json::json!({
+                    "internalName": m.internal_name,
+                    "maxBatchSize": m.max_batch_size,
+                    "name": m.path,
+                    "usesHumanSLProfile": false,
+                    "usingFP16": m.using_fp16,
+                    "version": m.version,
+                })
+            })
+            .collect();
+        serde_json::Value::Array(list).to_string()
     }
 
     /// `kata-raw-nn [COLOR] all|0-7 [OPTIMISM]`.

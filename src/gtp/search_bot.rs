@@ -31,7 +31,7 @@ use crate::setup::Network;
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
 
 use super::analyze_args::AvoidMoves;
-use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
+use super::bot::{FinalEstimate, GtpBot, ModelInfo, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
 
 /// KataGo's default for `analysisWideRootNoise`.
@@ -76,6 +76,8 @@ pub struct SearchBot {
     genmove_params: SearchParams,
     analysis_params: SearchParams,
     model_name: String,
+    /// The net, for `kata-get-models`.
+    model: ModelInfo,
     /// KataGo's model version of the net (which rules it knows).
     model_version: i32,
     analysis_pv_len: usize,
@@ -157,6 +159,13 @@ impl SearchBot {
             genmove_params,
             analysis_params,
             model_name: net.model_name.clone(),
+            model: ModelInfo {
+                path: net.model_path.display().to_string(),
+                internal_name: net.model_name.clone(),
+                max_batch_size: net.max_batch_size,
+                version: net.model_version,
+                using_fp16: net.fp16_mode.as_str(),
+            },
             model_version: net.model_version,
             analysis_pv_len,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
@@ -317,6 +326,14 @@ fn white_sign(pla: Player) -> f64 {
 impl GtpBot for SearchBot {
     fn model_name(&self) -> String {
         self.model_name.clone()
+    }
+
+    fn models(&self) -> Vec<ModelInfo> {
+        vec![self.model.clone()]
+    }
+
+    fn lag_buffer(&self) -> f64 {
+        self.genmove_params.lag_buffer
     }
 
     fn supported_rules(&self, rules: &Rules) -> Option<Rules> {

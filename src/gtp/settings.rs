@@ -6,7 +6,7 @@ use crate::game::{GameOptions, Rules, MAX_LEN};
 use crate::play::{read_fields, Field};
 use crate::search::Perspective;
 
-use super::numfmt::parse_bool;
+use crate::numfmt::parse_bool;
 
 /// GTP-level settings read from the config (KataGo's key names).
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@ use crate::game::sgf::{parse_collection, write_sgf, GameRecord};
 use crate::game::{Board, Color, Loc, Move, Player, Rules};
 
 use super::engine::GtpEngine;
-use super::numfmt::parse_i64;
+use crate::numfmt::parse_i64;
 
 impl GtpEngine {
     pub(super) fn loadsgf(&mut self, a: &[String]) -> Result<String, String> {

@@ -20,6 +20,9 @@ pub struct DevicePlan {
     pub asked_by: Option<String>,
     /// The first CUDA device's properties, when known.
     pub gpu: Option<GpuInfo>,
+    /// `useFP16`/`cudaUseFP16` as the config set it (`auto` when unset):
+    /// what KataGo's `kata-get-models` reports as `usingFP16`.
+    pub fp16_mode: Enabled,
 }
 
 /// The keys that name server thread `thread`'s device, in KataGo's order
@@ -147,6 +150,7 @@ pub fn device_plan(
             nhwc: None,
             asked_by: None,
             gpu: None,
+            fp16_mode,
         });
     }
     let mut devices = Vec::with_capacity(servers);
@@ -200,5 +204,6 @@ pub fn device_plan(
         nhwc,
         asked_by,
         gpu,
+        fp16_mode,
     })
 }

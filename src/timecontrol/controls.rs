@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::numfmt::format_g;
+
 use super::TimeControlError;
 
 /// Above this, a time is treated as unlimited.
@@ -459,9 +461,15 @@ impl TimeControls {
             self.round_up_time_limit_if_needed(lag_buffer, b.recommended - 0.000001, b.recommended);
         let rreclimit2 =
             self.round_up_time_limit_if_needed(lag_buffer, rreclimit - 0.000001, rreclimit);
+        let g = |x: f64| format_g(x, false);
         format!(
-            "{self} minRecMax {} {} {} rrec0 {rrec0} rreclimit {rreclimit} rreclimit2 {rreclimit2}",
-            b.min, b.recommended, b.max
+            "{self} minRecMax {} {} {} rrec0 {} rreclimit {} rreclimit2 {}",
+            g(b.min),
+            g(b.recommended),
+            g(b.max),
+            g(rrec0),
+            g(rreclimit),
+            g(rreclimit2)
         )
     }
 }
@@ -512,17 +520,19 @@ impl TimeControls {
 }
 
 impl fmt::Display for TimeControls {
-    /// KataGo's debug form: `originalMainTime 600 mainTimeLeft 540 inOvertime 0`...
+    /// KataGo's debug form: `originalMainTime 600 mainTimeLeft 540 inOvertime 0`...,
+    /// numbers as a C++ stream prints them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "originalMainTime {}", self.original_main_time)?;
+        let g = |x: f64| format_g(x, false);
+        write!(f, "originalMainTime {}", g(self.original_main_time))?;
         if self.increment != 0.0 {
-            write!(f, " increment {}", self.increment)?;
+            write!(f, " increment {}", g(self.increment))?;
         }
         if self.main_time_limit < UNLIMITED_TIME_THRESHOLD {
-            write!(f, " mainTimeLimit {}", self.main_time_limit)?;
+            write!(f, " mainTimeLimit {}", g(self.main_time_limit))?;
         }
         if self.max_time_per_move < UNLIMITED_TIME_THRESHOLD {
-            write!(f, " maxTimePerMove {}", self.max_time_per_move)?;
+            write!(f, " maxTimePerMove {}", g(self.max_time_per_move))?;
         }
         if self.original_num_periods != 0 {
             write!(f, " originalNumPeriods {}", self.original_num_periods)?;
@@ -531,12 +541,12 @@ impl fmt::Display for TimeControls {
             write!(f, " numStonesPerPeriod {}", self.num_stones_per_period)?;
         }
         if self.per_period_time != 0.0 {
-            write!(f, " perPeriodTime {}", self.per_period_time)?;
+            write!(f, " perPeriodTime {}", g(self.per_period_time))?;
         }
         write!(
             f,
             " mainTimeLeft {} inOvertime {}",
-            self.main_time_left,
+            g(self.main_time_left),
             u8::from(self.in_overtime)
         )?;
         if self.num_periods_left_including_current != 0 {
@@ -554,7 +564,7 @@ impl fmt::Display for TimeControls {
             )?;
         }
         if self.time_left_in_period != 0.0 {
-            write!(f, " timeLeftInPeriod {}", self.time_left_in_period)?;
+            write!(f, " timeLeftInPeriod {}", g(self.time_left_in_period))?;
         }
         Ok(())
     }
