@@ -317,7 +317,52 @@ pub struct Network {
     pub asked_cache_power_of_two: u32,
 }
 
+/// One loaded net as KataGo's `kata-get-models` (GTP) and `query_models`
+/// (analysis) report it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// The model file as given (`-model`, or the default model's path).
+    pub name: String,
+    /// Name stored inside the model.
+    pub internal_name: String,
+    /// Largest batch the evaluator forms.
+    pub max_batch_size: usize,
+    /// Whether the net takes a human SL profile.
+    pub uses_human_sl_profile: bool,
+    /// Model format version.
+    pub version: i32,
+    /// `useFP16` as configured (`"auto"`, `"true"`, `"false"`).
+    pub using_fp16: String,
+}
+
+impl ModelInfo {
+    /// KataGo's JSON object (its keys; serde_json sorts them, as KataGo's
+    /// JSON library does).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "internalName": self.internal_name,
+            "maxBatchSize": self.max_batch_size,
+            "name": self.name,
+            "usesHumanSLProfile": self.uses_human_sl_profile,
+            "usingFP16": self.using_fp16,
+            "version": self.version,
+        })
+    }
+}
+
 impl Network {
+    /// The net as `kata-get-models` and `query_models` report it.
+    pub fn model_info(&self) -> ModelInfo {
+        ModelInfo {
+            name: self.model_path.display().to_string(),
+            internal_name: self.model_name.clone(),
+            max_batch_size: self.max_batch_size,
+            uses_human_sl_profile: false,
+            version: self.model_version,
+            using_fp16: self.fp16_mode.as_str().to_string(),
+        }
+    }
+
     /// The memory plan for `searches` searches at once under `maxMemoryMB`
     /// (none without it): each search's tree share
     /// ([`crate::search::Search::set_tree_memory_limit`]) and the start-up

@@ -291,3 +291,30 @@ fn check_vectors(model: &Path, path: &Path) {
             .join("\n")
     );
 }
+
+/// `query_models` reports the net as KataGo 1.17.2 does: the path as given,
+/// the internal name, the version and the `useFP16` mode (`auto` unset).
+#[test]
+fn query_models_reports_the_net_as_katago() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    let lines = run_engine(
+        &model,
+        "{\"id\":\"m\",\"action\":\"query_models\"}\n".into(),
+    );
+    let [answer] = lines.as_slice() else {
+        panic!("one answer expected: {lines:?}");
+    };
+    let m = &answer["models"][0];
+    assert_eq!(
+        answer["models"].as_array().map(Vec::len),
+        Some(1),
+        "{answer}"
+    );
+    assert_eq!(m["name"], model.display().to_string());
+    assert_eq!(m["internalName"], "g170-b6c96-s175395328-d26788732");
+    assert_eq!(m["version"], 8);
+    assert_eq!(m["usesHumanSLProfile"], false);
+    assert_eq!(m["usingFP16"], "auto");
+    assert!(m["maxBatchSize"].as_u64().is_some_and(|b| b >= 1), "{m}");
+}

@@ -17,22 +17,7 @@ use super::query::MoveRestriction;
 use crate::game::GameState;
 use crate::search::AnalysisSnapshot;
 
-/// One loaded network, as `query_models` reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModelInfo {
-    /// File name (`kata1-b18c384nbt-....bin.gz`).
-    pub name: String,
-    /// Name stored inside the model.
-    pub internal_name: String,
-    /// Largest batch the evaluator forms.
-    pub max_batch_size: usize,
-    /// Whether the net takes a human SL profile.
-    pub uses_human_sl_profile: bool,
-    /// Model format version.
-    pub version: i32,
-    /// FP16 mode (`"auto"`, `"true"`, `"false"`).
-    pub using_fp16: String,
-}
+pub use crate::setup::ModelInfo;
 
 /// Per-query search parameters, built from the analysis config.
 pub trait AnalysisBackend: Send + Sync + 'static {

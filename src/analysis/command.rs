@@ -10,7 +10,7 @@ use crate::game::{GameOptions, GameState};
 use crate::search::{Perspective, SearchParams, SetupFor};
 use crate::setup::{load_network, Network, SetupError};
 
-use super::backend::{AnalysisBackend, ModelInfo};
+use super::backend::AnalysisBackend;
 use super::query::ParseOptions;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
 use super::server::{serve, ServerOptions};
@@ -195,17 +195,7 @@ fn network_backend(
     tree_memory_limit: Option<u64>,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
     let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
-    let model = ModelInfo {
-        name: net
-            .model_path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        internal_name: net.model_name.clone(),
-        max_batch_size: net.max_batch_size,
-        uses_human_sl_profile: false,
-        version: net.model_version,
-        using_fp16: net.fp16.to_string(),
-    };
+    let model = net.model_info();
     let evaluator = net.evaluator.clone();
     let cache_owner = net.evaluator.clone();
     SearchBackend {

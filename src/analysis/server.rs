@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::io_lines::{json_refusal, LineReader, RawLine};
 
@@ -283,19 +283,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                     .backend
                     .models()
                     .into_iter()
-                    .map(|m| {
-                        let mut o = Map::new();
-                        o.insert("name".into(), Value::from(m.name));
-                        o.insert("internalName".into(), Value::from(m.internal_name));
-                        o.insert("maxBatchSize".into(), Value::from(m.max_batch_size));
-                        o.insert(
-                            "usesHumanSLProfile".into(),
-                            Value::from(m.uses_human_sl_profile),
-                        );
-                        o.insert("version".into(), Value::from(m.version));
-                        o.insert("usingFP16".into(), Value::from(m.using_fp16));
-                        Value::Object(o)
-                    })
+                    .map(|m| m.to_json())
                     .collect();
                 echo.insert("models".into(), Value::Array(models));
             }

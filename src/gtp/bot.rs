@@ -19,6 +19,7 @@ use crate::game::{Board, Color, Loc, Move, Player, Rules};
 use super::analyze_args::AvoidMoves;
 use super::position::GtpGame;
 use crate::search::{AnalysisSnapshot, MoveInfo, RootInfo};
+use crate::setup::ModelInfo;
 use crate::timecontrol::TimeControls;
 
 /// Why a search runs; the bot picks its limits and parameter set from it.
@@ -84,21 +85,6 @@ pub struct FinalEstimate {
     /// Ownership of every point, row-major from the top-left, in [-1, 1],
     /// positive for White.
     pub ownership: Vec<f64>,
-}
-
-/// One loaded net, as `kata-get-models` reports it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelInfo {
-    /// The model file as given (`-model`, or the default model's path).
-    pub path: String,
-    /// The name inside the file.
-    pub internal_name: String,
-    /// The largest batch the evaluator forms.
-    pub max_batch_size: usize,
-    /// KataGo model version.
-    pub version: i32,
-    /// `useFP16` as configured (`true`, `false`, `auto`).
-    pub using_fp16: &'static str,
 }
 
 /// KataGo's `lagBuffer` default (seconds), for a bot without a search.

@@ -166,25 +166,14 @@ impl GtpEngine {
         Ok(String::new())
     }
 
-    /// `kata-get-models`: a JSON list of the loaded nets, KataGo's keys in
-    /// its (alphabetical) order; `usesHumanSLProfile` is false, as no
-    /// human-SL net loads yet.
+    /// `kata-get-models`: a JSON list of the loaded nets, as KataGo's.
     pub(super) fn models_json(&self) -> String {
-        let list: Vec<serde_json::Value> = self
+        let list = self
             .bot
             .lock()
             .models()
-            .into_iter()
-            .map(|m| {
-                serde_json::json!({
-                    "internalName": m.internal_name,
-                    "maxBatchSize": m.max_batch_size,
-                    "name": m.path,
-                    "usesHumanSLProfile": false,
-                    "usingFP16": m.using_fp16,
-                    "version": m.version,
-                })
-            })
+            .iter()
+            .map(|m| m.to_json())
             .collect();
         serde_json::Value::Array(list).to_string()
     }

@@ -27,11 +27,11 @@ use crate::search::{
     compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, RunOptions, Search,
     SearchParams, SearchView, SetupFor, SnapshotRequest,
 };
-use crate::setup::Network;
+use crate::setup::{ModelInfo, Network};
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
 
 use super::analyze_args::AvoidMoves;
-use super::bot::{FinalEstimate, GtpBot, ModelInfo, SearchOutcome, SearchPurpose, SearchRequest};
+use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
 
 /// KataGo's default for `analysisWideRootNoise`.
@@ -159,13 +159,7 @@ impl SearchBot {
             genmove_params,
             analysis_params,
             model_name: net.model_name.clone(),
-            model: ModelInfo {
-                path: net.model_path.display().to_string(),
-                internal_name: net.model_name.clone(),
-                max_batch_size: net.max_batch_size,
-                version: net.model_version,
-                using_fp16: net.fp16_mode.as_str(),
-            },
+            model: net.model_info(),
             model_version: net.model_version,
             analysis_pv_len,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
