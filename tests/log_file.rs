@@ -2,7 +2,8 @@
 //! `logFile`/`logDir` get every line, time-stamped; `logToStderr = false`
 //! keeps routine lines (the GTP conversation, search summaries) out of
 //! stderr but not the start-up lines; `logSearchInfo` logs each genmove's
-//! search.
+//! search; the analysis engine's `logAllRequests`, `logAllResponses`,
+//! `logErrorsAndWarnings` and `logSearchInfo` log what KataGo's do.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -96,4 +97,59 @@ fn two_log_files_are_refused() {
         .expect("engine runs");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("more than one of logFile"));
+}
+
+/// The analysis engine's log keys, as KataGo's: `Request: LINE` for every
+/// input line, `Response: LINE` for every output line, `Error: ...` and
+/// `Warning: ...` (on by default), a summary of each finished search; and
+/// with the defaults, only the errors and warnings.
+#[test]
+fn analysis_logs_requests_responses_errors_and_searches() {
+    let dir = scratch("analysis-keys");
+    let query = r#"{"id":"q","moves":[],"rules":"chinese","komi":7,"boardXSize":9,"boardYSize":9,"maxVisits":5,"analyzeTurns":[0]}"#;
+    // An unknown field: a warning; not JSON: an error.
+    let warned = r#"{"id":"w","moves":[],"rules":"chinese","boardXSize":9,"boardYSize":9,"maxVisits":2,"bogusField":1}"#;
+    let input = format!("{query}\n{warned}\nnot json\n");
+    let run_with = |name: &str, keys: &str| -> String {
+        let file = dir.join(name);
+        let (stdout, _) = run(
+            &[
+                "analysis",
+                "-model",
+                "models/engine-9x9-b4c32-gen60.bin.gz",
+                "-config",
+                "configs/analysis.toml",
+                "-override-config",
+                &format!("logFile={},logToStderr=false{keys}", file.display()),
+            ],
+            &input,
+        );
+        assert!(stdout.contains("\"id\":\"q\""), "{stdout}");
+        std::fs::read_to_string(&file).expect("the log file")
+    };
+    let log = run_with(
+        "all.log",
+        ",logAllRequests=true,logAllResponses=true,logSearchInfo=true",
+    );
+    for want in [
+        &format!("Request: {query}"),
+        "Request: not json",
+        "Response: {\"id\":\"q\"",
+        "Warning: {",
+        "bogusField",
+        "Error: {\"error\":",
+        "Search for query \"q\" turn 0: 5 visits",
+    ] {
+        assert!(log.contains(want), "{want} missing from the log:\n{log}");
+    }
+    let quiet = run_with("default.log", "");
+    assert!(quiet.contains("Error: {\"error\":"), "{quiet}");
+    assert!(quiet.contains("Warning: {"), "{quiet}");
+    for absent in ["Request:", "Response:", "Search for query"] {
+        assert!(
+            !quiet.contains(absent),
+            "{absent} logged by default:\n{quiet}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

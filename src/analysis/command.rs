@@ -13,7 +13,7 @@ use crate::setup::{load_network, Network, SetupError};
 use super::backend::AnalysisBackend;
 use super::query::ParseOptions;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
-use super::server::{serve, ServerOptions};
+use super::server::{serve, AnalysisLog, ServerOptions};
 use super::stub::StubBackend;
 
 /// Command-line settings of `engine analysis`.
@@ -89,6 +89,12 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
             assume_multiple_starting_black_moves_are_handicap: cfg
                 .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)?,
             prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true)?,
+        },
+        log: AnalysisLog {
+            requests: cfg.get_bool_or("logAllRequests", false)?,
+            responses: cfg.get_bool_or("logAllResponses", false)?,
+            errors_and_warnings: cfg.get_bool_or("logErrorsAndWarnings", true)?,
+            search_info: cfg.get_bool_or("logSearchInfo", false)?,
         },
     })
 }

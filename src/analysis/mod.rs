@@ -27,4 +27,4 @@ pub use command::{run as run_command, AnalysisCommand};
 pub use position::position_facts;
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
-pub use server::{serve, ServerOptions, PROTOCOL_VERSION};
+pub use server::{serve, AnalysisLog, ServerOptions, PROTOCOL_VERSION};

@@ -51,6 +51,36 @@ pub struct ServerOptions {
     pub perspective: Perspective,
     /// How game records are replayed.
     pub replay: GameOptions,
+    /// What goes to the log file besides the start-up lines.
+    pub log: AnalysisLog,
+}
+
+/// KataGo's analysis logging keys: each line goes to the process's log
+/// ([`crate::logfile`]), as KataGo writes it to its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnalysisLog {
+    /// `logAllRequests`: every input line, `Request: LINE`.
+    pub requests: bool,
+    /// `logAllResponses`: every output line, `Response: LINE`.
+    pub responses: bool,
+    /// `logErrorsAndWarnings` (on by default): every error and warning
+    /// answer, `Error: LINE` / `Warning: LINE`.
+    pub errors_and_warnings: bool,
+    /// `logSearchInfo`: a summary of each finished search (the query's id
+    /// and turn, root values, top moves).
+    pub search_info: bool,
+}
+
+impl Default for AnalysisLog {
+    /// KataGo's defaults: only errors and warnings.
+    fn default() -> Self {
+        AnalysisLog {
+            requests: false,
+            responses: false,
+            errors_and_warnings: true,
+            search_info: false,
+        }
+    }
 }
 
 impl Default for ServerOptions {
@@ -62,6 +92,7 @@ impl Default for ServerOptions {
             analysis_pv_len: 15,
             perspective: Perspective::SideToMove,
             replay: GameOptions::default(),
+            log: AnalysisLog::default(),
         }
     }
 }
@@ -119,6 +150,7 @@ struct Output {
     sink: Mutex<Box<dyn Write + Send>>,
     /// Set on a quick quit: nothing more is written.
     muted: AtomicBool,
+    log: AnalysisLog,
 }
 
 impl Output {
@@ -127,11 +159,30 @@ impl Output {
             return;
         }
         let mut line = value.to_string();
+        if self.log.responses {
+            crate::logfile::line(&format!("Response: {line}"));
+        }
         line.push('\n');
         let mut sink = self.sink.lock();
         // A closed stdout is the client's business; keep serving until stdin
         // closes, as KataGo does.
         let _ = sink.write_all(line.as_bytes()).and_then(|_| sink.flush());
+    }
+
+    /// An error answer, logged as KataGo does (`logErrorsAndWarnings`).
+    fn error(&self, value: &Value) {
+        self.write(value);
+        if self.log.errors_and_warnings {
+            crate::logfile::line(&format!("Error: {value}"));
+        }
+    }
+
+    /// A warning answer, logged as KataGo does (`logErrorsAndWarnings`).
+    fn warning(&self, value: &Value) {
+        self.write(value);
+        if self.log.errors_and_warnings {
+            crate::logfile::line(&format!("Warning: {value}"));
+        }
     }
 }
 
@@ -158,12 +209,14 @@ pub fn serve<B: AnalysisBackend>(
     output: impl Write + Send + 'static,
 ) -> io::Result<()> {
     let threads = opts.num_analysis_threads.max(1);
+    let log = opts.log;
     let shared = Arc::new(Shared {
         backend: backend.clone(),
         opts,
         out: Output {
             sink: Mutex::new(Box::new(output)),
             muted: AtomicBool::new(false),
+            log,
         },
         queue: Mutex::new(QueueState {
             heap: BinaryHeap::new(),
@@ -207,7 +260,7 @@ pub fn serve<B: AnalysisBackend>(
             }
             Ok(Some(refused)) => {
                 if let Some(answer) = json_refusal(&refused, max_len) {
-                    shared.out.write(&answer);
+                    shared.out.error(&answer);
                 }
             }
             Err(e) => {
@@ -247,11 +300,14 @@ struct Reader<'a, B: AnalysisBackend> {
 
 impl<B: AnalysisBackend> Reader<'_, B> {
     fn handle_line(&mut self, line: &str) {
+        if self.shared.opts.log.requests {
+            crate::logfile::line(&format!("Request: {line}"));
+        }
         let parsed = parse_line(line, &self.shared.opts.parse);
         match parsed.result {
             Err(e) => {
                 self.write_warnings(&parsed.warnings);
-                self.shared.out.write(&e.to_json());
+                self.shared.out.error(&e.to_json());
             }
             Ok(Request::Action(a)) => {
                 self.write_warnings(&parsed.warnings);
@@ -263,7 +319,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
 
     fn write_warnings(&self, warnings: &[QueryWarning]) {
         for w in warnings {
-            self.shared.out.write(&w.to_json());
+            self.shared.out.warning(&w.to_json());
         }
     }
 
@@ -334,7 +390,7 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                 if settings_ok {
                     self.write_warnings(parse_warnings);
                 }
-                shared.out.write(&e.to_json());
+                shared.out.error(&e.to_json());
                 return;
             }
         };
@@ -573,6 +629,13 @@ fn run_task<B: AnalysisBackend>(
             return;
         }
     };
+    if shared.opts.log.search_info {
+        crate::logfile::line(&snapshot.log_summary(
+            &format!("Search for query {:?} turn {}", task.id, task.turn),
+            None,
+            false,
+        ));
+    }
     match analysis_json(
         &task.id,
         task.turn,

@@ -426,7 +426,11 @@ impl GtpBot for SearchBot {
         }
         let best = view.chosen_move(&mut self.rng)?;
         if self.log_search_info && matches!(req.purpose, SearchPurpose::Genmove { .. }) {
-            crate::logfile::line(&search_log(&snap, req.pla, best, self.log_chosen_move));
+            crate::logfile::line(&snap.log_summary(
+                &format!("Search for {:?}", req.pla),
+                Some(best),
+                self.log_chosen_move,
+            ));
         }
         let values = view.root_values();
         Some(SearchOutcome {
@@ -656,56 +660,4 @@ impl GtpBot for SearchBot {
         }
         Ok(())
     }
-}
-
-/// Moves a search summary lists.
-const SEARCH_LOG_MOVES: usize = 10;
-
-/// KataGo's `logSearchInfo` for one genmove, in a shorter form: the root's
-/// visits and values (the mover's view) and the top moves with visits,
-/// winrate, score lead, prior and principal variation; with
-/// `chosen_line`, the chosen move's line too when it is not among them.
-fn search_log(snap: &AnalysisSnapshot, pla: Player, chosen: Move, chosen_line: bool) -> String {
-    let vertex = |m: Move| m.to_gtp(snap.x_size, snap.y_size);
-    let line = |m: &crate::search::MoveInfo| {
-        let pv: Vec<String> = m.pv.iter().map(|&p| vertex(p)).collect();
-        format!(
-            "  {:<4} visits {:>6} winrate {:.4} lead {:>6.2} prior {:.4} PV {}",
-            vertex(m.mv),
-            m.visits,
-            m.winrate,
-            m.score_lead,
-            m.prior,
-            pv.join(" ")
-        )
-    };
-    let mut out = match &snap.root {
-        Some(r) => format!(
-            "Search for {pla:?}: {} visits, winrate {:.4}, score lead {:.2}, chose {}",
-            r.visits,
-            r.winrate,
-            r.score_lead,
-            vertex(chosen)
-        ),
-        None => format!(
-            "Search for {pla:?}: no evaluation, chose {}",
-            vertex(chosen)
-        ),
-    };
-    for m in snap.moves.iter().take(SEARCH_LOG_MOVES) {
-        out.push('\n');
-        out.push_str(&line(m));
-    }
-    let listed = snap
-        .moves
-        .iter()
-        .take(SEARCH_LOG_MOVES)
-        .any(|m| m.mv == chosen);
-    if chosen_line && !listed {
-        if let Some(m) = snap.moves.iter().find(|m| m.mv == chosen) {
-            out.push_str("\n  chosen:");
-            out.push_str(&line(m));
-        }
-    }
-    out
 }

@@ -10,7 +10,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::game::Player;
+use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
 use super::results::{MoveInfo, RootInfo, SearchView};
@@ -119,6 +119,53 @@ pub struct AnalysisSnapshot {
 }
 
 impl AnalysisSnapshot {
+    /// Moves a search summary ([`Self::log_summary`]) lists.
+    const LOG_MOVES: usize = 10;
+
+    /// KataGo's `logSearchInfo` in a shorter form: `heading`, the root's
+    /// visits and values (the root player's view) and the top moves with
+    /// visits, winrate, score lead, prior and principal variation; with
+    /// `chosen_line`, the chosen move's line too when it is not among them.
+    pub fn log_summary(&self, heading: &str, chosen: Option<Move>, chosen_line: bool) -> String {
+        let vertex = |m: Move| m.to_gtp(self.x_size, self.y_size);
+        let line = |m: &MoveInfo| {
+            let pv: Vec<String> = m.pv.iter().map(|&p| vertex(p)).collect();
+            format!(
+                "  {:<4} visits {:>6} winrate {:.4} lead {:>6.2} prior {:.4} PV {}",
+                vertex(m.mv),
+                m.visits,
+                m.winrate,
+                m.score_lead,
+                m.prior,
+                pv.join(" ")
+            )
+        };
+        let chose = chosen.map_or_else(String::new, |m| format!(", chose {}", vertex(m)));
+        let mut out = match &self.root {
+            Some(r) => format!(
+                "{heading}: {} visits, winrate {:.4}, score lead {:.2}{chose}",
+                r.visits, r.winrate, r.score_lead
+            ),
+            None => format!("{heading}: no evaluation{chose}"),
+        };
+        for m in self.moves.iter().take(Self::LOG_MOVES) {
+            out.push('\n');
+            out.push_str(&line(m));
+        }
+        let listed = self
+            .moves
+            .iter()
+            .take(Self::LOG_MOVES)
+            .any(|m| Some(m.mv) == chosen);
+        if chosen_line && !listed {
+            if let Some(m) = self.moves.iter().find(|m| Some(m.mv) == chosen) {
+                out.push_str("\n  chosen:");
+                out.push_str(&line(m));
+            }
+        }
+        out
+    }
+
     /// A snapshot with nothing to report.
     pub fn empty(x_size: usize, y_size: usize, root_pla: Player) -> AnalysisSnapshot {
         AnalysisSnapshot {
