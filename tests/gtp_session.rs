@@ -381,3 +381,31 @@ fn get_models_lists_the_net_as_katago() {
     );
     e.ok(2, "quit");
 }
+
+/// `place_free_handicap` lets the net choose, as KataGo's does (its raw
+/// policy at temperature 0.25, black stones one after another): four
+/// distinct stones on 19x19, each where a net puts corner stones (the 3rd
+/// to 5th line), then White to move.
+#[test]
+fn place_free_handicap_is_chosen_by_the_net() {
+    let mut e = Engine::start();
+    e.ok(1, "boardsize 19");
+    let answer = e.ok(2, "place_free_handicap 4");
+    let stones: Vec<&str> = answer.split_whitespace().collect();
+    assert_eq!(stones.len(), 4, "{answer}");
+    let mut seen = stones.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), 4, "distinct: {answer}");
+    let cols = "ABCDEFGHJKLMNOPQRST";
+    for s in &stones {
+        let x = cols.find(&s[..1]).expect("a column letter");
+        let y: usize = s[1..].parse::<usize>().expect("a row number") - 1;
+        let line = x.min(18 - x).min(y).min(18 - y) + 1;
+        assert!((3..=5).contains(&line), "{s} is on line {line}: {answer}");
+    }
+    // Stones were placed as handicap: White moves next.
+    let mv = e.ok(3, "genmove w");
+    assert!(is_vertex(&mv, 19) || mv == "pass", "{mv}");
+    e.ok(4, "quit");
+}

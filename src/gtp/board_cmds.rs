@@ -136,14 +136,22 @@ impl GtpEngine {
         Ok(self.handicap_response())
     }
 
-    /// KataGo lets the network place free handicap stones; without one we
-    /// use the fixed points where they exist and then spread the rest over
-    /// the board's third and fourth lines.
+    /// The network places free handicap stones, as KataGo's (from its raw
+    /// policy at temperature 0.25); a bot without one uses the fixed
+    /// points where they exist and spreads the rest over the board's third
+    /// and fourth lines.
     pub(super) fn place_free_handicap(&mut self, a: &[String]) -> Result<String, String> {
         let (xs, ys) = (self.game.x_size(), self.game.y_size());
         let n = self
             .parse_handicap_count("place_free_handicap", a)?
             .min((xs * ys / 4).min(30));
+        if let Some(locs) = self.bot.lock().free_handicap(&self.game, n) {
+            if !self.game.set_handicap(&locs) {
+                return Err("Handicap placement is invalid".into());
+            }
+            self.recent_win_loss.clear();
+            return Ok(self.handicap_response());
+        }
         let mut locs = fixed_handicap_points(xs, ys, n.min(9)).unwrap_or_default();
         if locs.len() < n {
             let board = Board::new(xs, ys).map_err(|e| e.to_string())?;

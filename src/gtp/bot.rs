@@ -103,6 +103,15 @@ pub trait GtpBot: Send {
         Vec::new()
     }
 
+    /// `n` free handicap stones for an empty board of `game`'s size and
+    /// rules, chosen by the network as KataGo's `place_free_handicap`
+    /// does; `None` for a bot without a network (the engine then uses
+    /// fixed points).
+    fn free_handicap(&mut self, game: &GtpGame, n: usize) -> Option<Vec<Loc>> {
+        let _ = (game, n);
+        None
+    }
+
     /// Seconds kept back from every thinking time (`lagBuffer`).
     fn lag_buffer(&self) -> f64 {
         DEFAULT_LAG_BUFFER

@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::game::GameState;
-use crate::game::{Board, GameOptions, Loc, Move, Player, Rules, ScoringRule};
+use crate::game::{Board, BoardHistory, Color, GameOptions, Loc, Move, Player, Rules, ScoringRule};
+use crate::play::play_extra_black;
 use crate::search::{
     compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, RunOptions, Search,
     SearchParams, SearchView, SetupFor, SnapshotRequest,
@@ -33,6 +34,9 @@ use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls,
 use super::analyze_args::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
+
+/// KataGo's temperature for the network's free handicap stones.
+const FREE_HANDICAP_TEMPERATURE: f64 = 0.25;
 
 /// KataGo's default for `analysisWideRootNoise`.
 const DEFAULT_ANALYSIS_WIDE_ROOT_NOISE: f64 = 0.04;
@@ -328,6 +332,35 @@ impl GtpBot for SearchBot {
 
     fn lag_buffer(&self) -> f64 {
         self.genmove_params.lag_buffer
+    }
+
+    fn free_handicap(&mut self, game: &GtpGame, n: usize) -> Option<Vec<Loc>> {
+        let board = Board::new(game.x_size(), game.y_size()).ok()?;
+        let rules = *game.rules();
+        let hist = BoardHistory::new(&board, Player::Black, rules);
+        let mut params = self.genmove_params.clone();
+        params.max_visits = 1;
+        params.root_noise_enabled = false;
+        let mut search = Search::new(
+            params,
+            self.search.evaluator().clone(),
+            GameState::new(board, hist, Player::Black),
+            self.rng.gen(),
+        );
+        play_extra_black(
+            &mut search,
+            n as u32,
+            FREE_HANDICAP_TEMPERATURE,
+            &mut self.rng,
+        )
+        .ok()?;
+        let board = &search.root_state().board;
+        Some(
+            board
+                .locs()
+                .filter(|&l| board.get(l) == Color::Black)
+                .collect(),
+        )
     }
 
     fn supported_rules(&self, rules: &Rules) -> Option<Rules> {

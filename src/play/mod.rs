@@ -10,8 +10,8 @@
 //!   drives dispatch).
 //! - [`matches`]: games between bots for `match`, `gatekeeper` and gating
 //!   in `learn` (KataGo's `program/play.cpp`).
-//! - [`opening`]: opening moves drawn from the raw policy
-//!   ([`play_policy_moves`]).
+//! - [`opening`]: opening moves and handicap stones drawn from the raw
+//!   policy ([`play_policy_moves`], [`play_extra_black`]).
 //! - [`stats`]: win/loss/draw tallies, Elo estimates with intervals,
 //!   Bradley-Terry and SPRT.
 
@@ -22,5 +22,5 @@ pub mod settings;
 pub mod stats;
 
 pub use error::{io_err, PlayError};
-pub use opening::play_policy_moves;
+pub use opening::{play_extra_black, play_policy_moves};
 pub use settings::{parse_bool, parse_list, read_fields, Field, RuleLists, SettingsError};

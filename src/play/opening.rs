@@ -1,12 +1,14 @@
 //! Opening moves drawn from the raw policy: self-play's openings (KataGo's
-//! `initGamesWithPolicy`) and `engine match`'s paired openings.
+//! `initGamesWithPolicy`), `engine match`'s paired openings, and extra
+//! black stones for handicap games (KataGo's `playExtraBlack`: self-play
+//! and GTP's `place_free_handicap`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 
-use crate::game::{GameState, Move};
+use crate::game::{BoardHistory, GameState, Move, Player};
 use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
 
 /// Plays up to `num` moves on `search`'s position, each drawn from the raw
@@ -73,4 +75,63 @@ pub fn play_policy_moves<E: PositionEvaluator<GameState>>(
         search.clear_tree();
     }
     Ok(num_searches)
+}
+
+/// Places `n` extra black stones, each drawn from the raw policy at
+/// `temperature` (no passes), clearing the history after each as KataGo's
+/// `playExtraBlack` does, so the stones are part of the start position and
+/// black moves next. Returns how many stones were placed. Self-play's
+/// handicap games and GTP's `place_free_handicap`; the caller sets the
+/// one-visit parameters.
+pub fn play_extra_black<E: PositionEvaluator<GameState>>(
+    search: &mut Search<GameState, E>,
+    n: u32,
+    temperature: f64,
+    rng: &mut StdRng,
+) -> Result<u32, SearchError> {
+    let mut placed = 0;
+    for _ in 0..n {
+        let st = search.root_state().clone();
+        if st.hist.is_game_finished() {
+            break;
+        }
+        let mut state = st.clone();
+        state.next = Player::Black;
+        search.set_position(state);
+        search.run(&RunOptions::default())?;
+        let Some(nn) = search.view().root_nn_output() else {
+            break;
+        };
+        let xs = st.board.x_size();
+        let area = xs * st.board.y_size();
+        let inv_t = 1.0 / temperature.max(1e-3);
+        let rules = *st.hist.rules();
+        let weights: Vec<f64> = (0..area)
+            .map(|i| {
+                let loc = st.board.loc(i % xs, i / xs);
+                let p = f64::from(nn.policy.get(i).copied().unwrap_or(0.0).max(0.0));
+                if p > 0.0
+                    && st.board.is_legal(
+                        Move::Play(loc),
+                        Player::Black,
+                        rules.multi_stone_suicide_legal,
+                    )
+                {
+                    p.powf(inv_t)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let Ok(dist) = WeightedIndex::new(&weights) else {
+            break;
+        };
+        let i = dist.sample(rng);
+        let mut board = st.board;
+        board.play(Move::Play(board.loc(i % xs, i / xs)), Player::Black);
+        let hist = BoardHistory::new(&board, Player::Black, rules);
+        search.set_position(GameState::new(board, hist, Player::Black));
+        placed += 1;
+    }
+    Ok(placed)
 }

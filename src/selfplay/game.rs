@@ -12,8 +12,7 @@ use rand::Rng;
 
 use super::game_data::{FinalOutcome, FinishedGame, GameMode, TurnRecord, ValueTargets};
 use super::handicap::{
-    asymmetric_visits, choose_setup, gaussian_truncated, play_extra_black, randomize_game_params,
-    GameSetup,
+    asymmetric_visits, choose_setup, gaussian_truncated, randomize_game_params, GameSetup,
 };
 use super::komi::{estimate_leads, fair_komi, KomiNoise};
 use super::settings::PlaySettings;
@@ -21,6 +20,7 @@ use super::sgf_line::write_sgf_line;
 use super::side::{choose_forking_move, fork, search_side_positions};
 use super::turn::{apply_surprise_weights, record_turn, search_limits, MoveLimits};
 use crate::game::{Board, BoardHistory, GameState, Hash128, Move, Player, Rules};
+use crate::play::play_extra_black;
 use crate::play::play_policy_moves;
 use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
 

@@ -4,14 +4,14 @@
 //! policy (`PlayUtils::playExtraBlack`) and the per-move visit split of an
 //! asymmetric game (`getSearchLimitsThisMove`).
 
-use rand::distributions::{Distribution, WeightedIndex};
+use rand::distributions::Distribution;
 use rand::rngs::StdRng;
 use rand::Rng;
 use rand_distr::StandardNormal;
 
 use super::settings::PlaySettings;
-use crate::game::{BoardHistory, GameState, Move, Player};
-use crate::search::{PositionEvaluator, RunOptions, Search, SearchError, SearchParams};
+use crate::game::Player;
+use crate::search::SearchParams;
 
 /// How a game is set up beyond its size and rules.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -148,63 +148,6 @@ pub(super) fn asymmetric_visits(visits: i64, pla: Player, setup: &GameSetup) -> 
     } else {
         (v, false)
     }
-}
-
-/// Places `n` extra black stones, each drawn from the raw policy at
-/// `temperature` (no passes), clearing the history after each as KataGo's
-/// `playExtraBlack` does, so the stones are part of the start position and
-/// black moves next. Returns how many stones were placed.
-pub(super) fn play_extra_black<E: PositionEvaluator<GameState>>(
-    search: &mut Search<GameState, E>,
-    n: u32,
-    temperature: f64,
-    rng: &mut StdRng,
-) -> Result<u32, SearchError> {
-    let mut placed = 0;
-    for _ in 0..n {
-        let st = search.root_state().clone();
-        if st.hist.is_game_finished() {
-            break;
-        }
-        let mut state = st.clone();
-        state.next = Player::Black;
-        search.set_position(state);
-        search.run(&RunOptions::default())?;
-        let Some(nn) = search.view().root_nn_output() else {
-            break;
-        };
-        let xs = st.board.x_size();
-        let area = xs * st.board.y_size();
-        let inv_t = 1.0 / temperature.max(1e-3);
-        let rules = *st.hist.rules();
-        let weights: Vec<f64> = (0..area)
-            .map(|i| {
-                let loc = st.board.loc(i % xs, i / xs);
-                let p = f64::from(nn.policy.get(i).copied().unwrap_or(0.0).max(0.0));
-                if p > 0.0
-                    && st.board.is_legal(
-                        Move::Play(loc),
-                        Player::Black,
-                        rules.multi_stone_suicide_legal,
-                    )
-                {
-                    p.powf(inv_t)
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let Ok(dist) = WeightedIndex::new(&weights) else {
-            break;
-        };
-        let i = dist.sample(rng);
-        let mut board = st.board;
-        board.play(Move::Play(board.loc(i % xs, i / xs)), Player::Black);
-        let hist = BoardHistory::new(&board, Player::Black, rules);
-        search.set_position(GameState::new(board, hist, Player::Black));
-        placed += 1;
-    }
-    Ok(placed)
 }
 
 #[cfg(test)]
