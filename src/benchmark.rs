@@ -314,6 +314,29 @@ fn benchmark_params(cfg: &Config, visits: i64) -> Result<SearchParams, String> {
     Ok(p)
 }
 
+/// GTP's `kata-benchmark VISITS`: the genmove parameters `params` with
+/// `visits` visits (no playout or time limit), on the benchmark's 10
+/// positions of a `size`x`size` board, with the parameters' search
+/// threads; the NN cache is cleared before each position, as in the
+/// benchmark.
+pub fn benchmark_gtp(
+    net: &Arc<NnSearchEvaluator>,
+    params: &SearchParams,
+    size: usize,
+    visits: i64,
+) -> Result<BenchmarkResult, String> {
+    let positions = benchmark_positions(net, size, GTP_BENCHMARK_POSITIONS)?;
+    let mut p = params.clone();
+    p.max_visits = visits;
+    p.max_playouts = 1 << 50;
+    p.max_time = 1e20;
+    let threads = usize::try_from(p.num_threads.max(1)).unwrap_or(1);
+    run_thread_count(net, &p, &positions, threads)
+}
+
+/// Positions `kata-benchmark` searches (KataGo's).
+const GTP_BENCHMARK_POSITIONS: usize = 10;
+
 fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

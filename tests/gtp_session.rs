@@ -409,3 +409,48 @@ fn place_free_handicap_is_chosen_by_the_net() {
     assert!(is_vertex(&mv, 19) || mv == "pass", "{mv}");
     e.ok(4, "quit");
 }
+
+/// `kata-benchmark VISITS` searches 10 positions of the current board size
+/// with the genmove settings and answers KataGo's result line; bad
+/// arguments and rectangular boards get KataGo's errors.
+#[test]
+fn kata_benchmark_answers_the_result_line() {
+    let mut e = Engine::start();
+    e.ok(1, "boardsize 9");
+    let line = e.ok(2, "kata-benchmark 8");
+    assert!(
+        line.starts_with("numSearchThreads =  1: 10 / 10 positions, visits/s = "),
+        "{line}"
+    );
+    let number = |key: &str| -> f64 {
+        let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+        rest.split_whitespace()
+            .next()
+            .unwrap()
+            .trim_start_matches('(')
+            .parse()
+            .unwrap()
+    };
+    let (vps, secs) = (
+        number("visits/s = "),
+        number("avgBatchSize = ") * 0.0 + number("("),
+    );
+    // 10 positions of at least 8 visits each (a position's tree may start
+    // with more, never fewer).
+    assert!(vps * secs >= 75.0, "{line}");
+    assert!(number("nnEvals/s = ") > 0.0, "{line}");
+    let (ok, err) = e.ask(3, "kata-benchmark");
+    assert!(!ok);
+    assert_eq!(err, "Expected one argument for kata-benchmark but got ''");
+    let (ok, err) = e.ask(4, "kata-benchmark lots");
+    assert!(!ok);
+    assert_eq!(err, "Could not parse number of visits: lots");
+    e.ok(5, "rectangular_boardsize 9 13");
+    let (ok, err) = e.ask(6, "kata-benchmark 8");
+    assert!(!ok);
+    assert_eq!(
+        err,
+        "Current board size is 9x13, no built-in benchmarks for rectangular boards"
+    );
+    e.ok(7, "quit");
+}

@@ -112,6 +112,13 @@ pub trait GtpBot: Send {
         None
     }
 
+    /// `kata-benchmark`: the benchmark result line for `visits` visits per
+    /// position on a `size`x`size` board, or why it cannot run.
+    fn benchmark(&mut self, size: usize, visits: i64) -> Result<String, String> {
+        let _ = (size, visits);
+        Err("no network to benchmark".into())
+    }
+
     /// Seconds kept back from every thinking time (`lagBuffer`).
     fn lag_buffer(&self) -> f64 {
         DEFAULT_LAG_BUFFER

@@ -112,6 +112,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("kata-raw-nn", |e, c| e.raw_nn(&c.args).into()),
     ("cputime", cputime),
     ("gomill-cpu_time", cputime),
+    ("kata-benchmark", benchmark),
     ("kata-debug-print-tc", debug_print_tc),
     ("stop", |_, _| Handled::Ok(String::new())),
 ];
@@ -138,6 +139,29 @@ fn search(e: &mut GtpEngine, c: &CommandLine) -> Handled {
 
 fn cputime(e: &mut GtpEngine, _: &CommandLine) -> Handled {
     Handled::Ok(format_g(e.genmove_time_sum, false))
+}
+
+/// `kata-benchmark VISITS`: KataGo's benchmark of the genmove search on 10
+/// positions of the current (square) board size; the answer is the result
+/// line (KataGo also streams its progress lines before it).
+fn benchmark(e: &mut GtpEngine, c: &CommandLine) -> Handled {
+    let [arg] = c.args.as_slice() else {
+        return Handled::Err(format!(
+            "Expected one argument for kata-benchmark but got '{}'",
+            c.joined_args()
+        ));
+    };
+    let Some(visits) = arg.parse::<i64>().ok().filter(|&v| v >= 1) else {
+        return Handled::Err(format!("Could not parse number of visits: {arg}"));
+    };
+    e.stop_background();
+    let (xs, ys) = (e.game.x_size(), e.game.y_size());
+    if xs != ys {
+        return Handled::Err(format!(
+            "Current board size is {xs}x{ys}, no built-in benchmarks for rectangular boards"
+        ));
+    }
+    e.bot.lock().benchmark(xs, visits).into()
 }
 
 /// KataGo's clock state and time plan for each player: what the next

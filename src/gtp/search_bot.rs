@@ -334,6 +334,11 @@ impl GtpBot for SearchBot {
         self.genmove_params.lag_buffer
     }
 
+    fn benchmark(&mut self, size: usize, visits: i64) -> Result<String, String> {
+        let net = self.search.evaluator().clone();
+        crate::benchmark::benchmark_gtp(&net, &self.genmove_params, size, visits).map(|r| r.line())
+    }
+
     fn free_handicap(&mut self, game: &GtpGame, n: usize) -> Option<Vec<Loc>> {
         let board = Board::new(game.x_size(), game.y_size()).ok()?;
         let rules = *game.rules();
