@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{repo, run_ok as run};
+use engine_cli::{analysis_args, repo, run_ok as run};
 
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("engine-log-{tag}-{}", std::process::id()));
@@ -59,18 +59,8 @@ fn gtp_writes_its_log_file() {
 #[test]
 fn analysis_writes_a_log_in_log_dir() {
     let dir = scratch("analysis");
-    let (_, stderr) = run(
-        &[
-            "analysis",
-            "-model",
-            "models/engine-9x9-b4c32-gen60.bin.gz",
-            "-config",
-            "configs/analysis.toml",
-            "-override-config",
-            &format!("logDir={},logTimeStamp=false", dir.display()),
-        ],
-        "",
-    );
+    let overrides = format!("logDir={},logTimeStamp=false", dir.display());
+    let (_, stderr) = run(&analysis_args(&overrides), "");
     let files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("logDir made")
         .map(|e| e.expect("entry").path())
@@ -112,18 +102,8 @@ fn analysis_logs_requests_responses_errors_and_searches() {
     let input = format!("{query}\n{warned}\nnot json\n");
     let run_with = |name: &str, keys: &str| -> String {
         let file = dir.join(name);
-        let (stdout, _) = run(
-            &[
-                "analysis",
-                "-model",
-                "models/engine-9x9-b4c32-gen60.bin.gz",
-                "-config",
-                "configs/analysis.toml",
-                "-override-config",
-                &format!("logFile={},logToStderr=false{keys}", file.display()),
-            ],
-            &input,
-        );
+        let overrides = format!("logFile={},logToStderr=false{keys}", file.display());
+        let (stdout, _) = run(&analysis_args(&overrides), &input);
         assert!(stdout.contains("\"id\":\"q\""), "{stdout}");
         std::fs::read_to_string(&file).expect("the log file")
     };

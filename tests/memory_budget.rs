@@ -5,7 +5,7 @@
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::run_ok as run;
+use engine_cli::{analysis_args, run_ok as run};
 
 use engine::config::Config;
 use engine::setup::MemoryBudget;
@@ -26,15 +26,7 @@ fn cap_19x19(threads: i64) -> i64 {
 fn analysis_stops_a_search_at_the_trees_share() {
     let query = r#"{"id":"big","moves":[],"rules":"tromp-taylor","komi":7.5,"boardXSize":19,"boardYSize":19,"maxVisits":100000}"#;
     let (stdout, stderr) = run(
-        &[
-            "analysis",
-            "-model",
-            "models/engine-9x9-b4c32-gen60.bin.gz",
-            "-config",
-            "configs/analysis.toml",
-            "-override-config",
-            "maxMemoryMB=4,numAnalysisThreads=1,numSearchThreadsPerAnalysisThread=2",
-        ],
+        &analysis_args("maxMemoryMB=4,numAnalysisThreads=1,numSearchThreadsPerAnalysisThread=2"),
         &format!("{query}\n"),
     );
     assert!(

@@ -155,6 +155,37 @@ const fn write_decimal<const N: usize>(buf: &mut [u8; N], at: usize, v: u64) -> 
     at
 }
 
+/// The Merkle-Damgard padding MD5 and SHA-256 share: `msg`, a 0x80 byte,
+/// zeros, then the bit length (big-endian for SHA-256, little-endian for
+/// MD5) ending a multiple of 64 bytes; the padded blocks and their length.
+///
+/// # Panics
+/// At compile time when `msg` does not fit in `N` bytes with its padding.
+const fn pad<const N: usize>(msg: &[u8], big_endian: bool) -> ([u8; N], usize) {
+    let len = msg.len();
+    assert!(len + 9 <= N, "message too long");
+    let mut block = [0u8; N];
+    let mut i = 0;
+    while i < len {
+        block[i] = msg[i];
+        i += 1;
+    }
+    block[len] = 0x80;
+    let total = (len + 9).div_ceil(64) * 64;
+    let bits = (len as u64) * 8;
+    let mut b = 0;
+    while b < 8 {
+        let at = if big_endian {
+            total - 1 - b
+        } else {
+            total - 8 + b
+        };
+        block[at] = (bits >> (8 * b)) as u8;
+        b += 1;
+    }
+    (block, total)
+}
+
 /// SHA-256 of `msg[..len]` (FIPS 180-4), for messages of at most 247
 /// bytes.
 pub(crate) const fn sha256(msg: &[u8; 256], len: usize) -> [u8; 32] {
@@ -170,22 +201,7 @@ pub(crate) const fn sha256(msg: &[u8; 256], len: usize) -> [u8; 32] {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
         0xc67178f2,
     ];
-    assert!(len + 9 <= 256, "message too long");
-    // Padding: 0x80, zeros, the bit length big-endian, to a multiple of 64.
-    let mut block = [0u8; 256];
-    let mut i = 0;
-    while i < len {
-        block[i] = msg[i];
-        i += 1;
-    }
-    block[len] = 0x80;
-    let total = (len + 9).div_ceil(64) * 64;
-    let bits = (len as u64) * 8;
-    let mut b = 0;
-    while b < 8 {
-        block[total - 1 - b] = (bits >> (8 * b)) as u8;
-        b += 1;
-    }
+    let (block, total) = pad::<256>(msg.split_at(len).0, true);
     let mut h: [u32; 8] = [
         0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
         0x5be0cd19,
@@ -280,22 +296,7 @@ pub(crate) const fn md5(msg: &[u8]) -> [u32; 4] {
         0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
         0xeb86d391,
     ];
-    let len = msg.len();
-    assert!(len + 9 <= 128, "message too long");
-    let mut block = [0u8; 128];
-    let mut i = 0;
-    while i < len {
-        block[i] = msg[i];
-        i += 1;
-    }
-    block[len] = 0x80;
-    let total = (len + 9).div_ceil(64) * 64;
-    let bits = (len as u64) * 8;
-    let mut b = 0;
-    while b < 8 {
-        block[total - 8 + b] = (bits >> (8 * b)) as u8;
-        b += 1;
-    }
+    let (block, total) = pad::<128>(msg, false);
     let mut h: [u32; 4] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476];
     let mut chunk = 0;
     while chunk < total {

@@ -29,6 +29,20 @@ pub fn run_engine(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().expect("engine ends")
 }
 
+/// `engine analysis` on the project's own net and `configs/analysis.toml`
+/// with `overrides` (`-override-config`), as [`run_ok`] runs it.
+pub fn analysis_args(overrides: &str) -> Vec<&str> {
+    vec![
+        "analysis",
+        "-model",
+        "models/engine-9x9-b4c32-gen60.bin.gz",
+        "-config",
+        "configs/analysis.toml",
+        "-override-config",
+        overrides,
+    ]
+}
+
 /// [`run_engine`] that must succeed; returns stdout and stderr.
 pub fn run_ok(args: &[&str], stdin: &str) -> (String, String) {
     let out = run_engine(args, stdin);
