@@ -7,12 +7,10 @@
 //!
 //! KataGo samples positions from a built-in game record. We have no game
 //! records of our own in the binary, so the positions come from a game the
-//! loaded network plays against itself from its raw policy: always the
-//! most likely legal move other than a pass, identity symmetry, Tromp-Taylor
-//! rules with komi 7.5, for `MOVES_PER_POINT` moves per board point (or
-//! until the net prefers to pass). The `n` positions are taken evenly along
-//! that game, the empty board first. The set depends only on the network
-//! (and on libtorch's arithmetic being the same from run to run).
+//! loaded network plays against itself from its raw policy
+//! ([`crate::play::benchmark`], shared with GTP's `kata-benchmark`). The
+//! set depends only on the network (and on the backend's arithmetic being
+//! the same from run to run).
 //!
 //! # Differences from KataGo
 //!
@@ -33,19 +31,15 @@
 //! ([`crate::nn::device::fp16_tensor_peak_tflops`]) the fraction of that
 //! peak; the last line is the same as JSON, for scripts.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::game::GameState;
-use crate::game::{Board, BoardHistory, Move, Player, Rules};
 use crate::nn::ModelFile;
-use crate::search::{
-    EvalOptions, NnEvalSettings, NnSearchEvaluator, PositionEvaluator, RunOptions, Search,
-    SearchParams, SearchState, SetupFor,
+use crate::play::benchmark::{
+    benchmark_positions, run_thread_count, BenchmarkResult, ELO_GAIN_PER_DOUBLING,
 };
+use crate::search::{SearchParams, SetupFor};
 use crate::setup::load_network;
 
 /// KataGo's `defaultMaxVisits` for GPU builds.
@@ -55,10 +49,6 @@ pub const DEFAULT_SECONDS_PER_MOVE: f64 = 5.0;
 /// Smallest and largest board sizes the built-in positions support (KataGo's
 /// `MIN/MAX_BENCHMARK_SGF_DATA_SIZE`).
 pub const BOARD_SIZES: std::ops::RangeInclusive<usize> = 7..=19;
-/// Length of the generated game, in moves per board point.
-const MOVES_PER_POINT: f64 = 0.6;
-/// From KataGo's test matches with g170: Elo gained per doubling of speed.
-const ELO_GAIN_PER_DOUBLING: f64 = 250.0;
 
 /// What `engine benchmark` was asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,76 +95,6 @@ impl Default for NnBenchArgs {
             batch: "64,256,1024".into(),
             seconds: 5.0,
         }
-    }
-}
-
-/// The outcome of one thread count (KataGo's `PlayUtils::BenchmarkResults`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct BenchmarkResult {
-    pub num_threads: usize,
-    pub total_positions: usize,
-    pub positions_searched: usize,
-    pub total_visits: i64,
-    pub total_seconds: f64,
-    /// Rows the network evaluated (cache hits not counted).
-    pub nn_evals: u64,
-    pub nn_batches: u64,
-}
-
-impl BenchmarkResult {
-    /// Mean rows per forward pass.
-    pub fn avg_batch_size(&self) -> f64 {
-        if self.nn_batches == 0 {
-            0.0
-        } else {
-            self.nn_evals as f64 / self.nn_batches as f64
-        }
-    }
-
-    fn per_second(&self, x: f64) -> f64 {
-        x / self.total_seconds
-    }
-
-    /// KataGo's `toString`: the result line without the Elo column.
-    pub fn line(&self) -> String {
-        format!(
-            "numSearchThreads = {:2}: {} / {} positions, visits/s = {:.2} nnEvals/s = {:.2} \
-             nnBatches/s = {:.2} avgBatchSize = {:.2} ({:.1} secs)",
-            self.num_threads,
-            self.positions_searched,
-            self.total_positions,
-            self.per_second(self.total_visits as f64),
-            self.per_second(self.nn_evals as f64),
-            self.per_second(self.nn_batches as f64),
-            self.avg_batch_size(),
-            self.total_seconds
-        )
-    }
-
-    /// KataGo's `toStringWithElo`: the line plus the Elo difference to `baseline`.
-    pub fn line_with_elo(
-        &self,
-        baseline: Option<&BenchmarkResult>,
-        seconds_per_move: f64,
-    ) -> String {
-        match baseline {
-            None => format!("{} (EloDiff baseline)", self.line()),
-            Some(b) => format!(
-                "{} (EloDiff {:+.0})",
-                self.line(),
-                self.elo_effect(seconds_per_move) - b.elo_effect(seconds_per_move)
-            ),
-        }
-    }
-
-    /// KataGo's ad-hoc `computeEloEffect`: Elo from speed minus the cost of
-    /// many threads at the visits a move of `seconds_per_move` gets.
-    pub fn elo_effect(&self, seconds_per_move: f64) -> f64 {
-        let visits_per_second = self.per_second(self.total_visits as f64);
-        let gain = ELO_GAIN_PER_DOUBLING * visits_per_second.log2();
-        let visits_per_move = visits_per_second * seconds_per_move;
-        let cost = self.num_threads as f64 * 7.0 * (1600.0 / (800.0 + visits_per_move)).powf(0.85);
-        gain - cost
     }
 }
 
@@ -242,63 +162,6 @@ pub fn parse_threads(text: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
-/// The benchmark positions (see the module docs): `n` states taken evenly
-/// along a raw-policy game of the network on a `size`x`size` board.
-pub fn benchmark_positions(
-    net: &NnSearchEvaluator,
-    size: usize,
-    n: usize,
-) -> Result<Vec<GameState>, String> {
-    let board = Board::new(size, size).map_err(|e| e.to_string())?;
-    let mut rules = Rules::tromp_taylor();
-    rules.komi = 7.5;
-    let start = GameState::new(
-        board,
-        BoardHistory::new(&board, Player::Black, rules),
-        Player::Black,
-    );
-    // Identity symmetry whatever the config's nnRandomize says.
-    let fixed = NnSearchEvaluator::new(
-        net.evaluator().clone(),
-        NnEvalSettings {
-            randomize_symmetry: false,
-            ..*net.settings()
-        },
-    );
-    let max_moves = (MOVES_PER_POINT * (size * size) as f64).round() as usize;
-    let mut game = vec![start.clone()];
-    let mut state = start;
-    let opts = EvalOptions::default();
-    while game.len() <= max_moves && state.outcome().is_none() {
-        let nn = fixed.evaluate(&state, &opts).map_err(|e| e.to_string())?;
-        let pass = size * size;
-        let best = nn.policy[..pass]
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p >= 0.0)
-            .fold(None, |best: Option<(usize, f32)>, (i, &p)| match best {
-                Some((_, b)) if b >= p => best,
-                _ => Some((i, p)),
-            });
-        let Some((i, p)) = best else { break };
-        if p < nn.policy[pass] {
-            break;
-        }
-        let mv = Move::Play(crate::game::Loc::from_xy(i % size, i / size, size));
-        if !state.is_legal(mv) {
-            break;
-        }
-        state.play(mv);
-        game.push(state.clone());
-    }
-    // Searching the same state twice would hit the (cleared) cache no
-    // differently, but keep the positions distinct where the game allows.
-    let len = game.len();
-    Ok((0..n.max(1))
-        .map(|i| game[(i * len / n.max(1)).min(len - 1)].clone())
-        .collect())
-}
-
 /// The config's search parameters for the benchmark: KataGo's benchmark
 /// defaults, the config's settings, then the visit limit and no time limit.
 fn benchmark_params(cfg: &Config, visits: i64) -> Result<SearchParams, String> {
@@ -314,95 +177,8 @@ fn benchmark_params(cfg: &Config, visits: i64) -> Result<SearchParams, String> {
     Ok(p)
 }
 
-/// GTP's `kata-benchmark VISITS`: the genmove parameters `params` with
-/// `visits` visits (no playout or time limit), on the benchmark's 10
-/// positions of a `size`x`size` board, with the parameters' search
-/// threads; the NN cache is cleared before each position, as in the
-/// benchmark.
-pub fn benchmark_gtp(
-    net: &Arc<NnSearchEvaluator>,
-    params: &SearchParams,
-    size: usize,
-    visits: i64,
-) -> Result<BenchmarkResult, String> {
-    let positions = benchmark_positions(net, size, GTP_BENCHMARK_POSITIONS)?;
-    let mut p = params.clone();
-    p.max_visits = visits;
-    p.max_playouts = 1 << 50;
-    p.max_time = 1e20;
-    let threads = usize::try_from(p.num_threads.max(1)).unwrap_or(1);
-    run_thread_count(net, &p, &positions, threads)
-}
-
-/// Positions `kata-benchmark` searches (KataGo's).
-const GTP_BENCHMARK_POSITIONS: usize = 10;
-
 fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Searches every position once with `threads` search threads.
-fn run_thread_count(
-    net: &Arc<NnSearchEvaluator>,
-    params: &SearchParams,
-    positions: &[GameState],
-    threads: usize,
-) -> Result<BenchmarkResult, String> {
-    let mut p = params.clone();
-    p.num_threads = threads.min(i32::MAX as usize) as i32;
-    let evaluator = net.evaluator();
-    let mut result = BenchmarkResult {
-        num_threads: threads,
-        total_positions: positions.len(),
-        ..BenchmarkResult::default()
-    };
-    // Warm up this thread count (KataGo re-warms after changing Eigen threads).
-    {
-        let mut warm = p.clone();
-        warm.max_visits = 5;
-        warm.max_playouts = 5;
-        warm.num_threads = 1;
-        let mut s = Search::new(warm, net.clone(), positions[0].clone(), 1);
-        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
-    }
-    evaluator.clear_cache();
-    evaluator.clear_stats();
-    let mut search = Search::new(p, net.clone(), positions[0].clone(), 0x5eed_0001);
-    let progress = std::io::stderr().is_terminal();
-    for state in positions {
-        if progress {
-            eprint!("\r{}      ", not_done_line(&result));
-        }
-        search.set_position(state.clone());
-        evaluator.clear_cache();
-        let start = Instant::now();
-        search
-            .run(&RunOptions::default())
-            .map_err(|e| e.to_string())?;
-        result.total_seconds += start.elapsed().as_secs_f64();
-        result.positions_searched += 1;
-        result.total_visits += search.view().root_values().visits;
-    }
-    if progress {
-        eprint!("\r");
-    }
-    let stats = evaluator.stats();
-    result.nn_evals = stats.rows;
-    result.nn_batches = stats.batches;
-    Ok(result)
-}
-
-/// KataGo's `toStringNotDone` (progress, on stderr here when it is a terminal).
-fn not_done_line(r: &BenchmarkResult) -> String {
-    let vps = if r.total_seconds > 0.0 {
-        r.total_visits as f64 / r.total_seconds
-    } else {
-        0.0
-    };
-    format!(
-        "numSearchThreads = {:2}: {} / {} positions, visits/s = {:.2} ({:.1} secs)",
-        r.num_threads, r.positions_searched, r.total_positions, vps, r.total_seconds
-    )
 }
 
 /// Runs the benchmark, printing as KataGo does; returns the exit code.

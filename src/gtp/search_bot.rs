@@ -336,7 +336,8 @@ impl GtpBot for SearchBot {
 
     fn benchmark(&mut self, size: usize, visits: i64) -> Result<String, String> {
         let net = self.search.evaluator().clone();
-        crate::benchmark::benchmark_gtp(&net, &self.genmove_params, size, visits).map(|r| r.line())
+        crate::play::benchmark::benchmark_gtp(&net, &self.genmove_params, size, visits)
+            .map(|r| r.line())
     }
 
     fn free_handicap(&mut self, game: &GtpGame, n: usize) -> Option<Vec<Loc>> {

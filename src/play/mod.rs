@@ -2,6 +2,8 @@
 //! it in `cpp/program/`). `engine selfplay`, `engine match`, the gatekeeper
 //! and `engine learn` build on it; none of them imports another for it.
 //!
+//! - [`benchmark`]: search speed on a fixed set of positions (`engine
+//!   benchmark`, GTP's `kata-benchmark`).
 //! - [`error`]: [`PlayError`], why such a command stopped.
 //! - [`settings`]: [`SettingsError`], KataGo's comma-separated lists
 //!   ([`parse_list`]), the rule lists a game's rules are drawn from
@@ -15,6 +17,7 @@
 //! - [`stats`]: win/loss/draw tallies, Elo estimates with intervals,
 //!   Bradley-Terry and SPRT.
 
+pub mod benchmark;
 pub mod error;
 pub mod matches;
 pub mod opening;
