@@ -24,7 +24,7 @@ pub use backend::{
     AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
 pub use command::{run as run_command, AnalysisCommand};
-pub use position::position_facts;
+pub use position::{build_positions, position_facts};
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
 pub use server::{serve, AnalysisLog, ServerOptions, PROTOCOL_VERSION};

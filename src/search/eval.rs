@@ -59,6 +59,17 @@ pub trait SearchState: Clone + Send + Sync {
     fn friendly_pass_continues(&self) -> bool {
         false
     }
+    /// KataGo's `getEndingWhiteScoreBonus` for every move from this
+    /// position as the root, per policy index (pass last): the score
+    /// bonus, in points for white, that nudges the end of the game
+    /// (`rootEndingBonusPoints` = `points`), from the root's net ownership
+    /// (`white_ownership`, white's view, row-major). Empty when there is
+    /// no bonus. Default: none.
+    fn ending_score_bonuses(&self, white_ownership: &[f32], points: f64) -> Vec<f64> {
+        let _ = (white_ownership, points);
+        Vec::new()
+    }
+
     /// The board symmetries this position is invariant under, identity
     /// first (for root symmetry pruning). Any ko ban makes a position
     /// asymmetric. The default compares stones; states with more that

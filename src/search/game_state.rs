@@ -1,7 +1,7 @@
 //! The real game as the search sees it: [`GameState`] (in `game`)
 //! implementing [`SearchState`].
 
-use crate::game::{Color, GameState, Loc, Move, Player};
+use crate::game::{AreaOptions, Color, GameState, Loc, Move, Player, ScoringRule};
 use crate::nn::Symmetry;
 
 use super::eval::{Outcome, SearchState};
@@ -84,6 +84,71 @@ impl SearchState for GameState {
                     || self.hist.second_encore_start_color(a)
                         == self.hist.second_encore_start_color(b))
         })
+    }
+
+    /// Under area-like scoring (area, or territory's second encore phase)
+    /// a move loses bonus on a point the opponent surely owns (unless it
+    /// captures) or on one the mover surely owns where it touches no enemy
+    /// stone and connects no groups that are not pass-alive, so the game
+    /// is not prolonged; a pass loses half a bonus with a button. Under
+    /// territory scoring a pass loses two thirds of a bonus (dame get
+    /// filled first) and moves on surely owned points lose as above, a
+    /// capture in the opponent's area included. With a simple ko on the
+    /// board only the pass is touched. "Surely" is ownership beyond 0.95,
+    /// the loss growing to the full bonus at 1.
+    fn ending_score_bonuses(&self, white_ownership: &[f32], points: f64) -> Vec<f64> {
+        const EXTREME: f64 = 0.95;
+        const TAIL: f64 = 0.05;
+        let board = &self.board;
+        let (xs, ys) = (board.x_size(), board.y_size());
+        if points == 0.0 || white_ownership.len() != xs * ys {
+            return Vec::new();
+        }
+        let hist = &self.hist;
+        let pla = self.next;
+        let opp = pla.opp();
+        let area_ish = hist.rules().scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2;
+        let safe = board.calculate_area(AreaOptions {
+            multi_stone_suicide_legal: hist.suicide_legal_for_pass_alive(),
+            ..AreaOptions::default()
+        });
+        let no_ko = board.ko_loc().is_none();
+        let mut bonus = vec![0.0; xs * ys + 1];
+        for (i, b) in bonus.iter_mut().take(xs * ys).enumerate() {
+            if !no_ko {
+                break;
+            }
+            let loc = Loc::from_xy(i % xs, i / xs, xs);
+            let own = f64::from(white_ownership[i]) * if pla == Player::White { 1.0 } else { -1.0 };
+            let extra = if own <= -EXTREME {
+                if area_ish && board.would_be_capture(loc, pla) {
+                    0.0
+                } else {
+                    -points * ((-EXTREME - own) / TAIL)
+                }
+            } else if own >= EXTREME
+                && !board.is_adjacent_to_pla(loc, opp)
+                && !board.is_non_pass_alive_self_connection(loc, pla, &safe)
+            {
+                -points * ((own - EXTREME) / TAIL)
+            } else {
+                0.0
+            };
+            *b = extra;
+        }
+        bonus[xs * ys] = if !area_ish {
+            -points * (2.0 / 3.0)
+        } else if hist.has_button() {
+            -points * 0.5
+        } else {
+            0.0
+        };
+        if pla == Player::Black {
+            for b in &mut bonus {
+                *b = -*b;
+            }
+        }
+        bonus
     }
 
     fn friendly_pass_continues(&self) -> bool {

@@ -29,6 +29,8 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub avoid: &'a ByPlayer<Vec<u32>>,
     /// Root moves not searched because they are symmetric copies.
     pub root_symmetry: &'a RootSymmetry,
+    /// The root's ending score bonus per policy index (empty: none).
+    pub ending_bonus: &'a [f64],
     pub include_ownership: bool,
     /// Whether the net gives short-term errors (uncertainty weighting).
     pub has_shortterm_error: bool,
@@ -364,6 +366,18 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         r
     }
 
+    /// The utility (white's view) a root child's ending score bonus adds,
+    /// KataGo's `getScoreUtilityDiff` of `getEndingWhiteScoreBonus`.
+    fn ending_bonus_utility(&self, mv: Move, v: &NodeValues, xs: usize, ys: usize) -> f64 {
+        match self.ending_bonus.get(mv.policy_index(xs, ys)) {
+            Some(&bonus) if bonus != 0.0 => {
+                self.utility
+                    .score_diff(v.score_mean, v.score_mean_sq, bonus)
+            }
+            _ => 0.0,
+        }
+    }
+
     /// PUCT choice among the existing children and the best-policy new move.
     /// Returns the move and its node if it exists already.
     fn select_child(
@@ -411,6 +425,8 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             let v = c.node.values();
             let mut util = if v.visits <= 0 || v.weight_sum <= 0.0 {
                 fpu
+            } else if is_root {
+                v.utility + self.ending_bonus_utility(c.mv, &v, xs, ys)
             } else {
                 v.utility
             };

@@ -90,6 +90,8 @@ pub struct SearchView<'a> {
     pub(crate) utility: UtilityFn,
     /// The root's symmetries (root symmetry pruning).
     pub(crate) root_symmetry: &'a RootSymmetry,
+    /// The root's ending score bonus per policy index (empty: none).
+    pub(crate) ending_bonus: &'a [f64],
 }
 
 /// `infos` (in order) with, after each, its images under the root's
@@ -160,6 +162,24 @@ impl<'a> SearchView<'a> {
             turn: self.turn,
             utility: self.utility,
             root_symmetry: self.root_symmetry,
+            ending_bonus: self.ending_bonus,
+        }
+    }
+
+    /// A root child's utility (white's view) with its ending score bonus,
+    /// as KataGo weighs root children for the move choice and LCB.
+    fn root_child_utility(&self, mv: Move, v: &NodeValues) -> f64 {
+        match self
+            .ending_bonus
+            .get(mv.policy_index(self.x_size, self.y_size))
+        {
+            Some(&bonus) if bonus != 0.0 && v.visits > 0 && v.weight_sum > 0.0 => {
+                v.utility
+                    + self
+                        .utility
+                        .score_diff(v.score_mean, v.score_mean_sq, bonus)
+            }
+            _ => v.utility,
         }
     }
 
@@ -246,7 +266,7 @@ impl<'a> SearchView<'a> {
                     scaling,
                     prior(b.mv),
                     b.node.weight(),
-                    b.node.values().utility,
+                    self.root_child_utility(b.mv, &b.node.values()),
                     pla,
                 )
             };
@@ -258,7 +278,7 @@ impl<'a> SearchView<'a> {
                     best_value,
                     scaling,
                     prior(c.mv),
-                    c.node.values().utility,
+                    self.root_child_utility(c.mv, &c.node.values()),
                     pla,
                 );
                 c.value = c.value.min(wanted).ceil().min(c.value);
@@ -268,7 +288,12 @@ impl<'a> SearchView<'a> {
         let mut best_idx = None;
         for (i, c) in out.iter_mut().enumerate() {
             let v = c.node.values();
-            let (l, r) = explore::lcb_and_radius(p, &v.view(), sign(pla) * v.utility);
+            let utility = if is_root {
+                self.root_child_utility(c.mv, &v)
+            } else {
+                v.utility
+            };
+            let (l, r) = explore::lcb_and_radius(p, &v.view(), sign(pla) * utility);
             c.lcb = l;
             c.radius = r;
             if c.value > 0.0 && c.value >= p.min_visit_prop_for_lcb * best_weight && l > best_lcb {

@@ -93,6 +93,10 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The most bytes the tree may hold (reused nodes included), from the
     /// memory budget; unlimited by default.
     tree_memory_limit: Option<u64>,
+    /// The root's ending score bonus per move (`rootEndingBonusPoints`,
+    /// [`SearchState::ending_score_bonuses`]), set when a search starts;
+    /// empty: none.
+    ending_bonus: Vec<f64>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -116,6 +120,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             time_carried_over: 0.0,
             root_symmetry: RootSymmetry::none(state_x, state_y),
             tree_memory_limit: None,
+            ending_bonus: Vec::new(),
         };
         s.reset_bias_table();
         s
@@ -338,6 +343,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             turn: self.root_state.turn_number(),
             utility: self.utility,
             root_symmetry: &self.root_symmetry,
+            ending_bonus: &self.ending_bonus,
         }
     }
 
@@ -367,6 +373,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             bias: self.bias.as_ref(),
             avoid: &self.avoid,
             root_symmetry: &self.root_symmetry,
+            ending_bonus: &self.ending_bonus,
             include_ownership: self.include_ownership,
             has_shortterm_error,
             pda_player: self
@@ -410,6 +417,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             (raw, score)
         };
         let has_err = has_err && raw.shortterm_winloss_error >= 0.0;
+        self.ending_bonus = raw.white_ownership.as_deref().map_or_else(Vec::new, |own| {
+            self.root_state
+                .ending_score_bonuses(own, self.params.root_ending_bonus_points)
+        });
         let center = UtilityFn::dynamic_center(&self.params, xs, ys, expected_score);
         self.utility = UtilityFn::new(&self.params, xs, ys, center);
         let nn = self.root_policy(raw, &mut rng);
@@ -505,6 +516,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             turn: ctx.root_state.turn_number(),
             utility: ctx.utility,
             root_symmetry: ctx.root_symmetry,
+            ending_bonus: ctx.ending_bonus,
         };
         let deadline_now = |used: f64| {
             let tc = opts.time_limit.map_or(f64::INFINITY, |f| f(&view, used));

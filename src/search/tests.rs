@@ -22,6 +22,9 @@ struct ToyGo {
     komi: f64,
     /// Friendly-pass rules: a game-ending pass is searched past.
     friendly: bool,
+    /// White score bonus per policy index at the full
+    /// `rootEndingBonusPoints` of 0.5 (empty: none).
+    ending_bonus: Vec<f64>,
 }
 
 impl ToyGo {
@@ -35,6 +38,7 @@ impl ToyGo {
             history: vec![],
             komi: 0.5,
             friendly: false,
+            ending_bonus: vec![],
         }
     }
     fn put(&mut self, x: usize, y: usize, c: Color) {
@@ -168,6 +172,9 @@ impl SearchState for ToyGo {
     }
     fn friendly_pass_continues(&self) -> bool {
         self.friendly && self.passes == 1
+    }
+    fn ending_score_bonuses(&self, _white_ownership: &[f32], points: f64) -> Vec<f64> {
+        self.ending_bonus.iter().map(|b| b * points / 0.5).collect()
     }
     fn color_at(&self, loc: Loc) -> Color {
         self.board[loc.idx()]
@@ -724,4 +731,31 @@ fn tree_memory_limit_caps_the_tree() {
     s.set_tree_memory_limit(300 * node);
     let stats = s.run(&RunOptions::default()).unwrap();
     assert!(!stats.memory_capped && stats.root_visits == 200);
+}
+
+#[test]
+fn the_ending_bonus_steers_the_root_choice() {
+    // The capture is Black's best move; a large ending bonus for White on
+    // it (Black loses points by playing it) must make Black choose another
+    // move, and only while rootEndingBonusPoints is not 0.
+    let capture = Move::Play(Loc::from_xy(2, 3, 5));
+    let mut g = capture_position();
+    g.ending_bonus = vec![0.0; 26];
+    g.ending_bonus[capture.policy_index(5, 5)] = 60.0;
+    let chosen = |points: f64| {
+        let mut p = params(300, 1);
+        p.root_ending_bonus_points = points;
+        p.chosen_move_temperature = 0.0;
+        p.chosen_move_temperature_early = 0.0;
+        let mut s = Search::new(p, MaterialEval::new(), g.clone(), 1);
+        s.run(&RunOptions::default()).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+        s.view().chosen_move(&mut rng).unwrap()
+    };
+    assert_eq!(chosen(0.0), capture, "no bonus: the capture");
+    assert_ne!(
+        chosen(0.5),
+        capture,
+        "the bonus makes the capture lose points"
+    );
 }
