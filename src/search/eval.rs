@@ -70,6 +70,16 @@ pub trait SearchState: Clone + Send + Sync {
         Vec::new()
     }
 
+    /// KataGo's `rootPruneUselessMoves` (in `isAllowedRootMove`): per
+    /// policy index, whether the move is never searched from this position
+    /// as the root. After the opponent's last four moves were all passes,
+    /// no move in either player's pass-alive area is, so that a game where
+    /// one side keeps passing is not prolonged by the other filling space.
+    /// Empty: none pruned. Default: none.
+    fn useless_root_moves(&self) -> Vec<bool> {
+        Vec::new()
+    }
+
     /// The board symmetries this position is invariant under, identity
     /// first (for root symmetry pruning). Any ko ban makes a position
     /// asymmetric. The default compares stones; states with more that

@@ -151,6 +151,27 @@ impl SearchState for GameState {
         bonus
     }
 
+    fn useless_root_moves(&self) -> Vec<bool> {
+        let moves = self.hist.moves();
+        let opp = self.next.opp();
+        let opp_passed_four =
+            moves.len() >= 7 && (0..4).all(|k| moves[moves.len() - 1 - 2 * k] == (Move::Pass, opp));
+        if !opp_passed_four {
+            return Vec::new();
+        }
+        let board = &self.board;
+        let (xs, ys) = (board.x_size(), board.y_size());
+        let safe = board.calculate_area(AreaOptions {
+            multi_stone_suicide_legal: self.hist.suicide_legal_for_pass_alive(),
+            ..AreaOptions::default()
+        });
+        let mut pruned = vec![false; xs * ys + 1];
+        for (i, p) in pruned.iter_mut().take(xs * ys).enumerate() {
+            *p = safe.get(Loc::from_xy(i % xs, i / xs, xs)) != Color::Empty;
+        }
+        pruned
+    }
+
     fn friendly_pass_continues(&self) -> bool {
         self.hist
             .should_suppress_end_game_from_friendly_pass(&self.board, self.next)
@@ -160,5 +181,46 @@ impl SearchState for GameState {
         self.hist
             .situation_rules_and_ko_hash(&self.board, self.next, 0.0)
             .0 as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{Board, BoardHistory, Rules};
+
+    /// 9x9: a pass-alive black wall on the B column with A5 (its two eyes
+    /// A1-A4 and A6-A9), a white stone at E5; Black to move after the given
+    /// `moves` (black moves alternating with white passes).
+    fn walled(black_moves: &[&str]) -> GameState {
+        let mut board = Board::new(9, 9).unwrap();
+        for y in 0..9 {
+            board.set_stone(Loc::from_xy(1, y, 9), Color::Black);
+        }
+        board.set_stone(Loc::from_xy(0, 4, 9), Color::Black);
+        board.set_stone(Loc::from_xy(4, 4, 9), Color::White);
+        let hist = BoardHistory::new(&board, Player::Black, Rules::chinese());
+        let mut st = GameState::new(board, hist, Player::Black);
+        for v in black_moves {
+            st.play(Move::parse(v, 9, 9).unwrap());
+            st.play(Move::Pass);
+        }
+        st
+    }
+
+    #[test]
+    fn useless_root_moves_are_the_pass_alive_area_after_four_passes() {
+        let st = walled(&["H1", "H2", "H3", "H4"]);
+        let pruned = st.useless_root_moves();
+        assert_eq!(pruned.len(), 82);
+        let is_pruned = |v: &str| pruned[Move::parse(v, 9, 9).unwrap().policy_index(9, 9)];
+        for v in ["A1", "A4", "A6", "A9", "B3"] {
+            assert!(is_pruned(v), "{v} is in Black's pass-alive area");
+        }
+        for v in ["C3", "E4", "J9", "pass"] {
+            assert!(!is_pruned(v), "{v} is not");
+        }
+        // Three white passes are not enough.
+        assert!(walled(&["H1", "H2", "H3"]).useless_root_moves().is_empty());
     }
 }

@@ -31,6 +31,8 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub root_symmetry: &'a RootSymmetry,
     /// The root's ending score bonus per policy index (empty: none).
     pub ending_bonus: &'a [f64],
+    /// Root moves `rootPruneUselessMoves` keeps out (empty: none).
+    pub root_pruned: &'a [bool],
     pub include_ownership: bool,
     /// Whether the net gives short-term errors (uncertainty weighting).
     pub has_shortterm_error: bool,
@@ -462,7 +464,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             if avoid.get(i).is_some_and(|&until| depth < until) {
                 continue;
             }
-            if is_root && self.root_symmetry.is_duplicate(i) {
+            if is_root
+                && (self.root_symmetry.is_duplicate(i)
+                    || self.root_pruned.get(i).copied().unwrap_or(false))
+            {
                 continue;
             }
             let mv = Move::from_policy_index(i, xs, ys);

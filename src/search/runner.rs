@@ -97,6 +97,10 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// [`SearchState::ending_score_bonuses`]), set when a search starts;
     /// empty: none.
     ending_bonus: Vec<f64>,
+    /// Root moves `rootPruneUselessMoves` keeps out of the search, per
+    /// policy index ([`SearchState::useless_root_moves`]), set when a
+    /// search starts; empty: none.
+    root_pruned: Vec<bool>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -121,6 +125,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_symmetry: RootSymmetry::none(state_x, state_y),
             tree_memory_limit: None,
             ending_bonus: Vec::new(),
+            root_pruned: Vec::new(),
         };
         s.reset_bias_table();
         s
@@ -289,19 +294,27 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         true
     }
 
-    /// Drops root children that root symmetry pruning does not search
-    /// (kept from an earlier search through tree reuse), as KataGo filters
-    /// the root's children when a search begins; the root's values are
-    /// recomputed from what is left when the search starts.
+    /// Drops root children that root symmetry pruning or
+    /// `rootPruneUselessMoves` does not search (kept from an earlier search
+    /// through tree reuse), as KataGo filters the root's children when a
+    /// search begins; the root's values are recomputed from what is left
+    /// when the search starts.
     fn drop_duplicate_root_children(&mut self) {
-        if self.root_symmetry.symmetries().len() <= 1 {
+        if self.root_symmetry.symmetries().len() <= 1 && self.root_pruned.is_empty() {
             return;
         }
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let pruned = |mv: Move| {
+            self.root_pruned
+                .get(mv.policy_index(xs, ys))
+                .copied()
+                .unwrap_or(false)
+        };
         let dropped: Vec<Arc<Node>> = {
             let mut children = self.root.children_mut();
             let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut *children)
                 .into_iter()
-                .partition(|c| !self.root_symmetry.is_duplicate_move(c.mv));
+                .partition(|c| !self.root_symmetry.is_duplicate_move(c.mv) && !pruned(c.mv));
             *children = kept;
             dropped.into_iter().map(|c| c.node).collect()
         };
@@ -374,6 +387,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             avoid: &self.avoid,
             root_symmetry: &self.root_symmetry,
             ending_bonus: &self.ending_bonus,
+            root_pruned: &self.root_pruned,
             include_ownership: self.include_ownership,
             has_shortterm_error,
             pda_player: self
@@ -400,6 +414,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             )
         } else {
             RootSymmetry::none(xs, ys)
+        };
+        self.root_pruned = if self.params.root_prune_useless_moves {
+            self.root_state.useless_root_moves()
+        } else {
+            Vec::new()
         };
         self.drop_duplicate_root_children();
         let has_err = self.evaluator.supports_shortterm_error();

@@ -25,6 +25,8 @@ struct ToyGo {
     /// White score bonus per policy index at the full
     /// `rootEndingBonusPoints` of 0.5 (empty: none).
     ending_bonus: Vec<f64>,
+    /// Root moves `rootPruneUselessMoves` keeps out (empty: none).
+    useless: Vec<bool>,
 }
 
 impl ToyGo {
@@ -39,6 +41,7 @@ impl ToyGo {
             komi: 0.5,
             friendly: false,
             ending_bonus: vec![],
+            useless: vec![],
         }
     }
     fn put(&mut self, x: usize, y: usize, c: Color) {
@@ -172,6 +175,9 @@ impl SearchState for ToyGo {
     }
     fn friendly_pass_continues(&self) -> bool {
         self.friendly && self.passes == 1
+    }
+    fn useless_root_moves(&self) -> Vec<bool> {
+        self.useless.clone()
     }
     fn ending_score_bonuses(&self, _white_ownership: &[f32], points: f64) -> Vec<f64> {
         self.ending_bonus.iter().map(|b| b * points / 0.5).collect()
@@ -758,4 +764,25 @@ fn the_ending_bonus_steers_the_root_choice() {
         capture,
         "the bonus makes the capture lose points"
     );
+}
+
+#[test]
+fn useless_root_moves_are_not_searched_unless_the_key_is_off() {
+    let capture = Move::Play(Loc::from_xy(2, 3, 5));
+    let mut g = capture_position();
+    g.useless = vec![false; 26];
+    g.useless[capture.policy_index(5, 5)] = true;
+    let search = |prune: bool| {
+        let mut p = params(200, 1);
+        p.root_prune_useless_moves = prune;
+        let mut s = Search::new(p, MaterialEval::new(), g.clone(), 1);
+        s.run(&RunOptions::default()).unwrap();
+        s.view()
+            .move_infos(1, false)
+            .iter()
+            .map(|m| m.mv)
+            .collect::<Vec<_>>()
+    };
+    assert!(!search(true).contains(&capture), "pruned: never searched");
+    assert_eq!(search(false)[0], capture, "not pruned: the best move");
 }
