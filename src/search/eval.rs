@@ -70,6 +70,13 @@ pub trait SearchState: Clone + Send + Sync {
         Vec::new()
     }
 
+    /// Whether `fillDameBeforePass` applies here as the root: territory
+    /// scoring before the encore (KataGo's `shouldSuppressPass`). Default:
+    /// never.
+    fn fills_dame_before_pass(&self) -> bool {
+        false
+    }
+
     /// KataGo's `rootPruneUselessMoves` (in `isAllowedRootMove`): per
     /// policy index, whether the move is never searched from this position
     /// as the root. After the opponent's last four moves were all passes,

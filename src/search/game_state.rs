@@ -151,6 +151,10 @@ impl SearchState for GameState {
         bonus
     }
 
+    fn fills_dame_before_pass(&self) -> bool {
+        self.hist.rules().scoring_rule == ScoringRule::Territory && self.hist.encore_phase() == 0
+    }
+
     fn useless_root_moves(&self) -> Vec<bool> {
         let moves = self.hist.moves();
         let opp = self.next.opp();

@@ -596,7 +596,6 @@ pub const NO_EFFECT_PARAMS: &[&str] = &[
     "useGraphSearch",
     "graphSearchRepBound",
     "graphSearchCatchUpLeakProb",
-    "fillDameBeforePass",
     "enableMorePassingHacks",
     "avoidRepeatedPatternUtility",
     "antiMirror",

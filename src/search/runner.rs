@@ -101,6 +101,9 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// policy index ([`SearchState::useless_root_moves`]), set when a
     /// search starts; empty: none.
     root_pruned: Vec<bool>,
+    /// Whether `fillDameBeforePass` applies at the root (its rules),
+    /// set when a search starts.
+    fills_dame: bool,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -126,6 +129,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             tree_memory_limit: None,
             ending_bonus: Vec::new(),
             root_pruned: Vec::new(),
+            fills_dame: false,
         };
         s.reset_bias_table();
         s
@@ -357,6 +361,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             utility: self.utility,
             root_symmetry: &self.root_symmetry,
             ending_bonus: &self.ending_bonus,
+            fills_dame: self.fills_dame,
         }
     }
 
@@ -415,6 +420,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         } else {
             RootSymmetry::none(xs, ys)
         };
+        self.fills_dame =
+            self.params.fill_dame_before_pass && self.root_state.fills_dame_before_pass();
         self.root_pruned = if self.params.root_prune_useless_moves {
             self.root_state.useless_root_moves()
         } else {
@@ -536,6 +543,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             utility: ctx.utility,
             root_symmetry: ctx.root_symmetry,
             ending_bonus: ctx.ending_bonus,
+            fills_dame: self.fills_dame,
         };
         let deadline_now = |used: f64| {
             let tc = opts.time_limit.map_or(f64::INFINITY, |f| f(&view, used));
