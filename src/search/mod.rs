@@ -16,6 +16,7 @@ mod bias;
 mod eval;
 mod even_komi;
 pub mod explore;
+mod fill_dame;
 mod game_state;
 mod nn_eval;
 mod params;

@@ -624,9 +624,17 @@ mod tests {
         for k in NO_EFFECT_PARAMS {
             assert!(SearchParams::NAMES.contains(k), "{k}");
         }
-        let w = no_effect_warnings(["maxVisits", "fillDameBeforePass", "antiMirror"]);
+        let w = no_effect_warnings(["maxVisits", "useGraphSearch", "antiMirror"]);
         assert_eq!(w.len(), 2);
-        assert!(w[0].contains("fillDameBeforePass") && w[0].contains("no effect"));
+        assert!(w[0].contains("useGraphSearch") && w[0].contains("no effect"));
+        // The keys this engine implements now are not among them.
+        for k in [
+            "rootEndingBonusPoints",
+            "rootPruneUselessMoves",
+            "fillDameBeforePass",
+        ] {
+            assert!(!NO_EFFECT_PARAMS.contains(&k), "{k}");
+        }
     }
 
     #[test]
