@@ -1,10 +1,11 @@
-//! Every crash the fuzzers found (`tests/data/fuzz_crashes/TARGET/*`, kept
-//! by `scripts/fuzz.sh`) and every seed of the corpora run through the same
-//! target bodies as the AFL++ binaries (`engine::fuzz_targets`): none may
-//! panic.
+//! Every crash input found (`tests/data/fuzz_crashes/TARGET/*`, kept by
+//! `scripts/fuzz.sh`; its README says where each came from), every input of
+//! the committed corpora (`fuzz/corpus/TARGET/*`) and every generated seed
+//! run through the same target bodies as the AFL++ binaries
+//! (`engine::fuzz_targets`): none may panic.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use engine::fuzz_targets::{seed_corpus, target, TARGETS};
 
@@ -23,41 +24,79 @@ fn run(target_name: &str, data: &[u8]) -> Result<(), String> {
     })
 }
 
-#[test]
-fn crash_inputs_found_by_fuzzing_no_longer_panic() {
-    let root = repo().join("tests/data/fuzz_crashes");
-    let mut failures = Vec::new();
-    let mut count = 0;
+/// Every file in `root/TARGET/` for every target, sorted, after checking
+/// that each folder in `root` is named for a target (a misnamed folder
+/// would be skipped without a word).
+fn inputs_by_target(root: &Path) -> Vec<(&'static str, PathBuf)> {
+    let entries = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("{}: {e} (it is part of the repository)", root.display()));
+    for e in entries.flatten().filter(|e| e.path().is_dir()) {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            target(&n).is_some(),
+            "{}: not a fuzz target",
+            e.path().display()
+        );
+    }
+    let mut inputs = Vec::new();
     for (name, _) in TARGETS {
-        let dir = root.join(name);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(entries) = std::fs::read_dir(root.join(name)) else {
             continue;
         };
-        let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
         files.sort();
-        for file in files.iter().filter(|f| f.is_file()) {
-            let data = std::fs::read(file).expect("read a crash input");
-            count += 1;
-            if let Err(msg) = run(name, &data) {
-                failures.push(format!("{}: {msg}", file.display()));
-            }
-        }
+        inputs.extend(files.into_iter().map(|f| (*name, f)));
     }
-    // Folders named for no target would be silently skipped: refuse them.
-    if let Ok(entries) = std::fs::read_dir(&root) {
-        for e in entries.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            assert!(
-                target(&n).is_some(),
-                "{}: not a fuzz target",
-                e.path().display()
-            );
-        }
-    }
+    inputs
+}
+
+/// Runs every input through its target; the failures, one line each.
+fn failures(inputs: &[(&str, PathBuf)]) -> Vec<String> {
+    inputs
+        .iter()
+        .filter_map(|(name, file)| {
+            let data = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            run(name, &data)
+                .err()
+                .map(|msg| format!("{}: {msg}", file.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn crash_inputs_found_by_fuzzing_no_longer_panic() {
+    let inputs = inputs_by_target(&repo().join("tests/data/fuzz_crashes"));
+    // An empty folder would make this test pass while checking nothing.
     assert!(
-        failures.is_empty(),
-        "{count} crash inputs, failing:\n{}",
-        failures.join("\n")
+        !inputs.is_empty(),
+        "tests/data/fuzz_crashes holds no crash input"
+    );
+    let failing = failures(&inputs);
+    assert!(
+        failing.is_empty(),
+        "{} crash inputs, failing:\n{}",
+        inputs.len(),
+        failing.join("\n")
+    );
+}
+
+#[test]
+fn committed_corpora_run_through_every_target() {
+    let inputs = inputs_by_target(&repo().join("fuzz/corpus"));
+    for (name, _) in TARGETS {
+        let n = inputs.iter().filter(|(t, _)| t == name).count();
+        assert!(n >= 2, "fuzz/corpus/{name} holds only {n} inputs");
+    }
+    let failing = failures(&inputs);
+    assert!(
+        failing.is_empty(),
+        "{} corpus inputs, failing:\n{}",
+        inputs.len(),
+        failing.join("\n")
     );
 }
 
