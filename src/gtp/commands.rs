@@ -154,7 +154,6 @@ fn benchmark(e: &mut GtpEngine, c: &CommandLine) -> Handled {
     let Some(visits) = arg.parse::<i64>().ok().filter(|&v| v >= 1) else {
         return Handled::Err(format!("Could not parse number of visits: {arg}"));
     };
-    e.stop_background();
     let (xs, ys) = (e.game.x_size(), e.game.y_size());
     if xs != ys {
         return Handled::Err(format!(
