@@ -450,3 +450,28 @@ fn kata_benchmark_answers_the_result_line() {
     );
     e.ok(7, "quit");
 }
+
+/// KataGo's GTP has anti-mirror on for genmove and off for analysis by
+/// default; `antiMirror` sets both until `genmoveAntiMirror` is given.
+#[test]
+fn anti_mirror_params_as_katago() {
+    let mut e = Engine::start_with("maxVisits=10,logAllGTPCommunication=false");
+    assert_eq!(e.ok(1, "kata-get-param genmoveAntiMirror"), "true");
+    assert_eq!(e.ok(2, "kata-get-param antiMirror"), "false");
+    let list = e.ok(3, "kata-list-params");
+    let names: Vec<&str> = list.split(' ').collect();
+    assert_eq!(names.iter().filter(|&&n| n == "antiMirror").count(), 1);
+    assert!(names.contains(&"genmoveAntiMirror"));
+    e.ok(4, "kata-set-param antiMirror false");
+    assert_eq!(e.ok(5, "kata-get-param genmoveAntiMirror"), "false");
+    e.ok(6, "kata-set-param genmoveAntiMirror true");
+    e.ok(7, "kata-set-param antiMirror false");
+    assert_eq!(e.ok(8, "kata-get-param genmoveAntiMirror"), "true");
+    assert_eq!(e.ok(9, "kata-get-param antiMirror"), "false");
+    // A config's antiMirror sets genmove's too; genmoveAntiMirror wins.
+    let mut e = Engine::start_with("maxVisits=10,antiMirror=false");
+    assert_eq!(e.ok(1, "kata-get-param genmoveAntiMirror"), "false");
+    let mut e = Engine::start_with("maxVisits=10,antiMirror=true,genmoveAntiMirror=false");
+    assert_eq!(e.ok(1, "kata-get-param genmoveAntiMirror"), "false");
+    assert_eq!(e.ok(2, "kata-get-param antiMirror"), "true");
+}

@@ -118,6 +118,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "friendlyPass",
     "friendlyPassOk",
     "futileVisitsThreshold",
+    "genmoveAntiMirror",
     "gpuToUse",
     "gpuToUseModel",
     "gpuToUseThread",

@@ -41,6 +41,16 @@ const FREE_HANDICAP_TEMPERATURE: f64 = 0.25;
 /// KataGo's default for `analysisWideRootNoise`.
 const DEFAULT_ANALYSIS_WIDE_ROOT_NOISE: f64 = 0.04;
 
+/// The parameters `kata-list-params` names before the search's own, in
+/// KataGo's order: keys of the GTP front end that set genmove and
+/// analysis parameters apart.
+const GTP_ONLY_PARAMS: &[&str] = &[
+    "analysisWideRootNoise",
+    "analysisIgnorePreRootHistory",
+    "genmoveAntiMirror",
+    "antiMirror",
+];
+
 /// The game a tree is rooted at: its start and the moves since, so that a
 /// later request can be recognised as a continuation.
 #[derive(Clone, PartialEq)]
@@ -92,6 +102,9 @@ pub struct SearchBot {
     /// `logSearchInfoForChosenMove`: the summary names the chosen move's
     /// line even when it is not among the top moves.
     log_chosen_move: bool,
+    /// Whether `genmoveAntiMirror` was set (config or `kata-set-param`):
+    /// until then `antiMirror` sets genmove's defence too.
+    genmove_anti_mirror_set: bool,
 }
 
 /// Reads a number from the config with a range, or its default.
@@ -119,12 +132,21 @@ impl SearchBot {
             ));
         }
         settings.extend(crate::setup::search_settings(cfg));
-        let genmove_params = SearchParams::from_overrides(
+        let mut genmove_params = SearchParams::from_overrides(
             SetupFor::Gtp,
             settings.iter().map(|(k, v)| (k.as_str(), v)),
         )
         .map_err(|e| e.to_string())?;
+        // Analysis takes `antiMirror` (off by default); genmove takes
+        // `genmoveAntiMirror`, else `antiMirror`, else on (KataGo's GTP).
         let mut analysis_params = genmove_params.clone();
+        let genmove_anti_mirror_set = cfg.contains("genmoveAntiMirror");
+        genmove_params.anti_mirror = if genmove_anti_mirror_set {
+            cfg.get_bool("genmoveAntiMirror")
+        } else {
+            cfg.get_bool_or("antiMirror", true)
+        }
+        .map_err(|e| e.to_string())?;
         analysis_params.wide_root_noise = cfg_f64(
             cfg,
             "analysisWideRootNoise",
@@ -170,6 +192,7 @@ impl SearchBot {
             root: None,
             log_search_info,
             log_chosen_move,
+            genmove_anti_mirror_set,
         })
     }
 
@@ -646,11 +669,14 @@ impl GtpBot for SearchBot {
     }
 
     fn param_names(&self) -> Vec<String> {
-        let mut v = vec![
-            "analysisWideRootNoise".to_string(),
-            "analysisIgnorePreRootHistory".to_string(),
-        ];
-        v.extend(SearchParams::NAMES.iter().map(|s| s.to_string()));
+        let mut v: Vec<String> = GTP_ONLY_PARAMS.iter().map(|s| s.to_string()).collect();
+        // `antiMirror` is listed with the GTP-only keys, as KataGo lists it.
+        v.extend(
+            SearchParams::NAMES
+                .iter()
+                .filter(|&&s| s != "antiMirror")
+                .map(|s| s.to_string()),
+        );
         v
     }
 
@@ -662,6 +688,8 @@ impl GtpBot for SearchBot {
             "analysisIgnorePreRootHistory" => {
                 Some(self.analysis_params.ignore_pre_root_history.to_string())
             }
+            "genmoveAntiMirror" => Some(self.genmove_params.anti_mirror.to_string()),
+            "antiMirror" => Some(self.analysis_params.anti_mirror.to_string()),
             _ => self.genmove_params.get(name).map(|v| match v {
                 Value::String(s) => s,
                 other => other.to_string(),
@@ -683,6 +711,24 @@ impl GtpBot for SearchBot {
                 p.apply_override("ignorePreRootHistory", &v)
                     .map_err(|e| e.to_string())?;
                 self.analysis_params = p;
+            }
+            "genmoveAntiMirror" => {
+                let mut g = self.genmove_params.clone();
+                g.apply_override("antiMirror", &v)
+                    .map_err(|e| e.to_string())?;
+                self.genmove_params = g;
+                self.genmove_anti_mirror_set = true;
+            }
+            // As KataGo, which re-reads its config: genmove follows
+            // `antiMirror` until `genmoveAntiMirror` is set.
+            "antiMirror" => {
+                let mut a = self.analysis_params.clone();
+                a.apply_override("antiMirror", &v)
+                    .map_err(|e| e.to_string())?;
+                if !self.genmove_anti_mirror_set {
+                    self.genmove_params.anti_mirror = a.anti_mirror;
+                }
+                self.analysis_params = a;
             }
             _ => {
                 let mut g = self.genmove_params.clone();

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::mirror::MirrorStatus;
 use crate::game::{Color, Loc, Move, Player};
 use crate::nn::{NnOutput, Symmetry};
 
@@ -51,6 +52,11 @@ pub trait SearchState: Clone + Send + Sync {
     fn in_atari(&self, loc: Loc) -> bool;
     /// The point the player to move may not play because of a simple ko.
     fn ko_loc(&self) -> Option<Loc>;
+    /// Liberties of the chain at `loc` (0 on an empty point).
+    fn chain_liberties(&self, loc: Loc) -> usize;
+    /// Whether `loc` touches the chain holding the stone at `chain` (never
+    /// when `chain` is empty).
+    fn adjacent_to_chain(&self, loc: Loc, chain: Loc) -> bool;
     /// A hash of the position (stones, player, ko) for symmetry checks and logs.
     fn position_hash(&self) -> u64;
     /// Whether a pass by the player to move would end the game although,
@@ -68,6 +74,13 @@ pub trait SearchState: Clone + Send + Sync {
     fn ending_score_bonuses(&self, white_ownership: &[f32], points: f64) -> Vec<f64> {
         let _ = (white_ownership, points);
         Vec::new()
+    }
+
+    /// Whether the opponent of the player to move is mirroring, from the
+    /// game record up to this position as the root (`antiMirror`,
+    /// [`MirrorStatus::detect`]). Default: nobody is.
+    fn mirror_status(&self) -> MirrorStatus {
+        MirrorStatus::NONE
     }
 
     /// Whether `fillDameBeforePass` applies here as the root: territory

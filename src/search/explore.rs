@@ -243,11 +243,12 @@ pub fn prune_noise_weight(params: &SearchParams, children: &mut [ChildWeight], t
 }
 
 /// Subtracts/prunes weight and down-weights children whose value is
-/// unlikely to be the best (`valueWeightExponent`), then rescales the
-/// weights to sum to `desired_total`.
+/// unlikely to be the best (`value_weight_exponent`, KataGo's
+/// `valueWeightExponent`; 0 turns that off), then rescales the weights to
+/// sum to `desired_total`.
 pub fn downweight_bad_children(
-    params: &SearchParams,
     children: &mut [ChildWeight],
+    value_weight_exponent: f64,
     mut current_total: f64,
     desired_total: f64,
     amount_to_subtract: f64,
@@ -271,7 +272,7 @@ pub fn downweight_bad_children(
             c.weight = new;
         }
     };
-    if params.value_weight_exponent == 0.0 {
+    if value_weight_exponent == 0.0 {
         for c in children.iter_mut() {
             subtract_or_prune(c, &mut current_total);
         }
@@ -297,7 +298,7 @@ pub fn downweight_bad_children(
         subtract_or_prune(c, &mut current_total);
         let z = (c.self_utility - simple_value) / stdev;
         let p = t3_cdf(z) + 0.0001;
-        c.weight *= p.powf(params.value_weight_exponent);
+        c.weight *= p.powf(value_weight_exponent);
         total_new += c.weight;
     }
     if total_new > 0.0 {
@@ -601,7 +602,7 @@ mod tests {
                 policy: 0.5,
             },
         ];
-        downweight_bad_children(&p, &mut c, 20.0, 20.0, 0.0, 0.0);
+        downweight_bad_children(&mut c, p.value_weight_exponent, 20.0, 20.0, 0.0, 0.0);
         assert!((c[0].weight + c[1].weight - 20.0).abs() < 1e-9);
         assert!(c[0].weight > c[1].weight);
     }

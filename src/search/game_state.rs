@@ -5,6 +5,7 @@ use crate::game::{AreaOptions, Color, GameState, Loc, Move, Player, ScoringRule}
 use crate::nn::Symmetry;
 
 use super::eval::{Outcome, SearchState};
+use super::mirror::{MirrorGame, MirrorStatus};
 use crate::nn::invariant_symmetries;
 
 impl SearchState for GameState {
@@ -63,6 +64,32 @@ impl SearchState for GameState {
 
     fn ko_loc(&self) -> Option<Loc> {
         self.board.ko_loc()
+    }
+
+    fn chain_liberties(&self, loc: Loc) -> usize {
+        match self.board.get(loc) {
+            Color::Black | Color::White => self.board.num_liberties(loc),
+            Color::Empty | Color::Wall => 0,
+        }
+    }
+
+    fn adjacent_to_chain(&self, loc: Loc, chain: Loc) -> bool {
+        self.board.is_adjacent_to_chain(loc, chain)
+    }
+
+    fn mirror_status(&self) -> MirrorStatus {
+        let rules = self.hist.rules();
+        MirrorStatus::detect(&MirrorGame {
+            moves: self.hist.moves(),
+            root_pla: self.next,
+            x_size: self.board.x_size(),
+            y_size: self.board.y_size(),
+            area_scoring: rules.scoring_rule == ScoringRule::Area,
+            handicap_stones: self.hist.compute_num_handicap_stones(),
+            white_handicap_bonus: rules.white_handicap_bonus_rule,
+            komi: f64::from(rules.komi),
+            color_at: |loc| self.board.get(loc),
+        })
     }
 
     /// As KataGo's `markDuplicateMoveLocs`: no symmetry while a simple ko

@@ -12,12 +12,14 @@
 //! the root player's view; [`Perspective`] for `reportAnalysisWinratesAs`).
 //! The game the search runs on is [`crate::game::GameState`].
 
+mod anti_mirror;
 mod bias;
 mod eval;
 mod even_komi;
 pub mod explore;
 mod fill_dame;
 mod game_state;
+mod mirror;
 mod nn_eval;
 mod params;
 mod playout;
@@ -34,6 +36,7 @@ mod tests;
 pub use bias::{bias_key, BiasEntry, BiasTable};
 pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, SearchState};
 pub use even_komi::{compute_lead, round_and_clip_komi};
+pub use mirror::{mirror_move, MirrorGame, MirrorStatus};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{
     no_effect_warnings, Enabled, OptPlayer, ParamError, SearchParams, SetupFor, NO_EFFECT_PARAMS,

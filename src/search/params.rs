@@ -355,7 +355,9 @@ search_params! {
     avoid_repeated_pattern_utility: f64 = "avoidRepeatedPatternUtility" [-3.0, 3.0];
     /// Policy temperature applied by the evaluator everywhere in the tree.
     nn_policy_temperature: f32 = "nnPolicyTemperature" [0.01, 5.0];
-    /// Anti-mirror-go logic. Accepted, no effect (not implemented).
+    /// KataGo's defence against an opponent who mirrors every move
+    /// through the centre (see the `mirror` module). Off by default; the
+    /// GTP front end turns it on for `genmove` (`genmoveAntiMirror`).
     anti_mirror: bool = "antiMirror" [0, 1];
     /// Hide history before the root from the net.
     ignore_pre_root_history: bool = "ignorePreRootHistory" [0, 1];
@@ -598,7 +600,6 @@ pub const NO_EFFECT_PARAMS: &[&str] = &[
     "graphSearchCatchUpLeakProb",
     "enableMorePassingHacks",
     "avoidRepeatedPatternUtility",
-    "antiMirror",
     "useEvalCache",
     "evalCacheMinVisits",
     "nodeTableShardsPowerOfTwo",
@@ -624,7 +625,7 @@ mod tests {
         for k in NO_EFFECT_PARAMS {
             assert!(SearchParams::NAMES.contains(k), "{k}");
         }
-        let w = no_effect_warnings(["maxVisits", "useGraphSearch", "antiMirror"]);
+        let w = no_effect_warnings(["maxVisits", "useGraphSearch", "useEvalCache"]);
         assert_eq!(w.len(), 2);
         assert!(w[0].contains("useGraphSearch") && w[0].contains("no effect"));
         // The keys this engine implements now are not among them.
@@ -632,6 +633,7 @@ mod tests {
             "rootEndingBonusPoints",
             "rootPruneUselessMoves",
             "fillDameBeforePass",
+            "antiMirror",
         ] {
             assert!(!NO_EFFECT_PARAMS.contains(&k), "{k}");
         }

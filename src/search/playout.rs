@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::Rng;
 
+use super::anti_mirror::{AntiMirror, MirrorAt};
 use super::bias::{bias_key, BiasTable};
 use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
 use super::explore::{self, ChildWeight};
@@ -25,6 +26,8 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub root_state: &'a S,
     pub utility: UtilityFn,
     pub bias: Option<&'a BiasTable>,
+    /// The anti-mirror defence, when the opponent is mirroring.
+    pub anti_mirror: Option<&'a AntiMirror>,
     /// Per player, per policy index: moves forbidden until this depth below the root.
     pub avoid: &'a ByPlayer<Vec<u32>>,
     /// Root moves not searched because they are symmetric copies.
@@ -46,6 +49,9 @@ pub(crate) struct Worker<S> {
     pub state: S,
     pub scratch: Scratch,
     pub excluded: Vec<Move>,
+    /// The moves played below the root in this playout (for the
+    /// anti-mirror defence).
+    pub path: Vec<Move>,
 }
 
 /// Buffers reused by every recomputation (no allocation per visit).
@@ -216,7 +222,9 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             orig_total += v.weight_sum;
         }
         let mut total = orig_total;
-        if p.use_noise_pruning && !weights.is_empty() {
+        // KataGo averages plainly while countering a mirror.
+        let mirroring = self.anti_mirror.is_some();
+        if p.use_noise_pruning && !mirroring && !weights.is_empty() {
             total = explore::prune_noise_weight(p, weights, total);
         }
         let (mut sub, mut prune) = (0.0, 0.0);
@@ -225,7 +233,12 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             sub = p.chosen_move_subtract.min(max_w / 64.0);
             prune = p.chosen_move_prune.min(max_w / 64.0);
         }
-        explore::downweight_bad_children(p, weights, total, total, sub, prune);
+        let value_weight_exponent = if mirroring {
+            0.0
+        } else {
+            p.value_weight_exponent
+        };
+        explore::downweight_bad_children(weights, value_weight_exponent, total, total, sub, prune);
 
         let mut sums = NodeValues::default();
         let mut child_weight = 0.0;
@@ -299,14 +312,26 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 if !node.try_begin_eval() {
                     return Ok(PlayoutEnd::Retry);
                 }
-                let opts = self.eval_options(w.state.next_player(), is_root, &mut w.rng);
-                let nn = match self.evaluator.evaluate(&w.state, &opts) {
+                let mut opts = self.eval_options(w.state.next_player(), is_root, &mut w.rng);
+                let mirror_hack = self
+                    .anti_mirror
+                    .filter(|am| am.hacks_evaluation(&w.state, &w.path));
+                if mirror_hack.is_some() {
+                    opts.include_ownership = true;
+                }
+                let mut nn = match self.evaluator.evaluate(&w.state, &opts) {
                     Ok(nn) => nn,
                     Err(e) => {
                         node.abort_eval();
                         return Err(e);
                     }
                 };
+                if let Some(am) = mirror_hack {
+                    // A copy: the evaluator's cache keeps the net's own output.
+                    let mut hacked = (*nn).clone();
+                    am.hack_nn_output(&mut hacked);
+                    nn = Arc::new(hacked);
+                }
                 let sample = self.nn_sample(node, &nn);
                 node.finish_eval(nn);
                 node.add_leaf_sample(&sample);
@@ -358,9 +383,11 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         };
         let mv = child.prev_move.unwrap_or(Move::Pass);
         w.state.play(mv);
+        w.path.push(mv);
         child.virtual_losses.fetch_add(1, Ordering::AcqRel);
         let r = self.descend(w, &child, false, depth + 1);
         child.virtual_losses.fetch_sub(1, Ordering::AcqRel);
+        w.path.pop();
         if let Ok(PlayoutEnd::Counted) = r {
             let scratch = &mut w.scratch;
             node.update_after_playout(|n| self.recompute(node, is_root, n, scratch));
@@ -416,6 +443,12 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         );
         let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
         let scaling = explore::explore_scaling(p, total_w, stdev_factor);
+        let anti_mirror = self.anti_mirror.filter(|am| am.applies(&w.path, 0));
+        let at = MirrorAt {
+            state: &w.state,
+            path: &w.path,
+            is_root,
+        };
 
         let mut best_value = explore::ILLEGAL_SELECTION_VALUE;
         let mut best: Option<(Move, Option<Arc<Node>>)> = None;
@@ -446,6 +479,19 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 if is_root && p.wide_root_noise > 0.0 {
                     explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
                 }
+                if let Some(am) = anti_mirror {
+                    pol = am.adjust_policy(&at, pla, c.mv, &nn.policy, pol);
+                    util = am.forced_explore(
+                        &at,
+                        pla,
+                        c.mv,
+                        &nn.policy,
+                        util,
+                        parent.utility,
+                        cw,
+                        total_w,
+                    );
+                }
                 explore::selection_value(scaling, pol, cw, util, pla)
             };
             if value > best_value {
@@ -457,8 +503,15 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let avoid = &self.avoid[pla];
         let mut best_new: Option<(usize, f64)> = None;
         for (i, &pol) in nn.policy.iter().enumerate() {
-            let pol = pol as f64;
-            if pol < 0.0 || best_new.is_some_and(|(_, b)| pol <= b) {
+            let mut pol = pol as f64;
+            if pol < 0.0 {
+                continue;
+            }
+            if let Some(am) = anti_mirror {
+                let mv = Move::from_policy_index(i, xs, ys);
+                pol = am.adjust_policy(&at, pla, mv, &nn.policy, pol);
+            }
+            if best_new.is_some_and(|(_, b)| pol <= b) {
                 continue;
             }
             if avoid.get(i).is_some_and(|&until| depth < until) {

@@ -9,9 +9,11 @@ use parking_lot::Mutex;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use super::anti_mirror::AntiMirror;
 use super::bias::BiasTable;
 use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
+use super::mirror::MirrorStatus;
 use super::params::SearchParams;
 use super::playout::{Ctx, PlayoutEnd, Scratch, Worker};
 use super::results::SearchView;
@@ -104,6 +106,9 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// Whether `fillDameBeforePass` applies at the root (its rules),
     /// set when a search starts.
     fills_dame: bool,
+    /// The anti-mirror defence (`antiMirror`), set when a search starts
+    /// and the opponent is found mirroring; `None` otherwise.
+    anti_mirror: Option<AntiMirror>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -130,6 +135,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             ending_bonus: Vec::new(),
             root_pruned: Vec::new(),
             fills_dame: false,
+            anti_mirror: None,
         };
         s.reset_bias_table();
         s
@@ -388,7 +394,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             evaluator: &self.evaluator,
             root_state: &self.root_state,
             utility: self.utility,
-            bias: self.bias.as_ref(),
+            // KataGo keeps no subtree value bias while countering a mirror.
+            bias: self.bias.as_ref().filter(|_| self.anti_mirror.is_none()),
+            anti_mirror: self.anti_mirror.as_ref(),
             avoid: &self.avoid,
             root_symmetry: &self.root_symmetry,
             ending_bonus: &self.ending_bonus,
@@ -409,6 +417,17 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     fn prepare_root(&mut self) -> Result<bool, EvalError> {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let pla = self.root_state.next_player();
+        let mirror = if self.params.anti_mirror {
+            self.root_state.mirror_status()
+        } else {
+            MirrorStatus::NONE
+        };
+        let was_mirroring = self.anti_mirror.as_ref().and_then(|a| a.status().mirroring);
+        if was_mirroring != mirror.mirroring {
+            // As KataGo: a tree grown under the other assumption goes.
+            self.clear_tree();
+        }
+        self.anti_mirror = AntiMirror::new(&self.root_state, mirror);
         self.root_symmetry = if self.params.root_symmetry_pruning {
             RootSymmetry::new(
                 self.root_state.invariant_symmetries(),
@@ -433,7 +452,14 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let (raw, expected_score) = {
             let ctx = self.ctx(has_err);
             let opts = ctx.eval_options(self.root_state.next_player(), true, &mut rng);
-            let raw = self.evaluator.evaluate(&self.root_state, &opts)?;
+            let mut raw = self.evaluator.evaluate(&self.root_state, &opts)?;
+            if let Some(am) = ctx.anti_mirror {
+                if am.hacks_evaluation(&self.root_state, &[]) {
+                    let mut hacked = (*raw).clone();
+                    am.hack_nn_output(&mut hacked);
+                    raw = Arc::new(hacked);
+                }
+            }
             let v = self.root.values();
             let score = if v.visits > 0 && v.weight_sum > 0.0 {
                 v.score_mean
@@ -570,6 +596,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                             state: ctx.root_state.clone(),
                             scratch: Scratch::default(),
                             excluded: Vec::new(),
+                            path: Vec::new(),
                         };
                         let mut retries = 0u32;
                         while !stopped() {
@@ -579,6 +606,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                                 break;
                             }
                             w.state.clone_from(ctx.root_state);
+                            w.path.clear();
                             match ctx.descend(&mut w, root, true, 0) {
                                 Ok(PlayoutEnd::Counted) => {
                                     done.fetch_add(1, Ordering::AcqRel);

@@ -191,6 +191,33 @@ impl SearchState for ToyGo {
     fn ko_loc(&self) -> Option<Loc> {
         self.ko
     }
+    fn chain_liberties(&self, loc: Loc) -> usize {
+        if self.board[loc.idx()] == Color::Empty {
+            0
+        } else {
+            self.chain(loc).1
+        }
+    }
+    fn adjacent_to_chain(&self, loc: Loc, chain: Loc) -> bool {
+        self.board[chain.idx()] != Color::Empty
+            && self
+                .neighbours(loc)
+                .any(|q| self.chain(chain).0.contains(&q))
+    }
+    fn mirror_status(&self) -> MirrorStatus {
+        let moves: Vec<(Move, Player)> = self.history.iter().map(|&(p, m)| (m, p)).collect();
+        MirrorStatus::detect(&MirrorGame {
+            moves: &moves,
+            root_pla: self.next,
+            x_size: self.n,
+            y_size: self.n,
+            area_scoring: true,
+            handicap_stones: 0,
+            white_handicap_bonus: crate::game::WhiteHandicapBonusRule::Zero,
+            komi: self.komi,
+            color_at: |loc| self.board[loc.idx()],
+        })
+    }
     fn position_hash(&self) -> u64 {
         self.board.iter().fold(self.next as u64, |h, &c| {
             h.wrapping_mul(31).wrapping_add(c as u64)
@@ -785,4 +812,137 @@ fn useless_root_moves_are_not_searched_unless_the_key_is_off() {
     };
     assert!(!search(true).contains(&capture), "pruned: never searched");
     assert_eq!(search(false)[0], capture, "not pruned: the best move");
+}
+
+/// Black's 14 moves along the top rows, each answered by White's mirror
+/// reply through the centre: Black to move, White mirroring.
+fn game_mirrored_by_white() -> ToyGo {
+    let mut g = ToyGo::new(9);
+    g.komi = 7.5;
+    for i in 0..14 {
+        let (x, y) = (i % 9, i / 9);
+        g.play(Move::Play(Loc::from_xy(x, y, 9)));
+        g.play(Move::Play(Loc::from_xy(8 - x, 8 - y, 9)));
+    }
+    g
+}
+
+#[test]
+fn anti_mirror_forces_the_mirror_reply_and_the_centre() {
+    let g = game_mirrored_by_white();
+    let status = g.mirror_status();
+    assert_eq!(status.mirroring, Some(Player::White));
+    // White would win by komi less Black's last-move point.
+    assert_eq!(status.advantage, 6.5);
+    let center = Move::Play(Loc::from_xy(4, 4, 9));
+    // (most visited root move, smallest and largest share of White's mirror
+    // reply below Black's moves with 40 visits or more whose mirror point
+    // is free; at least three such moves)
+    let search = |anti_mirror: bool| {
+        let mut p = params(3000, 1);
+        p.anti_mirror = anti_mirror;
+        let mut s = Search::new(p, MaterialEval::new(), g.clone(), 3);
+        s.run(&RunOptions::default()).unwrap();
+        let view = s.view();
+        let children = view.root.children();
+        let most = children
+            .iter()
+            .max_by_key(|c| c.node.visits())
+            .map(|c| c.mv);
+        let (mut lo, mut hi, mut counted) = (1.0f64, 0.0f64, 0);
+        for c in children.iter().filter(|c| c.node.visits() >= 40) {
+            let reply = mirror_move(c.mv, 9, 9);
+            let mut after = g.clone();
+            after.play(c.mv);
+            if reply == c.mv || !after.is_legal(reply) {
+                continue;
+            }
+            let kids = c.node.children();
+            let total: i64 = kids.iter().map(|k| k.node.visits()).sum();
+            let r = kids
+                .iter()
+                .find(|k| k.mv == reply)
+                .map_or(0, |k| k.node.visits());
+            let share = r as f64 / total as f64;
+            (lo, hi, counted) = (lo.min(share), hi.max(share), counted + 1);
+        }
+        assert!(counted >= 3, "{counted}");
+        (most, lo, hi)
+    };
+    let (most, lo, _) = search(true);
+    // KataGo's anti-mirror: White's reply is forced to 15% of the weight
+    // (advantage >= 5) and favoured up to half of it; the root player's
+    // centre gets a policy bonus.
+    assert_eq!(most, Some(center));
+    assert!(lo >= 0.3, "{lo}");
+    // Without it some replies are hardly searched.
+    let (most, lo, hi) = search(false);
+    assert_ne!(most, Some(center));
+    assert!(lo < 0.12 && hi > lo, "{lo} {hi}");
+}
+
+/// [`MaterialEval`] whose ownership says White owns every point by 0.5,
+/// counting the evaluations that asked for ownership.
+struct HalfWhiteOwnership {
+    inner: Arc<MaterialEval>,
+    with_ownership: AtomicU64,
+}
+
+impl PositionEvaluator<ToyGo> for HalfWhiteOwnership {
+    fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
+        let mut out = (*self.inner.evaluate(s, opts)?).clone();
+        if opts.include_ownership {
+            self.with_ownership.fetch_add(1, Ordering::Relaxed);
+            out.white_ownership = Some(vec![0.5; s.n * s.n]);
+        }
+        Ok(Arc::new(out))
+    }
+    fn stats(&self) -> EvalStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn anti_mirror_values_the_hard_case_by_the_centre() {
+    // Black took the centre and mirrors White; with komi 0.5 a mirror held
+    // to the end wins Black half a point: KataGo's hard case.
+    let mut g = ToyGo::new(9);
+    g.play(Move::Play(Loc::from_xy(4, 4, 9)));
+    for i in 0..14 {
+        let (x, y) = (i % 9, i / 9);
+        g.play(Move::Play(Loc::from_xy(x, y, 9)));
+        g.play(Move::Play(Loc::from_xy(8 - x, 8 - y, 9)));
+    }
+    let status = g.mirror_status();
+    assert_eq!(status.mirroring, Some(Player::Black));
+    assert_eq!((status.advantage, status.center_symmetry_error), (0.5, 0.0));
+    let run = |anti_mirror: bool| {
+        let eval = Arc::new(HalfWhiteOwnership {
+            inner: MaterialEval::new(),
+            with_ownership: AtomicU64::new(0),
+        });
+        let mut p = params(200, 1);
+        p.anti_mirror = anti_mirror;
+        let mut s = Search::new(p, eval.clone(), g.clone(), 5);
+        s.run(&RunOptions::default()).unwrap();
+        let root = s.view().root_nn_output().unwrap();
+        let rows = eval.stats().rows;
+        (
+            root.white_win_prob,
+            eval.with_ownership.load(Ordering::Relaxed),
+            rows,
+        )
+    };
+    // Material: komi 0.5 + 14 white stones - 15 black = -0.5.
+    let raw = 1.0 / (1.0 + (0.4f64).exp());
+    let (win, owned, _) = run(false);
+    assert!((f64::from(win) - raw).abs() < 1e-6);
+    assert_eq!(owned, 1, "only the root asks for ownership");
+    // The root's win/loss split moves by 0.7 x the centre's ownership in
+    // logit space; evaluations below it ask for ownership too while Black
+    // keeps mirroring (all but the deepest, which need 6 plies).
+    let hacked = 0.5 + 0.5 * ((2.0 * raw - 1.0).atanh() + 0.7 * 0.5).tanh();
+    let (win, owned, rows) = run(true);
+    assert!((f64::from(win) - hacked).abs() < 1e-6, "{win} {hacked}");
+    assert!(owned <= rows && owned * 2 > rows, "{owned} of {rows}");
 }
