@@ -165,6 +165,61 @@ pub fn apply_virtual_loss(
     (utility + (vl_utility - utility) * frac, weight + vl_weight)
 }
 
+/// Selection value of a root child pruned as futile: below every legal
+/// move, above illegal ones (KataGo's `FUTILE_VISITS_PRUNE_VALUE`).
+pub const FUTILE_SELECTION_VALUE: f64 = -1e40;
+
+/// KataGo's futile-visits pruning of a root child during the search
+/// (`futileVisitsThreshold`): true when the child, at the visits per
+/// weight it has had (with a prior of the parent's weight per visit),
+/// cannot reach `threshold` times the heaviest child's weight within the
+/// `visits_left` the search has at most. `child_weight` includes virtual
+/// losses.
+pub fn is_futile_child(
+    threshold: f64,
+    max_child_weight: f64,
+    child_visits: i64,
+    child_weight: f64,
+    parent_weight_per_visit: f64,
+    visits_left: f64,
+) -> bool {
+    if threshold <= 0.0 {
+        return false;
+    }
+    let required_weight = threshold * max_child_weight;
+    let visits_per_weight = (child_visits as f64 + 1.0) / (child_weight + parent_weight_per_visit);
+    child_visits as f64 + visits_left < required_weight * visits_per_weight
+}
+
+/// [`is_futile_child`] for a move not searched yet: it would need the
+/// required weight at the parent's visits per weight.
+pub fn is_futile_new_child(
+    threshold: f64,
+    max_child_weight: f64,
+    parent_weight_per_visit: f64,
+    visits_left: f64,
+) -> bool {
+    threshold > 0.0 && visits_left < threshold * max_child_weight / parent_weight_per_visit
+}
+
+/// KataGo's `computeUpperBoundVisitsLeftDueToTime`: the most visits the
+/// rest of a search can add if it goes on at the speed it had so far
+/// (counting `carried_over` seconds of earlier searches on this tree);
+/// unbounded (1e30) before 0.1 s of thought or with a single visit.
+pub fn upper_bound_visits_left_by_time(
+    root_visits: i64,
+    time_used: f64,
+    planned_limit: f64,
+    carried_over: f64,
+    threads: i64,
+) -> f64 {
+    let thought = carried_over + time_used;
+    if root_visits <= 1 || thought < 0.1 {
+        return 1e30;
+    }
+    ((planned_limit - time_used) / thought * root_visits as f64 + (threads - 1) as f64).ceil()
+}
+
 /// Forced playouts at the root (KataGo's `rootDesiredPerChildVisitsCoeff`):
 /// whether a child with this weight must be searched now.
 pub fn is_forced_playout(
@@ -681,5 +736,28 @@ mod tests {
             100.0
         ));
         assert!(!is_forced_playout(&p, 0.1, 1.0, 100.0));
+    }
+
+    #[test]
+    fn futile_visits_as_katago() {
+        // Needs 0.5 x 100 weight at 11 visits per 11 weight: 50 visits;
+        // it has 10 and 20 are left.
+        assert!(is_futile_child(0.5, 100.0, 10, 10.0, 1.0, 20.0));
+        assert!(!is_futile_child(0.5, 100.0, 10, 10.0, 1.0, 40.0));
+        assert!(!is_futile_child(0.0, 100.0, 10, 10.0, 1.0, 0.0));
+        assert!(is_futile_new_child(0.5, 100.0, 1.0, 49.0));
+        assert!(!is_futile_new_child(0.5, 100.0, 1.0, 50.0));
+        assert!(!is_futile_new_child(0.0, 100.0, 1.0, 0.0));
+        // 2 s planned of which 1 s used, 2 s thought with the carried-over
+        // one: half again of the 100 visits, plus one per extra thread.
+        assert_eq!(
+            upper_bound_visits_left_by_time(100, 1.0, 3.0, 1.0, 2),
+            101.0
+        );
+        assert_eq!(
+            upper_bound_visits_left_by_time(100, 0.05, 3.0, 0.0, 1),
+            1e30
+        );
+        assert_eq!(upper_bound_visits_left_by_time(1, 1.0, 3.0, 0.0, 1), 1e30);
     }
 }

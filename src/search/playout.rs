@@ -52,6 +52,9 @@ pub(crate) struct Worker<S> {
     /// The moves played below the root in this playout (for the
     /// anti-mirror defence).
     pub path: Vec<Move>,
+    /// The most visits the rest of the search can add (limits and time
+    /// left), for futile-visits pruning at the root.
+    pub visits_left: f64,
 }
 
 /// Buffers reused by every recomputation (no allocation per visit).
@@ -422,14 +425,16 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let pla = node.next_pla;
         let children = node.children();
         let mut visited_policy = 0.0;
-        let mut total_w = 0.0;
+        let (mut total_w, mut max_w) = (0.0, 0.0f64);
         for c in children.iter() {
             let pol = nn.policy[c.mv.policy_index(xs, ys)] as f64;
             if pol < 0.0 {
                 continue;
             }
             visited_policy += pol;
-            total_w += c.node.weight();
+            let cw = c.node.weight();
+            total_w += cw;
+            max_w = max_w.max(cw);
         }
         let parent = node.values();
         let parent_nn_utility = self.utility.of_nn(nn);
@@ -444,6 +449,11 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
         let scaling = explore::explore_scaling(p, total_w, stdev_factor);
         let anti_mirror = self.anti_mirror.filter(|am| am.applies(&w.path, 0));
+        // Futile-visits pruning (root only).
+        let futile = (is_root && p.futile_visits_threshold > 0.0).then(|| {
+            let weight_per_visit = parent.weight_sum / parent.visits.max(1) as f64;
+            (p.futile_visits_threshold, weight_per_visit, w.visits_left)
+        });
         let at = MirrorAt {
             state: &w.state,
             path: &w.path,
@@ -473,7 +483,11 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 v.weight_sum,
             );
             util = u;
-            let value = if is_root && explore::is_forced_playout(p, pol, v.weight_sum, total_w) {
+            let value = if futile.is_some_and(|(t, wpv, left)| {
+                explore::is_futile_child(t, max_w, v.visits, cw, wpv, left)
+            }) {
+                explore::FUTILE_SELECTION_VALUE
+            } else if is_root && explore::is_forced_playout(p, pol, v.weight_sum, total_w) {
                 1e20
             } else {
                 if is_root && p.wide_root_noise > 0.0 {
@@ -531,10 +545,16 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
         if let Some((i, mut pol)) = best_new {
             let mut util = fpu;
-            if is_root && p.wide_root_noise > 0.0 {
-                explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
-            }
-            let value = explore::selection_value(scaling, pol, 0.0, util, pla);
+            let value = if futile
+                .is_some_and(|(t, wpv, left)| explore::is_futile_new_child(t, max_w, wpv, left))
+            {
+                explore::FUTILE_SELECTION_VALUE
+            } else {
+                if is_root && p.wide_root_noise > 0.0 {
+                    explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
+                }
+                explore::selection_value(scaling, pol, 0.0, util, pla)
+            };
             if value > best_value || best.is_none() {
                 best = Some((Move::from_policy_index(i, xs, ys), None));
             }

@@ -1,7 +1,7 @@
 //! [`Search`]: owns the tree for one game, runs searches with limits on
 //! many threads, and re-roots the tree when moves are played.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -552,10 +552,18 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             threads =
                 threads.min(((budget as f64 / p.min_playouts_per_thread).ceil() as i64).max(1));
         }
-        let reserved = AtomicI64::new(0);
-        let done = AtomicI64::new(0);
-        let finished = AtomicBool::new(false);
-        let error: Mutex<Option<EvalError>> = Mutex::new(None);
+        let shared = Shared {
+            reserved: AtomicI64::new(0),
+            done: AtomicI64::new(0),
+            finished: AtomicBool::new(false),
+            error: Mutex::new(None),
+            visits_left_by_time: AtomicU64::new(1e30f64.to_bits()),
+            budget,
+            visits_room: max_visits - start_visits,
+            max_playouts,
+            has_tc: opts.time_limit.is_some(),
+        };
+        let Shared { done, finished, .. } = &shared;
         let seeds: Vec<u64> = (0..threads).map(|_| self.rng.gen()).collect();
         let ctx = self.ctx(has_err);
         let root = self.root.clone();
@@ -571,9 +579,27 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             ending_bonus: ctx.ending_bonus,
             fills_dame: self.fills_dame,
         };
+        // The planned length of the search, and from it (with time
+        // controls, as KataGo) the most visits the rest of it can add, for
+        // futile-visits pruning at the root.
+        let carried_over = self.time_carried_over;
         let deadline_now = |used: f64| {
             let tc = opts.time_limit.map_or(f64::INFINITY, |f| f(&view, used));
-            start + Duration::from_secs_f64(max_time.min(tc).clamp(0.0, 1e9))
+            let limit = max_time.min(tc);
+            if shared.has_tc {
+                let root_visits = start_visits + done.load(Ordering::Acquire);
+                let left = explore::upper_bound_visits_left_by_time(
+                    root_visits,
+                    used,
+                    limit,
+                    carried_over,
+                    threads,
+                );
+                shared
+                    .visits_left_by_time
+                    .store(left.to_bits(), Ordering::Release);
+            }
+            start + Duration::from_secs_f64(limit.clamp(0.0, 1e9))
         };
         let mut deadline = deadline_now(0.0);
         let stopped = || {
@@ -584,52 +610,17 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let watcher = std::thread::current();
         std::thread::scope(|scope| {
             for &seed in &seeds {
-                let (ctx, root, reserved, done, error, stopped) =
-                    (&ctx, &root, &reserved, &done, &error, &stopped);
-                let (finished, watcher) = (&finished, &watcher);
+                let (ctx, root, shared, watcher) = (&ctx, &root, &shared, &watcher);
                 let spawned = std::thread::Builder::new()
                     .name("search".into())
                     .stack_size(SEARCH_THREAD_STACK_BYTES)
                     .spawn_scoped(scope, move || {
-                        let mut w = Worker {
-                            rng: StdRng::seed_from_u64(seed),
-                            state: ctx.root_state.clone(),
-                            scratch: Scratch::default(),
-                            excluded: Vec::new(),
-                            path: Vec::new(),
-                        };
-                        let mut retries = 0u32;
-                        while !stopped() {
-                            if reserved.fetch_add(1, Ordering::AcqRel) >= budget {
-                                reserved.fetch_sub(1, Ordering::AcqRel);
-                                finished.store(true, Ordering::Release);
-                                break;
-                            }
-                            w.state.clone_from(ctx.root_state);
-                            w.path.clear();
-                            match ctx.descend(&mut w, root, true, 0) {
-                                Ok(PlayoutEnd::Counted) => {
-                                    done.fetch_add(1, Ordering::AcqRel);
-                                    retries = 0;
-                                }
-                                Ok(PlayoutEnd::Retry) => {
-                                    reserved.fetch_sub(1, Ordering::AcqRel);
-                                    retries += 1;
-                                    if retries > 16 {
-                                        std::thread::yield_now();
-                                    }
-                                }
-                                Err(e) => {
-                                    reserved.fetch_sub(1, Ordering::AcqRel);
-                                    *error.lock() = Some(e);
-                                    finished.store(true, Ordering::Release);
-                                }
-                            }
-                        }
+                        shared.search_thread(ctx, root, seed, opts.stop);
                         watcher.unpark();
                     });
                 if let Err(e) = spawned {
-                    *error.lock() = Some(EvalError(format!("cannot start a search thread: {e}")));
+                    *shared.error.lock() =
+                        Some(EvalError(format!("cannot start a search thread: {e}")));
                     finished.store(true, Ordering::Release);
                 }
             }
@@ -669,17 +660,104 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
             }
         });
-        if let Some(e) = error.into_inner() {
+        let playouts = shared.done.load(Ordering::Acquire);
+        if let Some(e) = shared.error.into_inner() {
             return Err(SearchError::Eval(e));
         }
         self.last_stats = SearchStats {
-            playouts: done.load(Ordering::Acquire),
+            playouts,
             root_visits: self.root.visits(),
             seconds: start.elapsed().as_secs_f64(),
-            memory_capped: tree_room < asked && done.load(Ordering::Acquire) >= budget,
+            memory_capped: tree_room < asked && playouts >= budget,
         };
         self.time_carried_over += self.last_stats.seconds;
         Ok(self.last_stats)
+    }
+}
+
+/// What the search threads share while a search runs.
+struct Shared {
+    /// Playouts started or done: each reserves one unit of the budget
+    /// first, so that many threads end at exactly the limit.
+    reserved: AtomicI64,
+    /// Playouts done.
+    done: AtomicI64,
+    /// Set when the search must end (limit, clock or error).
+    finished: AtomicBool,
+    error: Mutex<Option<EvalError>>,
+    /// With time controls, the most visits the time left allows (`f64`
+    /// bits; KataGo's `upperBoundVisitsLeftDueToTime`).
+    visits_left_by_time: AtomicU64,
+    budget: i64,
+    /// Visits the visit limit leaves at the start.
+    visits_room: i64,
+    max_playouts: i64,
+    has_tc: bool,
+}
+
+impl Shared {
+    /// The most visits the rest of the search can add (KataGo's
+    /// `upperBoundVisitsLeft`: the limits, and the clock under time
+    /// controls).
+    fn visits_left(&self) -> f64 {
+        let playouts = self.done.load(Ordering::Acquire);
+        let by_time = if self.has_tc {
+            f64::from_bits(self.visits_left_by_time.load(Ordering::Acquire))
+        } else {
+            1e30
+        };
+        by_time
+            .min((self.max_playouts - playouts) as f64)
+            .min((self.visits_room - playouts) as f64)
+    }
+
+    /// One search thread: playouts until the search is over.
+    fn search_thread<S: SearchState, E: PositionEvaluator<S>>(
+        &self,
+        ctx: &Ctx<'_, S, E>,
+        root: &Node,
+        seed: u64,
+        stop: Option<&AtomicBool>,
+    ) {
+        let mut w = Worker {
+            rng: StdRng::seed_from_u64(seed),
+            state: ctx.root_state.clone(),
+            scratch: Scratch::default(),
+            excluded: Vec::new(),
+            path: Vec::new(),
+            visits_left: 1e30,
+        };
+        let mut retries = 0u32;
+        while !(self.finished.load(Ordering::Acquire)
+            || stop.is_some_and(|s| s.load(Ordering::Acquire)))
+        {
+            if self.reserved.fetch_add(1, Ordering::AcqRel) >= self.budget {
+                self.reserved.fetch_sub(1, Ordering::AcqRel);
+                self.finished.store(true, Ordering::Release);
+                break;
+            }
+            w.state.clone_from(ctx.root_state);
+            w.path.clear();
+            w.visits_left = self.visits_left();
+            match ctx.descend(&mut w, root, true, 0) {
+                Ok(PlayoutEnd::Counted) => {
+                    self.done.fetch_add(1, Ordering::AcqRel);
+                    retries = 0;
+                }
+                Ok(PlayoutEnd::Retry) => {
+                    self.reserved.fetch_sub(1, Ordering::AcqRel);
+                    retries += 1;
+                    if retries > 16 {
+                        std::thread::yield_now();
+                    }
+                }
+                Err(e) => {
+                    self.reserved.fetch_sub(1, Ordering::AcqRel);
+                    *self.error.lock() = Some(e);
+                    self.finished.store(true, Ordering::Release);
+                }
+            }
+        }
     }
 }
 

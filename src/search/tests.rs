@@ -946,3 +946,37 @@ fn anti_mirror_values_the_hard_case_by_the_centre() {
     assert!((f64::from(win) - hacked).abs() < 1e-6, "{win} {hacked}");
     assert!(owned <= rows && owned * 2 > rows, "{owned} of {rows}");
 }
+
+#[test]
+fn futile_root_children_get_no_more_visits() {
+    // (root visits, root children visited, visits outside the best child)
+    let run = |threshold: f64| {
+        let mut p = params(300, 1);
+        p.futile_visits_threshold = threshold;
+        let mut s = Search::new(p, MaterialEval::new(), capture_position(), 1);
+        s.run(&RunOptions::default()).unwrap();
+        let view = s.view();
+        let visits: Vec<i64> = view
+            .root
+            .children()
+            .iter()
+            .map(|c| c.node.visits())
+            .collect();
+        let best = visits.iter().copied().max().unwrap_or(0);
+        let visited = visits.iter().filter(|&&v| v > 0).count();
+        (
+            view.root.visits(),
+            visited,
+            visits.iter().sum::<i64>() - best,
+        )
+    };
+    let (all_visits, all_children, all_others) = run(0.0);
+    // KataGo's pruning with the threshold at its top (1.0): once the
+    // capture leads, a move that cannot catch up with it in the visits
+    // left is not searched, new moves included; the search still spends
+    // its whole budget.
+    let (visits, children, others) = run(1.0);
+    assert_eq!((all_visits, visits), (300, 300));
+    assert!(children < all_children, "{children} {all_children}");
+    assert!(others < all_others, "{others} {all_others}");
+}
