@@ -7,7 +7,7 @@
 # point: KataGo's "difficult" case. Prints White's wins per player.
 #
 #   scripts/anti_mirror_match.sh [GAMES] [VISITS] [SIZE]
-#   KATAGO=/path/to/katago KATAGO_SRC=/path/to/KataGo scripts/anti_mirror_match.sh 10 100 9
+#   KATAGO="$(command -v katago)" KATAGO_SRC=../KataGo scripts/anti_mirror_match.sh 10 100 9
 #
 # Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared), or MODEL;
 # ours runs with configs/gtp.toml, KataGo with KATAGO_CONFIG or its

@@ -82,11 +82,7 @@ impl AntiMirror {
     /// case, with the opponent mirroring all the way down (the last four
     /// moves aside). The evaluation then includes ownership.
     pub fn hacks_evaluation<S: SearchState>(&self, state: &S, path: &[Move]) -> bool {
-        self.status.advantage >= -0.5
-            && self
-                .center
-                .is_some_and(|c| state.color_at(c) == self.root_pla.opp().color())
-            && self.applies(path, 4)
+        self.is_difficult(state) && self.applies(path, 4)
     }
 
     /// KataGo's `hackNNOutputForMirror`: moves White's win/loss split in
