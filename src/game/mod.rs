@@ -14,6 +14,7 @@ mod board;
 mod history;
 mod katago_rand;
 mod ladder;
+mod local_pattern;
 mod rules;
 pub mod sgf;
 mod state;
@@ -24,6 +25,7 @@ pub use area::AreaOptions;
 pub use board::{Area, Board, BoardSizeError, DiagramError, Locs, MoveRecord};
 pub use history::{BoardHistory, HistoryError, NUM_RECENT_BOARDS};
 pub use ladder::{iter_ladders, LadderScratch};
+pub use local_pattern::{pattern_hash, pattern_hash_with_sym};
 pub use rules::{
     komi_is_int_or_half_int, KoRule, Rules, RulesError, ScoringRule, TaxRule,
     WhiteHandicapBonusRule, MAX_USER_KOMI, MIN_USER_KOMI,

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use super::mirror::MirrorStatus;
-use crate::game::{Color, Loc, Move, Player};
+use super::pattern_bonus::PatternBonusTable;
+use crate::game::{Color, Hash128, Loc, Move, Player};
 use crate::nn::{NnOutput, Symmetry};
 
 use crate::nn::invariant_symmetries;
@@ -81,6 +82,21 @@ pub trait SearchState: Clone + Send + Sync {
     /// [`MirrorStatus::detect`]). Default: nobody is.
     fn mirror_status(&self) -> MirrorStatus {
         MirrorStatus::NONE
+    }
+
+    /// The shape hash of the player to move playing `mv` here, for the
+    /// pattern bonus table ([`crate::game::pattern_hash`]); zero for a move
+    /// without one (a pass, a ko capture). Default: none.
+    fn pattern_hash(&self, mv: Move) -> Hash128 {
+        let _ = mv;
+        Hash128::ZERO
+    }
+
+    /// Adds `bonus` to `table` for the shape of every move `only` played in
+    /// the game so far (`avoidRepeatedPatternUtility`, KataGo's
+    /// `addBonusForGameMoves`). Default: no moves known.
+    fn add_game_patterns(&self, table: &mut PatternBonusTable, bonus: f64, only: Player) {
+        let _ = (table, bonus, only);
     }
 
     /// Whether `fillDameBeforePass` applies here as the root: territory

@@ -1,11 +1,14 @@
 //! The real game as the search sees it: [`GameState`] (in `game`)
 //! implementing [`SearchState`].
 
-use crate::game::{AreaOptions, Color, GameState, Loc, Move, Player, ScoringRule};
+use crate::game::{
+    pattern_hash, AreaOptions, Color, GameState, Hash128, Loc, Move, Player, ScoringRule,
+};
 use crate::nn::Symmetry;
 
 use super::eval::{Outcome, SearchState};
 use super::mirror::{MirrorGame, MirrorStatus};
+use super::pattern_bonus::PatternBonusTable;
 use crate::nn::invariant_symmetries;
 
 impl SearchState for GameState {
@@ -75,6 +78,19 @@ impl SearchState for GameState {
 
     fn adjacent_to_chain(&self, loc: Loc, chain: Loc) -> bool {
         self.board.is_adjacent_to_chain(loc, chain)
+    }
+
+    fn pattern_hash(&self, mv: Move) -> Hash128 {
+        pattern_hash(&self.board, self.next, mv).unwrap_or(Hash128::ZERO)
+    }
+
+    fn add_game_patterns(&self, table: &mut PatternBonusTable, bonus: f64, only: Player) {
+        table.add_game_moves(
+            self.hist.initial_board(),
+            self.hist.moves(),
+            bonus,
+            Some(only),
+        );
     }
 
     fn mirror_status(&self) -> MirrorStatus {

@@ -22,6 +22,7 @@ mod game_state;
 mod mirror;
 mod nn_eval;
 mod params;
+mod pattern_bonus;
 mod playout;
 mod report;
 mod results;
@@ -41,6 +42,7 @@ pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{
     no_effect_warnings, Enabled, OptPlayer, ParamError, SearchParams, SetupFor, NO_EFFECT_PARAMS,
 };
+pub use pattern_bonus::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
 pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};
 pub use results::{MoveInfo, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;

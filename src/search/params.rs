@@ -599,7 +599,6 @@ pub const NO_EFFECT_PARAMS: &[&str] = &[
     "graphSearchRepBound",
     "graphSearchCatchUpLeakProb",
     "enableMorePassingHacks",
-    "avoidRepeatedPatternUtility",
     "useEvalCache",
     "evalCacheMinVisits",
     "nodeTableShardsPowerOfTwo",
@@ -634,6 +633,7 @@ mod tests {
             "rootPruneUselessMoves",
             "fillDameBeforePass",
             "antiMirror",
+            "avoidRepeatedPatternUtility",
         ] {
             assert!(!NO_EFFECT_PARAMS.contains(&k), "{k}");
         }

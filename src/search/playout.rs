@@ -13,10 +13,11 @@ use super::bias::{bias_key, BiasTable};
 use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
 use super::explore::{self, ChildWeight};
 use super::params::SearchParams;
+use super::pattern_bonus::PatternBonusTable;
 use super::root_symmetry::RootSymmetry;
 use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
 use super::utility::UtilityFn;
-use crate::game::{ByPlayer, Move, Player};
+use crate::game::{ByPlayer, Hash128, Move, Player};
 use crate::nn::NnOutput;
 
 /// Everything a playout reads that is fixed for one search.
@@ -41,6 +42,12 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub has_shortterm_error: bool,
     /// The player the playout doubling advantage is for.
     pub pda_player: Player,
+    /// The pattern bonus table of this search (`avoidRepeatedPatternUtility`,
+    /// `avoidSgfPattern*`), if any.
+    pub patterns: Option<&'a PatternBonusTable>,
+    /// The player the search is for (KataGo's `plaThatSearchIsFor`): only
+    /// their moves get pattern bonuses.
+    pub pattern_player: Player,
 }
 
 /// Per-thread scratch state.
@@ -110,8 +117,26 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
     }
 
-    /// The leaf sample of a finished game.
-    fn terminal_sample(&self, outcome: Outcome) -> NodeValues {
+    /// KataGo's `getPatternBonus`: the bonus to White's utility for the
+    /// shape of the move that led to `node`, when the player the search is
+    /// for played it; 0 at the root and without a table.
+    #[inline]
+    fn pattern_bonus(&self, node: &Node, is_root: bool) -> f64 {
+        match self.patterns {
+            Some(table)
+                if !is_root
+                    && node.pattern_hash != Hash128::ZERO
+                    && node.next_pla.opp() == self.pattern_player =>
+            {
+                table.get(node.pattern_hash)
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// The leaf sample of a finished game, with `bonus` (the node's pattern
+    /// bonus) added to its utility.
+    fn terminal_sample(&self, outcome: Outcome, bonus: f64) -> NodeValues {
         let (win_loss, no_result, score, score_sq) = match outcome {
             Outcome::NoResult => (0.0, 1.0, 0.0, 0.0),
             Outcome::Scored {
@@ -141,7 +166,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             }
         };
         let utility =
-            self.utility.result(win_loss, no_result) + self.utility.score(score, score_sq);
+            self.utility.result(win_loss, no_result) + self.utility.score(score, score_sq) + bonus;
         NodeValues {
             visits: 1,
             weight_sum: self.terminal_weight(),
@@ -156,10 +181,11 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
     }
 
-    /// The leaf sample of a network evaluation (with the node's subtree bias).
-    pub fn nn_sample(&self, node: &Node, nn: &NnOutput) -> NodeValues {
+    /// The leaf sample of a network evaluation (with the node's subtree
+    /// bias and pattern bonus).
+    pub fn nn_sample(&self, node: &Node, is_root: bool, nn: &NnOutput) -> NodeValues {
         let win_loss = nn.white_win_prob as f64 - nn.white_loss_prob as f64;
-        let mut utility = self.utility.of_nn(nn);
+        let mut utility = self.utility.of_nn(nn) + self.pattern_bonus(node, is_root);
         if self.params.subtree_value_bias_factor != 0.0 {
             if let Some(e) = &node.bias.lock().entry {
                 utility += e.bias(self.params.subtree_value_bias_factor);
@@ -281,6 +307,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
         let w = self.nn_weight(&nn);
         let total_w = child_weight + w;
+        // As KataGo, the node's own pattern bonus goes onto the average
+        // (its children's values hold theirs), and the mean square follows.
+        let plain = (sums.utility + utility * w) / total_w;
+        let with_bonus = plain + self.pattern_bonus(node, is_root);
         let v = NodeValues {
             visits: 0,
             weight_sum: total_w,
@@ -290,8 +320,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             score_mean: (sums.score_mean + nn.white_score_mean as f64 * w) / total_w,
             score_mean_sq: (sums.score_mean_sq + nn.white_score_mean_sq as f64 * w) / total_w,
             lead: (sums.lead + nn.white_lead as f64 * w) / total_w,
-            utility: (sums.utility + utility * w) / total_w,
-            utility_sq: (sums.utility_sq + utility * utility * w) / total_w,
+            utility: with_bonus,
+            utility_sq: (sums.utility_sq + utility * utility * w) / total_w
+                + with_bonus * with_bonus
+                - plain * plain,
         };
         node.store_values(&v, add_visits);
     }
@@ -306,7 +338,8 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
     ) -> Result<PlayoutEnd, EvalError> {
         if !node.force_non_terminal && !is_root {
             if let Some(outcome) = w.state.outcome() {
-                node.add_leaf_sample(&self.terminal_sample(outcome));
+                let bonus = self.pattern_bonus(node, false);
+                node.add_leaf_sample(&self.terminal_sample(outcome, bonus));
                 return Ok(PlayoutEnd::Counted);
             }
         }
@@ -335,7 +368,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                     am.hack_nn_output(&mut hacked);
                     nn = Arc::new(hacked);
                 }
-                let sample = self.nn_sample(node, &nn);
+                let sample = self.nn_sample(node, is_root, &nn);
                 node.finish_eval(nn);
                 node.add_leaf_sample(&sample);
                 return Ok(PlayoutEnd::Counted);
@@ -350,7 +383,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let child = loop {
             let Some((mv, existing)) = self.select_child(w, node, &nn, is_root, depth) else {
                 // Everything is forbidden: count the node's own evaluation again.
-                node.add_leaf_sample(&self.nn_sample(node, &nn));
+                node.add_leaf_sample(&self.nn_sample(node, is_root, &nn));
                 return Ok(PlayoutEnd::Counted);
             };
             if let Some(c) = existing {
@@ -372,7 +405,11 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 && ((is_root && self.params.conservative_pass)
                     || w.state.friendly_pass_continues())
                 && pass_ends_game(&w.state);
-            let child = Arc::new(Node::new(node.next_pla.opp(), Some(mv), force_non_terminal));
+            let mut child = Node::new(node.next_pla.opp(), Some(mv), force_non_terminal);
+            if self.patterns.is_some() {
+                child = child.with_pattern_hash(w.state.pattern_hash(mv));
+            }
+            let child = Arc::new(child);
             if self.params.subtree_value_bias_factor != 0.0 {
                 if let (Some(table), Some(key)) = (self.bias, bias_key(&w.state, mv)) {
                     child.bias.lock().entry = Some(table.get(key));

@@ -15,6 +15,7 @@ use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
 use super::mirror::MirrorStatus;
 use super::params::SearchParams;
+use super::pattern_bonus::PatternBonusTable;
 use super::playout::{Ctx, PlayoutEnd, Scratch, Worker};
 use super::results::SearchView;
 use super::root_symmetry::RootSymmetry;
@@ -109,6 +110,15 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The anti-mirror defence (`antiMirror`), set when a search starts
     /// and the opponent is found mirroring; `None` otherwise.
     anti_mirror: Option<AntiMirror>,
+    /// Shapes to avoid given from outside (`avoidSgfPattern*`).
+    external_patterns: Option<Arc<PatternBonusTable>>,
+    /// This search's pattern bonus table: the outside one plus, with
+    /// `avoidRepeatedPatternUtility`, the game's own moves; rebuilt when a
+    /// search starts.
+    patterns: Option<PatternBonusTable>,
+    /// The player the last search was for (KataGo's
+    /// `plaThatSearchIsForLastSearch`).
+    pattern_player: Option<Player>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -136,6 +146,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_pruned: Vec::new(),
             fills_dame: false,
             anti_mirror: None,
+            external_patterns: None,
+            patterns: None,
+            pattern_player: None,
         };
         s.reset_bias_table();
         s
@@ -189,11 +202,20 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn set_params(&mut self, params: SearchParams) {
         let keep = params.win_loss_utility_factor == self.params.win_loss_utility_factor
             && params.subtree_value_bias_factor == self.params.subtree_value_bias_factor
+            && params.avoid_repeated_pattern_utility == self.params.avoid_repeated_pattern_utility
             && params.root_noise_enabled == self.params.root_noise_enabled;
         self.params = params;
         if !keep {
             self.clear_tree();
         }
+    }
+
+    /// Sets the shapes to avoid that come from outside the game (KataGo's
+    /// external pattern bonus table, from `avoidSgfPattern*`), dropping the
+    /// tree, whose values were made without them.
+    pub fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
+        self.external_patterns = table;
+        self.clear_tree();
     }
 
     /// The root position.
@@ -408,15 +430,56 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 .playout_doubling_advantage_pla
                 .0
                 .unwrap_or(self.root_state.next_player()),
+            patterns: self.patterns.as_ref(),
+            pattern_player: self.pattern_player.unwrap_or(self.root_state.next_player()),
         }
+    }
+
+    /// Rebuilds the pattern bonus table for a search for `player` (KataGo's
+    /// `beginSearch`): the outside table, plus the game's own moves by
+    /// `player` with `avoidRepeatedPatternUtility`. When the player the
+    /// search is for changes, the tree goes: its values hold the other
+    /// player's bonuses.
+    fn prepare_patterns(&mut self, player: Player) {
+        let utility = self.params.avoid_repeated_pattern_utility;
+        let active = utility != 0.0 || self.external_patterns.is_some();
+        if active && self.pattern_player.is_some_and(|p| p != player) {
+            self.clear_tree();
+        }
+        self.pattern_player = Some(player);
+        self.patterns = active.then(|| {
+            let mut table = self
+                .external_patterns
+                .as_deref()
+                .cloned()
+                .unwrap_or_default();
+            if utility != 0.0 {
+                // A bonus is in White's utility.
+                let bonus = if player == Player::White {
+                    -utility
+                } else {
+                    utility
+                };
+                self.root_state.add_game_patterns(&mut table, bonus, player);
+            }
+            table
+        });
     }
 
     /// Evaluates the root (always afresh: symmetries, noise and root
     /// policy temperature change it per search), sets the dynamic score
     /// centre, and recomputes a reused tree under the new utility.
-    fn prepare_root(&mut self) -> Result<bool, EvalError> {
+    fn prepare_root(&mut self, pondering: bool) -> Result<bool, EvalError> {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let pla = self.root_state.next_player();
+        // Pondering thinks for the player who moved last, unless a search
+        // for someone came before (KataGo's plaThatSearchIsFor).
+        let search_for = if pondering {
+            self.pattern_player.unwrap_or(pla.opp())
+        } else {
+            pla
+        };
+        self.prepare_patterns(search_for);
         let mirror = if self.params.anti_mirror {
             self.root_state.mirror_status()
         } else {
@@ -483,7 +546,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             recompute_tree(&ctx, &root, true);
         } else if root.try_begin_eval() {
             let ctx = self.ctx(has_err);
-            let sample = ctx.nn_sample(&root, &nn);
+            let sample = ctx.nn_sample(&root, true, &nn);
             root.finish_eval(nn);
             root.add_leaf_sample(&sample);
         }
@@ -535,7 +598,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Runs a search until a limit, the stop flag, or an evaluator error.
     pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
         let start = Instant::now();
-        let has_err = self.prepare_root()?;
+        let has_err = self.prepare_root(opts.pondering)?;
         let p = &self.params;
         let (max_visits, max_playouts, mut max_time) = self.limits(opts.pondering);
         if let Some(t) = opts.max_time {

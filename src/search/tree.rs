@@ -9,7 +9,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::bias::BiasEntry;
 use super::explore::StatsView;
-use crate::game::{Move, Player};
+use crate::game::{Hash128, Move, Player};
 use crate::nn::NnOutput;
 
 /// An `f64` stored in an `AtomicU64`.
@@ -106,6 +106,10 @@ pub struct Node {
     /// Evaluated as a normal position even though the game is over there
     /// (the root, and a conservative pass from the root).
     pub force_non_terminal: bool,
+    /// The shape of the move that led here, for the pattern bonus table
+    /// ([`super::PatternBonusTable`]); zero when there is no table or the
+    /// move has no shape (a pass, a ko capture).
+    pub pattern_hash: Hash128,
     state: AtomicU8,
     nn: RwLock<Option<Arc<NnOutput>>>,
     children: RwLock<Vec<Child>>,
@@ -124,6 +128,7 @@ impl Node {
             next_pla,
             prev_move,
             force_non_terminal,
+            pattern_hash: Hash128::ZERO,
             state: AtomicU8::new(STATE_UNEVALUATED),
             nn: RwLock::new(None),
             children: RwLock::new(Vec::new()),
@@ -132,6 +137,12 @@ impl Node {
             dirty: AtomicI32::new(0),
             bias: Mutex::new(BiasState::default()),
         }
+    }
+
+    /// The node with the shape hash of the move that led to it.
+    pub fn with_pattern_hash(mut self, hash: Hash128) -> Node {
+        self.pattern_hash = hash;
+        self
     }
 
     /// The evaluation state (`STATE_*`).

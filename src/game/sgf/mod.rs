@@ -28,6 +28,6 @@ mod writer;
 
 pub use error::{SgfError, SgfErrorKind};
 pub use parser::parse_collection;
-pub use record::GameRecord;
+pub use record::{GameRecord, NodeStep};
 pub use tree::{NodeId, SgfNode, SgfTree, TextPos};
 pub use writer::write_sgf;

@@ -2,7 +2,7 @@
 //! [`SgfTree`].
 
 use super::error::{SgfError, SgfErrorKind};
-use super::tree::{SgfNode, SgfTree};
+use super::tree::{NodeId, SgfNode, SgfTree};
 use crate::game::{Color, Player, MAX_LEN, MIN_LEN};
 
 /// A game as the engine needs it: board size, game information, setup and
@@ -119,6 +119,60 @@ impl SgfTree {
             }
         }
         Ok(rec)
+    }
+}
+
+/// One node of a tree as a step of play, for walks over every variation
+/// ([`SgfTree::step`]): its setup, who moves next, its move and comment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeStep {
+    /// `AB`/`AW`/`AE` stones, as in [`GameRecord::setup`].
+    pub setup: Vec<(Color, (usize, usize))>,
+    /// `PL`.
+    pub player_to_move: Option<Player>,
+    /// `B` or `W`: the player and the point (`None`: a pass).
+    pub mv: Option<(Player, Option<(usize, usize)>)>,
+    /// `C`.
+    pub comment: Option<String>,
+}
+
+impl SgfTree {
+    /// The board size (`SZ`), as [`SgfTree::record`] reads it.
+    pub fn board_size(&self) -> Result<(usize, usize), SgfError> {
+        board_size(self.root())
+    }
+
+    /// Node `id` as a typed [`NodeStep`] on this tree's board, with the
+    /// same rules for points as [`SgfTree::record`] (`None`: no such node).
+    pub fn step(&self, id: NodeId) -> Option<Result<NodeStep, SgfError>> {
+        let node = self.node(id)?;
+        Some(self.read_step(node))
+    }
+
+    fn read_step(&self, node: &SgfNode) -> Result<NodeStep, SgfError> {
+        let (x_size, y_size) = self.board_size()?;
+        let mut rec = GameRecord::new(x_size, y_size);
+        read_setup(node, &mut rec)?;
+        if node.get("B").is_some() && node.get("W").is_some() {
+            return Err(SgfError::at(
+                node.ident_position("W"),
+                SgfErrorKind::TwoMovesInNode,
+            ));
+        }
+        let mut mv = None;
+        for (player, ident) in [(Player::Black, "B"), (Player::White, "W")] {
+            if let Some(value) = single(node, ident)? {
+                let at = read_move(value, x_size, y_size)
+                    .map_err(|reason| bad_point(node, ident, 0, value, reason))?;
+                mv = Some((player, at));
+            }
+        }
+        Ok(NodeStep {
+            setup: rec.setup,
+            player_to_move: rec.player_to_move,
+            mv,
+            comment: single(node, "C")?.map(str::to_string),
+        })
     }
 }
 
