@@ -114,9 +114,9 @@ impl PatternBonusTable {
         only: Option<Player>,
     ) {
         let mut seen = HashSet::new();
-        let mut board = initial.clone();
+        let mut board = *initial;
         for &(mv, pla) in moves {
-            let before = board.clone();
+            let before = board;
             if !play_tolerant(&mut board, mv, pla) {
                 break;
             }
@@ -209,7 +209,7 @@ impl PatternBonusTable {
             }
             if let Some((pla, at)) = step.mv {
                 let mv = at.map_or(Move::Pass, |(x, y)| Move::Play(Loc::from_xy(x, y, xs)));
-                let before = board.clone();
+                let before = board;
                 if !play_tolerant(&mut board, mv, pla) {
                     // As KataGo, a variation ends at a move it cannot play.
                     continue;
@@ -234,7 +234,7 @@ impl PatternBonusTable {
                 }
             }
             for &child in tree.children(id).iter().rev() {
-                stack.push((child, board.clone(), moves));
+                stack.push((child, board, moves));
             }
         }
         Ok(())
