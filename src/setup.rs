@@ -35,8 +35,10 @@ use crate::store::{StoreError, StoreUrl};
 
 mod device_plan;
 mod memory;
+mod patterns;
 pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{MemoryBudget, MemoryPlan};
+pub use patterns::avoid_sgf_pattern_table;
 
 /// Why the network could not be set up.
 #[derive(Debug, thiserror::Error)]

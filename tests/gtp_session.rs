@@ -475,3 +475,61 @@ fn anti_mirror_params_as_katago() {
     assert_eq!(e.ok(1, "kata-get-param genmoveAntiMirror"), "false");
     assert_eq!(e.ok(2, "kata-get-param antiMirror"), "true");
 }
+
+/// `(x, y)` of a GTP vertex on a 19x19 board (`y = 0` the top row).
+fn vertex_xy(v: &str) -> Option<(usize, usize)> {
+    let v = v.to_ascii_uppercase();
+    let col = v.chars().next()?;
+    let x = "ABCDEFGHJKLMNOPQRST".find(col)?;
+    let row: usize = v[1..].parse().ok()?;
+    Some((x, 19usize.checked_sub(row)?))
+}
+
+/// KataGo's own `avoidcorners` check, on our engine: with
+/// `avoidSgfPattern*` naming a game whose moves are the 4-4, 3-4, 3-3 and
+/// 4-5 points, the first move is none of them in any corner, while without
+/// it the net's first move is one of them. The search settings are those
+/// of KataGo's test (1,500 visits, `rootPolicyTemperature` 1.5): with all
+/// the net's favourite moves penalised alike, a search needs the visits
+/// and the flatter root policy to find the unpenalised ones.
+#[test]
+fn avoid_sgf_patterns_keep_the_engine_off_the_shapes_of_the_games() {
+    let dir = std::env::temp_dir().join(format!("engine-avoid-sgf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sgf = dir.join("corners.sgf");
+    std::fs::write(&sgf, "(;GM[1]FF[4]SZ[19];B[pd];W[pq];B[cq];W[de])").unwrap();
+    let mut shapes = Vec::new();
+    for (a, b) in [(3, 3), (2, 3), (2, 2), (3, 4)] {
+        for (x, y) in [(a, b), (b, a)] {
+            for (fx, fy) in [(x, y), (18 - x, y), (x, 18 - y), (18 - x, 18 - y)] {
+                shapes.push((fx, fy));
+            }
+        }
+    }
+    let first_move = |extra: &str| {
+        let mut e = Engine::start_with(&format!(
+            "maxVisits=1500,numSearchThreads=1,logAllGTPCommunication=false,\
+             rootSymmetryPruning=false,rootPolicyTemperature=1.5{extra}"
+        ));
+        e.ok(1, "boardsize 19");
+        e.ok(2, "clear_board");
+        let mv = e.ok(3, "genmove b");
+        e.send("quit");
+        let _ = e.child.wait();
+        vertex_xy(&mv).unwrap_or_else(|| panic!("genmove answered {mv}"))
+    };
+    let plain = first_move("");
+    assert!(
+        shapes.contains(&plain),
+        "without the table the net plays {plain:?}"
+    );
+    let avoiding = first_move(&format!(
+        ",avoidSgfPatternUtility=0.3,avoidSgfPatternLambda=0.0,avoidSgfPatternDirs={}",
+        sgf.display()
+    ));
+    assert!(
+        !shapes.contains(&avoiding),
+        "with the table the engine still plays {avoiding:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

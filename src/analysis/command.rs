@@ -158,6 +158,8 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     // KataGo makes nnMaxBatchSize mandatory here; default it instead to
     // what every search thread evaluating at once needs.
     let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
+    let patterns = crate::setup::avoid_sgf_pattern_table(&cfg, 0)
+        .map_err(|e| StartError::Invalid(e.to_string()))?;
     let net = load_network(model, &cfg, concurrent.max(8))?;
     for line in crate::setup::config_key_report(&cfg, "engine analysis") {
         crate::logfile::startup(&line);
@@ -177,7 +179,7 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     }
     let tree_memory_limit = plan.map(|p| p.tree_bytes);
     start(
-        Arc::new(network_backend(base, &net, tree_memory_limit)),
+        Arc::new(network_backend(base, &net, tree_memory_limit, patterns)),
         opts,
     )?;
     // KataGo logs its evaluator's counters at exit; benchmarks read them.
@@ -199,6 +201,7 @@ fn network_backend(
     base: Vec<(String, serde_json::Value)>,
     net: &Network,
     tree_memory_limit: Option<u64>,
+    patterns: Option<Arc<crate::search::PatternBonusTable>>,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
     let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
     let model = net.model_info();
@@ -212,6 +215,7 @@ fn network_backend(
         clear_cache: Box::new(move || cache_owner.evaluator().clear_cache()),
         seed: rand::random(),
         tree_memory_limit,
+        patterns,
     }
 }
 

@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::game::{GameState, Rules};
 use crate::search::{
-    AnalysisSnapshot, PositionEvaluator, RunOptions, Search, SearchParams, SearchState, SearchView,
-    SetupFor, SnapshotRequest,
+    AnalysisSnapshot, PatternBonusTable, PositionEvaluator, RunOptions, Search, SearchParams,
+    SearchState, SearchView, SetupFor, SnapshotRequest,
 };
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher, SnapshotContents};
@@ -57,6 +57,8 @@ pub struct SearchBackend<S, E> {
     pub seed: u64,
     /// Each analysis thread's tree share of `maxMemoryMB`, if set.
     pub tree_memory_limit: Option<u64>,
+    /// Shapes to avoid (`avoidSgfPattern*`), if any.
+    pub patterns: Option<Arc<PatternBonusTable>>,
 }
 
 impl<S, E> AnalysisBackend for SearchBackend<S, E>
@@ -98,6 +100,7 @@ where
             make_state: self.make_state.clone(),
             seed: self.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             tree_memory_limit: self.tree_memory_limit,
+            patterns: self.patterns.clone(),
         }
     }
 
@@ -123,6 +126,7 @@ pub struct SearchSearcher<S: SearchState, E: PositionEvaluator<S>> {
     make_state: MakeState<S>,
     seed: u64,
     tree_memory_limit: Option<u64>,
+    patterns: Option<Arc<PatternBonusTable>>,
 }
 
 impl<S, E> Searcher<SearchParams> for SearchSearcher<S, E>
@@ -151,6 +155,7 @@ where
                 if let Some(bytes) = self.tree_memory_limit {
                     search.set_tree_memory_limit(bytes);
                 }
+                search.set_pattern_bonus_table(self.patterns.clone());
                 slot.insert(search)
             }
         };

@@ -174,6 +174,9 @@ impl SearchBot {
             game.state().clone(),
             seed,
         );
+        search.set_pattern_bonus_table(
+            crate::setup::avoid_sgf_pattern_table(cfg, 0).map_err(|e| e.to_string())?,
+        );
         if let Some(plan) = net.memory_plan(1) {
             search.set_tree_memory_limit(plan.tree_bytes);
             for note in plan.notes {
@@ -455,6 +458,7 @@ impl GtpBot for SearchBot {
         let endless = !matches!(req.purpose, SearchPurpose::Genmove { .. });
         let opts = RunOptions {
             pondering: endless,
+            for_opponent: matches!(req.purpose, SearchPurpose::Ponder),
             max_time: None,
             time_limit: time_management.as_ref().map(|_| &time_limit as _),
             stop: Some(stop),

@@ -15,7 +15,7 @@ use crate::play::matches::{
     load_evaluators, table, write_summary, GameOutcome, MatchRunner, MatchSettings, Tally,
 };
 use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
-use crate::play::PlayError;
+use crate::play::{PlayError, SettingsError};
 use crate::setup::ConfigArgs;
 use crate::store::Store;
 
@@ -134,7 +134,11 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), PlayEr
 fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     let mut cfg = args.config.load().map_err(Box::new)?;
     apply_short_form(&mut cfg, args)?;
-    let settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
+    let mut settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
+    for (i, bot) in settings.bots.iter_mut().enumerate() {
+        bot.patterns = crate::setup::avoid_sgf_pattern_table(&cfg, i)
+            .map_err(|e| SettingsError::Invalid(e.to_string()))?;
+    }
     let sprt = match &args.sprt {
         Some(text) => {
             if settings.bots.len() != 2 {

@@ -28,6 +28,7 @@ mod report;
 mod results;
 mod root_symmetry;
 mod runner;
+mod threads;
 mod tree;
 pub mod utility;
 

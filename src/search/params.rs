@@ -351,7 +351,9 @@ search_params! {
     playout_doubling_advantage: f64 = "playoutDoublingAdvantage" [-3.0, 3.0];
     /// The player the advantage is for (empty = the root player).
     playout_doubling_advantage_pla: OptPlayer = "playoutDoublingAdvantagePla" [0, 1];
-    /// Utility penalty for repeating shapes. Accepted, no effect (not implemented).
+    /// Utility the searching player loses for each shape of its own earlier
+    /// moves in the game it plays again (KataGo's pattern bonus table,
+    /// [`super::PatternBonusTable`]); 0: off.
     avoid_repeated_pattern_utility: f64 = "avoidRepeatedPatternUtility" [-3.0, 3.0];
     /// Policy temperature applied by the evaluator everywhere in the tree.
     nn_policy_temperature: f32 = "nnPolicyTemperature" [0.01, 5.0];

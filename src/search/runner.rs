@@ -16,9 +16,10 @@ use super::explore;
 use super::mirror::MirrorStatus;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
-use super::playout::{Ctx, PlayoutEnd, Scratch, Worker};
+use super::playout::{Ctx, Scratch};
 use super::results::SearchView;
 use super::root_symmetry::RootSymmetry;
+use super::threads::Shared;
 use super::tree::Node;
 use super::utility::UtilityFn;
 use crate::game::{ByPlayer, Move, Player};
@@ -37,6 +38,11 @@ pub type TimeLimitFn<'a> = dyn Fn(&SearchView<'_>, f64) -> f64 + Sync + 'a;
 pub struct RunOptions<'a> {
     /// Use the `*Pondering` limits.
     pub pondering: bool,
+    /// The search thinks on the opponent's time: it is for the player who
+    /// moved last, or the one the last search was for (KataGo's
+    /// `plaThatSearchIsFor` while pondering; pattern bonuses go to that
+    /// player's moves). Otherwise it is for the player to move.
+    pub for_opponent: bool,
     /// A fixed time limit (seconds); the smaller of this and `maxTime` applies.
     pub max_time: Option<f64>,
     /// Set from outside to stop the search soon.
@@ -469,12 +475,12 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Evaluates the root (always afresh: symmetries, noise and root
     /// policy temperature change it per search), sets the dynamic score
     /// centre, and recomputes a reused tree under the new utility.
-    fn prepare_root(&mut self, pondering: bool) -> Result<bool, EvalError> {
+    fn prepare_root(&mut self, for_opponent: bool) -> Result<bool, EvalError> {
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let pla = self.root_state.next_player();
         // Pondering thinks for the player who moved last, unless a search
         // for someone came before (KataGo's plaThatSearchIsFor).
-        let search_for = if pondering {
+        let search_for = if for_opponent {
             self.pattern_player.unwrap_or(pla.opp())
         } else {
             pla
@@ -598,7 +604,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Runs a search until a limit, the stop flag, or an evaluator error.
     pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
         let start = Instant::now();
-        let has_err = self.prepare_root(opts.pondering)?;
+        let has_err = self.prepare_root(opts.for_opponent)?;
         let p = &self.params;
         let (max_visits, max_playouts, mut max_time) = self.limits(opts.pondering);
         if let Some(t) = opts.max_time {
@@ -735,92 +741,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         };
         self.time_carried_over += self.last_stats.seconds;
         Ok(self.last_stats)
-    }
-}
-
-/// What the search threads share while a search runs.
-struct Shared {
-    /// Playouts started or done: each reserves one unit of the budget
-    /// first, so that many threads end at exactly the limit.
-    reserved: AtomicI64,
-    /// Playouts done.
-    done: AtomicI64,
-    /// Set when the search must end (limit, clock or error).
-    finished: AtomicBool,
-    error: Mutex<Option<EvalError>>,
-    /// With time controls, the most visits the time left allows (`f64`
-    /// bits; KataGo's `upperBoundVisitsLeftDueToTime`).
-    visits_left_by_time: AtomicU64,
-    budget: i64,
-    /// Visits the visit limit leaves at the start.
-    visits_room: i64,
-    max_playouts: i64,
-    has_tc: bool,
-}
-
-impl Shared {
-    /// The most visits the rest of the search can add (KataGo's
-    /// `upperBoundVisitsLeft`: the limits, and the clock under time
-    /// controls).
-    fn visits_left(&self) -> f64 {
-        let playouts = self.done.load(Ordering::Acquire);
-        let by_time = if self.has_tc {
-            f64::from_bits(self.visits_left_by_time.load(Ordering::Acquire))
-        } else {
-            1e30
-        };
-        by_time
-            .min((self.max_playouts - playouts) as f64)
-            .min((self.visits_room - playouts) as f64)
-    }
-
-    /// One search thread: playouts until the search is over.
-    fn search_thread<S: SearchState, E: PositionEvaluator<S>>(
-        &self,
-        ctx: &Ctx<'_, S, E>,
-        root: &Node,
-        seed: u64,
-        stop: Option<&AtomicBool>,
-    ) {
-        let mut w = Worker {
-            rng: StdRng::seed_from_u64(seed),
-            state: ctx.root_state.clone(),
-            scratch: Scratch::default(),
-            excluded: Vec::new(),
-            path: Vec::new(),
-            visits_left: 1e30,
-        };
-        let mut retries = 0u32;
-        while !(self.finished.load(Ordering::Acquire)
-            || stop.is_some_and(|s| s.load(Ordering::Acquire)))
-        {
-            if self.reserved.fetch_add(1, Ordering::AcqRel) >= self.budget {
-                self.reserved.fetch_sub(1, Ordering::AcqRel);
-                self.finished.store(true, Ordering::Release);
-                break;
-            }
-            w.state.clone_from(ctx.root_state);
-            w.path.clear();
-            w.visits_left = self.visits_left();
-            match ctx.descend(&mut w, root, true, 0) {
-                Ok(PlayoutEnd::Counted) => {
-                    self.done.fetch_add(1, Ordering::AcqRel);
-                    retries = 0;
-                }
-                Ok(PlayoutEnd::Retry) => {
-                    self.reserved.fetch_sub(1, Ordering::AcqRel);
-                    retries += 1;
-                    if retries > 16 {
-                        std::thread::yield_now();
-                    }
-                }
-                Err(e) => {
-                    self.reserved.fetch_sub(1, Ordering::AcqRel);
-                    *self.error.lock() = Some(e);
-                    self.finished.store(true, Ordering::Release);
-                }
-            }
-        }
     }
 }
 

@@ -352,11 +352,13 @@ impl Gatekeeper {
                 name: names[0].clone(),
                 model: candidate_file.clone(),
                 params: self.params.clone(),
+                patterns: None,
             },
             BotSpec {
                 name: names[1].clone(),
                 model: accepted_file.clone(),
                 params: self.params.clone(),
+                patterns: None,
             },
         ];
         self.log

@@ -6,11 +6,12 @@
 //! rules and komi, resignation, and the paired openings.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::config::{Config, ConfigError};
 use crate::game::Rules;
 use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
-use crate::search::{SearchParams, SetupFor};
+use crate::search::{PatternBonusTable, SearchParams, SetupFor};
 use crate::setup::search_settings;
 
 /// One player of a match.
@@ -23,6 +24,10 @@ pub struct BotSpec {
     /// The search parameters: the config's search keys, then the ones
     /// suffixed with this bot's index.
     pub params: SearchParams,
+    /// Shapes this bot avoids (`avoidSgfPattern*`), loaded by `engine
+    /// match` after the settings ([`crate::setup::avoid_sgf_pattern_table`]:
+    /// reading the settings reads no file).
+    pub patterns: Option<Arc<PatternBonusTable>>,
 }
 
 /// Everything a match reads from the config besides the bots' nets.
@@ -163,6 +168,7 @@ impl MatchSettings {
                     name,
                     model: PathBuf::from(model),
                     params: bot_params(cfg, i)?,
+                    patterns: None,
                 });
             }
             let mut names: Vec<&str> = bots.iter().map(|b| b.name.as_str()).collect();

@@ -1,0 +1,177 @@
+//! `avoidSgfPattern*`: the shapes a bot avoids because they stand in some
+//! SGF files (KataGo's `Setup::loadAvoidSgfPatternBonusTables`), read once
+//! at start-up by `gtp`, `analysis` and `match`.
+//!
+//! Keys: `avoidSgfPatternUtility` (the penalty; the table exists only when
+//! it is set), `avoidSgfPatternDirs` (files or folders, comma-separated),
+//! `avoidSgfPatternLambda` (default 1), `avoidSgfPatternMinTurnNumber`
+//! (default 0), `avoidSgfPatternMaxFiles` (default 1,000,000),
+//! `avoidSgfPatternAllowedNames` (default: everyone). More sets of files,
+//! each with its own settings, are `avoidSgf2Pattern*`, `avoidSgf3Pattern*`,
+//! ...; in a match config each key may end in the bot's index
+//! (`avoidSgfPatternUtility1`), which wins over the key without it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::search::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
+
+use super::SetupError;
+
+/// The most sets of files read (`avoidSgfPattern*`, then `avoidSgf2Pattern*`
+/// to this): KataGo reads up to 99,999, far more than anyone writes.
+const MAX_SETS: usize = 100;
+
+/// The pattern bonus table for bot `bot` (0 outside match), or `None` when
+/// no `avoidSgf*PatternUtility` is set. Each file read is logged; an SGF
+/// that does not parse is logged and skipped, as KataGo does; a path that
+/// does not exist or a bad value is an error.
+pub fn avoid_sgf_pattern_table(
+    cfg: &Config,
+    bot: usize,
+) -> Result<Option<Arc<PatternBonusTable>>, SetupError> {
+    let mut table: Option<PatternBonusTable> = None;
+    for set in 1..=MAX_SETS {
+        let Some(avoid) = read_set(cfg, set, bot)? else {
+            continue;
+        };
+        let table = table.get_or_insert_with(PatternBonusTable::new);
+        let report = table.add_sgf_files(&avoid).map_err(|e| {
+            SetupError::Invalid(format!("avoidSgf{}PatternDirs: {e}", set_tag(set)))
+        })?;
+        for (file, outcome) in report {
+            crate::logfile::startup(&match outcome {
+                SgfFileOutcome::Added(n) => format!(
+                    "Added {n} shapes to penalize repeats for bot {bot} from {}",
+                    file.display()
+                ),
+                SgfFileOutcome::Invalid(why) => {
+                    format!("Invalid SGF {}: {why}", file.display())
+                }
+            });
+        }
+    }
+    Ok(table.map(Arc::new))
+}
+
+/// `""` for the first set, then `"2"`, `"3"`, ...
+fn set_tag(set: usize) -> String {
+    if set == 1 {
+        String::new()
+    } else {
+        set.to_string()
+    }
+}
+
+/// One set's settings, or `None` when its utility is not set.
+fn read_set(cfg: &Config, set: usize, bot: usize) -> Result<Option<AvoidSgfPatterns>, SetupError> {
+    let prefix = format!("avoidSgf{}Pattern", set_tag(set));
+    // The bot's own key first, then the shared one.
+    let key = |suffix: &str| {
+        let own = format!("{prefix}{suffix}{bot}");
+        if cfg.contains(&own) {
+            Some(own)
+        } else {
+            let shared = format!("{prefix}{suffix}");
+            cfg.contains(&shared).then_some(shared)
+        }
+    };
+    let Some(utility_key) = key("Utility") else {
+        return Ok(None);
+    };
+    let bad = |e: crate::config::ConfigError| SetupError::Config(Box::new(e));
+    let utility = cfg.get_f64(&utility_key, -3.0..=3.0).map_err(bad)?;
+    let lambda = match key("Lambda") {
+        Some(k) => cfg.get_f64(&k, 0.0..=1.0).map_err(bad)?,
+        None => 1.0,
+    };
+    let min_turn_number = match key("MinTurnNumber") {
+        Some(k) => cfg.get_i64(&k, 0..=1_000_000).map_err(bad)? as usize,
+        None => 0,
+    };
+    let max_files = match key("MaxFiles") {
+        Some(k) => cfg.get_i64(&k, 1..=1_000_000).map_err(bad)? as usize,
+        None => 1_000_000,
+    };
+    let allowed_names = match key("AllowedNames") {
+        Some(k) => cfg.get_strings(&k).map_err(bad)?,
+        None => Vec::new(),
+    };
+    let Some(dirs_key) = key("Dirs") else {
+        return Err(SetupError::Invalid(format!(
+            "{utility_key} is set but {prefix}Dirs is not: name the SGF files or folders to avoid"
+        )));
+    };
+    let dirs = cfg.get_strings(&dirs_key).map_err(bad)?;
+    Ok(Some(AvoidSgfPatterns {
+        utility,
+        lambda,
+        min_turn_number,
+        max_files,
+        allowed_names,
+        dirs: dirs.into_iter().map(PathBuf::from).collect(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{pattern_hash, Board, Loc, Move, Player};
+
+    fn cfg(text: &str) -> Config {
+        Config::from_cfg_str(text, "test.cfg").expect("config")
+    }
+
+    #[test]
+    fn no_utility_no_table_and_a_missing_folder_is_an_error() {
+        assert!(avoid_sgf_pattern_table(&cfg("maxVisits = 10\n"), 0)
+            .expect("ok")
+            .is_none());
+        let e = avoid_sgf_pattern_table(&cfg("avoidSgfPatternUtility = 0.1\n"), 0).unwrap_err();
+        assert!(e.to_string().contains("avoidSgfPatternDirs"), "{e}");
+        let e = avoid_sgf_pattern_table(
+            &cfg("avoidSgfPatternUtility = 0.1\navoidSgfPatternDirs = /nonexistent-engine-dir\n"),
+            0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no such file"), "{e}");
+        let e = avoid_sgf_pattern_table(&cfg("avoidSgfPatternUtility = 9\n"), 0).unwrap_err();
+        assert!(e.to_string().contains("avoidSgfPatternUtility"), "{e}");
+    }
+
+    #[test]
+    fn sets_and_per_bot_keys_as_katago() {
+        let dir =
+            std::env::temp_dir().join(format!("engine-setup-patterns-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let a = dir.join("a.sgf");
+        let b = dir.join("b.sgf");
+        std::fs::write(&a, "(;SZ[9];B[ee])").expect("write");
+        std::fs::write(&b, "(;SZ[9];B[cc])").expect("write");
+        let text = format!(
+            "avoidSgfPatternUtility = 0.25\navoidSgfPatternDirs = {}\n\
+             avoidSgf2PatternUtility = 0.5\navoidSgf2PatternDirs = {}\n\
+             avoidSgfPatternUtility1 = 1.0\n",
+            a.display(),
+            b.display()
+        );
+        let c = cfg(&text);
+        let board = Board::new(9, 9).expect("size");
+        let at = |x, y| {
+            pattern_hash(&board, Player::Black, Move::Play(Loc::from_xy(x, y, 9))).expect("hash")
+        };
+        let bot0 = avoid_sgf_pattern_table(&c, 0)
+            .expect("bot 0")
+            .expect("table");
+        assert_eq!(bot0.get(at(4, 4)), 0.25);
+        assert_eq!(bot0.get(at(2, 2)), 0.5);
+        // Bot 1's own utility for the first set.
+        let bot1 = avoid_sgf_pattern_table(&c, 1)
+            .expect("bot 1")
+            .expect("table");
+        assert_eq!(bot1.get(at(4, 4)), 1.0);
+        assert_eq!(bot1.get(at(2, 2)), 0.5);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
