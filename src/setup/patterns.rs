@@ -130,8 +130,12 @@ mod tests {
             .is_none());
         let e = avoid_sgf_pattern_table(&cfg("avoidSgfPatternUtility = 0.1\n"), 0).unwrap_err();
         assert!(e.to_string().contains("avoidSgfPatternDirs"), "{e}");
+        let missing = std::env::temp_dir().join("engine-setup-patterns-no-such-folder");
         let e = avoid_sgf_pattern_table(
-            &cfg("avoidSgfPatternUtility = 0.1\navoidSgfPatternDirs = /nonexistent-engine-dir\n"),
+            &cfg(&format!(
+                "avoidSgfPatternUtility = 0.1\navoidSgfPatternDirs = {}\n",
+                missing.display()
+            )),
             0,
         )
         .unwrap_err();
