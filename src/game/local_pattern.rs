@@ -12,7 +12,7 @@
 use super::board::Board;
 use super::katago_rand::KataRand;
 use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
-use super::zobrist::{Hash128, ZOBRIST};
+use super::zobrist::{next_hash, Hash128, ZOBRIST};
 
 /// Width and height of the window (KataGo's `patternHasher.init(9,9,...)`).
 const SIZE: usize = 9;
@@ -29,12 +29,6 @@ struct PatternKeys {
     atari: [Hash128; SIZE * SIZE],
     /// The move's point (KataGo's `ZOBRIST_MOVE_LOCS`).
     move_loc: [Hash128; MAX_ARR_SIZE],
-}
-
-const fn next_hash(rand: &mut KataRand) -> Hash128 {
-    let hash0 = rand.next_u64();
-    let hash1 = rand.next_u64();
-    Hash128::from_katago(hash0, hash1)
 }
 
 impl PatternKeys {

@@ -107,7 +107,7 @@ pub(crate) struct Zobrist {
 }
 
 /// KataGo's `nextHash()`: `Hash128(hash0, hash1)` from two draws.
-const fn next_hash(rand: &mut KataRand) -> Hash128 {
+pub(super) const fn next_hash(rand: &mut KataRand) -> Hash128 {
     let hash0 = rand.next_u64();
     let hash1 = rand.next_u64();
     Hash128::from_katago(hash0, hash1)
