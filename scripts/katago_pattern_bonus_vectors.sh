@@ -3,7 +3,7 @@
 # pattern bonus hashes and tables for a few games, which
 # src/search/pattern_bonus.rs' tests compare with ours.
 #
-#   KATAGO_SRC=/path/to/KataGo scripts/katago_pattern_bonus_vectors.sh
+#   KATAGO_SRC=../KataGo scripts/katago_pattern_bonus_vectors.sh
 #
 # KATAGO_SRC is a KataGo source tree whose cpp/build holds a finished build
 # (cmake -DUSE_BACKEND=EIGEN ...; make): the program links its objects.
