@@ -155,7 +155,19 @@ fn fleet(store_arg: &str, server: Option<&S3Server>, tag: &str) {
     // A worker that never comes back: the run goes on with the other.
     sh(Command::new("scancel").arg(format!("{workers}_1")));
     let before = first.records.len();
-    let ledger = wait_for_generations(&url, before + 1, &logs_dir, Duration::from_secs(300));
+    let mut ledger = wait_for_generations(&url, before + 1, &logs_dir, Duration::from_secs(300));
+    // Worker counts in a record are cumulative, and task 0 keeps playing:
+    // a later generation names both tasks even if task 0's first games
+    // came after the generations so far (its job may start late).
+    let names_both = |l: &Ledger| {
+        l.records.last().is_some_and(|r| {
+            (0..2).all(|t| r.workers.contains_key(&format!("slurm-{workers}-{t}")))
+        })
+    };
+    while !names_both(&ledger) {
+        let n = ledger.records.len() + 1;
+        ledger = wait_for_generations(&url, n, &logs_dir, Duration::from_secs(300));
+    }
     eprintln!("[{tag}] {} generations\n{}", ledger.records.len(), squeue());
     sh(Command::new("scancel").args([&workers, &learner]));
     let end = Instant::now() + Duration::from_secs(90);
@@ -220,7 +232,12 @@ fn fleet(store_arg: &str, server: Option<&S3Server>, tag: &str) {
     for r in &ledger.records {
         assert!(status.contains(&r.candidate), "{status}");
     }
-    assert!(status.contains(&format!("slurm-{workers}-0")), "{status}");
+    for task in 0..2 {
+        assert!(
+            status.contains(&format!("slurm-{workers}-{task}")),
+            "{status}"
+        );
+    }
 }
 
 #[test]
