@@ -65,6 +65,7 @@ fn request(hash: u128, skip_cache: bool) -> EvalRequest {
         y_size: 19,
         spatial: vec![0.5; C * area],
         global: vec![0.0; G],
+        meta: vec![],
     };
     let mut req = EvalRequest::new(input, vec![true; area + 1], Player::Black, hash);
     req.params.skip_cache = skip_cache;

@@ -125,6 +125,7 @@ fn bench(
             width: w,
             spatial: &spatial,
             global: &global,
+            meta: None,
             mask: None,
         };
         for _ in 0..3 {

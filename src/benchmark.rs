@@ -406,7 +406,7 @@ pub struct NnBenchResult {
 fn nn_bench_batch(n: usize, size: usize, (c, g_len): (usize, usize)) -> crate::nn::InputBatch {
     let mut b = crate::nn::InputBatch::default();
     let hw = size * size;
-    b.reset(n, c, g_len, size, size);
+    b.reset(n, (c, g_len, 0), size, size);
     for r in 0..n {
         let row = &mut b.spatial[r * c * hw..(r + 1) * c * hw];
         for i in 0..hw {

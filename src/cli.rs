@@ -127,6 +127,16 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return code;
         }
     };
+    // Only `engine gtp` evaluates a second, human-style net so far.
+    let human_model_unused = match &cli.command {
+        Command::Analysis(a) => a.engine.human_model.is_some().then_some("analysis"),
+        Command::Benchmark(b) => b.engine.human_model.is_some().then_some("benchmark"),
+        _ => None,
+    };
+    if let Some(command) = human_model_unused {
+        eprintln!("engine {command}: -human-model is not used by engine {command} yet (engine gtp reads it)");
+        return 2;
+    }
     match cli.command {
         Command::Version => {
             println!("engine {}", env!("CARGO_PKG_VERSION"));

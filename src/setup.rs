@@ -76,6 +76,11 @@ pub struct EngineArgs {
     /// `s3://bucket/key` URL.
     #[arg(long)]
     pub model: Option<PathBuf>,
+    /// A human-style net (KataGo's human SL nets, with an SGF metadata
+    /// encoder) evaluated beside the main one, as KataGo's `-human-model`;
+    /// its profile is the config key `humanSLProfile`.
+    #[arg(long = "human-model")]
+    pub human_model: Option<PathBuf>,
     /// TOML config file (`gtp` and `analysis` default to the built-in copy
     /// of `configs/gtp.toml` or `configs/analysis.toml`).
     #[arg(long)]
@@ -172,6 +177,8 @@ pub struct Startup {
     pub config: Config,
     /// `-model`, when given.
     pub model: Option<PathBuf>,
+    /// `-human-model`, when given.
+    pub human_model: Option<PathBuf>,
 }
 
 /// Loads the config of `args` (`built_in` when none is named) and its
@@ -183,6 +190,7 @@ pub fn start(args: &EngineArgs, built_in: BuiltInConfig) -> Result<Startup, Setu
     Ok(Startup {
         config,
         model: args.model.clone(),
+        human_model: args.human_model.clone(),
     })
 }
 
@@ -204,6 +212,29 @@ impl Startup {
     /// config asks for.
     pub fn network(&self, default_max_batch_size: usize) -> Result<Network, SetupError> {
         self.load_network(&self.model_path()?, default_max_batch_size)
+    }
+
+    /// Loads `-human-model`, if given, with this start-up's config: a net
+    /// that takes a human SL profile (a metadata encoder), or an error.
+    pub fn human_network(
+        &self,
+        default_max_batch_size: usize,
+    ) -> Result<Option<Network>, SetupError> {
+        let Some(path) = &self.human_model else {
+            return Ok(None);
+        };
+        if is_missing_local_file(path) {
+            return Err(SetupError::ModelNotFound(path.clone()));
+        }
+        let net = self.load_network(path, default_max_batch_size)?;
+        if !net.uses_human_sl_profile {
+            return Err(SetupError::Invalid(format!(
+                "-human-model {}: {} is not a human SL net (it has no SGF metadata encoder)",
+                path.display(),
+                net.model_name
+            )));
+        }
+        Ok(Some(net))
     }
 
     /// Loads any model with this start-up's config (several models, or
@@ -314,6 +345,9 @@ pub struct Network {
     pub default_search_threads: usize,
     /// `maxMemoryMB`, when set.
     pub memory_budget: Option<MemoryBudget>,
+    /// Whether the net reads a human SL profile (it has an SGF metadata
+    /// encoder).
+    pub uses_human_sl_profile: bool,
     /// `nnCacheSizePowerOfTwo` as the config asks (the cache has fewer
     /// slots when the memory budget trims it).
     pub asked_cache_power_of_two: u32,
@@ -359,7 +393,7 @@ impl Network {
             name: self.model_path.display().to_string(),
             internal_name: self.model_name.clone(),
             max_batch_size: self.max_batch_size,
-            uses_human_sl_profile: false,
+            uses_human_sl_profile: self.uses_human_sl_profile,
             version: self.model_version,
             using_fp16: self.fp16_mode.as_str().to_string(),
         }
@@ -396,10 +430,11 @@ pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupEr
 /// Which CPU forward pass runs the net (config key `nnCpuBackend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuBackend {
-    /// The Rust backend when it supports the net, else libtorch.
+    /// The Rust backend in fp32 (it runs every net), libtorch in another
+    /// precision.
     Auto,
-    /// The pure-Rust backend ([`CpuModel`]); an error if the net needs
-    /// something it lacks.
+    /// The pure-Rust backend ([`CpuModel`]); an error in another
+    /// precision than fp32.
     Rust,
     /// libtorch (with the hand-written Winograd convolutions).
     Libtorch,
@@ -418,23 +453,6 @@ impl CpuBackend {
                 _ => CpuBackend::Auto,
             },
         )
-    }
-}
-
-/// Whether the CPU net runs on the Rust backend, from `nnCpuBackend`.
-fn use_rust_backend(backend: CpuBackend, file: &ModelFile) -> Result<bool, SetupError> {
-    let why_not = CpuModel::unsupported(file);
-    match backend {
-        CpuBackend::Libtorch => Ok(false),
-        CpuBackend::Auto => Ok(why_not.is_none()),
-        CpuBackend::Rust => match why_not {
-            None => Ok(true),
-            Some(what) => Err(SetupError::Invalid(format!(
-                "nnCpuBackend = \"rust\" cannot run model {}: {what}; \
-                 use \"auto\" or \"libtorch\"",
-                file.name
-            ))),
-        },
     }
 }
 
@@ -515,7 +533,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
     }
     // The Rust backend runs fp32 only; another precision needs libtorch.
     let rust = if plan.precision == Precision::F32 {
-        use_rust_backend(backend, file)?
+        backend != CpuBackend::Libtorch
     } else if backend == CpuBackend::Rust {
         return Err(SetupError::Invalid(format!(
             "nnCpuBackend = \"rust\" runs fp32 only, but nnPrecision = {}; use \"auto\" or \"libtorch\"",
@@ -651,6 +669,7 @@ pub fn load_network_from(
     }
     let model_name = file.name.clone();
     let model_version = file.version;
+    let uses_human_sl_profile = file.trunk.metadata_encoder.is_some();
     let precision = backend.plan.precision;
     let evaluator = Evaluator::with_models(
         backend.models,
@@ -680,6 +699,7 @@ pub fn load_network_from(
         precision,
         device: backend.description.line(),
         memory_budget,
+        uses_human_sl_profile,
         asked_cache_power_of_two: asked_cache_pow,
     })
 }

@@ -242,12 +242,19 @@ fn warnings_do_not_stop_the_query() {
     assert_eq!(w2["warning"], "Unknown config params: notARealParam");
     e.final_for("w", 0);
 
+    // As KataGo: a profile for nets that read none is an error.
     let mut q = query("human", 9, json!([]));
     q["overrideSettings"] = json!({"humanSLProfile": "rank_3d"});
     e.send_json(q);
     let r = e.error_for("human");
     assert_eq!(r["field"], "overrideSettings");
-    assert!(r["error"].as_str().unwrap().contains("not supported"));
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("humanSLProfile is specified but the model(s) don't use it"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -161,6 +161,7 @@ fn position(
         y_size,
         spatial,
         global: vec![0.3, -0.2],
+        meta: vec![],
     }
 }
 

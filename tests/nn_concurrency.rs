@@ -99,6 +99,7 @@ fn request(pos: &Position, sym: Symmetry) -> EvalRequest {
         y_size: y,
         spatial: vec![0.0; NUM_SPATIAL_FEATURES_V7 * x * y],
         global: vec![0.0; NUM_GLOBAL_FEATURES_V7],
+        meta: vec![],
     };
     FeatureEncoder::new().fill_row_v7(
         &pos.board,

@@ -201,6 +201,7 @@ fn empty_boards_match_katago() {
                 width: s,
                 spatial: &spatial,
                 global: &global,
+                meta: None,
                 mask: Some(&mask),
             })
             .expect("forward");

@@ -29,7 +29,7 @@ use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule
 use engine::nn::{
     nn_input_hash, supported_rules, BatchModel, CpuModel, EncodedInput, EvalParams, EvalRequest,
     Evaluator, EvaluatorConfig, FeatureEncoder, InputBatch, InputVersion, Model, ModelError,
-    NetInput, NnInputParams, NnOutput, RawRow, SymmetryChoice,
+    NetInput, NnInputParams, NnOutput, RawRow, SgfMetadata, SymmetryChoice,
 };
 
 /// The `nn` network behind the evaluator's model interface.
@@ -45,6 +45,7 @@ impl BatchModel for NetModel {
                 width: batch.x_len,
                 spatial: batch.spatial_rows(),
                 global: batch.global_rows(),
+                meta: batch.meta_rows(),
                 mask: Some(batch.mask_rows()),
             })
             .map_err(|e| ModelError::new(e.to_string()))?;
@@ -76,6 +77,10 @@ impl BatchModel for NetModel {
         self.0.num_global_features()
     }
 
+    fn num_meta_features(&self) -> usize {
+        self.0.num_meta_features()
+    }
+
     fn model_version(&self) -> i32 {
         self.0.version()
     }
@@ -90,6 +95,8 @@ struct Position {
     /// query's moves, even where the history was restarted).
     turn: usize,
     ignore_pre_root_history: bool,
+    /// The query's `humanSLProfile` (human-style nets).
+    human_profile: Option<SgfMetadata>,
     /// When the query's rules were replaced by the nearest ones the net
     /// was trained for, KataGo's warning about it.
     rules_warning: Option<String>,
@@ -167,12 +174,17 @@ fn build_position(q: &Value, model_version: i32) -> Position {
         .pointer("/overrideSettings/ignorePreRootHistory")
         .and_then(Value::as_bool)
         .unwrap_or(true);
+    let human_profile = q
+        .pointer("/overrideSettings/humanSLProfile")
+        .and_then(Value::as_str)
+        .map(|name| SgfMetadata::profile(name).unwrap().unwrap());
     Position {
         board,
         hist,
         next,
         turn: turns,
         ignore_pre_root_history,
+        human_profile,
         rules_warning: replaced
             .map(|r| format!("Rules {asked} not supported by neural net, using {r} instead")),
     }
@@ -193,7 +205,17 @@ fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> A
         y_size: y,
         spatial: vec![0.0; inputs.num_spatial_features() * x * y],
         global: vec![0.0; inputs.num_global_features()],
+        meta: vec![0.0; eval.num_meta_features()],
     };
+    let mut hash = nn_input_hash(&pos.board, &pos.hist, pos.next, &params).0;
+    if eval.num_meta_features() > 0 {
+        let profile = pos
+            .human_profile
+            .expect("a human-style net needs a profile");
+        profile.fill_row(&mut input.meta, pos.next, x * y);
+        let (h0, h1) = profile.hash(pos.next);
+        hash ^= u128::from(h0) | (u128::from(h1) << 64);
+    }
     encoder.fill_row(
         inputs,
         &pos.board,
@@ -210,7 +232,6 @@ fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> A
         .collect();
     legal.push(true);
     let rules = pos.hist.rules();
-    let hash = nn_input_hash(&pos.board, &pos.hist, pos.next, &params).0;
     let mut req = EvalRequest::new(input, legal, pos.next, hash);
     req.params = EvalParams {
         symmetry: SymmetryChoice::Average(8),
@@ -458,6 +479,30 @@ fn katrain_net_matches_katago_on_both_backends() {
     let torch = Model::load(&model_path, tch::Device::Cpu)
         .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
     check_every_vector(Box::new(NetModel(torch)), &vectors, 3);
+}
+
+/// Human-style nets (an SGF metadata encoder, `metaEncoderVersion` 1) of
+/// KataGo's own trainer with random weights, `b6c96-fson-mish-meta` and
+/// `b2c16-fson-mish-meta` (`tests/data/katago_human_nn/`, made as its
+/// README says): 24 records of `nn.jsonl` with nine `humanSLProfile`s
+/// answered by KataGo 1.17.2 with each net as its main model, on both
+/// backends.
+#[test]
+fn human_sl_nets_match_katago_on_both_backends() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_human_nn");
+    for (net, vectors) in [
+        ("b6c96-fson-mish-meta", "analysis_main.jsonl"),
+        ("b2c16-fson-mish-meta", "analysis_main_b2c16.jsonl"),
+    ] {
+        let model_path = dir.join(format!("{net}.bin.gz"));
+        let cpu = CpuModel::load(&model_path)
+            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+        assert_eq!(cpu.num_meta_features(), 192);
+        check_every_vector(Box::new(cpu), &dir.join(vectors), 24);
+        let torch = Model::load(&model_path, tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+        check_every_vector(Box::new(NetModel(torch)), &dir.join(vectors), 24);
+    }
 }
 
 /// Small random-weight nets of model versions 3 to 7, written by the

@@ -142,11 +142,6 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
             "-model MODEL.bin.gz is required (the network to analyse with)".to_string(),
         ));
     };
-    if cfg.contains("humanSLProfile") {
-        return Err(StartError::Invalid(
-            "humanSLProfile is not supported: this engine has no human SL model".to_string(),
-        ));
-    }
     let base = config_search_settings(&cfg);
     // Check the config's search settings once at start-up, as KataGo does,
     // rather than failing every query with the same error.

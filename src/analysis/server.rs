@@ -438,8 +438,8 @@ impl<B: AnalysisBackend> Reader<'_, B> {
             )
         };
 
-        // overrideSettings: the perspective and human-SL keys are the
-        // analysis engine's own; the rest go to the search parameters,
+        // overrideSettings: the perspective key is the analysis engine's
+        // own; the rest go to the search parameters,
         // followed by the query's own search fields, which take precedence.
         let mut perspective = shared.opts.perspective;
         let mut overrides: Vec<(String, Value)> = Vec::new();
@@ -453,10 +453,16 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                     perspective = text.parse().map_err(|e| settings_err(format!("{e}")))?;
                 }
                 "humanSLProfile" => {
-                    return Err(settings_err(
-                        "humanSLProfile is not supported: this engine has no human SL model"
-                            .to_string(),
-                    ))
+                    // As KataGo: a profile no loaded net reads is an error.
+                    let models = shared.backend.models();
+                    if !models.iter().any(|m| m.uses_human_sl_profile) {
+                        let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+                        return Err(settings_err(format!(
+                            "humanSLProfile is specified but the model(s) don't use it: {}",
+                            names.join(", ")
+                        )));
+                    }
+                    overrides.push((key.clone(), value.clone()));
                 }
                 _ => overrides.push((key.clone(), value.clone())),
             }

@@ -178,6 +178,18 @@ pub trait GtpBot: Send {
         Err("no network".to_string())
     }
 
+    /// KataGo's `kata-raw-human-nn` text: as [`GtpBot::raw_nn`] for the
+    /// human-style net of `-human-model`, with the genmove search's
+    /// `rootPolicyOptimism`.
+    fn raw_human_nn(
+        &mut self,
+        _game: &GtpGame,
+        _pla: Player,
+        _symmetry: Option<usize>,
+    ) -> Result<String, String> {
+        Err("Cannot run kata-raw-human-nn, -human-model was not provided".to_string())
+    }
+
     /// Forgets the search tree and the network cache (`clear_cache`).
     fn clear_cache(&mut self);
 

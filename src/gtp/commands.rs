@@ -110,6 +110,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("lz-analyze", search),
     ("kata-analyze", search),
     ("kata-raw-nn", |e, c| e.raw_nn(&c.args).into()),
+    ("kata-raw-human-nn", |e, c| e.raw_human_nn(&c.args).into()),
     ("cputime", cputime),
     ("gomill-cpu_time", cputime),
     ("kata-benchmark", benchmark),

@@ -13,6 +13,7 @@ pub mod bot;
 mod commands;
 pub mod engine;
 pub mod position;
+mod raw_nn;
 mod rules_cmds;
 mod scoring_cmds;
 mod search_bot;

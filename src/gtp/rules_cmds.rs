@@ -180,11 +180,36 @@ impl GtpEngine {
 
     /// `kata-raw-nn [COLOR] all|0-7 [OPTIMISM]`.
     pub(super) fn raw_nn(&mut self, a: &[String]) -> Result<String, String> {
-        let fail = |why: String| {
+        let (pla, symmetry, optimism) = self.raw_nn_args(a, true).map_err(|why| {
             format!(
                 "{why} for kata-raw-nn (expected an optional color, a symmetry 'all' or index [0-7], and an optional optimism [0-1])"
             )
-        };
+        })?;
+        self.stop_background();
+        let game = self.game.clone();
+        self.bot.lock().raw_nn(&game, pla, symmetry, optimism)
+    }
+
+    /// `kata-raw-human-nn [COLOR] all|0-7`: the `-human-model` net.
+    pub(super) fn raw_human_nn(&mut self, a: &[String]) -> Result<String, String> {
+        let (pla, symmetry, _) = self.raw_nn_args(a, false).map_err(|why| {
+            format!(
+                "{why} for kata-raw-human-nn (expected an optional color followed by a symmetry 'all' or index [0-7])"
+            )
+        })?;
+        self.stop_background();
+        let game = self.game.clone();
+        self.bot.lock().raw_human_nn(&game, pla, symmetry)
+    }
+
+    /// KataGo's `parseRawNNArgs`: an optional color (default: the player
+    /// to move), a symmetry (`None` for `all`) and, where allowed, an
+    /// optional policy optimism in [0, 1].
+    fn raw_nn_args(
+        &self,
+        a: &[String],
+        allow_optimism: bool,
+    ) -> Result<(Player, Option<usize>, Option<f64>), String> {
         let mut i = 0;
         let mut pla = self.game.next_pla();
         if let Some(p) = a.first().and_then(|s| Player::parse(s)) {
@@ -192,37 +217,31 @@ impl GtpEngine {
             i += 1;
         }
         let symmetry = match a.get(i).map(|s| s.trim().to_ascii_lowercase()) {
-            None => {
-                return Err(fail(
-                    "Expected a symmetry argument 'all' or index [0-7]".into(),
-                ))
-            }
+            None => return Err("Expected a symmetry argument 'all' or index [0-7]".into()),
             Some(s) if s == "all" => None,
             Some(s) => match parse_i64(&s) {
                 Some(n) if (0..8).contains(&n) => Some(n as usize),
                 _ => {
-                    return Err(fail(format!(
+                    return Err(format!(
                         "Expected a symmetry argument 'all' or index [0-7] but got '{}'",
                         a[i]
-                    )))
+                    ))
                 }
             },
         };
         i += 1;
         let mut optimism = None;
-        if let Some(s) = a.get(i) {
+        if let (true, Some(s)) = (allow_optimism, a.get(i)) {
             optimism = parse_finite_f64(s)
                 .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or_else(|| fail(format!("Expected an optimism value in [0,1] but got '{s}'")))
+                .ok_or_else(|| format!("Expected an optimism value in [0,1] but got '{s}'"))
                 .map(Some)?;
             i += 1;
         }
         if i < a.len() {
-            return Err(fail(format!("Unexpected argument '{}'", a[i])));
+            return Err(format!("Unexpected extra argument '{}'", a[i]));
         }
-        self.stop_background();
-        let game = self.game.clone();
-        self.bot.lock().raw_nn(&game, pla, symmetry, optimism)
+        Ok((pla, symmetry, optimism))
     }
 
     pub(super) fn time_left(&mut self, a: &[String]) -> Result<String, String> {

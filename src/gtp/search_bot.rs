@@ -13,6 +13,7 @@
 //! same with `analysisWideRootNoise` and `analysisIgnorePreRootHistory`).
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -34,6 +35,7 @@ use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls,
 use super::analyze_args::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
+use super::raw_nn::raw_nn_text;
 
 /// KataGo's temperature for the network's free handicap stones.
 const FREE_HANDICAP_TEMPERATURE: f64 = 0.25;
@@ -92,6 +94,8 @@ pub struct SearchBot {
     model_name: String,
     /// The net, for `kata-get-models`.
     model: ModelInfo,
+    /// The human-style net of `-human-model`, if given.
+    human: Option<HumanNet>,
     /// KataGo's model version of the net (which rules it knows).
     model_version: i32,
     analysis_pv_len: usize,
@@ -107,6 +111,13 @@ pub struct SearchBot {
     genmove_anti_mirror_set: bool,
 }
 
+/// The second net of `-human-model` (KataGo's `humanEval`).
+struct HumanNet {
+    evaluator: Arc<NnSearchEvaluator>,
+    /// For `kata-get-models`.
+    model: ModelInfo,
+}
+
 /// Reads a number from the config with a range, or its default.
 fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f64, String> {
     cfg.get_f64_or(key, default, lo..=hi)
@@ -114,11 +125,42 @@ fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f6
 }
 
 impl SearchBot {
+    /// KataGo's `rawNN` text of `evaluator` for `game` with `pla` to move
+    /// (see [`raw_nn_text`]), with the analysis settings' inputs.
+    fn raw_nn_text(
+        &self,
+        evaluator: &NnSearchEvaluator,
+        game: &GtpGame,
+        pla: Player,
+        symmetry: Option<usize>,
+        policy_optimism: f64,
+        human: bool,
+    ) -> Result<String, String> {
+        let a = &self.analysis_params;
+        let pda = match a.playout_doubling_advantage_pla.0 {
+            Some(p) if p != pla => -a.playout_doubling_advantage,
+            _ => a.playout_doubling_advantage,
+        };
+        let opts = EvalOptions {
+            include_ownership: true,
+            policy_optimism,
+            playout_doubling_advantage: pda,
+            human_profile: a.human_sl_profile.meta,
+            ..EvalOptions::default()
+        };
+        raw_nn_text(evaluator, game, pla, symmetry, &opts, human)
+    }
+
     /// A bot searching with `net`, parameters from `cfg` (KataGo's GTP
     /// defaults, `conservativePass` and `fillDameBeforePass` on and
     /// `numSearchThreads` from the machine unless the config says
     /// otherwise).
-    pub fn new(net: &Network, cfg: &Config, seed: u64) -> Result<SearchBot, String> {
+    pub fn new(
+        net: &Network,
+        human: Option<&Network>,
+        cfg: &Config,
+        seed: u64,
+    ) -> Result<SearchBot, String> {
         let mut settings = Vec::new();
         for key in ["conservativePass", "fillDameBeforePass"] {
             if !cfg.contains(key) {
@@ -189,6 +231,10 @@ impl SearchBot {
             analysis_params,
             model_name: net.model_name.clone(),
             model: net.model_info(),
+            human: human.map(|h| HumanNet {
+                evaluator: Arc::clone(&h.evaluator),
+                model: h.model_info(),
+            }),
             model_version: net.model_version,
             analysis_pv_len,
             rng: StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15),
@@ -353,7 +399,9 @@ impl GtpBot for SearchBot {
     }
 
     fn models(&self) -> Vec<ModelInfo> {
-        vec![self.model.clone()]
+        let mut models = vec![self.model.clone()];
+        models.extend(self.human.as_ref().map(|h| h.model.clone()));
+        models
     }
 
     fn lag_buffer(&self) -> f64 {
@@ -601,70 +649,29 @@ impl GtpBot for SearchBot {
         // the command names one (it matters for nets with an optimistic
         // policy head, model version 12 and up).
         let policy_optimism = policy_optimism.unwrap_or(self.genmove_params.root_policy_optimism);
-        let mut g = game.clone();
-        g.set_player_if_new(pla);
-        let state = g.state().clone();
-        let a = &self.analysis_params;
-        let pda = match a.playout_doubling_advantage_pla.0 {
-            Some(p) if p != pla => -a.playout_doubling_advantage,
-            _ => a.playout_doubling_advantage,
+        let evaluator = self.search.evaluator().clone();
+        self.raw_nn_text(&evaluator, game, pla, symmetry, policy_optimism, false)
+    }
+
+    fn raw_human_nn(
+        &mut self,
+        game: &GtpGame,
+        pla: Player,
+        symmetry: Option<usize>,
+    ) -> Result<String, String> {
+        let Some(human) = &self.human else {
+            return Err("Cannot run kata-raw-human-nn, -human-model was not provided".into());
         };
-        let opts = EvalOptions {
-            include_ownership: true,
-            policy_optimism,
-            playout_doubling_advantage: pda,
-            ..EvalOptions::default()
-        };
-        let (xs, ys) = (g.x_size(), g.y_size());
-        let mut out = String::new();
-        for sym in 0..8 {
-            if symmetry.is_some_and(|s| s != sym) {
-                continue;
-            }
-            let nn = self
-                .search
-                .evaluator()
-                .evaluate_in_symmetry(&state, sym, &opts)
-                .map_err(|e| e.to_string())?;
-            out += &format!("symmetry {sym}\n");
-            out += &format!("whiteWin {:.6}\n", nn.white_win_prob);
-            out += &format!("whiteLoss {:.6}\n", nn.white_loss_prob);
-            out += &format!("noResult {:.6}\n", nn.white_no_result_prob);
-            out += &format!("whiteLead {:.3}\n", nn.white_lead);
-            out += &format!("whiteScoreSelfplay {:.3}\n", nn.white_score_mean);
-            out += &format!("whiteScoreSelfplaySq {:.3}\n", nn.white_score_mean_sq);
-            out += &format!("varTimeLeft {:.3}\n", nn.var_time_left);
-            out += &format!("shorttermWinlossError {:.3}\n", nn.shortterm_winloss_error);
-            out += &format!("shorttermScoreError {:.3}\n", nn.shortterm_score_error);
-            out += "policy\n";
-            let prob = |p: f32| {
-                if p < 0.0 {
-                    "    NAN ".to_string()
-                } else {
-                    format!("{p:8.6} ")
-                }
-            };
-            for y in 0..ys {
-                for x in 0..xs {
-                    out +=
-                        &prob(nn.policy[Move::Play(Loc::from_xy(x, y, xs)).policy_index(xs, ys)]);
-                }
-                out += "\n";
-            }
-            out += &format!("policyPass {}\n", prob(nn.policy[nn.pass_index()]));
-            out += "whiteOwnership\n";
-            let own = nn.white_ownership.as_deref().unwrap_or(&[]);
-            for y in 0..ys {
-                for x in 0..xs {
-                    let i = Move::Play(Loc::from_xy(x, y, xs)).policy_index(xs, ys);
-                    let o = own.get(i).copied().unwrap_or(0.0);
-                    out += &format!("{o:9.7} ");
-                }
-                out += "\n";
-            }
-            out += "\n";
+        let evaluator = Arc::clone(&human.evaluator);
+        if evaluator.evaluator().num_meta_features() > 0
+            && self.genmove_params.human_sl_profile.meta.is_none()
+        {
+            return Err(
+                "Cannot run kata-raw-human-nn, humanSLProfile parameter was not set".into(),
+            );
         }
-        Ok(out.trim().to_string())
+        let policy_optimism = self.genmove_params.root_policy_optimism;
+        self.raw_nn_text(&evaluator, game, pla, symmetry, policy_optimism, true)
     }
 
     fn clear_cache(&mut self) {

@@ -106,8 +106,17 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     ));
+    let human = startup
+        .human_network(16)
+        .map_err(|e: SetupError| e.to_string())?;
+    if let Some(h) = &human {
+        crate::logfile::startup(&format!(
+            "Loaded human SL model {} ({}, max batch {})",
+            h.model_name, h.device, h.max_batch_size
+        ));
+    }
     let seed = rand::random::<u64>();
-    let bot = Box::new(SearchBot::new(&net, cfg, seed)?);
+    let bot = Box::new(SearchBot::new(&net, human.as_ref(), cfg, seed)?);
     crate::logfile::startup(&format!(
         "Using {} rules initially, unless GTP/GUI overrides this",
         settings.initial_rules.to_string_no_komi_maybe_nice()

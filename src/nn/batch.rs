@@ -26,6 +26,11 @@ pub trait BatchModel: Send {
     fn num_spatial_features(&self) -> usize;
     /// Global input features per row (`G`; 19 for V7).
     fn num_global_features(&self) -> usize;
+    /// SGF metadata inputs per row (`M`; 192 for a human-style net, 0 for
+    /// the others).
+    fn num_meta_features(&self) -> usize {
+        0
+    }
     /// KataGo's model version of the net, which decides how its raw
     /// outputs are finished (version 3 nets give a score value that only
     /// the evaluator can turn into points). Stubs that stand in for a
@@ -48,6 +53,8 @@ pub struct InputBatch {
     pub spatial_channels: usize,
     /// Global features per row (`G`).
     pub global_channels: usize,
+    /// Metadata inputs per row (`M`; 0 for nets that read none).
+    pub meta_channels: usize,
     /// Tensor width (`w`), the same for every row.
     pub x_len: usize,
     /// Tensor height (`h`), the same for every row.
@@ -56,6 +63,8 @@ pub struct InputBatch {
     pub spatial: Vec<f32>,
     /// `[rows, G]`.
     pub global: Vec<f32>,
+    /// `[rows, M]`.
+    pub meta: Vec<f32>,
     /// `[rows, 1, h, w]`: 1 on the board's points, 0 on padding.
     pub mask: Vec<f32>,
     /// Whether any row wants ownership; a model may skip that head if not.
@@ -78,21 +87,36 @@ impl InputBatch {
         &self.global[..self.rows * self.global_channels]
     }
 
+    /// The `rows * M` metadata values of this batch, `None` for a net that
+    /// reads none.
+    pub fn meta_rows(&self) -> Option<&[f32]> {
+        (self.meta_channels > 0).then(|| &self.meta[..self.rows * self.meta_channels])
+    }
+
     /// The `rows * h * w` mask values of this batch.
     pub fn mask_rows(&self) -> &[f32] {
         &self.mask[..self.rows * self.y_len * self.x_len]
     }
 
-    /// Sets the shape for `rows` rows and zeroes every buffer.
-    pub(crate) fn reset(&mut self, rows: usize, c: usize, g: usize, x_len: usize, y_len: usize) {
+    /// Sets the shape for `rows` rows of `(c, g, m)` spatial, global and
+    /// metadata inputs, and zeroes every buffer.
+    pub(crate) fn reset(
+        &mut self,
+        rows: usize,
+        (c, g, m): (usize, usize, usize),
+        x_len: usize,
+        y_len: usize,
+    ) {
         self.rows = rows;
         self.spatial_channels = c;
         self.global_channels = g;
+        self.meta_channels = m;
         self.x_len = x_len;
         self.y_len = y_len;
         let area = x_len * y_len;
         zero_fill(&mut self.spatial, rows * c * area);
         zero_fill(&mut self.global, rows * g);
+        zero_fill(&mut self.meta, rows * m);
         zero_fill(&mut self.mask, rows * area);
         self.include_ownership = false;
     }

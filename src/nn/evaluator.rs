@@ -105,8 +105,8 @@ struct Inner {
     shared: Arc<Shared>,
     cache: NnCache,
     config: EvaluatorConfig,
-    spatial_features: usize,
-    global_features: usize,
+    /// Spatial, global and metadata inputs per row.
+    features: (usize, usize, usize),
     /// The models' KataGo model version.
     model_version: i32,
 }
@@ -155,14 +155,19 @@ impl Evaluator {
         let first = models
             .first()
             .ok_or_else(|| EvalError::BadRequest("an evaluator needs at least one model".into()))?;
-        let (spatial_features, global_features) =
-            (first.num_spatial_features(), first.num_global_features());
+        let features_of = |m: &dyn BatchModel| {
+            (
+                m.num_spatial_features(),
+                m.num_global_features(),
+                m.num_meta_features(),
+            )
+        };
+        let features = features_of(first.as_ref());
         let model_version = first.model_version();
-        if models.iter().any(|m| {
-            m.num_spatial_features() != spatial_features
-                || m.num_global_features() != global_features
-                || m.model_version() != model_version
-        }) {
+        if models
+            .iter()
+            .any(|m| features_of(m.as_ref()) != features || m.model_version() != model_version)
+        {
             return Err(EvalError::BadRequest(
                 "the models of one evaluator must be of one version and take the same input features"
                     .into(),
@@ -183,8 +188,7 @@ impl Evaluator {
                 max_batch_size: config.max_batch_size,
                 max_wait: config.max_batch_wait,
                 num_servers,
-                spatial_features,
-                global_features,
+                features,
             };
             let handle = std::thread::Builder::new()
                 .name(format!("nn-server-{i}"))
@@ -199,8 +203,7 @@ impl Evaluator {
                 shared,
                 cache: NnCache::new(config.cache_size_power_of_two),
                 config,
-                spatial_features,
-                global_features,
+                features,
                 model_version,
             }),
         })
@@ -213,10 +216,11 @@ impl Evaluator {
     /// is asked for and the cached one lacks it: then the net runs again and
     /// only its ownership is used, so the policy and value stay the ones the
     /// search has already seen (as KataGo does).
-    pub fn evaluate(&self, req: EvalRequest) -> Result<Arc<NnOutput>, EvalError> {
+    pub fn evaluate(&self, mut req: EvalRequest) -> Result<Arc<NnOutput>, EvalError> {
         let inner = &*self.inner;
         inner.shared.requests.fetch_add(1, Ordering::Relaxed);
-        req.validate(inner.spatial_features, inner.global_features)?;
+        req.validate(inner.features)?;
+        req.params = self.effective(req.params);
         let key = req.params.cache_key(req.hash);
         let mut without_ownership = None;
         if !req.params.skip_cache {
@@ -251,12 +255,22 @@ impl Evaluator {
     /// The cached result for a position with this hash and these params, if
     /// any (lets a caller skip encoding the input); counts as a cache hit.
     pub fn lookup(&self, hash: u128, params: &EvalParams) -> Option<Arc<NnOutput>> {
+        let params = self.effective(*params);
         let hit = self.inner.cache.get(params.cache_key(hash))?;
         if params.include_ownership && hit.white_ownership.is_none() {
             return None;
         }
         self.inner.shared.cache_hits.fetch_add(1, Ordering::Relaxed);
         Some(hit)
+    }
+
+    /// `params` as this net runs them: KataGo gives a human-style net (one
+    /// that reads metadata) no policy optimism.
+    fn effective(&self, mut params: EvalParams) -> EvalParams {
+        if self.inner.features.2 > 0 {
+            params.policy_optimism = 0.0;
+        }
+        params
     }
 
     fn run_network(&self, req: EvalRequest) -> Result<NnOutput, EvalError> {
@@ -370,12 +384,18 @@ impl Evaluator {
 
     /// Spatial input planes per position the model expects.
     pub fn num_spatial_features(&self) -> usize {
-        self.inner.spatial_features
+        self.inner.features.0
     }
 
     /// Global input features per position the model expects.
     pub fn num_global_features(&self) -> usize {
-        self.inner.global_features
+        self.inner.features.1
+    }
+
+    /// SGF metadata inputs per position the model expects (0: it reads
+    /// none; 192: a human-style net, which needs a profile).
+    pub fn num_meta_features(&self) -> usize {
+        self.inner.features.2
     }
 
     /// The KataGo model version of the net (which input features it
@@ -464,8 +484,8 @@ struct Server {
     max_batch_size: usize,
     max_wait: Duration,
     num_servers: usize,
-    spatial_features: usize,
-    global_features: usize,
+    /// Spatial, global and metadata inputs per row.
+    features: (usize, usize, usize),
 }
 
 impl Server {
@@ -521,9 +541,9 @@ impl Server {
     /// Runs one forward pass for jobs sharing a tensor shape and replies to
     /// each; false if the model panicked.
     fn run_group(&mut self, group: &[Job], batch: &mut InputBatch) -> bool {
-        let (c, g) = (self.spatial_features, self.global_features);
+        let (c, g, m) = self.features;
         let (x_len, y_len) = group[0].layout.shape();
-        batch.reset(group.len(), c, g, x_len, y_len);
+        batch.reset(group.len(), self.features, x_len, y_len);
         let plane = x_len * y_len;
         for (r, job) in group.iter().enumerate() {
             job.layout.write_row(
@@ -533,6 +553,7 @@ impl Server {
                 &mut batch.mask[r * plane..(r + 1) * plane],
             );
             batch.global[r * g..(r + 1) * g].copy_from_slice(&job.req.input.global);
+            batch.meta[r * m..(r + 1) * m].copy_from_slice(&job.req.input.meta);
             batch.include_ownership |= job.req.params.include_ownership;
         }
         let model = &mut self.model;

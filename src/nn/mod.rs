@@ -11,6 +11,7 @@ pub mod desc;
 pub mod device;
 mod evaluator;
 mod features;
+pub mod metadata;
 mod model_adapter;
 pub mod model_file;
 mod network;
@@ -32,6 +33,7 @@ pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig};
 pub use features::{
     nn_input_hash, FeatureEncoder, NnInputParams, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
 };
+pub use metadata::{SgfMetadata, UnknownProfile, METADATA_INPUT_NUM_CHANNELS};
 pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // Both the evaluator's batch and the network's input view are called
 // `InputBatch` in their branches; the evaluator's keeps the name here.

@@ -16,6 +16,7 @@ fn net_input(batch: &InputBatch) -> NetInput<'_> {
         width: batch.x_len,
         spatial: batch.spatial_rows(),
         global: batch.global_rows(),
+        meta: batch.meta_rows(),
         mask: needs_mask.then_some(mask),
     }
 }
@@ -57,6 +58,10 @@ impl BatchModel for Model {
         Model::num_global_features(self)
     }
 
+    fn num_meta_features(&self) -> usize {
+        Model::num_meta_features(self)
+    }
+
     fn model_version(&self) -> i32 {
         self.version()
     }
@@ -75,6 +80,10 @@ impl BatchModel for CpuModel {
 
     fn num_global_features(&self) -> usize {
         CpuModel::num_global_features(self)
+    }
+
+    fn num_meta_features(&self) -> usize {
+        CpuModel::num_meta_features(self)
     }
 
     fn model_version(&self) -> i32 {

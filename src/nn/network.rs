@@ -78,6 +78,10 @@ pub struct InputBatch<'a> {
     pub spatial: &'a [f32],
     /// `[batch, 19]` global features.
     pub global: &'a [f32],
+    /// `[batch, 192]` SGF metadata inputs (see [`crate::nn::SgfMetadata`]):
+    /// given exactly when the net has a metadata encoder (a human-style
+    /// net).
+    pub meta: Option<&'a [f32]>,
     /// `[batch, 1, height, width]`: 1 on the board, 0 on padding. `None`
     /// means every row fills the whole tensor (no masking work is done).
     pub mask: Option<&'a [f32]>,
@@ -98,7 +102,32 @@ impl<'a> InputBatch<'a> {
             width: side,
             spatial,
             global,
+            meta: None,
             mask,
+        }
+    }
+}
+
+/// Inputs per row a net reads: spatial planes, global values and metadata
+/// values (0 without a metadata encoder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct InputSizes {
+    pub(super) spatial: usize,
+    pub(super) global: usize,
+    pub(super) meta: usize,
+}
+
+impl InputSizes {
+    /// The sizes `file`'s net reads.
+    pub(super) fn of(file: &ModelFile) -> InputSizes {
+        InputSizes {
+            spatial: file.num_input_channels,
+            global: file.num_input_global_channels,
+            meta: file
+                .trunk
+                .metadata_encoder
+                .as_ref()
+                .map_or(0, |e| e.num_input_channels),
         }
     }
 }
@@ -130,7 +159,7 @@ pub struct Model {
     version: i32,
     /// Spatial planes and global values per row (the model version's
     /// input features).
-    inputs: (usize, usize),
+    inputs: InputSizes,
     device: Device,
     kind: Kind,
     post_process: PostProcessParams,
@@ -210,12 +239,6 @@ impl Model {
         winograd: bool,
         cuda_way: bool,
     ) -> Result<Model, NetError> {
-        if let Some(what) = topology::unsupported(file) {
-            return Err(NetError::Unsupported {
-                name: file.name.clone(),
-                what,
-            });
-        }
         let kind = opts.precision.kind();
         // Channels-last convolutions are much faster on the CPU (oneDNN);
         // on CUDA they are what tensor cores want in half precision (as
@@ -236,7 +259,7 @@ impl Model {
         Ok(Model {
             name: file.name.clone(),
             version: file.version,
-            inputs: (file.num_input_channels, file.num_input_global_channels),
+            inputs: InputSizes::of(file),
             device,
             kind,
             post_process: file.post_process,
@@ -299,12 +322,17 @@ impl Model {
 
     /// Spatial input planes expected per row.
     pub fn num_spatial_features(&self) -> usize {
-        self.inputs.0
+        self.inputs.spatial
     }
 
     /// Global inputs expected per row.
     pub fn num_global_features(&self) -> usize {
-        self.inputs.1
+        self.inputs.global
+    }
+
+    /// Metadata inputs expected per row (0: the net reads none).
+    pub fn num_meta_features(&self) -> usize {
+        self.inputs.meta
     }
 
     /// Runs one batch. Outputs are from the side to move's perspective
@@ -323,12 +351,16 @@ impl Model {
                 .f_to_device(self.device)?
                 .f_to_kind(self.kind)?)
         };
-        let (c, g) = (self.inputs.0 as i64, self.inputs.1 as i64);
+        let (c, g) = (self.inputs.spatial as i64, self.inputs.global as i64);
         let mut spatial = to_dev(batch.spatial, &[n64, c, h64, w64])?;
         if self.channels_last {
             spatial = to_channels_last(&spatial);
         }
         let global = to_dev(batch.global, &[n64, g])?;
+        let meta = match batch.meta {
+            Some(m) => Some(to_dev(m, &[n64, self.inputs.meta as i64])?),
+            None => None,
+        };
         let ctx = match batch.mask {
             Some(m) => Ctx::masked(to_dev(m, &[n64, 1, h64, w64])?, m),
             None => Ctx::full(n64, h64, w64, self.device, self.kind),
@@ -336,7 +368,12 @@ impl Model {
         let raw = {
             let mut guard = self.net.lock();
             let (net, ws, _) = &mut *guard;
-            net.forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)?
+            net.forward(
+                &mut TorchOps { ctx: &ctx, ws },
+                spatial,
+                &global,
+                meta.as_ref(),
+            )?
         };
         Ok(raw.into_outputs(self, n, h, w)?)
     }
@@ -350,10 +387,14 @@ impl Model {
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let rows = batch_bucket(n);
         let hw = h * w;
-        let (c, g) = self.inputs;
-        let (sp_len, gl_len, mask_len) = (rows * c * hw, rows * g, rows * hw);
+        let InputSizes {
+            spatial: c,
+            global: g,
+            meta: m,
+        } = self.inputs;
+        let (sp_len, gl_len, meta_len, mask_len) = (rows * c * hw, rows * g, rows * m, rows * hw);
         let with_mask = batch.mask.is_some();
-        let total = sp_len + gl_len + if with_mask { mask_len } else { 0 };
+        let total = sp_len + gl_len + meta_len + if with_mask { mask_len } else { 0 };
         let _guard = tch::no_grad_guard();
         let mut guard = self.net.lock();
         let (net, ws, staging) = &mut *guard;
@@ -365,11 +406,15 @@ impl Model {
         // same stream.
         let buf = unsafe { std::slice::from_raw_parts_mut(host.data_ptr() as *mut f32, total) };
         let (sp, rest) = buf.split_at_mut(sp_len);
-        let (gl, mask) = rest.split_at_mut(gl_len);
+        let (gl, rest) = rest.split_at_mut(gl_len);
+        let (meta, mask) = rest.split_at_mut(meta_len);
         sp[..batch.spatial.len()].copy_from_slice(batch.spatial);
         sp[batch.spatial.len()..].fill(0.0);
         gl[..batch.global.len()].copy_from_slice(batch.global);
         gl[batch.global.len()..].fill(0.0);
+        let given = batch.meta.unwrap_or_default();
+        meta[..given.len()].copy_from_slice(given);
+        meta[given.len()..].fill(0.0);
         if let Some(m) = batch.mask {
             mask[..m.len()].copy_from_slice(m);
             // Padding rows get a whole board: no empty-board pooling.
@@ -393,13 +438,23 @@ impl Model {
             spatial = to_channels_last(&spatial);
         }
         let global = part(sp_len, gl_len, &[r64, g as i64])?;
+        let meta = match batch.meta {
+            Some(_) => Some(part(sp_len + gl_len, meta_len, &[r64, m as i64])?),
+            None => None,
+        };
         let ctx = if with_mask {
-            Ctx::masked_on_device(part(sp_len + gl_len, mask_len, &[r64, 1, h64, w64])?)
+            let start = sp_len + gl_len + meta_len;
+            Ctx::masked_on_device(part(start, mask_len, &[r64, 1, h64, w64])?)
         } else {
             Ctx::full(r64, h64, w64, self.device, self.kind)
         };
         let host = net
-            .forward(&mut TorchOps { ctx: &ctx, ws }, spatial, &global)
+            .forward(
+                &mut TorchOps { ctx: &ctx, ws },
+                spatial,
+                &global,
+                meta.as_ref(),
+            )
             .and_then(|raw| raw.gather(n, staging, self.device));
         if let (Err(_), Device::Cuda(i)) = (&host, self.device) {
             // The input copy may still be reading the staging buffer: let
@@ -455,8 +510,13 @@ impl Staging {
 }
 
 /// Checks a batch's sizes and mask (shared by both backends) for a net of
-/// `(spatial, global)` inputs per row.
-fn validate_input(batch: &InputBatch, (spatial, global): (usize, usize)) -> Result<(), NetError> {
+/// `sizes` inputs per row.
+fn validate_input(batch: &InputBatch, sizes: InputSizes) -> Result<(), NetError> {
+    let InputSizes {
+        spatial,
+        global,
+        meta,
+    } = sizes;
     let (n, h, w) = (batch.batch_size, batch.height, batch.width);
     if n == 0 {
         return Err(NetError::BadInput("empty batch".into()));
@@ -477,6 +537,20 @@ fn validate_input(batch: &InputBatch, (spatial, global): (usize, usize)) -> Resu
     };
     check("spatial input", batch.spatial.len(), n * spatial * h * w)?;
     check("global input", batch.global.len(), n * global)?;
+    match batch.meta {
+        Some(m) if meta > 0 => check("metadata input", m.len(), n * meta)?,
+        Some(_) => {
+            return Err(NetError::BadInput(
+                "metadata inputs given to a net without a metadata encoder".into(),
+            ))
+        }
+        None if meta > 0 => {
+            return Err(NetError::BadInput(
+                "this human-style net needs metadata inputs (a humanSLProfile)".into(),
+            ))
+        }
+        None => {}
+    }
     if let Some(m) = batch.mask {
         check("mask", m.len(), n * h * w)?;
         // A row with an empty board would divide by zero in the pooling.

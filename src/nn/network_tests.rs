@@ -218,44 +218,45 @@ fn bad_inputs_are_errors_not_panics() {
 }
 
 #[test]
-fn metadata_encoder_nets_are_refused_clearly() {
+fn metadata_encoder_nets_need_metadata_and_answer_by_it() {
     let mut file = synthetic(15, Activation::Mish, 5);
-    let mm = |name: &str, i, o| MatMulLayer {
-        name: name.into(),
-        in_channels: i,
-        out_channels: o,
-        weights: vec![0.0; i * o],
-    };
-    file.trunk.metadata_encoder = Some(MetadataEncoder {
-        name: "meta".into(),
-        version: 1,
-        num_input_channels: 192,
-        mul1: mm("m1", 192, 4),
-        bias1: MatBiasLayer {
-            name: "b1".into(),
-            weights: vec![0.0; 4],
-        },
-        act1: ActivationLayer {
-            name: "a1".into(),
-            activation: Activation::Relu,
-        },
-        mul2: mm("m2", 4, 4),
-        bias2: MatBiasLayer {
-            name: "b2".into(),
-            weights: vec![0.0; 4],
-        },
-        act2: ActivationLayer {
-            name: "a2".into(),
-            activation: Activation::Relu,
-        },
-        mul3: mm("m3", 4, 16),
-    });
-    // The file format handles it...
+    crate::nn::testnet::with_metadata_encoder(&mut file, 6);
+    // The file format writes and reads it back unchanged.
     let again = ModelFile::from_bytes(&file.to_bytes(), Path::new("meta.bin")).expect("parse");
     assert_eq!(again, file);
-    // ...the network says clearly that it does not.
-    let err = Model::from_file(&file, Device::Cpu, false).expect_err("unsupported");
-    assert!(err.to_string().contains("metadata encoder"), "{err}");
+    let model = Model::from_file(&file, Device::Cpu, false).expect("build");
+    assert_eq!(model.num_meta_features(), 192);
+    let (one, one_global, one_mask) = position(5, 5, 5);
+    let (spatial, global, mask) = (one.repeat(2), one_global.repeat(2), one_mask.repeat(2));
+    let without = InputBatch::square(2, 5, &spatial, &global, Some(&mask));
+    let err = model.forward(&without).expect_err("no metadata");
+    assert!(err.to_string().contains("humanSLProfile"), "{err}");
+    // Two profiles on the same position: the outputs follow the profile.
+    let mut meta = vec![f32::NAN; 2 * 192];
+    for (row, name) in meta.chunks_mut(192).zip(["rank_20k", "rank_9d"]) {
+        let profile = crate::nn::SgfMetadata::profile(name).unwrap().unwrap();
+        profile.fill_row(row, crate::game::Player::Black, 25);
+    }
+    let with = InputBatch {
+        meta: Some(&meta),
+        ..without
+    };
+    let out = model.forward(&with).expect("forward");
+    let (a, b) = (out.row(0), out.row(1));
+    let policy_diff = a
+        .policy
+        .iter()
+        .zip(b.policy)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max);
+    assert!(
+        policy_diff > 1e-3,
+        "profiles change the policy by {policy_diff}"
+    );
+    // Metadata for a net without an encoder is refused too.
+    let plain = Model::from_file(&synthetic(15, Activation::Mish, 5), Device::Cpu, false).unwrap();
+    let err = plain.forward(&with).expect_err("no encoder");
+    assert!(err.to_string().contains("metadata"), "{err}");
 }
 
 /// A batch of `n` rows of [`position`]s (row `r` on a board of side

@@ -480,6 +480,7 @@ mod tests {
                 y_size: y,
                 spatial: vec![0.0; x * y],
                 global: vec![],
+                meta: vec![],
             },
             vec![true; x * y + 1],
             to_move,

@@ -17,6 +17,9 @@ pub struct EncodedInput {
     pub spatial: Vec<f32>,
     /// `[G]` global features.
     pub global: Vec<f32>,
+    /// `[M]` SGF metadata inputs (see [`super::SgfMetadata::fill_row`]);
+    /// empty for a net that reads none.
+    pub meta: Vec<f32>,
 }
 
 /// Which orientation(s) the network sees the position in.
@@ -155,8 +158,12 @@ impl EvalRequest {
         }
     }
 
-    /// Checks the request against the model's feature counts.
-    pub(crate) fn validate(&self, spatial: usize, global: usize) -> Result<(), EvalError> {
+    /// Checks the request against the model's `(spatial, global, meta)`
+    /// feature counts.
+    pub(crate) fn validate(
+        &self,
+        (spatial, global, meta): (usize, usize, usize),
+    ) -> Result<(), EvalError> {
         self.params.validate()?;
         let EncodedInput { x_size, y_size, .. } = self.input;
         if !(1..=MAX_LEN).contains(&x_size) || !(1..=MAX_LEN).contains(&y_size) {
@@ -168,6 +175,7 @@ impl EvalRequest {
         let checks = [
             ("spatial input", self.input.spatial.len(), spatial * area),
             ("global input", self.input.global.len(), global),
+            ("metadata input", self.input.meta.len(), meta),
             ("legal-move mask", self.legal.len(), area + 1),
         ];
         for (what, got, want) in checks {

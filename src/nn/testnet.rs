@@ -305,6 +305,29 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
     }
 }
 
+/// Gives `file` (model version 15 or later) a random SGF metadata encoder
+/// (`metaEncoderVersion` 1), as a human-style net has.
+pub(crate) fn with_metadata_encoder(file: &mut ModelFile, seed: u64) {
+    let mut g = Gen {
+        rng: StdRng::seed_from_u64(seed),
+        version: file.version,
+        act: Activation::Mish,
+    };
+    let c = file.trunk.trunk_num_channels;
+    file.trunk.metadata_encoder = Some(MetadataEncoder {
+        name: "metaencoder".into(),
+        version: 1,
+        num_input_channels: 192,
+        mul1: g.matmul("metaencoder.mul1", 192, 12),
+        bias1: g.bias("metaencoder.bias1", 12),
+        act1: g.act("metaencoder.act1"),
+        mul2: g.matmul("metaencoder.mul2", 12, 10),
+        bias2: g.bias("metaencoder.bias2", 10),
+        act2: g.act("metaencoder.act2"),
+        mul3: g.matmul("metaencoder.mul3", 10, c),
+    });
+}
+
 /// The small random net of model `version` (3 to 7) whose KataGo 1.17.2
 /// answers are in `tests/data/katago_old_versions`: a pure function of the
 /// version (weights from `StdRng` seeded `3000 + version`), so the tests

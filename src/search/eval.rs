@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::mirror::MirrorStatus;
 use super::pattern_bonus::PatternBonusTable;
 use crate::game::{Color, Hash128, Loc, Move, Player};
-use crate::nn::{NnOutput, Symmetry};
+use crate::nn::{NnOutput, SgfMetadata, Symmetry};
 
 use crate::nn::invariant_symmetries;
 
@@ -152,6 +152,9 @@ pub struct EvalOptions {
     pub playout_doubling_advantage: f64,
     /// Hide the move history from the net.
     pub hide_history: bool,
+    /// What a human-style net is told about the players (KataGo's
+    /// `humanSLProfile`); other nets ignore it.
+    pub human_profile: Option<SgfMetadata>,
 }
 
 impl Default for EvalOptions {
@@ -166,6 +169,7 @@ impl Default for EvalOptions {
             enable_passing_hacks: false,
             playout_doubling_advantage: 0.0,
             hide_history: false,
+            human_profile: None,
         }
     }
 }

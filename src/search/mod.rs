@@ -41,7 +41,8 @@ pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use mirror::{mirror_move, MirrorGame, MirrorStatus};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{
-    no_effect_warnings, Enabled, OptPlayer, ParamError, SearchParams, SetupFor, NO_EFFECT_PARAMS,
+    no_effect_warnings, Enabled, HumanProfile, OptPlayer, ParamError, SearchParams, SetupFor,
+    NO_EFFECT_PARAMS,
 };
 pub use pattern_bonus::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
 pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};

@@ -131,7 +131,23 @@ impl NnSearchEvaluator {
         params: EvalParams,
     ) -> Result<Arc<NnOutput>, crate::nn::EvalError> {
         let input_params = self.input_params(opts);
-        let hash = nn_input_hash(&state.board, &state.hist, state.next, &input_params).0;
+        let mut hash = nn_input_hash(&state.board, &state.hist, state.next, &input_params).0;
+        let meta_len = self.evaluator.num_meta_features();
+        let profile = if meta_len > 0 {
+            let profile = opts.human_profile.ok_or_else(|| {
+                crate::nn::EvalError::BadRequest(
+                    "this human-style net needs a profile of the players: set humanSLProfile \
+                     (e.g. rank_5k) in the config, with kata-set-param or in overrideSettings"
+                        .into(),
+                )
+            })?;
+            // As KataGo: the profile is part of what the net sees.
+            let (h0, h1) = profile.hash(state.next);
+            hash ^= u128::from(h0) | (u128::from(h1) << 64);
+            Some(profile)
+        } else {
+            None
+        };
         if !params.skip_cache {
             if let Some(hit) = self.evaluator.lookup(hash, &params) {
                 return Ok(hit);
@@ -143,7 +159,11 @@ impl NnSearchEvaluator {
             y_size: y,
             spatial: vec![0.0; self.inputs.num_spatial_features() * x * y],
             global: vec![0.0; self.inputs.num_global_features()],
+            meta: vec![0.0; meta_len],
         };
+        if let Some(profile) = profile {
+            profile.fill_row(&mut input.meta, state.next, x * y);
+        }
         ENCODER.with(|enc| {
             enc.borrow_mut().fill_row(
                 self.inputs,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::game::Player;
+use crate::nn::SgfMetadata;
 use crate::timecontrol::TimeParams;
 
 /// Which program the parameters are for: KataGo picks different defaults
@@ -58,6 +59,9 @@ pub enum ParamError {
         min: f64,
         max: f64,
     },
+    /// The value is of the right type but means nothing (its own message).
+    #[error("search parameter {name}: {why}")]
+    Invalid { name: String, why: String },
 }
 
 /// A value that an override can set: parsed from JSON (numbers, booleans,
@@ -182,6 +186,49 @@ impl ParamValue for OptPlayer {
                 .ok_or_else(|| bad_type(name, "a player (b, w)", v)),
             _ => Err(bad_type(name, "a player (b, w)", v)),
         }
+    }
+}
+
+/// KataGo's `humanSLProfile`: which players a human-style net is told
+/// it sees (`rank_5k`, `preaz_2d_9k`, `proyear_1990`, ...), as named and as
+/// the metadata it stands for. Empty (the default): no profile, which a
+/// human-style net refuses to run without.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HumanProfile {
+    /// The name as given.
+    pub name: String,
+    /// What it stands for (`None` for KataGo's names of no profile).
+    pub meta: Option<SgfMetadata>,
+}
+
+impl Serialize for HumanProfile {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        s.serialize_str(&self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanProfile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        HumanProfile::parse("humanSLProfile", &v, 0.0, 0.0).map_err(serde::de::Error::custom)
+    }
+}
+
+impl ParamValue for HumanProfile {
+    fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
+        let given = match v {
+            Value::Null => "",
+            Value::String(s) => s.trim(),
+            _ => return Err(bad_type(name, "a human SL profile name", v)),
+        };
+        let meta = SgfMetadata::profile(given).map_err(|e| ParamError::Invalid {
+            name: name.to_string(),
+            why: e.to_string(),
+        })?;
+        Ok(HumanProfile {
+            name: given.to_string(),
+            meta,
+        })
     }
 }
 
@@ -357,6 +404,9 @@ search_params! {
     avoid_repeated_pattern_utility: f64 = "avoidRepeatedPatternUtility" [-3.0, 3.0];
     /// Policy temperature applied by the evaluator everywhere in the tree.
     nn_policy_temperature: f32 = "nnPolicyTemperature" [0.01, 5.0];
+    /// The players a human-style net is told it sees (KataGo's
+    /// `humanSLProfile`, see [`HumanProfile`]).
+    human_sl_profile: HumanProfile = "humanSLProfile" [0, 0];
     /// KataGo's defence against an opponent who mirrors every move
     /// through the centre (see the `mirror` module). Off by default; the
     /// GTP front end turns it on for `genmove` (`genmoveAntiMirror`).
@@ -512,6 +562,7 @@ impl SearchParams {
             playout_doubling_advantage_pla: OptPlayer(None),
             avoid_repeated_pattern_utility: 0.0,
             nn_policy_temperature: 1.0,
+            human_sl_profile: HumanProfile::default(),
             anti_mirror: false,
             ignore_pre_root_history: setup == Analysis,
             ignore_all_history: false,

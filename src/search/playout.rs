@@ -106,6 +106,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             enable_passing_hacks: p.enable_passing_hacks,
             playout_doubling_advantage: pda,
             hide_history: p.ignore_all_history || (is_root && p.ignore_pre_root_history),
+            human_profile: p.human_sl_profile.meta,
         }
     }
 

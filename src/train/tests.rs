@@ -96,6 +96,7 @@ pub(super) fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &
             width: 19,
             spatial: &spatial,
             global: &global,
+            meta: None,
             mask: Some(&mask),
         })
         .expect("engine forward");

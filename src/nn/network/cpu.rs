@@ -13,9 +13,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::builder::{fold_dense, fold_norm_act};
-use super::topology::{self, Fold, Net, Ops, RawHeads, TransformerBlock};
+use super::topology::{Fold, Net, Ops, RawHeads, TransformerBlock};
 use super::winograd::Epilogue;
-use super::{validate_input, HostOutputs, InputBatch, NetError};
+use super::{validate_input, HostOutputs, InputBatch, InputSizes, NetError};
 use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
 use crate::nn::outputs::NetOutputs;
@@ -31,7 +31,7 @@ pub struct CpuModel {
     name: String,
     version: i32,
     /// Spatial planes and global values per row.
-    inputs: (usize, usize),
+    inputs: InputSizes,
     post_process: PostProcessParams,
     policy_channels: usize,
     num_parameters: usize,
@@ -277,12 +277,13 @@ impl Ops for CpuOps<'_> {
 /// four 19x19 rows, sixteen 9x9 ones.
 const MAX_POINTS_PER_PASS: usize = 4 * 19 * 19;
 
-/// Runs the rows of one pass: `spatial_nchw` and `global` as in an
-/// [`InputBatch`]; the outputs are NHWC, in buffers of `s`.
+/// Runs the rows of one pass: `spatial_nchw`, `global` and `meta` as in
+/// an [`InputBatch`]; the outputs are NHWC, in buffers of `s`.
 fn forward_pass(
     net: &Net<CpuFold>,
     spatial_nchw: &[f32],
     global: &[f32],
+    meta: Option<&[f32]>,
     shape: Shape,
     mask: &Mask,
     s: &mut Scratch,
@@ -302,9 +303,17 @@ fn forward_pass(
     }
     let mut rows = s.take(global.len());
     rows.copy_from_slice(global);
+    let meta_rows = meta.map(|m| {
+        let mut rows = s.take(m.len());
+        rows.copy_from_slice(m);
+        rows
+    });
     let mut ops = CpuOps { shape, mask, s };
-    let heads = net.forward(&mut ops, input, &rows);
+    let heads = net.forward(&mut ops, input, &rows, meta_rows.as_ref());
     s.give(rows);
+    if let Some(m) = meta_rows {
+        s.give(m);
+    }
     heads
 }
 
@@ -316,16 +325,10 @@ impl CpuModel {
 
     /// Builds the network from an already parsed model file.
     pub fn from_file(file: &ModelFile) -> Result<CpuModel, NetError> {
-        if let Some(what) = Self::unsupported(file) {
-            return Err(NetError::Unsupported {
-                name: file.name.clone(),
-                what,
-            });
-        }
         Ok(CpuModel {
             name: file.name.clone(),
             version: file.version,
-            inputs: (file.num_input_channels, file.num_input_global_channels),
+            inputs: InputSizes::of(file),
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
@@ -347,14 +350,6 @@ impl CpuModel {
             net: Arc::clone(&self.net),
             scratch: Scratch::default(),
         }
-    }
-
-    /// Why this backend cannot run `file`, if it cannot (the caller may
-    /// fall back to libtorch).
-    pub fn unsupported(file: &ModelFile) -> Option<String> {
-        // Any input width runs: the initial conv and matmul take the
-        // file's own sizes, which the reader checked against its version.
-        topology::unsupported(file)
     }
 
     /// The model's name from its file.
@@ -388,12 +383,17 @@ impl CpuModel {
 
     /// Spatial input planes expected per row.
     pub fn num_spatial_features(&self) -> usize {
-        self.inputs.0
+        self.inputs.spatial
     }
 
     /// Global inputs expected per row.
     pub fn num_global_features(&self) -> usize {
-        self.inputs.1
+        self.inputs.global
+    }
+
+    /// Metadata inputs expected per row (0: the net reads none).
+    pub fn num_meta_features(&self) -> usize {
+        self.inputs.meta
     }
 
     /// Runs one batch. Outputs are from the side to move's perspective, as
@@ -415,6 +415,7 @@ impl CpuModel {
         // 19x19 in one pass was ~10% slower per row than two passes of 4.
         let chunk = (MAX_POINTS_PER_PASS / hw).clamp(1, n);
         let (spatial_len, global_len) = (batch.spatial.len() / n, batch.global.len() / n);
+        let meta_len = self.inputs.meta;
         for r0 in (0..n).step_by(chunk) {
             let rows = chunk.min(n - r0);
             let mask_rows = batch.mask.map(|m| &m[r0 * hw..(r0 + rows) * hw]);
@@ -423,6 +424,9 @@ impl CpuModel {
                 &self.net,
                 &batch.spatial[r0 * spatial_len..(r0 + rows) * spatial_len],
                 &batch.global[r0 * global_len..(r0 + rows) * global_len],
+                batch
+                    .meta
+                    .map(|m| &m[r0 * meta_len..(r0 + rows) * meta_len]),
                 (rows, h, w),
                 &mask,
                 &mut self.scratch,

@@ -15,15 +15,6 @@ use super::NetError;
 use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
 
-/// Why this topology cannot run `file`, if it cannot (so neither backend
-/// can).
-pub(super) fn unsupported(file: &ModelFile) -> Option<String> {
-    file.trunk
-        .metadata_encoder
-        .is_some()
-        .then(|| "an SGF metadata encoder (human-style net, metaEncoderVersion 1)".into())
-}
-
 /// How a backend stores the folded weights of each kind of layer, and how
 /// it builds them from the model description.
 pub(super) trait Fold {
@@ -206,10 +197,26 @@ pub(super) enum TrunkTip<F: Fold> {
     Rms(F::RmsTip),
 }
 
+/// The SGF-metadata encoder of a human-style net: three dense layers from
+/// the metadata inputs to one more trunk bias (KataGo's
+/// `SGFMetadataEncoder`).
+pub(super) struct NetMetaEncoder<F: Fold> {
+    /// First layer with its bias.
+    mul1: F::Dense,
+    act1: Activation,
+    /// Second layer with its bias.
+    mul2: F::Dense,
+    act2: Activation,
+    /// To trunk channels.
+    mul3: F::Dense,
+}
+
 /// The trunk: input layers, blocks and the final normalisation.
 pub(super) struct NetTrunk<F: Fold> {
     pub(super) initial_conv: F::Conv,
     pub(super) initial_matmul: F::Dense,
+    /// Human-style nets only.
+    pub(super) metadata: Option<NetMetaEncoder<F>>,
     pub(super) blocks: Vec<NetBlock<F>>,
     pub(super) tip: TrunkTip<F>,
 }
@@ -286,6 +293,13 @@ impl<F: Fold> Net<F> {
         let trunk = NetTrunk {
             initial_conv: f.conv(&t.initial_conv, None, None),
             initial_matmul: f.dense(&t.initial_matmul, None, None),
+            metadata: t.metadata_encoder.as_ref().map(|e| NetMetaEncoder {
+                mul1: f.dense(&e.mul1, None, Some(&e.bias1.weights)),
+                act1: e.act1.activation,
+                mul2: f.dense(&e.mul2, None, Some(&e.bias2.weights)),
+                act2: e.act2.activation,
+                mul3: f.dense(&e.mul3, None, None),
+            }),
             blocks: blocks.collect::<Result<_, String>>().map_err(unsupported)?,
             tip,
         };
@@ -325,12 +339,15 @@ impl<F: Fold> Net<F> {
     }
 
     /// Runs one batch: `input` the spatial features in the backend's
-    /// layout (handed back once read), `global` the global features.
+    /// layout (handed back once read), `global` the global features,
+    /// `meta` the metadata inputs (exactly when the net has a metadata
+    /// encoder).
     pub(super) fn forward<O: Ops<F = F>>(
         &self,
         o: &mut O,
         input: O::Act,
         global: &O::Rows,
+        meta: Option<&O::Rows>,
     ) -> Result<RawHeads<O::Act, O::Rows>, NetError> {
         let t = &self.trunk;
         let mut x = o.conv(&t.initial_conv, &input)?;
@@ -338,6 +355,30 @@ impl<F: Fold> Net<F> {
         o.add_row_bias(&mut x, &bias)?;
         o.give_rows(bias);
         o.give(input);
+        match (&t.metadata, meta) {
+            (Some(e), Some(meta)) => {
+                let mut h1 = o.dense(&e.mul1, meta)?;
+                o.act_rows(&mut h1, e.act1)?;
+                let mut h2 = o.dense(&e.mul2, &h1)?;
+                o.give_rows(h1);
+                o.act_rows(&mut h2, e.act2)?;
+                let bias = o.dense(&e.mul3, &h2)?;
+                o.give_rows(h2);
+                o.add_row_bias(&mut x, &bias)?;
+                o.give_rows(bias);
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(NetError::BadInput(
+                    "this human-style net needs metadata inputs (a humanSLProfile)".into(),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(NetError::BadInput(
+                    "metadata inputs given to a net without a metadata encoder".into(),
+                ))
+            }
+        }
         for b in &t.blocks {
             b.forward(o, &mut x)?;
         }

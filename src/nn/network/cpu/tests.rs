@@ -423,7 +423,7 @@ fn masked_pooling_ignores_points_off_the_board() {
 }
 
 #[test]
-fn bad_inputs_are_errors_and_unsupported_nets_are_refused() {
+fn bad_inputs_are_errors() {
     let file = synthetic(8, Activation::Relu, 3);
     let mut cpu = CpuModel::from_file(&file).expect("build");
     let (spatial, global, mask) = batch(&[(5, 5)], 5, 1);
@@ -440,28 +440,49 @@ fn bad_inputs_are_errors_and_unsupported_nets_are_refused() {
         ..ok
     };
     assert!(matches!(cpu.forward(&empty), Err(NetError::BadInput(_))));
+}
 
-    let mut meta = synthetic(15, Activation::Mish, 5);
-    meta.trunk.metadata_encoder = Some(MetadataEncoder {
-        name: "meta".into(),
-        version: 1,
-        num_input_channels: 192,
-        mul1: meta.trunk.initial_matmul.clone(),
-        bias1: MatBiasLayer {
-            name: "b".into(),
-            weights: vec![],
-        },
-        act1: meta.trunk.tip_activation.clone(),
-        mul2: meta.trunk.initial_matmul.clone(),
-        bias2: MatBiasLayer {
-            name: "b".into(),
-            weights: vec![],
-        },
-        act2: meta.trunk.tip_activation.clone(),
-        mul3: meta.trunk.initial_matmul.clone(),
-    });
-    let err = CpuModel::from_file(&meta).expect_err("refused");
-    assert!(err.to_string().contains("metadata encoder"), "{err}");
+/// A human-style net (a metadata encoder) gives the same outputs on both
+/// backends, with a different profile per row.
+#[test]
+fn metadata_encoder_nets_match_libtorch() {
+    let mut file = synthetic(15, Activation::Mish, 5);
+    crate::nn::testnet::with_metadata_encoder(&mut file, 6);
+    let torch = Model::from_file(&file, Device::Cpu, false).expect("libtorch build");
+    let mut cpu = CpuModel::from_file(&file).expect("cpu build");
+    assert_eq!(cpu.num_meta_features(), 192);
+    let sizes = [(9, 9), (7, 9), (9, 9)];
+    let (spatial, global, mask) = batch(&sizes, 9, 21);
+    let (spatial, global) = fit_inputs(&file, 81, &spatial, &global);
+    let mut meta = vec![f32::NAN; sizes.len() * 192];
+    for (row, name) in meta
+        .chunks_mut(192)
+        .zip(["rank_20k", "preaz_2d_9k", "proyear_1850"])
+    {
+        let profile = crate::nn::SgfMetadata::profile(name).unwrap().unwrap();
+        profile.fill_row(row, crate::game::Player::White, 81);
+    }
+    let input = InputBatch {
+        meta: Some(&meta),
+        ..InputBatch::square(sizes.len(), 9, &spatial, &global, Some(&mask))
+    };
+    let a = torch.forward(&input).expect("libtorch forward");
+    let b = cpu.forward(&input).expect("cpu forward");
+    let worst = a
+        .policy
+        .iter()
+        .zip(&b.policy)
+        .chain(a.value_logits.iter().zip(&b.value_logits))
+        .chain(a.ownership.iter().zip(&b.ownership))
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-3, "the backends differ by {worst}");
+    let without = InputBatch {
+        meta: None,
+        ..input
+    };
+    let err = cpu.forward(&without).expect_err("no metadata");
+    assert!(err.to_string().contains("humanSLProfile"), "{err}");
 }
 
 /// Version 17's transformer layers (attention with learned and fixed RoPE,

@@ -1,0 +1,203 @@
+//! `engine gtp -human-model`: the human-style net beside the main one, as
+//! KataGo 1.17.2 answers for it. `tests/data/katago_human_nn/gtp_katago.txt`
+//! is KataGo's whole answer to `gtp_commands.txt` there (g170 b6c96 as the
+//! main net, the random human-style test net `b6c96-fson-mish-meta` as
+//! `-human-model`; its README says how it was made): `kata-get-models`,
+//! `kata-raw-human-nn` without a profile, with four profiles on 19x19 and
+//! 9x9, in one symmetry and all, with a colour, after an unknown profile
+//! and after the profile is cleared, and `kata-raw-nn` of the main net
+//! between them. Every answer is compared: the same words, and numbers
+//! within two units of the last digit KataGo prints (or float32
+//! rounding, where that is larger).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_human_nn")
+}
+
+fn g170() -> PathBuf {
+    engine::shared_data_dir()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .join("models/g170-b6c96-s175395328-d26788732.bin.gz")
+}
+
+/// The answers of a GTP transcript, one string per answer. KataGo's
+/// `kata-raw-nn all` and `kata-raw-human-nn all` put a blank line between
+/// the symmetries, inside the answer (a GTP answer ends at a blank line;
+/// ours has none there): a piece that starts with neither `=` nor `?`
+/// continues the answer before it.
+fn answers(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for piece in text.split("\n\n").map(str::trim).filter(|a| !a.is_empty()) {
+        match out.last_mut() {
+            Some(last) if !piece.starts_with(['=', '?']) => {
+                last.push('\n');
+                last.push_str(piece);
+            }
+            _ => out.push(piece.to_string()),
+        }
+    }
+    out
+}
+
+/// Runs `engine gtp` with `args` on `input` and returns its answers.
+fn session(args: &[&std::ffi::OsStr], input: &str) -> (Vec<String>, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .arg("gtp")
+        .args(args)
+        .arg("-config")
+        .arg(root.join("configs/gtp.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start engine");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write commands");
+    let out = child.wait_with_output().expect("engine output");
+    let stdout = String::from_utf8(out.stdout).expect("utf-8 output");
+    (
+        answers(&stdout),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Digits after the decimal point of a number as printed.
+fn decimals(token: &str) -> i32 {
+    token.split('.').nth(1).map_or(0, |d| d.len() as i32)
+}
+
+/// Compares one numeric answer word by word; returns the largest
+/// difference seen, or the first mismatch.
+fn compare_words(katago: &str, ours: &str) -> Result<f64, String> {
+    let (k, o): (Vec<&str>, Vec<&str>) = (
+        katago.split_whitespace().collect(),
+        ours.split_whitespace().collect(),
+    );
+    if k.len() != o.len() {
+        return Err(format!("{} words, KataGo {}", o.len(), k.len()));
+    }
+    let mut worst = 0f64;
+    for (i, (a, b)) in k.iter().zip(&o).enumerate() {
+        match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) if !x.is_nan() => {
+                // Two units of the last printed digit, and float32
+                // rounding where that is finer (7 digits printed, or a
+                // squared score of thousands).
+                let tol = (2.0 * 10f64.powi(-decimals(a)))
+                    .max(1e-5)
+                    .max(1e-5 * x.abs());
+                worst = worst.max((x - y).abs());
+                if (x - y).abs() > tol {
+                    return Err(format!("word {i}: ours {b}, KataGo {a} (tolerance {tol})"));
+                }
+            }
+            _ if a == b => {}
+            _ => return Err(format!("word {i}: ours {b:?}, KataGo {a:?}")),
+        }
+    }
+    Ok(worst)
+}
+
+#[test]
+fn human_model_answers_as_katago() {
+    let commands = std::fs::read_to_string(data().join("gtp_commands.txt")).unwrap();
+    let katago = answers(&std::fs::read_to_string(data().join("gtp_katago.txt")).unwrap());
+    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let (g170, human) = (g170(), human);
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-human-model".as_ref(),
+            human.as_os_str(),
+        ],
+        &commands,
+    );
+    let commands: Vec<&str> = commands.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(katago.len(), commands.len());
+    assert_eq!(ours.len(), commands.len(), "{ours:#?}\n{stderr}");
+    let mut raw_answers = 0;
+    let mut worst = 0f64;
+    for ((command, k), o) in commands.iter().zip(&katago).zip(&ours) {
+        let context = format!("{command}:\nours:   {o:.300}\nKataGo: {k:.300}");
+        if command.starts_with("kata-get-models") {
+            let parse = |a: &str| -> Vec<Value> {
+                serde_json::from_str(a.trim_start_matches('=').trim()).unwrap()
+            };
+            let (k, o) = (parse(k), parse(o));
+            assert_eq!(k.len(), o.len(), "{context}");
+            for (a, b) in k.iter().zip(&o) {
+                for key in ["internalName", "usesHumanSLProfile", "version", "usingFP16"] {
+                    assert_eq!(a[key], b[key], "{key} in {context}");
+                }
+                let file = |v: &Value| {
+                    Path::new(v["name"].as_str().unwrap())
+                        .file_name()
+                        .map(|f| f.to_owned())
+                };
+                assert_eq!(file(a), file(b), "{context}");
+            }
+        } else if command.contains("humanSLProfile rank_30k") {
+            // KataGo's "Unknown human SL network profile: rank_30k"; ours
+            // also lists the names it takes.
+            assert!(k.starts_with('?') && o.starts_with('?'), "{context}");
+            assert!(o.contains("rank_30k"), "{context}");
+        } else if k.starts_with("= symmetry") {
+            assert!(o.starts_with('='), "{context}");
+            worst = worst.max(compare_words(k, o).unwrap_or_else(|e| panic!("{e}\n{context}")));
+            raw_answers += 1;
+        } else {
+            assert_eq!(k, o, "{context}");
+        }
+    }
+    assert_eq!(raw_answers, 9);
+    println!("largest difference in the raw answers: {worst:.2e}");
+}
+
+#[test]
+fn human_model_must_be_a_human_net() {
+    let g170 = g170();
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-human-model".as_ref(),
+            g170.as_os_str(),
+        ],
+        "quit\n",
+    );
+    assert!(ours.is_empty(), "{ours:?}");
+    assert!(
+        stderr.contains("is not a human SL net (it has no SGF metadata encoder)"),
+        "{stderr}"
+    );
+}
+
+/// A human-style net as the main model needs a profile: without one its
+/// evaluations fail with a clear error (KataGo exits), with one it
+/// answers.
+#[test]
+fn human_net_as_main_model_needs_a_profile() {
+    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let input =
+        "boardsize 9\nkata-raw-nn 0\nkata-set-param humanSLProfile rank_5k\nkata-raw-nn 0\nquit\n";
+    let (ours, stderr) = session(&["-model".as_ref(), human.as_os_str()], input);
+    assert_eq!(ours.len(), 5, "{ours:?}\n{stderr}");
+    assert!(
+        ours[1].starts_with('?') && ours[1].contains("humanSLProfile"),
+        "{}",
+        ours[1]
+    );
+    assert!(ours[3].starts_with("= symmetry 0"), "{}", ours[3]);
+}
