@@ -127,14 +127,16 @@ pub fn main(args: Vec<OsString>) -> i32 {
             return code;
         }
     };
-    // Only `engine gtp` evaluates a second, human-style net so far.
+    // Only `engine gtp` and `engine analysis` evaluate a second,
+    // human-style net so far.
     let human_model_unused = match &cli.command {
-        Command::Analysis(a) => a.engine.human_model.is_some().then_some("analysis"),
         Command::Benchmark(b) => b.engine.human_model.is_some().then_some("benchmark"),
         _ => None,
     };
     if let Some(command) = human_model_unused {
-        eprintln!("engine {command}: -human-model is not used by engine {command} yet (engine gtp reads it)");
+        eprintln!(
+            "engine {command}: -human-model is not used by engine {command} yet (engine gtp and engine analysis read it)"
+        );
         return 2;
     }
     match cli.command {
@@ -146,6 +148,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Gtp(args) => crate::gtp::run(&args),
         Command::Analysis(a) => crate::analysis::run_command(&crate::analysis::AnalysisCommand {
             model: a.engine.model,
+            human_model: a.engine.human_model,
             config: a.engine.config,
             override_config: a.engine.override_config,
             analysis_threads: a.analysis_threads,

@@ -220,21 +220,10 @@ impl Startup {
         &self,
         default_max_batch_size: usize,
     ) -> Result<Option<Network>, SetupError> {
-        let Some(path) = &self.human_model else {
-            return Ok(None);
-        };
-        if is_missing_local_file(path) {
-            return Err(SetupError::ModelNotFound(path.clone()));
+        match &self.human_model {
+            None => Ok(None),
+            Some(path) => load_human_network(path, &self.config, default_max_batch_size).map(Some),
         }
-        let net = self.load_network(path, default_max_batch_size)?;
-        if !net.uses_human_sl_profile {
-            return Err(SetupError::Invalid(format!(
-                "-human-model {}: {} is not a human SL net (it has no SGF metadata encoder)",
-                path.display(),
-                net.model_name
-            )));
-        }
-        Ok(Some(net))
     }
 
     /// Loads any model with this start-up's config (several models, or
@@ -474,6 +463,28 @@ pub fn default_search_threads(cuda: bool, cores: usize) -> usize {
     } else {
         cores.clamp(1, 16)
     }
+}
+
+/// Loads the `-human-model` net `path` with `cfg`, as [`load_network`]. A
+/// net that takes no human SL profile (no SGF metadata encoder) is used
+/// as it is, with KataGo's warning.
+pub fn load_human_network(
+    path: &Path,
+    cfg: &Config,
+    default_max_batch_size: usize,
+) -> Result<Network, SetupError> {
+    if is_missing_local_file(path) {
+        return Err(SetupError::ModelNotFound(path.to_path_buf()));
+    }
+    let net = load_network(path, cfg, default_max_batch_size)?;
+    if !net.uses_human_sl_profile {
+        crate::logfile::startup(&format!(
+            "WARNING: Human model was not trained from SGF metadata to vary by rank! \
+             Did you pass the wrong model for -human-model? ({})",
+            path.display()
+        ));
+    }
+    Ok(net)
 }
 
 /// Loads `model_path` and builds the evaluator from `cfg`.

@@ -37,7 +37,7 @@ const TOL_NO_RESULT: f64 = 1e-5;
 
 /// Runs the engine on `input` (one query per line) and returns every
 /// stdout line, parsed.
-fn run_engine(model: &Path, input: String) -> Vec<Value> {
+fn run_engine(model: &Path, args: &[&std::ffi::OsStr], input: String) -> Vec<Value> {
     assert!(model.exists(), "missing model {}", model.display());
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/analysis.toml");
     let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
@@ -48,6 +48,7 @@ fn run_engine(model: &Path, input: String) -> Vec<Value> {
         .arg(&config)
         // The vectors were made with KataGo's default perspective.
         .args(["-override-config", "reportAnalysisWinratesAs=SIDETOMOVE"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -258,7 +259,7 @@ fn check_vectors(model: &Path, path: &Path, count: usize) {
         .unwrap_or_else(|e| panic!("{e}"))
         .version
         < 9;
-    let lines = run_engine(model, input);
+    let lines = run_engine(model, &[], input);
     let mut finals: HashMap<String, Vec<&Value>> = HashMap::new();
     let mut warnings: HashMap<String, String> = HashMap::new();
     for v in &lines {
@@ -324,6 +325,7 @@ fn query_models_reports_the_net_as_katago() {
     let model = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
     let lines = run_engine(
         &model,
+        &[],
         "{\"id\":\"m\",\"action\":\"query_models\"}\n".into(),
     );
     let [answer] = lines.as_slice() else {
@@ -341,4 +343,138 @@ fn query_models_reports_the_net_as_katago() {
     assert_eq!(m["usesHumanSLProfile"], false);
     assert_eq!(m["usingFP16"], "auto");
     assert!(m["maxBatchSize"].as_u64().is_some_and(|b| b >= 1), "{m}");
+}
+
+/// `-human-model` beside g170: KataGo's human fields (`humanPolicy`,
+/// `rootInfo.human*`, each move's `humanPrior`) for ten queries with a
+/// `humanSLProfile` and one without (no human fields then), answered by
+/// KataGo 1.17.2 with the random test net
+/// `tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz` as its
+/// `-human-model`. Three queries search 8 visits (so that `moveInfos` is not
+/// empty): their search values are not compared (KataGo's are not
+/// reproducible from run to run), the net's are.
+/// Mismatches and the largest difference within tolerance.
+#[derive(Default)]
+struct Tally {
+    bad: Vec<String>,
+    worst: f64,
+}
+
+impl Tally {
+    fn check(&mut self, id: &str, what: String, got: Option<f64>, want: Option<f64>, tol: f64) {
+        match (got, want) {
+            (Some(g), Some(w)) if (g - w).abs() <= tol => {
+                self.worst = self.worst.max((g - w).abs())
+            }
+            (g, w) => self
+                .bad
+                .push(format!("{id}: {what}: ours {g:?}, KataGo {w:?}")),
+        }
+    }
+}
+
+#[test]
+fn human_model_fields_answer_as_katago() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_human_nn");
+    let text = std::fs::read_to_string(dir.join("analysis_with_human_model.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 10);
+    let input: String = records
+        .iter()
+        .map(|r| format!("{}\n", r["query"]))
+        .collect();
+    let human = dir.join("b6c96-fson-mish-meta.bin.gz");
+    let lines = run_engine(
+        &shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
+        &["-human-model".as_ref(), human.as_os_str()],
+        input,
+    );
+    let mut t = Tally::default();
+    let mut priors = 0;
+    for rec in &records {
+        let id = rec["query"]["id"].as_str().unwrap();
+        let want = &rec["response"];
+        let Some(ours) = lines
+            .iter()
+            .find(|v| v["id"] == id && v["isDuringSearch"] == false)
+        else {
+            t.bad.push(format!("{id}: no final response"));
+            continue;
+        };
+        let (r, k) = (&ours["rootInfo"], &want["rootInfo"]);
+        for (key, tol) in [
+            ("rawWinrate", TOL_WINRATE),
+            ("rawLead", TOL_POINTS),
+            ("humanWinrate", TOL_WINRATE),
+            ("humanScoreMean", TOL_POINTS),
+            ("humanScoreStdev", TOL_POINTS),
+            ("humanStWrError", 1e-5),
+            ("humanStScoreError", 1e-4),
+        ] {
+            if k.get(key).is_none() {
+                if r.get(key).is_some() {
+                    t.bad
+                        .push(format!("{id}: rootInfo.{key} given, KataGo has none"));
+                }
+                continue;
+            }
+            t.check(
+                id,
+                format!("rootInfo.{key}"),
+                r[key].as_f64(),
+                k[key].as_f64(),
+                tol,
+            );
+        }
+        match (ours.get("humanPolicy"), want.get("humanPolicy")) {
+            (None, None) => {}
+            (Some(Value::Array(g)), Some(Value::Array(w))) if g.len() == w.len() => {
+                for (i, (g, w)) in g.iter().zip(w).enumerate() {
+                    t.check(
+                        id,
+                        format!("humanPolicy[{i}]"),
+                        g.as_f64(),
+                        w.as_f64(),
+                        TOL_POLICY,
+                    );
+                }
+            }
+            (g, w) => t.bad.push(format!(
+                "{id}: humanPolicy: ours {}, KataGo {}",
+                g.is_some(),
+                w.is_some()
+            )),
+        }
+        // Each move both searched: its human prior is the human net's.
+        let empty = Vec::new();
+        let ours_moves = ours["moveInfos"].as_array().unwrap_or(&empty);
+        for m in want["moveInfos"].as_array().unwrap_or(&empty) {
+            if let Some(o) = ours_moves.iter().find(|o| o["move"] == m["move"]) {
+                t.check(
+                    id,
+                    format!("humanPrior of {}", m["move"]),
+                    o["humanPrior"].as_f64(),
+                    m["humanPrior"].as_f64(),
+                    TOL_POLICY,
+                );
+                priors += 1;
+            }
+        }
+    }
+    println!(
+        "largest difference {:.2e}, {priors} human priors compared",
+        t.worst
+    );
+    assert!(
+        t.bad.is_empty(),
+        "{} mismatches:\n{}",
+        t.bad.len(),
+        t.bad.join("\n")
+    );
+    assert!(priors >= 3, "only {priors} moves searched by both");
 }

@@ -165,8 +165,10 @@ fn human_model_answers_as_katago() {
     println!("largest difference in the raw answers: {worst:.2e}");
 }
 
+/// As KataGo: a `-human-model` without a metadata encoder is used with a
+/// warning, and needs no profile.
 #[test]
-fn human_model_must_be_a_human_net() {
+fn a_human_model_without_metadata_warns_and_needs_no_profile() {
     let g170 = g170();
     let (ours, stderr) = session(
         &[
@@ -175,29 +177,52 @@ fn human_model_must_be_a_human_net() {
             "-human-model".as_ref(),
             g170.as_os_str(),
         ],
-        "quit\n",
+        "boardsize 9\nkata-raw-human-nn 0\nkata-raw-nn 0\nquit\n",
     );
-    assert!(ours.is_empty(), "{ours:?}");
     assert!(
-        stderr.contains("is not a human SL net (it has no SGF metadata encoder)"),
+        stderr.contains("WARNING: Human model was not trained from SGF metadata"),
         "{stderr}"
     );
+    assert_eq!(ours.len(), 4, "{ours:?}");
+    assert!(ours[1].starts_with("= symmetry 0\nwhiteWin"), "{}", ours[1]);
+    // The same net in both roles: the same policy.
+    let policy = |a: &str| {
+        a.split("policy\n")
+            .nth(1)
+            .unwrap()
+            .split("policyPass")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(policy(&ours[1]), policy(&ours[2]));
 }
 
 /// A human-style net as the main model needs a profile: without one its
 /// evaluations fail with a clear error (KataGo exits), with one it
-/// answers.
+/// answers and searches.
 #[test]
 fn human_net_as_main_model_needs_a_profile() {
     let human = data().join("b6c96-fson-mish-meta.bin.gz");
-    let input =
-        "boardsize 9\nkata-raw-nn 0\nkata-set-param humanSLProfile rank_5k\nkata-raw-nn 0\nquit\n";
-    let (ours, stderr) = session(&["-model".as_ref(), human.as_os_str()], input);
-    assert_eq!(ours.len(), 5, "{ours:?}\n{stderr}");
+    let input = "boardsize 9\nkata-raw-nn 0\nkata-set-param humanSLProfile rank_5k\n\
+                 kata-raw-nn 0\ngenmove b\nquit\n";
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            human.as_os_str(),
+            "-override-config".as_ref(),
+            "maxVisits=20".as_ref(),
+        ],
+        input,
+    );
+    assert_eq!(ours.len(), 6, "{ours:?}\n{stderr}");
     assert!(
         ours[1].starts_with('?') && ours[1].contains("humanSLProfile"),
         "{}",
         ours[1]
     );
     assert!(ours[3].starts_with("= symmetry 0"), "{}", ours[3]);
+    // The search runs on it too.
+    let mv = ours[4].trim_start_matches('=').trim();
+    assert!(mv.len() >= 2 && mv != "resign", "{}", ours[4]);
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::config::{Config, ConfigError};
 use crate::game::{GameOptions, GameState};
 use crate::search::{Perspective, SearchParams, SetupFor};
-use crate::setup::{load_network, Network, SetupError};
+use crate::setup::{load_human_network, load_network, Network, SetupError};
 
 use super::backend::AnalysisBackend;
 use super::query::ParseOptions;
@@ -21,6 +21,8 @@ use super::stub::StubBackend;
 pub struct AnalysisCommand {
     /// Network file.
     pub model: Option<PathBuf>,
+    /// `-human-model`: a human-style net evaluated beside the main one.
+    pub human_model: Option<PathBuf>,
     /// Config file.
     pub config: Option<PathBuf>,
     /// `-override-config` arguments.
@@ -156,6 +158,22 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     let patterns = crate::setup::avoid_sgf_pattern_table(&cfg, 0)
         .map_err(|e| StartError::Invalid(e.to_string()))?;
     let net = load_network(model, &cfg, concurrent.max(8))?;
+    let human = match &cmd.human_model {
+        Some(path) => Some(load_human_network(path, &cfg, concurrent.max(8))?),
+        None => None,
+    };
+    if let Some(h) = &human {
+        crate::logfile::startup(&format!(
+            "engine analysis: human SL model {} (version {}) on {}",
+            h.model_name, h.model_version, h.device
+        ));
+        if defaults.human_sl_profile.meta.is_none() {
+            crate::logfile::startup(
+                "Warning: Provided -human-model but humanSLProfile is not yet set. The human SL model \
+                 will only be used on queries that provide humanSLProfile in overrideSettings.",
+            );
+        }
+    }
     for line in crate::setup::config_key_report(&cfg, "engine analysis") {
         crate::logfile::startup(&line);
     }
@@ -174,7 +192,13 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     }
     let tree_memory_limit = plan.map(|p| p.tree_bytes);
     start(
-        Arc::new(network_backend(base, &net, tree_memory_limit, patterns)),
+        Arc::new(network_backend(
+            base,
+            &net,
+            human.as_ref(),
+            tree_memory_limit,
+            patterns,
+        )),
         opts,
     )?;
     // KataGo logs its evaluator's counters at exit; benchmarks read them.
@@ -195,19 +219,25 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
 fn network_backend(
     base: Vec<(String, serde_json::Value)>,
     net: &Network,
+    human: Option<&Network>,
     tree_memory_limit: Option<u64>,
     patterns: Option<Arc<crate::search::PatternBonusTable>>,
 ) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
     let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
-    let model = net.model_info();
+    let mut models = vec![net.model_info()];
+    models.extend(human.map(Network::model_info));
     let evaluator = net.evaluator.clone();
-    let cache_owner = net.evaluator.clone();
+    let caches: Vec<_> = std::iter::once(net)
+        .chain(human)
+        .map(|n| n.evaluator.clone())
+        .collect();
     SearchBackend {
         base,
         evaluator,
+        human: human.map(|h| h.evaluator.clone()),
         make_state,
-        models: vec![model],
-        clear_cache: Box::new(move || cache_owner.evaluator().clear_cache()),
+        models,
+        clear_cache: Box::new(move || caches.iter().for_each(|c| c.evaluator().clear_cache())),
         seed: rand::random(),
         tree_memory_limit,
         patterns,

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::game::Player;
+use crate::nn::NnOutput;
 use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
 
 /// Significant digits KataGo keeps in analysis values (`OUTPUT_PRECISION`).
@@ -110,10 +111,11 @@ pub fn analysis_json(
     let (xs, ys) = (pos.board_x_size, pos.board_y_size);
     let mut out = head(id, turn, during_search);
 
+    let human = snap.root_human_nn.as_deref();
     let move_infos = snap
         .moves
         .iter()
-        .map(|m| move_info_json(m, flip, xs, ys, opts))
+        .map(|m| move_info_json(m, flip, xs, ys, opts, human))
         .collect();
     out.insert("moveInfos".into(), Value::Array(move_infos));
 
@@ -156,6 +158,28 @@ pub fn analysis_json(
         );
         r.insert("rawVarTimeLeft".into(), num(nn.var_time_left as f64));
     }
+    if let Some(h) = human {
+        // KataGo's human fields: the human net's score mean (not its
+        // lead), in the reported perspective.
+        let sign = white_sign;
+        let wl = (h.white_win_prob - h.white_loss_prob) as f64;
+        r.insert("humanWinrate".into(), num(0.5 + 0.5 * wl * sign));
+        r.insert(
+            "humanScoreMean".into(),
+            num(h.white_score_mean as f64 * sign),
+        );
+        let wsm = h.white_score_mean as f64;
+        let stdev = (h.white_score_mean_sq as f64 - wsm * wsm).max(0.0).sqrt();
+        r.insert("humanScoreStdev".into(), num(stdev));
+        r.insert(
+            "humanStWrError".into(),
+            num(h.shortterm_winloss_error as f64 * 0.5),
+        );
+        r.insert(
+            "humanStScoreError".into(),
+            num(h.shortterm_score_error as f64),
+        );
+    }
     r.insert("thisHash".into(), Value::String(hash_hex(pos.this_hash)));
     r.insert("symHash".into(), Value::String(hash_hex(pos.sym_hash)));
     r.insert(
@@ -170,6 +194,10 @@ pub fn analysis_json(
         let nn = snap.root_nn.as_ref()?;
         let policy = nn.policy.iter().map(|&p| num(p as f64)).collect();
         out.insert("policy".into(), Value::Array(policy));
+        if let Some(h) = human {
+            let policy = h.policy.iter().map(|&p| num(p as f64)).collect();
+            out.insert("humanPolicy".into(), Value::Array(policy));
+        }
     }
     if opts.include_ownership {
         if let Some(own) = &snap.ownership {
@@ -184,8 +212,16 @@ pub fn analysis_json(
     Some(Value::Object(out))
 }
 
-/// One entry of `moveInfos`.
-fn move_info_json(m: &MoveInfo, flip: bool, xs: usize, ys: usize, opts: &ReportOptions) -> Value {
+/// One entry of `moveInfos`; `human` is the human-style net's root output
+/// (its prior for the move), when one ran.
+fn move_info_json(
+    m: &MoveInfo,
+    flip: bool,
+    xs: usize,
+    ys: usize,
+    opts: &ReportOptions,
+    human: Option<&NnOutput>,
+) -> Value {
     let sign = if flip { -1.0 } else { 1.0 };
     let (winrate, lcb) = if flip {
         (1.0 - m.winrate, 1.0 - m.lcb)
@@ -211,6 +247,10 @@ fn move_info_json(m: &MoveInfo, flip: bool, xs: usize, ys: usize, opts: &ReportO
         o.insert("noResultValue".into(), num(0.0));
     }
     o.insert("prior".into(), num(m.prior));
+    if let Some(h) = human {
+        let p = h.policy[m.mv.policy_index(xs, ys)];
+        o.insert("humanPrior".into(), num(f64::from(p).max(0.0)));
+    }
     o.insert("lcb".into(), num(lcb));
     o.insert("utilityLcb".into(), num(m.utility_lcb * sign));
     o.insert("order".into(), Value::from(m.order));
@@ -354,6 +394,7 @@ mod tests {
                 ..RootInfo::default()
             }),
             root_nn: None,
+            root_human_nn: None,
             ownership: Some(vec![s * 0.5; 361]),
             ownership_stdev: Some(vec![0.1; 361]),
         }

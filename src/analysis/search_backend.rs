@@ -47,6 +47,8 @@ pub struct SearchBackend<S, E> {
     pub base: Vec<(String, Value)>,
     /// The evaluator every search uses.
     pub evaluator: Arc<E>,
+    /// The human-style net of `-human-model`, if given.
+    pub human: Option<Arc<E>>,
     /// Turns a query's position into the search's state.
     pub make_state: MakeState<S>,
     /// The nets `query_models` reports.
@@ -97,6 +99,7 @@ where
         SearchSearcher {
             search: None,
             evaluator: self.evaluator.clone(),
+            human: self.human.clone(),
             make_state: self.make_state.clone(),
             seed: self.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             tree_memory_limit: self.tree_memory_limit,
@@ -123,6 +126,7 @@ where
 pub struct SearchSearcher<S: SearchState, E: PositionEvaluator<S>> {
     search: Option<Search<S, E>>,
     evaluator: Arc<E>,
+    human: Option<Arc<E>>,
     make_state: MakeState<S>,
     seed: u64,
     tree_memory_limit: Option<u64>,
@@ -156,6 +160,7 @@ where
                     search.set_tree_memory_limit(bytes);
                 }
                 search.set_pattern_bonus_table(self.patterns.clone());
+                search.set_human_evaluator(self.human.clone());
                 slot.insert(search)
             }
         };

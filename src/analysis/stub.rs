@@ -181,6 +181,7 @@ fn snapshot(job: &SearchJob<StubParams>, candidates: &[Move], visits: u64) -> An
             current_player: pos.next,
             ..RootInfo::default()
         }),
+        root_human_nn: None,
         root_nn: Some(Arc::new(NnOutput {
             x_size: xs,
             y_size: ys,

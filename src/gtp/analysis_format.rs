@@ -333,6 +333,7 @@ mod tests {
                 ..RootInfo::default()
             }),
             root_nn: None,
+            root_human_nn: None,
             ownership: Some(vec![0.25; 361]),
             ownership_stdev: None,
         }

@@ -207,4 +207,10 @@ pub trait PositionEvaluator<S: SearchState>: Send + Sync {
     fn supports_shortterm_error(&self) -> bool {
         true
     }
+
+    /// Whether the net reads a human SL profile and cannot run without one
+    /// (KataGo's `requiresSGFMetadata`).
+    fn requires_metadata(&self) -> bool {
+        false
+    }
 }

@@ -130,6 +130,7 @@ mod tests {
             root_symmetry: &RootSymmetry::none(3, 3),
             ending_bonus: &[],
             fills_dame: true,
+            human_root: None,
         };
         let nn = root.nn().expect("evaluated");
         view.should_suppress_pass(root, &nn)

@@ -19,6 +19,7 @@ mod even_komi;
 pub mod explore;
 mod fill_dame;
 mod game_state;
+mod human;
 mod mirror;
 mod nn_eval;
 mod params;

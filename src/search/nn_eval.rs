@@ -206,4 +206,8 @@ impl PositionEvaluator<GameState> for NnSearchEvaluator {
     fn supports_shortterm_error(&self) -> bool {
         self.settings.has_shortterm_error
     }
+
+    fn requires_metadata(&self) -> bool {
+        self.evaluator.num_meta_features() > 0
+    }
 }

@@ -111,6 +111,9 @@ pub struct AnalysisSnapshot {
     pub root: Option<RootInfo>,
     /// The root's network output (raw values and the policy).
     pub root_nn: Option<Arc<NnOutput>>,
+    /// The human-style net's output at the root (`-human-model`), when it
+    /// ran.
+    pub root_human_nn: Option<Arc<NnOutput>>,
     /// Tree ownership at the root, +1 = the root player, row-major from the
     /// top-left, when asked for.
     pub ownership: Option<Vec<f64>>,
@@ -175,6 +178,7 @@ impl AnalysisSnapshot {
             moves: Vec::new(),
             root: None,
             root_nn: None,
+            root_human_nn: None,
             ownership: None,
             ownership_stdev: None,
         }
@@ -205,6 +209,7 @@ impl SearchView<'_> {
         }
         snap.root = Some(root);
         snap.root_nn = self.root_nn_output();
+        snap.root_human_nn = self.human_root.clone();
         snap
     }
 }

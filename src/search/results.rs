@@ -94,6 +94,8 @@ pub struct SearchView<'a> {
     pub(crate) ending_bonus: &'a [f64],
     /// `fillDameBeforePass` applies at the root.
     pub(crate) fills_dame: bool,
+    /// The human-style net's output at the root, if one ran.
+    pub(crate) human_root: Option<std::sync::Arc<NnOutput>>,
 }
 
 /// `infos` (in order) with, after each, its images under the root's
@@ -166,6 +168,7 @@ impl<'a> SearchView<'a> {
             root_symmetry: self.root_symmetry,
             ending_bonus: self.ending_bonus,
             fills_dame: self.fills_dame,
+            human_root: self.human_root.clone(),
         }
     }
 

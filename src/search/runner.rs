@@ -13,6 +13,7 @@ use super::anti_mirror::AntiMirror;
 use super::bias::BiasTable;
 use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
+use super::human::human_root_output;
 use super::mirror::MirrorStatus;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
@@ -125,6 +126,13 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The player the last search was for (KataGo's
     /// `plaThatSearchIsForLastSearch`).
     pattern_player: Option<Player>,
+    /// A human-style net beside the main one (KataGo's `humanEvaluator`,
+    /// `-human-model`).
+    human: Option<Arc<E>>,
+    /// Its output at the root, evaluated as the root is when a search
+    /// starts, if the human net can run (a profile is set, or the net
+    /// needs none).
+    human_root: Option<Arc<NnOutput>>,
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
@@ -155,6 +163,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             external_patterns: None,
             patterns: None,
             pattern_player: None,
+            human: None,
+            human_root: None,
         };
         s.reset_bias_table();
         s
@@ -222,6 +232,14 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
         self.external_patterns = table;
         self.clear_tree();
+    }
+
+    /// Sets the human-style net evaluated beside the main one (KataGo's
+    /// `-human-model`): from the next search on, its root output is part
+    /// of the search's report.
+    pub fn set_human_evaluator(&mut self, human: Option<Arc<E>>) {
+        self.human = human;
+        self.human_root = None;
     }
 
     /// The root position.
@@ -396,6 +414,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_symmetry: &self.root_symmetry,
             ending_bonus: &self.ending_bonus,
             fills_dame: self.fills_dame,
+            human_root: self.human_root.clone(),
         }
     }
 
@@ -518,10 +537,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         self.drop_duplicate_root_children();
         let has_err = self.evaluator.supports_shortterm_error();
         let mut rng = StdRng::seed_from_u64(self.rng.gen());
+        let human_root;
         let (raw, expected_score) = {
             let ctx = self.ctx(has_err);
             let opts = ctx.eval_options(self.root_state.next_player(), true, &mut rng);
             let mut raw = self.evaluator.evaluate(&self.root_state, &opts)?;
+            human_root =
+                human_root_output(self.human.as_deref(), &self.params, &self.root_state, &opts)?;
             if let Some(am) = ctx.anti_mirror {
                 if am.hacks_evaluation(&self.root_state, &[]) {
                     let mut hacked = (*raw).clone();
@@ -537,6 +559,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             };
             (raw, score)
         };
+        self.human_root = human_root;
         let has_err = has_err && raw.shortterm_winloss_error >= 0.0;
         self.ending_bonus = raw.white_ownership.as_deref().map_or_else(Vec::new, |own| {
             self.root_state
@@ -647,6 +670,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_symmetry: ctx.root_symmetry,
             ending_bonus: ctx.ending_bonus,
             fills_dame: self.fills_dame,
+            human_root: self.human_root.clone(),
         };
         // The planned length of the search, and from it (with time
         // controls, as KataGo) the most visits the rest of it can add, for
