@@ -770,6 +770,27 @@ pub fn search_settings(cfg: &Config) -> Vec<(String, serde_json::Value)> {
     out
 }
 
+/// KataGo's start-up error for a `humanSL*` search key (but
+/// `humanSLProfile`, which a human net as the main model reads) given
+/// without `-human-model`.
+pub fn refuse_human_keys_without_human_model(
+    cfg: &Config,
+    human_model: bool,
+) -> Result<(), SetupError> {
+    if human_model {
+        return Ok(());
+    }
+    let given = crate::search::SearchParams::NAMES
+        .iter()
+        .find(|k| k.starts_with("humanSL") && **k != "humanSLProfile" && cfg.contains(k));
+    match given {
+        None => Ok(()),
+        Some(key) => Err(SetupError::Invalid(format!(
+            "Provided parameter {key} but no human model was specified (e.g -human-model b18c384nbt-humanv0.bin.gz)"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,6 +94,24 @@ fn analysis_example_config() {
 }
 
 #[test]
+fn gtp_human5k_config() {
+    let cfg = check("gtp_human5k.toml");
+    assert_eq!(cfg.get_string("humanSLProfile").unwrap(), "preaz_5k");
+    // Its search settings are valid as a whole (the exploration by the
+    // human policy, not implemented, is 0 there).
+    let settings = engine::setup::search_settings(&cfg);
+    let p = engine::search::SearchParams::from_overrides(
+        engine::search::SetupFor::Gtp,
+        settings.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .unwrap();
+    assert_eq!(p.human_sl_chosen_move_prop, 1.0);
+    assert!(p.human_sl_chosen_move_ignore_pass);
+    assert!(p.human_sl_profile.meta.is_some());
+    assert_eq!(p.max_visits, 40);
+}
+
+#[test]
 fn katago_own_example_configs_load() {
     // Users point us at their KataGo configs: the .cfg format must load.
     let text = "logDir = gtp_logs\nrules = japanese  # comment\nmaxVisits = 500\nallowResignation = true\nresignThreshold = -0.90\n";

@@ -226,3 +226,126 @@ fn human_net_as_main_model_needs_a_profile() {
     let mv = ours[4].trim_start_matches('=').trim();
     assert!(mv.len() >= 2 && mv != "resign", "{}", ours[4]);
 }
+
+/// The human policy averaged over `kata-raw-human-nn all`'s symmetries,
+/// and its most likely point (GTP name) on a 19x19 board.
+fn human_argmax(answer: &str) -> String {
+    let mut sum = vec![0f64; 361];
+    for block in answer.split("policy\n").skip(1) {
+        let points = block.split("policyPass").next().unwrap();
+        for (s, w) in sum.iter_mut().zip(points.split_whitespace()) {
+            // `NAN` (an occupied point) parses as NaN: not a candidate.
+            *s += w
+                .parse::<f64>()
+                .ok()
+                .filter(|x| !x.is_nan())
+                .unwrap_or(-1.0);
+        }
+    }
+    let best = (0..361).max_by(|&a, &b| sum[a].total_cmp(&sum[b])).unwrap();
+    let cols = b"ABCDEFGHJKLMNOPQRST";
+    format!("{}{}", cols[best % 19] as char, 19 - best / 19)
+}
+
+/// `humanSLChosenMoveProp = 1` (with KataGo's human5k settings: no
+/// utility shift, pass left to the search, temperature 0): genmove plays
+/// the human net's most likely move (its root output averaged over the 8
+/// symmetries), where the main net's search plays another.
+#[test]
+fn chosen_move_prop_plays_the_human_policy() {
+    let (g170, human) = (g170(), data().join("b6c96-fson-mish-meta.bin.gz"));
+    let input = "boardsize 19\nkomi 7.5\nplay B Q16\nplay W D4\nplay B Q3\n\
+                 kata-raw-human-nn all\ngenmove w\nquit\n";
+    let play = |prop: &str| {
+        let overrides = format!(
+            "humanSLProfile=rank_5k,humanSLChosenMoveProp={prop},humanSLChosenMovePiklLambda=100000000,\
+             humanSLChosenMoveIgnorePass=true,chosenMoveTemperature=0,chosenMoveTemperatureEarly=0,\
+             maxVisits=30,rootNumSymmetriesToSample=8"
+        );
+        let (ours, stderr) = session(
+            &[
+                "-model".as_ref(),
+                g170.as_os_str(),
+                "-human-model".as_ref(),
+                human.as_os_str(),
+                "-override-config".as_ref(),
+                overrides.as_ref(),
+            ],
+            input,
+        );
+        assert_eq!(ours.len(), 8, "{ours:?}\n{stderr}");
+        (
+            human_argmax(&ours[5]),
+            ours[6].trim_start_matches('=').trim().to_string(),
+        )
+    };
+    let (human_best, human_move) = play("1.0");
+    assert_eq!(human_move, human_best);
+    let (_, search_move) = play("0.0");
+    assert_ne!(
+        search_move, human_best,
+        "the position does not tell the two apart"
+    );
+}
+
+/// As KataGo: `humanSL*` search keys without `-human-model` stop the
+/// start-up; the exploration by the human policy, not implemented, is
+/// refused rather than ignored.
+#[test]
+fn human_search_keys_need_a_human_model_and_are_never_ignored() {
+    let g170 = g170();
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-override-config".as_ref(),
+            "humanSLChosenMoveProp=0.5".as_ref(),
+        ],
+        "quit\n",
+    );
+    assert!(ours.is_empty(), "{ours:?}");
+    assert!(
+        stderr
+            .contains("Provided parameter humanSLChosenMoveProp but no human model was specified"),
+        "{stderr}"
+    );
+    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-human-model".as_ref(),
+            human.as_os_str(),
+            "-override-config".as_ref(),
+            "humanSLRootExploreProbWeightful=0.5".as_ref(),
+        ],
+        "quit\n",
+    );
+    assert!(ours.is_empty(), "{ours:?}");
+    assert!(stderr.contains("only 0 is supported so far"), "{stderr}");
+}
+
+/// KataGo's human pause (`delayMoveScale`, `delayMoveMax`): with a huge
+/// scale every genmove waits its cap before answering (the wait is a
+/// Gamma(2) draw of mean over 400 s here, so below the 1 s cap only once
+/// in about 10^5).
+#[test]
+fn delay_move_pauses_before_each_move() {
+    let g170 = g170();
+    let started = std::time::Instant::now();
+    let (ours, stderr) = session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-override-config".as_ref(),
+            "maxVisits=5,delayMoveScale=1000,delayMoveMax=1".as_ref(),
+        ],
+        "boardsize 9\ngenmove b\ngenmove w\nquit\n",
+    );
+    assert_eq!(ours.len(), 4, "{ours:?}\n{stderr}");
+    assert!(
+        started.elapsed().as_secs_f64() >= 2.0,
+        "{:?}",
+        started.elapsed()
+    );
+}

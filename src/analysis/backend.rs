@@ -42,6 +42,11 @@ pub trait AnalysisBackend: Send + Sync + 'static {
     /// The loaded networks.
     fn models(&self) -> Vec<ModelInfo>;
 
+    /// Whether a human-style net runs beside the main one (`-human-model`).
+    fn has_human_model(&self) -> bool {
+        false
+    }
+
     /// Empties the neural net cache.
     fn clear_cache(&self);
 

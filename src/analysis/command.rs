@@ -144,6 +144,7 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
             "-model MODEL.bin.gz is required (the network to analyse with)".to_string(),
         ));
     };
+    crate::setup::refuse_human_keys_without_human_model(&cfg, cmd.human_model.is_some())?;
     let base = config_search_settings(&cfg);
     // Check the config's search settings once at start-up, as KataGo does,
     // rather than failing every query with the same error.

@@ -111,6 +111,10 @@ where
         self.models.clone()
     }
 
+    fn has_human_model(&self) -> bool {
+        self.human.is_some()
+    }
+
     fn clear_cache(&self) {
         (self.clear_cache)()
     }

@@ -464,6 +464,11 @@ impl<B: AnalysisBackend> Reader<'_, B> {
                     }
                     overrides.push((key.clone(), value.clone()));
                 }
+                k if k.starts_with("humanSL") && !shared.backend.has_human_model() => {
+                    return Err(settings_err(format!(
+                        "Provided parameter {k} but no human model was specified (e.g -human-model b18c384nbt-humanv0.bin.gz)"
+                    )));
+                }
                 _ => overrides.push((key.clone(), value.clone())),
             }
         }

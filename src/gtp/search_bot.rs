@@ -219,6 +219,7 @@ impl SearchBot {
         search.set_pattern_bonus_table(
             crate::setup::avoid_sgf_pattern_table(cfg, 0).map_err(|e| e.to_string())?,
         );
+        search.set_human_evaluator(human.map(|h| Arc::clone(&h.evaluator)));
         if let Some(plan) = net.memory_plan(1) {
             search.set_tree_memory_limit(plan.tree_bytes);
             for note in plan.notes {

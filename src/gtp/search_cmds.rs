@@ -141,6 +141,7 @@ impl GtpEngine {
                 return Err("genmove returned null location or illegal move".into());
             }
         };
+        self.delay_move(&outcome);
         let best = self.maybe_friendly_pass(pla, outcome.best);
         let outcome = SearchOutcome {
             best: self.maybe_cleanup_before_pass(pla, best),
@@ -163,6 +164,29 @@ impl GtpEngine {
         } else {
             vertex
         })
+    }
+
+    /// KataGo's human-like pause before answering a genmove
+    /// (`delayMoveScale`, `delayMoveMax`): a Gamma(2) wait whose mean,
+    /// `delayMoveScale / 2 / (p + 0.1)` seconds, is longer for a move the
+    /// net finds less likely (`p`: the human net's policy when one ran,
+    /// else the main net's), capped at `delayMoveMax`.
+    fn delay_move(&self, outcome: &SearchOutcome) {
+        let (scale, max) = (self.settings.delay_move_scale, self.settings.delay_move_max);
+        if scale <= 0.0 || max <= 0.0 {
+            return;
+        }
+        let snap = &outcome.snapshot;
+        let Some(nn) = snap.root_human_nn.as_ref().or(snap.root_nn.as_ref()) else {
+            return;
+        };
+        let prob =
+            f64::from(nn.policy[outcome.best.policy_index(snap.x_size, snap.y_size)]).max(0.0);
+        let mean = 0.5 * scale / (prob + 0.10);
+        // Gamma(2, 1): the sum of two unit exponentials.
+        let gamma2 = -(1.0 - rand::random::<f64>()).ln() - (1.0 - rand::random::<f64>()).ln();
+        let wait = (gamma2 * mean / 2.0).clamp(0.0001, max);
+        std::thread::sleep(std::time::Duration::from_secs_f64(wait));
     }
 
     /// KataGo's `maybeFriendlyPass`: when the opponent has just passed and

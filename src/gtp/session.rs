@@ -106,6 +106,8 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     ));
+    crate::setup::refuse_human_keys_without_human_model(cfg, startup.human_model.is_some())
+        .map_err(|e| e.to_string())?;
     let human = startup
         .human_network(16)
         .map_err(|e: SetupError| e.to_string())?;

@@ -14,6 +14,7 @@
 
 mod anti_mirror;
 mod bias;
+mod choice;
 mod eval;
 mod even_komi;
 pub mod explore;

@@ -254,7 +254,7 @@ macro_rules! search_params {
                     $( $key => { self.$field = <$ty as ParamValue>::parse($key, value, $min as f64, $max as f64)?; } )*
                     _ => return Err(ParamError::Unknown(name.to_string())),
                 }
-                Ok(())
+                self.refuse_unsupported(name)
             }
 
             /// The current value of one parameter, by KataGo name.
@@ -407,6 +407,34 @@ search_params! {
     /// The players a human-style net is told it sees (KataGo's
     /// `humanSLProfile`, see [`HumanProfile`]).
     human_sl_profile: HumanProfile = "humanSLProfile" [0, 0];
+    /// Exploration constant when a playout explores by the human net's
+    /// policy (KataGo's `humanSLCpuctExploration`).
+    human_sl_cpuct_exploration: f64 = "humanSLCpuctExploration" [0.0, 1000.0];
+    /// Its part growing with the square root of the children's weight.
+    human_sl_cpuct_permanent: f64 = "humanSLCpuctPermanent" [0.0, 1000.0];
+    /// Chance that a root playout explores by the human policy without
+    /// counting its visit. Only 0 is supported so far.
+    human_sl_root_explore_prob_weightless: f64 = "humanSLRootExploreProbWeightless" [0.0, 1.0];
+    /// Chance that a root playout explores by the human policy. Only 0 is
+    /// supported so far.
+    human_sl_root_explore_prob_weightful: f64 = "humanSLRootExploreProbWeightful" [0.0, 1.0];
+    /// The same below the root, at the searching player's nodes. Only 0 so far.
+    human_sl_pla_explore_prob_weightless: f64 = "humanSLPlaExploreProbWeightless" [0.0, 1.0];
+    /// The same, counting the visit. Only 0 so far.
+    human_sl_pla_explore_prob_weightful: f64 = "humanSLPlaExploreProbWeightful" [0.0, 1.0];
+    /// The same at the opponent's nodes. Only 0 so far.
+    human_sl_opp_explore_prob_weightless: f64 = "humanSLOppExploreProbWeightless" [0.0, 1.0];
+    /// The same, counting the visit. Only 0 so far.
+    human_sl_opp_explore_prob_weightful: f64 = "humanSLOppExploreProbWeightful" [0.0, 1.0];
+    /// How far the move choice moves from the search's play selection
+    /// values to the human policy (0: not at all, 1: the human policy,
+    /// shifted by `humanSLChosenMovePiklLambda`).
+    human_sl_chosen_move_prop: f64 = "humanSLChosenMoveProp" [0.0, 1.0];
+    /// The human policy decides where to play, the search whether to pass.
+    human_sl_chosen_move_ignore_pass: bool = "humanSLChosenMoveIgnorePass" [0, 1];
+    /// Utility scale of the shift of the human policy towards the search's
+    /// better moves (`exp((u - u_max) / lambda)`; huge: no shift).
+    human_sl_chosen_move_pikl_lambda: f64 = "humanSLChosenMovePiklLambda" [0.0, 1000000000.0];
     /// KataGo's defence against an opponent who mirrors every move
     /// through the centre (see the `mirror` module). Off by default; the
     /// GTP front end turns it on for `genmove` (`genmoveAntiMirror`).
@@ -474,6 +502,30 @@ search_params! {
 }
 
 impl SearchParams {
+    /// KataGo's human SL exploration probabilities, which the search does
+    /// not implement yet: any value but 0 is refused rather than ignored.
+    fn refuse_unsupported(&self, name: &str) -> Result<(), ParamError> {
+        let value = match name {
+            "humanSLRootExploreProbWeightless" => self.human_sl_root_explore_prob_weightless,
+            "humanSLRootExploreProbWeightful" => self.human_sl_root_explore_prob_weightful,
+            "humanSLPlaExploreProbWeightless" => self.human_sl_pla_explore_prob_weightless,
+            "humanSLPlaExploreProbWeightful" => self.human_sl_pla_explore_prob_weightful,
+            "humanSLOppExploreProbWeightless" => self.human_sl_opp_explore_prob_weightless,
+            "humanSLOppExploreProbWeightful" => self.human_sl_opp_explore_prob_weightful,
+            _ => return Ok(()),
+        };
+        if value == 0.0 {
+            return Ok(());
+        }
+        Err(ParamError::Invalid {
+            name: name.to_string(),
+            why: format!(
+                "{value}: only 0 is supported so far (the search does not explore by the human \
+                 net's policy yet; humanSLChosenMoveProp works)"
+            ),
+        })
+    }
+
     /// The root searched as any other node (KataGo's noiseless root
     /// settings, shared by cheap self-play searches and scoring searches):
     /// no noise, policy temperature 1, the normal FPU, no forced playouts,
@@ -563,6 +615,17 @@ impl SearchParams {
             avoid_repeated_pattern_utility: 0.0,
             nn_policy_temperature: 1.0,
             human_sl_profile: HumanProfile::default(),
+            human_sl_cpuct_exploration: 1.0,
+            human_sl_cpuct_permanent: 0.0,
+            human_sl_root_explore_prob_weightless: 0.0,
+            human_sl_root_explore_prob_weightful: 0.0,
+            human_sl_pla_explore_prob_weightless: 0.0,
+            human_sl_pla_explore_prob_weightful: 0.0,
+            human_sl_opp_explore_prob_weightless: 0.0,
+            human_sl_opp_explore_prob_weightful: 0.0,
+            human_sl_chosen_move_prop: 0.0,
+            human_sl_chosen_move_ignore_pass: false,
+            human_sl_chosen_move_pikl_lambda: 1e9,
             anti_mirror: false,
             ignore_pre_root_history: setup == Analysis,
             ignore_all_history: false,

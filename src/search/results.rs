@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use rand::Rng;
-
 use super::explore;
 use super::params::SearchParams;
 use super::root_symmetry::RootSymmetry;
@@ -347,7 +345,7 @@ impl<'a> SearchView<'a> {
     }
 
     /// Root children with their play selection values.
-    fn selection(&self) -> Vec<Selected> {
+    pub(super) fn selection(&self) -> Vec<Selected> {
         self.selection_of(self.root, true)
     }
 
@@ -424,42 +422,6 @@ impl<'a> SearchView<'a> {
             required = required.min(max_visits * 0.01f64.powf(temperature));
         }
         (0..sel.len()).all(|i| i == best || visits(i) + visits_left < required)
-    }
-
-    /// The chosen-move temperature at this turn: the early temperature
-    /// decaying to the late one with the configured half-life.
-    fn chosen_move_temperature(&self) -> f64 {
-        let p = self.params;
-        explore::interpolate_early(
-            p.chosen_move_temperature_halflife,
-            p.chosen_move_temperature_early,
-            p.chosen_move_temperature,
-            self.turn,
-            self.x_size,
-            self.y_size,
-        )
-    }
-
-    /// The move to play: by play selection value with KataGo's chosen-move
-    /// temperature; from the raw policy if the root has no children.
-    pub fn chosen_move<R: Rng>(&self, rng: &mut R) -> Option<Move> {
-        let p = self.params;
-        let sel = self.selection();
-        let temp = self.chosen_move_temperature();
-        if sel.iter().any(|x| x.value > 0.0) {
-            let vals: Vec<f64> = sel.iter().map(|x| x.value).collect();
-            let i = explore::choose_index_with_temperature(
-                rng,
-                &vals,
-                temp,
-                p.chosen_move_temperature_only_below_prob,
-            )?;
-            return Some(sel[i].mv);
-        }
-        let nn = self.root.nn()?;
-        let vals: Vec<f64> = nn.policy.iter().map(|&x| (x as f64).max(0.0)).collect();
-        let i = explore::choose_index_with_temperature(rng, &vals, temp, 1.0)?;
-        Some(Move::from_policy_index(i, self.x_size, self.y_size))
     }
 
     /// `infos` padded to at least `min_moves` entries with the root moves of
@@ -783,10 +745,10 @@ impl<'a> SearchView<'a> {
 }
 
 /// A child with its play selection value and LCB (KataGo's buffers).
-struct Selected {
-    mv: Move,
+pub(super) struct Selected {
+    pub(super) mv: Move,
     node: Arc<Node>,
-    value: f64,
+    pub(super) value: f64,
     lcb: f64,
     radius: f64,
 }
