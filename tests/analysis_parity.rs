@@ -478,3 +478,85 @@ fn human_model_fields_answer_as_katago() {
     );
     assert!(priors >= 3, "only {priors} moves searched by both");
 }
+
+/// KaTrain 1.20's human-style AI (`HumanStyleStrategy` in its
+/// `katrain/core/ai.py`, PyPI wheel): an analysis query built as its
+/// `request_analysis` builds one, with its `overrideSettings` (its forced
+/// `reportAnalysisWinratesAs`, `wideRootNoise`, the profile made from its
+/// `human_kyu_rank`/`modern_style` or `pro_year` settings and
+/// `ignorePreRootHistory: false`) and `includePolicy`; KaTrain then reads
+/// `humanPolicy` (362 values on 19x19, `-1` on occupied points) and draws
+/// its move among the positive ones, indexing row `size - y - 1`.
+#[test]
+fn katrain_human_style_queries_get_a_human_policy() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let human = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz");
+    let moves = serde_json::json!([["B", "Q16"], ["W", "D4"], ["B", "Q3"]]);
+    let query = |id: &str, profile: &str| {
+        serde_json::json!({
+            "id": id,
+            "rules": "japanese",
+            "priority": 1000,
+            "analyzeTurns": [3],
+            "maxVisits": 16,
+            "komi": 6.5,
+            "boardXSize": 19,
+            "boardYSize": 19,
+            "includeOwnership": false,
+            "includeMovesOwnership": false,
+            "includePolicy": true,
+            "initialStones": [],
+            "initialPlayer": "B",
+            "moves": moves,
+            "overrideSettings": {
+                "reportAnalysisWinratesAs": "BLACK",
+                "wideRootNoise": 0.0,
+                "humanSLProfile": profile,
+                "ignorePreRootHistory": false,
+            },
+        })
+    };
+    // human_kyu_rank 8 with modern_style false; then pro_year 1914.
+    let input = format!(
+        "{}\n{}\n",
+        query("k8", "preaz_8k"),
+        query("pro", "proyear_1914")
+    );
+    let lines = run_engine(
+        &shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
+        &["-human-model".as_ref(), human.as_os_str()],
+        input,
+    );
+    let mut policies = Vec::new();
+    for id in ["k8", "pro"] {
+        let r = lines
+            .iter()
+            .find(|v| v["id"] == id && v["isDuringSearch"] == false)
+            .unwrap_or_else(|| panic!("no answer to {id}: {lines:?}"));
+        let policy: Vec<f64> = r["humanPolicy"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no humanPolicy: {r}"))
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(policy.len(), 362);
+        let sum: f64 = policy.iter().filter(|&&p| p > 0.0).sum();
+        assert!((sum - 1.0).abs() < 1e-4, "{id}: sums to {sum}");
+        // KaTrain's candidates: every positive entry, (x, y) from the
+        // bottom-left; the stones' points are not among them.
+        for (x, y) in [(15, 15), (3, 3), (15, 2)] {
+            assert_eq!(
+                policy[(19 - y - 1) * 19 + x],
+                -1.0,
+                "{id}: ({x}, {y}) is occupied"
+            );
+        }
+        assert!(r["moveInfos"][0]["humanPrior"].as_f64().is_some(), "{r}");
+        policies.push(policy);
+    }
+    assert_ne!(
+        policies[0], policies[1],
+        "the profile changes the human policy"
+    );
+}
