@@ -780,9 +780,11 @@ pub fn refuse_human_keys_without_human_model(
     if human_model {
         return Ok(());
     }
-    let given = crate::search::SearchParams::NAMES
-        .iter()
-        .find(|k| k.starts_with("humanSL") && **k != "humanSLProfile" && cfg.contains(k));
+    // Per-bot keys of a match config carry the bot's index.
+    let given = cfg.keys().find(|key| {
+        let name = key.trim_end_matches(|c: char| c.is_ascii_digit());
+        name.starts_with("humanSL") && name != "humanSLProfile"
+    });
     match given {
         None => Ok(()),
         Some(key) => Err(SetupError::Invalid(format!(

@@ -324,3 +324,114 @@ fn gatekeeper_rejects_an_older_candidate_unplayed() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `-human-model`: a bot with `humanSLChosenMoveProp` 1 (its own keys,
+/// suffixed with its index) opens its game as Black, on 19x19, with the
+/// human net's most likely move for its profile (temperature 0, the
+/// identity symmetry: `kata-raw-human-nn 0`'s top point) where the other
+/// bot, the same main net alone, opens elsewhere; `humanSL*` keys without
+/// `-human-model` stop the match before it starts, as in KataGo.
+#[test]
+fn a_bot_plays_the_human_nets_moves() {
+    let dir = scratch("human");
+    let net = random_net(&dir, "main", 3);
+    let human = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/katago_human_nn/b2c16-fson-mish-meta.bin.gz");
+    let sgfs = dir.join("sgfs");
+    let human_bot = format!(
+        "human={},humanSLProfile=rank_5k,humanSLChosenMoveProp=1,\
+         chosenMoveTemperature=0,chosenMoveTemperatureEarly=0",
+        net.display()
+    );
+    let args = |with_human: bool| {
+        let mut cmd = engine();
+        cmd.args(["match", "-bot", &human_bot, "-bot"])
+            .arg(format!("plain={}", net.display()))
+            .args([
+                "-games",
+                "2",
+                "-boardsize",
+                "19",
+                "-komi",
+                "7",
+                "-seed",
+                "5",
+            ])
+            .args(["-override-config", &format!("{FAST},openingMoves=0")])
+            .arg("-sgf-output-dir")
+            .arg(&sgfs);
+        if with_human {
+            cmd.arg("-human-model").arg(&human);
+        }
+        cmd
+    };
+    let refused = args(false).output().unwrap();
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("Provided parameter humanSL")
+            && err.contains("0 but no human model was specified"),
+        "{err}"
+    );
+    run(&mut args(true));
+
+    // The human net's top point on the empty board, for Black.
+    let gtp = engine()
+        .args(["gtp", "-model"])
+        .arg(&net)
+        .arg("-human-model")
+        .arg(&human)
+        .args(["-override-config", "humanSLProfile=rank_5k"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    gtp.stdin
+        .as_ref()
+        .unwrap()
+        .write_all(b"boardsize 19\nkomi 7\nkata-raw-human-nn 0\nquit\n")
+        .unwrap();
+    let text = String::from_utf8(gtp.wait_with_output().unwrap().stdout).unwrap();
+    let policy: Vec<f64> = text
+        .split("policy\n")
+        .nth(1)
+        .unwrap()
+        .split("policyPass")
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!(policy.len(), 361);
+    let best = (0..361)
+        .max_by(|&a, &b| policy[a].total_cmp(&policy[b]))
+        .unwrap();
+
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sgfs.join("match_summary.json")).unwrap())
+            .unwrap();
+    let mut openings = Vec::new();
+    for r in summary["results"].as_array().unwrap() {
+        let text = std::fs::read_to_string(sgfs.join(r["sgf"].as_str().unwrap())).unwrap();
+        let rec = parse_collection(&text).unwrap()[0].record().unwrap();
+        let first = rec.moves[0].1.map(|(x, y)| y * 19 + x);
+        openings.push((r["black"].as_str().unwrap().to_string(), first));
+    }
+    openings.sort();
+    // The human bot opens with the human net's move, the plain one not.
+    assert_eq!(
+        openings,
+        vec![
+            ("human".into(), Some(best)),
+            ("plain".into(), openings[1].1)
+        ]
+    );
+    assert_ne!(
+        openings[1].1,
+        Some(best),
+        "the main net alone plays the same"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -145,6 +145,7 @@ pub fn match_args(data: &[u8]) {
         config: ConfigArgs::default(),
         sgf_output_dir: String::new(),
         log: LogFileArg::default(),
+        human_model: None,
         bot: lines.take(8).map(str::to_string).collect(),
         games: None,
         boardsize: None,

@@ -33,6 +33,11 @@ pub struct MatchArgs {
     /// `-log-file`.
     #[command(flatten)]
     pub log: LogFileArg,
+    /// A human-style net (KataGo's human SL nets) beside every bot's own:
+    /// each bot's `humanSLProfile`/`humanSL*` keys (suffixed with its
+    /// index for one bot) decide whom it imitates and how much.
+    #[arg(long = "human-model")]
+    pub human_model: Option<PathBuf>,
     /// A bot, `NAME=MODEL[,key=value...]` (search keys for this bot);
     /// repeat for each bot. Replaces the config's bots.
     #[arg(long = "bot")]
@@ -134,10 +139,22 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), PlayEr
 fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     let mut cfg = args.config.load().map_err(Box::new)?;
     apply_short_form(&mut cfg, args)?;
+    crate::setup::refuse_human_keys_without_human_model(&cfg, args.human_model.is_some())
+        .map_err(|e| PlayError::Usage(e.to_string()))?;
     let mut settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
+    let human = match &args.human_model {
+        Some(path) => {
+            let net =
+                crate::setup::load_human_network(path, &cfg, settings.num_game_threads.max(8))
+                    .map_err(|e| PlayError::Model(format!("{}: {e}", path.display())))?;
+            Some(net.evaluator)
+        }
+        None => None,
+    };
     for (i, bot) in settings.bots.iter_mut().enumerate() {
         bot.patterns = crate::setup::avoid_sgf_pattern_table(&cfg, i)
             .map_err(|e| SettingsError::Invalid(e.to_string()))?;
+        bot.human = human.clone();
     }
     let sprt = match &args.sprt {
         Some(text) => {
@@ -252,6 +269,7 @@ mod tests {
             config: ConfigArgs::default(),
             sgf_output_dir: "x".into(),
             log: LogFileArg::default(),
+            human_model: None,
             bot: bots.iter().map(|s| s.to_string()).collect(),
             games: Some(6),
             boardsize: Some(9),

@@ -40,6 +40,15 @@ pub struct NnSearchEvaluator {
     inputs: InputVersion,
 }
 
+impl std::fmt::Debug for NnSearchEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NnSearchEvaluator")
+            .field("settings", &self.settings)
+            .field("inputs", &self.inputs)
+            .finish_non_exhaustive()
+    }
+}
+
 impl NnSearchEvaluator {
     /// Wraps a shared evaluator.
     pub fn new(evaluator: Evaluator, settings: NnEvalSettings) -> NnSearchEvaluator {

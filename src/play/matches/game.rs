@@ -139,6 +139,8 @@ pub fn play_match_game(
     let mut sw = Search::new(white.1.params.clone(), white.2.clone(), start, rng.gen());
     sb.set_pattern_bonus_table(black.1.patterns.clone());
     sw.set_pattern_bonus_table(white.1.patterns.clone());
+    sb.set_human_evaluator(black.1.human.clone());
+    sw.set_human_evaluator(white.1.human.clone());
     if let Some(bytes) = s.tree_memory_limit {
         sb.set_tree_memory_limit(bytes);
         sw.set_tree_memory_limit(bytes);

@@ -353,12 +353,14 @@ impl Gatekeeper {
                 model: candidate_file.clone(),
                 params: self.params.clone(),
                 patterns: None,
+                human: None,
             },
             BotSpec {
                 name: names[1].clone(),
                 model: accepted_file.clone(),
                 params: self.params.clone(),
                 patterns: None,
+                human: None,
             },
         ];
         self.log

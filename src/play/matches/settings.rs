@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::config::{Config, ConfigError};
 use crate::game::Rules;
 use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
-use crate::search::{PatternBonusTable, SearchParams, SetupFor};
+use crate::search::{NnSearchEvaluator, PatternBonusTable, SearchParams, SetupFor};
 use crate::setup::search_settings;
 
 /// One player of a match.
@@ -28,6 +28,10 @@ pub struct BotSpec {
     /// match` after the settings ([`crate::setup::avoid_sgf_pattern_table`]:
     /// reading the settings reads no file).
     pub patterns: Option<Arc<PatternBonusTable>>,
+    /// The human-style net of `engine match -human-model`, shared by every
+    /// bot (its `humanSL*` keys decide what it does); set by `engine
+    /// match` after the settings, as `patterns`.
+    pub human: Option<Arc<NnSearchEvaluator>>,
 }
 
 /// Everything a match reads from the config besides the bots' nets.
@@ -169,6 +173,7 @@ impl MatchSettings {
                     model: PathBuf::from(model),
                     params: bot_params(cfg, i)?,
                     patterns: None,
+                    human: None,
                 });
             }
             let mut names: Vec<&str> = bots.iter().map(|b| b.name.as_str()).collect();
