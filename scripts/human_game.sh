@@ -7,7 +7,7 @@
 #   scripts/human_game.sh [MAIN.bin.gz [HUMAN.bin.gz [OUT_DIR]]]
 #
 # MAIN defaults to the g170 b6c96 net of ENGINE_SHARED_DIR (../shared),
-# HUMAN to the random test net tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz
+# HUMAN to the random test net models/test-human-sl/b6c96-fson-mish-meta.bin.gz
 # (no real human SL net can be downloaded here: the game shows the
 # plumbing, not human strength). The SGF goes to OUT_DIR (default a
 # temporary folder, printed). delayMoveScale is 0 so that the game does not
@@ -16,7 +16,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 shared="${ENGINE_SHARED_DIR:-$root/../shared}"
 main="${1:-$shared/models/g170-b6c96-s175395328-d26788732.bin.gz}"
-human="${2:-$root/tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz}"
+human="${2:-$root/models/test-human-sl/b6c96-fson-mish-meta.bin.gz}"
 out="${3:-$(mktemp -d)}"
 engine="$root/target/release/engine"
 [ -x "$engine" ] || { echo "build first: cargo build --release" >&2; exit 2; }

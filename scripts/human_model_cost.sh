@@ -7,14 +7,14 @@
 #   scripts/human_model_cost.sh [VISITS [ROUNDS [MAIN [HUMAN]]]]
 #
 # MAIN defaults to g170 b6c96, HUMAN to the test net
-# tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz (the same size).
+# models/test-human-sl/b6c96-fson-mish-meta.bin.gz (the same size).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 shared="${ENGINE_SHARED_DIR:-$root/../shared}"
 visits="${1:-200}"
 rounds="${2:-3}"
 main="${3:-$shared/models/g170-b6c96-s175395328-d26788732.bin.gz}"
-human="${4:-$root/tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz}"
+human="${4:-$root/models/test-human-sl/b6c96-fson-mish-meta.bin.gz}"
 engine="$root/target/release/engine"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 # The same queries, with a profile for the run with the human net (a

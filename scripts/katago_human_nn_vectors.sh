@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates KataGo's reference outputs for the randomised human SL test net
-# tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz (made by
+# models/test-human-sl/b6c96-fson-mish-meta.bin.gz (made by
 # scripts/make_human_test_net.py; this script does not remake it):
 #
 #   analysis_main.jsonl              katago analysis, the human net as the main model
@@ -28,7 +28,8 @@ shared="$(cd "$shared" && pwd)"
 
 cd "$root"
 outdir=tests/data/katago_human_nn
-net=$outdir/b6c96-fson-mish-meta.bin.gz
+nets=models/test-human-sl
+net=$nets/b6c96-fson-mish-meta.bin.gz
 g170="$(realpath --relative-to="$root" "$shared/models/g170-b6c96-s175395328-d26788732.bin.gz")"
 nnjsonl="$shared/vectors/nn/nn.jsonl"
 [ -f "$net" ] || { echo "missing $net (make it with scripts/make_human_test_net.py)" >&2; exit 2; }
@@ -135,7 +136,7 @@ EOF
   < "$work/q_main.jsonl" > "$work/r_main.jsonl" 2> "$work/e_main.txt"
 pair "$work/q_main.jsonl" "$work/r_main.jsonl" "$outdir/analysis_main.jsonl"
 # the same queries for the smaller second net, if present
-net2=$outdir/b2c16-fson-mish-meta.bin.gz
+net2=$nets/b2c16-fson-mish-meta.bin.gz
 if [ -f "$net2" ]; then
   "$katago" analysis -config "$acfg" "${alog[@]}" -model "$net2" \
     < "$work/q_main.jsonl" > "$work/r_main2.jsonl" 2> "$work/e_main2.txt"

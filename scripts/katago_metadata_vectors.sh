@@ -10,17 +10,10 @@
 # (cmake -DUSE_BACKEND=EIGEN ...; make): the program links its objects.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="${KATAGO_SRC:?set KATAGO_SRC to a KataGo source tree with a build in cpp/build}"
-objs="$src/cpp/build/CMakeFiles/katago.dir"
-[ -f "$objs/neuralnet/sgfmetadata.cpp.o" ] || { echo "no KataGo build objects in $objs" >&2; exit 2; }
+source "$root/scripts/katago_harness.sh"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/cpp/tools"
-cp "$root/scripts/katago_metadata_vectors.cpp" "$work/cpp/tools/"
-for d in core game dataio search neuralnet external program; do ln -s "$src/cpp/$d" "$work/cpp/$d"; done
-mapfile -t objects < <(find "$objs" -name '*.o' ! -name 'main.cpp.o' ! -path '*/command/*' ! -path '*/tests/*')
-c++ -std=c++17 -O1 -I"$src/cpp/external" -I"$src/cpp/external/tclap-1.2.2/include" \
-  "$work/cpp/tools/katago_metadata_vectors.cpp" "${objects[@]}" -lz -lzip -lpthread -o "$work/vectors"
+build_katago_harness "$root/scripts/katago_metadata_vectors.cpp" "$work/vectors"
 profiles=(
   rank_20k rank_15k rank_5k rank_1k rank_1d rank_4d rank_9d
   preaz_20k preaz_3k preaz_9d

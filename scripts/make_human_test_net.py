@@ -5,9 +5,9 @@ metaEncoderVersion 1) and export it to KataGo's .bin.gz format.
 Run with a Python that has torch and can import KataGo's trainer package
 (`katago`, from KataGo's `python/` folder):
 
-    KATAGO_SRC=/path/to/KataGo python scripts/make_human_test_net.py \
+    KATAGO_SRC=../KataGo python scripts/make_human_test_net.py \
         --config b6c96-fson-mish-meta --seed 20261126 \
-        --out tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz
+        --out models/test-human-sl/b6c96-fson-mish-meta.bin.gz
 
 What it does:
   1. torch.manual_seed(seed); builds `Model(modelconfigs.config_of_name[config], 19)`

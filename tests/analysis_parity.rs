@@ -213,13 +213,14 @@ fn analysis_responses_match_katago_raw_network_outputs() {
 /// A human-style net (an SGF metadata encoder) as the main model, with a
 /// `humanSLProfile` in each query's `overrideSettings`: 24 queries with
 /// nine profiles, answered by KataGo 1.17.2 with the random test net
-/// `tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz` (its README
-/// says how both were made).
+/// `models/test-human-sl/b6c96-fson-mish-meta.bin.gz`
+/// (`tests/data/katago_human_nn/README.md` says how both were made).
 #[test]
 fn human_sl_net_answers_as_katago_through_the_analysis_engine() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_human_nn");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join("tests/data/katago_human_nn");
     check_vectors(
-        &dir.join("b6c96-fson-mish-meta.bin.gz"),
+        &root.join("models/test-human-sl/b6c96-fson-mish-meta.bin.gz"),
         &dir.join("analysis_main.jsonl"),
         24,
     );
@@ -349,7 +350,7 @@ fn query_models_reports_the_net_as_katago() {
 /// `rootInfo.human*`, each move's `humanPrior`) for ten queries with a
 /// `humanSLProfile` and one without (no human fields then), answered by
 /// KataGo 1.17.2 with the random test net
-/// `tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz` as its
+/// `models/test-human-sl/b6c96-fson-mish-meta.bin.gz` as its
 /// `-human-model`. Three queries search 8 visits (so that `moveInfos` is not
 /// empty): their search values are not compared (KataGo's are not
 /// reproducible from run to run), the net's are.
@@ -388,7 +389,8 @@ fn human_model_fields_answer_as_katago() {
         .iter()
         .map(|r| format!("{}\n", r["query"]))
         .collect();
-    let human = dir.join("b6c96-fson-mish-meta.bin.gz");
+    let human = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models/test-human-sl/b6c96-fson-mish-meta.bin.gz");
     let lines = run_engine(
         &shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
         &["-human-model".as_ref(), human.as_os_str()],
@@ -491,7 +493,7 @@ fn human_model_fields_answer_as_katago() {
 fn katrain_human_style_queries_get_a_human_policy() {
     let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
     let human = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/katago_human_nn/b6c96-fson-mish-meta.bin.gz");
+        .join("models/test-human-sl/b6c96-fson-mish-meta.bin.gz");
     let moves = serde_json::json!([["B", "Q16"], ["W", "D4"], ["B", "Q3"]]);
     let query = |id: &str, profile: &str| {
         serde_json::json!({

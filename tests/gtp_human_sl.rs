@@ -10,66 +10,27 @@
 //! within two units of the last digit KataGo prints (or float32
 //! rounding, where that is larger).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+#[path = "common/gtp.rs"]
+mod gtp;
+use gtp::{answers, session};
+
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/katago_human_nn")
+}
+
+/// The random human SL test net (`tests/data/katago_human_nn/README.md`).
+fn human_net() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/test-human-sl/b6c96-fson-mish-meta.bin.gz")
 }
 
 fn g170() -> PathBuf {
     engine::shared_data_dir()
         .unwrap_or_else(|e| panic!("{e}"))
         .join("models/g170-b6c96-s175395328-d26788732.bin.gz")
-}
-
-/// The answers of a GTP transcript, one string per answer. KataGo's
-/// `kata-raw-nn all` and `kata-raw-human-nn all` put a blank line between
-/// the symmetries, inside the answer (a GTP answer ends at a blank line;
-/// ours has none there): a piece that starts with neither `=` nor `?`
-/// continues the answer before it.
-fn answers(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for piece in text.split("\n\n").map(str::trim).filter(|a| !a.is_empty()) {
-        match out.last_mut() {
-            Some(last) if !piece.starts_with(['=', '?']) => {
-                last.push('\n');
-                last.push_str(piece);
-            }
-            _ => out.push(piece.to_string()),
-        }
-    }
-    out
-}
-
-/// Runs `engine gtp` with `args` on `input` and returns its answers.
-fn session(args: &[&std::ffi::OsStr], input: &str) -> (Vec<String>, String) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .arg("gtp")
-        .args(args)
-        .arg("-config")
-        .arg(root.join("configs/gtp.toml"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start engine");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write commands");
-    let out = child.wait_with_output().expect("engine output");
-    let stdout = String::from_utf8(out.stdout).expect("utf-8 output");
-    (
-        answers(&stdout),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Digits after the decimal point of a number as printed.
@@ -113,7 +74,7 @@ fn compare_words(katago: &str, ours: &str) -> Result<f64, String> {
 fn human_model_answers_as_katago() {
     let commands = std::fs::read_to_string(data().join("gtp_commands.txt")).unwrap();
     let katago = answers(&std::fs::read_to_string(data().join("gtp_katago.txt")).unwrap());
-    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let human = human_net();
     let (g170, human) = (g170(), human);
     let (ours, stderr) = session(
         &[
@@ -203,7 +164,7 @@ fn a_human_model_without_metadata_warns_and_needs_no_profile() {
 /// answers and searches.
 #[test]
 fn human_net_as_main_model_needs_a_profile() {
-    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let human = human_net();
     let input = "boardsize 9\nkata-raw-nn 0\nkata-set-param humanSLProfile rank_5k\n\
                  kata-raw-nn 0\ngenmove b\nquit\n";
     let (ours, stderr) = session(
@@ -253,7 +214,7 @@ fn human_argmax(answer: &str) -> String {
 /// symmetries), where the main net's search plays another.
 #[test]
 fn chosen_move_prop_plays_the_human_policy() {
-    let (g170, human) = (g170(), data().join("b6c96-fson-mish-meta.bin.gz"));
+    let (g170, human) = (g170(), human_net());
     let input = "boardsize 19\nkomi 7.5\nplay B Q16\nplay W D4\nplay B Q3\n\
                  kata-raw-human-nn all\ngenmove w\nquit\n";
     let play = |prop: &str| {
@@ -309,7 +270,7 @@ fn human_search_keys_need_a_human_model_and_are_never_ignored() {
             .contains("Provided parameter humanSLChosenMoveProp but no human model was specified"),
         "{stderr}"
     );
-    let human = data().join("b6c96-fson-mish-meta.bin.gz");
+    let human = human_net();
     let (ours, stderr) = session(
         &[
             "-model".as_ref(),

@@ -7,39 +7,24 @@
 //! Checked against KataGo 1.17.2: for our exported b2c16 nets, KataGo's
 //! `kata-raw-nn 0` equals ours with optimism 0.2 to the printed digits.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+#[path = "common/gtp.rs"]
+mod gtp;
 
-/// Runs one GTP session and returns the body of each answer, in order.
+/// Runs one GTP session on the project's own net and returns the body of
+/// each answer, in order.
 fn session(overrides: &str, commands: &[&str]) -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let nets = engine::setup::models_in(&root.join("models"));
     let net = nets.first().expect("the project's own net in models/");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["gtp", "-model"])
-        .arg(net)
-        .arg("-config")
-        .arg(root.join("configs/gtp.toml"))
-        .args(["-override-config", overrides])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start engine");
     let mut input = commands.join("\n");
     input.push_str("\nquit\n");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write commands");
-    let out = child.wait_with_output().expect("engine output");
-    let text = String::from_utf8(out.stdout).expect("utf-8 output");
-    text.split("\n\n")
-        .map(|a| a.trim().to_string())
-        .filter(|a| !a.is_empty())
-        .collect()
+    let args = [
+        "-model".as_ref(),
+        net.as_os_str(),
+        "-override-config".as_ref(),
+        overrides.as_ref(),
+    ];
+    gtp::session(&args, &input).0
 }
 
 /// The policy numbers of a `kata-raw-nn` answer.

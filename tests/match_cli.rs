@@ -336,7 +336,7 @@ fn a_bot_plays_the_human_nets_moves() {
     let dir = scratch("human");
     let net = random_net(&dir, "main", 3);
     let human = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/katago_human_nn/b2c16-fson-mish-meta.bin.gz");
+        .join("models/test-human-sl/b2c16-fson-mish-meta.bin.gz");
     let sgfs = dir.join("sgfs");
     let human_bot = format!(
         "human={},humanSLProfile=rank_5k,humanSLChosenMoveProp=1,\

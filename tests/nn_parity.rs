@@ -213,8 +213,7 @@ fn evaluate(eval: &Evaluator, encoder: &mut FeatureEncoder, pos: &Position) -> A
             .human_profile
             .expect("a human-style net needs a profile");
         profile.fill_row(&mut input.meta, pos.next, x * y);
-        let (h0, h1) = profile.hash(pos.next);
-        hash ^= u128::from(h0) | (u128::from(h1) << 64);
+        hash = profile.mix_into(hash, pos.next);
     }
     encoder.fill_row(
         inputs,
@@ -483,7 +482,8 @@ fn katrain_net_matches_katago_on_both_backends() {
 
 /// Human-style nets (an SGF metadata encoder, `metaEncoderVersion` 1) of
 /// KataGo's own trainer with random weights, `b6c96-fson-mish-meta` and
-/// `b2c16-fson-mish-meta` (`tests/data/katago_human_nn/`, made as its
+/// `b2c16-fson-mish-meta` (`models/test-human-sl/`; KataGo's answers in
+/// `tests/data/katago_human_nn/`, made as its
 /// README says): 24 records of `nn.jsonl` with nine `humanSLProfile`s
 /// answered by KataGo 1.17.2 with each net as its main model, on both
 /// backends.
@@ -494,7 +494,8 @@ fn human_sl_nets_match_katago_on_both_backends() {
         ("b6c96-fson-mish-meta", "analysis_main.jsonl"),
         ("b2c16-fson-mish-meta", "analysis_main_b2c16.jsonl"),
     ] {
-        let model_path = dir.join(format!("{net}.bin.gz"));
+        let model_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("models/test-human-sl/{net}.bin.gz"));
         let cpu = CpuModel::load(&model_path)
             .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
         assert_eq!(cpu.num_meta_features(), 192);

@@ -133,52 +133,32 @@ pub fn analysis_json(
     r.insert("scoreStdev".into(), num(root.score_stdev));
     r.insert("utility".into(), num(root.utility * sign));
     if let Some(nn) = &snap.root_nn {
-        let sign = white_sign;
-        let wl = (nn.white_win_prob - nn.white_loss_prob) as f64;
-        r.insert("rawWinrate".into(), num(0.5 + 0.5 * wl * sign));
-        r.insert("rawLead".into(), num(nn.white_lead as f64 * sign));
-        r.insert(
-            "rawScoreSelfplay".into(),
-            num(nn.white_score_mean as f64 * sign),
-        );
-        let wsm = nn.white_score_mean as f64;
-        let stdev = (nn.white_score_mean_sq as f64 - wsm * wsm).max(0.0).sqrt();
-        r.insert("rawScoreSelfplayStdev".into(), num(stdev));
+        let raw = [
+            "rawWinrate",
+            "rawScoreSelfplay",
+            "rawScoreSelfplayStdev",
+            "rawStWrError",
+            "rawStScoreError",
+        ];
+        insert_net_values(&mut r, nn, white_sign, raw);
+        r.insert("rawLead".into(), num(nn.white_lead as f64 * white_sign));
         r.insert(
             "rawNoResultProb".into(),
             num(nn.white_no_result_prob as f64),
-        );
-        r.insert(
-            "rawStWrError".into(),
-            num(nn.shortterm_winloss_error as f64 * 0.5),
-        );
-        r.insert(
-            "rawStScoreError".into(),
-            num(nn.shortterm_score_error as f64),
         );
         r.insert("rawVarTimeLeft".into(), num(nn.var_time_left as f64));
     }
     if let Some(h) = human {
         // KataGo's human fields: the human net's score mean (not its
         // lead), in the reported perspective.
-        let sign = white_sign;
-        let wl = (h.white_win_prob - h.white_loss_prob) as f64;
-        r.insert("humanWinrate".into(), num(0.5 + 0.5 * wl * sign));
-        r.insert(
-            "humanScoreMean".into(),
-            num(h.white_score_mean as f64 * sign),
-        );
-        let wsm = h.white_score_mean as f64;
-        let stdev = (h.white_score_mean_sq as f64 - wsm * wsm).max(0.0).sqrt();
-        r.insert("humanScoreStdev".into(), num(stdev));
-        r.insert(
-            "humanStWrError".into(),
-            num(h.shortterm_winloss_error as f64 * 0.5),
-        );
-        r.insert(
-            "humanStScoreError".into(),
-            num(h.shortterm_score_error as f64),
-        );
+        let keys = [
+            "humanWinrate",
+            "humanScoreMean",
+            "humanScoreStdev",
+            "humanStWrError",
+            "humanStScoreError",
+        ];
+        insert_net_values(&mut r, h, white_sign, keys);
     }
     r.insert("thisHash".into(), Value::String(hash_hex(pos.this_hash)));
     r.insert("symHash".into(), Value::String(hash_hex(pos.sym_hash)));
@@ -210,6 +190,26 @@ pub fn analysis_json(
         }
     }
     Some(Value::Object(out))
+}
+
+/// A net's root values under `keys` (winrate, score mean, score stdev,
+/// short-term winrate and score errors), as KataGo prints them for the
+/// main net (`raw*`) and the human net (`human*`); `sign` turns White's
+/// view into the reported one.
+fn insert_net_values(r: &mut Map<String, Value>, nn: &NnOutput, sign: f64, keys: [&str; 5]) {
+    let wl = (nn.white_win_prob - nn.white_loss_prob) as f64;
+    let wsm = nn.white_score_mean as f64;
+    let stdev = (nn.white_score_mean_sq as f64 - wsm * wsm).max(0.0).sqrt();
+    let values = [
+        0.5 + 0.5 * wl * sign,
+        wsm * sign,
+        stdev,
+        nn.shortterm_winloss_error as f64 * 0.5,
+        nn.shortterm_score_error as f64,
+    ];
+    for (key, value) in keys.into_iter().zip(values) {
+        r.insert(key.into(), num(value));
+    }
 }
 
 /// One entry of `moveInfos`; `human` is the human-style net's root output

@@ -26,8 +26,8 @@ use crate::game::GameState;
 use crate::game::{Board, BoardHistory, Color, GameOptions, Loc, Move, Player, Rules, ScoringRule};
 use crate::play::play_extra_black;
 use crate::search::{
-    compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, RunOptions, Search,
-    SearchParams, SearchView, SetupFor, SnapshotRequest,
+    compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, PositionEvaluator, RunOptions,
+    Search, SearchParams, SearchView, SetupFor, SnapshotRequest,
 };
 use crate::setup::{ModelInfo, Network};
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
@@ -664,7 +664,7 @@ impl GtpBot for SearchBot {
             return Err("Cannot run kata-raw-human-nn, -human-model was not provided".into());
         };
         let evaluator = Arc::clone(&human.evaluator);
-        if evaluator.evaluator().num_meta_features() > 0
+        if PositionEvaluator::<GameState>::requires_metadata(&*evaluator)
             && self.genmove_params.human_sl_profile.meta.is_none()
         {
             return Err(

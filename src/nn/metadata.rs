@@ -362,6 +362,13 @@ impl SgfMetadata {
         h0 = h0.wrapping_add(h1);
         (h0, h1)
     }
+
+    /// `hash` (an NN input hash) with this profile mixed in, as KataGo
+    /// keys the NN cache of a net that reads metadata.
+    pub fn mix_into(&self, hash: u128, next_player: Player) -> u128 {
+        let (h0, h1) = self.hash(next_player);
+        hash ^ (u128::from(h0) | (u128::from(h1) << 64))
+    }
 }
 
 /// KataGo's `Hash::nasam` (Pelle Evensen's mixer).

@@ -86,28 +86,35 @@ impl SearchView<'_> {
                 prob
             }
         };
+        let n = human.policy.len();
+        let mut listed = vec![false; n];
+        for c in cands.iter() {
+            listed[c.0.policy_index(xs, ys)] = true;
+        }
         if let Some(nn) = self.root.nn() {
             for (i, &prob) in nn.policy.iter().enumerate() {
-                let mv = Move::from_policy_index(i, xs, ys);
-                if prob >= 0.0 && human.policy[i] >= 0.0 && cands.iter().all(|c| c.0 != mv) {
-                    cands.push((mv, 0.0));
+                if prob >= 0.0 && human.policy[i] >= 0.0 && !listed[i] {
+                    cands.push((Move::from_policy_index(i, xs, ys), 0.0));
                 }
             }
         }
+        // Each searched child's utility for the root player; the others
+        // get the children's mean.
         let root_sign = if self.root_pla == Player::White {
             1.0
         } else {
             -1.0
         };
-        let searched: Vec<(Move, f64)> = self
-            .root
-            .children()
-            .iter()
-            .map(|c| (c.mv, root_sign * c.node.values().utility))
-            .collect();
-        let mean = searched.iter().map(|s| s.1).sum::<f64>() / searched.len().max(1) as f64;
-        let max = searched.iter().map(|s| s.1).fold(mean, f64::max);
-        let utility = |mv: Move| searched.iter().find(|s| s.0 == mv).map_or(mean, |s| s.1);
+        let mut searched: Vec<Option<f64>> = vec![None; n];
+        let (mut sum, mut count, mut max) = (0.0, 0usize, f64::MIN);
+        for c in self.root.children().iter() {
+            let u = root_sign * c.node.values().utility;
+            searched[c.mv.policy_index(xs, ys)] = Some(u);
+            (sum, count, max) = (sum + u, count + 1, max.max(u));
+        }
+        let mean = sum / count.max(1) as f64;
+        let max = max.max(mean);
+        let utility = |mv: Move| searched[mv.policy_index(xs, ys)].unwrap_or(mean);
         let mix = HumanMix {
             prop: p.human_sl_chosen_move_prop,
             pikl_lambda: p.human_sl_chosen_move_pikl_lambda,

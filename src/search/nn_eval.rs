@@ -151,8 +151,7 @@ impl NnSearchEvaluator {
                 )
             })?;
             // As KataGo: the profile is part of what the net sees.
-            let (h0, h1) = profile.hash(state.next);
-            hash ^= u128::from(h0) | (u128::from(h1) << 64);
+            hash = profile.mix_into(hash, state.next);
             Some(profile)
         } else {
             None

@@ -355,29 +355,19 @@ impl<F: Fold> Net<F> {
         o.add_row_bias(&mut x, &bias)?;
         o.give_rows(bias);
         o.give(input);
-        match (&t.metadata, meta) {
-            (Some(e), Some(meta)) => {
-                let mut h1 = o.dense(&e.mul1, meta)?;
-                o.act_rows(&mut h1, e.act1)?;
-                let mut h2 = o.dense(&e.mul2, &h1)?;
-                o.give_rows(h1);
-                o.act_rows(&mut h2, e.act2)?;
-                let bias = o.dense(&e.mul3, &h2)?;
-                o.give_rows(h2);
-                o.add_row_bias(&mut x, &bias)?;
-                o.give_rows(bias);
-            }
-            (None, None) => {}
-            (Some(_), None) => {
-                return Err(NetError::BadInput(
-                    "this human-style net needs metadata inputs (a humanSLProfile)".into(),
-                ))
-            }
-            (None, Some(_)) => {
-                return Err(NetError::BadInput(
-                    "metadata inputs given to a net without a metadata encoder".into(),
-                ))
-            }
+        // Both backends check the inputs against the net first
+        // (`validate_input`); a missing row here is a caller bug.
+        if let Some(e) = &t.metadata {
+            let meta = meta.ok_or_else(|| NetError::BadInput("no metadata inputs".into()))?;
+            let mut h1 = o.dense(&e.mul1, meta)?;
+            o.act_rows(&mut h1, e.act1)?;
+            let mut h2 = o.dense(&e.mul2, &h1)?;
+            o.give_rows(h1);
+            o.act_rows(&mut h2, e.act2)?;
+            let bias = o.dense(&e.mul3, &h2)?;
+            o.give_rows(h2);
+            o.add_row_bias(&mut x, &bias)?;
+            o.give_rows(bias);
         }
         for b in &t.blocks {
             b.forward(o, &mut x)?;
