@@ -64,9 +64,12 @@ def strip_comments_and_strings(text):
 
 
 def test_start_line(lines):
-    """The line where a trailing `#[cfg(test)] mod ...` starts, or None."""
+    """The line where a trailing `#[cfg(test)] mod ...` (or
+    `#[cfg(all(test, ...))] mod ...`) starts, or None."""
     for i, line in enumerate(lines):
-        if line.strip() == "#[cfg(test)]" and i + 1 < len(lines):
+        attr = line.strip()
+        is_test_cfg = attr == "#[cfg(test)]" or attr.startswith("#[cfg(all(test, ")
+        if is_test_cfg and i + 1 < len(lines):
             nxt = lines[i + 1].strip()
             if nxt.startswith("mod ") and nxt.endswith("{"):
                 return i

@@ -31,13 +31,13 @@ pub enum Command {
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(crate::selfplay::SelfplayArgs),
     /// Train the network on shuffled .npz data and export it.
-    Train(crate::train::TrainArgs),
+    Train(TrainArgs),
     /// Export a training checkpoint to KataGo's model format.
-    Export(crate::train::ExportArgs),
+    Export(ExportArgs),
     /// Shuffle .npz training data into a window of the newest rows (KataGo's shuffle.py).
     Shuffle(Box<crate::data::ShuffleArgs>),
     /// The learning loop over a run store: shuffle, train, export, gate, publish (resumable).
-    Learn(Box<crate::learn::LearnArgs>),
+    Learn(Box<LearnArgs>),
     /// Play games between bots (nets, visits, settings): Elo table, SGFs, SPRT.
     Match(Box<crate::matchplay::MatchArgs>),
     /// Test new nets against the accepted one and accept or reject them.
@@ -50,6 +50,44 @@ pub enum Command {
 
 /// Flags shared by the engine's jobs (owned by [`crate::setup`]).
 pub use crate::setup::EngineArgs;
+
+#[cfg(feature = "torch")]
+use crate::{learn::LearnArgs, train::ExportArgs, train::TrainArgs};
+#[cfg(not(feature = "torch"))]
+use {
+    LibtorchOnlyArgs as TrainArgs, LibtorchOnlyArgs as ExportArgs, LibtorchOnlyArgs as LearnArgs,
+};
+
+/// The flags of a command that needs libtorch (`train`, `export`,
+/// `learn`) in a build without it: taken as they come, so that the command
+/// is still recognised and says what it needs instead of clap's "unrecognized
+/// subcommand".
+#[cfg(not(feature = "torch"))]
+#[derive(Debug, Args)]
+pub struct LibtorchOnlyArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    rest: Vec<OsString>,
+}
+
+/// What `engine train`, `export` and `learn` say in a build without
+/// libtorch; exit code 2.
+#[cfg(not(feature = "torch"))]
+fn needs_libtorch(command: &str) -> i32 {
+    eprintln!(
+        "engine {command}: this engine was built without libtorch (cargo's --no-default-features: \
+         the light CPU-only build), which engine {command} needs; build it with the default \
+         features (./setup.sh cargo build --release) to use engine {command}"
+    );
+    2
+}
+
+/// The libtorch line of `engine version`.
+fn libtorch_line() -> String {
+    #[cfg(feature = "torch")]
+    return format!("libtorch: cuda available = {}", tch::Cuda::is_available());
+    #[cfg(not(feature = "torch"))]
+    return "libtorch: not in this build (pure-Rust CPU backend only; no CUDA, no training)".into();
+}
 
 /// Flags of `engine analysis`.
 #[derive(Debug, Args)]
@@ -142,7 +180,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     match cli.command {
         Command::Version => {
             println!("engine {}", env!("CARGO_PKG_VERSION"));
-            println!("libtorch: cuda available = {}", tch::Cuda::is_available());
+            println!("{}", libtorch_line());
             0
         }
         Command::Gtp(args) => crate::gtp::run(&args),
@@ -157,6 +195,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }),
         Command::Benchmark(b) => run_benchmark(b),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),
+        #[cfg(feature = "torch")]
         Command::Train(a) => match crate::train::run_train(&a) {
             Ok(()) => 0,
             Err(e) => {
@@ -164,6 +203,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 1
             }
         },
+        #[cfg(feature = "torch")]
         Command::Export(a) => match crate::train::run_export(&a) {
             Ok(()) => 0,
             Err(e) => {
@@ -171,8 +211,15 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 1
             }
         },
-        Command::Selfplay(a) => crate::selfplay::run(&a),
+        #[cfg(feature = "torch")]
         Command::Learn(a) => crate::learn::run(&a),
+        #[cfg(not(feature = "torch"))]
+        Command::Train(_) => needs_libtorch("train"),
+        #[cfg(not(feature = "torch"))]
+        Command::Export(_) => needs_libtorch("export"),
+        #[cfg(not(feature = "torch"))]
+        Command::Learn(_) => needs_libtorch("learn"),
+        Command::Selfplay(a) => crate::selfplay::run(&a),
         Command::Match(a) => crate::matchplay::run_match(&a),
         Command::Gatekeeper(a) => crate::matchplay::run_gatekeeper(&a),
     }

@@ -5,14 +5,14 @@
 //!
 //! - [`game`]: board, rules, move history, scoring, coordinates and SGF.
 //! - [`gtp`]: the GTP engine (`engine gtp`) with KataGo's extensions.
-//! - [`nn`]: KataGo networks on libtorch: model files, input features,
-//!   the batching evaluator.
+//! - [`nn`]: KataGo networks: model files, input features, the batching
+//!   evaluator, the pure-Rust CPU backend and (feature `torch`) libtorch.
 //! - [`search`]: KataGo's PUCT Monte-Carlo tree search.
 //! - [`selfplay`]: `engine selfplay`, self-play games and their training rows.
 //! - [`train`]: `engine train`/`engine export`, the trainable network and
-//!   KataGo's losses.
+//!   KataGo's losses (feature `torch`, on by default).
 //! - [`learn`]: `engine learn`, the learning loop in one resumable command
-//!   over a run store, its ledger and `status`.
+//!   over a run store, its ledger and `status` (feature `torch`).
 //! - [`matchplay`]: `engine match` and `engine gatekeeper`, games between
 //!   bots with Elo tables, and the gating of new nets.
 //! - [`play`]: the play layer shared by the commands that play games
@@ -43,6 +43,7 @@ pub mod fuzz_targets;
 pub mod game;
 pub mod gtp;
 pub mod io_lines;
+#[cfg(feature = "torch")]
 pub mod learn;
 pub mod logfile;
 pub mod matchplay;
@@ -54,6 +55,7 @@ pub mod selfplay;
 pub mod setup;
 pub mod store;
 pub mod timecontrol;
+#[cfg(feature = "torch")]
 pub mod train;
 
 use std::path::PathBuf;

@@ -23,19 +23,18 @@ use clap::Args;
 
 use crate::config::{Config, ConfigError, Enabled, Vocabulary};
 use crate::nn::device::{
-    gpu_defaults, gpu_info, libtorch_backend, CudaAvailability, DeviceError, GpuDefaults,
-    Precision, RunDescription,
+    gpu_defaults, gpu_info, CudaAvailability, DeviceError, GpuDefaults, Precision,
 };
-use crate::nn::{
-    BatchModel, CpuModel, Evaluator, EvaluatorConfig, Model, ModelFile, ModelOptions, NetError,
-};
+use crate::nn::{Evaluator, EvaluatorConfig, ModelFile, NetError};
 use crate::search::{NnEvalSettings, NnSearchEvaluator};
 use crate::store::layout::{read_model_url, ModelsDir};
 use crate::store::{StoreError, StoreUrl};
 
+mod backend;
 mod device_plan;
 mod memory;
 mod patterns;
+pub use backend::{build_backend, cpu_threads, default_rust_servers, Backend, CpuBackend};
 pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{MemoryBudget, MemoryPlan};
 pub use patterns::avoid_sgf_pattern_table;
@@ -326,7 +325,7 @@ pub struct Network {
     /// The arithmetic the net runs in.
     pub precision: Precision,
     /// What it runs on, one line for the start-up log
-    /// ([`RunDescription::line`]): device, GPU, precision, layout,
+    /// ([`crate::nn::device::RunDescription::line`]): device, GPU, precision, layout,
     /// backend, server threads.
     pub device: String,
     /// `numSearchThreads` for a config that does not set it, from the
@@ -400,58 +399,6 @@ impl Network {
     }
 }
 
-/// Server threads and libtorch intra-op threads on the CPU:
-/// `numNNServerThreadsPerModel` servers (default 1), each with
-/// `numEigenThreadsPerModel` libtorch threads (default the cores shared
-/// out among the servers). One server batching all search threads beats
-/// one single-threaded server per search thread as KataGo's Eigen backend
-/// has: libtorch's per-operator overhead is large for small nets, and a
-/// batch of two costs far less than two batches of one (measured with
-/// g170-b6c96 on 19x19, 2 cores, 2 search threads: 41 against 28-33
-/// visits/s, the two runs side by side).
-pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupError> {
-    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)? as usize;
-    let default_intra = (cores / servers).max(1) as i64;
-    let intra = cfg.get_i64_or("numEigenThreadsPerModel", default_intra, 1..=1024)? as usize;
-    Ok((servers, intra))
-}
-
-/// Which CPU forward pass runs the net (config key `nnCpuBackend`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CpuBackend {
-    /// The Rust backend in fp32 (it runs every net), libtorch in another
-    /// precision.
-    Auto,
-    /// The pure-Rust backend ([`CpuModel`]); an error in another
-    /// precision than fp32.
-    Rust,
-    /// libtorch (with the hand-written Winograd convolutions).
-    Libtorch,
-}
-
-impl CpuBackend {
-    /// `nnCpuBackend` from the config (default `auto`).
-    pub fn from_config(cfg: &Config) -> Result<CpuBackend, SetupError> {
-        if !cfg.contains("nnCpuBackend") {
-            return Ok(CpuBackend::Auto);
-        }
-        Ok(
-            match cfg.get_enum("nnCpuBackend", &["auto", "rust", "libtorch"])? {
-                "rust" => CpuBackend::Rust,
-                "libtorch" => CpuBackend::Libtorch,
-                _ => CpuBackend::Auto,
-            },
-        )
-    }
-}
-
-/// Server threads of the Rust CPU backend when the config does not say:
-/// one per core (each runs a single-threaded forward pass), at most 16 so
-/// that big machines do not hold dozens of copies of a big net.
-pub fn default_rust_servers(cores: usize) -> usize {
-    cores.clamp(1, 16)
-}
-
 /// `numSearchThreads` when the config does not say: on the CPU one per
 /// core (KataGo's advice; with one Rust-backend server per core each core
 /// then has a search thread feeding it), at most 16; on a GPU 16, enough
@@ -496,113 +443,6 @@ pub fn load_network(
 ) -> Result<Network, SetupError> {
     let file = read_model(model_path)?;
     load_network_from(file, model_path, cfg, default_max_batch_size)
-}
-
-/// The models of one evaluator (one per server thread) and what they run
-/// on, built as the config asks ([`device_plan`], `nnCpuBackend`,
-/// `numNNServerThreadsPerModel`, `numEigenThreadsPerModel`).
-pub struct Backend {
-    /// One per server thread.
-    pub models: Vec<Box<dyn BatchModel>>,
-    /// What they run on.
-    pub description: RunDescription,
-    /// The device plan.
-    pub plan: DevicePlan,
-}
-
-/// Builds [`Backend`] for `file` from `cfg`.
-pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupError> {
-    let plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Read (and checked) even on CUDA, where it does not apply.
-    let backend = CpuBackend::from_config(cfg)?;
-    let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
-    if let Some(devices) = &plan.cuda_devices {
-        let opts = ModelOptions {
-            precision: plan.precision,
-            channels_last: plan.nhwc,
-        };
-        let mut nhwc = false;
-        for &i in devices {
-            let m = Model::with_options(file, tch::Device::Cuda(i), opts)?;
-            nhwc = m.is_channels_last();
-            models.push(Box::new(m));
-        }
-        let description = RunDescription {
-            devices: devices.iter().map(|&i| tch::Device::Cuda(i)).collect(),
-            gpu: plan.gpu.clone(),
-            precision: plan.precision,
-            nhwc,
-            backend: libtorch_backend(),
-            threads_per_server: None,
-        };
-        return Ok(Backend {
-            models,
-            description,
-            plan,
-        });
-    }
-    // The Rust backend runs fp32 only; another precision needs libtorch.
-    let rust = if plan.precision == Precision::F32 {
-        backend != CpuBackend::Libtorch
-    } else if backend == CpuBackend::Rust {
-        return Err(SetupError::Invalid(format!(
-            "nnCpuBackend = \"rust\" runs fp32 only, but nnPrecision = {}; use \"auto\" or \"libtorch\"",
-            plan.precision
-        )));
-    } else {
-        false
-    };
-    let (servers, threads_each) = if rust {
-        // Each server runs its own single-threaded forward pass (KataGo's
-        // Eigen way), so one per core by default.
-        let n = cfg.get_i64_or(
-            "numNNServerThreadsPerModel",
-            default_rust_servers(cores) as i64,
-            1..=64,
-        )? as usize;
-        (n, 1)
-    } else {
-        let (n, intra) = cpu_threads(cfg, cores)?;
-        // Server threads read libtorch's global setting when they first
-        // run an operator, so this must come before the evaluator starts.
-        tch::set_num_threads(intra as i32);
-        (n, tch::get_num_threads().max(1) as usize)
-    };
-    // One model per server thread, as KataGo does; the Rust backend's
-    // share one copy of the weights.
-    if rust {
-        let first = CpuModel::from_file(file)?;
-        for _ in 1..servers {
-            models.push(Box::new(first.replica()));
-        }
-        models.push(Box::new(first));
-    } else {
-        let opts = ModelOptions {
-            precision: plan.precision,
-            channels_last: None,
-        };
-        for _ in 0..servers {
-            models.push(Box::new(Model::with_options(file, tch::Device::Cpu, opts)?));
-        }
-    }
-    let description = RunDescription {
-        devices: vec![tch::Device::Cpu; servers],
-        gpu: None,
-        precision: plan.precision,
-        nhwc: true,
-        backend: if rust {
-            "Rust backend".to_string()
-        } else {
-            "libtorch".to_string()
-        },
-        threads_per_server: Some(threads_each),
-    };
-    Ok(Backend {
-        models,
-        description,
-        plan,
-    })
 }
 
 /// Reads and checks every key [`load_network`] reads, without a model: for
@@ -910,7 +750,7 @@ mod tests {
                 e.starts_with(&format!("{key} asks for CUDA")),
                 "{text}: {e}"
             );
-            assert!(e.contains("no CUDA support"), "{e}");
+            assert!(e.contains(crate::nn::device::NO_CUDA_BUILD_WORDS), "{e}");
             let e = plan(text, NO_GPU).unwrap_err().to_string();
             assert!(e.contains("no CUDA device is visible"), "{text}: {e}");
         }

@@ -122,6 +122,7 @@ fn katago_own_example_configs_load() {
 }
 
 #[test]
+#[cfg(feature = "torch")]
 fn learn_toml_is_the_learners_keys_with_files_that_exist() {
     use engine::learn::settings::{resolve, LearnSettings};
     let path = config_path("learn.toml");

@@ -190,7 +190,7 @@ fn search_threads_default_to_one_per_core() {
     // search thread per core (at most 16).
     let mut e = Engine::start_with("maxVisits=50,logAllGTPCommunication=false");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let want = if tch::Cuda::is_available() {
+    let want = if engine::nn::device::CudaAvailability::probe().usable() {
         16
     } else {
         cores.clamp(1, 16)

@@ -7,6 +7,9 @@
 //! training checkpoints and exits 3, and the restart goes on from there; a
 //! corrupt npz and a truncated net are skipped and rejected.
 
+// libtorch (and the trainer) are in the default build only.
+#![cfg(feature = "torch")]
+
 mod common;
 
 use std::os::unix::process::ExitStatusExt;

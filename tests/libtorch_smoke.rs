@@ -1,5 +1,8 @@
 //! A broken libtorch install must fail the suite, not just the network tests.
 
+// libtorch (and the trainer) are in the default build only.
+#![cfg(feature = "torch")]
+
 use tch::{Device, Kind, Tensor};
 
 #[test]

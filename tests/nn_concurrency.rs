@@ -11,6 +11,9 @@
 //!
 //! Needs the shared data folder (see `engine::shared_data_dir`).
 
+// libtorch (and the trainer) are in the default build only.
+#![cfg(feature = "torch")]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

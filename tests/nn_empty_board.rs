@@ -7,6 +7,9 @@
 //! evaluated in one batch in a square buffer of side max(x, y) with a mask,
 //! as KataGo does, then averaged after the softmaxes as KataGo averages them.
 
+// libtorch (and the trainer) are in the default build only.
+#![cfg(feature = "torch")]
+
 use engine::nn::{Model, NetInput as InputBatch};
 use serde_json::Value;
 use tch::Device;

@@ -28,13 +28,17 @@ mod old_fixtures;
 use engine::game::{Board, BoardHistory, KoRule, Move, Player, Rules, ScoringRule};
 use engine::nn::{
     nn_input_hash, supported_rules, BatchModel, CpuModel, EncodedInput, EvalParams, EvalRequest,
-    Evaluator, EvaluatorConfig, FeatureEncoder, InputBatch, InputVersion, Model, ModelError,
-    NetInput, NnInputParams, NnOutput, RawRow, SgfMetadata, SymmetryChoice,
+    Evaluator, EvaluatorConfig, FeatureEncoder, InputVersion, NnInputParams, NnOutput, SgfMetadata,
+    SymmetryChoice,
 };
+#[cfg(feature = "torch")]
+use engine::nn::{InputBatch, Model, ModelError, NetInput, RawRow};
 
 /// The `nn` network behind the evaluator's model interface.
+#[cfg(feature = "torch")]
 struct NetModel(Model);
 
+#[cfg(feature = "torch")]
 impl BatchModel for NetModel {
     fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
         let out = self
@@ -415,6 +419,7 @@ fn shared_path(rel: &str) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg(feature = "torch")]
 fn nn_outputs_match_katago_on_every_vector() {
     let model_path = g170_path();
     let model = Model::load(&model_path, tch::Device::Cpu)
@@ -450,9 +455,7 @@ fn transformer_nets_match_katago_on_both_backends() {
         let cpu = CpuModel::load(&model_path)
             .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
         check_every_vector(Box::new(cpu), &vectors, 10);
-        let torch = Model::load(&model_path, tch::Device::Cpu)
-            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
-        check_every_vector(Box::new(NetModel(torch)), &vectors, 10);
+        check_on_libtorch_too(&model_path, &vectors, 10);
     }
 }
 
@@ -475,9 +478,7 @@ fn katrain_net_matches_katago_on_both_backends() {
     let cpu = CpuModel::load(&model_path)
         .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
     check_every_vector(Box::new(cpu), &vectors, 3);
-    let torch = Model::load(&model_path, tch::Device::Cpu)
-        .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
-    check_every_vector(Box::new(NetModel(torch)), &vectors, 3);
+    check_on_libtorch_too(&model_path, &vectors, 3);
 }
 
 /// Human-style nets (an SGF metadata encoder, `metaEncoderVersion` 1) of
@@ -500,9 +501,7 @@ fn human_sl_nets_match_katago_on_both_backends() {
             .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
         assert_eq!(cpu.num_meta_features(), 192);
         check_every_vector(Box::new(cpu), &dir.join(vectors), 24);
-        let torch = Model::load(&model_path, tch::Device::Cpu)
-            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
-        check_every_vector(Box::new(NetModel(torch)), &dir.join(vectors), 24);
+        check_on_libtorch_too(&model_path, &dir.join(vectors), 24);
     }
 }
 
@@ -524,10 +523,21 @@ fn old_version_nets_match_katago_on_both_backends() {
             .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
         assert_eq!(cpu.version(), version);
         check_every_vector(Box::new(cpu), &vectors, 39);
-        let torch = Model::load(&model_path, tch::Device::Cpu)
-            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
-        check_every_vector(Box::new(NetModel(torch)), &vectors, 39);
+        check_on_libtorch_too(&model_path, &vectors, 39);
     }
+}
+
+/// In the default build, [`check_every_vector`] on the libtorch backend
+/// as well (a build without libtorch has the Rust backend only).
+fn check_on_libtorch_too(model_path: &Path, vectors: &Path, count: usize) {
+    #[cfg(feature = "torch")]
+    {
+        let torch = Model::load(model_path, tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("loading {}: {e}", model_path.display()));
+        check_every_vector(Box::new(NetModel(torch)), vectors, count);
+    }
+    #[cfg(not(feature = "torch"))]
+    let _ = (model_path, vectors, count);
 }
 
 /// Evaluates every record of the vector file `path` (`{"query",

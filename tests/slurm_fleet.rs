@@ -8,6 +8,9 @@
 //! ledger, the nets and the data. It fails, never skips, when the cluster
 //! cannot be started.
 
+// libtorch (and the trainer) are in the default build only.
+#![cfg(feature = "torch")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,9 @@ mod train_files;
 
 pub use seeds::{seed_corpus, Seed};
 pub use settings::{gatekeeper_settings, match_args, match_settings, selfplay_settings};
-pub use train_files::{checkpoint, npy, shuffle_summary, train_json};
+#[cfg(feature = "torch")]
+pub use train_files::checkpoint;
+pub use train_files::{npy, shuffle_summary, train_json};
 
 use std::io::Cursor;
 use std::path::Path;
@@ -51,6 +53,7 @@ pub const TARGETS: &[(&str, TargetFn)] = &[
     ("match_args", match_args),
     ("train_json", train_json),
     ("shuffle_summary", shuffle_summary),
+    #[cfg(feature = "torch")]
     ("checkpoint", checkpoint),
 ];
 

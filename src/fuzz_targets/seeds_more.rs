@@ -4,17 +4,20 @@
 //! npz files, the `train.json` and summary a shuffle of them gives, the
 //! test safetensors and a checkpoint the trainer's writer makes of them).
 
+#[cfg(feature = "torch")]
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
 
+#[cfg(feature = "torch")]
 use safetensors::SafeTensors;
 
 use super::Seed;
 use super::{file_name, files_with};
 use crate::data::read_npz_num_rows_bytes;
 use crate::store::layout::train_json_bytes;
+#[cfg(feature = "torch")]
 use crate::train::{Checkpoint, TrainState};
 
 /// The seeds of the targets added with the settings and training files.
@@ -121,8 +124,26 @@ pub(super) fn seeds(shared: &Path, repo: &Path) -> io::Result<Vec<Seed>> {
     let text = serde_json::Value::Object(summary).to_string();
     add("shuffle_summary", "both.json".into(), text.into_bytes());
 
-    // The trainer's test safetensors (weights of two small nets, no train
-    // state), and a checkpoint our writer makes of the first one's weights.
+    // Whole small nets, so that the round trip of `model_file` is reached:
+    // the old-version fixtures KataGo was given (tests/data/katago_old_versions).
+    for version in [3, 7] {
+        let bytes = crate::nn::old_version_fixture(version).to_bytes();
+        add("model_file", format!("old-version-{version}.bin"), bytes);
+    }
+    #[cfg(feature = "torch")]
+    trainer_seeds(repo, &mut add)?;
+    Ok(seeds)
+}
+
+/// The seeds that need the trainer (feature `torch`): the trainer's test
+/// safetensors (weights of two small nets, no train state), a checkpoint
+/// our writer makes of the first one's weights, and a random b1c6nbt net as
+/// `engine export -random-init` writes it.
+#[cfg(feature = "torch")]
+fn trainer_seeds(
+    repo: &Path,
+    add: &mut impl FnMut(&'static str, String, Vec<u8>),
+) -> io::Result<()> {
     let train = repo.join("tests").join("data").join("train");
     for name in ["parity_b1c6nbt.safetensors", "parity_b2c16.safetensors"] {
         let path = train.join(name);
@@ -139,17 +160,10 @@ pub(super) fn seeds(shared: &Path, repo: &Path) -> io::Result<Vec<Seed>> {
         }
         add("checkpoint", name.to_string(), data);
     }
-    // Whole small nets, so that the round trip of `model_file` is reached:
-    // the old-version fixtures KataGo was given (tests/data/katago_old_versions)
-    // and a random b1c6nbt net as `engine export -random-init` writes it.
-    for version in [3, 7] {
-        let bytes = crate::nn::old_version_fixture(version).to_bytes();
-        add("model_file", format!("old-version-{version}.bin"), bytes);
-    }
     let net =
         crate::train::random_net_bin_gz("b1c6nbt", 1, "fuzz-b1c6nbt").map_err(io::Error::other)?;
     add("model_file", "random-b1c6nbt.bin.gz".into(), net);
-    Ok(seeds)
+    Ok(())
 }
 
 /// The `-sprt` and `-bot` values in `text` (a README or a config whose
@@ -180,6 +194,7 @@ fn short_form_values(text: &str) -> (Vec<String>, Vec<String>) {
 
 /// A checkpoint (train state, the file's tensors as `model.*`) written by
 /// [`Checkpoint::to_bytes`].
+#[cfg(feature = "torch")]
 fn as_checkpoint(safetensors: &[u8]) -> io::Result<Vec<u8>> {
     let st =
         SafeTensors::deserialize(safetensors).map_err(|e| io::Error::other(format!("{e:?}")))?;

@@ -8,6 +8,7 @@ use crate::data::npy::{read_npy_header, write_npy_header};
 use crate::data::parse_summary;
 use crate::store::layout::{parse_train_json, train_json_bytes};
 use crate::store::StoreUrl;
+#[cfg(feature = "torch")]
 use crate::train::Checkpoint;
 
 /// A `.npy` member's header on its own (magic, version, length, the dict
@@ -83,6 +84,7 @@ pub fn shuffle_summary(data: &[u8]) {
 ///
 /// # Panics
 /// When a checkpoint that loaded does not round-trip.
+#[cfg(feature = "torch")]
 pub fn checkpoint(data: &[u8]) {
     let Ok(ck) = Checkpoint::from_bytes(data, "fuzz.safetensors") else {
         return;
@@ -113,6 +115,7 @@ pub fn checkpoint(data: &[u8]) {
 }
 
 /// A tensor's data bytes, `None` if they cannot be copied out.
+#[cfg(feature = "torch")]
 fn tensor_bytes(t: &tch::Tensor) -> Option<Vec<u8>> {
     let t = t.contiguous();
     let len = t.numel() * t.kind().elt_size_in_bytes();

@@ -13,6 +13,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::OnceLock;
 
+#[cfg(feature = "torch")]
 use tch::{Device, Kind};
 
 /// The arithmetic the network runs in.
@@ -38,6 +39,7 @@ impl Precision {
     }
 
     /// The libtorch element type.
+    #[cfg(feature = "torch")]
     pub fn kind(self) -> Kind {
         match self {
             Precision::F32 => Kind::Float,
@@ -83,6 +85,17 @@ pub enum DeviceError {
          build against a CUDA libtorch (README, section \"GPU\"), or do not ask for CUDA"
     )]
     NoCudaBuild {
+        /// The flag or key that asked.
+        asked_by: String,
+    },
+    /// This binary was built without libtorch (`--no-default-features`).
+    #[error(
+        "{asked_by} asks for CUDA, but this engine was built without libtorch \
+         (cargo's --no-default-features: the pure-Rust CPU backend only); build it with the \
+         default features (./setup.sh cargo build --release) to run on a GPU, or do not ask \
+         for CUDA"
+    )]
+    NoLibtorch {
         /// The flag or key that asked.
         asked_by: String,
     },
@@ -143,6 +156,7 @@ pub struct CudaAvailability {
 
 impl CudaAvailability {
     /// Asks libtorch (cheap; the first call initialises CUDA).
+    #[cfg(feature = "torch")]
     pub fn probe() -> CudaAvailability {
         let built = tch::utils::has_cudart();
         let devices = if built {
@@ -151,6 +165,15 @@ impl CudaAvailability {
             0
         };
         CudaAvailability { built, devices }
+    }
+
+    /// A build without libtorch has no CUDA.
+    #[cfg(not(feature = "torch"))]
+    pub fn probe() -> CudaAvailability {
+        CudaAvailability {
+            built: false,
+            devices: 0,
+        }
     }
 
     /// Whether any CUDA device can be used.
@@ -163,7 +186,11 @@ impl CudaAvailability {
     pub fn check(self, index: usize, asked_by: &str) -> Result<(), DeviceError> {
         let asked_by = asked_by.to_string();
         if !self.built {
-            return Err(DeviceError::NoCudaBuild { asked_by });
+            return Err(if cfg!(feature = "torch") {
+                DeviceError::NoCudaBuild { asked_by }
+            } else {
+                DeviceError::NoLibtorch { asked_by }
+            });
         }
         if self.devices == 0 {
             return Err(DeviceError::NoDevice {
@@ -211,6 +238,7 @@ pub fn why_no_device(cuda_visible_devices: Option<&str>, driver_loaded: bool) ->
 
 /// CUDA device `index`, or why it cannot be used; `asked_by` names the
 /// flag or key that asked for it.
+#[cfg(feature = "torch")]
 pub fn require_cuda(index: usize, asked_by: &str) -> Result<Device, DeviceError> {
     CudaAvailability::probe().check(index, asked_by)?;
     Ok(Device::Cuda(index))
@@ -218,6 +246,7 @@ pub fn require_cuda(index: usize, asked_by: &str) -> Result<Device, DeviceError>
 
 /// The device of `engine train`: CUDA device 0 with `-cuda` (an error if
 /// it cannot be used), else the CPU.
+#[cfg(feature = "torch")]
 pub fn train_device(cuda: bool) -> Result<Device, DeviceError> {
     if cuda {
         require_cuda(0, "-cuda")
@@ -351,6 +380,7 @@ pub fn gpu_info(index: usize) -> Option<GpuInfo> {
 
 /// The backend of libtorch in this process, e.g. `libtorch CUDA 13.0,
 /// cuDNN 9.10.2` (CUDA builds) or `libtorch`.
+#[cfg(feature = "torch")]
 pub fn libtorch_backend() -> String {
     if !tch::utils::has_cudart() {
         return "libtorch (CPU-only build)".to_string();
@@ -373,12 +403,21 @@ pub fn libtorch_backend() -> String {
 // ---------------------------------------------------------------------------
 // The start-up line
 
+/// Where one evaluator server thread runs its net.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerDevice {
+    /// The CPU (the Rust backend or libtorch).
+    Cpu,
+    /// CUDA device `i` (libtorch).
+    Cuda(usize),
+}
+
 /// What a network runs on, for the start-up line every command prints
 /// ([`RunDescription::line`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunDescription {
     /// The device of each server thread.
-    pub devices: Vec<Device>,
+    pub devices: Vec<ServerDevice>,
     /// The first CUDA device's properties, when known.
     pub gpu: Option<GpuInfo>,
     /// The arithmetic.
@@ -400,8 +439,8 @@ impl RunDescription {
         let mut names: Vec<String> = Vec::new();
         for d in &self.devices {
             let n = match d {
-                Device::Cuda(i) => format!("CUDA:{i}"),
-                _ => "CPU".to_string(),
+                ServerDevice::Cuda(i) => format!("CUDA:{i}"),
+                ServerDevice::Cpu => "CPU".to_string(),
             };
             if !names.contains(&n) {
                 names.push(n);
@@ -434,6 +473,7 @@ impl RunDescription {
 
 /// `engine train`'s start-up line: device, precision (the trunk's compute
 /// type of mixed precision, `None` for fp32), backend.
+#[cfg(feature = "torch")]
 pub fn train_line(device: Device, half: Option<Kind>) -> String {
     let precision = match half {
         None => "fp32",
@@ -581,6 +621,15 @@ pub fn fp16_tensor_peak_tflops(name: &str) -> Option<(f64, &'static str)> {
     })
 }
 
+/// What the error for a binary without CUDA says (for tests): its libtorch
+/// has none, or (the light build) it has no libtorch.
+#[cfg(test)]
+pub(crate) const NO_CUDA_BUILD_WORDS: &str = if cfg!(feature = "torch") {
+    "no CUDA support"
+} else {
+    "built without libtorch"
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,9 +653,13 @@ mod tests {
             devices: 0,
         };
         let e = none.check(0, "-cuda").unwrap_err();
-        assert!(matches!(e, DeviceError::NoCudaBuild { .. }));
+        if cfg!(feature = "torch") {
+            assert!(matches!(e, DeviceError::NoCudaBuild { .. }));
+        } else {
+            assert!(matches!(e, DeviceError::NoLibtorch { .. }));
+        }
         assert!(e.to_string().starts_with("-cuda asks for CUDA"), "{e}");
-        assert!(e.to_string().contains("no CUDA support"), "{e}");
+        assert!(e.to_string().contains(NO_CUDA_BUILD_WORDS), "{e}");
 
         let no_dev = CudaAvailability {
             built: true,
@@ -650,6 +703,7 @@ mod tests {
     /// On this CPU-only test machine CUDA asked for must be an error, and
     /// the CPU needs no check.
     #[test]
+    #[cfg(feature = "torch")]
     fn train_device_never_falls_back() {
         assert_eq!(train_device(false).unwrap(), Device::Cpu);
         if !CudaAvailability::probe().usable() {
@@ -743,7 +797,7 @@ mod tests {
     #[test]
     fn run_description_lines() {
         let cpu = RunDescription {
-            devices: vec![Device::Cpu, Device::Cpu],
+            devices: vec![ServerDevice::Cpu, ServerDevice::Cpu],
             gpu: None,
             precision: Precision::F32,
             nhwc: true,
@@ -755,7 +809,7 @@ mod tests {
             "CPU, fp32, NHWC, Rust backend, 2 server threads (1 thread each)"
         );
         let cuda = RunDescription {
-            devices: vec![Device::Cuda(0), Device::Cuda(1)],
+            devices: vec![ServerDevice::Cuda(0), ServerDevice::Cuda(1)],
             gpu: Some(gpu("NVIDIA H100 80GB HBM3", 80, 132)),
             precision: Precision::F16,
             nhwc: true,

@@ -1,9 +1,10 @@
-//! KataGo networks on libtorch: model files, input features, the batching
-//! evaluator and its cache.
+//! KataGo networks: model files, input features, the batching evaluator and
+//! its cache.
 //!
 //! Model side (this part): [`ModelFile`] reads and writes KataGo's `.bin.gz`
-//! files, [`Model`] runs the network with libtorch and returns
-//! [`NetOutputs`] from the side to move's perspective.
+//! files; [`CpuModel`] (pure Rust) and `Model` (libtorch, CPU or CUDA;
+//! feature `torch`) run the network and return [`NetOutputs`] from the
+//! side to move's perspective.
 
 mod batch;
 mod cache;
@@ -37,7 +38,9 @@ pub use metadata::{SgfMetadata, UnknownProfile, METADATA_INPUT_NUM_CHANNELS};
 pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // Both the evaluator's batch and the network's input view are called
 // `InputBatch` in their branches; the evaluator's keeps the name here.
-pub use network::{CpuModel, InputBatch as NetInput, Model, ModelOptions, NetError, MAX_BOARD_LEN};
+#[cfg(feature = "torch")]
+pub use network::Model;
+pub use network::{CpuModel, InputBatch as NetInput, ModelOptions, NetError, MAX_BOARD_LEN};
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};

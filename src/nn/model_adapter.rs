@@ -2,7 +2,9 @@
 //! evaluator's [`BatchModel`] interface.
 
 use super::batch::{BatchModel, InputBatch, ModelError, RawRow};
-use super::network::{CpuModel, InputBatch as NetInput, Model};
+#[cfg(feature = "torch")]
+use super::network::Model;
+use super::network::{CpuModel, InputBatch as NetInput};
 use super::outputs::NetOutputs;
 
 /// The network's view of an evaluator batch.
@@ -43,6 +45,7 @@ fn raw_rows(out: &NetOutputs, batch: &InputBatch) -> Vec<RawRow> {
         .collect()
 }
 
+#[cfg(feature = "torch")]
 impl BatchModel for Model {
     fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
         let out =

@@ -307,6 +307,8 @@ pub(crate) fn synthetic(version: i32, act: Activation, seed: u64) -> ModelFile {
 
 /// Gives `file` (model version 15 or later) a random SGF metadata encoder
 /// (`metaEncoderVersion` 1), as a human-style net has.
+// Only the libtorch comparisons use it.
+#[cfg_attr(not(feature = "torch"), allow(dead_code))]
 pub(crate) fn with_metadata_encoder(file: &mut ModelFile, seed: u64) {
     let mut g = Gen {
         rng: StdRng::seed_from_u64(seed),

@@ -116,6 +116,7 @@ mod tests {
 
     #[test]
     fn every_part_runs_exactly_once() {
+        #[cfg(feature = "torch")]
         let _ = tch::get_num_threads(); // make sure libtorch (and libgomp) are loaded
         for threads in [1, 2, 3] {
             let seen: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();

@@ -20,12 +20,15 @@
 //! Activations are `[N, C, H, W]` tensors with NHWC strides, read and
 //! written in place through their data pointers (see [`NhwcView`]).
 
+#[cfg(feature = "torch")]
 use tch::{Device, Kind, Tensor};
 
 /// Side of an F(4x4, 3x3) input tile.
+#[cfg(feature = "torch")]
 const IN_TILE: usize = 6;
 /// Values per F(4x4, 3x3) input tile (and number of matrix products).
-pub(super) const TILE_AREA: usize = IN_TILE * IN_TILE;
+#[cfg(feature = "torch")]
+const TILE_AREA: usize = IN_TILE * IN_TILE;
 
 /// Which Winograd algorithm tiles the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +105,8 @@ pub(super) enum Epilogue {
 }
 
 /// A 3x3, stride 1, undilated, zero-padded convolution with its weights
-/// already transformed.
+/// already transformed, for the libtorch net (its GEMMs run in libtorch).
+#[cfg(feature = "torch")]
 pub(super) struct Winograd {
     in_channels: usize,
     out_channels: usize,
@@ -247,6 +251,7 @@ fn transform_kernel_with<T: Transforms<IN, OUT>, const IN: usize, const OUT: usi
     u
 }
 
+#[cfg(feature = "torch")]
 impl Winograd {
     /// `weights` is `[out, in, 3, 3]` row-major (the model file's layout,
     /// batch norms already folded in); `bias` one per output channel.
@@ -717,7 +722,8 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
     }
 }
 
-#[cfg(test)]
+// The tests compare with the libtorch net's Winograd convolution.
+#[cfg(all(test, feature = "torch"))]
 mod tests {
     use super::*;
 
@@ -769,6 +775,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "torch")]
     fn matches_direct_convolution_on_odd_shapes() {
         let mut ws = Workspace::default();
         for &(n, h, w, ci, co) in &[(1, 19, 19, 5, 7), (2, 9, 13, 3, 4), (3, 1, 6, 8, 2)] {

@@ -5,10 +5,12 @@
 use super::ops::{gemm, Conv, ConvScratch, Mask, Path3x3};
 use super::*;
 use crate::nn::network::winograd::{Epilogue, Tiling};
+#[cfg(feature = "torch")]
 use crate::nn::network::Model;
 use crate::nn::testnet::{one_board, synthetic};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+#[cfg(feature = "torch")]
 use tch::Device;
 
 fn g170() -> ModelFile {
@@ -53,6 +55,7 @@ fn batch(sizes: &[(usize, usize)], s: usize, seed: u64) -> (Vec<f32>, Vec<f32>, 
 
 /// The rows of a [`batch`] cut to the planes and globals `file` reads
 /// (nets before version 8 read fewer): the first ones of each row.
+#[cfg(feature = "torch")]
 fn fit_inputs(
     file: &ModelFile,
     area: usize,
@@ -76,6 +79,7 @@ fn fit_inputs(
 /// Largest absolute difference between the two backends' outputs on a
 /// batch of boards `sizes` in an `s x s` tensor (`masked: false` passes no
 /// mask, which needs every board to fill the tensor).
+#[cfg(feature = "torch")]
 fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) -> f32 {
     let torch = Model::from_file(file, Device::Cpu, false).expect("libtorch build");
     let mut cpu = CpuModel::from_file(file).expect("cpu build");
@@ -131,9 +135,11 @@ fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) 
     worst
 }
 
+#[cfg(feature = "torch")]
 const MIXED: [(usize, usize); 5] = [(9, 9), (13, 13), (7, 11), (13, 12), (5, 5)];
 
 #[test]
+#[cfg(feature = "torch")]
 fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
     let file = g170();
     let d1 = max_diff(&file, &[(19, 19)], 19, false);
@@ -165,6 +171,7 @@ fn replicas_share_the_weights_and_compute_the_same() {
 }
 
 #[test]
+#[cfg(feature = "torch")]
 fn batches_larger_than_one_pass_are_split_and_match_libtorch() {
     // Six 19x19 rows exceed MAX_POINTS_PER_PASS: two passes of 4 and 2.
     const { assert!(6 * 19 * 19 > MAX_POINTS_PER_PASS) };
@@ -175,6 +182,7 @@ fn batches_larger_than_one_pass_are_split_and_match_libtorch() {
 }
 
 #[test]
+#[cfg(feature = "torch")]
 fn synthetic_nets_of_every_version_match_libtorch() {
     for version in MIN_MODEL_VERSION..=MAX_MODEL_VERSION {
         for act in [Activation::Relu, Activation::Mish] {
@@ -445,6 +453,7 @@ fn bad_inputs_are_errors() {
 /// A human-style net (a metadata encoder) gives the same outputs on both
 /// backends, with a different profile per row.
 #[test]
+#[cfg(feature = "torch")]
 fn metadata_encoder_nets_match_libtorch() {
     let mut file = synthetic(15, Activation::Mish, 5);
     crate::nn::testnet::with_metadata_encoder(&mut file, 6);

@@ -1,7 +1,8 @@
-//! Tests of the network: shapes, masking, folding, Winograd, bad inputs.
+//! Tests of the libtorch network: shapes, masking, folding, Winograd, bad
+//! inputs.
 
-use super::super::testnet::{one_board, synthetic};
 use super::*;
+use crate::nn::testnet::{one_board, synthetic};
 
 fn g170() -> ModelFile {
     let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));

@@ -9,23 +9,23 @@ use super::*;
 // Per-batch masking context
 
 /// The mask and the per-row board-area terms of the pooling layers.
-pub(super) struct Ctx {
+pub(in crate::nn::network) struct Ctx {
     /// `[N,1,H,W]`, or `None` when every row fills the tensor.
-    pub(super) mask: Option<Tensor>,
+    pub(in crate::nn::network) mask: Option<Tensor>,
     /// `mask - 1` (0 on the board, -1 off it), for the masked max.
-    pub(super) mask_minus_one: Option<Tensor>,
+    pub(in crate::nn::network) mask_minus_one: Option<Tensor>,
     /// The mask as host values `[N*H*W]`, for the Winograd convs.
-    pub(super) mask_host: Option<Vec<f32>>,
+    pub(in crate::nn::network) mask_host: Option<Vec<f32>>,
     /// `[N,1]`: number of board points.
-    pub(super) area: Tensor,
+    pub(in crate::nn::network) area: Tensor,
     /// `[N,1]`: `(sqrt(area) - 14) / 10`.
-    pub(super) size_term: Tensor,
+    pub(in crate::nn::network) size_term: Tensor,
     /// `[N,1]`: `(sqrt(area) - 14)^2 / 100 - 0.1`.
-    pub(super) size_term2: Tensor,
+    pub(in crate::nn::network) size_term2: Tensor,
 }
 
 impl Ctx {
-    pub(super) fn from_area(
+    pub(in crate::nn::network) fn from_area(
         area: Tensor,
         mask: Option<Tensor>,
         mask_host: Option<Vec<f32>>,
@@ -44,7 +44,7 @@ impl Ctx {
         }
     }
 
-    pub(super) fn masked(mask: Tensor, host: &[f32]) -> Ctx {
+    pub(in crate::nn::network) fn masked(mask: Tensor, host: &[f32]) -> Ctx {
         let area = mask
             .sum_dim_intlist([2i64, 3].as_slice(), false, None)
             .reshape([-1, 1]);
@@ -53,20 +53,20 @@ impl Ctx {
 
     /// A mask already on the device, with no host copy (the Winograd
     /// convs that read one run on the CPU only).
-    pub(super) fn masked_on_device(mask: Tensor) -> Ctx {
+    pub(in crate::nn::network) fn masked_on_device(mask: Tensor) -> Ctx {
         let area = mask
             .sum_dim_intlist([2i64, 3].as_slice(), false, None)
             .reshape([-1, 1]);
         Ctx::from_area(area, Some(mask), None)
     }
 
-    pub(super) fn full(n: i64, h: i64, w: i64, device: Device, kind: Kind) -> Ctx {
+    pub(in crate::nn::network) fn full(n: i64, h: i64, w: i64, device: Device, kind: Kind) -> Ctx {
         let area = Tensor::full([n, 1], (h * w) as f64, (kind, device));
         Ctx::from_area(area, None, None)
     }
 
     /// Zeroes `x` off the board (in place).
-    pub(super) fn apply(&self, mut x: Tensor) -> Tensor {
+    pub(in crate::nn::network) fn apply(&self, mut x: Tensor) -> Tensor {
         if let Some(m) = &self.mask {
             let _ = x.g_mul_(m);
         }
@@ -75,7 +75,7 @@ impl Ctx {
 
     /// KataGo's gpool features `[N, 3C]`: mean, mean * size term, max over
     /// the board. `x` must already be zero off the board.
-    pub(super) fn pool(&self, x: &Tensor) -> Tensor {
+    pub(in crate::nn::network) fn pool(&self, x: &Tensor) -> Tensor {
         let dims = [2i64, 3];
         let sum = x.sum_dim_intlist(dims.as_slice(), false, None);
         let mean = sum / &self.area;
@@ -89,7 +89,7 @@ impl Ctx {
 
     /// KataGo's value-head pooling `[N, 3C]`: mean, mean * size term,
     /// mean * quadratic size term.
-    pub(super) fn pool_value(&self, x: &Tensor) -> Tensor {
+    pub(in crate::nn::network) fn pool_value(&self, x: &Tensor) -> Tensor {
         let sum = x.sum_dim_intlist([2i64, 3].as_slice(), false, None);
         let mean = sum / &self.area;
         let a = &mean * &self.size_term;
@@ -102,7 +102,7 @@ impl Ctx {
 // Layers
 
 /// Applies an activation, in place where libtorch has an in-place form.
-pub(super) fn activate(mut x: Tensor, a: Activation) -> Tensor {
+pub(in crate::nn::network) fn activate(mut x: Tensor, a: Activation) -> Tensor {
     match a {
         Activation::Identity => x,
         Activation::Relu => x.relu_(),
@@ -112,7 +112,7 @@ pub(super) fn activate(mut x: Tensor, a: Activation) -> Tensor {
 }
 
 /// A convolution with optional bias (the folded batch norm).
-pub(super) enum Conv {
+pub(in crate::nn::network) enum Conv {
     /// libtorch's convolution (oneDNN on the CPU, cuDNN on CUDA).
     Torch(TorchConv),
     /// 3x3 convs on the CPU in f32.
@@ -120,20 +120,20 @@ pub(super) enum Conv {
 }
 
 /// A convolution run by libtorch.
-pub(super) struct TorchConv {
-    pub(super) weight: Tensor,
-    pub(super) bias: Option<Tensor>,
-    pub(super) padding: [i64; 2],
-    pub(super) dilation: [i64; 2],
+pub(in crate::nn::network) struct TorchConv {
+    pub(in crate::nn::network) weight: Tensor,
+    pub(in crate::nn::network) bias: Option<Tensor>,
+    pub(in crate::nn::network) padding: [i64; 2],
+    pub(in crate::nn::network) dilation: [i64; 2],
     /// CUDA: cuDNN with autotuning (`benchmark`) and without TF32, so fp32
     /// stays fp32 (libtorch's default lets cuDNN use TF32 on Ampere and
     /// later, about 1e-3 relative error).
-    pub(super) cuda_way: bool,
+    pub(in crate::nn::network) cuda_way: bool,
 }
 
 /// Whether `t` is a CPU f32 `[N, C, H, W]` tensor whose memory is dense
 /// NHWC (strides of size-1 dimensions do not matter).
-pub(super) fn is_dense_nhwc(t: &Tensor) -> bool {
+pub(in crate::nn::network) fn is_dense_nhwc(t: &Tensor) -> bool {
     let size = t.size();
     let stride = t.stride();
     if size.len() != 4 || t.kind() != Kind::Float || t.device() != Device::Cpu {
@@ -145,7 +145,7 @@ pub(super) fn is_dense_nhwc(t: &Tensor) -> bool {
 }
 
 /// `t` with dense NHWC memory (the same tensor when it already is).
-pub(super) fn dense_nhwc(t: &Tensor) -> Tensor {
+pub(in crate::nn::network) fn dense_nhwc(t: &Tensor) -> Tensor {
     if is_dense_nhwc(t) {
         t.shallow_clone()
     } else {
@@ -154,7 +154,7 @@ pub(super) fn dense_nhwc(t: &Tensor) -> Tensor {
 }
 
 /// `[N, C, H, W]` of a 4-D tensor, as `usize`s.
-pub(super) fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
+pub(in crate::nn::network) fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
     let s = t.size();
     let u = |i: usize| usize::try_from(s[i]).unwrap_or(0);
     (u(0), u(1), u(2), u(3))
@@ -162,7 +162,7 @@ pub(super) fn dims4(t: &Tensor) -> (usize, usize, usize, usize) {
 
 impl Conv {
     /// `conv(x) + bias`.
-    pub(super) fn forward(
+    pub(in crate::nn::network) fn forward(
         &self,
         x: &Tensor,
         ctx: &Ctx,
@@ -175,7 +175,7 @@ impl Conv {
     }
 
     /// `act(conv(x) + bias)`, zeroed off the board.
-    pub(super) fn forward_act(
+    pub(in crate::nn::network) fn forward_act(
         &self,
         x: &Tensor,
         act: Activation,
@@ -191,7 +191,7 @@ impl Conv {
     }
 
     /// `acc += conv(x) + bias` (a residual connection).
-    pub(super) fn forward_add(
+    pub(in crate::nn::network) fn forward_add(
         &self,
         x: &Tensor,
         acc: &mut Tensor,
@@ -236,7 +236,7 @@ impl Conv {
 }
 
 /// Runs a Winograd conv into a new dense NHWC tensor.
-pub(super) fn winograd_new(
+pub(in crate::nn::network) fn winograd_new(
     wg: &Winograd,
     x: &Tensor,
     epilogue: Epilogue,
@@ -271,7 +271,7 @@ pub(super) fn winograd_new(
 }
 
 impl TorchConv {
-    pub(super) fn forward(&self, x: &Tensor) -> Result<Tensor, NetError> {
+    pub(in crate::nn::network) fn forward(&self, x: &Tensor) -> Result<Tensor, NetError> {
         if self.cuda_way {
             return Ok(x.f_internal_convolution(
                 &self.weight,
@@ -301,7 +301,7 @@ impl TorchConv {
 
 /// A batch norm that cannot be folded into the conv before it (it follows
 /// a residual sum), with its activation.
-pub(super) enum NormAct {
+pub(in crate::nn::network) enum NormAct {
     /// `relu(x + shift)`: a ReLU batch norm whose scales are all positive,
     /// so `relu(s x + b) = s relu(x + b / s)` and `s` is folded into the
     /// input channels of the convs that read the result (one fused op on
@@ -317,7 +317,7 @@ pub(super) enum NormAct {
 }
 
 impl NormAct {
-    pub(super) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
+    pub(in crate::nn::network) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
         let y = match self {
             NormAct::Shift { shift, fused: true } => x.internal_add_relu(shift),
             NormAct::Shift {
@@ -331,13 +331,13 @@ impl NormAct {
 }
 
 /// `x W (+ b)` with `W` of shape `[in, out]`.
-pub(super) struct Dense {
-    pub(super) weight: Tensor,
-    pub(super) bias: Option<Tensor>,
+pub(in crate::nn::network) struct Dense {
+    pub(in crate::nn::network) weight: Tensor,
+    pub(in crate::nn::network) bias: Option<Tensor>,
 }
 
 impl Dense {
-    pub(super) fn forward(&self, x: &Tensor) -> Tensor {
+    pub(in crate::nn::network) fn forward(&self, x: &Tensor) -> Tensor {
         match &self.bias {
             Some(b) => b.addmm(x, &self.weight),
             None => x.matmul(&self.weight),
@@ -346,9 +346,9 @@ impl Dense {
 }
 
 /// The libtorch net's layer operations on one batch (see [`Ops`]).
-pub(super) struct TorchOps<'a> {
-    pub(super) ctx: &'a Ctx,
-    pub(super) ws: &'a mut Workspace,
+pub(in crate::nn::network) struct TorchOps<'a> {
+    pub(in crate::nn::network) ctx: &'a Ctx,
+    pub(in crate::nn::network) ws: &'a mut Workspace,
 }
 
 impl Ops for TorchOps<'_> {

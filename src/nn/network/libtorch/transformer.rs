@@ -7,7 +7,7 @@
 use super::*;
 
 /// A transformer block as the libtorch net runs it.
-pub(super) enum TorchTransformer {
+pub(in crate::nn::network) enum TorchTransformer {
     /// A self-attention block.
     Attention(Attention),
     /// A SwiGLU feed-forward block.
@@ -15,7 +15,7 @@ pub(super) enum TorchTransformer {
 }
 
 /// The trunk's RMSNorm tip and its activation.
-pub(super) struct TorchRmsTip {
+pub(in crate::nn::network) struct TorchRmsTip {
     /// `[1, C, 1, 1]`, f32.
     gamma: Tensor,
     /// `[1, C, 1, 1]`, f32.
@@ -34,14 +34,14 @@ fn f32_tensor(v: &[f32], shape: &[i64], device: Device) -> Tensor {
 }
 
 /// The weight-only RMSNorm at the start of a block.
-pub(super) struct Norm {
+pub(in crate::nn::network) struct Norm {
     /// `[C]`, f32.
     weight: Tensor,
     eps: f64,
 }
 
 /// A self-attention block.
-pub(super) struct Attention {
+pub(in crate::nn::network) struct Attention {
     norm: Norm,
     /// `[C, heads * q_dim]` and so on, in the net's precision.
     q: Tensor,
@@ -70,7 +70,7 @@ enum Rope {
 }
 
 /// A SwiGLU feed-forward block.
-pub(super) struct Ffn {
+pub(in crate::nn::network) struct Ffn {
     norm: Norm,
     linear1: Tensor,
     gate: Tensor,
@@ -79,7 +79,10 @@ pub(super) struct Ffn {
 
 impl TorchTransformer {
     /// Builds `block`'s tensors on the builder's device and precision.
-    pub(super) fn build(b: &Builder, block: TransformerBlock<'_>) -> Result<Self, String> {
+    pub(in crate::nn::network) fn build(
+        b: &Builder,
+        block: TransformerBlock<'_>,
+    ) -> Result<Self, String> {
         // Norm weights and RoPE frequencies stay f32 whatever the net's
         // precision.
         let f32_tensor = |v: &[f32], shape: &[i64]| f32_tensor(v, shape, b.device);
@@ -139,7 +142,7 @@ impl TorchTransformer {
     }
 
     /// `x += block(x)` (`x` is `[N, C, H, W]`), zeroed off the board.
-    pub(super) fn add_to(&self, x: &mut Tensor, ctx: &Ctx) -> Result<(), NetError> {
+    pub(in crate::nn::network) fn add_to(&self, x: &mut Tensor, ctx: &Ctx) -> Result<(), NetError> {
         let (n, c, h, w) = (x.size()[0], x.size()[1], x.size()[2], x.size()[3]);
         let seq = x.f_permute([0, 2, 3, 1])?.f_reshape([n, h * w, c])?;
         // `[N, S, 1]` board mask of the points.
@@ -165,7 +168,11 @@ impl TorchTransformer {
 }
 
 impl TorchRmsTip {
-    pub(super) fn new(b: &Builder, n: &RmsNormLayer, act: Activation) -> TorchRmsTip {
+    pub(in crate::nn::network) fn new(
+        b: &Builder,
+        n: &RmsNormLayer,
+        act: Activation,
+    ) -> TorchRmsTip {
         let shape = [1, n.num_channels as i64, 1, 1];
         TorchRmsTip {
             gamma: f32_tensor(&n.gamma, &shape, b.device),
@@ -177,7 +184,7 @@ impl TorchRmsTip {
     }
 
     /// The tip on `x` (`[N, C, H, W]`), zeroed off the board.
-    pub(super) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
+    pub(in crate::nn::network) fn forward(&self, x: &Tensor, ctx: &Ctx) -> Tensor {
         let xf = x.to_kind(Kind::Float);
         // Off the board the trunk holds what the convolutions left there;
         // only the board's points count.

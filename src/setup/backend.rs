@@ -1,0 +1,232 @@
+//! The models of an evaluator and what they run on: the pure-Rust CPU
+//! backend, or (feature `torch`) libtorch on the CPU or on CUDA devices, as
+//! the config's device, precision and `nnCpuBackend` keys ask.
+
+use super::{device_plan, DevicePlan, SetupError};
+use crate::config::Config;
+#[cfg(feature = "torch")]
+use crate::nn::device::libtorch_backend;
+use crate::nn::device::{gpu_info, CudaAvailability, Precision, RunDescription, ServerDevice};
+use crate::nn::{BatchModel, CpuModel, ModelFile};
+#[cfg(feature = "torch")]
+use crate::nn::{Model, ModelOptions};
+
+/// Server threads and libtorch intra-op threads on the CPU:
+/// `numNNServerThreadsPerModel` servers (default 1), each with
+/// `numEigenThreadsPerModel` libtorch threads (default the cores shared
+/// out among the servers). One server batching all search threads beats
+/// one single-threaded server per search thread as KataGo's Eigen backend
+/// has: libtorch's per-operator overhead is large for small nets, and a
+/// batch of two costs far less than two batches of one (measured with
+/// g170-b6c96 on 19x19, 2 cores, 2 search threads: 41 against 28-33
+/// visits/s, the two runs side by side).
+pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupError> {
+    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)? as usize;
+    let default_intra = (cores / servers).max(1) as i64;
+    let intra = cfg.get_i64_or("numEigenThreadsPerModel", default_intra, 1..=1024)? as usize;
+    Ok((servers, intra))
+}
+
+/// Which CPU forward pass runs the net (config key `nnCpuBackend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuBackend {
+    /// The Rust backend in fp32 (it runs every net), libtorch in another
+    /// precision.
+    Auto,
+    /// The pure-Rust backend ([`CpuModel`]); an error in another
+    /// precision than fp32.
+    Rust,
+    /// libtorch (with the hand-written Winograd convolutions).
+    Libtorch,
+}
+
+impl CpuBackend {
+    /// `nnCpuBackend` from the config (default `auto`).
+    pub fn from_config(cfg: &Config) -> Result<CpuBackend, SetupError> {
+        if !cfg.contains("nnCpuBackend") {
+            return Ok(CpuBackend::Auto);
+        }
+        Ok(
+            match cfg.get_enum("nnCpuBackend", &["auto", "rust", "libtorch"])? {
+                "rust" => CpuBackend::Rust,
+                "libtorch" => CpuBackend::Libtorch,
+                _ => CpuBackend::Auto,
+            },
+        )
+    }
+}
+
+/// Server threads of the Rust CPU backend when the config does not say:
+/// one per core (each runs a single-threaded forward pass), at most 16 so
+/// that big machines do not hold dozens of copies of a big net.
+pub fn default_rust_servers(cores: usize) -> usize {
+    cores.clamp(1, 16)
+}
+
+/// The models of one evaluator (one per server thread) and what they run
+/// on, built as the config asks ([`device_plan`], `nnCpuBackend`,
+/// `numNNServerThreadsPerModel`, `numEigenThreadsPerModel`).
+pub struct Backend {
+    /// One per server thread.
+    pub models: Vec<Box<dyn BatchModel>>,
+    /// What they run on.
+    pub description: RunDescription,
+    /// The device plan.
+    pub plan: DevicePlan,
+}
+
+/// Builds [`Backend`] for `file` from `cfg`.
+pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupError> {
+    let plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Read (and checked) even on CUDA, where it does not apply.
+    let backend = CpuBackend::from_config(cfg)?;
+    if let Some(devices) = &plan.cuda_devices {
+        let (models, description) = cuda_models(file, devices, &plan)?;
+        return Ok(Backend {
+            models,
+            description,
+            plan,
+        });
+    }
+    // The Rust backend runs fp32 only; another precision needs libtorch.
+    let rust = if plan.precision == Precision::F32 {
+        backend != CpuBackend::Libtorch
+    } else if backend == CpuBackend::Rust {
+        return Err(SetupError::Invalid(format!(
+            "nnCpuBackend = \"rust\" runs fp32 only, but nnPrecision = {}; use \"auto\" or \"libtorch\"",
+            plan.precision
+        )));
+    } else {
+        false
+    };
+    let (models, threads_each) = if rust {
+        // Each server runs its own single-threaded forward pass (KataGo's
+        // Eigen way), so one per core by default; the servers share one
+        // copy of the weights.
+        let servers = cfg.get_i64_or(
+            "numNNServerThreadsPerModel",
+            default_rust_servers(cores) as i64,
+            1..=64,
+        )? as usize;
+        let first = CpuModel::from_file(file)?;
+        let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
+        for _ in 1..servers {
+            models.push(Box::new(first.replica()));
+        }
+        models.push(Box::new(first));
+        (models, 1)
+    } else {
+        libtorch_cpu_models(file, cfg, cores, plan.precision)?
+    };
+    let description = RunDescription {
+        devices: vec![ServerDevice::Cpu; models.len()],
+        gpu: None,
+        precision: plan.precision,
+        nhwc: true,
+        backend: if rust {
+            "Rust backend".to_string()
+        } else {
+            "libtorch".to_string()
+        },
+        threads_per_server: Some(threads_each),
+    };
+    Ok(Backend {
+        models,
+        description,
+        plan,
+    })
+}
+
+/// One libtorch model per CUDA device of the plan, and what they run on.
+#[cfg(feature = "torch")]
+fn cuda_models(
+    file: &ModelFile,
+    devices: &[usize],
+    plan: &DevicePlan,
+) -> Result<(Vec<Box<dyn BatchModel>>, RunDescription), SetupError> {
+    let opts = ModelOptions {
+        precision: plan.precision,
+        channels_last: plan.nhwc,
+    };
+    let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
+    let mut nhwc = false;
+    for &i in devices {
+        let m = Model::with_options(file, tch::Device::Cuda(i), opts)?;
+        nhwc = m.is_channels_last();
+        models.push(Box::new(m));
+    }
+    let description = RunDescription {
+        devices: devices.iter().map(|&i| ServerDevice::Cuda(i)).collect(),
+        gpu: plan.gpu.clone(),
+        precision: plan.precision,
+        nhwc,
+        backend: libtorch_backend(),
+        threads_per_server: None,
+    };
+    Ok((models, description))
+}
+
+/// Without libtorch the device plan never names CUDA devices (it refuses
+/// a request for them with [`DeviceError::NoLibtorch`]).
+#[cfg(not(feature = "torch"))]
+fn cuda_models(
+    _file: &ModelFile,
+    _devices: &[usize],
+    _plan: &DevicePlan,
+) -> Result<(Vec<Box<dyn BatchModel>>, RunDescription), SetupError> {
+    Err(needs_libtorch("a CUDA device"))
+}
+
+/// libtorch CPU models, one per server thread (`numNNServerThreadsPerModel`,
+/// each with `numEigenThreadsPerModel` libtorch threads), and the threads
+/// each one uses.
+#[cfg(feature = "torch")]
+fn libtorch_cpu_models(
+    file: &ModelFile,
+    cfg: &Config,
+    cores: usize,
+    precision: Precision,
+) -> Result<(Vec<Box<dyn BatchModel>>, usize), SetupError> {
+    let (servers, intra) = cpu_threads(cfg, cores)?;
+    // Server threads read libtorch's global setting when they first run an
+    // operator, so this must come before the evaluator starts.
+    tch::set_num_threads(intra as i32);
+    let opts = ModelOptions {
+        precision,
+        channels_last: None,
+    };
+    let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
+    for _ in 0..servers {
+        models.push(Box::new(Model::with_options(file, tch::Device::Cpu, opts)?));
+    }
+    Ok((models, tch::get_num_threads().max(1) as usize))
+}
+
+/// Without libtorch only the Rust backend (fp32) runs on the CPU.
+#[cfg(not(feature = "torch"))]
+fn libtorch_cpu_models(
+    _file: &ModelFile,
+    cfg: &Config,
+    cores: usize,
+    precision: Precision,
+) -> Result<(Vec<Box<dyn BatchModel>>, usize), SetupError> {
+    cpu_threads(cfg, cores)?;
+    Err(needs_libtorch(
+        &if CpuBackend::from_config(cfg)? == CpuBackend::Libtorch {
+            "nnCpuBackend = \"libtorch\"".to_string()
+        } else {
+            format!("nnPrecision = {precision} on the CPU")
+        },
+    ))
+}
+
+/// The error of a setting that needs libtorch in a build without it.
+#[cfg(not(feature = "torch"))]
+fn needs_libtorch(what: &str) -> SetupError {
+    SetupError::Invalid(format!(
+        "{what} needs libtorch, and this engine was built without it (cargo's \
+         --no-default-features): build it with the default features (./setup.sh cargo build \
+         --release), or run the Rust CPU backend (nnCpuBackend = \"auto\", nnPrecision = \"fp32\")"
+    ))
+}
