@@ -2,9 +2,9 @@
 # Builds the light CPU-only engine (cargo's --no-default-features: no
 # libtorch, every net on the pure-Rust CPU backend) into target/light and
 # checks that it is what the README says: no libtorch linked, and engine
-# gtp, analysis, selfplay, match and benchmark work on the project's own
-# net (models/), while engine train, export and learn say that they need
-# the libtorch build. Then runs the unit tests and the network parity tests
+# gtp, analysis, benchmark, selfplay, shuffle and match work on the
+# project's own net (models/), while engine train, export and learn say
+# that they need the libtorch build. Then runs the unit tests and the network parity tests
 # (the Rust backend against KataGo 1.17.2's outputs) in that build.
 #
 #   scripts/light_build.sh            # build, smoke checks, tests
@@ -73,6 +73,12 @@ step "selfplay: one 9x9 game"
   -max-games-total 1 -override-config "bSizes=9,bSizeRelProbs=1,maxVisits=8,cheapSearchVisits=4,reducedVisitsMin=4,numGameThreads=2,maxMovesPerGame=80" \
   > "$work/sp.out" 2>&1 || { tail -20 "$work/sp.out" >&2; fail "engine selfplay"; }
 ls "$work"/sp/*/tdata/*.npz > /dev/null 2>&1 || { tail -20 "$work/sp.out" >&2; fail "selfplay wrote no .npz"; }
+
+step "shuffle: that game's rows"
+"$engine" shuffle "$work/sp" -out-dir "$work/shuf/w" -out-tmp-dir "$work/shuf/w.tmp" -min-rows 1 \
+  -keep-target-rows 1000 -approx-rows-per-out-file 1000 > "$work/shuf.out" 2>&1 ||
+  { tail -20 "$work/shuf.out" >&2; fail "engine shuffle"; }
+ls "$work"/shuf/w/*.npz > /dev/null 2>&1 || { tail -20 "$work/shuf.out" >&2; fail "shuffle wrote no .npz"; }
 
 step "match: two 9x9 games"
 "$engine" match -bot a="$net",maxVisits=8 -bot b="$net",maxVisits=4 -games 2 -boardsize 9 -komi 7 \
