@@ -60,7 +60,8 @@ fn main() {
             }
         })
         .collect();
-    let peak_gflops = fma_peak_gflops();
+    // 0 where the CPU has no AVX2/FMA.
+    let peak_gflops = engine::nn::cpu_info::fma_peak_gflops_per_core().unwrap_or(0.0);
     println!(
         "fp32 FMA peak of one core: {:.1} GFLOP/s (best of 5 runs of 12 independent 8-wide FMA chains)",
         peak_gflops
@@ -167,46 +168,6 @@ fn bench(
 struct Flops {
     direct_gflop: f64,
     executed_gflop: f64,
-}
-
-/// Measured fp32 peak of one core: the best of 5 runs of 12 independent
-/// chains of 8-wide fused multiply-adds (AVX2/FMA; enough chains to cover
-/// the FMA latency on two FMA pipes). 0 where the CPU has no AVX2/FMA.
-fn fma_peak_gflops() -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        const ITERS: usize = 20_000_000;
-        let mut best = 0f64;
-        for _ in 0..5 {
-            let start = Instant::now();
-            // SAFETY: the CPU has AVX2 and FMA (checked above).
-            let sum = unsafe { fma_chains(ITERS) };
-            let secs = start.elapsed().as_secs_f64();
-            std::hint::black_box(sum);
-            best = best.max((ITERS * 12 * 8 * 2) as f64 / secs * 1e-9);
-        }
-        return best;
-    }
-    0.0
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn fma_chains(iters: usize) -> f32 {
-    use std::arch::x86_64::*;
-    let mut acc = [_mm256_set1_ps(0.0); 12];
-    let (x, y) = (_mm256_set1_ps(0.999), _mm256_set1_ps(0.001));
-    for _ in 0..iters {
-        for a in acc.iter_mut() {
-            *a = _mm256_fmadd_ps(*a, x, y);
-        }
-    }
-    let mut lanes = [0f32; 8];
-    let sum = acc
-        .iter()
-        .fold(_mm256_setzero_ps(), |s, &a| _mm256_add_ps(s, a));
-    _mm256_storeu_ps(lanes.as_mut_ptr(), sum);
-    lanes.iter().sum()
 }
 
 /// CPU time this thread has run, in seconds (0 where the kernel does not say).

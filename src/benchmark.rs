@@ -25,11 +25,15 @@
 //! `engine benchmark -nn -batch 64,256,1024` measures the network without
 //! a search: one model of the evaluator the config would build (device,
 //! precision and layout as any command picks them), fed full batches of a
-//! fixed position, for `-seconds` per batch size after a warm-up. It
-//! prints evaluations/s, milliseconds per batch and the convolution
-//! arithmetic achieved, and on a GPU whose fp16 tensor-core peak is known
-//! ([`crate::nn::device::fp16_tensor_peak_tflops`]) the fraction of that
-//! peak; the last line is the same as JSON, for scripts.
+//! fixed position, for `-seconds` per batch size after a warm-up (batches
+//! 1, 8 and 32 on the CPU, 64, 256 and 1024 on a GPU unless `-batch`
+//! says). It prints evaluations/s, milliseconds per batch and the
+//! convolution arithmetic achieved, and the fraction of a peak: on a GPU
+//! whose fp16 tensor-core peak is known
+//! ([`crate::nn::device::fp16_tensor_peak_tflops`]) that one, on a CPU with
+//! AVX2/FMA the measured fp32 FMA peak of the cores the model computes on
+//! ([`crate::nn::cpu_info`]), with the CPU and its SIMD path; the last line
+//! is the same as JSON, for scripts.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -80,9 +84,10 @@ pub struct NnBenchArgs {
     /// size of `-batch`, on the device and precision the config picks.
     #[arg(long = "nn")]
     pub nn: bool,
-    /// With `-nn`: batch sizes, comma-separated.
-    #[arg(long = "batch", default_value = "64,256,1024")]
-    pub batch: String,
+    /// With `-nn`: batch sizes, comma-separated (default 1,8,32 on the
+    /// CPU, 64,256,1024 on a GPU).
+    #[arg(long = "batch")]
+    pub batch: Option<String>,
     /// With `-nn`: seconds to measure each batch size (after a warm-up).
     #[arg(long = "seconds", default_value_t = 5.0)]
     pub seconds: f64,
@@ -92,7 +97,7 @@ impl Default for NnBenchArgs {
     fn default() -> Self {
         NnBenchArgs {
             nn: false,
-            batch: "64,256,1024".into(),
+            batch: None,
             seconds: 5.0,
         }
     }
@@ -398,6 +403,9 @@ pub struct NnBenchResult {
     /// Achieved / the GPU's fp16 tensor-core peak (half precisions on a
     /// GPU in the table only).
     pub peak_ratio: Option<f64>,
+    /// Achieved / the fp32 FMA peak of the CPU cores the model ran on
+    /// (CPU with AVX2/FMA only), the work counted as direct convolutions.
+    pub cpu_peak_ratio: Option<f64>,
 }
 
 /// A batch of `n` copies of a mid-game-like position on a `size` board
@@ -426,10 +434,26 @@ fn nn_bench_batch(n: usize, size: usize, (c, g_len): (usize, usize)) -> crate::n
     b
 }
 
+/// The fp32 FMA peak of the `threads` cores a CPU model computes on
+/// (each measured as one core's, [`crate::nn::cpu_info`]), printed with
+/// the CPU and its SIMD path; `None` without AVX2/FMA.
+fn cpu_peak(threads: usize) -> Option<f64> {
+    use crate::nn::cpu_info;
+    println!("CPU: {}", cpu_info::summary());
+    let per_core = cpu_info::fma_peak_gflops_per_core()?;
+    let cores = threads.min(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let total = per_core * cores as f64;
+    println!(
+        "fp32 FMA peak: {per_core:.1} GFLOP/s per core measured (12 chains of 8-wide FMAs), \
+         x {cores} core{} = {total:.1} GFLOP/s; the % below counts the work as direct \
+         convolutions (Winograd does it with fewer multiply-adds, so it can pass 100%)",
+        if cores == 1 { "" } else { "s" }
+    );
+    Some(total)
+}
+
 /// `engine benchmark -nn` (see the module docs).
 fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
-    let batches = parse_threads(&opts.nn.batch)
-        .map_err(|_| format!("-batch: invalid list {}", opts.nn.batch))?;
     if !(opts.nn.seconds > 0.0 && opts.nn.seconds <= 3600.0) {
         return Err(format!("-seconds: invalid value {}", opts.nn.seconds));
     }
@@ -448,6 +472,14 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
         eprintln!("{line}");
     }
     let desc = backend.description.clone();
+    let on_cpu = desc.gpu.is_none() && backend.plan.cuda_devices.is_none();
+    let batch_list = opts
+        .nn
+        .batch
+        .clone()
+        .unwrap_or_else(|| if on_cpu { "1,8,32" } else { "64,256,1024" }.to_string());
+    let batches =
+        parse_threads(&batch_list).map_err(|_| format!("-batch: invalid list {batch_list}"))?;
     let mut models = backend.models;
     let model = models.first_mut().ok_or("no model")?;
     let flops = flops_per_eval(&file, size, size);
@@ -464,6 +496,11 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
     if let Some((p, label)) = peak {
         println!("fp16 tensor-core peak of the {label}: {p} TFLOP/s (dense)");
     }
+    let cpu_peak_gflops = if on_cpu {
+        cpu_peak(desc.threads_per_server.unwrap_or(1))
+    } else {
+        None
+    };
     let mut results = Vec::new();
     for &n in &batches {
         let inputs = (file.num_input_channels, file.num_input_global_channels);
@@ -499,6 +536,7 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
             ms_per_batch: secs * 1e3 / count as f64,
             tflops,
             peak_ratio: peak.map(|(p, _)| tflops / p),
+            cpu_peak_ratio: cpu_peak_gflops.map(|p| tflops * 1e3 / p),
         };
         println!(
             "batch {:5}: {:10.1} evals/s, {:8.2} ms/batch, {:8.3} TFLOP/s{} ({} batches, {:.1} s)",
@@ -507,7 +545,16 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
             r.ms_per_batch,
             r.tflops,
             r.peak_ratio
-                .map(|x| format!(" = {:.1}% of the fp16 peak", 100.0 * x))
+                .or(r.cpu_peak_ratio)
+                .map(|x| format!(
+                    " = {:.1}% of the {} peak",
+                    100.0 * x,
+                    if r.peak_ratio.is_some() {
+                        "fp16"
+                    } else {
+                        "FMA"
+                    }
+                ))
                 .unwrap_or_default(),
             r.batches,
             r.seconds
@@ -523,6 +570,8 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
             "board_size": size,
             "gflops_per_eval": flops / 1e9,
             "peak_tflops": peak.map(|(p, _)| p),
+            "cpu": on_cpu.then(crate::nn::cpu_info::summary),
+            "cpu_fma_peak_gflops": cpu_peak_gflops,
             "results": results,
         }
     });

@@ -181,6 +181,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Version => {
             println!("engine {}", env!("CARGO_PKG_VERSION"));
             println!("{}", libtorch_line());
+            println!("cpu: {}", crate::nn::cpu_info::summary());
             0
         }
         Command::Gtp(args) => crate::gtp::run(&args),

@@ -107,6 +107,52 @@ fn benchmark_prints_katago_lines_for_each_thread_count() {
     assert_eq!(stdout.matches("(recommended)").count(), 1, "{stdout}");
 }
 
+/// `-nn` on the CPU: batches 1, 8 and 32 by default, the CPU and its SIMD
+/// path named, and (with AVX2/FMA) each batch's share of the measured FMA
+/// peak, in the text and in the JSON line, equal to the achieved rate over
+/// the peak.
+#[test]
+fn nn_benchmark_on_the_cpu_reports_the_fma_peak() {
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["benchmark", "-nn", "-model"])
+        .arg(model())
+        .args(["-seconds", "0.05", "-boardsize", "9"])
+        .output()
+        .expect("running engine benchmark -nn");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let path = engine::nn::cpu_info::SimdPath::detect();
+    assert!(
+        stdout.contains(&format!("CPU: {}", engine::nn::cpu_info::summary())),
+        "{stdout}"
+    );
+    let json: serde_json::Value = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON line: {stdout}"));
+    let bench = &json["nn_benchmark"];
+    let results = bench["results"].as_array().expect("results");
+    let batches: Vec<u64> = results.iter().filter_map(|r| r["batch"].as_u64()).collect();
+    assert_eq!(batches, [1, 8, 32]);
+    let peak = bench["cpu_fma_peak_gflops"].as_f64();
+    assert_eq!(
+        peak.is_some(),
+        path == engine::nn::cpu_info::SimdPath::Avx2Fma,
+        "{stdout}"
+    );
+    if let Some(peak) = peak {
+        assert!(peak > 0.0 && peak < 10_000.0, "{peak}");
+        for r in results {
+            let tflops = r["tflops"].as_f64().expect("tflops");
+            let ratio = r["cpu_peak_ratio"].as_f64().expect("cpu_peak_ratio");
+            assert!((ratio - tflops * 1e3 / peak).abs() < 1e-9, "{r}");
+        }
+        assert_eq!(stdout.matches("% of the FMA peak").count(), 3, "{stdout}");
+    }
+}
+
 #[test]
 fn benchmark_rejects_bad_arguments() {
     for args in [

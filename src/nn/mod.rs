@@ -8,6 +8,7 @@
 
 mod batch;
 mod cache;
+pub mod cpu_info;
 pub mod desc;
 pub mod device;
 mod evaluator;

@@ -428,16 +428,10 @@ fn tile_range(tiles: usize, part: usize, parts: usize) -> std::ops::Range<usize>
     (tiles * part / parts)..(tiles * (part + 1) / parts)
 }
 
-/// Whether the CPU has AVX2 (the transforms are then compiled for it).
+/// Whether the transforms run their AVX2 versions: on the AVX2+FMA path
+/// ([`crate::nn::cpu_info::SimdPath::current`]).
 fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::nn::cpu_info::SimdPath::current() == crate::nn::cpu_info::SimdPath::Avx2Fma
 }
 
 /// Geometry of one Winograd run.

@@ -82,14 +82,11 @@ const SMALL_GROUP: usize = 8;
 /// block of rows, so `b` must stay in L1/L2.
 const SMALL_MAX_B: usize = 32 * 1024;
 
-/// Whether the CPU has AVX2 and FMA (checked once).
+/// Whether the AVX2/FMA kernels run (the CPU has them, checked once, and
+/// no test forces the portable path on this thread).
 #[cfg(target_arch = "x86_64")]
 fn has_fma() -> bool {
-    use std::sync::OnceLock;
-    static FMA: OnceLock<bool> = OnceLock::new();
-    *FMA.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    })
+    crate::nn::cpu_info::SimdPath::current() == crate::nn::cpu_info::SimdPath::Avx2Fma
 }
 
 /// [`gemm`] for `n` a multiple of [`SMALL_NB`], by blocks of

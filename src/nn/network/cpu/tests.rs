@@ -96,6 +96,13 @@ fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) 
     // Twice, so that reused scratch buffers are exercised too.
     let _ = cpu.forward(&input).expect("cpu forward");
     let b = cpu.forward(&input).expect("cpu forward");
+    outputs_max_diff(&a, &b)
+}
+
+/// Largest absolute difference between two sets of outputs of the same
+/// batch (policy, optimistic policy, value, ownership, scores), all
+/// finite.
+fn outputs_max_diff(a: &NetOutputs, b: &NetOutputs) -> f32 {
     let mut worst = 0f32;
     let mut cmp = |x: &[f32], y: &[f32]| {
         assert_eq!(x.len(), y.len());
@@ -526,5 +533,70 @@ fn transformer_nets_ignore_padding_and_batch_neighbours() {
         let (a, p) = (alone.scores[0], padded.scores[0]);
         worst = worst.max((a.lead - p.lead).abs() / 10.0);
         assert!(worst < 1e-4, "{act:?}: padded 9x9 differs by {worst}");
+    }
+}
+
+/// Every SIMD path this CPU can run gives the same outputs on the g170
+/// net: a lone 9x9 board (on the AVX2 path the direct 3x3 convolutions),
+/// four 9x9 boards (Winograd F(3x3, 3x3)) and two 19x19 boards (Winograd
+/// F(4x4, 3x3)). A
+/// path the CPU lacks is skipped and named; there are no AVX-512 kernels
+/// (an AVX-512 CPU runs the AVX2+FMA ones).
+#[test]
+fn every_simd_path_gives_the_same_outputs() {
+    use crate::nn::cpu_info::SimdPath;
+    let file = g170();
+    let mut ran = Vec::new();
+    for (n, s) in [(1, 9), (4, 9), (2, 19)] {
+        let (spatial, global, _) = batch(&vec![(s, s); n], s, 31 + n as u64);
+        let input = InputBatch::square(n, s, &spatial, &global, None);
+        let mut outputs = Vec::new();
+        for path in SimdPath::ALL {
+            // Built on the path too: the AVX2 path keeps extra weights.
+            let forward = || {
+                let mut cpu = CpuModel::from_file(&file).expect("cpu build");
+                // Twice, so that reused scratch buffers are exercised too.
+                let _ = cpu.forward(&input).expect("cpu forward");
+                cpu.forward(&input).expect("cpu forward")
+            };
+            match SimdPath::with_forced(path, forward) {
+                Some(out) => outputs.push((path, out)),
+                None => eprintln!("SIMD path {} skipped: this CPU lacks it", path.name()),
+            }
+        }
+        let ((first, a), rest) = outputs
+            .split_first()
+            .expect("the portable path always runs");
+        for (path, b) in rest {
+            let d = outputs_max_diff(a, b);
+            eprintln!(
+                "{n}x{s}x{s}: {} vs {}: max difference {d:e}",
+                first.name(),
+                path.name()
+            );
+            assert!(
+                d < 1e-4,
+                "{n}x{s}x{s}: {} and {} differ by {d}",
+                first.name(),
+                path.name()
+            );
+        }
+        ran = outputs.iter().map(|(p, _)| p.name()).collect();
+    }
+    eprintln!(
+        "SIMD paths compared: {}; AVX-512 has no kernels of its own",
+        ran.join(", ")
+    );
+    assert!(ran.contains(&SimdPath::Portable.name()));
+    // The forcing reaches the kernels' choice: a lone 9x9 board runs
+    // direct on the AVX2 path only.
+    let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
+    let path = || Conv::new(&layer, &layer.weights, None).path(1, 9, 9);
+    assert_ne!(
+        SimdPath::with_forced(SimdPath::Portable, path),
+        Some(Path3x3::Direct)
+    );
+    if SimdPath::detect() == SimdPath::Avx2Fma {
+        assert_eq!(path(), Path3x3::Direct);
     }
 }
