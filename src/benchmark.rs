@@ -472,7 +472,7 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
         eprintln!("{line}");
     }
     let desc = backend.description.clone();
-    let on_cpu = desc.gpu.is_none() && backend.plan.cuda_devices.is_none();
+    let on_cpu = backend.plan.cuda_devices.is_none();
     let batch_list = opts
         .nn
         .batch
@@ -545,16 +545,9 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
             r.ms_per_batch,
             r.tflops,
             r.peak_ratio
-                .or(r.cpu_peak_ratio)
-                .map(|x| format!(
-                    " = {:.1}% of the {} peak",
-                    100.0 * x,
-                    if r.peak_ratio.is_some() {
-                        "fp16"
-                    } else {
-                        "FMA"
-                    }
-                ))
+                .map(|x| (x, "fp16"))
+                .or(r.cpu_peak_ratio.map(|x| (x, "FMA")))
+                .map(|(x, peak)| format!(" = {:.1}% of the {peak} peak", 100.0 * x))
                 .unwrap_or_default(),
             r.batches,
             r.seconds
