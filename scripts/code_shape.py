@@ -38,7 +38,7 @@ LAYERS = [
     # 4: the play layer: what the commands that play games share
     ["play"],
     # 5: the commands
-    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "learn"],
+    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "tune", "learn"],
     # 6: the command line and the fuzz targets' bodies
     ["cli", "fuzz_targets"],
 ]

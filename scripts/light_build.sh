@@ -2,7 +2,7 @@
 # Builds the light CPU-only engine (cargo's --no-default-features: no
 # libtorch, every net on the pure-Rust CPU backend) into target/light and
 # checks that it is what the README says: no libtorch linked, and engine
-# gtp, analysis, benchmark, selfplay, shuffle and match work on the
+# gtp, analysis, benchmark, tune, selfplay, shuffle and match work on the
 # project's own net (models/), while engine train, export and learn say
 # that they need the libtorch build. Then runs the unit tests and the network parity tests
 # (the Rust backend against KataGo 1.17.2's outputs) in that build.
@@ -79,6 +79,12 @@ step "shuffle: that game's rows"
   -keep-target-rows 1000 -approx-rows-per-out-file 1000 > "$work/shuf.out" 2>&1 ||
   { tail -20 "$work/shuf.out" >&2; fail "engine shuffle"; }
 ls "$work"/shuf/w/*.npz > /dev/null 2>&1 || { tail -20 "$work/shuf.out" >&2; fail "shuffle wrote no .npz"; }
+
+step "tune: the Rust backend alone"
+"$engine" tune -model "$net" -boardsize 9 -visits 8 -n 2 -rounds 0 -output "$work/tuned.toml" \
+  > "$work/tune.out" 2>&1 || { cat "$work/tune.out" >&2; fail "engine tune"; }
+grep -q 'nnCpuBackend = "rust"  # engine tune' "$work/tuned.toml" || { cat "$work/tune.out" >&2; fail "tune did not write the Rust backend"; }
+grep -q "libtorch" "$work/tune.out" && { cat "$work/tune.out" >&2; fail "tune tried libtorch in the light build"; }
 
 step "match: two 9x9 games"
 "$engine" match -bot a="$net",maxVisits=8 -bot b="$net",maxVisits=4 -games 2 -boardsize 9 -komi 7 \

@@ -50,9 +50,7 @@ use crate::setup::load_network;
 pub const DEFAULT_VISITS: i64 = 800;
 /// KataGo's `defaultSecondsPerGameMove`.
 pub const DEFAULT_SECONDS_PER_MOVE: f64 = 5.0;
-/// Smallest and largest board sizes the built-in positions support (KataGo's
-/// `MIN/MAX_BENCHMARK_SGF_DATA_SIZE`).
-pub const BOARD_SIZES: std::ops::RangeInclusive<usize> = 7..=19;
+pub use crate::play::benchmark::BOARD_SIZES;
 
 /// What `engine benchmark` was asked to do.
 #[derive(Debug, Clone, PartialEq)]

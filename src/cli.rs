@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|version>`.
+//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -44,6 +44,9 @@ pub enum Command {
     Gatekeeper(Box<crate::matchplay::GatekeeperArgs>),
     /// Search a fixed set of positions and report visits/s per thread count.
     Benchmark(BenchmarkArgs),
+    /// Measure this machine and write a config with the best threads,
+    /// batch size and CPU backend for playing or for analysis.
+    Tune(Box<crate::tune::TuneArgs>),
     /// Print the version and the libtorch devices available.
     Version,
 }
@@ -195,6 +198,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             stub_search: a.stub_search,
         }),
         Command::Benchmark(b) => run_benchmark(b),
+        Command::Tune(t) => crate::tune::run(&t),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),
         #[cfg(feature = "torch")]
         Command::Train(a) => match crate::train::run_train(&a) {

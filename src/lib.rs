@@ -25,6 +25,8 @@
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
+//! - [`tune`]: `engine tune`, a config measured for this machine and a
+//!   target (playing, analysis).
 //! - [`io_lines`]: protocol input read as bytes, a line at a time, with a
 //!   cap on its length.
 //! - [`setup`]: start-up shared by every command (flags, config and
@@ -32,7 +34,7 @@
 //! - [`fuzz_targets`]: the bodies of the fuzz targets (`fuzz/`,
 //!   `scripts/fuzz.sh`) and their seed corpora.
 //! - [`numfmt`]: numbers printed and read as KataGo's C++ does (`%g`).
-//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark`).
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune`).
 
 pub mod analysis;
 pub mod benchmark;
@@ -57,6 +59,7 @@ pub mod store;
 pub mod timecontrol;
 #[cfg(feature = "torch")]
 pub mod train;
+pub mod tune;
 
 use std::path::PathBuf;
 

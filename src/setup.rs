@@ -36,7 +36,9 @@ mod memory;
 mod patterns;
 pub use backend::{build_backend, cpu_threads, default_rust_servers, Backend, CpuBackend};
 pub use device_plan::{device_plan, DevicePlan};
-pub use memory::{MemoryBudget, MemoryPlan};
+pub use memory::{
+    cache_power_of_two, default_cache_power_of_two, total_memory_bytes, MemoryBudget, MemoryPlan,
+};
 pub use patterns::avoid_sgf_pattern_table;
 
 /// Why the network could not be set up.
@@ -256,7 +258,12 @@ pub fn default_model_dirs() -> Vec<PathBuf> {
 /// first as the run layout orders nets; empty if the folder cannot be
 /// read.
 pub fn models_in(dir: &Path) -> Vec<PathBuf> {
-    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    // Resolved, not just made absolute: the store takes each component as
+    // a name, so `target/release/../../models` (beside the executable)
+    // must lose its `..` first. A folder that is not there has no nets.
+    let Ok(abs) = std::fs::canonicalize(dir) else {
+        return Vec::new();
+    };
     let Ok(models) = ModelsDir::open(&StoreUrl::Local(abs)) else {
         return Vec::new();
     };
@@ -339,6 +346,10 @@ pub struct Network {
     /// `nnCacheSizePowerOfTwo` as the config asks (the cache has fewer
     /// slots when the memory budget trims it).
     pub asked_cache_power_of_two: u32,
+    /// Evaluator server threads (one model each).
+    pub server_threads: usize,
+    /// Whether the net runs on CUDA.
+    pub on_cuda: bool,
 }
 
 /// One loaded net as KataGo's `kata-get-models` (GTP) and `query_models`
@@ -399,6 +410,43 @@ impl Network {
     }
 }
 
+/// The start-up line that says what this machine is (CPU, SIMD kernels,
+/// cores, memory) and the value each of `settings` has on it, marked
+/// "default" where the config does not set the key (the engine picked it
+/// for the machine).
+pub fn machine_report(cfg: &Config, settings: &[(&str, String)]) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let memory = total_memory_bytes()
+        .map(|b| format!(", {:.1} GiB of memory", b as f64 / (1u64 << 30) as f64))
+        .unwrap_or_default();
+    let picks: Vec<String> = settings
+        .iter()
+        .map(|(key, value)| {
+            let origin = if cfg.contains(key) { "" } else { " (default)" };
+            format!("{key} = {value}{origin}")
+        })
+        .collect();
+    format!(
+        "Machine: {}, {cores} cores{memory}; {}",
+        crate::nn::cpu_info::summary(),
+        picks.join(", ")
+    )
+}
+
+/// `numAnalysisThreads` when neither the config nor `-analysis-threads`
+/// sets it (KataGo requires the key): on the CPU one per core (at most 16),
+/// each search with its own share of the cores, and batches formed across
+/// positions; on a GPU 8, so that batches fill (`engine tune -target
+/// analysis` measures the best for a machine).
+pub fn default_analysis_threads(cfg: &Config) -> Result<usize, SetupError> {
+    let plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
+    Ok(if plan.cuda_devices.is_some() {
+        8
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 16))
+    })
+}
+
 /// `numSearchThreads` when the config does not say: on the CPU one per
 /// core (KataGo's advice; with one Rust-backend server per core each core
 /// then has a search thread feeding it), at most 16; on a GPU 16, enough
@@ -451,7 +499,7 @@ pub fn load_network(
 /// first net, and the start-up report ([`config_key_report`]) counts these
 /// keys as used.
 pub fn check_network_keys(cfg: &Config) -> Result<(), SetupError> {
-    cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)?;
+    cache_power_of_two(cfg)?;
     MemoryBudget::from_config(cfg).map_err(Box::new)?;
     cfg.get_bool_or("nnRandomize", true)?;
     cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
@@ -476,7 +524,7 @@ pub fn load_network_from(
     cfg: &Config,
     default_max_batch_size: usize,
 ) -> Result<Network, SetupError> {
-    let asked_cache_pow = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
+    let asked_cache_pow = cache_power_of_two(cfg)?;
     let memory_budget = MemoryBudget::from_config(cfg).map_err(Box::new)?;
     let cache_pow = memory_budget.map_or(asked_cache_pow, |b| {
         b.plan(asked_cache_pow, 1).cache_power_of_two
@@ -522,6 +570,7 @@ pub fn load_network_from(
     let model_version = file.version;
     let uses_human_sl_profile = file.trunk.metadata_encoder.is_some();
     let precision = backend.plan.precision;
+    let server_threads = backend.models.len();
     let evaluator = Evaluator::with_models(
         backend.models,
         EvaluatorConfig {
@@ -552,6 +601,8 @@ pub fn load_network_from(
         memory_budget,
         uses_human_sl_profile,
         asked_cache_power_of_two: asked_cache_pow,
+        server_threads,
+        on_cuda: cuda,
     })
 }
 
@@ -588,6 +639,21 @@ fn no_effect_warnings(cfg: &Config) -> Vec<String> {
 /// config may say `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
 const SEARCH_KEY_ALIASES: &[(&str, &str)] =
     &[("numSearchThreadsPerAnalysisThread", "numSearchThreads")];
+
+/// The search parameter settings of an `engine analysis` config, as
+/// `(KataGo name, value)` pairs, with the analysis engine's own default
+/// (`conservativePass = true`) first; marks those keys used.
+pub fn analysis_search_settings(cfg: &Config) -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    if !cfg.contains("conservativePass") {
+        out.push((
+            "conservativePass".to_string(),
+            serde_json::Value::Bool(true),
+        ));
+    }
+    out.extend(search_settings(cfg));
+    out
+}
 
 /// The search parameter settings of a config, as `(KataGo name, value)`
 /// pairs ready for [`crate::search::SearchParams::from_overrides`] (aliases

@@ -63,3 +63,38 @@ fn gtp_without_model_plays_on_the_own_network() {
         );
     }
 }
+
+/// From any folder: the default net is found beside the executable
+/// (`target/<profile>/../../models`), a path with `..` in it.
+#[test]
+fn the_default_network_is_found_from_another_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let elsewhere = std::env::temp_dir();
+    let nets = engine::setup::models_in(&root.join("models/../models"));
+    assert_eq!(nets.len(), 1, "{nets:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "-override-config", "maxVisits=4,numSearchThreads=1"])
+        .current_dir(&elsewhere)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(b"boardsize 9\ngenmove b\nquit\n")?;
+            child.wait_with_output()
+        })
+        .expect("engine runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("Loaded model b4c32"), "{stderr}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with('=')).count(),
+        3,
+        "{stdout}"
+    );
+}

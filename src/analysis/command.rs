@@ -72,7 +72,10 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
                 "Invalid value for numAnalysisThreads: {n}"
             )))
         }
-        None => cfg.get_i64_or("numAnalysisThreads", 1, 1..=16384)? as usize,
+        None if cfg.contains("numAnalysisThreads") => {
+            cfg.get_i64("numAnalysisThreads", 1..=16384)? as usize
+        }
+        None => crate::setup::default_analysis_threads(cfg)?,
     };
     let perspective = if cfg.contains("reportAnalysisWinratesAs") {
         cfg.get_parsed::<Perspective>("reportAnalysisWinratesAs", "BLACK, WHITE or SIDETOMOVE")?
@@ -187,6 +190,27 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         opts.num_analysis_threads,
         defaults.num_threads
     ));
+    let threads_key = if cfg.contains("numSearchThreads") {
+        "numSearchThreads"
+    } else {
+        "numSearchThreadsPerAnalysisThread"
+    };
+    crate::logfile::startup(&format!(
+        "engine analysis: {}",
+        crate::setup::machine_report(
+            &cfg,
+            &[
+                ("numAnalysisThreads", opts.num_analysis_threads.to_string()),
+                (threads_key, defaults.num_threads.to_string()),
+                ("nnMaxBatchSize", net.max_batch_size.to_string()),
+                ("numNNServerThreadsPerModel", net.server_threads.to_string()),
+                (
+                    "nnCacheSizePowerOfTwo",
+                    net.asked_cache_power_of_two.to_string()
+                ),
+            ],
+        )
+    ));
     let plan = net.memory_plan(opts.num_analysis_threads);
     for note in plan.iter().flat_map(|p| &p.notes) {
         crate::logfile::startup(&format!("engine analysis: {note}"));
@@ -277,17 +301,32 @@ mod tests {
             ..AnalysisCommand::default()
         };
         let cfg = load_config(&built_in).unwrap();
-        assert!(cfg.contains("numAnalysisThreads"));
         assert_eq!(
             server_options(&cfg, &built_in)
                 .unwrap()
                 .num_analysis_threads,
             1
         );
+        // Without the flag or the key (the built-in config leaves it
+        // unset): one per core on the CPU.
+        assert!(!cfg.contains("numAnalysisThreads"));
         let no_flag = AnalysisCommand::default();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 16));
         assert_eq!(
             server_options(&cfg, &no_flag).unwrap().num_analysis_threads,
-            2
+            cores
+        );
+        // With the key in a file and no flag: the key.
+        let from_file = AnalysisCommand {
+            config: with_file.config.clone(),
+            ..AnalysisCommand::default()
+        };
+        let cfg = load_config(&from_file).unwrap();
+        assert_eq!(
+            server_options(&cfg, &from_file)
+                .unwrap()
+                .num_analysis_threads,
+            3
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

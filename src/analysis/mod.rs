@@ -27,4 +27,5 @@ pub use command::{run as run_command, AnalysisCommand};
 pub use position::{build_positions, position_facts};
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
+pub use search_backend::config_search_settings;
 pub use server::{serve, AnalysisLog, ServerOptions, PROTOCOL_VERSION};

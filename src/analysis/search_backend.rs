@@ -11,7 +11,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::config::Config;
 use crate::game::{GameState, Rules};
 use crate::search::{
     AnalysisSnapshot, PatternBonusTable, PositionEvaluator, RunOptions, Search, SearchParams,
@@ -25,17 +24,9 @@ use super::query::MoveRestriction;
 /// `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.
 const THREADS_ALIAS: (&str, &str) = ("numSearchThreadsPerAnalysisThread", "numSearchThreads");
 
-/// The search parameter settings of a config, as `(KataGo name, value)`
-/// pairs, with the analysis engine's own default (`conservativePass =
-/// true`) first; marks those keys used.
-pub fn config_search_settings(cfg: &Config) -> Vec<(String, Value)> {
-    let mut out = Vec::new();
-    if !cfg.contains("conservativePass") {
-        out.push(("conservativePass".to_string(), Value::Bool(true)));
-    }
-    out.extend(crate::setup::search_settings(cfg));
-    out
-}
+/// The search parameter settings of an analysis config
+/// ([`crate::setup::analysis_search_settings`]).
+pub use crate::setup::analysis_search_settings as config_search_settings;
 
 /// Converts a query position to the search's game state.
 pub type MakeState<S> = Arc<dyn Fn(&GameState) -> S + Send + Sync>;

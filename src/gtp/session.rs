@@ -106,6 +106,25 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     ));
+    let threads = cfg
+        .get_i64_or(
+            "numSearchThreads",
+            net.default_search_threads as i64,
+            1..=1 << 20,
+        )
+        .map_err(|e| e.to_string())?;
+    crate::logfile::startup(&crate::setup::machine_report(
+        cfg,
+        &[
+            ("numSearchThreads", threads.to_string()),
+            ("nnMaxBatchSize", net.max_batch_size.to_string()),
+            ("numNNServerThreadsPerModel", net.server_threads.to_string()),
+            (
+                "nnCacheSizePowerOfTwo",
+                net.asked_cache_power_of_two.to_string(),
+            ),
+        ],
+    ));
     crate::setup::refuse_human_keys_without_human_model(cfg, startup.human_model.is_some())
         .map_err(|e| e.to_string())?;
     let human = startup

@@ -19,6 +19,10 @@ use crate::search::{
     SearchParams, SearchState,
 };
 
+/// Smallest and largest board sizes the benchmark positions are made for
+/// (KataGo's `MIN/MAX_BENCHMARK_SGF_DATA_SIZE`).
+pub const BOARD_SIZES: std::ops::RangeInclusive<usize> = 7..=19;
+
 /// Length of the generated game, in moves per board point.
 const MOVES_PER_POINT: f64 = 0.6;
 /// From KataGo's test matches with g170: Elo gained per doubling of speed.
@@ -219,6 +223,92 @@ pub fn run_thread_count(
     }
     if progress {
         eprint!("\r");
+    }
+    let stats = evaluator.stats();
+    result.nn_evals = stats.rows;
+    result.nn_batches = stats.batches;
+    Ok(result)
+}
+
+/// Analysis throughput: `analysis_threads` searches at once, as the
+/// analysis engine's threads run queries, each taking the next of
+/// `positions` until none is left (the NN cache cleared once, after a
+/// warm-up). `num_threads` of the result is the search threads in all;
+/// `total_seconds` the wall time.
+pub fn run_analysis_threads(
+    net: &Arc<NnSearchEvaluator>,
+    params: &SearchParams,
+    positions: &[GameState],
+    analysis_threads: usize,
+) -> Result<BenchmarkResult, String> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let Some(first) = positions.first() else {
+        return Err("no positions to search".to_string());
+    };
+    let analysis_threads = analysis_threads.max(1);
+    let evaluator = net.evaluator();
+    {
+        let mut warm = params.clone();
+        warm.max_visits = 5;
+        warm.max_playouts = 5;
+        warm.num_threads = 1;
+        let mut s = Search::new(warm, net.clone(), first.clone(), 1);
+        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
+    }
+    evaluator.clear_cache();
+    evaluator.clear_stats();
+    let next = AtomicUsize::new(0);
+    let start = Instant::now();
+    // Per analysis thread: (positions searched, visits).
+    let per_thread: Vec<Result<(usize, i64), String>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..analysis_threads)
+            .map(|i| {
+                let next = &next;
+                scope.spawn(move || {
+                    let mut search: Option<Search<GameState, NnSearchEvaluator>> = None;
+                    let (mut searched, mut visits) = (0usize, 0i64);
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(state) = positions.get(k) else { break };
+                        let s = match &mut search {
+                            Some(s) => {
+                                s.set_position(state.clone());
+                                s
+                            }
+                            None => search.insert(Search::new(
+                                params.clone(),
+                                net.clone(),
+                                state.clone(),
+                                0x5eed_0001 + i as u64,
+                            )),
+                        };
+                        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
+                        searched += 1;
+                        visits += s.view().root_values().visits;
+                    }
+                    Ok((searched, visits))
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err("an analysis thread panicked".to_string()))
+            })
+            .collect()
+    });
+    let total_seconds = start.elapsed().as_secs_f64();
+    let mut result = BenchmarkResult {
+        num_threads: analysis_threads * usize::try_from(params.num_threads.max(1)).unwrap_or(1),
+        total_positions: positions.len(),
+        total_seconds,
+        ..BenchmarkResult::default()
+    };
+    for r in per_thread {
+        let (searched, visits) = r?;
+        result.positions_searched += searched;
+        result.total_visits += visits;
     }
     let stats = evaluator.stats();
     result.nn_evals = stats.rows;

@@ -36,6 +36,51 @@ pub struct MemoryPlan {
     pub notes: Vec<String>,
 }
 
+/// The machine's memory (`MemTotal` of `/proc/meminfo`), where the
+/// system tells it.
+pub fn total_memory_bytes() -> Option<u64> {
+    parse_mem_total(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+/// `MemTotal: N kB` of `/proc/meminfo`'s text, in bytes.
+fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    let kb = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// `nnCacheSizePowerOfTwo` when the config does not set it: KataGo's 20,
+/// or less (down to 12) where a full cache would take more than a quarter
+/// of `memory` (the machine's, in bytes, when known).
+pub fn default_cache_power_of_two(memory: Option<u64>) -> u32 {
+    const MOST: u32 = 20;
+    const FEWEST: u32 = 12;
+    let Some(memory) = memory else {
+        return MOST;
+    };
+    let mut p = MOST;
+    while p > FEWEST && (1u64 << p) * cache_slot_bytes() > memory / 4 {
+        p -= 1;
+    }
+    p
+}
+
+/// `nnCacheSizePowerOfTwo` from the config, else
+/// [`default_cache_power_of_two`] for this machine.
+pub fn cache_power_of_two(cfg: &Config) -> Result<u32, ConfigError> {
+    if cfg.contains("nnCacheSizePowerOfTwo") {
+        Ok(cfg.get_i64("nnCacheSizePowerOfTwo", 0..=26)? as u32)
+    } else {
+        Ok(default_cache_power_of_two(total_memory_bytes()))
+    }
+}
+
 /// Bytes of one NN cache slot when full: the slot and the output it keeps
 /// alive, for the largest board.
 pub fn cache_slot_bytes() -> u64 {
@@ -61,7 +106,7 @@ impl MemoryBudget {
         let Some(budget) = MemoryBudget::from_config(cfg)? else {
             return Ok(None);
         };
-        let asked = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26)? as u32;
+        let asked = cache_power_of_two(cfg)?;
         Ok(Some(budget.plan(asked, searches).tree_bytes))
     }
 
@@ -72,10 +117,10 @@ impl MemoryBudget {
         let Ok(Some(budget)) = MemoryBudget::from_config(cfg) else {
             return Vec::new();
         };
-        let Ok(asked) = cfg.get_i64_or("nnCacheSizePowerOfTwo", 20, 0..=26) else {
+        let Ok(asked) = cache_power_of_two(cfg) else {
             return Vec::new();
         };
-        budget.plan(asked as u32, searches).notes
+        budget.plan(asked, searches).notes
     }
 
     /// The split for a cache of `2^asked_power` slots and `searches`
@@ -118,6 +163,36 @@ mod tests {
 
     fn budget(mb: u64) -> MemoryBudget {
         MemoryBudget { bytes: mb << 20 }
+    }
+
+    #[test]
+    fn the_default_cache_fits_a_quarter_of_the_memory() {
+        assert_eq!(default_cache_power_of_two(None), 20);
+        assert_eq!(default_cache_power_of_two(Some(1 << 40)), 20);
+        for gib in [1u64, 2, 4, 8, 16, 24] {
+            let memory = gib << 30;
+            let p = default_cache_power_of_two(Some(memory));
+            assert!((12..=20).contains(&p));
+            assert!(
+                (1u64 << p) * cache_slot_bytes() <= memory / 4,
+                "{gib} GiB: 2^{p}"
+            );
+            if p < 20 {
+                assert!(
+                    (2u64 << p) * cache_slot_bytes() > memory / 4,
+                    "{gib} GiB: 2^{p}"
+                );
+            }
+        }
+        assert_eq!(default_cache_power_of_two(Some(1 << 20)), 12);
+    }
+
+    #[test]
+    fn mem_total_is_read_from_meminfo() {
+        let text = "MemFree:  100 kB\nMemTotal:       24570616 kB\nSwapTotal: 0 kB\n";
+        assert_eq!(parse_mem_total(text), Some(24570616 * 1024));
+        assert_eq!(parse_mem_total("MemTotal: lots\n"), None);
+        assert_eq!(parse_mem_total(""), None);
     }
 
     /// The cache and the trees together stay within the budget, the cache

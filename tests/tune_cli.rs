@@ -1,0 +1,231 @@
+//! `engine tune` end to end on the project's own net with tiny searches on
+//! 9x9: it measures, writes a config whose keys read back as chosen, and
+//! `engine gtp` / `engine analysis` run with that config; a KataGo `.cfg`
+//! stays a `.cfg`; bad flags write nothing.
+
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+use engine_cli::{run_engine, run_ok};
+
+use std::path::PathBuf;
+
+use engine::config::Config;
+
+/// A fresh folder for one test's files.
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("engine-tune-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch folder");
+    d
+}
+
+/// The value of `key` on the line `engine tune` marked, if it marked one.
+fn tuned_value(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let (set, note) = l.split_once('#')?;
+        let (k, v) = set.split_once('=')?;
+        (k.trim() == key && note.trim() == "engine tune").then(|| v.trim().to_string())
+    })
+}
+
+/// The `k = v` pairs of the "Chosen: ..." line.
+fn chosen(stdout: &str) -> Vec<(String, String)> {
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Chosen: "))
+        .unwrap_or_else(|| panic!("no Chosen line:\n{stdout}"));
+    line.split(", ")
+        .map(|kv| {
+            let (k, v) = kv.split_once(" = ").expect("k = v");
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn play_tuning_writes_a_config_that_gtp_runs_with() {
+    let dir = scratch("play");
+    let out = dir.join("tuned.toml");
+    let out_s = out.to_str().unwrap();
+    let (stdout, _) = run_ok(
+        &[
+            "tune",
+            "-boardsize",
+            "9",
+            "-visits",
+            "16",
+            "-n",
+            "2",
+            "-rounds",
+            "1",
+            "-output",
+            out_s,
+        ],
+        "",
+    );
+    // Every candidate has a result line, the comparison its medians.
+    assert!(stdout.contains("Machine: "), "{stdout}");
+    assert!(
+        stdout.contains("numSearchThreads = 1, nnMaxBatchSize = 1: visits/s = "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("The best "), "{stdout}");
+    assert!(stdout.contains("Medians: visits/s "), "{stdout}");
+    let text = std::fs::read_to_string(&out).expect("tuned config written");
+    assert!(
+        text.starts_with("# Written by engine tune for play"),
+        "{text}"
+    );
+    // What was chosen is what the file says, and it reads back.
+    let picks = chosen(&stdout);
+    assert!(picks.iter().any(|(k, _)| k == "numSearchThreads"));
+    assert!(picks.iter().any(|(k, _)| k == "nnMaxBatchSize"));
+    let cfg = Config::load(&out).expect("tuned config loads");
+    for (k, v) in &picks {
+        let marked = tuned_value(&text, k).unwrap_or_else(|| panic!("{k} not marked:\n{text}"));
+        assert_eq!(marked.trim_matches('"'), v, "{k}");
+        match v.parse::<i64>() {
+            Ok(n) => assert_eq!(cfg.get_i64(k, 1..=1 << 20).unwrap(), n, "{k}"),
+            Err(_) => assert_eq!(cfg.get_string(k).unwrap(), *v, "{k}"),
+        }
+    }
+    // The rest of the built-in GTP config is kept.
+    assert_eq!(cfg.get_i64("maxVisits", 1..=1 << 40).unwrap(), 500);
+    let (gtp_out, _) = run_ok(
+        &["gtp", "-config", out_s, "-override-config", "maxVisits=8"],
+        "boardsize 9\ngenmove b\nquit\n",
+    );
+    let answers: Vec<&str> = gtp_out.lines().filter(|l| l.starts_with('=')).collect();
+    assert_eq!(answers.len(), 3, "{gtp_out}");
+    assert!(answers[1].len() > 2, "genmove answered a move: {gtp_out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn analysis_tuning_sets_analysis_threads_and_the_engine_starts() {
+    let dir = scratch("analysis");
+    let out = dir.join("analysis.toml");
+    let out_s = out.to_str().unwrap();
+    let (stdout, _) = run_ok(
+        &[
+            "tune",
+            "-target",
+            "analysis",
+            "-boardsize",
+            "9",
+            "-visits",
+            "8",
+            "-n",
+            "8",
+            "-rounds",
+            "0",
+            "-output",
+            out_s,
+        ],
+        "",
+    );
+    assert!(stdout.contains("numAnalysisThreads = "), "{stdout}");
+    assert!(
+        !stdout.contains("Medians"),
+        "-rounds 0: no comparison\n{stdout}"
+    );
+    let text = std::fs::read_to_string(&out).expect("written");
+    for key in [
+        "numAnalysisThreads",
+        "numSearchThreadsPerAnalysisThread",
+        "nnMaxBatchSize",
+    ] {
+        assert!(tuned_value(&text, key).is_some(), "{key} not set:\n{text}");
+    }
+    let query = r#"{"id":"q","moves":[],"rules":"tromp-taylor","komi":7,"boardXSize":9,"boardYSize":9,"maxVisits":8}"#;
+    let (answer, _) = run_ok(
+        &[
+            "analysis",
+            "-model",
+            "models/engine-9x9-b4c32-gen60.bin.gz",
+            "-config",
+            out_s,
+        ],
+        &format!("{query}\n"),
+    );
+    assert!(
+        answer.contains("\"id\":\"q\"") && answer.contains("moveInfos"),
+        "{answer}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_katago_cfg_gives_a_cfg_with_its_other_keys_kept() {
+    let dir = scratch("cfg");
+    let base = dir.join("base.cfg");
+    std::fs::write(
+        &base,
+        "# a KataGo-style config\nmaxVisits = 40\nnumSearchThreads = 3\n# nnMaxBatchSize = 12\n",
+    )
+    .unwrap();
+    let out = dir.join("tuned.cfg");
+    run_ok(
+        &[
+            "tune",
+            "-config",
+            base.to_str().unwrap(),
+            "-boardsize",
+            "9",
+            "-visits",
+            "8",
+            "-n",
+            "2",
+            "-rounds",
+            "0",
+            "-output",
+            out.to_str().unwrap(),
+        ],
+        "",
+    );
+    let text = std::fs::read_to_string(&out).expect("written");
+    // One numSearchThreads line (the old one replaced) and unquoted words.
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("numSearchThreads"))
+            .count(),
+        1,
+        "{text}"
+    );
+    let backend = tuned_value(&text, "nnCpuBackend").expect("backend set");
+    assert!(!backend.contains('"'), "{text}");
+    let cfg = Config::load(&out).expect("loads as .cfg");
+    assert_eq!(cfg.get_i64("maxVisits", 1..=100).unwrap(), 40);
+    assert!(tuned_value(&text, "nnMaxBatchSize").is_some(), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_flags_are_refused_and_nothing_is_written() {
+    let dir = scratch("bad");
+    let out = dir.join("tuned.cfg");
+    let out_s = out.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["tune", "-output", out_s],
+            "the output must be a .toml file",
+        ),
+        (
+            vec!["tune", "-boardsize", "25", "-output", "x.toml"],
+            "-boardsize 25",
+        ),
+        (vec!["tune", "-time", "0", "-output", "x.toml"], "-time 0"),
+        (
+            vec!["tune", "-model", "no/such/net.bin.gz", "-output", "x.toml"],
+            "model file not found",
+        ),
+    ] {
+        let o = run_engine(&args, "");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert!(!out.exists());
+    assert!(!engine_cli::repo().join("x.toml").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
