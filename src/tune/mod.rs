@@ -24,7 +24,12 @@
 //!    four analysis threads per core with one search thread each, and one
 //!    per core with two. Each with a batch of the threads shared out among
 //!    the evaluator's servers (one per core on the Rust backend, so each
-//!    server takes its own rows) and a batch of all of them.
+//!    server takes its own rows) and a batch of all of them. (On a GPU,
+//!    the analysis shapes are 4x8, 8x8, 8x16 and 16x8 with a batch of all
+//!    the threads; no GPU has run them yet.)
+//! 3. The best three of all of these are measured again in turn
+//!    `-rounds` times and the best median kept: one short run on a shared
+//!    machine can be off by a tenth or more.
 //!
 //! Then the chosen config and the one it starts from (`-config`, else the
 //! command's built-in config) are measured in turn `-rounds` times, and
