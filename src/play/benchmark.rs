@@ -178,6 +178,22 @@ pub fn benchmark_gtp(
 /// Positions `kata-benchmark` searches (KataGo's).
 const GTP_BENCHMARK_POSITIONS: usize = 10;
 
+/// A 5-visit, one-thread search of `state` before a measurement, so that
+/// the network's first calls (buffers, caches) are not timed.
+fn warm_up(
+    net: &Arc<NnSearchEvaluator>,
+    params: &SearchParams,
+    state: &GameState,
+) -> Result<(), String> {
+    let mut warm = params.clone();
+    warm.max_visits = 5;
+    warm.max_playouts = 5;
+    warm.num_threads = 1;
+    let mut s = Search::new(warm, net.clone(), state.clone(), 1);
+    s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 /// Searches every position once with `threads` search threads (NN cache
 /// cleared before each, after a warm-up), as KataGo's benchmark does.
 pub fn run_thread_count(
@@ -195,14 +211,7 @@ pub fn run_thread_count(
         ..BenchmarkResult::default()
     };
     // Warm up this thread count (KataGo re-warms after changing Eigen threads).
-    {
-        let mut warm = p.clone();
-        warm.max_visits = 5;
-        warm.max_playouts = 5;
-        warm.num_threads = 1;
-        let mut s = Search::new(warm, net.clone(), positions[0].clone(), 1);
-        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
-    }
+    warm_up(net, &p, &positions[0])?;
     evaluator.clear_cache();
     evaluator.clear_stats();
     let mut search = Search::new(p, net.clone(), positions[0].clone(), 0x5eed_0001);
@@ -247,14 +256,7 @@ pub fn run_analysis_threads(
     };
     let analysis_threads = analysis_threads.max(1);
     let evaluator = net.evaluator();
-    {
-        let mut warm = params.clone();
-        warm.max_visits = 5;
-        warm.max_playouts = 5;
-        warm.num_threads = 1;
-        let mut s = Search::new(warm, net.clone(), first.clone(), 1);
-        s.run(&RunOptions::default()).map_err(|e| e.to_string())?;
-    }
+    warm_up(net, params, first)?;
     evaluator.clear_cache();
     evaluator.clear_stats();
     let next = AtomicUsize::new(0);
