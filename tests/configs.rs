@@ -102,8 +102,7 @@ fn analysis_example_config() {
 fn gtp_human5k_config() {
     let cfg = check("gtp_human5k.toml");
     assert_eq!(cfg.get_string("humanSLProfile").unwrap(), "preaz_5k");
-    // Its search settings are valid as a whole (the exploration by the
-    // human policy, not implemented, is 0 there).
+    // Its search settings are valid as a whole.
     let settings = engine::setup::search_settings(&cfg);
     let p = engine::search::SearchParams::from_overrides(
         engine::search::SetupFor::Gtp,
@@ -114,6 +113,27 @@ fn gtp_human5k_config() {
     assert!(p.human_sl_chosen_move_ignore_pass);
     assert!(p.human_sl_profile.meta.is_some());
     assert_eq!(p.max_visits, 40);
+}
+
+#[test]
+fn gtp_human9d_search_config() {
+    let cfg = check("gtp_human9d_search.toml");
+    let settings = engine::setup::search_settings(&cfg);
+    let p = engine::search::SearchParams::from_overrides(
+        engine::search::SetupFor::Gtp,
+        settings.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .unwrap();
+    // KataGo's gtp_human9d_search_example.cfg values.
+    assert_eq!(cfg.get_string("humanSLProfile").unwrap(), "preaz_9d");
+    assert_eq!(p.max_visits, 400);
+    assert_eq!(p.human_sl_root_explore_prob_weightless, 0.8);
+    assert_eq!(p.human_sl_root_explore_prob_weightful, 0.0);
+    assert_eq!(p.human_sl_chosen_move_pikl_lambda, 0.08);
+    assert_eq!(p.human_sl_cpuct_exploration, 0.5);
+    assert_eq!(p.human_sl_cpuct_permanent, 2.0);
+    assert_eq!(p.chosen_move_temperature, 0.25);
+    assert_eq!(p.static_score_utility_factor, 0.5);
 }
 
 #[test]

@@ -250,10 +250,9 @@ fn chosen_move_prop_plays_the_human_policy() {
 }
 
 /// As KataGo: `humanSL*` search keys without `-human-model` stop the
-/// start-up; the exploration by the human policy, not implemented, is
-/// refused rather than ignored.
+/// start-up.
 #[test]
-fn human_search_keys_need_a_human_model_and_are_never_ignored() {
+fn human_search_keys_need_a_human_model() {
     let g170 = g170();
     let (ours, stderr) = session(
         &[
@@ -270,20 +269,61 @@ fn human_search_keys_need_a_human_model_and_are_never_ignored() {
             .contains("Provided parameter humanSLChosenMoveProp but no human model was specified"),
         "{stderr}"
     );
-    let human = human_net();
-    let (ours, stderr) = session(
-        &[
-            "-model".as_ref(),
-            g170.as_os_str(),
-            "-human-model".as_ref(),
-            human.as_os_str(),
-            "-override-config".as_ref(),
-            "humanSLRootExploreProbWeightful=0.5".as_ref(),
-        ],
-        "quit\n",
+}
+
+/// `(visits, edgeVisits)` of every move of a `kata-search_analyze` answer.
+fn visits_and_edge_visits(answer: &str) -> Vec<(i64, i64)> {
+    answer
+        .split("info move ")
+        .skip(1)
+        .map(|info| {
+            let words: Vec<&str> = info.split_whitespace().collect();
+            let after = |key: &str| -> i64 {
+                let i = words.iter().position(|w| *w == key).expect(key);
+                words[i + 1].parse().expect("a count")
+            };
+            (after("visits"), after("edgeVisits"))
+        })
+        .collect()
+}
+
+/// KataGo's `humanSLRootExploreProbWeightless`: root playouts chosen by the
+/// human policy grow the moves' subtrees (`visits`) without counting for
+/// the root (`edgeVisits` 0); without it every visit came through its edge.
+#[test]
+fn weightless_human_exploration_shows_as_visits_without_edge_visits() {
+    let (g170, human) = (g170(), human_net());
+    let input = "boardsize 19\nkomi 7.5\nplay B Q16\nplay W D4\n\
+                 kata-search_analyze b 100000\nquit\n";
+    let moves = |extra: &str| {
+        let overrides = format!("humanSLProfile=rank_5k,maxVisits=60{extra}");
+        let (ours, stderr) = session(
+            &[
+                "-model".as_ref(),
+                g170.as_os_str(),
+                "-human-model".as_ref(),
+                human.as_os_str(),
+                "-override-config".as_ref(),
+                overrides.as_ref(),
+            ],
+            input,
+        );
+        assert_eq!(ours.len(), 6, "{ours:?}\n{stderr}");
+        visits_and_edge_visits(&ours[4])
+    };
+    let plain = moves("");
+    assert!(!plain.is_empty());
+    assert!(plain.iter().all(|&(v, e)| v == e && v > 0), "{plain:?}");
+    let weightless = moves(",humanSLRootExploreProbWeightless=1.0");
+    assert!(!weightless.is_empty());
+    assert!(
+        weightless.iter().all(|&(v, e)| e == 0 && v > 0),
+        "{weightless:?}"
     );
-    assert!(ours.is_empty(), "{ours:?}");
-    assert!(stderr.contains("only 0 is supported so far"), "{stderr}");
+    // 59 playouts after the root's own evaluation, all below the root's
+    // children (symmetric copies report their original's counts).
+    let total: i64 = weightless.iter().map(|&(v, _)| v).sum();
+    assert!(total >= 59, "{total}");
 }
 
 /// KataGo's human pause (`delayMoveScale`, `delayMoveMax`): with a huge

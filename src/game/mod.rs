@@ -11,6 +11,7 @@
 
 mod area;
 mod board;
+pub mod graph_hash;
 mod history;
 mod katago_rand;
 mod ladder;

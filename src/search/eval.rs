@@ -44,9 +44,30 @@ pub trait SearchState: Clone + Send + Sync {
     fn turn_number(&self) -> usize;
     /// The last move played and by whom.
     fn last_move(&self) -> Option<(Player, Move)>;
-    /// Whether a pass by the player to move now would end the game (or
-    /// the current phase); used for conservative passing and passing hacks.
+    /// Whether a pass by the player to move now would end the game; used
+    /// for conservative passing and passing hacks.
     fn pass_would_end_game(&self) -> bool;
+    /// Whether a pass by the player to move now would end the current
+    /// phase (the game, or under territory scoring the main phase; KataGo's
+    /// `passWouldEndPhase`), for `enableMorePassingHacks`. Default: the
+    /// game.
+    fn pass_would_end_phase(&self) -> bool {
+        self.pass_would_end_game()
+    }
+    /// KataGo's graph hash of this state (`GraphHash::getGraphHash`, see
+    /// [`crate::game::graph_hash`]), reached by the last move from a state
+    /// whose graph hash was `prev`: positions with equal hashes are one
+    /// node of the search graph. `None` (the default): no transpositions,
+    /// the search is a tree.
+    fn graph_hash(
+        &self,
+        prev: Hash128,
+        rep_bound: usize,
+        draw_equivalent_wins_for_white: f64,
+    ) -> Option<Hash128> {
+        let _ = (prev, rep_bound, draw_equivalent_wins_for_white);
+        None
+    }
     /// Stone colour at a point (for the subtree value bias pattern).
     fn color_at(&self, loc: Loc) -> Color;
     /// Whether the chain at `loc` has exactly one liberty.

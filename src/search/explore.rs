@@ -31,6 +31,16 @@ pub fn explore_scaling(params: &SearchParams, total_child_weight: f64, stdev_fac
         * stdev_factor
 }
 
+/// The exploration scaling of a playout that explores by the human net's
+/// policy (KataGo's `getExploreScalingHuman`): `humanSLCpuctExploration`
+/// plus `humanSLCpuctPermanent` times the square root of the children's
+/// weight, with no utility-stdev factor.
+pub fn explore_scaling_human(params: &SearchParams, total_child_weight: f64) -> f64 {
+    (params.human_sl_cpuct_exploration
+        + params.human_sl_cpuct_permanent * total_child_weight.sqrt())
+        * (total_child_weight + TOTAL_CHILD_WEIGHT_PUCT_OFFSET).sqrt()
+}
+
 /// PUCT value of a child for the player `pla` to move.
 #[inline]
 pub fn selection_value(
@@ -173,11 +183,14 @@ pub const FUTILE_SELECTION_VALUE: f64 = -1e40;
 /// (`futileVisitsThreshold`): true when the child, at the visits per
 /// weight it has had (with a prior of the parent's weight per visit),
 /// cannot reach `threshold` times the heaviest child's weight within the
-/// `visits_left` the search has at most. `child_weight` includes virtual
-/// losses.
+/// `visits_left` the search has at most. `child_weight` (the edge's weight)
+/// includes virtual losses; the visits per weight are the edge's, and the
+/// child's own visits count as reached (a child can have more than its
+/// edge, and catching up to them is free).
 pub fn is_futile_child(
     threshold: f64,
     max_child_weight: f64,
+    child_edge_visits: i64,
     child_visits: i64,
     child_weight: f64,
     parent_weight_per_visit: f64,
@@ -187,7 +200,8 @@ pub fn is_futile_child(
         return false;
     }
     let required_weight = threshold * max_child_weight;
-    let visits_per_weight = (child_visits as f64 + 1.0) / (child_weight + parent_weight_per_visit);
+    let visits_per_weight =
+        (child_edge_visits as f64 + 1.0) / (child_weight + parent_weight_per_visit);
     child_visits as f64 + visits_left < required_weight * visits_per_weight
 }
 
@@ -742,9 +756,13 @@ mod tests {
     fn futile_visits_as_katago() {
         // Needs 0.5 x 100 weight at 11 visits per 11 weight: 50 visits;
         // it has 10 and 20 are left.
-        assert!(is_futile_child(0.5, 100.0, 10, 10.0, 1.0, 20.0));
-        assert!(!is_futile_child(0.5, 100.0, 10, 10.0, 1.0, 40.0));
-        assert!(!is_futile_child(0.0, 100.0, 10, 10.0, 1.0, 0.0));
+        assert!(is_futile_child(0.5, 100.0, 10, 10, 10.0, 1.0, 20.0));
+        assert!(!is_futile_child(0.5, 100.0, 10, 10, 10.0, 1.0, 40.0));
+        assert!(!is_futile_child(0.0, 100.0, 10, 10, 10.0, 1.0, 0.0));
+        // 30 visits below the child but 10 through the edge: the estimate
+        // is the edge's (50 needed), the child's own 30 count as reached.
+        assert!(!is_futile_child(0.5, 100.0, 10, 30, 10.0, 1.0, 20.0));
+        assert!(is_futile_child(0.5, 100.0, 10, 29, 10.0, 1.0, 20.0));
         assert!(is_futile_new_child(0.5, 100.0, 1.0, 49.0));
         assert!(!is_futile_new_child(0.5, 100.0, 1.0, 50.0));
         assert!(!is_futile_new_child(0.0, 100.0, 1.0, 0.0));

@@ -22,7 +22,8 @@ impl SearchView<'_> {
         let Some(pass) = children.iter().find(|c| c.mv == Move::Pass) else {
             return false;
         };
-        let pv = pass.node.values();
+        // Weights as the root counts them (edge visits).
+        let pv = pass.edge_values();
         if pv.visits <= 0 || pv.weight_sum <= 1e-10 {
             return false;
         }
@@ -46,8 +47,8 @@ impl SearchView<'_> {
             if opp_owned && !next_to_mine {
                 return false;
             }
-            let v = c.node.values();
-            if (v.visits <= 500 && v.weight_sum <= 2.0 * pv.weight_sum.sqrt())
+            let v = c.edge_values();
+            if (c.edge_visits() <= 500 && v.weight_sum <= 2.0 * pv.weight_sum.sqrt())
                 || v.weight_sum <= 1e-10
             {
                 return false;
@@ -76,7 +77,7 @@ mod tests {
     /// with these (visits = weight, utility, score = lead) values, and the
     /// root's net ownership `own` everywhere (white's view).
     fn root(pass: (i64, f64, f64), b2: (i64, f64, f64), own: f32) -> Node {
-        let root = Node::new(Player::White, None, true);
+        let root = Node::new(Player::White, true);
         let nn = NnOutput {
             x_size: 3,
             y_size: 3,
@@ -97,7 +98,7 @@ mod tests {
         for (mv, (visits, utility, score)) in
             [(Move::Pass, pass), (Move::Play(Loc::from_xy(1, 1, 3)), b2)]
         {
-            let node = Node::new(Player::Black, Some(mv), false);
+            let node = Node::new(Player::Black, false);
             let v = NodeValues {
                 visits: 0,
                 weight_sum: visits as f64,
@@ -109,10 +110,8 @@ mod tests {
                 ..NodeValues::default()
             };
             node.store_values(&v, visits);
-            root.children_mut().push(Child {
-                mv,
-                node: Arc::new(node),
-            });
+            root.children_mut()
+                .push(Child::with_edge_visits(mv, Arc::new(node), visits));
         }
         root
     }

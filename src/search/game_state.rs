@@ -1,6 +1,7 @@
 //! The real game as the search sees it: [`GameState`] (in `game`)
 //! implementing [`SearchState`].
 
+use crate::game::graph_hash;
 use crate::game::{
     pattern_hash, AreaOptions, Color, GameState, Hash128, Loc, Move, Player, ScoringRule,
 };
@@ -55,6 +56,26 @@ impl SearchState for GameState {
 
     fn pass_would_end_game(&self) -> bool {
         self.hist.pass_would_end_game(&self.board, self.next)
+    }
+
+    fn pass_would_end_phase(&self) -> bool {
+        self.hist.pass_would_end_phase(&self.board, self.next)
+    }
+
+    fn graph_hash(
+        &self,
+        prev: Hash128,
+        rep_bound: usize,
+        draw_equivalent_wins_for_white: f64,
+    ) -> Option<Hash128> {
+        Some(graph_hash::graph_hash(
+            prev,
+            &self.board,
+            &self.hist,
+            self.next,
+            rep_bound,
+            draw_equivalent_wins_for_white,
+        ))
     }
 
     fn color_at(&self, loc: Loc) -> Color {

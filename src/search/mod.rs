@@ -23,6 +23,7 @@ mod game_state;
 mod human;
 mod mirror;
 mod nn_eval;
+mod node_table;
 mod params;
 mod pattern_bonus;
 mod playout;
@@ -54,9 +55,10 @@ pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
 pub use tree::NodeValues;
 
 /// Bytes one search tree node takes at most on an `x_size` x `y_size`
-/// board: the node, its parent's edge, the network output it holds and
-/// their heap blocks (for memory budgets).
+/// board: the node, its parent's edge, its graph search table entry (key,
+/// weak pointer, hash map slack), the network output it holds and their
+/// heap blocks (for memory budgets).
 pub fn tree_node_bytes(x_size: usize, y_size: usize) -> u64 {
-    (std::mem::size_of::<tree::Node>() + 16 + 24 + 16) as u64
+    (std::mem::size_of::<tree::Node>() + 16 + std::mem::size_of::<tree::Child>() + 16 + 48) as u64
         + crate::nn::NnOutput::bytes_for(x_size * y_size)
 }

@@ -254,7 +254,7 @@ macro_rules! search_params {
                     $( $key => { self.$field = <$ty as ParamValue>::parse($key, value, $min as f64, $max as f64)?; } )*
                     _ => return Err(ParamError::Unknown(name.to_string())),
                 }
-                self.refuse_unsupported(name)
+                Ok(())
             }
 
             /// The current value of one parameter, by KataGo name.
@@ -326,11 +326,15 @@ search_params! {
     uncertainty_exponent: f64 = "uncertaintyExponent" [0.0, 2.0];
     /// The most weight one playout can have.
     uncertainty_max_weight: f64 = "uncertaintyMaxWeight" [1.0, 100.0];
-    /// Graph search (transpositions). Accepted, no effect: this engine searches a tree.
+    /// Graph search: positions reached by different move orders are one
+    /// node (KataGo's `useGraphSearch`, on except for distributed
+    /// self-play).
     use_graph_search: bool = "useGraphSearch" [0, 1];
-    /// Repetition bound for graph search hashing. Accepted, no effect (tree search).
+    /// Graph search: a move that could be undone within this many moves
+    /// keeps the path in the position's graph hash.
     graph_search_rep_bound: i32 = "graphSearchRepBound" [3, 50];
-    /// Graph search catch-up leak probability. Accepted, no effect (tree search).
+    /// Graph search: chance of searching below a transposition that has
+    /// more visits than its edge instead of counting the edge up.
     graph_search_catch_up_leak_prob: f64 = "graphSearchCatchUpLeakProb" [0.0, 1.0];
     /// Dirichlet noise on the root policy.
     root_noise_enabled: bool = "rootNoiseEnabled" [0, 1];
@@ -412,19 +416,21 @@ search_params! {
     human_sl_cpuct_exploration: f64 = "humanSLCpuctExploration" [0.0, 1000.0];
     /// Its part growing with the square root of the children's weight.
     human_sl_cpuct_permanent: f64 = "humanSLCpuctPermanent" [0.0, 1000.0];
-    /// Chance that a root playout explores by the human policy without
-    /// counting its visit. Only 0 is supported so far.
+    /// Chance that a root playout chooses its move by the human policy
+    /// (PUCT with `humanSLCpuct*`) as a weightless playout: the move's
+    /// subtree grows, the root's values and visits do not.
     human_sl_root_explore_prob_weightless: f64 = "humanSLRootExploreProbWeightless" [0.0, 1.0];
-    /// Chance that a root playout explores by the human policy. Only 0 is
-    /// supported so far.
+    /// Chance that a root playout chooses its move by the human policy and
+    /// counts as usual.
     human_sl_root_explore_prob_weightful: f64 = "humanSLRootExploreProbWeightful" [0.0, 1.0];
-    /// The same below the root, at the searching player's nodes. Only 0 so far.
+    /// The weightless chance below the root, at the root player's nodes
+    /// (the human net is then evaluated at every node).
     human_sl_pla_explore_prob_weightless: f64 = "humanSLPlaExploreProbWeightless" [0.0, 1.0];
-    /// The same, counting the visit. Only 0 so far.
+    /// The counted chance at the root player's nodes below the root.
     human_sl_pla_explore_prob_weightful: f64 = "humanSLPlaExploreProbWeightful" [0.0, 1.0];
-    /// The same at the opponent's nodes. Only 0 so far.
+    /// The weightless chance at the opponent's nodes.
     human_sl_opp_explore_prob_weightless: f64 = "humanSLOppExploreProbWeightless" [0.0, 1.0];
-    /// The same, counting the visit. Only 0 so far.
+    /// The counted chance at the opponent's nodes.
     human_sl_opp_explore_prob_weightful: f64 = "humanSLOppExploreProbWeightful" [0.0, 1.0];
     /// How far the move choice moves from the search's play selection
     /// values to the human policy (0: not at all, 1: the human policy,
@@ -455,7 +461,8 @@ search_params! {
     use_eval_cache: bool = "useEvalCache" [0, 1];
     /// Minimum visits for the eval cache. Accepted, no effect (no eval cache).
     eval_cache_min_visits: i64 = "evalCacheMinVisits" [1, MAX_COUNT];
-    /// Node table shards for graph search. Accepted, no effect (tree search).
+    /// Graph search: the node table has 2^this shards, each with a lock
+    /// (more than 16 are taken as 16).
     node_table_shards_power_of_two: i32 = "nodeTableShardsPowerOfTwo" [8, 24];
     /// Virtual losses one thread adds to a node it descends through.
     num_virtual_losses_per_thread: f64 = "numVirtualLossesPerThread" [0.01, 1000.0];
@@ -502,30 +509,6 @@ search_params! {
 }
 
 impl SearchParams {
-    /// KataGo's human SL exploration probabilities, which the search does
-    /// not implement yet: any value but 0 is refused rather than ignored.
-    fn refuse_unsupported(&self, name: &str) -> Result<(), ParamError> {
-        let value = match name {
-            "humanSLRootExploreProbWeightless" => self.human_sl_root_explore_prob_weightless,
-            "humanSLRootExploreProbWeightful" => self.human_sl_root_explore_prob_weightful,
-            "humanSLPlaExploreProbWeightless" => self.human_sl_pla_explore_prob_weightless,
-            "humanSLPlaExploreProbWeightful" => self.human_sl_pla_explore_prob_weightful,
-            "humanSLOppExploreProbWeightless" => self.human_sl_opp_explore_prob_weightless,
-            "humanSLOppExploreProbWeightful" => self.human_sl_opp_explore_prob_weightful,
-            _ => return Ok(()),
-        };
-        if value == 0.0 {
-            return Ok(());
-        }
-        Err(ParamError::Invalid {
-            name: name.to_string(),
-            why: format!(
-                "{value}: only 0 is supported so far (the search does not explore by the human \
-                 net's policy yet; humanSLChosenMoveProp works)"
-            ),
-        })
-    }
-
     /// The root searched as any other node (KataGo's noiseless root
     /// settings, shared by cheap self-play searches and scoring searches):
     /// no noise, policy temperature 1, the normal FPU, no forced playouts,
@@ -710,15 +693,7 @@ impl SearchParams {
 /// Parameters accepted (for KataGo's configs and `kata-set-param`) that
 /// have no effect in this engine; [`no_effect_warnings`] names them at
 /// start-up when a config sets them.
-pub const NO_EFFECT_PARAMS: &[&str] = &[
-    "useGraphSearch",
-    "graphSearchRepBound",
-    "graphSearchCatchUpLeakProb",
-    "enableMorePassingHacks",
-    "useEvalCache",
-    "evalCacheMinVisits",
-    "nodeTableShardsPowerOfTwo",
-];
+pub const NO_EFFECT_PARAMS: &[&str] = &["useEvalCache", "evalCacheMinVisits"];
 
 /// One start-up warning line per key of `set_keys` that is in
 /// [`NO_EFFECT_PARAMS`].
@@ -740,9 +715,9 @@ mod tests {
         for k in NO_EFFECT_PARAMS {
             assert!(SearchParams::NAMES.contains(k), "{k}");
         }
-        let w = no_effect_warnings(["maxVisits", "useGraphSearch", "useEvalCache"]);
+        let w = no_effect_warnings(["maxVisits", "useEvalCache", "evalCacheMinVisits"]);
         assert_eq!(w.len(), 2);
-        assert!(w[0].contains("useGraphSearch") && w[0].contains("no effect"));
+        assert!(w[0].contains("useEvalCache") && w[0].contains("no effect"));
         // The keys this engine implements now are not among them.
         for k in [
             "rootEndingBonusPoints",
@@ -750,6 +725,11 @@ mod tests {
             "fillDameBeforePass",
             "antiMirror",
             "avoidRepeatedPatternUtility",
+            "enableMorePassingHacks",
+            "useGraphSearch",
+            "graphSearchRepBound",
+            "graphSearchCatchUpLeakProb",
+            "nodeTableShardsPowerOfTwo",
         ] {
             assert!(!NO_EFFECT_PARAMS.contains(&k), "{k}");
         }

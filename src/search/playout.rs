@@ -8,17 +8,20 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::Rng;
 
-use super::anti_mirror::{AntiMirror, MirrorAt};
+use super::anti_mirror::AntiMirror;
 use super::bias::{bias_key, BiasTable};
 use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
 use super::explore::{self, ChildWeight};
+use super::node_table::NodeTable;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
 use super::root_symmetry::RootSymmetry;
+mod select;
 use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
 use super::utility::UtilityFn;
 use crate::game::{ByPlayer, Hash128, Move, Player};
 use crate::nn::NnOutput;
+use select::{Choice, EdgeVisit};
 
 /// Everything a playout reads that is fixed for one search.
 pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
@@ -48,6 +51,17 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     /// The player the search is for (KataGo's `plaThatSearchIsFor`): only
     /// their moves get pattern bonuses.
     pub pattern_player: Player,
+    /// The human net's output at the root, when a human net runs.
+    pub human_root: Option<&'a NnOutput>,
+    /// The human net, when the search explores by its policy below the
+    /// root too (KataGo's `needsHumanOutputInTree`): every new node gets
+    /// its output.
+    pub human_in_tree: Option<&'a E>,
+    /// The node table of graph search (`useGraphSearch`): `None` searches
+    /// a tree.
+    pub table: Option<&'a NodeTable>,
+    /// The root's graph hash (graph search).
+    pub root_graph_hash: Hash128,
 }
 
 /// Per-thread scratch state.
@@ -62,6 +76,36 @@ pub(crate) struct Worker<S> {
     /// The most visits the rest of the search can add (limits and time
     /// left), for futile-visits pruning at the root.
     pub visits_left: f64,
+    /// Graph search: the graph hash of `state`.
+    pub graph_hash: Hash128,
+    /// Graph search: the nodes this playout went through, to notice a
+    /// cycle (KataGo's `graphPath`).
+    pub graph_path: Vec<*const Node>,
+}
+
+impl<S: SearchState> Worker<S> {
+    /// A worker for one search thread, at the root.
+    pub fn new(rng: StdRng, state: S) -> Worker<S> {
+        Worker {
+            rng,
+            state,
+            scratch: Scratch::default(),
+            excluded: Vec::new(),
+            path: Vec::new(),
+            visits_left: 1e30,
+            graph_hash: Hash128::ZERO,
+            graph_path: Vec::new(),
+        }
+    }
+
+    /// Back at the root for the next playout.
+    pub fn reset<E: PositionEvaluator<S>>(&mut self, ctx: &Ctx<'_, S, E>, root: &Node) {
+        self.state.clone_from(ctx.root_state);
+        self.path.clear();
+        self.graph_hash = ctx.root_graph_hash;
+        self.graph_path.clear();
+        self.graph_path.push(root as *const Node);
+    }
 }
 
 /// Buffers reused by every recomputation (no allocation per visit).
@@ -72,9 +116,16 @@ pub(crate) struct Scratch {
 }
 
 /// How a playout ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PlayoutEnd {
     /// Finished and counts as a visit.
     Counted,
+    /// Finished below a weightless edge (the human-policy exploration):
+    /// it counts as a playout, but nothing above that edge was updated.
+    Weightless,
+    /// Finished below an edge of the passing hacks: neither a playout nor
+    /// a visit above that edge (KataGo's `shouldCountPlayout = false`).
+    Uncounted,
     /// Collided with another thread; try again.
     Retry,
 }
@@ -228,10 +279,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         values.clear();
         let mut orig_total = 0.0;
         for c in node.children().iter() {
+            let edge_visits = c.edge_visits();
             let v = c.node.values();
-            if v.visits <= 0 || v.weight_sum <= 0.0 {
+            if v.visits <= 0 || v.weight_sum <= 0.0 || edge_visits <= 0 {
                 continue;
             }
+            // KataGo's getChildWeight(edgeVisits): a child with playouts
+            // that did not come through this edge counts for its edge's.
+            let weight = v.weight_sum * edge_visits as f64 / v.visits as f64;
             let self_utility = if node.next_pla == Player::White {
                 v.utility
             } else {
@@ -244,12 +299,12 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 .unwrap_or(0.0);
             weights.push(ChildWeight {
                 self_utility,
-                weight: v.weight_sum,
+                weight,
                 visits: v.visits,
                 policy: (policy as f64).max(1e-30),
             });
             values.push(v);
-            orig_total += v.weight_sum;
+            orig_total += weight;
         }
         let mut total = orig_total;
         // KataGo averages plainly while countering a mirror.
@@ -369,6 +424,15 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                     am.hack_nn_output(&mut hacked);
                     nn = Arc::new(hacked);
                 }
+                if let Some(human) = self.human_in_tree.filter(|_| !is_root) {
+                    match human.evaluate(&w.state, &opts) {
+                        Ok(h) => node.set_human(h),
+                        Err(e) => {
+                            node.abort_eval();
+                            return Err(e);
+                        }
+                    }
+                }
                 let sample = self.nn_sample(node, is_root, &nn);
                 node.finish_eval(nn);
                 node.add_leaf_sample(&sample);
@@ -381,223 +445,147 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             return Ok(PlayoutEnd::Retry);
         };
         w.excluded.clear();
-        let child = loop {
-            let Some((mv, existing)) = self.select_child(w, node, &nn, is_root, depth) else {
+        // (the child's index, its node, the move, how the edge counts,
+        // whether the move is played on `w.state` already)
+        let (index, child, mv, visit, played) = loop {
+            let Some(choice) = self.select_child(w, node, &nn, is_root, depth) else {
                 // Everything is forbidden: count the node's own evaluation again.
                 node.add_leaf_sample(&self.nn_sample(node, is_root, &nn));
                 return Ok(PlayoutEnd::Counted);
             };
-            if let Some(c) = existing {
-                break c;
+            let Choice {
+                mv,
+                existing,
+                visit,
+            } = choice;
+            if let Some((i, c)) = existing {
+                break (i, c, mv, visit, false);
             }
             if !w.state.is_legal(mv) {
                 w.excluded.push(mv);
                 continue;
             }
             let mut children = node.children_mut();
-            if let Some(c) = children.iter().find(|c| c.mv == mv) {
-                break c.node.clone();
+            if let Some(i) = children.iter().position(|c| c.mv == mv) {
+                break (i, children[i].node.clone(), mv, visit, false);
             }
-            // A pass that ends the game is searched past (KataGo's
-            // forceNonTerminal) at the root with conservative passing, and
-            // anywhere under friendly-pass rules. Only then is the state
-            // after the move needed (a clone is a few KB).
-            let force_non_terminal = mv == Move::Pass
-                && ((is_root && self.params.conservative_pass)
-                    || w.state.friendly_pass_continues())
-                && pass_ends_game(&w.state);
-            let mut child = Node::new(node.next_pla.opp(), Some(mv), force_non_terminal);
-            if self.patterns.is_some() {
-                child = child.with_pattern_hash(w.state.pattern_hash(mv));
-            }
-            let child = Arc::new(child);
-            if self.params.subtree_value_bias_factor != 0.0 {
-                if let (Some(table), Some(key)) = (self.bias, bias_key(&w.state, mv)) {
-                    child.bias.lock().entry = Some(table.get(key));
-                }
-            }
-            children.push(Child {
-                mv,
-                node: child.clone(),
-            });
-            break child;
+            let (child, played) = self.new_child(w, node, is_root, mv);
+            children.push(Child::new(mv, child.clone()));
+            break (children.len() - 1, child, mv, visit, played);
         };
-        let mv = child.prev_move.unwrap_or(Move::Pass);
-        w.state.play(mv);
-        w.path.push(mv);
-        child.virtual_losses.fetch_add(1, Ordering::AcqRel);
-        let r = self.descend(w, &child, false, depth + 1);
-        child.virtual_losses.fetch_sub(1, Ordering::AcqRel);
-        w.path.pop();
-        if let Ok(PlayoutEnd::Counted) = r {
+        // A transposition may have more visits than its edge: count the
+        // edge up to them first (KataGo's maybeCatchUpEdgeVisits).
+        if self.table.is_some()
+            && visit == EdgeVisit::Counted
+            && self.catch_up(w, node, index, &child)
+        {
+            let scratch = &mut w.scratch;
+            node.update_after_playout(|n| self.recompute(node, is_root, n, scratch));
+            return Ok(PlayoutEnd::Counted);
+        }
+        if !played {
+            w.state.play(mv);
+            self.update_graph_hash(w);
+        }
+        let end = if self.table.is_some() && w.graph_path.contains(&Arc::as_ptr(&child)) {
+            // A cycle: count the edge and go no further (KataGo: "just
+            // reinforce playing around the cycle"); the child's own visits
+            // may then stay below its edge's.
+            visit.above(PlayoutEnd::Counted)
+        } else {
+            w.path.push(mv);
+            w.graph_path.push(Arc::as_ptr(&child));
+            child.virtual_losses.fetch_add(1, Ordering::AcqRel);
+            let r = self.descend(w, &child, false, depth + 1);
+            child.virtual_losses.fetch_sub(1, Ordering::AcqRel);
+            w.graph_path.pop();
+            w.path.pop();
+            visit.above(r?)
+        };
+        if end == PlayoutEnd::Counted {
+            // Children are only appended during a search: the index holds.
+            if let Some(c) = node.children().get(index) {
+                c.add_edge_visit();
+            }
             let scratch = &mut w.scratch;
             node.update_after_playout(|n| self.recompute(node, is_root, n, scratch));
         }
-        r
+        Ok(end)
     }
 
-    /// The utility (white's view) a root child's ending score bonus adds,
-    /// KataGo's `getScoreUtilityDiff` of `getEndingWhiteScoreBonus`.
-    fn ending_bonus_utility(&self, mv: Move, v: &NodeValues, xs: usize, ys: usize) -> f64 {
-        match self.ending_bonus.get(mv.policy_index(xs, ys)) {
-            Some(&bonus) if bonus != 0.0 => {
-                self.utility
-                    .score_diff(v.score_mean, v.score_mean_sq, bonus)
-            }
-            _ => 0.0,
-        }
-    }
-
-    /// PUCT choice among the existing children and the best-policy new move.
-    /// Returns the move and its node if it exists already.
-    fn select_child(
+    /// The node for the new child `mv` of `node`: a new one, or with graph
+    /// search the table's node for the position after `mv` (then the move
+    /// is played on `w.state` already: the second value).
+    fn new_child(
         &self,
         w: &mut Worker<S>,
         node: &Node,
-        nn: &NnOutput,
         is_root: bool,
-        depth: u32,
-    ) -> Option<(Move, Option<Arc<Node>>)> {
-        let p = self.params;
-        let (xs, ys) = (nn.x_size, nn.y_size);
-        let pla = node.next_pla;
-        let children = node.children();
-        let mut visited_policy = 0.0;
-        let (mut total_w, mut max_w) = (0.0, 0.0f64);
-        for c in children.iter() {
-            let pol = nn.policy[c.mv.policy_index(xs, ys)] as f64;
-            if pol < 0.0 {
-                continue;
+        mv: Move,
+    ) -> (Arc<Node>, bool) {
+        // A pass that ends the game is searched past (KataGo's
+        // forceNonTerminal) at the root with conservative passing, and
+        // anywhere under friendly-pass rules. Only then is the state
+        // after the move needed (a clone is a few KB).
+        let force_non_terminal = mv == Move::Pass
+            && ((is_root && self.params.conservative_pass) || w.state.friendly_pass_continues())
+            && pass_ends_game(&w.state);
+        let pattern_hash = self.patterns.map(|_| w.state.pattern_hash(mv));
+        let bias_entry = match self.bias {
+            Some(table) if self.params.subtree_value_bias_factor != 0.0 => {
+                bias_key(&w.state, mv).map(|key| table.get(key))
             }
-            visited_policy += pol;
-            let cw = c.node.weight();
-            total_w += cw;
-            max_w = max_w.max(cw);
-        }
-        let parent = node.values();
-        let parent_nn_utility = self.utility.of_nn(nn);
-        let fpu = explore::fpu_value(
-            p,
-            pla,
-            is_root,
-            parent.utility,
-            parent_nn_utility,
-            visited_policy,
-        );
-        let stdev_factor = explore::utility_stdev_factor(p, &parent.view());
-        let scaling = explore::explore_scaling(p, total_w, stdev_factor);
-        let anti_mirror = self.anti_mirror.filter(|am| am.applies(&w.path, 0));
-        // Futile-visits pruning (root only).
-        let futile = (is_root && p.futile_visits_threshold > 0.0).then(|| {
-            let weight_per_visit = parent.weight_sum / parent.visits.max(1) as f64;
-            (p.futile_visits_threshold, weight_per_visit, w.visits_left)
-        });
-        let at = MirrorAt {
-            state: &w.state,
-            path: &w.path,
-            is_root,
+            _ => None,
         };
+        let pla = node.next_pla.opp();
+        let make = || {
+            let mut child = Node::new(pla, force_non_terminal);
+            if let Some(h) = pattern_hash {
+                child = child.with_pattern_hash(h);
+            }
+            child.bias.lock().entry = bias_entry;
+            child
+        };
+        match self.table {
+            Some(table) => {
+                w.state.play(mv);
+                self.update_graph_hash(w);
+                let child = table.find_or_insert(w.graph_hash, force_non_terminal, pla, make);
+                (child, true)
+            }
+            None => (Arc::new(make()), false),
+        }
+    }
 
-        let mut best_value = explore::ILLEGAL_SELECTION_VALUE;
-        let mut best: Option<(Move, Option<Arc<Node>>)> = None;
-        for c in children.iter() {
-            let mut pol = nn.policy[c.mv.policy_index(xs, ys)] as f64;
-            if pol < 0.0 {
-                continue;
-            }
-            let v = c.node.values();
-            let mut util = if v.visits <= 0 || v.weight_sum <= 0.0 {
-                fpu
-            } else if is_root {
-                v.utility + self.ending_bonus_utility(c.mv, &v, xs, ys)
-            } else {
-                v.utility
-            };
-            let (u, cw) = explore::apply_virtual_loss(
-                p,
-                pla,
-                c.node.virtual_losses.load(Ordering::Acquire),
-                util,
-                v.weight_sum,
-            );
-            util = u;
-            let value = if futile.is_some_and(|(t, wpv, left)| {
-                explore::is_futile_child(t, max_w, v.visits, cw, wpv, left)
-            }) {
-                explore::FUTILE_SELECTION_VALUE
-            } else if is_root && explore::is_forced_playout(p, pol, v.weight_sum, total_w) {
-                1e20
-            } else {
-                if is_root && p.wide_root_noise > 0.0 {
-                    explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
-                }
-                if let Some(am) = anti_mirror {
-                    pol = am.adjust_policy(&at, pla, c.mv, &nn.policy, pol);
-                    util = am.forced_explore(
-                        &at,
-                        pla,
-                        c.mv,
-                        &nn.policy,
-                        util,
-                        parent.utility,
-                        cw,
-                        total_w,
-                    );
-                }
-                explore::selection_value(scaling, pol, cw, util, pla)
-            };
-            if value > best_value {
-                best_value = value;
-                best = Some((c.mv, Some(c.node.clone())));
+    /// With graph search, the graph hash after the move just played.
+    fn update_graph_hash(&self, w: &mut Worker<S>) {
+        if self.table.is_some() {
+            let p = self.params;
+            if let Some(h) = w.state.graph_hash(
+                w.graph_hash,
+                p.graph_search_rep_bound as usize,
+                p.draw_equivalent_wins_for_white,
+            ) {
+                w.graph_hash = h;
             }
         }
-        // The unexpanded move with the highest policy.
-        let avoid = &self.avoid[pla];
-        let mut best_new: Option<(usize, f64)> = None;
-        for (i, &pol) in nn.policy.iter().enumerate() {
-            let mut pol = pol as f64;
-            if pol < 0.0 {
-                continue;
-            }
-            if let Some(am) = anti_mirror {
-                let mv = Move::from_policy_index(i, xs, ys);
-                pol = am.adjust_policy(&at, pla, mv, &nn.policy, pol);
-            }
-            if best_new.is_some_and(|(_, b)| pol <= b) {
-                continue;
-            }
-            if avoid.get(i).is_some_and(|&until| depth < until) {
-                continue;
-            }
-            if is_root
-                && (self.root_symmetry.is_duplicate(i)
-                    || self.root_pruned.get(i).copied().unwrap_or(false))
-            {
-                continue;
-            }
-            let mv = Move::from_policy_index(i, xs, ys);
-            if children.iter().any(|c| c.mv == mv) || w.excluded.contains(&mv) {
-                continue;
-            }
-            best_new = Some((i, pol));
+    }
+
+    /// KataGo's `maybeCatchUpEdgeVisits`: when the child has more visits
+    /// than this edge (a transposition searched from elsewhere), one more
+    /// edge visit instead of a playout below it, except with probability
+    /// `graphSearchCatchUpLeakProb`. True if the edge was counted up.
+    fn catch_up(&self, w: &mut Worker<S>, node: &Node, index: usize, child: &Node) -> bool {
+        let children = node.children();
+        let Some(edge) = children.get(index) else {
+            return false;
+        };
+        let child_visits = child.visits();
+        let leak = self.params.graph_search_catch_up_leak_prob;
+        if leak > 0.0 && edge.edge_visits() < child_visits && w.rng.gen_bool(leak) {
+            return false;
         }
-        if let Some((i, mut pol)) = best_new {
-            let mut util = fpu;
-            let value = if futile
-                .is_some_and(|(t, wpv, left)| explore::is_futile_new_child(t, max_w, wpv, left))
-            {
-                explore::FUTILE_SELECTION_VALUE
-            } else {
-                if is_root && p.wide_root_noise > 0.0 {
-                    explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
-                }
-                explore::selection_value(scaling, pol, 0.0, util, pla)
-            };
-            if value > best_value || best.is_none() {
-                best = Some((Move::from_policy_index(i, xs, ys), None));
-            }
-        }
-        best
+        edge.try_catch_up(child_visits)
     }
 }
 

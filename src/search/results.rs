@@ -235,7 +235,8 @@ impl<'a> SearchView<'a> {
         let mut out: Vec<Selected> = Vec::new();
         let mut total = 0.0;
         for c in node.children().iter() {
-            let w = c.node.weight();
+            let edge = c.edge_values();
+            let w = edge.weight_sum;
             total += w;
             let value = if prior(c.mv) < 0.0 || (suppress_pass && c.mv == Move::Pass) {
                 0.0
@@ -245,6 +246,8 @@ impl<'a> SearchView<'a> {
             out.push(Selected {
                 mv: c.mv,
                 node: c.node.clone(),
+                edge,
+                edge_visits: c.edge_visits(),
                 value,
                 lcb: 0.0,
                 radius: 0.0,
@@ -257,7 +260,7 @@ impl<'a> SearchView<'a> {
         let mut best = 0;
         let mut best_g = f64::MIN;
         for (i, c) in out.iter().enumerate() {
-            let ev = c.node.visits() as f64;
+            let ev = c.edge_visits as f64;
             let g = c.value * (ev - 1.0).max(0.0) / ev.max(1.0) + 2.0 * prior(c.mv);
             if g > best_g {
                 best_g = g;
@@ -274,20 +277,20 @@ impl<'a> SearchView<'a> {
                 explore::selection_value(
                     scaling,
                     prior(b.mv),
-                    b.node.weight(),
-                    self.root_child_utility(b.mv, &b.node.values()),
+                    b.edge.weight_sum,
+                    self.root_child_utility(b.mv, &b.edge),
                     pla,
                 )
             };
             for (i, c) in out.iter_mut().enumerate() {
-                if i == best || c.node.visits() <= 0 {
+                if i == best || c.edge.visits <= 0 {
                     continue;
                 }
                 let wanted = explore::selection_value_inverse(
                     best_value,
                     scaling,
                     prior(c.mv),
-                    self.root_child_utility(c.mv, &c.node.values()),
+                    self.root_child_utility(c.mv, &c.edge),
                     pla,
                 );
                 c.value = c.value.min(wanted).ceil().min(c.value);
@@ -296,7 +299,8 @@ impl<'a> SearchView<'a> {
         let mut best_lcb = -1e10;
         let mut best_idx = None;
         for (i, c) in out.iter_mut().enumerate() {
-            let v = c.node.values();
+            // Weights as the parent counts them, for the bound's sample size.
+            let v = c.edge;
             let utility = if is_root {
                 self.root_child_utility(c.mv, &v)
             } else {
@@ -408,7 +412,7 @@ impl<'a> SearchView<'a> {
         else {
             return false;
         };
-        let visits = |i: usize| sel[i].node.visits() as f64;
+        let visits = |i: usize| sel[i].edge_visits as f64;
         let most_visited = (0..sel.len())
             .max_by(|&a, &b| visits(a).total_cmp(&visits(b)))
             .unwrap_or(best);
@@ -539,7 +543,8 @@ impl<'a> SearchView<'a> {
             .filter(|c| c.node.visits() > 0)
             .map(|c| {
                 let v = c.node.values();
-                let (pv, pv_visits) = self.pv_of(c.mv, &c.node, max_pv_len);
+                let (pv, pv_visits, pv_edge_visits) =
+                    self.pv_of(c.mv, &c.node, c.edge_visits, max_pv_len);
                 let winrate = 0.5 * (1.0 + s * v.win_loss.clamp(-1.0, 1.0));
                 let utility = s * v.utility;
                 let own = if ownership {
@@ -554,8 +559,8 @@ impl<'a> SearchView<'a> {
                 MoveInfo {
                     mv: c.mv,
                     visits: v.visits,
-                    edge_visits: v.visits,
-                    weight: v.weight_sum,
+                    edge_visits: c.edge_visits,
+                    weight: c.edge.weight_sum,
                     winrate,
                     score_mean: s * v.score_mean,
                     score_lead: s * v.lead,
@@ -567,7 +572,7 @@ impl<'a> SearchView<'a> {
                     utility_lcb: c.lcb,
                     order: 0,
                     play_selection_value: c.value,
-                    pv_edge_visits: pv_visits.clone(),
+                    pv_edge_visits,
                     pv,
                     pv_visits,
                     ownership,
@@ -597,9 +602,17 @@ impl<'a> SearchView<'a> {
 
     /// KataGo's `appendPV` from a root child: at each node the child with
     /// the highest play selection value (LCB included).
-    fn pv_of(&self, mv: Move, node: &Arc<Node>, max_len: usize) -> (Vec<Move>, Vec<i64>) {
+    /// Returns the moves, each one's child visits and its edge visits.
+    fn pv_of(
+        &self,
+        mv: Move,
+        node: &Arc<Node>,
+        edge_visits: i64,
+        max_len: usize,
+    ) -> (Vec<Move>, Vec<i64>, Vec<i64>) {
         let mut pv = vec![mv];
         let mut visits = vec![node.visits()];
+        let mut edges = vec![edge_visits];
         let mut cur = node.clone();
         while pv.len() < max_len {
             let mut best: Option<Selected> = None;
@@ -611,9 +624,10 @@ impl<'a> SearchView<'a> {
             let Some(b) = best else { break };
             pv.push(b.mv);
             visits.push(b.node.visits());
+            edges.push(b.edge_visits);
             cur = b.node;
         }
-        (pv, visits)
+        (pv, visits, edges)
     }
 
     /// KataGo's `getAverageAndStandardDeviationTreeOwnership` below `node`,
@@ -664,7 +678,7 @@ impl<'a> SearchView<'a> {
         } else {
             node.children()
                 .iter()
-                .map(|c| (c.node.weight(), c.node.clone()))
+                .map(|c| (c.weight(), c.node.clone()))
                 .collect()
         };
         let mut self_prop = prop;
@@ -748,6 +762,10 @@ impl<'a> SearchView<'a> {
 pub(super) struct Selected {
     pub(super) mv: Move,
     node: Arc<Node>,
+    /// The child's values with its weights as the parent counts them
+    /// ([`super::tree::Child::edge_values`]).
+    edge: NodeValues,
+    edge_visits: i64,
     pub(super) value: f64,
     lcb: f64,
     radius: f64,

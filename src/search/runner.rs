@@ -13,18 +13,22 @@ use super::anti_mirror::AntiMirror;
 use super::bias::BiasTable;
 use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
-use super::human::human_root_output;
+use super::human::{human_in_tree, human_root_output};
 use super::mirror::MirrorStatus;
+use super::node_table::NodeTable;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
-use super::playout::{Ctx, Scratch};
+use super::playout::Ctx;
 use super::results::SearchView;
 use super::root_symmetry::RootSymmetry;
 use super::threads::Shared;
 use super::tree::Node;
 use super::utility::UtilityFn;
-use crate::game::{ByPlayer, Move, Player};
+
+mod reuse;
+use crate::game::{ByPlayer, Hash128, Move, Player};
 use crate::nn::NnOutput;
+use reuse::recompute_tree;
 
 /// Stack of each search thread. A playout recurses once per tree level, so
 /// a deep line (a long ladder, a forced-pass chain) needs more than the
@@ -133,13 +137,26 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// starts, if the human net can run (a profile is set, or the net
     /// needs none).
     human_root: Option<Arc<NnOutput>>,
+    /// Graph search's node table (`useGraphSearch`); `None`: a tree.
+    table: Option<NodeTable>,
+    /// The root's graph hash, set when a search starts; `None` when the
+    /// state has none (then the search is a tree).
+    root_graph_hash: Option<Hash128>,
+}
+
+/// The node table the parameters ask for.
+fn node_table(params: &SearchParams) -> Option<NodeTable> {
+    params.use_graph_search.then(|| {
+        // 2^16 shards at most: each is a lock and an empty map.
+        NodeTable::new(params.node_table_shards_power_of_two.clamp(0, 16) as u32)
+    })
 }
 
 impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// A search from `state` with `seed` for all its randomness (with one
     /// thread and a visit or playout limit, the same seed gives the same result).
     pub fn new(params: SearchParams, evaluator: Arc<E>, state: S, seed: u64) -> Self {
-        let root = Arc::new(Node::new(state.next_player(), None, true));
+        let root = Arc::new(Node::new(state.next_player(), true));
         let (state_x, state_y) = (state.x_size(), state.y_size());
         let utility = UtilityFn::new(&params, state.x_size(), state.y_size(), 0.0);
         let mut s = Search {
@@ -165,7 +182,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             pattern_player: None,
             human: None,
             human_root: None,
+            table: None,
+            root_graph_hash: None,
         };
+        s.table = node_table(&s.params);
         s.reset_bias_table();
         s
     }
@@ -189,10 +209,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// The number of nodes in the tree (tests of the memory limit).
     #[cfg(test)]
     pub(crate) fn count_nodes(&self) -> usize {
-        fn count(n: &Node) -> usize {
-            1 + n.children().iter().map(|c| count(&c.node)).sum::<usize>()
-        }
-        count(&self.root)
+        super::node_table::reachable(&self.root).len()
+    }
+
+    /// Graph search: entries in the node table (tests of the sweep).
+    #[cfg(test)]
+    pub(crate) fn table_len(&self) -> usize {
+        self.table.as_ref().map_or(0, NodeTable::len)
     }
 
     /// The visits the tree may hold under the memory limit.
@@ -219,9 +242,12 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let keep = params.win_loss_utility_factor == self.params.win_loss_utility_factor
             && params.subtree_value_bias_factor == self.params.subtree_value_bias_factor
             && params.avoid_repeated_pattern_utility == self.params.avoid_repeated_pattern_utility
-            && params.root_noise_enabled == self.params.root_noise_enabled;
+            && params.root_noise_enabled == self.params.root_noise_enabled
+            && params.use_graph_search == self.params.use_graph_search
+            && params.graph_search_rep_bound == self.params.graph_search_rep_bound;
         self.params = params;
         if !keep {
+            self.table = node_table(&self.params);
             self.clear_tree();
         }
     }
@@ -255,7 +281,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
 
     /// Drops the tree (and the subtree bias statistics).
     pub fn clear_tree(&mut self) {
-        self.root = Arc::new(Node::new(self.root_state.next_player(), None, true));
+        self.root = Arc::new(Node::new(self.root_state.next_player(), true));
+        if let Some(t) = &self.table {
+            t.clear();
+        }
         self.reset_bias_table();
         self.time_carried_over = 0.0;
     }
@@ -301,104 +330,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Clears avoid/allow lists.
     pub fn clear_avoid_moves(&mut self) {
         self.avoid = ByPlayer::default();
-    }
-
-    /// Plays `mv` at the root, keeping the subtree below it. Returns false
-    /// (and changes nothing) if the move is illegal.
-    pub fn make_move(&mut self, mv: Move) -> bool {
-        if !self.root_state.is_legal(mv) {
-            return false;
-        }
-        let old = self.root.clone();
-        let children = old.take_children();
-        let mut next = None;
-        for c in children {
-            if c.mv == mv && next.is_none() {
-                next = Some(c.node);
-            } else {
-                self.free_bias(&c.node);
-            }
-        }
-        let old_visits = old.visits();
-        let kept_visits = next.as_ref().map_or(0, |n| n.visits());
-        self.root_state.play(mv);
-        let pla = self.root_state.next_player();
-        self.time_carried_over = if old_visits > 0 && kept_visits > 0 {
-            let proportion = (kept_visits as f64 / old_visits as f64).min(1.0);
-            self.time_carried_over * proportion * self.params.tree_reuse_carry_over_time_factor
-        } else {
-            0.0
-        };
-        self.root = match next {
-            // A root must be searchable even if the game is over there.
-            Some(n)
-                if n.next_pla == pla
-                    && (n.force_non_terminal || self.root_state.outcome().is_none()) =>
-            {
-                n
-            }
-            Some(n) => {
-                self.free_bias(&n);
-                self.time_carried_over = 0.0;
-                Arc::new(Node::new(pla, Some(mv), true))
-            }
-            None => Arc::new(Node::new(pla, Some(mv), true)),
-        };
-        if let Some(b) = &self.bias {
-            b.clear_unused();
-        }
-        true
-    }
-
-    /// Drops root children that root symmetry pruning or
-    /// `rootPruneUselessMoves` does not search (kept from an earlier search
-    /// through tree reuse), as KataGo filters the root's children when a
-    /// search begins; the root's values are recomputed from what is left
-    /// when the search starts.
-    fn drop_duplicate_root_children(&mut self) {
-        if self.root_symmetry.symmetries().len() <= 1 && self.root_pruned.is_empty() {
-            return;
-        }
-        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
-        let pruned = |mv: Move| {
-            self.root_pruned
-                .get(mv.policy_index(xs, ys))
-                .copied()
-                .unwrap_or(false)
-        };
-        let dropped: Vec<Arc<Node>> = {
-            let mut children = self.root.children_mut();
-            let (kept, dropped): (Vec<_>, Vec<_>) = std::mem::take(&mut *children)
-                .into_iter()
-                .partition(|c| !self.root_symmetry.is_duplicate_move(c.mv) && !pruned(c.mv));
-            *children = kept;
-            dropped.into_iter().map(|c| c.node).collect()
-        };
-        for node in &dropped {
-            self.free_bias(node);
-        }
-    }
-
-    /// Removes the `subtreeValueBiasFreeProp` share of a dropped subtree's
-    /// contributions from the bias table.
-    fn free_bias(&self, node: &Node) {
-        if self.bias.is_none() {
-            return;
-        }
-        let prop = self.params.subtree_value_bias_free_prop;
-        let mut stack = vec![];
-        let visit = |n: &Node| {
-            let mut b = n.bias.lock();
-            if let Some(e) = b.entry.take() {
-                e.add(-b.last_delta_sum * prop, -b.last_weight * prop);
-            }
-        };
-        visit(node);
-        stack.extend(node.children().iter().map(|c| c.node.clone()));
-        while let Some(n) = stack.pop() {
-            visit(&n);
-            stack.extend(n.children().iter().map(|c| c.node.clone()));
-        }
     }
 
     /// A view for reading results.
@@ -457,6 +388,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 .unwrap_or(self.root_state.next_player()),
             patterns: self.patterns.as_ref(),
             pattern_player: self.pattern_player.unwrap_or(self.root_state.next_player()),
+            human_root: self.human_root.as_deref(),
+            human_in_tree: human_in_tree(self.human.as_deref(), &self.params),
+            table: self
+                .table
+                .as_ref()
+                .filter(|_| self.root_graph_hash.is_some()),
+            root_graph_hash: self.root_graph_hash.unwrap_or(Hash128::ZERO),
         }
     }
 
@@ -535,6 +473,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             Vec::new()
         };
         self.drop_duplicate_root_children();
+        // Chained from nothing: KataGo replays the game for it, which only
+        // matters for a transposition back into the root's own history.
+        self.root_graph_hash = self.root_state.graph_hash(
+            Hash128::ZERO,
+            self.params.graph_search_rep_bound as usize,
+            self.params.draw_equivalent_wins_for_white,
+        );
         let has_err = self.evaluator.supports_shortterm_error();
         let mut rng = StdRng::seed_from_u64(self.rng.gen());
         let human_root;
@@ -766,29 +711,4 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         self.time_carried_over += self.last_stats.seconds;
         Ok(self.last_stats)
     }
-}
-
-/// Recomputes every node bottom-up under the current utility (after tree
-/// reuse, when the dynamic score centre has moved).
-fn recompute_tree<S: SearchState, E: PositionEvaluator<S>>(
-    ctx: &Ctx<'_, S, E>,
-    root: &Node,
-    is_root: bool,
-) {
-    let mut scratch = Scratch::default();
-    fn go<S: SearchState, E: PositionEvaluator<S>>(
-        ctx: &Ctx<'_, S, E>,
-        n: &Node,
-        is_root: bool,
-        scratch: &mut Scratch,
-    ) {
-        let kids: Vec<Arc<Node>> = n.children().iter().map(|c| c.node.clone()).collect();
-        for k in &kids {
-            go(ctx, k, false, scratch);
-        }
-        if n.nn().is_some() {
-            ctx.recompute(n, is_root, 0, scratch);
-        }
-    }
-    go(ctx, root, is_root, &mut scratch);
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 
 use super::*;
-use crate::game::{Color, Loc, Move, Player};
+use crate::game::{Color, Hash128, Loc, Move, Player};
 use crate::nn::NnOutput;
 
 #[derive(Clone)]
@@ -27,6 +27,8 @@ struct ToyGo {
     ending_bonus: Vec<f64>,
     /// Root moves `rootPruneUselessMoves` keeps out (empty: none).
     useless: Vec<bool>,
+    /// Has a graph hash (graph search), else the search is a tree.
+    graph: bool,
 }
 
 impl ToyGo {
@@ -42,6 +44,7 @@ impl ToyGo {
             friendly: false,
             ending_bonus: vec![],
             useless: vec![],
+            graph: false,
         }
     }
     fn put(&mut self, x: usize, y: usize, c: Color) {
@@ -218,6 +221,17 @@ impl SearchState for ToyGo {
             color_at: |loc| self.board[loc.idx()],
         })
     }
+    fn graph_hash(&self, _prev: Hash128, _rep_bound: usize, _draw: f64) -> Option<Hash128> {
+        // The position, the passes and the move count (the game ends at 40
+        // moves): no path, no cycles to fear in these short games.
+        self.graph.then(|| {
+            Hash128(
+                (u128::from(self.position_hash()) << 64)
+                    ^ (u128::from(self.passes) << 8)
+                    ^ self.history.len() as u128,
+            )
+        })
+    }
     fn position_hash(&self) -> u64 {
         self.board.iter().fold(self.next as u64, |h, &c| {
             h.wrapping_mul(31).wrapping_add(c as u64)
@@ -225,10 +239,12 @@ impl SearchState for ToyGo {
     }
 }
 
-/// Uniform policy over legal moves; value = sigmoid of material.
+/// Uniform policy over legal moves (or, as a stand-in human net, 0.9 on
+/// one favourite move); value = sigmoid of material.
 struct MaterialEval {
     rows: AtomicU64,
     delay: Duration,
+    favourite: Option<Move>,
 }
 
 impl MaterialEval {
@@ -236,6 +252,16 @@ impl MaterialEval {
         Arc::new(MaterialEval {
             rows: AtomicU64::new(0),
             delay: Duration::ZERO,
+            favourite: None,
+        })
+    }
+
+    /// A "human net" that plays `favourite` wherever it is legal.
+    fn favouring(favourite: Move) -> Arc<MaterialEval> {
+        Arc::new(MaterialEval {
+            rows: AtomicU64::new(0),
+            delay: Duration::ZERO,
+            favourite: Some(favourite),
         })
     }
 }
@@ -262,6 +288,15 @@ impl PositionEvaluator<ToyGo> for MaterialEval {
             .iter_mut()
             .filter(|p| **p > 0.0)
             .for_each(|p| *p /= legal);
+        if let Some(fav) = self.favourite {
+            let i = fav.policy_index(n, n);
+            if policy[i] > 0.0 && legal > 1.0 {
+                for p in policy.iter_mut().filter(|p| **p > 0.0) {
+                    *p = 0.1 / (legal - 1.0);
+                }
+                policy[i] = 0.9;
+            }
+        }
         let m = s.material();
         let win = 1.0 / (1.0 + (-0.8 * m).exp());
         Ok(Arc::new(NnOutput {
@@ -377,6 +412,7 @@ fn many_threads_stop_at_exactly_max_visits_with_consistent_stats() {
 fn stop_flag_ends_pondering_quickly() {
     let eval = Arc::new(MaterialEval {
         rows: AtomicU64::new(0),
+        favourite: None,
         delay: Duration::from_micros(200),
     });
     let mut s = Search::new(params(1 << 40, 2), eval, ToyGo::new(5), 9);
@@ -979,4 +1015,243 @@ fn futile_root_children_get_no_more_visits() {
     assert_eq!((all_visits, visits), (300, 300));
     assert!(children < all_children, "{children} {all_children}");
     assert!(others < all_others, "{others} {all_others}");
+}
+
+/// (edge visits, child visits) of every edge below `node`.
+fn edges(node: &tree::Node, out: &mut Vec<(i64, i64)>) {
+    for c in node.children().iter() {
+        out.push((c.edge_visits(), c.node.visits()));
+        edges(&c.node, out);
+    }
+}
+
+#[test]
+fn edge_visits_count_the_playouts_through_each_edge() {
+    let mut p = params(600, 4);
+    p.enable_more_passing_hacks = false;
+    let mut s = Search::new(p, MaterialEval::new(), ToyGo::new(5), 5);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let mut all = Vec::new();
+    edges(view.root, &mut all);
+    assert!(all.len() > 100, "{}", all.len());
+    // With no weightless playout, every playout below a child came
+    // through its edge.
+    for (edge, child) in all {
+        assert_eq!(edge, child);
+    }
+    let root_edges: i64 = view.root.children().iter().map(|c| c.edge_visits()).sum();
+    assert_eq!(root_edges + 1, view.root.visits());
+    let infos = view.move_infos(1, false);
+    assert!(infos.iter().all(|m| m.edge_visits == m.visits));
+    assert!(infos.iter().all(|m| m.pv_edge_visits == m.pv_visits));
+}
+
+/// Black to move on 5x5 after White passed: a pass ends the game.
+fn white_just_passed() -> ToyGo {
+    let mut g = ToyGo::new(5);
+    g.play(Move::Play(Loc::from_xy(2, 2, 5)));
+    g.play(Move::Pass);
+    g
+}
+
+#[test]
+fn passing_hacks_search_a_pass_without_counting_it() {
+    // (root visits, playouts, the pass's edge and child visits)
+    let run = |hacks: bool| {
+        let mut p = params(12, 1);
+        p.enable_more_passing_hacks = hacks;
+        let mut s = Search::new(p, MaterialEval::new(), white_just_passed(), 7);
+        let stats = s.run(&RunOptions::default()).unwrap();
+        let view = s.view();
+        let children = view.root.children();
+        let pass = children
+            .iter()
+            .find(|c| c.mv == Move::Pass)
+            .map(|c| (c.edge_visits(), c.node.visits()));
+        (stats.root_visits, stats.playouts, pass)
+    };
+    // Uniform policy with the pass last: 12 visits never reach it.
+    let (visits, playouts, pass) = run(false);
+    assert_eq!((visits, pass), (12, None));
+    // KataGo's enableMorePassingHacks: once the root has two visits, the
+    // pass gets a playout of its own that counts for nothing above it.
+    let (hacked_visits, hacked_playouts, pass) = run(true);
+    assert_eq!((hacked_visits, hacked_playouts), (visits, playouts));
+    let (edge, child) = pass.expect("the pass is searched");
+    assert_eq!(edge, 0);
+    assert!(child >= 1, "{child}");
+}
+
+/// The top-left corner: the stand-in human net's favourite.
+fn corner() -> Move {
+    Move::Play(Loc::from_xy(0, 0, 5))
+}
+
+/// A 5x5 search from the empty board with the stand-in human net, with
+/// `set` applied to the parameters; returns the search.
+fn human_search(visits: i64, set: impl Fn(&mut SearchParams)) -> Search<ToyGo, MaterialEval> {
+    let mut p = params(visits, 1);
+    // The corner must stay a root move of its own.
+    p.root_symmetry_pruning = false;
+    set(&mut p);
+    let mut s = Search::new(p, MaterialEval::new(), ToyGo::new(5), 9);
+    s.set_human_evaluator(Some(MaterialEval::favouring(corner())));
+    s.run(&RunOptions::default()).unwrap();
+    s
+}
+
+#[test]
+fn root_human_exploration_follows_the_human_policy() {
+    // (root visits, the corner's edge visits, the corner's own visits)
+    let corner_visits = |s: &Search<ToyGo, MaterialEval>| {
+        let view = s.view();
+        let children = view.root.children();
+        let c = children.iter().find(|c| c.mv == corner());
+        (
+            view.root.visits(),
+            c.map_or(0, |c| c.edge_visits()),
+            c.map_or(0, |c| c.node.visits()),
+        )
+    };
+    let (root, edge, _) = corner_visits(&human_search(200, |_| {}));
+    assert_eq!(root, 200);
+    assert!(edge < 40, "{edge}");
+    // Every root playout by the human policy, counted.
+    let s = human_search(200, |p| p.human_sl_root_explore_prob_weightful = 1.0);
+    let (root, edge, child) = corner_visits(&s);
+    assert_eq!(root, 200);
+    assert!(edge > 120, "{edge}");
+    assert_eq!(edge, child);
+    // Weightless: the corner's subtree grows, the root does not.
+    let s = human_search(200, |p| p.human_sl_root_explore_prob_weightless = 1.0);
+    let (root, edge, child) = corner_visits(&s);
+    assert!(root <= 2, "{root}");
+    assert_eq!(edge, 0);
+    assert!(child > 120, "{child}");
+    // The root's own evaluation was its first visit; the other 199 are
+    // playouts that count towards the limit though the root gets none.
+    assert_eq!(s.last_stats().playouts, 199);
+}
+
+#[test]
+fn human_exploration_below_the_root_is_by_player() {
+    // The share of White's replies at the corner, below Black's root moves
+    // with 20 visits or more other than the corner, and the human net's
+    // evaluations.
+    let replies_at_corner = |set: &dyn Fn(&mut SearchParams)| {
+        let human = MaterialEval::favouring(corner());
+        let mut p = params(600, 1);
+        p.root_symmetry_pruning = false;
+        set(&mut p);
+        let mut s = Search::new(p, MaterialEval::new(), ToyGo::new(5), 9);
+        s.set_human_evaluator(Some(human.clone()));
+        s.run(&RunOptions::default()).unwrap();
+        let view = s.view();
+        let (mut at_corner, mut total) = (0, 0);
+        for c in view.root.children().iter() {
+            if c.mv == corner() || c.node.visits() < 20 {
+                continue;
+            }
+            for k in c.node.children().iter() {
+                total += k.edge_visits();
+                if k.mv == corner() {
+                    at_corner += k.edge_visits();
+                }
+            }
+        }
+        (at_corner as f64 / total.max(1) as f64, human.stats().rows)
+    };
+    // The human net runs at the root only unless the tree explores by it.
+    let (share, rows) = replies_at_corner(&|_| {});
+    assert_eq!(rows, 1);
+    assert!(share < 0.3, "{share}");
+    // White's nodes are the opponent's: humanSLOppExploreProb* steers them,
+    // humanSLPlaExploreProb* (Black's) does not.
+    // (0.17, 1.0 and 0.30 with this seed.)
+    let (share, rows) = replies_at_corner(&|p| p.human_sl_opp_explore_prob_weightful = 1.0);
+    assert!(share > 0.9, "{share}");
+    assert!(rows > 100, "{rows}");
+    let (share, rows) = replies_at_corner(&|p| p.human_sl_pla_explore_prob_weightful = 1.0);
+    assert!(share < 0.5, "{share}");
+    assert!(rows > 100, "{rows}");
+}
+
+/// Each node below `root` once, with how many parents point at it.
+fn in_degrees(root: &tree::Node) -> Vec<(Arc<tree::Node>, usize)> {
+    let mut seen: std::collections::HashMap<*const tree::Node, (Arc<tree::Node>, usize)> =
+        std::collections::HashMap::new();
+    let mut stack: Vec<Arc<tree::Node>> = root.children().iter().map(|c| c.node.clone()).collect();
+    for c in root.children().iter() {
+        seen.entry(Arc::as_ptr(&c.node))
+            .or_insert_with(|| (c.node.clone(), 0))
+            .1 += 1;
+    }
+    while let Some(n) = stack.pop() {
+        for c in n.children().iter() {
+            let e = seen
+                .entry(Arc::as_ptr(&c.node))
+                .or_insert_with(|| (c.node.clone(), 0));
+            e.1 += 1;
+            if e.1 == 1 {
+                stack.push(c.node.clone());
+            }
+        }
+    }
+    seen.into_values().collect()
+}
+
+#[test]
+fn graph_search_shares_transposed_positions_and_keeps_counts_consistent() {
+    let mut g = ToyGo::new(5);
+    g.graph = true;
+    // (nodes, nodes with two parents or more)
+    let run = |graph: bool, threads: i32| {
+        let mut p = params(3000, threads);
+        p.use_graph_search = graph;
+        let mut s = Search::new(p, MaterialEval::new(), g.clone(), 11);
+        let stats = s.run(&RunOptions::default()).unwrap();
+        assert_eq!(stats.root_visits, 3000);
+        let view = s.view();
+        let nodes = in_degrees(view.root);
+        for (n, _) in &nodes {
+            let children = n.children();
+            if children.is_empty() {
+                continue;
+            }
+            // A node's visits: its own evaluation and its edges' playouts
+            // (catch-ups and cycles included).
+            let edges: i64 = children.iter().map(|c| c.edge_visits()).sum();
+            assert_eq!(n.visits(), 1 + edges);
+        }
+        let shared = nodes.iter().filter(|(_, d)| *d >= 2).count();
+        (nodes.len(), shared)
+    };
+    let (tree_nodes, tree_shared) = run(false, 1);
+    assert_eq!(tree_shared, 0);
+    let (graph_nodes, graph_shared) = run(true, 1);
+    assert!(graph_shared > 20, "{graph_shared}");
+    // The same visits spread over fewer positions.
+    assert!(graph_nodes < tree_nodes, "{graph_nodes} {tree_nodes}");
+    // Many threads: the table under contention, the same invariants.
+    let (_, shared) = run(true, 6);
+    assert!(shared > 20, "{shared}");
+}
+
+#[test]
+fn graph_search_reuses_the_graph_after_a_move_and_sweeps_the_rest() {
+    let mut g = ToyGo::new(5);
+    g.graph = true;
+    let mut s = Search::new(params(1500, 2), MaterialEval::new(), g, 3);
+    s.run(&RunOptions::default()).unwrap();
+    let best = s.view().move_infos(1, false)[0].clone();
+    let before = s.count_nodes();
+    assert!(s.make_move(best.mv));
+    // What the new root (a node of the table) reaches is kept, the rest
+    // forgotten.
+    let kept = s.count_nodes();
+    assert!(kept < before && kept > 1, "{kept} {before}");
+    assert_eq!(s.table_len(), kept);
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert_eq!(stats.root_visits, 1500);
 }

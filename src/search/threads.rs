@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 
 use super::eval::{EvalError, PositionEvaluator, SearchState};
-use super::playout::{Ctx, PlayoutEnd, Scratch, Worker};
+use super::playout::{Ctx, PlayoutEnd, Worker};
 use super::tree::Node;
 
 /// What the search threads share while a search runs.
@@ -56,14 +56,7 @@ impl Shared {
         seed: u64,
         stop: Option<&AtomicBool>,
     ) {
-        let mut w = Worker {
-            rng: StdRng::seed_from_u64(seed),
-            state: ctx.root_state.clone(),
-            scratch: Scratch::default(),
-            excluded: Vec::new(),
-            path: Vec::new(),
-            visits_left: 1e30,
-        };
+        let mut w = Worker::new(StdRng::seed_from_u64(seed), ctx.root_state.clone());
         let mut retries = 0u32;
         while !(self.finished.load(Ordering::Acquire)
             || stop.is_some_and(|s| s.load(Ordering::Acquire)))
@@ -73,12 +66,15 @@ impl Shared {
                 self.finished.store(true, Ordering::Release);
                 break;
             }
-            w.state.clone_from(ctx.root_state);
-            w.path.clear();
+            w.reset(ctx, root);
             w.visits_left = self.visits_left();
             match ctx.descend(&mut w, root, true, 0) {
-                Ok(PlayoutEnd::Counted) => {
+                Ok(PlayoutEnd::Counted | PlayoutEnd::Weightless) => {
                     self.done.fetch_add(1, Ordering::AcqRel);
+                    retries = 0;
+                }
+                Ok(PlayoutEnd::Uncounted) => {
+                    self.reserved.fetch_sub(1, Ordering::AcqRel);
                     retries = 0;
                 }
                 Ok(PlayoutEnd::Retry) => {

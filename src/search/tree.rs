@@ -3,7 +3,7 @@
 //! losses, and the KataGo-style "recompute from children" backup.
 
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
@@ -89,11 +89,90 @@ pub struct BiasState {
     pub last_weight: f64,
 }
 
-/// One child edge: the move and the node it leads to.
+/// One child edge: the move, the node it leads to, and the playouts that
+/// went down this edge (KataGo's `SearchChildPointer` edge visits).
+///
+/// A child's own visits can exceed its edge visits: a weightless playout
+/// (KataGo's `countEdgeVisit = false`: the human-policy exploration and the
+/// passing hacks) adds to the child's subtree without counting for the
+/// parent. The parent weighs each child by [`Child::weight`], the child's
+/// weight scaled down to its edge visits, as KataGo's `getChildWeight`.
 #[derive(Debug)]
 pub struct Child {
     pub mv: Move,
     pub node: Arc<Node>,
+    edge_visits: AtomicI64,
+}
+
+impl Child {
+    /// A new edge with no playouts through it yet.
+    pub fn new(mv: Move, node: Arc<Node>) -> Child {
+        Child::with_edge_visits(mv, node, 0)
+    }
+
+    /// An edge with `edge_visits` playouts through it (tests, fixtures).
+    pub fn with_edge_visits(mv: Move, node: Arc<Node>, edge_visits: i64) -> Child {
+        Child {
+            mv,
+            node,
+            edge_visits: AtomicI64::new(edge_visits),
+        }
+    }
+
+    /// Playouts through this edge.
+    #[inline]
+    pub fn edge_visits(&self) -> i64 {
+        self.edge_visits.load(Ordering::Acquire)
+    }
+
+    /// Counts one more playout through this edge.
+    #[inline]
+    pub fn add_edge_visit(&self) {
+        self.edge_visits.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// One more edge visit if the edge has fewer than `child_visits`
+    /// (graph search's catch-up); false if it has as many.
+    pub fn try_catch_up(&self, child_visits: i64) -> bool {
+        let mut edge = self.edge_visits();
+        while edge < child_visits {
+            match self.edge_visits.compare_exchange_weak(
+                edge,
+                edge + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => edge = now,
+            }
+        }
+        false
+    }
+
+    /// The child's weight as its parent counts it: its weight scaled by
+    /// edge visits / child visits (KataGo's `getChildWeight(edgeVisits)`).
+    #[inline]
+    pub fn weight(&self) -> f64 {
+        let visits = self.node.visits();
+        self.node.weight() * edge_share(self.edge_visits(), visits)
+    }
+
+    /// The child's values with its weight sums scaled to the edge (KataGo's
+    /// `getChildWeight`/`getChildWeightSq` of `edgeVisits`); visits and
+    /// averages are the child's own.
+    pub fn edge_values(&self) -> NodeValues {
+        let mut v = self.node.values();
+        let share = edge_share(self.edge_visits(), v.visits);
+        v.weight_sum *= share;
+        v.weight_sq_sum *= share;
+        v
+    }
+}
+
+/// Edge visits as a share of the child's visits (KataGo's `childWeight`).
+#[inline]
+fn edge_share(edge_visits: i64, child_visits: i64) -> f64 {
+    edge_visits as f64 / child_visits.max(1) as f64
 }
 
 /// A search tree node.
@@ -101,8 +180,6 @@ pub struct Child {
 pub struct Node {
     /// The player to move at this node.
     pub next_pla: Player,
-    /// The move that led here (`None` at a root created fresh).
-    pub prev_move: Option<Move>,
     /// Evaluated as a normal position even though the game is over there
     /// (the root, and a conservative pass from the root).
     pub force_non_terminal: bool,
@@ -112,6 +189,10 @@ pub struct Node {
     pub pattern_hash: Hash128,
     state: AtomicU8,
     nn: RwLock<Option<Arc<NnOutput>>>,
+    /// The human net's output here, when the search explores by the human
+    /// policy below the root (KataGo's `humanOutput`; the root's is kept
+    /// by the search).
+    human: OnceLock<Arc<NnOutput>>,
     children: RwLock<Vec<Child>>,
     stats: AtomicStats,
     /// Threads currently below this node.
@@ -123,14 +204,14 @@ pub struct Node {
 
 impl Node {
     /// A fresh, unevaluated node.
-    pub fn new(next_pla: Player, prev_move: Option<Move>, force_non_terminal: bool) -> Node {
+    pub fn new(next_pla: Player, force_non_terminal: bool) -> Node {
         Node {
             next_pla,
-            prev_move,
             force_non_terminal,
             pattern_hash: Hash128::ZERO,
             state: AtomicU8::new(STATE_UNEVALUATED),
             nn: RwLock::new(None),
+            human: OnceLock::new(),
             children: RwLock::new(Vec::new()),
             stats: AtomicStats::default(),
             virtual_losses: AtomicI32::new(0),
@@ -183,6 +264,18 @@ impl Node {
     #[inline]
     pub fn nn(&self) -> Option<Arc<NnOutput>> {
         self.nn.read().clone()
+    }
+
+    /// Stores the human net's output (before [`Node::finish_eval`]; the
+    /// first one stays).
+    pub fn set_human(&self, human: Arc<NnOutput>) {
+        let _ = self.human.set(human);
+    }
+
+    /// The human net's output, if it was evaluated here.
+    #[inline]
+    pub fn human(&self) -> Option<&Arc<NnOutput>> {
+        self.human.get()
     }
 
     /// Read access to the children.

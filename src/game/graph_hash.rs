@@ -1,0 +1,225 @@
+//! KataGo's graph hash (`game/graphhash.cpp`): what makes two positions the
+//! same node of the search graph. It is the situation hash (position,
+//! player, ko and superko bans, encore state, rules, komi) with whether a
+//! pass would end the phase, whether the game is over and the count of
+//! ending passes folded in; and where the last move (or a pass) could be
+//! undone within `rep_bound` moves, the hash of the path so far too, so
+//! that positions that might repeat stay apart (the search then never
+//! merges two points of a cycle it could go round).
+
+use super::board::Board;
+use super::history::BoardHistory;
+use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
+use super::zobrist::Hash128;
+
+/// Folded in when a pass by the player to move would end the phase.
+const PASS_ENDS_PHASE: Hash128 = Hash128::from_katago(0x5a3c_29f1_7e6b_d0c4, 0xc1e7_0b8d_4a92_36f5);
+/// Folded in once the game is over.
+const GAME_IS_OVER: Hash128 = Hash128::from_katago(0x93d4_6e1a_b25f_c807, 0x2f68_a1c3_d97e_045b);
+/// KataGo's multipliers of the count of ending passes.
+const CONSEC_PASS_MULT0: u64 = 2862933555777941757;
+const CONSEC_PASS_MULT1: u64 = 3202034522624059733;
+
+/// KataGo's `GraphHash::getStateHash`: the graph hash of the state alone.
+pub fn state_hash(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    draw_equivalent_wins_for_white: f64,
+) -> Hash128 {
+    let mut h = hist.situation_rules_and_ko_hash(board, next, draw_equivalent_wins_for_white);
+    if hist.pass_would_end_phase(board, next) {
+        h ^= PASS_ENDS_PHASE;
+    }
+    if hist.is_game_finished() {
+        h ^= GAME_IS_OVER;
+    }
+    let passes = u64::from(hist.consecutive_ending_passes());
+    add(
+        h,
+        Hash128::from_katago(
+            CONSEC_PASS_MULT0.wrapping_mul(passes),
+            CONSEC_PASS_MULT1.wrapping_mul(passes),
+        ),
+    )
+}
+
+/// KataGo's `GraphHash::getGraphHash`: the graph hash of the state after
+/// the last move of `hist`, where `prev` is the graph hash before it. The
+/// state's own hash when the last move cannot be undone within `rep_bound`
+/// moves (its chain and the empty points around it are more than
+/// `rep_bound`), else `prev` mixed and the state's hash added.
+pub fn graph_hash(
+    prev: Hash128,
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    rep_bound: usize,
+    draw_equivalent_wins_for_white: f64,
+) -> Hash128 {
+    let state = state_hash(board, hist, next, draw_equivalent_wins_for_white);
+    let chained = match hist.moves().last() {
+        None => false,
+        Some((Move::Pass, _)) => true,
+        Some(&(Move::Play(loc), _)) => !simple_repetition_bound_gt(board, loc, rep_bound),
+    };
+    if !chained {
+        return state;
+    }
+    let hash0 = split_mix64(prev.lo() ^ prev.hi());
+    let hash1 = nasam(prev.hi()).wrapping_add(hash0);
+    add(Hash128::from_katago(hash0, hash1), state)
+}
+
+/// KataGo's `Board::simpleRepetitionBoundGt`: whether taking back the
+/// stone at `loc` would need more than `bound` moves, counting the stones
+/// of its chain and the empty regions touching it (for an empty `loc`, a
+/// suicide, its own empty region).
+pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool {
+    let mut count = 0;
+    let mut counted = [false; MAX_ARR_SIZE];
+    if board.get(loc) == Color::Empty {
+        return count_empty(board, &mut counted, loc, &mut count, bound);
+    }
+    count += board.chain_size(loc);
+    if count + board.num_liberties(loc) > bound {
+        return true;
+    }
+    for stone in board.chain_stones(loc) {
+        for lib in board.adjacent_locs(stone) {
+            if board.get(lib) == Color::Empty
+                && count_empty(board, &mut counted, lib, &mut count, bound)
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// KataGo's `countEmptyHelper`: adds the empty region of `start` (not
+/// counted yet) to `count`; true as soon as it exceeds `bound`.
+fn count_empty(
+    board: &Board,
+    counted: &mut [bool; MAX_ARR_SIZE],
+    start: Loc,
+    count: &mut usize,
+    bound: usize,
+) -> bool {
+    if counted[start.idx()] {
+        return false;
+    }
+    *count += 1;
+    counted[start.idx()] = true;
+    if *count > bound {
+        return true;
+    }
+    let mut queue = [Loc(0); MAX_ARR_SIZE];
+    let (mut len, mut next) = (1, 0);
+    queue[0] = start;
+    while next < len {
+        let cur = queue[next];
+        next += 1;
+        for adj in board.adjacent_locs(cur) {
+            if board.get(adj) == Color::Empty && !counted[adj.idx()] {
+                *count += 1;
+                counted[adj.idx()] = true;
+                if *count > bound {
+                    return true;
+                }
+                queue[len] = adj;
+                len += 1;
+            }
+        }
+    }
+    false
+}
+
+/// KataGo adds hashes half by half.
+fn add(a: Hash128, b: Hash128) -> Hash128 {
+    Hash128::from_katago(a.lo().wrapping_add(b.lo()), a.hi().wrapping_add(b.hi()))
+}
+
+/// KataGo's `Hash::splitMix64`.
+fn split_mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+/// KataGo's `Hash::nasam`.
+fn nasam(mut x: u64) -> u64 {
+    x ^= x.rotate_right(25) ^ x.rotate_right(47);
+    x = x.wrapping_mul(0x9e6c63d0676a9a99);
+    x ^= (x >> 23) ^ (x >> 51);
+    x = x.wrapping_mul(0x9e6d62d06f6a9a9b);
+    x ^ (x >> 23) ^ (x >> 51)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Rules;
+
+    /// Plays `moves` (alternating from Black) on an empty `n`x`n` board and
+    /// returns the graph hash after each, chained from the start.
+    fn hashes(n: usize, moves: &[(usize, usize)], rep_bound: usize) -> Vec<Hash128> {
+        let mut board = Board::new(n, n).expect("size");
+        let mut hist = BoardHistory::new(&board, Player::Black, Rules::tromp_taylor());
+        let mut pla = Player::Black;
+        let mut h = state_hash(&board, &hist, pla, 0.5);
+        let mut out = Vec::new();
+        for &(x, y) in moves {
+            let mv = if x == usize::MAX {
+                Move::Pass
+            } else {
+                Move::Play(board.loc(x, y))
+            };
+            hist.play(&mut board, mv, pla);
+            pla = pla.opp();
+            h = graph_hash(h, &board, &hist, pla, rep_bound, 0.5);
+            out.push(h);
+        }
+        out
+    }
+
+    #[test]
+    fn transposed_moves_meet_and_passes_keep_paths_apart() {
+        // Four separate stones in either order: the same node.
+        let a = hashes(9, &[(2, 2), (6, 6), (2, 6), (6, 2)], 11);
+        let b = hashes(9, &[(2, 6), (6, 2), (2, 2), (6, 6)], 11);
+        assert_eq!(a[3], b[3]);
+        assert_ne!(a[2], b[2]);
+        // Where every move could be undone within the bound (5x5 has 25
+        // points, the bound is 30), the path is part of the hash: apart.
+        let a = hashes(5, &[(1, 1), (3, 3), (1, 3), (3, 1)], 30);
+        let b = hashes(5, &[(1, 3), (3, 1), (1, 1), (3, 3)], 30);
+        assert_ne!(a[3], b[3]);
+        // With KataGo's smallest bound they meet.
+        let a = hashes(5, &[(1, 1), (3, 3), (1, 3), (3, 1)], 3);
+        let b = hashes(5, &[(1, 3), (3, 1), (1, 1), (3, 3)], 3);
+        assert_eq!(a[3], b[3]);
+        // A pass always chains: the same stones after a pass and after a
+        // move then a pass back are apart.
+        const P: usize = usize::MAX;
+        let c = hashes(9, &[(2, 2), (6, 6), (P, 0)], 11);
+        let d = hashes(9, &[(2, 2), (6, 6), (P, 0), (P, 0)], 11);
+        assert_ne!(c[2], d[3]);
+    }
+
+    #[test]
+    fn small_groups_near_few_empty_points_chain_the_path() {
+        let mut board = Board::new(5, 5).expect("size");
+        let mut hist = BoardHistory::new(&board, Player::Black, Rules::tromp_taylor());
+        let b2 = board.loc(1, 1);
+        hist.play(&mut board, Move::Play(b2), Player::Black);
+        // One stone in 24 empty points: could be captured and replayed
+        // within 25 moves, not within 11.
+        assert!(simple_repetition_bound_gt(&board, b2, 11));
+        assert!(!simple_repetition_bound_gt(&board, b2, 25));
+        // Empty point (a suicide): its region of 24 points.
+        assert!(!simple_repetition_bound_gt(&board, board.loc(3, 3), 24));
+        assert!(simple_repetition_bound_gt(&board, board.loc(3, 3), 23));
+    }
+}
