@@ -208,13 +208,29 @@ fn human_argmax(answer: &str) -> String {
     format!("{}{}", cols[best % 19] as char, 19 - best / 19)
 }
 
+/// A GTP session on the g170 net with the human test net beside it and
+/// `overrides` (`-override-config`): its answers and stderr.
+fn human_session(overrides: &str, input: &str) -> (Vec<String>, String) {
+    let (g170, human) = (g170(), human_net());
+    session(
+        &[
+            "-model".as_ref(),
+            g170.as_os_str(),
+            "-human-model".as_ref(),
+            human.as_os_str(),
+            "-override-config".as_ref(),
+            overrides.as_ref(),
+        ],
+        input,
+    )
+}
+
 /// `humanSLChosenMoveProp = 1` (with KataGo's human5k settings: no
 /// utility shift, pass left to the search, temperature 0): genmove plays
 /// the human net's most likely move (its root output averaged over the 8
 /// symmetries), where the main net's search plays another.
 #[test]
 fn chosen_move_prop_plays_the_human_policy() {
-    let (g170, human) = (g170(), human_net());
     let input = "boardsize 19\nkomi 7.5\nplay B Q16\nplay W D4\nplay B Q3\n\
                  kata-raw-human-nn all\ngenmove w\nquit\n";
     let play = |prop: &str| {
@@ -223,17 +239,7 @@ fn chosen_move_prop_plays_the_human_policy() {
              humanSLChosenMoveIgnorePass=true,chosenMoveTemperature=0,chosenMoveTemperatureEarly=0,\
              maxVisits=30,rootNumSymmetriesToSample=8"
         );
-        let (ours, stderr) = session(
-            &[
-                "-model".as_ref(),
-                g170.as_os_str(),
-                "-human-model".as_ref(),
-                human.as_os_str(),
-                "-override-config".as_ref(),
-                overrides.as_ref(),
-            ],
-            input,
-        );
+        let (ours, stderr) = human_session(&overrides, input);
         assert_eq!(ours.len(), 8, "{ours:?}\n{stderr}");
         (
             human_argmax(&ours[5]),
@@ -292,22 +298,11 @@ fn visits_and_edge_visits(answer: &str) -> Vec<(i64, i64)> {
 /// the root (`edgeVisits` 0); without it every visit came through its edge.
 #[test]
 fn weightless_human_exploration_shows_as_visits_without_edge_visits() {
-    let (g170, human) = (g170(), human_net());
     let input = "boardsize 19\nkomi 7.5\nplay B Q16\nplay W D4\n\
                  kata-search_analyze b 100000\nquit\n";
     let moves = |extra: &str| {
         let overrides = format!("humanSLProfile=rank_5k,maxVisits=60{extra}");
-        let (ours, stderr) = session(
-            &[
-                "-model".as_ref(),
-                g170.as_os_str(),
-                "-human-model".as_ref(),
-                human.as_os_str(),
-                "-override-config".as_ref(),
-                overrides.as_ref(),
-            ],
-            input,
-        );
+        let (ours, stderr) = human_session(&overrides, input);
         assert_eq!(ours.len(), 6, "{ours:?}\n{stderr}");
         visits_and_edge_visits(&ours[4])
     };

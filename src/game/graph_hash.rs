@@ -78,8 +78,10 @@ pub fn graph_hash(
 pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool {
     let mut count = 0;
     let mut counted = [false; MAX_ARR_SIZE];
+    // One flood-fill queue for every region (each point enters it once).
+    let mut queue = [Loc(0); MAX_ARR_SIZE];
     if board.get(loc) == Color::Empty {
-        return count_empty(board, &mut counted, loc, &mut count, bound);
+        return count_empty(board, &mut counted, &mut queue, loc, &mut count, bound);
     }
     count += board.chain_size(loc);
     if count + board.num_liberties(loc) > bound {
@@ -88,7 +90,7 @@ pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool
     for stone in board.chain_stones(loc) {
         for lib in board.adjacent_locs(stone) {
             if board.get(lib) == Color::Empty
-                && count_empty(board, &mut counted, lib, &mut count, bound)
+                && count_empty(board, &mut counted, &mut queue, lib, &mut count, bound)
             {
                 return true;
             }
@@ -102,6 +104,7 @@ pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool
 fn count_empty(
     board: &Board,
     counted: &mut [bool; MAX_ARR_SIZE],
+    queue: &mut [Loc; MAX_ARR_SIZE],
     start: Loc,
     count: &mut usize,
     bound: usize,
@@ -114,7 +117,6 @@ fn count_empty(
     if *count > bound {
         return true;
     }
-    let mut queue = [Loc(0); MAX_ARR_SIZE];
     let (mut len, mut next) = (1, 0);
     queue[0] = start;
     while next < len {
