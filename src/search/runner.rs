@@ -390,10 +390,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             pattern_player: self.pattern_player.unwrap_or(self.root_state.next_player()),
             human_root: self.human_root.as_deref(),
             human_in_tree: human_in_tree(self.human.as_deref(), &self.params),
+            // While countering a mirror the evaluations depend on the path
+            // (`AntiMirror::hacks_evaluation`), so nodes are not shared
+            // between paths: the search is a tree then.
             table: self
                 .table
                 .as_ref()
-                .filter(|_| self.root_graph_hash.is_some()),
+                .filter(|_| self.root_graph_hash.is_some() && self.anti_mirror.is_none()),
             root_graph_hash: self.root_graph_hash.unwrap_or(Hash128::ZERO),
         }
     }
