@@ -609,31 +609,18 @@ pub fn load_network_from(
 /// The start-up report on a config's keys, the same for every command
 /// (`gtp`, `analysis`, `selfplay`, `match`, `gatekeeper`, `benchmark`):
 /// keys that no command knows, with the nearest known key as a hint
-/// (`maxVisitz` → `maxVisits`), keys known but not read by `command`, and
-/// search keys that are accepted without effect. Call it once the command
+/// (`maxVisitz` → `maxVisits`), and keys known but not read by `command`.
+/// Call it once the command
 /// has read every key it uses, and print each line where the command logs.
 /// `engine learn` builds the same report over its own keys and refuses to
 /// start on it ([`crate::learn`]).
 pub fn config_key_report(cfg: &Config, command: &str) -> Vec<String> {
-    let mut lines = cfg.key_report(command, KATAGO_KEYS).lines();
-    lines.extend(no_effect_warnings(cfg));
-    lines
+    cfg.key_report(command, KATAGO_KEYS).lines()
 }
 
 /// The keys of the KataGo-style commands: every key KataGo 1.17.2 knows
 /// and the engine's own ([`crate::config::KNOWN_KEYS`]).
 pub const KATAGO_KEYS: Vocabulary<'static> = Vocabulary::new(crate::config::KNOWN_KEYS);
-
-/// Start-up warnings for the search parameters the config sets that are
-/// accepted but have no effect here ([`crate::search::NO_EFFECT_PARAMS`]).
-fn no_effect_warnings(cfg: &Config) -> Vec<String> {
-    let keys: Vec<&str> = crate::search::NO_EFFECT_PARAMS
-        .iter()
-        .copied()
-        .filter(|k| cfg.contains(k))
-        .collect();
-    crate::search::no_effect_warnings(keys)
-}
 
 /// KataGo's aliases for search parameter names in configs: the analysis
 /// config may say `numSearchThreadsPerAnalysisThread` for `numSearchThreads`.

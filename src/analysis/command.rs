@@ -266,6 +266,7 @@ fn network_backend(
         seed: rand::random(),
         tree_memory_limit,
         patterns,
+        eval_cache: Default::default(),
     }
 }
 

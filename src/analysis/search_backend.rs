@@ -6,15 +6,15 @@
 //! says how a [`GameState`] becomes an `S`.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::game::{GameState, Rules};
 use crate::search::{
-    AnalysisSnapshot, PatternBonusTable, PositionEvaluator, RunOptions, Search, SearchParams,
-    SearchState, SearchView, SetupFor, SnapshotRequest,
+    AnalysisSnapshot, EvalCache, PatternBonusTable, PositionEvaluator, RunOptions, Search,
+    SearchParams, SearchState, SearchView, SetupFor, SnapshotRequest,
 };
 
 use super::backend::{AnalysisBackend, ModelInfo, SearchJob, Searcher, SnapshotContents};
@@ -52,6 +52,17 @@ pub struct SearchBackend<S, E> {
     pub tree_memory_limit: Option<u64>,
     /// Shapes to avoid (`avoidSgfPattern*`), if any.
     pub patterns: Option<Arc<PatternBonusTable>>,
+    /// The eval cache every analysis thread shares (`useEvalCache` in the
+    /// config), made with the first thread; `clear_cache` empties it.
+    pub eval_cache: OnceLock<Option<Arc<EvalCache>>>,
+}
+
+impl<S, E> SearchBackend<S, E> {
+    /// The config's search parameters, before any query's overrides.
+    fn base_params(&self) -> Result<SearchParams, String> {
+        let settings = self.base.iter().map(|(k, v)| (k.as_str(), v));
+        SearchParams::from_overrides(SetupFor::Analysis, settings).map_err(|e| e.to_string())
+    }
 }
 
 impl<S, E> AnalysisBackend for SearchBackend<S, E>
@@ -81,12 +92,25 @@ where
                 unknown.push(key.clone());
             }
         }
+        let changed = settings.len() > self.base.len();
         let params = SearchParams::from_overrides(SetupFor::Analysis, settings)
             .map_err(|e| e.to_string())?;
+        if changed {
+            params.check_unchangeable(&self.base_params()?)?;
+        }
         Ok((params, unknown))
     }
 
     fn new_searcher(&self, index: usize) -> SearchSearcher<S, E> {
+        // Made on first use: the config's parameters decide.
+        let eval_cache = self
+            .eval_cache
+            .get_or_init(|| {
+                self.base_params()
+                    .ok()
+                    .and_then(|p| EvalCache::for_params(&p))
+            })
+            .clone();
         SearchSearcher {
             search: None,
             evaluator: self.evaluator.clone(),
@@ -95,6 +119,7 @@ where
             seed: self.seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             tree_memory_limit: self.tree_memory_limit,
             patterns: self.patterns.clone(),
+            eval_cache,
         }
     }
 
@@ -107,7 +132,10 @@ where
     }
 
     fn clear_cache(&self) {
-        (self.clear_cache)()
+        (self.clear_cache)();
+        if let Some(Some(cache)) = self.eval_cache.get() {
+            cache.clear();
+        }
     }
 
     fn supported_rules(&self, rules: &Rules) -> Option<Rules> {
@@ -126,6 +154,7 @@ pub struct SearchSearcher<S: SearchState, E: PositionEvaluator<S>> {
     seed: u64,
     tree_memory_limit: Option<u64>,
     patterns: Option<Arc<PatternBonusTable>>,
+    eval_cache: Option<Arc<EvalCache>>,
 }
 
 impl<S, E> Searcher<SearchParams> for SearchSearcher<S, E>
@@ -156,6 +185,7 @@ where
                 }
                 search.set_pattern_bonus_table(self.patterns.clone());
                 search.set_human_evaluator(self.human.clone());
+                search.set_eval_cache(self.eval_cache.clone());
                 slot.insert(search)
             }
         };

@@ -71,6 +71,31 @@ pub fn graph_hash(
     add(Hash128::from_katago(hash0, hash1), state)
 }
 
+/// KataGo's `GraphHash::getGraphHashFromScratch`: the graph hash of the
+/// position after `hist`'s moves (`board`, `next` to move), chained over
+/// the whole game from its initial position, as a search from the start
+/// would have reached it. What a search's root starts from.
+pub fn graph_hash_from_scratch(
+    board: &Board,
+    hist: &BoardHistory,
+    next: Player,
+    rep_bound: usize,
+    draw_equivalent_wins_for_white: f64,
+) -> Hash128 {
+    let mut hash = Hash128::ZERO;
+    hist.replay(|b, h, pla| {
+        hash = graph_hash(hash, b, h, pla, rep_bound, draw_equivalent_wins_for_white);
+    });
+    graph_hash(
+        hash,
+        board,
+        hist,
+        next,
+        rep_bound,
+        draw_equivalent_wins_for_white,
+    )
+}
+
 /// KataGo's `Board::simpleRepetitionBoundGt`: whether taking back the
 /// stone at `loc` would need more than `bound` moves, counting the stones
 /// of its chain and the empty regions touching it (for an empty `loc`, a
@@ -208,6 +233,33 @@ mod tests {
         let c = hashes(9, &[(2, 2), (6, 6), (P, 0)], 11);
         let d = hashes(9, &[(2, 2), (6, 6), (P, 0), (P, 0)], 11);
         assert_ne!(c[2], d[3]);
+    }
+
+    /// From scratch is the chain a search from the initial position
+    /// builds move by move; where the last move could be undone, the
+    /// game before it is part of the hash.
+    #[test]
+    fn from_scratch_is_the_chain_from_the_start() {
+        let moves = [(1, 1), (3, 3), (1, 3), (3, 1), (2, 2)];
+        let mut board = Board::new(5, 5).expect("size");
+        let mut hist = BoardHistory::new(&board, Player::Black, Rules::tromp_taylor());
+        let mut pla = Player::Black;
+        let mut chained = graph_hash(Hash128::ZERO, &board, &hist, pla, 30, 0.5);
+        for &(x, y) in &moves {
+            let mv = Move::Play(board.loc(x, y));
+            hist.play(&mut board, mv, pla);
+            pla = pla.opp();
+            chained = graph_hash(chained, &board, &hist, pla, 30, 0.5);
+            assert_eq!(
+                graph_hash_from_scratch(&board, &hist, pla, 30, 0.5),
+                chained
+            );
+        }
+        // Chained from nothing at the last position instead: another hash.
+        assert_ne!(
+            graph_hash(Hash128::ZERO, &board, &hist, pla, 30, 0.5),
+            chained
+        );
     }
 
     #[test]

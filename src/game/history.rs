@@ -273,6 +273,18 @@ impl BoardHistory {
         true
     }
 
+    /// Replays the game from its initial position, calling `before_move`
+    /// with the board and history before each move and the player of that
+    /// move (KataGo's `getGraphHashFromScratch` walks the game so).
+    pub fn replay(&self, mut before_move: impl FnMut(&Board, &BoardHistory, Player)) {
+        let mut h = self.copy_to_initial();
+        let mut b = self.initial_board;
+        for (&(mv, pla), &pe) in self.moves.iter().zip(&self.prevent_encore_history) {
+            before_move(&b, &h, pla);
+            h.play_with_options(&mut b, mv, pla, pe);
+        }
+    }
+
     // ---------------------------------------------------------------
     // Accessors
 

@@ -677,6 +677,7 @@ impl GtpBot for SearchBot {
 
     fn clear_cache(&mut self) {
         self.search.clear_tree();
+        self.search.clear_eval_cache();
         self.search.evaluator().evaluator().clear_cache();
     }
 
@@ -751,6 +752,8 @@ impl GtpBot for SearchBot {
                 if name == "wideRootNoise" || name == "ignorePreRootHistory" {
                     a = self.analysis_params.clone();
                 }
+                g.check_unchangeable(&self.genmove_params)?;
+                a.check_unchangeable(&self.analysis_params)?;
                 self.genmove_params = g;
                 self.analysis_params = a;
             }

@@ -68,6 +68,16 @@ pub trait SearchState: Clone + Send + Sync {
         let _ = (prev, rep_bound, draw_equivalent_wins_for_white);
         None
     }
+    /// The graph hash of this state chained over the whole game from its
+    /// start (KataGo's `getGraphHashFromScratch`): a search's root. The
+    /// default chains from nothing.
+    fn graph_hash_from_scratch(
+        &self,
+        rep_bound: usize,
+        draw_equivalent_wins_for_white: f64,
+    ) -> Option<Hash128> {
+        self.graph_hash(Hash128::ZERO, rep_bound, draw_equivalent_wins_for_white)
+    }
     /// Stone colour at a point (for the subtree value bias pattern).
     fn color_at(&self, loc: Loc) -> Color;
     /// Whether the chain at `loc` has exactly one liberty.

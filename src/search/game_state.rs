@@ -78,6 +78,20 @@ impl SearchState for GameState {
         ))
     }
 
+    fn graph_hash_from_scratch(
+        &self,
+        rep_bound: usize,
+        draw_equivalent_wins_for_white: f64,
+    ) -> Option<Hash128> {
+        Some(graph_hash::graph_hash_from_scratch(
+            &self.board,
+            &self.hist,
+            self.next,
+            rep_bound,
+            draw_equivalent_wins_for_white,
+        ))
+    }
+
     fn color_at(&self, loc: Loc) -> Color {
         self.board.get(loc)
     }

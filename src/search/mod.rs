@@ -43,15 +43,15 @@ pub use eval::{EvalError, EvalOptions, EvalStats, Outcome, PositionEvaluator, Se
 pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use mirror::{mirror_move, MirrorGame, MirrorStatus};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
-pub use params::{
-    no_effect_warnings, Enabled, HumanProfile, OptPlayer, ParamError, SearchParams, SetupFor,
-    NO_EFFECT_PARAMS,
-};
+pub use params::{Enabled, HumanProfile, OptPlayer, ParamError, SearchParams, SetupFor};
 pub use pattern_bonus::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
 pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};
 pub use results::{MoveInfo, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;
 pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
+pub use tree::eval_cache::{
+    params_key as eval_cache_params_key, EvalCache, EvalCacheEntry, FirstExploreEval,
+};
 pub use tree::NodeValues;
 
 /// Bytes one search tree node takes at most on an `x_size` x `y_size`

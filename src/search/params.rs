@@ -379,15 +379,12 @@ search_params! {
     /// The pre-1.8 LCB bug fix.
     use_non_buggy_lcb: bool = "useNonBuggyLcb" [0, 1];
     /// Bonus points to encourage tidy passing at the end of the game.
-    /// Accepted, no effect (not implemented).
     root_ending_bonus_points: f64 = "rootEndingBonusPoints" [-1.0, 1.0];
-    /// Prune useless game-prolonging moves at the root. Accepted, no effect
-    /// (not implemented).
+    /// Prune useless game-prolonging moves at the root.
     root_prune_useless_moves: bool = "rootPruneUselessMoves" [0, 1];
     /// Never assume our own pass ends the game.
     conservative_pass: bool = "conservativePass" [0, 1];
-    /// Territory scoring: fill dame before passing. Accepted, no effect (not
-    /// implemented).
+    /// Territory scoring: fill dame before passing.
     fill_dame_before_pass: bool = "fillDameBeforePass" [0, 1];
     /// Pass-alive areas computed as if multi-stone suicide were legal (auto = as the net expects).
     always_compute_pass_alive_under_suicide_rules: Enabled = "alwaysComputePassAliveUnderSuicideRules" [0, 1];
@@ -396,7 +393,6 @@ search_params! {
     /// Hacks that stop passing from confusing deeper searches.
     enable_passing_hacks: bool = "enablePassingHacks" [0, 1];
     /// Always search both pass and non-pass when a pass would end the phase.
-    /// Accepted, no effect (not implemented).
     enable_more_passing_hacks: bool = "enableMorePassingHacks" [0, 1];
     /// Play as if with this many doublings of playouts over the opponent.
     playout_doubling_advantage: f64 = "playoutDoublingAdvantage" [-3.0, 3.0];
@@ -457,9 +453,10 @@ search_params! {
     subtree_value_bias_free_prop: f64 = "subtreeValueBiasFreeProp" [0.0, 1.0];
     /// Bias entries weight nodes by child visits to this power (alpha).
     subtree_value_bias_weight_exponent: f64 = "subtreeValueBiasWeightExponent" [0.0, 1.0];
-    /// Eval cache across searches. Accepted, no effect (not implemented).
+    /// Graph search: remember the values of well-searched positions across
+    /// searches ([`super::EvalCache`]).
     use_eval_cache: bool = "useEvalCache" [0, 1];
-    /// Minimum visits for the eval cache. Accepted, no effect (no eval cache).
+    /// The visits a node needs for the eval cache to remember it.
     eval_cache_min_visits: i64 = "evalCacheMinVisits" [1, MAX_COUNT];
     /// Graph search: the node table has 2^this shards, each with a lock
     /// (more than 16 are taken as 16).
@@ -690,19 +687,31 @@ impl SearchParams {
     }
 }
 
-/// Parameters accepted (for KataGo's configs and `kata-set-param`) that
-/// have no effect in this engine; [`no_effect_warnings`] names them at
-/// start-up when a config sets them.
-pub const NO_EFFECT_PARAMS: &[&str] = &["useEvalCache", "evalCacheMinVisits"];
-
-/// One start-up warning line per key of `set_keys` that is in
-/// [`NO_EFFECT_PARAMS`].
-pub fn no_effect_warnings<'a>(set_keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    set_keys
-        .into_iter()
-        .filter(|k| NO_EFFECT_PARAMS.contains(k))
-        .map(|k| format!("WARNING: config key {k} is accepted but has no effect in this engine"))
-        .collect()
+impl SearchParams {
+    /// KataGo's `failIfParamsDifferOnUnchangeableParameter`: the node
+    /// table's shards and the eval cache (which analysis threads share)
+    /// are set at start-up; a change by `kata-set-param` or an analysis
+    /// query's `overrideSettings` is an error.
+    pub fn check_unchangeable(&self, initial: &SearchParams) -> Result<(), String> {
+        let fixed = [
+            (
+                "nodeTableShardsPowerOfTwo",
+                self.node_table_shards_power_of_two == initial.node_table_shards_power_of_two,
+            ),
+            (
+                "useEvalCache",
+                self.use_eval_cache == initial.use_eval_cache,
+            ),
+            (
+                "evalCacheMinVisits",
+                self.eval_cache_min_visits == initial.eval_cache_min_visits,
+            ),
+        ];
+        match fixed.iter().find(|(_, same)| !same) {
+            Some((name, _)) => Err(format!("Cannot change {name} after initialization")),
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -711,28 +720,22 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn no_effect_params_are_parameters_and_are_warned_about() {
-        for k in NO_EFFECT_PARAMS {
-            assert!(SearchParams::NAMES.contains(k), "{k}");
-        }
-        let w = no_effect_warnings(["maxVisits", "useEvalCache", "evalCacheMinVisits"]);
-        assert_eq!(w.len(), 2);
-        assert!(w[0].contains("useEvalCache") && w[0].contains("no effect"));
-        // The keys this engine implements now are not among them.
-        for k in [
-            "rootEndingBonusPoints",
-            "rootPruneUselessMoves",
-            "fillDameBeforePass",
-            "antiMirror",
-            "avoidRepeatedPatternUtility",
-            "enableMorePassingHacks",
-            "useGraphSearch",
-            "graphSearchRepBound",
-            "graphSearchCatchUpLeakProb",
-            "nodeTableShardsPowerOfTwo",
-        ] {
-            assert!(!NO_EFFECT_PARAMS.contains(&k), "{k}");
-        }
+    fn unchangeable_params_are_katagos_three() {
+        let a = SearchParams::defaults(SetupFor::Analysis);
+        let mut b = a.clone();
+        b.max_visits = 3;
+        assert_eq!(b.check_unchangeable(&a), Ok(()));
+        b.use_eval_cache = !a.use_eval_cache;
+        assert_eq!(
+            b.check_unchangeable(&a),
+            Err("Cannot change useEvalCache after initialization".into())
+        );
+        let mut c = a.clone();
+        c.eval_cache_min_visits += 1;
+        assert!(c.check_unchangeable(&a).is_err());
+        let mut d = a.clone();
+        d.node_table_shards_power_of_two += 1;
+        assert!(d.check_unchangeable(&a).is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::node_table::NodeTable;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
 use super::root_symmetry::RootSymmetry;
+use super::tree::eval_cache::{EvalCache, EvalCacheEntry};
 mod select;
 use super::tree::{Child, Node, NodeValues, STATE_EVALUATING, STATE_UNEVALUATED};
 use super::utility::UtilityFn;
@@ -62,6 +63,13 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     pub table: Option<&'a NodeTable>,
     /// The root's graph hash (graph search).
     pub root_graph_hash: Hash128,
+    /// The eval cache (`useEvalCache`), with graph search only.
+    pub eval_cache: Option<&'a EvalCache>,
+    /// Folded into the eval cache's keys: this search's parameters.
+    pub eval_cache_key: Hash128,
+    /// Whether the root uses and feeds the eval cache (not where its game
+    /// is over, KataGo's root `forceNonTerminal`).
+    pub root_cached: bool,
 }
 
 /// Per-thread scratch state.
@@ -233,28 +241,47 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
     }
 
+    /// The eval cache's entry for `node` where the search uses one: graph
+    /// search with `useEvalCache`, not below a game-ending pass, and at
+    /// the root only while its game goes on (KataGo's `forceNonTerminal`).
+    pub fn cached<'n>(&self, node: &'n Node, is_root: bool) -> Option<&'n EvalCacheEntry> {
+        self.eval_cache?;
+        let applies = if is_root {
+            self.root_cached
+        } else {
+            !node.force_non_terminal
+        };
+        node.eval_cache.as_deref().filter(|_| applies)
+    }
+
     /// The leaf sample of a network evaluation (with the node's subtree
-    /// bias and pattern bonus).
+    /// bias and pattern bonus), pulled towards the eval cache's values
+    /// for the position below the root (as one visit).
     pub fn nn_sample(&self, node: &Node, is_root: bool, nn: &NnOutput) -> NodeValues {
-        let win_loss = nn.white_win_prob as f64 - nn.white_loss_prob as f64;
-        let mut utility = self.utility.of_nn(nn) + self.pattern_bonus(node, is_root);
+        let mut extra = self.pattern_bonus(node, is_root);
         if self.params.subtree_value_bias_factor != 0.0 {
             if let Some(e) = &node.bias.lock().entry {
-                utility += e.bias(self.params.subtree_value_bias_factor);
+                extra += e.bias(self.params.subtree_value_bias_factor);
             }
         }
-        NodeValues {
+        let mut v = NodeValues {
             visits: 1,
             weight_sum: self.nn_weight(nn),
-            win_loss,
+            win_loss: nn.white_win_prob as f64 - nn.white_loss_prob as f64,
             no_result: nn.white_no_result_prob as f64,
             score_mean: nn.white_score_mean as f64,
             score_mean_sq: nn.white_score_mean_sq as f64,
             lead: nn.white_lead as f64,
-            utility,
-            utility_sq: utility * utility,
             ..NodeValues::default()
+        };
+        if let Some(entry) = self.cached(node, is_root).filter(|_| !is_root) {
+            entry.adjust(1, self.params.eval_cache_min_visits, &mut v, None);
         }
+        let u = &self.utility;
+        v.utility =
+            u.result(v.win_loss, v.no_result) + u.score(v.score_mean, v.score_mean_sq) + extra;
+        v.utility_sq = v.utility * v.utility;
+        v
     }
 
     fn nn_weight(&self, nn: &NnOutput) -> f64 {
@@ -278,12 +305,15 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         weights.clear();
         values.clear();
         let mut orig_total = 0.0;
+        // The node's own evaluation and its counted edges' visits.
+        let mut own_visits = 1;
         for c in node.children().iter() {
             let edge_visits = c.edge_visits();
             let v = c.node.values();
             if v.visits <= 0 || v.weight_sum <= 0.0 || edge_visits <= 0 {
                 continue;
             }
+            own_visits += edge_visits;
             // KataGo's getChildWeight(edgeVisits): a child with playouts
             // that did not come through this edge counts for its edge's.
             let weight = v.weight_sum * edge_visits as f64 / v.visits as f64;
@@ -364,10 +394,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let w = self.nn_weight(&nn);
         let total_w = child_weight + w;
         // As KataGo, the node's own pattern bonus goes onto the average
-        // (its children's values hold theirs), and the mean square follows.
+        // (its children's values hold theirs), then the eval cache pulls
+        // it, and the mean square follows both.
         let plain = (sums.utility + utility * w) / total_w;
-        let with_bonus = plain + self.pattern_bonus(node, is_root);
-        let v = NodeValues {
+        let mut v = NodeValues {
             visits: 0,
             weight_sum: total_w,
             weight_sq_sum: sums.weight_sq_sum + w * w,
@@ -376,11 +406,18 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             score_mean: (sums.score_mean + nn.white_score_mean as f64 * w) / total_w,
             score_mean_sq: (sums.score_mean_sq + nn.white_score_mean_sq as f64 * w) / total_w,
             lead: (sums.lead + nn.white_lead as f64 * w) / total_w,
-            utility: with_bonus,
-            utility_sq: (sums.utility_sq + utility * utility * w) / total_w
-                + with_bonus * with_bonus
-                - plain * plain,
+            utility: plain + self.pattern_bonus(node, is_root),
+            utility_sq: (sums.utility_sq + utility * utility * w) / total_w,
         };
+        if let Some(entry) = self.cached(node, is_root).filter(|_| !is_root) {
+            entry.adjust(
+                own_visits,
+                p.eval_cache_min_visits,
+                &mut v,
+                Some(&self.utility),
+            );
+        }
+        v.utility_sq += v.utility * v.utility - plain * plain;
         node.store_values(&v, add_visits);
     }
 
@@ -538,7 +575,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             _ => None,
         };
         let pla = node.next_pla.opp();
-        let make = || {
+        let make = move || {
             let mut child = Node::new(pla, force_non_terminal);
             if let Some(h) = pattern_hash {
                 child = child.with_pattern_hash(h);
@@ -550,7 +587,13 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             Some(table) => {
                 w.state.play(mv);
                 self.update_graph_hash(w);
-                let child = table.find_or_insert(w.graph_hash, force_non_terminal, pla, make);
+                let hash = w.graph_hash;
+                let child = table.find_or_insert(hash, force_non_terminal, pla, || {
+                    let cached = self
+                        .eval_cache
+                        .and_then(|c| c.find(self.eval_cache_key ^ hash));
+                    make().with_graph_hash(hash, cached)
+                });
                 (child, true)
             }
             None => (Arc::new(make()), false),

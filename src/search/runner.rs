@@ -22,6 +22,7 @@ use super::playout::Ctx;
 use super::results::SearchView;
 use super::root_symmetry::RootSymmetry;
 use super::threads::Shared;
+use super::tree::eval_cache::EvalCache;
 use super::tree::Node;
 use super::utility::UtilityFn;
 
@@ -142,6 +143,12 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The root's graph hash, set when a search starts; `None` when the
     /// state has none (then the search is a tree).
     root_graph_hash: Option<Hash128>,
+    /// The eval cache (`useEvalCache` with graph search), kept across
+    /// searches; shared by analysis threads.
+    eval_cache: Option<Arc<EvalCache>>,
+    /// The hash of this search's parameters the eval cache's keys fold in
+    /// ([`super::tree::eval_cache::params_key`]), set when a search starts.
+    eval_cache_key: Hash128,
 }
 
 /// The node table the parameters ask for.
@@ -184,6 +191,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             human_root: None,
             table: None,
             root_graph_hash: None,
+            eval_cache: None,
+            eval_cache_key: Hash128::ZERO,
         };
         s.table = node_table(&s.params);
         s.reset_bias_table();
@@ -258,6 +267,24 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
         self.external_patterns = table;
         self.clear_tree();
+    }
+
+    /// Uses `cache` as the eval cache (analysis threads share one);
+    /// `None`: a search makes its own when its parameters ask for one.
+    pub fn set_eval_cache(&mut self, cache: Option<Arc<EvalCache>>) {
+        self.eval_cache = cache;
+    }
+
+    /// The eval cache, once a search made one or one was set.
+    pub fn eval_cache(&self) -> Option<&Arc<EvalCache>> {
+        self.eval_cache.as_ref()
+    }
+
+    /// Forgets what the eval cache remembers (`clear_cache`).
+    pub fn clear_eval_cache(&self) {
+        if let Some(c) = &self.eval_cache {
+            c.clear();
+        }
     }
 
     /// Sets the human-style net evaluated beside the main one (KataGo's
@@ -367,6 +394,16 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     }
 
     fn ctx(&self, has_shortterm_error: bool) -> Ctx<'_, S, E> {
+        // While countering a mirror the evaluations depend on the path
+        // (`AntiMirror::hacks_evaluation`), so nodes are not shared
+        // between paths: the search is a tree then, with no eval cache.
+        let table = self
+            .table
+            .as_ref()
+            .filter(|_| self.root_graph_hash.is_some() && self.anti_mirror.is_none());
+        let eval_cache = self.eval_cache.as_deref().filter(|_| {
+            table.is_some() && self.params.use_eval_cache && self.params.use_graph_search
+        });
         Ctx {
             params: &self.params,
             evaluator: &self.evaluator,
@@ -390,14 +427,11 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             pattern_player: self.pattern_player.unwrap_or(self.root_state.next_player()),
             human_root: self.human_root.as_deref(),
             human_in_tree: human_in_tree(self.human.as_deref(), &self.params),
-            // While countering a mirror the evaluations depend on the path
-            // (`AntiMirror::hacks_evaluation`), so nodes are not shared
-            // between paths: the search is a tree then.
-            table: self
-                .table
-                .as_ref()
-                .filter(|_| self.root_graph_hash.is_some() && self.anti_mirror.is_none()),
+            table,
             root_graph_hash: self.root_graph_hash.unwrap_or(Hash128::ZERO),
+            eval_cache,
+            eval_cache_key: self.eval_cache_key,
+            root_cached: eval_cache.is_some() && self.root_state.outcome().is_none(),
         }
     }
 
@@ -476,13 +510,15 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             Vec::new()
         };
         self.drop_duplicate_root_children();
-        // Chained from nothing: KataGo replays the game for it, which only
-        // matters for a transposition back into the root's own history.
-        self.root_graph_hash = self.root_state.graph_hash(
-            Hash128::ZERO,
-            self.params.graph_search_rep_bound as usize,
-            self.params.draw_equivalent_wins_for_white,
-        );
+        // From scratch, as KataGo: a root that a repetition could reach
+        // again keeps its game in the hash.
+        self.root_graph_hash = self.table.as_ref().and_then(|_| {
+            self.root_state.graph_hash_from_scratch(
+                self.params.graph_search_rep_bound as usize,
+                self.params.draw_equivalent_wins_for_white,
+            )
+        });
+        self.prepare_eval_cache();
         let has_err = self.evaluator.supports_shortterm_error();
         let mut rng = StdRng::seed_from_u64(self.rng.gen());
         let human_root;
@@ -528,6 +564,50 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root.add_leaf_sample(&sample);
         }
         Ok(has_err)
+    }
+
+    /// Makes the eval cache the parameters ask for if there is none yet,
+    /// sets the key of this search's parameters, and gives a fresh root
+    /// its graph hash and what the cache holds for it (KataGo's
+    /// `beginSearch`).
+    fn prepare_eval_cache(&mut self) {
+        let wanted = self.params.use_eval_cache && self.params.use_graph_search;
+        if wanted && self.eval_cache.is_none() {
+            self.eval_cache = EvalCache::for_params(&self.params);
+        }
+        self.eval_cache_key = if wanted {
+            super::tree::eval_cache::params_key(&self.params)
+        } else {
+            Hash128::ZERO
+        };
+        if let Some(hash) = self.root_graph_hash {
+            if self.root.state() == super::tree::STATE_UNEVALUATED {
+                let cached = self
+                    .eval_cache
+                    .as_ref()
+                    .filter(|_| wanted)
+                    .and_then(|c| c.find(self.eval_cache_key ^ hash));
+                let pla = self.root_state.next_player();
+                self.root = Arc::new(Node::new(pla, true).with_graph_hash(hash, cached));
+            }
+        }
+    }
+
+    /// Leaves what the search found in the eval cache, if this search
+    /// uses one (KataGo's `recursivelyRecordEvalCache` after a search).
+    fn record_eval_cache(&self) {
+        let ctx = self.ctx(false);
+        if let Some(cache) = ctx.eval_cache {
+            let min_visits = self.params.eval_cache_min_visits;
+            let key = self.eval_cache_key;
+            super::tree::eval_cache::record_graph(
+                cache,
+                key,
+                &self.root,
+                min_visits,
+                ctx.root_cached,
+            );
+        }
     }
 
     /// The root's network output with root policy temperature and noise.
@@ -701,6 +781,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
             }
         });
+        self.record_eval_cache();
         let playouts = shared.done.load(Ordering::Acquire);
         if let Some(e) = shared.error.into_inner() {
             return Err(SearchError::Eval(e));

@@ -1255,3 +1255,82 @@ fn graph_search_reuses_the_graph_after_a_move_and_sweeps_the_rest() {
     let stats = s.run(&RunOptions::default()).unwrap();
     assert_eq!(stats.root_visits, 1500);
 }
+
+/// Graph search with `useEvalCache`: a search leaves the values of its
+/// well-searched positions; a later search from scratch explores a
+/// remembered move first (its cached utility beats the FPU of unexplored
+/// moves) and pulls that child's first evaluation towards the cached
+/// values by KataGo's share.
+#[test]
+fn eval_cache_remembers_a_search_for_the_next() {
+    let mut g = ToyGo::new(5);
+    g.graph = true;
+    let cached_params = |visits: i64, cache: bool| {
+        let mut p = params(visits, 1);
+        p.use_graph_search = true;
+        p.use_eval_cache = cache;
+        p.eval_cache_min_visits = 50;
+        p.root_noise_enabled = false;
+        p
+    };
+    let eval = MaterialEval::new();
+    let mut s = Search::new(cached_params(3000, true), eval.clone(), g.clone(), 5);
+    s.run(&RunOptions::default()).unwrap();
+    let cache = s.eval_cache().expect("a cache").clone();
+    assert!(cache.len() > 5, "{}", cache.len());
+    let key = eval_cache_params_key(s.params());
+    let root_entry = cache
+        .find(key ^ s.view().root.graph_hash)
+        .expect("root entry");
+    assert!(root_entry.first_explore.len() >= 2);
+
+    // The same position afresh, two visits: the root and one child.
+    let second = |cache_on: bool| {
+        let mut s2 = Search::new(cached_params(2, cache_on), eval.clone(), g.clone(), 9);
+        s2.set_eval_cache(Some(cache.clone()));
+        s2.run(&RunOptions::default()).unwrap();
+        let root = s2.view().root;
+        let children = root.children();
+        assert_eq!(children.len(), 1);
+        (children[0].mv, children[0].node.clone())
+    };
+    let (mv, child) = second(true);
+    let entry = child.eval_cache.clone().expect("the child's entry");
+    let mut after = g.clone();
+    after.play(mv);
+    let raw = eval.evaluate(&after, &EvalOptions::default()).unwrap();
+    let raw_wl = raw.white_win_prob as f64 - raw.white_loss_prob as f64;
+    let mut cw = entry.cache_weight as f64;
+    if cw > 50.0 {
+        cw = (50.0 * cw).sqrt();
+    }
+    let frac = 1.0 / (1.0 + 3.0 / cw * (1.0 + 2.0 / (cw * cw)));
+    let expected = raw_wl + frac * (entry.win_loss as f64 - raw_wl);
+    assert!((child.values().win_loss - expected).abs() < 1e-9);
+    assert!(
+        (expected - raw_wl).abs() > 1e-3,
+        "the cache changed nothing"
+    );
+
+    // Without the cache: the first move by policy, its raw evaluation.
+    let (mv0, child0) = second(false);
+    // With the cache, Black's best remembered move (least for White)
+    // comes first, not the first by policy.
+    let best_remembered = root_entry
+        .first_explore
+        .iter()
+        .min_by(|a, b| a.1.win_loss.total_cmp(&b.1.win_loss))
+        .map(|(m, _)| *m);
+    assert_eq!(Some(mv), best_remembered);
+    assert_ne!(mv, mv0);
+    assert_eq!(child0.eval_cache, None);
+    let mut after0 = g.clone();
+    after0.play(mv0);
+    let raw0 = eval.evaluate(&after0, &EvalOptions::default()).unwrap();
+    let wl0 = raw0.white_win_prob as f64 - raw0.white_loss_prob as f64;
+    assert!((child0.values().win_loss - wl0).abs() < 1e-9);
+
+    // `clear_cache` forgets.
+    s.clear_eval_cache();
+    assert!(cache.is_empty());
+}

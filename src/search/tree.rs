@@ -8,9 +8,12 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::{Mutex, RwLock};
 
 use super::bias::BiasEntry;
+pub mod eval_cache;
+
 use super::explore::StatsView;
 use crate::game::{Hash128, Move, Player};
 use crate::nn::NnOutput;
+use eval_cache::EvalCacheEntry;
 
 /// An `f64` stored in an `AtomicU64`.
 #[derive(Debug, Default)]
@@ -187,6 +190,11 @@ pub struct Node {
     /// ([`super::PatternBonusTable`]); zero when there is no table or the
     /// move has no shape (a pass, a ko capture).
     pub pattern_hash: Hash128,
+    /// Graph search: the position's graph hash (the eval cache's key).
+    pub graph_hash: Hash128,
+    /// Graph search with `useEvalCache`: what the cache held for this
+    /// position when the node was made.
+    pub eval_cache: Option<Arc<EvalCacheEntry>>,
     state: AtomicU8,
     nn: RwLock<Option<Arc<NnOutput>>>,
     /// The human net's output here, when the search explores by the human
@@ -209,6 +217,8 @@ impl Node {
             next_pla,
             force_non_terminal,
             pattern_hash: Hash128::ZERO,
+            graph_hash: Hash128::ZERO,
+            eval_cache: None,
             state: AtomicU8::new(STATE_UNEVALUATED),
             nn: RwLock::new(None),
             human: OnceLock::new(),
@@ -223,6 +233,14 @@ impl Node {
     /// The node with the shape hash of the move that led to it.
     pub fn with_pattern_hash(mut self, hash: Hash128) -> Node {
         self.pattern_hash = hash;
+        self
+    }
+
+    /// The node of the position with graph hash `hash`, and the eval
+    /// cache's entry for it, if any.
+    pub fn with_graph_hash(mut self, hash: Hash128, cached: Option<Arc<EvalCacheEntry>>) -> Node {
+        self.graph_hash = hash;
+        self.eval_cache = cached;
         self
     }
 
@@ -381,4 +399,22 @@ impl Node {
             n = left;
         }
     }
+}
+
+/// Every node `root` reaches, itself included, each once (a graph's
+/// shared nodes too).
+pub(crate) fn all_nodes(root: &Arc<Node>) -> Vec<Arc<Node>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root.clone()];
+    let mut out = Vec::new();
+    seen.insert(Arc::as_ptr(root));
+    while let Some(n) = stack.pop() {
+        for c in n.children().iter() {
+            if seen.insert(Arc::as_ptr(&c.node)) {
+                stack.push(c.node.clone());
+            }
+        }
+        out.push(n);
+    }
+    out
 }

@@ -7,11 +7,13 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use rand::rngs::StdRng;
 use rand::Rng;
 
 use super::super::anti_mirror::{AntiMirror, MirrorAt};
 use super::super::eval::{PositionEvaluator, SearchState};
 use super::super::explore;
+use super::super::tree::eval_cache::EvalCacheEntry;
 use super::super::tree::{Child, Node, NodeValues};
 use super::{Ctx, PlayoutEnd, Worker};
 use crate::game::{Move, Player};
@@ -152,6 +154,33 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
     }
 
+    /// KataGo's first-play utility at a node: the parent's utility less a
+    /// reduction that grows with the `policy` of the children visited.
+    fn first_play_utility(
+        &self,
+        children: &[Child],
+        policy: &[f32],
+        nn: &NnOutput,
+        parent: &NodeValues,
+        pla: Player,
+        is_root: bool,
+    ) -> f64 {
+        let visited_policy: f64 = children
+            .iter()
+            .map(|c| policy[c.mv.policy_index(nn.x_size, nn.y_size)] as f64)
+            .filter(|&pol| pol >= 0.0)
+            .sum();
+        let nn_utility = self.utility.of_nn(nn);
+        explore::fpu_value(
+            self.params,
+            pla,
+            is_root,
+            parent.utility,
+            nn_utility,
+            visited_policy,
+        )
+    }
+
     /// The exploration scaling of PUCT at a node with these values and
     /// children's weight: KataGo's, or its human one when the playout
     /// explores by the human policy.
@@ -189,20 +218,8 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             edge_visits: total_edge_visits,
         } = Totals::of(&children, &nn.policy, xs, ys, counted);
         let policy: &[f32] = human.map_or(&nn.policy, |(h, _)| &h.policy);
-        let visited_policy: f64 = children
-            .iter()
-            .map(|c| policy[c.mv.policy_index(xs, ys)] as f64)
-            .filter(|&pol| pol >= 0.0)
-            .sum();
         let parent = node.values();
-        let fpu = explore::fpu_value(
-            p,
-            pla,
-            is_root,
-            parent.utility,
-            self.utility.of_nn(nn),
-            visited_policy,
-        );
+        let fpu = self.first_play_utility(&children, policy, nn, &parent, pla, is_root);
         let scaling = self.explore_scaling(&parent, total_w, human.is_some());
         let anti_mirror = self.anti_mirror.filter(|am| am.applies(&w.path, 0));
         let root_hacks = is_root && counted;
@@ -276,23 +293,34 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 best = Some((i, c.mv));
             }
         }
-        let best_new = self.best_new_move(w, &children, policy, anti_mirror, &at, pla, depth);
-        let best_new_move = best_new.map(|(i, _)| Move::from_policy_index(i, xs, ys));
+        let new_move = NewMove {
+            futile,
+            max_weight: max_w,
+            is_root,
+            depth,
+            root_hacks,
+            scaling,
+            pla,
+        };
         let mut chosen: Option<Move> = best.map(|(_, mv)| mv);
         let mut chosen_is_new = false;
-        if let Some((i, mut pol)) = best_new {
-            let mut util = fpu;
-            let value = if futile
-                .is_some_and(|(t, wpv, left)| explore::is_futile_new_child(t, max_w, wpv, left))
-            {
-                explore::FUTILE_SELECTION_VALUE
-            } else {
-                if root_hacks && p.wide_root_noise > 0.0 {
-                    explore::wide_root_noise(p, pla, &mut w.rng, &mut pol, &mut util);
-                }
-                explore::selection_value(scaling, pol, 0.0, util, pla)
-            };
-            if value > best_value || best.is_none() {
+        // Moves the eval cache remembers, not searched here yet, with the
+        // cache's utility in place of the FPU: they may come before moves
+        // of higher policy.
+        if let Some(entry) = self.cached(node, is_root) {
+            let (mv, value) =
+                self.best_cached_move(&mut w.rng, &w.excluded, entry, &children, policy, &new_move);
+            if value > best_value {
+                best_value = value;
+                chosen = mv;
+                chosen_is_new = true;
+            }
+        }
+        let best_new = self.best_new_move(w, &children, policy, anti_mirror, &at, pla, depth);
+        let best_new_move = best_new.map(|(i, _)| Move::from_policy_index(i, xs, ys));
+        if let Some((i, pol)) = best_new {
+            let value = self.new_move_value(&mut w.rng, &new_move, pol, fpu);
+            if value > best_value || chosen.is_none() {
                 chosen = Some(Move::from_policy_index(i, xs, ys));
                 chosen_is_new = true;
             }
@@ -318,7 +346,80 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
     }
 }
 
+/// What the PUCT value of a move not searched yet at a node depends on
+/// besides the move.
+struct NewMove {
+    /// Futile-visits pruning at the root: (threshold, weight per visit,
+    /// visits left).
+    futile: Option<(f64, f64, f64)>,
+    /// The heaviest child's weight.
+    max_weight: f64,
+    /// Whether the node is the root, and its depth below it.
+    is_root: bool,
+    depth: u32,
+    /// Whether the root's hacks (wide root noise) apply.
+    root_hacks: bool,
+    /// PUCT's exploration scaling.
+    scaling: f64,
+    pla: Player,
+}
+
 impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
+    /// KataGo's `getNewExploreSelectionValue`: the PUCT value of a move not
+    /// searched yet with `policy` and utility `util` (the FPU, or the eval
+    /// cache's), futile or with wide root noise at the root.
+    fn new_move_value(&self, rng: &mut StdRng, m: &NewMove, policy: f64, util: f64) -> f64 {
+        let (mut pol, mut util) = (policy, util);
+        if m.futile
+            .is_some_and(|(t, wpv, left)| explore::is_futile_new_child(t, m.max_weight, wpv, left))
+        {
+            return explore::FUTILE_SELECTION_VALUE;
+        }
+        if m.root_hacks && self.params.wide_root_noise > 0.0 {
+            explore::wide_root_noise(self.params, m.pla, rng, &mut pol, &mut util);
+        }
+        explore::selection_value(m.scaling, pol, 0.0, util, m.pla)
+    }
+
+    /// Of the moves the eval cache remembers at this node that are not
+    /// children yet and may be searched here, the one with the highest
+    /// PUCT value with its cached utility (KataGo's loop over
+    /// `firstExploreEvals`), and that value.
+    fn best_cached_move(
+        &self,
+        rng: &mut StdRng,
+        excluded: &[Move],
+        entry: &EvalCacheEntry,
+        children: &[Child],
+        policy: &[f32],
+        m: &NewMove,
+    ) -> (Option<Move>, f64) {
+        let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
+        let (is_root, depth) = (m.is_root, m.depth);
+        let mut best = (None, explore::ILLEGAL_SELECTION_VALUE);
+        for &(mv, eval) in &entry.first_explore {
+            let i = mv.policy_index(xs, ys);
+            let pol = policy.get(i).copied().unwrap_or(-1.0) as f64;
+            if pol < 0.0
+                || children.iter().any(|c| c.mv == mv)
+                || excluded.contains(&mv)
+                || self.avoid[m.pla].get(i).is_some_and(|&until| depth < until)
+                || (is_root
+                    && (self.root_symmetry.is_duplicate(i)
+                        || self.root_pruned.get(i).copied().unwrap_or(false)))
+            {
+                continue;
+            }
+            let (wl, score) = (eval.win_loss as f64, eval.score_mean as f64);
+            let util = self.utility.result(wl, 0.0) + self.utility.score(score, score * score);
+            let value = self.new_move_value(rng, m, pol, util);
+            if value > best.1 {
+                best = (Some(mv), value);
+            }
+        }
+        best
+    }
+
     /// The move not searched yet at this node with the highest `policy`
     /// (anti-mirror adjusted), leaving out moves avoided at this depth,
     /// root moves pruned as symmetric copies or useless, and moves found
