@@ -12,10 +12,11 @@ use super::history::BoardHistory;
 use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
 use super::zobrist::Hash128;
 
-/// Folded in when a pass by the player to move would end the phase.
-const PASS_ENDS_PHASE: Hash128 = Hash128::from_katago(0x5a3c_29f1_7e6b_d0c4, 0xc1e7_0b8d_4a92_36f5);
-/// Folded in once the game is over.
-const GAME_IS_OVER: Hash128 = Hash128::from_katago(0x93d4_6e1a_b25f_c807, 0x2f68_a1c3_d97e_045b);
+/// Folded in when a pass by the player to move would end the phase
+/// (KataGo's `Board::ZOBRIST_PASS_ENDS_PHASE`).
+const PASS_ENDS_PHASE: Hash128 = Hash128::from_katago(0x853E_097C_279E_BF4E, 0xE315_3DEF_9E14_A62C);
+/// Folded in once the game is over (KataGo's `Board::ZOBRIST_GAME_IS_OVER`).
+const GAME_IS_OVER: Hash128 = Hash128::from_katago(0xb6f9_e465_597a_77ee, 0xf1d5_83d9_60a4_ce7f);
 /// KataGo's multipliers of the count of ending passes.
 const CONSEC_PASS_MULT0: u64 = 2862933555777941757;
 const CONSEC_PASS_MULT1: u64 = 3202034522624059733;
@@ -260,6 +261,47 @@ mod tests {
             graph_hash(Hash128::ZERO, &board, &hist, pla, 30, 0.5),
             chained
         );
+    }
+
+    /// KataGo 1.17.2's own graph hashes (`tests/data/graph_hash/katago.txt`,
+    /// made by `scripts/katago_graph_hash.sh`): before the first move and
+    /// after each of 19 sequences on 5x5 to 19x19 (transpositions, a ko
+    /// fought twice, passes ending the game or the phase, encore phases,
+    /// five rule sets, komi, bounds 3, 11 and 30), equal here.
+    #[test]
+    fn equal_to_katagos_on_recorded_sequences() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/graph_hash/katago.txt"
+        );
+        let text = std::fs::read_to_string(path).expect("katago.txt");
+        let mut checked = 0;
+        for line in text.lines() {
+            let (input, expected) = line.split_once(" => ").expect("a => b");
+            let mut words = input.split_whitespace();
+            let mut next = || words.next().expect("field");
+            let size: usize = next().parse().expect("size");
+            let rules_name = next();
+            let komi: f32 = next().parse().expect("komi");
+            let rep_bound: usize = next().parse().expect("bound");
+            let rules = Rules::parse_without_komi(rules_name, komi).expect("rules");
+            let mut board = Board::new(size, size).expect("size");
+            let mut hist = BoardHistory::new(&board, Player::Black, rules);
+            let mut pla = Player::Black;
+            let mut ours = vec![graph_hash_from_scratch(&board, &hist, pla, rep_bound, 0.5)];
+            for word in words {
+                let (who, vertex) = word.split_once(':').expect("P:V");
+                let mover = Player::parse(who).expect("player");
+                let mv = Move::parse(vertex, size, size).expect("move");
+                hist.play(&mut board, mv, mover);
+                pla = mover.opp();
+                ours.push(graph_hash_from_scratch(&board, &hist, pla, rep_bound, 0.5));
+            }
+            let ours: Vec<String> = ours.iter().map(|h| h.to_string()).collect();
+            assert_eq!(ours.join(" "), expected.to_uppercase(), "{input}");
+            checked += 1;
+        }
+        assert_eq!(checked, 19);
     }
 
     #[test]
