@@ -205,9 +205,8 @@ where
             None => {}
         }
         let contents = job.contents;
-        // The search calls back on one period; the first report comes after
-        // one period too (KataGo's firstReportDuringSearchAfter is honoured
-        // only through reportDuringSearchEvery).
+        // The first report after `firstReportDuringSearchAfter`, then one
+        // every `reportDuringSearchEvery`.
         let reported = Mutex::new(());
         let callback = |view: &SearchView<'_>| {
             let _one_at_a_time = reported.lock();
@@ -219,6 +218,7 @@ where
                 .progress
                 .map(|_| &callback as &(dyn Fn(&SearchView<'_>) + Sync)),
             callback_period: job.progress.map(|p| p.every),
+            first_callback_after: job.progress.map(|p| p.first_after),
             ..RunOptions::default()
         };
         match search.run(&opts) {

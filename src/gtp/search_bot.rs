@@ -515,6 +515,7 @@ impl GtpBot for SearchBot {
             callback_period: req
                 .report_interval
                 .map(|s| Duration::from_secs_f64(s.clamp(0.01, 1e6))),
+            first_callback_after: None,
         };
         match self.search.run(&opts) {
             Err(e) => {

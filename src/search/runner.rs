@@ -57,6 +57,9 @@ pub struct RunOptions<'a> {
     pub callback: Option<&'a (dyn Fn(&SearchView<'_>) + Sync)>,
     /// Period of the callback (default 100 ms).
     pub callback_period: Option<Duration>,
+    /// Time from the start to the first callback (default: the period;
+    /// KataGo's `firstReportDuringSearchAfter`).
+    pub first_callback_after: Option<Duration>,
     /// Time controls' limit (seconds) for this search, recomputed as it
     /// runs (KataGo's `recomputeSearchTimeLimit`): called with the search so
     /// far and the seconds used, at the start and then every 100 ms. The
@@ -747,7 +750,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             }
             // This thread watches the clock and serves the callback.
             let period = opts.callback_period.unwrap_or(Duration::from_millis(100));
-            let mut next_callback = Instant::now() + period;
+            // A time too long to add to a clock reading (an analysis query
+            // that asked for its first report only) is never.
+            let after = |from: Instant, wait: Duration| {
+                from.checked_add(wait)
+                    .unwrap_or(from + Duration::from_secs(1_000_000_000))
+            };
+            let mut next_callback = after(start, opts.first_callback_after.unwrap_or(period));
             let time_check_period = Duration::from_millis(100);
             let mut next_time_check = Instant::now() + time_check_period;
             while !stopped() {
@@ -765,7 +774,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 if let Some(cb) = opts.callback {
                     if now >= next_callback {
                         cb(&view);
-                        next_callback = now + period;
+                        next_callback = after(now, period);
                     }
                 }
                 // Wake at least every 5 ms to see an outside stop flag (and

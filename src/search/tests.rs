@@ -442,6 +442,32 @@ fn stop_flag_ends_pondering_quickly() {
     assert!(s.last_stats().playouts > 10);
 }
 
+/// KataGo's `firstReportDuringSearchAfter` without `reportDuringSearchEvery`:
+/// the first callback comes, no second one, and a period too long for the
+/// clock does not break the search.
+#[test]
+fn a_first_callback_alone_comes_once() {
+    let eval = Arc::new(MaterialEval {
+        rows: AtomicU64::new(0),
+        favourite: None,
+        delay: Duration::from_micros(500),
+    });
+    let mut s = Search::new(params(200, 1), eval, ToyGo::new(5), 9);
+    let calls = AtomicU64::new(0);
+    let cb = |_: &SearchView<'_>| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    };
+    let opts = RunOptions {
+        callback: Some(&cb),
+        callback_period: Some(Duration::MAX),
+        first_callback_after: Some(Duration::from_millis(10)),
+        ..RunOptions::default()
+    };
+    let stats = s.run(&opts).unwrap();
+    assert_eq!(stats.root_visits, 200);
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+}
+
 #[test]
 fn time_limit_and_ownership() {
     let mut s = Search::new(params(1 << 40, 1), MaterialEval::new(), ToyGo::new(5), 2);
