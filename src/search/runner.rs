@@ -26,6 +26,7 @@ use super::tree::eval_cache::EvalCache;
 use super::tree::Node;
 use super::utility::UtilityFn;
 
+mod cache;
 mod reuse;
 use crate::game::{ByPlayer, Hash128, Move, Player};
 use crate::nn::NnOutput;
@@ -270,24 +271,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
         self.external_patterns = table;
         self.clear_tree();
-    }
-
-    /// Uses `cache` as the eval cache (analysis threads share one);
-    /// `None`: a search makes its own when its parameters ask for one.
-    pub fn set_eval_cache(&mut self, cache: Option<Arc<EvalCache>>) {
-        self.eval_cache = cache;
-    }
-
-    /// The eval cache, once a search made one or one was set.
-    pub fn eval_cache(&self) -> Option<&Arc<EvalCache>> {
-        self.eval_cache.as_ref()
-    }
-
-    /// Forgets what the eval cache remembers (`clear_cache`).
-    pub fn clear_eval_cache(&self) {
-        if let Some(c) = &self.eval_cache {
-            c.clear();
-        }
     }
 
     /// Sets the human-style net evaluated beside the main one (KataGo's
@@ -567,50 +550,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root.add_leaf_sample(&sample);
         }
         Ok(has_err)
-    }
-
-    /// Makes the eval cache the parameters ask for if there is none yet,
-    /// sets the key of this search's parameters, and gives a fresh root
-    /// its graph hash and what the cache holds for it (KataGo's
-    /// `beginSearch`).
-    fn prepare_eval_cache(&mut self) {
-        let wanted = self.params.use_eval_cache && self.params.use_graph_search;
-        if wanted && self.eval_cache.is_none() {
-            self.eval_cache = EvalCache::for_params(&self.params);
-        }
-        self.eval_cache_key = if wanted {
-            super::tree::eval_cache::params_key(&self.params)
-        } else {
-            Hash128::ZERO
-        };
-        if let Some(hash) = self.root_graph_hash {
-            if self.root.state() == super::tree::STATE_UNEVALUATED {
-                let cached = self
-                    .eval_cache
-                    .as_ref()
-                    .filter(|_| wanted)
-                    .and_then(|c| c.find(self.eval_cache_key ^ hash));
-                let pla = self.root_state.next_player();
-                self.root = Arc::new(Node::new(pla, true).with_graph_hash(hash, cached));
-            }
-        }
-    }
-
-    /// Leaves what the search found in the eval cache, if this search
-    /// uses one (KataGo's `recursivelyRecordEvalCache` after a search).
-    fn record_eval_cache(&self) {
-        let ctx = self.ctx(false);
-        if let Some(cache) = ctx.eval_cache {
-            let min_visits = self.params.eval_cache_min_visits;
-            let key = self.eval_cache_key;
-            super::tree::eval_cache::record_graph(
-                cache,
-                key,
-                &self.root,
-                min_visits,
-                ctx.root_cached,
-            );
-        }
     }
 
     /// The root's network output with root policy temperature and noise.
