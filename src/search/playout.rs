@@ -254,6 +254,16 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         node.eval_cache.as_deref().filter(|_| applies)
     }
 
+    /// [`Ctx::cached`] for a node below the root: the root's own values are
+    /// never pulled towards the cache (KataGo's `&node != rootNode`).
+    fn cached_below_root<'n>(&self, node: &'n Node, is_root: bool) -> Option<&'n EvalCacheEntry> {
+        if is_root {
+            None
+        } else {
+            self.cached(node, false)
+        }
+    }
+
     /// The leaf sample of a network evaluation (with the node's subtree
     /// bias and pattern bonus), pulled towards the eval cache's values
     /// for the position below the root (as one visit).
@@ -274,7 +284,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             lead: nn.white_lead as f64,
             ..NodeValues::default()
         };
-        if let Some(entry) = self.cached(node, is_root).filter(|_| !is_root) {
+        if let Some(entry) = self.cached_below_root(node, is_root) {
             entry.adjust(1, self.params.eval_cache_min_visits, &mut v, None);
         }
         let u = &self.utility;
@@ -409,7 +419,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             utility: plain + self.pattern_bonus(node, is_root),
             utility_sq: (sums.utility_sq + utility * utility * w) / total_w,
         };
-        if let Some(entry) = self.cached(node, is_root).filter(|_| !is_root) {
+        if let Some(entry) = self.cached_below_root(node, is_root) {
             entry.adjust(
                 own_visits,
                 p.eval_cache_min_visits,
