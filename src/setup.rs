@@ -39,7 +39,7 @@ pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{
     cache_power_of_two, default_cache_power_of_two, total_memory_bytes, MemoryBudget, MemoryPlan,
 };
-pub use patterns::avoid_sgf_pattern_table;
+pub use patterns::{auto_avoid_repeat, avoid_sgf_pattern_table};
 
 /// Why the network could not be set up.
 #[derive(Debug, thiserror::Error)]

@@ -533,3 +533,216 @@ fn avoid_sgf_patterns_keep_the_engine_off_the_shapes_of_the_games() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Parses KataGo's `rawNNBrief` line `label: a b c ...` (numbers with
+/// their unit suffix) into numbers.
+fn brief_numbers(line: &str, label: &str) -> Vec<f64> {
+    let rest = line
+        .strip_prefix(label)
+        .unwrap_or_else(|| panic!("{line:?} does not start with {label:?}"));
+    rest.split_whitespace()
+        .map(|x| x.trim_end_matches(['c', '%']).parse().unwrap())
+        .collect()
+}
+
+/// `debug_moves` answers as KataGo 1.17.2 does: the board after the
+/// branch, the tree of the last search down the branch (KataGo's
+/// `printTree` layout) and the raw net's brief figures. KataGo's answers
+/// to the same commands with the same net (`gtp_example.cfg`,
+/// `maxVisits=50`) are recorded below where they do not depend on the
+/// search: the boards exactly, the raw figures to their printed 0.01.
+#[test]
+fn debug_moves_answers_as_katago() {
+    let mut e = Engine::start();
+    for (i, cmd) in ["boardsize 9", "komi 7", "play b e5", "play w c5"]
+        .iter()
+        .enumerate()
+    {
+        e.ok(i as u32 + 1, cmd);
+    }
+    assert!(e.ok(5, "list_commands").lines().any(|l| l == "debug_moves"));
+    // Before any search: the board alone.
+    let board_only = e.ok(6, "debug_moves");
+    assert_eq!(board_only.lines().count(), 11, "{board_only}");
+    e.ok(7, "kata-search b");
+    let katago_board_d3 = "MoveNum: 3 HASH: D285048495751971F41731516D5B0952
+   A B C D E F G H J
+ 9 . . . . . . . . .
+ 8 . . . . . . . . .
+ 7 . . . . . . . . .
+ 6 . . . . . . . . .
+ 5 . . O2. X1. . . .
+ 4 . . . . . . . . .
+ 3 . . . X3. . . . .
+ 2 . . . . . . . . .
+ 1 . . . . . . . . .";
+    let got = e.ok(8, "debug_moves d3 rawstats");
+    let lines: Vec<&str> = got.lines().collect();
+    assert_eq!(lines[..11].join("\n"), katago_board_d3);
+    // D3 was not searched: the root's line alone, with the search's visits.
+    assert!(
+        lines[11].starts_with(": T ") && lines[11].contains(" N      50  --  "),
+        "{got}"
+    );
+    assert_eq!(lines.len(), 15, "{got}");
+    let close = |got: Vec<f64>, want: &[f64]| {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= 0.011, "{got:?} vs KataGo's {want:?}");
+        }
+    };
+    close(
+        brief_numbers(lines[12], "Policy:"),
+        &[18.54, 18.80, 16.95, 17.95, 18.24, 27.10, 13.96, 11.12],
+    );
+    close(
+        brief_numbers(lines[13], "White winloss:"),
+        &[2.94, 4.16, 10.88, 3.50, 11.99, 9.04, 3.97, 0.65],
+    );
+    close(
+        brief_numbers(lines[14], "White lead:"),
+        &[0.02, 0.04, 0.72, -0.04, 0.71, 0.30, 0.24, -0.41],
+    );
+
+    // No branch: the root, Black's header and one line per searched move,
+    // whose visits with the root's own make the root's 50.
+    let got = e.ok(9, "debug_moves rawstats");
+    let lines: Vec<&str> = got.lines().collect();
+    assert!(lines[0].starts_with("MoveNum: 2 HASH: 21172FF837E42CFA41ED49BC1713B5B8"));
+    assert!(
+        lines[11].starts_with(": T ") && lines[11].contains(" N      50  --  "),
+        "{got}"
+    );
+    assert_eq!(lines[12], "---Black(^)---");
+    let children = &lines[13..lines.len() - 3];
+    assert!(!children.is_empty(), "{got}");
+    let mut visits = 0;
+    for line in children {
+        let (name, rest) = line.split_once(" : ").unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(name.len(), 3, "{line}");
+        for field in ["T ", "W ", "S ", "LCB ", "P ", "WF ", "PSV ", "N "] {
+            assert!(rest.contains(field), "{field} missing: {line}");
+        }
+        let pv = rest.split("  --  ").nth(1).unwrap();
+        assert!(pv.starts_with(name.trim()), "{line}");
+        visits += rest
+            .split(" N ")
+            .nth(1)
+            .unwrap()
+            .split("--")
+            .next()
+            .unwrap()
+            .trim()
+            .parse::<i64>()
+            .unwrap();
+    }
+    assert_eq!(visits + 1, 50, "{got}");
+    assert_eq!(lines[lines.len() - 3], "Policy: ");
+    close(
+        brief_numbers(lines[lines.len() - 2], "White winloss:"),
+        &[8.34, 8.34, 6.55, 6.55, 4.81, 4.81, 5.17, 5.17],
+    );
+    close(
+        brief_numbers(lines[lines.len() - 1], "White lead:"),
+        &[0.24, 0.24, -0.33, -0.33, -0.27, -0.27, -0.28, -0.28],
+    );
+
+    // An occupied point: no board, the root's line alone (as KataGo).
+    let got = e.ok(10, "debug_moves e5");
+    assert!(got.starts_with(": T ") && got.lines().count() == 1, "{got}");
+    let (ok, msg) = e.ask(11, "debug_moves zz9");
+    assert!(!ok && msg == "Invalid move sequence", "{msg}");
+
+    // After genmove the tree is the chosen move's subtree.
+    let mv = e.ok(12, "genmove b");
+    let got = e.ok(13, "debug_moves");
+    let lines: Vec<&str> = got.lines().collect();
+    assert!(lines[0].starts_with("MoveNum: 3 "), "{got}");
+    if mv != "pass" && mv != "resign" {
+        assert!(lines[11].starts_with(": T "), "{got}");
+        assert_eq!(lines[12], "---White(v)---", "{got}");
+    }
+}
+
+/// KataGo's automatic avoid patterns (`autoAvoidRepeat*`): each genmove is
+/// saved to the folder in KataGo's `_poses.txt` format when the next game
+/// starts (a chunk of one here) and at `quit`, and the next game's search
+/// is steered off the moves saved.
+#[test]
+fn auto_avoid_repeat_saves_genmoves_and_avoids_them_next_game() {
+    let dir = std::env::temp_dir().join(format!("engine-gtp-auto-avoid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = format!(
+        "maxVisits=50,numSearchThreads=1,autoAvoidRepeatDir={},autoAvoidRepeatUtility=1.0,autoAvoidRepeatLambda=1.0,autoAvoidRepeatMinTurnNumber=0,autoAvoidRepeatMaxTurnNumber=50,autoAvoidRepeatMaxPoses=1000,autoAvoidRepeatSaveChunkSize=1",
+        dir.display()
+    );
+    let mut e = Engine::start_with(&settings);
+    e.ok(1, "boardsize 9");
+    e.ok(2, "komi 7");
+    let first = e.ok(3, "genmove b");
+    e.ok(4, "clear_board");
+    // The first game's move, in KataGo's format, in the 9x9 folder.
+    let folder = dir.join("9x9");
+    let files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+        .flatten()
+        .map(|f| f.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].to_string_lossy().ends_with("_poses.txt"));
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains(&format!("\"hintLoc\":\"{first}\"")), "{text}");
+    assert!(
+        text.contains("\"initialTurnNumber\":0") && text.contains("\"nextPla\":\"B\""),
+        "{text}"
+    );
+    // A full point of utility against it: the next game opens elsewhere.
+    // Without the table the second game mostly repeats the first (E5,
+    // sometimes F5 or one of its images, at 50 visits); with it, the
+    // opening moves saved are off in every symmetry.
+    let second = e.ok(5, "genmove b");
+    let images = |v: &str| -> Vec<String> {
+        let cols = "ABCDEFGHJ";
+        let x = cols.find(&v[..1]).unwrap() as i32;
+        let y = v[1..].parse::<i32>().unwrap() - 1;
+        let mut out = Vec::new();
+        for (a, b) in [(x, y), (y, x)] {
+            for (a, b) in [(a, b), (8 - a, b), (a, 8 - b), (8 - a, 8 - b)] {
+                out.push(format!("{}{}", &cols[a as usize..a as usize + 1], b + 1));
+            }
+        }
+        out
+    };
+    assert!(!images(&first).contains(&second), "{first} then {second}");
+    e.ok(6, "quit");
+    let _ = e.child.wait();
+    let count = std::fs::read_dir(&folder).unwrap().count();
+    assert_eq!(count, 2, "quit saves the second game's move");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Every setting must be given.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "-model"])
+        .arg(
+            engine::shared_data_dir()
+                .unwrap()
+                .join("models/g170-b6c96-s175395328-d26788732.bin.gz"),
+        )
+        .args([
+            "-override-config",
+            &format!("autoAvoidRepeatDir={}", dir.display()),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert!(
+        err.contains("autoAvoidRepeatUtility was not specified"),
+        "{err}"
+    );
+}

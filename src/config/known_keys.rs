@@ -335,13 +335,35 @@ pub const KNOWN_KEYS: &[&str] = &[
     "winLossUtilityFactor",
 ];
 
+/// The `autoAvoidRepeat*` keys that may be set per board size
+/// (`autoAvoidRepeatUtility13x13`), as KataGo's `getAutoPattern*Param`.
+pub const AUTO_AVOID_SIZED_KEYS: &[&str] = &[
+    "autoAvoidRepeatUtility",
+    "autoAvoidRepeatLambda",
+    "autoAvoidRepeatMinTurnNumber",
+    "autoAvoidRepeatMaxTurnNumber",
+    "autoAvoidRepeatMaxPoses",
+];
+
 /// Whether `key` is a key KataGo knows, directly or with a numeric suffix.
 pub fn is_known_key(key: &str) -> bool {
     if KNOWN_KEYS.binary_search(&key).is_ok() {
         return true;
     }
     let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
-    base.len() < key.len() && KNOWN_KEYS.binary_search(&base).is_ok()
+    if base.len() < key.len() && KNOWN_KEYS.binary_search(&base).is_ok() {
+        return true;
+    }
+    // `autoAvoidRepeat*` settings per board size: `autoAvoidRepeatUtility13x13`.
+    AUTO_AVOID_SIZED_KEYS.iter().any(|k| {
+        key.strip_prefix(k)
+            .and_then(|size| size.split_once('x'))
+            .is_some_and(|(x, y)| {
+                [x, y]
+                    .iter()
+                    .all(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+            })
+    })
 }
 
 #[cfg(test)]
@@ -358,6 +380,9 @@ mod tests {
         assert!(is_known_key("maxVisits"));
         assert!(is_known_key("cpuctExploration1"));
         assert!(is_known_key("cudaDeviceToUseThread3"));
+        assert!(is_known_key("autoAvoidRepeatMinTurnNumber13x13"));
+        assert!(!is_known_key("autoAvoidRepeatDir13x13"));
+        assert!(!is_known_key("autoAvoidRepeatUtility13x"));
         assert!(is_known_key("avoidSgf2PatternDirs"));
         assert!(!is_known_key("maxVisit"));
         assert!(!is_known_key("maxVisitz0"));

@@ -34,7 +34,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use error::ConfigError;
-pub use known_keys::{is_known_key, KNOWN_KEYS};
+pub use known_keys::{is_known_key, AUTO_AVOID_SIZED_KEYS, KNOWN_KEYS};
 pub use parse::parse_overrides;
 pub use report::{KeyProblem, KeyReport, Vocabulary};
 

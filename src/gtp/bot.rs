@@ -8,6 +8,7 @@
 //! command loop stops and joins that thread before it touches the bot).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
@@ -18,7 +19,9 @@ use crate::game::{Board, Color, Loc, Move, Player, Rules};
 
 use super::analyze_args::AvoidMoves;
 use super::position::GtpGame;
-use crate::search::{AnalysisSnapshot, MoveInfo, RootInfo};
+use crate::search::{
+    AnalysisSnapshot, MoveInfo, PatternBonusTable, Perspective, PrintTreeOptions, RootInfo,
+};
 use crate::setup::ModelInfo;
 use crate::timecontrol::TimeControls;
 
@@ -188,6 +191,35 @@ pub trait GtpBot: Send {
         _symmetry: Option<usize>,
     ) -> Result<String, String> {
         Err("Cannot run kata-raw-human-nn, -human-model was not provided".to_string())
+    }
+
+    /// KataGo's `printTree` text for `debug_moves`: the last search's tree,
+    /// brought to `game`'s position as the next search would reuse it,
+    /// printed with `options` from `perspective`. Empty when there is no
+    /// searched tree there (and for a bot without a search).
+    fn print_tree(
+        &mut self,
+        game: &GtpGame,
+        options: &PrintTreeOptions,
+        perspective: Perspective,
+    ) -> String {
+        let _ = (game, options, perspective);
+        String::new()
+    }
+
+    /// KataGo's `rawNNBrief` (`debug_moves rawstats`): in each symmetry,
+    /// the net's White win-loss and lead after `branch` is played from
+    /// `game`'s position, and, with a branch, the policy of its last move
+    /// before it was played. Empty for a bot without a network.
+    fn raw_nn_brief(&mut self, game: &GtpGame, branch: &[Move]) -> Result<String, String> {
+        let _ = (game, branch);
+        Ok(String::new())
+    }
+
+    /// Searches with this pattern bonus table from now on (KataGo's
+    /// `setPatternBonusTable`); a bot without a search ignores it.
+    fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
+        let _ = table;
     }
 
     /// Forgets the search tree and the network cache (`clear_cache`).

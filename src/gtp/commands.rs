@@ -115,6 +115,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("gomill-cpu_time", cputime),
     ("kata-benchmark", benchmark),
     ("kata-debug-print-tc", debug_print_tc),
+    ("debug_moves", |e, c| e.debug_moves(&c.args).into()),
     ("stop", |_, _| Handled::Ok(String::new())),
 ];
 
@@ -127,6 +128,7 @@ impl GtpEngine {
     /// Runs one command through [`COMMANDS`], or answers `unknown command`;
     /// the caller writes the answer for `Ok`/`Err`/`Quit`.
     pub fn handle(&mut self, c: &CommandLine) -> Handled {
+        self.auto_avoid_before(&c.name);
         match COMMANDS.iter().find(|(name, _)| *name == c.name) {
             Some((_, run)) => run(self, c),
             None => Handled::Err("unknown command".into()),

@@ -60,6 +60,8 @@ pub struct GtpEngine {
     pub(super) background: Option<Background>,
     pub(super) name: String,
     pub(super) version: String,
+    /// KataGo's automatic avoid patterns, when configured.
+    pub(super) auto_avoid: Option<super::auto_avoid::AutoAvoidGames>,
 }
 
 impl GtpEngine {
@@ -107,6 +109,7 @@ impl GtpEngine {
             background: None,
             name: "engine".to_string(),
             version,
+            auto_avoid: None,
         })
     }
 

@@ -8,6 +8,7 @@ pub mod protocol;
 pub use analysis_format::format_analysis;
 pub use analyze_args::{parse_analyze_args, AnalyzeArgs, AnalyzeKind, AvoidMoves};
 
+mod auto_avoid;
 mod board_cmds;
 pub mod bot;
 mod commands;
@@ -22,6 +23,7 @@ mod session;
 mod settings;
 mod sgf_cmds;
 
+pub use auto_avoid::AutoAvoidGames;
 pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};
 pub use commands::known_commands;
 pub use engine::GtpEngine;

@@ -243,6 +243,20 @@ impl GtpGame {
     /// rules as JSON and captures.
     pub fn showboard(&self) -> String {
         let b = &self.state.board;
+        let mut s = self.board_text();
+        s.push('\n');
+        s.push_str(&format!("Next player: {}\n", self.state.next));
+        s.push_str(&format!("Rules: {}\n", self.rules.to_json(true)));
+        s.push_str(&format!("B stones captured: {}\n", b.num_black_captures()));
+        s.push_str(&format!("W stones captured: {}\n", b.num_white_captures()));
+        s
+    }
+
+    /// KataGo's `Board::printBoard` with the move history: the move
+    /// number, the position hash and the grid, the last three moves
+    /// numbered (`showboard` and `debug_moves` begin with it).
+    pub fn board_text(&self) -> String {
+        let b = &self.state.board;
         let (xs, ys) = (b.x_size(), b.y_size());
         let mut s = format!("MoveNum: {} HASH: {}\n", self.moves.len(), b.pos_hash());
         const COLS: &[u8; 25] = b"ABCDEFGHJKLMNOPQRSTUVWXYZ";
@@ -274,11 +288,6 @@ impl GtpGame {
             }
             s.push('\n');
         }
-        s.push('\n');
-        s.push_str(&format!("Next player: {}\n", self.state.next));
-        s.push_str(&format!("Rules: {}\n", self.rules.to_json(true)));
-        s.push_str(&format!("B stones captured: {}\n", b.num_black_captures()));
-        s.push_str(&format!("W stones captured: {}\n", b.num_white_captures()));
         s
     }
 }

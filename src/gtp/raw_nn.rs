@@ -74,3 +74,43 @@ pub(super) fn raw_nn_text(
     }
     Ok(out.trim().to_string())
 }
+
+/// KataGo's `rawNNBrief` (`debug_moves rawstats`): in each symmetry,
+/// `evaluator`'s White win-loss (in centi-units) and lead after `branch`
+/// is played tolerantly from `game`'s position, and, when the branch is
+/// not empty, the policy of its last move in the position before it.
+/// `options` gives the inputs for the player to move.
+pub(super) fn raw_nn_brief(
+    evaluator: &NnSearchEvaluator,
+    game: &GtpGame,
+    branch: &[Move],
+    options: impl Fn(Player) -> EvalOptions,
+) -> Result<String, String> {
+    let mut end = game.clone();
+    let mut before_last = None;
+    for &mv in branch {
+        let pla = end.next_pla();
+        before_last = Some((end.clone(), mv));
+        if !end.play(mv, pla) {
+            return Ok("illegal move sequence".to_string());
+        }
+    }
+    let (xs, ys) = (game.x_size(), game.y_size());
+    let mut policy = String::from("Policy: ");
+    let mut win_loss = String::from("White winloss: ");
+    let mut lead = String::from("White lead: ");
+    for sym in 0..8 {
+        let nn = evaluator
+            .evaluate_in_symmetry(end.state(), sym, &options(end.next_pla()))
+            .map_err(|e| e.to_string())?;
+        win_loss += &format!("{:.2}c ", 100.0 * (nn.white_win_prob - nn.white_loss_prob));
+        lead += &format!("{:.2} ", nn.white_lead);
+        if let Some((before, mv)) = &before_last {
+            let nn = evaluator
+                .evaluate_in_symmetry(before.state(), sym, &options(before.next_pla()))
+                .map_err(|e| e.to_string())?;
+            policy += &format!("{:.2}% ", 100.0 * nn.policy[mv.policy_index(xs, ys)]);
+        }
+    }
+    Ok(format!("{policy}\n{win_loss}\n{lead}").trim().to_string())
+}

@@ -26,8 +26,9 @@ use crate::game::GameState;
 use crate::game::{Board, BoardHistory, Color, GameOptions, Loc, Move, Player, Rules, ScoringRule};
 use crate::play::play_extra_black;
 use crate::search::{
-    compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, PositionEvaluator, RunOptions,
-    Search, SearchParams, SearchView, SetupFor, SnapshotRequest,
+    compute_lead, AnalysisSnapshot, EvalOptions, NnSearchEvaluator, PatternBonusTable, Perspective,
+    PositionEvaluator, PrintTreeOptions, RunOptions, Search, SearchParams, SearchView, SetupFor,
+    SnapshotRequest,
 };
 use crate::setup::{ModelInfo, Network};
 use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls, TimeParams};
@@ -35,7 +36,7 @@ use crate::timecontrol::{upper_bound_visits_left, SearchTimeState, TimeControls,
 use super::analyze_args::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
-use super::raw_nn::raw_nn_text;
+use super::raw_nn::{raw_nn_brief, raw_nn_text};
 
 /// KataGo's temperature for the network's free handicap stones.
 const FREE_HANDICAP_TEMPERATURE: f64 = 0.25;
@@ -125,6 +126,24 @@ fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f6
 }
 
 impl SearchBot {
+    /// The inputs KataGo's raw net commands evaluate with for `pla` to
+    /// move: the analysis settings' playout doubling advantage and human
+    /// profile.
+    fn raw_eval_options(&self, pla: Player, policy_optimism: f64, ownership: bool) -> EvalOptions {
+        let a = &self.analysis_params;
+        let pda = match a.playout_doubling_advantage_pla.0 {
+            Some(p) if p != pla => -a.playout_doubling_advantage,
+            _ => a.playout_doubling_advantage,
+        };
+        EvalOptions {
+            include_ownership: ownership,
+            policy_optimism,
+            playout_doubling_advantage: pda,
+            human_profile: a.human_sl_profile.meta,
+            ..EvalOptions::default()
+        }
+    }
+
     /// KataGo's `rawNN` text of `evaluator` for `game` with `pla` to move
     /// (see [`raw_nn_text`]), with the analysis settings' inputs.
     fn raw_nn_text(
@@ -136,18 +155,7 @@ impl SearchBot {
         policy_optimism: f64,
         human: bool,
     ) -> Result<String, String> {
-        let a = &self.analysis_params;
-        let pda = match a.playout_doubling_advantage_pla.0 {
-            Some(p) if p != pla => -a.playout_doubling_advantage,
-            _ => a.playout_doubling_advantage,
-        };
-        let opts = EvalOptions {
-            include_ownership: true,
-            policy_optimism,
-            playout_doubling_advantage: pda,
-            human_profile: a.human_sl_profile.meta,
-            ..EvalOptions::default()
-        };
+        let opts = self.raw_eval_options(pla, policy_optimism, true);
         raw_nn_text(evaluator, game, pla, symmetry, &opts, human)
     }
 
@@ -674,6 +682,30 @@ impl GtpBot for SearchBot {
         }
         let policy_optimism = self.genmove_params.root_policy_optimism;
         self.raw_nn_text(&evaluator, game, pla, symmetry, policy_optimism, true)
+    }
+
+    fn print_tree(
+        &mut self,
+        game: &GtpGame,
+        options: &PrintTreeOptions,
+        perspective: Perspective,
+    ) -> String {
+        let pla = game.next_pla();
+        self.sync(game, pla);
+        self.search
+            .view()
+            .print_tree(options, perspective.player(pla))
+    }
+
+    fn raw_nn_brief(&mut self, game: &GtpGame, branch: &[Move]) -> Result<String, String> {
+        let evaluator = self.search.evaluator().clone();
+        raw_nn_brief(&evaluator, game, branch, |pla| {
+            self.raw_eval_options(pla, 0.0, false)
+        })
+    }
+
+    fn set_pattern_bonus_table(&mut self, table: Option<Arc<PatternBonusTable>>) {
+        self.search.set_pattern_bonus_table(table);
     }
 
     fn clear_cache(&mut self) {

@@ -18,7 +18,7 @@ use super::position::GtpGame;
 use super::protocol::Output;
 use super::protocol::{format_header, format_response, CommandLine};
 use super::scoring_cmds::chain_statuses;
-use crate::search::Perspective;
+use crate::search::{Perspective, PrintTreeOptions};
 
 impl GtpEngine {
     /// Search commands; anything else is an unknown command.
@@ -150,6 +150,7 @@ impl GtpEngine {
         self.recent_win_loss.push(outcome.white_win_loss);
         let resign = self.settings.allow_resignation && self.should_resign(pla, outcome.white_lead);
         self.genmove_time_sum += started.elapsed().as_secs_f64();
+        self.auto_avoid_record(pla, outcome.best);
         let vertex = if resign {
             "resign".to_string()
         } else {
@@ -387,6 +388,41 @@ impl GtpEngine {
                 Player::White => v < s.resign_threshold,
                 Player::Black => v > -s.resign_threshold,
             })
+    }
+
+    /// `debug_moves [MOVES...] [rawstats]`, as KataGo's: the board after
+    /// the moves (when they can all be played), the last search's tree
+    /// from the current position down that line and one level below it
+    /// (KataGo's `printTree`), and with `rawstats` the raw net's brief
+    /// figures there. It does not search.
+    pub(super) fn debug_moves(&mut self, args: &[String]) -> Result<String, String> {
+        let (xs, ys) = (self.game.x_size(), self.game.y_size());
+        let branch = args
+            .iter()
+            .filter(|a| *a != "rawstats")
+            .map(|a| Move::parse(a, xs, ys))
+            .collect::<Result<Vec<Move>, _>>()
+            .map_err(|_| "Invalid move sequence".to_string())?;
+        let mut after = self.game.clone();
+        let all_legal = branch.iter().all(|&mv| {
+            let pla = after.next_pla();
+            after.play(mv, pla)
+        });
+        let mut out = if all_legal {
+            after.board_text()
+        } else {
+            String::new()
+        };
+        let options = PrintTreeOptions {
+            branch,
+            ..PrintTreeOptions::default()
+        };
+        let mut bot = self.bot.lock();
+        out += &bot.print_tree(&self.game, &options, self.settings.perspective);
+        if args.iter().any(|a| a == "rawstats") {
+            out += &bot.raw_nn_brief(&self.game, &options.branch)?;
+        }
+        Ok(out)
     }
 
     /// Starts pondering if enabled and `wanted`.

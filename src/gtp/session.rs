@@ -4,6 +4,7 @@ use crossbeam::channel::Receiver;
 
 use crate::setup::{EngineArgs, SetupError};
 
+use super::auto_avoid::AutoAvoidGames;
 use super::engine::{GtpEngine, Handled};
 use super::protocol::{parse_line, spawn_line_reader, InputLine, Output, ParsedLine};
 use super::search_bot::SearchBot;
@@ -46,6 +47,9 @@ pub fn serve(engine: &mut GtpEngine, lines: Receiver<InputLine>) {
                     }
                     Handled::Written => {}
                     Handled::Quit => {
+                        // Saved before the answer, as KataGo: a controller
+                        // may end the process once it has it.
+                        engine.auto_avoid_finish();
                         out.respond(c.id, true, "");
                         break;
                     }
@@ -54,6 +58,7 @@ pub fn serve(engine: &mut GtpEngine, lines: Receiver<InputLine>) {
         }
     }
     engine.stop_background();
+    engine.auto_avoid_finish();
 }
 
 /// Runs `engine gtp` with the given flags on stdin/stdout; returns the
@@ -142,7 +147,16 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Using {} rules initially, unless GTP/GUI overrides this",
         settings.initial_rules.to_string_no_komi_maybe_nice()
     ));
-    let engine = GtpEngine::new(settings, bot, Output::stdout(), no_limit)?;
+    let mut engine = GtpEngine::new(settings, bot, Output::stdout(), no_limit)?;
+    if let Some(repeat) = crate::setup::auto_avoid_repeat(cfg).map_err(|e| e.to_string())? {
+        if crate::setup::avoid_sgf_pattern_table(cfg, 0)
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            return Err("Providing both sgf avoid patterns and auto avoid patterns is not implemented right now".to_string().into());
+        }
+        engine.set_auto_avoid(AutoAvoidGames::new(repeat, rand::random()));
+    }
     for line in crate::setup::config_key_report(cfg, "engine gtp") {
         crate::logfile::startup(&line);
     }

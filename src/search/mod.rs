@@ -44,9 +44,12 @@ pub use even_komi::{compute_lead, round_and_clip_komi};
 pub use mirror::{mirror_move, MirrorGame, MirrorStatus};
 pub use nn_eval::{NnEvalSettings, NnSearchEvaluator};
 pub use params::{Enabled, HumanProfile, OptPlayer, ParamError, SearchParams, SetupFor};
-pub use pattern_bonus::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
+pub use pattern_bonus::{
+    AutoAvoidLoad, AutoAvoidRepeat, AutoAvoidSizeSettings, AvoidSgfPatterns, PatternBonusTable,
+    PositionSample, SgfFileOutcome,
+};
 pub use report::{AnalysisSnapshot, BadPerspective, Perspective, SnapshotRequest};
-pub use results::{MoveInfo, RootInfo, SearchView};
+pub use results::{MoveInfo, PrintTreeOptions, RootInfo, SearchView};
 pub use root_symmetry::RootSymmetry;
 pub use runner::{RunOptions, Search, SearchError, SearchStats, TimeLimitFn};
 pub use tree::eval_cache::{

@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use crate::game::sgf::{parse_collection, NodeId, SgfTree};
 use crate::game::{pattern_hash_with_sym, Board, Color, Hash128, Loc, Move, Player};
 
+mod auto_avoid;
+pub use auto_avoid::{AutoAvoidLoad, AutoAvoidRepeat, AutoAvoidSizeSettings, PositionSample};
+
 /// Shapes and their bonuses to White's utility.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PatternBonusTable {

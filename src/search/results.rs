@@ -12,6 +12,9 @@ use super::utility::{score_stdev, UtilityFn};
 use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
+mod print_tree;
+pub use print_tree::PrintTreeOptions;
+
 /// One root move, as KataGo reports it. Values are from the perspective of
 /// the player to move at the root unless named `white_`.
 #[derive(Debug, Clone, PartialEq)]

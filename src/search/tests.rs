@@ -530,6 +530,135 @@ fn move_infos_follow_katago_lcb_pv_and_ownership_rules() {
 }
 
 #[test]
+fn print_tree_prints_katago_lines_for_the_root_and_its_children() {
+    let mut s = Search::new(params(200, 1), MaterialEval::new(), capture_position(), 3);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let root = view.root_info().unwrap();
+    let infos = view.move_infos(8, false);
+    let text = view.print_tree(&PrintTreeOptions::default(), Player::Black);
+    let lines: Vec<&str> = text.lines().collect();
+    // The root: its values from Black's view (Black is to move), visits
+    // and the PV the best move starts.
+    assert!(
+        lines[0].starts_with(&format!(": T {:6.2}c W ", root.utility * 100.0)),
+        "{text}"
+    );
+    let best_pv: Vec<String> = infos[0].pv[..7].iter().map(|m| m.to_gtp(5, 5)).collect();
+    assert!(
+        lines[0].ends_with(&format!("N {:7}  --  {}", root.visits, best_pv.join(" "))),
+        "{text}"
+    );
+    assert!(!lines[0].contains("LCB") && !lines[0].contains(" P ") && !lines[0].contains("WF"));
+    assert_eq!(lines[1], "---Black(^)---");
+    // One line per child, in `move_infos`' order, with its figures.
+    assert_eq!(lines.len(), 2 + infos.len(), "{text}");
+    let mut weight_factors = 0.0;
+    for (line, info) in lines[2..].iter().zip(&infos) {
+        let pv: Vec<String> = info.pv.iter().map(|m| m.to_gtp(5, 5)).collect();
+        let name = info.mv.to_gtp(5, 5);
+        assert!(
+            line.starts_with(&format!("{name:<3} : T {:6.2}c ", info.utility * 100.0)),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!(" P {:5.2}% WF ", info.prior * 100.0)),
+            "{line}"
+        );
+        assert!(
+            line.ends_with(&format!(
+                "PSV {:7.0} N {:7}  --  {}",
+                info.play_selection_value,
+                info.visits,
+                pv.join(" ")
+            )),
+            "{line}"
+        );
+        let wf = line
+            .split("WF ")
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        weight_factors += wf.parse::<f64>().unwrap();
+    }
+    // The weight factors share out the children's weight (rounded to 0.1).
+    let children_weight: f64 = infos.iter().map(|m| m.weight).sum();
+    assert!(
+        (weight_factors - children_weight).abs() <= 0.05 * infos.len() as f64 + 1e-9,
+        "{weight_factors} vs {children_weight}"
+    );
+    // White's view negates the values and marks Black's turn as the
+    // other side's.
+    let white = view.print_tree(&PrintTreeOptions::default(), Player::White);
+    assert!(
+        white.starts_with(&format!(": T {:6.2}c W ", -root.utility * 100.0)),
+        "{white}"
+    );
+    assert_eq!(white.lines().nth(1), Some("---Black(v)---"));
+}
+
+#[test]
+fn print_tree_follows_a_branch_and_expands_below_it() {
+    let mut s = Search::new(params(200, 1), MaterialEval::new(), capture_position(), 3);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let best = view.move_infos(8, false)[0].clone();
+    let name = best.mv.to_gtp(5, 5);
+    let opts = PrintTreeOptions {
+        branch: vec![best.mv],
+        ..PrintTreeOptions::default()
+    };
+    let text = view.print_tree(&opts, Player::Black);
+    let lines: Vec<&str> = text.lines().collect();
+    // The root, the branch's move alone, then White's replies below it.
+    assert!(lines[0].starts_with(": T "), "{text}");
+    assert!(lines[1].starts_with(&format!("{name:<3} : ")), "{text}");
+    assert_eq!(lines[2], "---White(v)---");
+    let replies = &lines[3..];
+    assert!(!replies.is_empty());
+    let mut reply_visits = 0;
+    for line in replies {
+        assert!(line.starts_with(&format!("{name:<3} ")), "{line}");
+        let n = line
+            .split(" N ")
+            .nth(1)
+            .unwrap()
+            .split("--")
+            .next()
+            .unwrap();
+        reply_visits += n.trim().parse::<i64>().unwrap();
+    }
+    // A tree search: the node's own visit and its children's make its visits.
+    assert_eq!(reply_visits + 1, best.visits, "{text}");
+    // A branch the tree does not have: the root line alone. (Two visits
+    // make one child.)
+    let mut small = Search::new(params(2, 1), MaterialEval::new(), capture_position(), 3);
+    small.run(&RunOptions::default()).unwrap();
+    let child = small.view().move_infos(8, false)[0].mv;
+    let other = [Move::Pass, Move::Play(Loc::from_xy(0, 0, 5))]
+        .into_iter()
+        .find(|&m| m != child)
+        .unwrap();
+    let off_tree = PrintTreeOptions {
+        branch: vec![other],
+        ..PrintTreeOptions::default()
+    };
+    let text = small.view().print_tree(&off_tree, Player::Black);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with(": T ") && text.contains(&format!("N {:7}  --  ", 2)));
+    // An unsearched root prints nothing.
+    let fresh = Search::new(params(10, 1), MaterialEval::new(), capture_position(), 3);
+    assert_eq!(
+        fresh
+            .view()
+            .print_tree(&PrintTreeOptions::default(), Player::Black),
+        ""
+    );
+}
+
+#[test]
 fn a_view_with_other_params_chooses_by_them() {
     // Self-play chooses its move without LCB from a search run with it.
     // Find searches where LCB raises a child above its weight, and check

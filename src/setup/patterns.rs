@@ -14,8 +14,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::Config;
-use crate::search::{AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome};
+use crate::config::{Config, AUTO_AVOID_SIZED_KEYS};
+use crate::search::{
+    AutoAvoidRepeat, AutoAvoidSizeSettings, AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome,
+};
 
 use super::SetupError;
 
@@ -111,6 +113,78 @@ fn read_set(cfg: &Config, set: usize, bot: usize) -> Result<Option<AvoidSgfPatte
         max_files,
         allowed_names,
         dirs: dirs.into_iter().map(PathBuf::from).collect(),
+    }))
+}
+
+/// KataGo's automatic avoid patterns for `engine gtp`, or `None` without
+/// `autoAvoidRepeatDir`. Every setting must be given (KataGo: "you must
+/// ALSO specify the defaults even if you have specified board-size-specific
+/// values"); a missing one is an error here at start-up, where KataGo
+/// fails at the first load or save that needs it.
+pub fn auto_avoid_repeat(cfg: &Config) -> Result<Option<AutoAvoidRepeat>, SetupError> {
+    if !cfg.contains("autoAvoidRepeatDir") {
+        return Ok(None);
+    }
+    let bad = |e: crate::config::ConfigError| SetupError::Config(Box::new(e));
+    let dir = cfg.get_string("autoAvoidRepeatDir").map_err(bad)?;
+    for key in AUTO_AVOID_SIZED_KEYS {
+        if !cfg.contains(key) {
+            return Err(SetupError::Invalid(format!(
+                "{key} was not specified in the config (autoAvoidRepeatDir needs every autoAvoidRepeat setting)"
+            )));
+        }
+    }
+    // One setting, from `key` + `suffix` when set, else from `key`.
+    let read = |suffix: &str| -> Result<AutoAvoidSizeSettings, SetupError> {
+        let key = |k: &str| {
+            let sized = format!("{k}{suffix}");
+            if cfg.contains(&sized) {
+                sized
+            } else {
+                k.to_string()
+            }
+        };
+        Ok(AutoAvoidSizeSettings {
+            utility: cfg
+                .get_f64(&key("autoAvoidRepeatUtility"), -3.0..=3.0)
+                .map_err(bad)?,
+            lambda: cfg
+                .get_f64(&key("autoAvoidRepeatLambda"), 0.0..=1.0)
+                .map_err(bad)?,
+            min_turn_number: cfg
+                .get_i64(&key("autoAvoidRepeatMinTurnNumber"), 0..=1_000_000)
+                .map_err(bad)?,
+            max_turn_number: cfg
+                .get_i64(&key("autoAvoidRepeatMaxTurnNumber"), 0..=1_000_000)
+                .map_err(bad)?,
+            max_poses: cfg
+                .get_i64(&key("autoAvoidRepeatMaxPoses"), 0..=1_000_000_000_000)
+                .map_err(bad)? as u64,
+        })
+    };
+    let defaults = read("")?;
+    let mut sizes: Vec<(usize, usize)> = cfg
+        .keys()
+        .filter_map(|k| {
+            let base = AUTO_AVOID_SIZED_KEYS.iter().find(|b| k.starts_with(**b))?;
+            let (x, y) = k[base.len()..].split_once('x')?;
+            Some((x.parse().ok()?, y.parse().ok()?))
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut per_size = Vec::new();
+    for (x, y) in sizes {
+        per_size.push(((x, y), read(&format!("{x}x{y}"))?));
+    }
+    let save_chunk_size = cfg
+        .get_i64_or("autoAvoidRepeatSaveChunkSize", 200, 1..=10_000)
+        .map_err(bad)? as usize;
+    Ok(Some(AutoAvoidRepeat {
+        dir: PathBuf::from(dir),
+        defaults,
+        per_size,
+        save_chunk_size,
     }))
 }
 
