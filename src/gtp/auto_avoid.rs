@@ -12,7 +12,6 @@ use rand::{Rng, SeedableRng};
 use crate::game::{Move, Player};
 use crate::search::{AutoAvoidRepeat, PatternBonusTable, PositionSample};
 
-use super::engine::GtpEngine;
 use super::position::GtpGame;
 
 /// The commands before which KataGo saves the gathered moves (a new game
@@ -33,7 +32,7 @@ pub struct AutoAvoidGames {
     repeat: AutoAvoidRepeat,
     samples: Vec<PositionSample>,
     /// Saved since the table was last built.
-    reload: bool,
+    pub(super) reload: bool,
     /// Names the saved files.
     rng: StdRng,
 }
@@ -76,7 +75,7 @@ impl AutoAvoidGames {
     }
 
     /// Gathers `pla` playing `mv` in `game` (before the move).
-    fn record(&mut self, game: &GtpGame, pla: Player, mv: Move) {
+    pub(super) fn record(&mut self, game: &GtpGame, pla: Player, mv: Move) {
         self.samples.push(PositionSample {
             board: *game.board(),
             next_pla: pla,
@@ -88,7 +87,7 @@ impl AutoAvoidGames {
 
     /// Saves the gathered moves when there are a chunk's worth, or any
     /// with `force`; a failed save is logged and the moves kept.
-    fn maybe_save(&mut self, force: bool) {
+    pub(super) fn maybe_save(&mut self, force: bool) {
         let due = self.samples.len() >= self.repeat.save_chunk_size;
         if self.samples.is_empty() || !(force || due) {
             return;
@@ -104,49 +103,6 @@ impl AutoAvoidGames {
                 self.reload = true;
             }
             Err(e) => crate::logfile::line(&format!("ERROR: auto avoid patterns: {e}")),
-        }
-    }
-}
-
-impl GtpEngine {
-    /// Turns KataGo's automatic avoid patterns on: the bot searches with
-    /// the table of the saved moves from now on.
-    pub fn set_auto_avoid(&mut self, games: AutoAvoidGames) {
-        if let Some(table) = games.load_table() {
-            self.bot.lock().set_pattern_bonus_table(Some(table));
-        }
-        self.auto_avoid = Some(games);
-    }
-
-    /// Before `command`: saves the gathered moves if due and, for
-    /// `clear_board` after a save, rebuilds the bot's table.
-    pub(super) fn auto_avoid_before(&mut self, command: &str) {
-        let Some(games) = &mut self.auto_avoid else {
-            return;
-        };
-        if !SAVE_BEFORE.contains(&command) {
-            return;
-        }
-        games.maybe_save(false);
-        if command == "clear_board" && games.reload {
-            games.reload = false;
-            if let Some(table) = games.load_table() {
-                self.bot.lock().set_pattern_bonus_table(Some(table));
-            }
-        }
-    }
-
-    /// Gathers a genmove's move (when automatic avoid patterns are on).
-    pub(super) fn auto_avoid_record(&mut self, pla: Player, mv: Move) {
-        if let Some(games) = &mut self.auto_avoid {
-            games.record(&self.game, pla, mv);
-        }
-    }
-
-    /// Saves whatever was gathered (the session is ending).
-    pub fn auto_avoid_finish(&mut self) {
-        if let Some(games) = &mut self.auto_avoid {
-            games.maybe_save(true);
         }
     }
 }

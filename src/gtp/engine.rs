@@ -131,6 +131,50 @@ impl GtpEngine {
     }
 }
 
+/// KataGo's automatic avoid patterns (see [`super::auto_avoid`]).
+impl GtpEngine {
+    /// Turns KataGo's automatic avoid patterns on: the bot searches with
+    /// the table of the saved moves from now on.
+    pub fn set_auto_avoid(&mut self, games: super::auto_avoid::AutoAvoidGames) {
+        if let Some(table) = games.load_table() {
+            self.bot.lock().set_pattern_bonus_table(Some(table));
+        }
+        self.auto_avoid = Some(games);
+    }
+
+    /// Before `command`: saves the gathered moves if due and, for
+    /// `clear_board` after a save, rebuilds the bot's table.
+    pub(super) fn auto_avoid_before(&mut self, command: &str) {
+        let Some(games) = &mut self.auto_avoid else {
+            return;
+        };
+        if !super::auto_avoid::SAVE_BEFORE.contains(&command) {
+            return;
+        }
+        games.maybe_save(false);
+        if command == "clear_board" && games.reload {
+            games.reload = false;
+            if let Some(table) = games.load_table() {
+                self.bot.lock().set_pattern_bonus_table(Some(table));
+            }
+        }
+    }
+
+    /// Gathers a genmove's move (when automatic avoid patterns are on).
+    pub(super) fn auto_avoid_record(&mut self, pla: crate::game::Player, mv: crate::game::Move) {
+        if let Some(games) = &mut self.auto_avoid {
+            games.record(&self.game, pla, mv);
+        }
+    }
+
+    /// Saves whatever was gathered (the session is ending).
+    pub fn auto_avoid_finish(&mut self) {
+        if let Some(games) = &mut self.auto_avoid {
+            games.maybe_save(true);
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;
