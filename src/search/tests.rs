@@ -658,6 +658,45 @@ fn print_tree_follows_a_branch_and_expands_below_it() {
     );
 }
 
+/// As KataGo's root (a copy of the child made without its subtree bias
+/// entry): the promoted child's share leaves the bias table and the new
+/// root takes no bias.
+#[test]
+fn a_promoted_root_gives_up_its_subtree_bias_entry() {
+    let mut p = params(300, 1);
+    p.subtree_value_bias_factor = 0.45;
+    p.subtree_value_bias_free_prop = 0.8;
+    let mut s = Search::new(p, MaterialEval::new(), capture_position(), 5);
+    s.run(&RunOptions::default()).unwrap();
+    // A root child with a grandchild below it holds an entry with sums.
+    let (mv, entry, last) = {
+        let children = s.view().root.children();
+        let c = children
+            .iter()
+            .find(|c| c.node.children().len() > 0 && c.node.bias.lock().entry.is_some())
+            .expect("a searched child with a bias entry");
+        let b = c.node.bias.lock();
+        (
+            c.mv,
+            b.entry.clone().unwrap(),
+            (b.last_delta_sum, b.last_weight),
+        )
+    };
+    let before = entry.get();
+    assert!(last.1 > 0.0);
+    assert!(s.make_move(mv));
+    assert!(s.view().root.bias.lock().entry.is_none());
+    let after = entry.get();
+    assert!(
+        (after.0 - (before.0 - 0.8 * last.0)).abs() < 1e-9,
+        "{before:?} {after:?} {last:?}"
+    );
+    assert!(
+        (after.1 - (before.1 - 0.8 * last.1)).abs() < 1e-9,
+        "{before:?} {after:?} {last:?}"
+    );
+}
+
 #[test]
 fn a_view_with_other_params_chooses_by_them() {
     // Self-play chooses its move without LCB from a search run with it.

@@ -45,6 +45,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
                 if n.next_pla == pla
                     && (n.force_non_terminal || self.root_state.outcome().is_none()) =>
             {
+                // As KataGo's root, a copy of the child made without its
+                // subtree bias entry: the child's share leaves the table
+                // (as for a deleted node) and the root takes no bias.
+                self.free_bias_of(&n);
                 n
             }
             Some(n) => {
