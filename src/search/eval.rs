@@ -181,8 +181,9 @@ pub struct EvalOptions {
     pub enable_passing_hacks: bool,
     /// KataGo's playout doubling advantage input, for the player to move.
     pub playout_doubling_advantage: f64,
-    /// Hide the move history from the net.
-    pub hide_history: bool,
+    /// At most this many of the last moves shown to the net as history
+    /// (KataGo's `maxHistory`; `None`: all it takes).
+    pub max_history: Option<usize>,
     /// What a human-style net is told about the players (KataGo's
     /// `humanSLProfile`); other nets ignore it.
     pub human_profile: Option<SgfMetadata>,
@@ -199,7 +200,7 @@ impl Default for EvalOptions {
             conservative_pass: false,
             enable_passing_hacks: false,
             playout_doubling_advantage: 0.0,
-            hide_history: false,
+            max_history: None,
             human_profile: None,
         }
     }

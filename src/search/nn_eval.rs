@@ -79,7 +79,7 @@ impl NnSearchEvaluator {
             conservative_pass_and_is_root: opts.conservative_pass,
             enable_passing_hacks: opts.enable_passing_hacks,
             playout_doubling_advantage: opts.playout_doubling_advantage,
-            max_history: if opts.hide_history { 0 } else { 1000 },
+            max_history: opts.max_history.unwrap_or(1000),
             pass_alive_suicide_rules_override: None,
         }
     }

@@ -139,8 +139,15 @@ pub(crate) enum PlayoutEnd {
 }
 
 impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
-    /// Evaluation options for a node whose player to move is `pla`.
-    pub fn eval_options(&self, pla: Player, is_root: bool, rng: &mut StdRng) -> EvalOptions {
+    /// Evaluation options for a node whose player to move is `pla`, `depth`
+    /// moves below the root.
+    pub fn eval_options(
+        &self,
+        pla: Player,
+        is_root: bool,
+        depth: u32,
+        rng: &mut StdRng,
+    ) -> EvalOptions {
         let p = self.params;
         let pda = if pla == self.pda_player {
             p.playout_doubling_advantage
@@ -164,7 +171,15 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             conservative_pass: p.conservative_pass && is_root,
             enable_passing_hacks: p.enable_passing_hacks,
             playout_doubling_advantage: pda,
-            hide_history: p.ignore_all_history || (is_root && p.ignore_pre_root_history),
+            // KataGo's maxHistory: none with `ignoreAllHistory`; with
+            // `ignorePreRootHistory` only the moves played below the root.
+            max_history: if p.ignore_all_history {
+                Some(0)
+            } else if p.ignore_pre_root_history {
+                Some(if is_root { 0 } else { depth as usize })
+            } else {
+                None
+            },
             human_profile: p.human_sl_profile.meta,
         }
     }
@@ -451,7 +466,7 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
                 if !node.try_begin_eval() {
                     return Ok(PlayoutEnd::Retry);
                 }
-                let mut opts = self.eval_options(w.state.next_player(), is_root, &mut w.rng);
+                let mut opts = self.eval_options(w.state.next_player(), is_root, depth, &mut w.rng);
                 let mirror_hack = self
                     .anti_mirror
                     .filter(|am| am.hacks_evaluation(&w.state, &w.path));

@@ -13,6 +13,7 @@ use crate::game::{Move, Player};
 use crate::nn::NnOutput;
 
 mod print_tree;
+mod pruned;
 pub use print_tree::PrintTreeOptions;
 
 /// One root move, as KataGo reports it. Values are from the perspective of
@@ -190,13 +191,18 @@ impl<'a> SearchView<'a> {
         }
     }
 
-    /// Root values, `None` before the root is evaluated.
+    /// Root values as KataGo reports them (its pruned root values: the
+    /// children weighed by what the search would play, see
+    /// [`SearchView::pruned_root_values`]), `None` before the root is
+    /// evaluated.
     pub fn root_info(&self) -> Option<RootInfo> {
-        let v = self.root.values();
         let nn = self.root.nn()?;
-        if v.weight_sum <= 0.0 {
+        if self.root.values().weight_sum <= 0.0 {
             return None;
         }
+        let v = self
+            .pruned_root_values(&nn)
+            .unwrap_or_else(|| self.root.values());
         let s = sign(self.root_pla);
         Some(RootInfo {
             visits: v.visits,
@@ -224,9 +230,10 @@ impl<'a> SearchView<'a> {
     /// The children of `node` with their play selection values, KataGo's
     /// `getPlaySelectionValues`: weights, at the root reduced to what the
     /// search would have wanted in hindsight (policy target pruning), then
-    /// LCB, then `chosenMovePrune`/`chosenMoveSubtract`. LCBs and radii are
-    /// from the perspective of the player to move at `node`.
-    fn selection_of(&self, node: &Node, is_root: bool) -> Vec<Selected> {
+    /// LCB (with `useLcbForSelection`, unless `use_lcb` is false: KataGo's
+    /// `neverUseLcb`), then `chosenMovePrune`/`chosenMoveSubtract`. LCBs and
+    /// radii are from the perspective of the player to move at `node`.
+    fn selection_of(&self, node: &Node, is_root: bool, use_lcb: bool) -> Vec<Selected> {
         let p = self.params;
         let Some(nn) = node.nn() else {
             return Vec::new();
@@ -317,7 +324,7 @@ impl<'a> SearchView<'a> {
                 best_idx = Some(i);
             }
         }
-        if p.use_lcb_for_selection {
+        if p.use_lcb_for_selection && use_lcb {
             if let Some(bi) = best_idx.filter(|&i| p.use_non_buggy_lcb || i > 0) {
                 let mut adjusted = out[bi].value;
                 for (i, c) in out.iter().enumerate() {
@@ -353,7 +360,7 @@ impl<'a> SearchView<'a> {
 
     /// Root children with their play selection values.
     pub(super) fn selection(&self) -> Vec<Selected> {
-        self.selection_of(self.root, true)
+        self.selection_of(self.root, true, true)
     }
 
     /// How far the search's choice at the root departs from the raw policy
@@ -619,7 +626,7 @@ impl<'a> SearchView<'a> {
         let mut cur = node.clone();
         while pv.len() < max_len {
             let mut best: Option<Selected> = None;
-            for c in self.selection_of(&cur, false) {
+            for c in self.selection_of(&cur, false, true) {
                 if best.as_ref().is_none_or(|b| c.value > b.value) {
                     best = Some(c);
                 }

@@ -510,7 +510,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let human_root;
         let (raw, expected_score) = {
             let ctx = self.ctx(has_err);
-            let opts = ctx.eval_options(self.root_state.next_player(), true, &mut rng);
+            let opts = ctx.eval_options(self.root_state.next_player(), true, 0, &mut rng);
             let mut raw = self.evaluator.evaluate(&self.root_state, &opts)?;
             human_root =
                 human_root_output(self.human.as_deref(), &self.params, &self.root_state, &opts)?;

@@ -534,14 +534,17 @@ fn print_tree_prints_katago_lines_for_the_root_and_its_children() {
     let mut s = Search::new(params(200, 1), MaterialEval::new(), capture_position(), 3);
     s.run(&RunOptions::default()).unwrap();
     let view = s.view();
-    let root = view.root_info().unwrap();
+    // printTree shows the node's own values (not the pruned ones analysis
+    // reports); White's, here from Black's view.
+    let root = view.root_values();
+    let black_utility = -root.utility;
     let infos = view.move_infos(8, false);
     let text = view.print_tree(&PrintTreeOptions::default(), Player::Black);
     let lines: Vec<&str> = text.lines().collect();
     // The root: its values from Black's view (Black is to move), visits
     // and the PV the best move starts.
     assert!(
-        lines[0].starts_with(&format!(": T {:6.2}c W ", root.utility * 100.0)),
+        lines[0].starts_with(&format!(": T {:6.2}c W ", black_utility * 100.0)),
         "{text}"
     );
     let best_pv: Vec<String> = infos[0].pv[..7].iter().map(|m| m.to_gtp(5, 5)).collect();
@@ -593,7 +596,7 @@ fn print_tree_prints_katago_lines_for_the_root_and_its_children() {
     // other side's.
     let white = view.print_tree(&PrintTreeOptions::default(), Player::White);
     assert!(
-        white.starts_with(&format!(": T {:6.2}c W ", -root.utility * 100.0)),
+        white.starts_with(&format!(": T {:6.2}c W ", root.utility * 100.0)),
         "{white}"
     );
     assert_eq!(white.lines().nth(1), Some("---Black(v)---"));
@@ -695,6 +698,96 @@ fn a_promoted_root_gives_up_its_subtree_bias_entry() {
         (after.1 - (before.1 - 0.8 * last.1)).abs() < 1e-9,
         "{before:?} {after:?} {last:?}"
     );
+}
+
+/// Records the history each evaluation may show: `(moves in the state,
+/// max_history)`.
+struct HistoryRecorder {
+    inner: Arc<MaterialEval>,
+    seen: parking_lot::Mutex<Vec<(usize, Option<usize>)>>,
+}
+
+impl PositionEvaluator<ToyGo> for HistoryRecorder {
+    fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
+        self.seen.lock().push((s.history.len(), opts.max_history));
+        self.inner.evaluate(s, opts)
+    }
+}
+
+/// KataGo's `maxHistory`: with `ignorePreRootHistory` the root shows no
+/// history and a node below it only the moves played since the root; with
+/// `ignoreAllHistory` none; otherwise all.
+#[test]
+fn ignoring_pre_root_history_shows_the_moves_since_the_root() {
+    let root_moves = capture_position().history.len();
+    assert!(root_moves > 0);
+    for (pre_root, all) in [(true, false), (false, false), (false, true)] {
+        let mut p = params(60, 1);
+        p.ignore_pre_root_history = pre_root;
+        p.ignore_all_history = all;
+        let eval = Arc::new(HistoryRecorder {
+            inner: MaterialEval::new(),
+            seen: parking_lot::Mutex::new(Vec::new()),
+        });
+        let mut s = Search::new(p, eval.clone(), capture_position(), 1);
+        s.run(&RunOptions::default()).unwrap();
+        let seen = eval.seen.lock();
+        assert!(
+            seen.iter().any(|&(n, _)| n >= root_moves + 2),
+            "a node two moves down"
+        );
+        for &(moves, max_history) in seen.iter() {
+            let want = if all {
+                Some(0)
+            } else if pre_root {
+                Some(moves - root_moves)
+            } else {
+                None
+            };
+            assert_eq!(
+                max_history, want,
+                "{moves} moves, pre_root {pre_root}, all {all}"
+            );
+        }
+    }
+}
+
+/// KataGo's pruned root values: the reported root weighs each child by
+/// its play selection value (here without LCB, so `move_infos` shows the
+/// weights) and the root's own evaluation by its playout weight; the
+/// explored-but-unwanted moves count for less than in the node's values.
+#[test]
+fn root_info_reports_katagos_pruned_root_values() {
+    let mut p = params(300, 1);
+    p.use_lcb_for_selection = false;
+    let mut s = Search::new(p, MaterialEval::new(), capture_position(), 7);
+    s.run(&RunOptions::default()).unwrap();
+    let view = s.view();
+    let root = view.root_info().unwrap();
+    let nn = view.root_nn_output().unwrap();
+    let w_nn = view.utility.playout_weight(view.params, &nn);
+    // Black is to move: the root player's win-loss is minus White's.
+    let nn_wl = -(nn.white_win_prob as f64 - nn.white_loss_prob as f64);
+    let infos = view.move_infos(2, false);
+    let (mut num, mut den) = (w_nn * nn_wl, w_nn);
+    for m in &infos {
+        num += m.play_selection_value * (2.0 * m.winrate - 1.0);
+        den += m.play_selection_value;
+    }
+    let want = 0.5 * (1.0 + num / den);
+    assert!(
+        (root.winrate - want).abs() < 1e-9,
+        "{} vs {want}",
+        root.winrate
+    );
+    let raw = view.root_values();
+    let raw_winrate = 0.5 * (1.0 - raw.win_loss);
+    assert!(
+        root.winrate > raw_winrate,
+        "{} vs {raw_winrate}",
+        root.winrate
+    );
+    assert_eq!(root.visits, raw.visits);
 }
 
 #[test]

@@ -130,7 +130,7 @@ impl SearchView<'_> {
         };
         let p = self.params;
         let (xs, ys) = (self.x_size, self.y_size);
-        let selected = self.selection_of(node, is_root);
+        let selected = self.selection_of(node, is_root, true);
         let prior = |mv: Move| nn.policy[mv.policy_index(xs, ys)] as f64;
         let parent = {
             let v = node.values();
