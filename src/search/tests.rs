@@ -676,7 +676,7 @@ fn a_promoted_root_gives_up_its_subtree_bias_entry() {
         let children = s.view().root.children();
         let c = children
             .iter()
-            .find(|c| c.node.children().len() > 0 && c.node.bias.lock().entry.is_some())
+            .find(|c| !c.node.children().is_empty() && c.node.bias.lock().entry.is_some())
             .expect("a searched child with a bias entry");
         let b = c.node.bias.lock();
         (
