@@ -6,7 +6,7 @@ thread (every evaluation the same), and at each checked turn: clear the tree
 (`clear_cache`), search (`kata-search_analyze`), play the game's next two
 moves, and search again on the reused tree. Prints how many of the second
 searches visit the same moves the same number of times with the same
-winrates (5 decimals) as KataGo's, and with -v each difference. Searches
+winrates (to 5e-5) as KataGo's, and with -v each difference. Searches
 without reuse agree (see scripts/search_vs_katago.py); this checks what
 reuse keeps and recomputes.
 
@@ -36,9 +36,16 @@ def second_searches(cmd, commands):
         found = {}
         for part in line.split("info move ")[1:]:
             f = part.split()
-            found[f[0]] = (int(f[f.index("visits") + 1]), f[f.index("winrate") + 1][:7])
+            found[f[0]] = (int(f[f.index("visits") + 1]), float(f[f.index("winrate") + 1]))
         searches.append(found)
     return searches[1::2]
+
+
+def agree(k, e, tol=5e-5):
+    """The same moves with the same visits, winrates equal to `tol` (float
+    summation order moves the fifth decimal now and then)."""
+    return k.keys() == e.keys() and all(
+        k[m][0] == e[m][0] and abs(k[m][1] - e[m][1]) <= tol for m in k)
 
 
 def main():
@@ -72,7 +79,7 @@ def main():
     en = second_searches(f"{a.engine} gtp -model {a.model} -config {a.engine_config} -override-config {settings}", commands)
     same = 0
     for i, (k, e) in enumerate(zip(kg, en)):
-        same += k == e
+        same += agree(k, e)
         if k != e and a.v:
             top = lambda d: sorted(d.items(), key=lambda x: -x[1][0])[:3]
             print(f"turn {a.start + 2 * i + 2}: KataGo {top(k)}\n          engine {top(e)}")

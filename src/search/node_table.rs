@@ -80,16 +80,24 @@ impl NodeTable {
     /// live on); `dropped` sees each such node first.
     pub(crate) fn sweep(&self, root: &Arc<Node>, mut dropped: impl FnMut(&Node)) {
         let reached = reachable(root);
+        // Every dropped node is held before any is let go: taking one's
+        // children could free another before `dropped` has seen it.
+        let mut gone = Vec::new();
         for shard in &self.shards {
             shard.lock().retain(|_, weak| match weak.upgrade() {
                 Some(node) if reached.contains(&Arc::as_ptr(&node)) => true,
                 Some(node) => {
-                    dropped(&node);
-                    drop(node.take_children());
+                    gone.push(node);
                     false
                 }
                 None => false,
             });
+        }
+        for node in &gone {
+            dropped(node);
+        }
+        for node in &gone {
+            drop(node.take_children());
         }
     }
 

@@ -317,6 +317,24 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         }
     }
 
+    /// KataGo's recomputation of a node without children when the tree is
+    /// reused: its utility from its values under the current utility
+    /// function and pattern bonus, without the subtree bias or the eval
+    /// cache (a later visit brings those back).
+    pub fn recompute_leaf_utility(&self, node: &Node, is_root: bool) {
+        let _guard = node.bias.lock();
+        let mut v = node.values();
+        if v.weight_sum <= 0.0 {
+            return;
+        }
+        let u = self.utility.result(v.win_loss, v.no_result)
+            + self.utility.score(v.score_mean, v.score_mean_sq)
+            + self.pattern_bonus(node, is_root);
+        v.utility = u;
+        v.utility_sq = u * u;
+        node.store_values(&v, 0);
+    }
+
     /// Recomputes a node's averages from its own evaluation and its
     /// children (noise pruning, value down-weighting, subtree bias), then
     /// adds `add_visits` visits.

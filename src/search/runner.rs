@@ -540,9 +540,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let nn = self.root_policy(raw, &mut rng);
         let root = self.root.clone();
         if root.state() == super::tree::STATE_EXPANDED {
-            root.replace_nn(nn);
+            // As KataGo: the reused tree is recomputed under the new
+            // utility first, the root with the evaluation it had as a
+            // child; the root's new evaluation counts from the first
+            // playout's backup on.
             let ctx = self.ctx(has_err);
             recompute_tree(&ctx, &root, true);
+            root.replace_nn(nn);
         } else if root.try_begin_eval() {
             let ctx = self.ctx(has_err);
             let sample = ctx.nn_sample(&root, true, &nn);

@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use super::*;
 use crate::game::{Color, Hash128, Loc, Move, Player};
 use crate::nn::NnOutput;
+use tree::Node;
 
 #[derive(Clone)]
 struct ToyGo {
@@ -698,6 +699,122 @@ fn a_promoted_root_gives_up_its_subtree_bias_entry() {
         (after.1 - (before.1 - 0.8 * last.1)).abs() < 1e-9,
         "{before:?} {after:?} {last:?}"
     );
+}
+
+/// Each live node's bias entry and last contribution, once per node.
+fn live_bias_shares(root: &Node) -> Vec<(Arc<BiasEntry>, f64, f64)> {
+    let share = |n: &Node| {
+        let b = n.bias.lock();
+        b.entry
+            .clone()
+            .map(|e| (e, b.last_delta_sum, b.last_weight))
+    };
+    let mut shares: Vec<_> = share(root).into_iter().collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Arc<Node>> = root.children().iter().map(|c| c.node.clone()).collect();
+    while let Some(n) = stack.pop() {
+        if seen.insert(Arc::as_ptr(&n)) {
+            shares.extend(share(&n));
+            stack.extend(n.children().iter().map(|c| c.node.clone()));
+        }
+    }
+    shares
+}
+
+/// KataGo's sweep after a move takes every deleted node's share out of the
+/// subtree bias table: with `subtreeValueBiasFreeProp` 1, each entry still
+/// in use then holds exactly the shares of the nodes the new root reaches,
+/// with graph search (the sweep) and without (the dropped subtrees).
+#[test]
+fn after_a_move_the_bias_table_holds_only_live_nodes_shares() {
+    for graph in [true, false] {
+        let mut g = ToyGo::new(9);
+        g.graph = graph;
+        let mut p = params(1500, 1);
+        p.use_graph_search = graph;
+        p.subtree_value_bias_factor = 0.45;
+        p.subtree_value_bias_free_prop = 1.0;
+        let mut s = Search::new(p, MaterialEval::new(), g, 5);
+        s.run(&RunOptions::default()).unwrap();
+        let best = s.view().move_infos(8, false)[0].mv;
+        let sibling_entries = {
+            let children = s.view().root.children();
+            let kept = live_bias_shares(&children.iter().find(|c| c.mv == best).unwrap().node);
+            live_bias_shares(s.view().root).len() - kept.len()
+        };
+        assert!(sibling_entries > 0, "graph {graph}: siblings with entries");
+        assert!(s.make_move(best));
+        let shares = live_bias_shares(s.view().root);
+        assert!(!shares.is_empty(), "graph {graph}");
+        let mut by_entry: Vec<(Arc<BiasEntry>, f64, f64)> = Vec::new();
+        for (e, d, w) in shares {
+            match by_entry.iter_mut().find(|(x, _, _)| Arc::ptr_eq(x, &e)) {
+                Some(slot) => {
+                    slot.1 += d;
+                    slot.2 += w;
+                }
+                None => by_entry.push((e, d, w)),
+            }
+        }
+        for (e, d, w) in &by_entry {
+            let (td, tw) = e.get();
+            assert!(
+                (td - d).abs() < 1e-9 && (tw - w).abs() < 1e-9,
+                "graph {graph}: table ({td}, {tw}), live nodes ({d}, {w})"
+            );
+        }
+    }
+}
+
+/// KataGo's `recursivelyRecomputeStats` when a tree is reused: a node
+/// without children gets the utility of its values under the current
+/// utility function, without the subtree bias it was evaluated with.
+#[test]
+fn reuse_recomputes_a_leaf_without_its_subtree_bias() {
+    for graph in [true, false] {
+        let mut g = capture_position();
+        g.graph = graph;
+        let mut p = params(400, 1);
+        p.use_graph_search = graph;
+        p.subtree_value_bias_factor = 0.45;
+        // Utility is the win-loss value alone, so a leaf's is checkable.
+        p.static_score_utility_factor = 0.0;
+        p.dynamic_score_utility_factor = 0.0;
+        let mut s = Search::new(p.clone(), MaterialEval::new(), g, 5);
+        s.run(&RunOptions::default()).unwrap();
+        let best = s.view().move_infos(8, false)[0].mv;
+        assert!(s.make_move(best));
+        let leaves = |root: &Node| {
+            let mut out = Vec::new();
+            let mut stack: Vec<Arc<Node>> =
+                root.children().iter().map(|c| c.node.clone()).collect();
+            while let Some(n) = stack.pop() {
+                let kids: Vec<Arc<Node>> = n.children().iter().map(|c| c.node.clone()).collect();
+                if kids.is_empty() && n.values().weight_sum > 0.0 {
+                    out.push(n.values());
+                }
+                stack.extend(kids);
+            }
+            out
+        };
+        let biased = leaves(s.view().root)
+            .iter()
+            .filter(|v| (v.utility - v.win_loss).abs() > 1e-9)
+            .count();
+        assert!(biased > 0, "graph {graph}: leaves evaluated with a bias");
+        // No playout: the search only begins, recomputing the tree.
+        p.max_visits = 1;
+        s.set_params(p);
+        s.run(&RunOptions::default()).unwrap();
+        let found = leaves(s.view().root);
+        assert!(!found.is_empty());
+        for v in found {
+            assert!(
+                (v.utility - v.win_loss).abs() < 1e-12,
+                "graph {graph}: {v:?}"
+            );
+        }
+    }
 }
 
 /// Records the history each evaluation may show: `(moves in the state,

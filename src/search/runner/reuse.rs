@@ -20,11 +20,13 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             return false;
         }
         let old = self.root.clone();
+        // The old root's children stay alive until the sweep below has
+        // seen every node they held (graph search frees bias shares there).
         let children = old.take_children();
         let mut next = None;
-        for c in children {
+        for c in &children {
             if c.mv == mv && next.is_none() {
-                next = Some(c.node);
+                next = Some(c.node.clone());
             } else if self.table.is_none() {
                 self.free_bias(&c.node);
             }
@@ -61,6 +63,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             None => Arc::new(Node::new(pla, true)),
         };
         self.sweep_table();
+        drop(children);
         if let Some(b) = &self.bias {
             b.clear_unused();
         }
@@ -92,8 +95,9 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             dropped.into_iter().map(|c| c.node).collect()
         };
         if self.table.is_some() {
-            drop(dropped);
+            // Held through the sweep, which frees their bias shares.
             self.sweep_table();
+            drop(dropped);
             return;
         }
         for node in &dropped {
@@ -160,7 +164,9 @@ pub(super) fn recompute_tree<S: SearchState, E: PositionEvaluator<S>>(
         for k in &kids {
             go(ctx, k, false, scratch, seen);
         }
-        if n.nn().is_some() {
+        if kids.is_empty() {
+            ctx.recompute_leaf_utility(n, is_root);
+        } else if n.nn().is_some() {
             ctx.recompute(n, is_root, 0, scratch);
         }
     }
