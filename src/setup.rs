@@ -530,6 +530,7 @@ pub fn load_network_from(
         b.plan(asked_cache_pow, 1).cache_power_of_two
     });
     let randomize = cfg.get_bool_or("nnRandomize", true)?;
+    let rand_seed = rand_seed(cfg, "nnRandSeed")?;
     let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
     let backend = build_backend(&file, cfg)?;
     let cuda = backend.plan.cuda_devices.is_some();
@@ -576,6 +577,7 @@ pub fn load_network_from(
         EvaluatorConfig {
             max_batch_size,
             cache_size_power_of_two: cache_pow,
+            rand_seed,
             ..EvaluatorConfig::default()
         },
     )
@@ -684,6 +686,33 @@ pub fn refuse_human_keys_without_human_model(
             "Provided parameter {key} but no human model was specified (e.g -human-model b18c384nbt-humanv0.bin.gz)"
         ))),
     }
+}
+
+/// KataGo's seed settings (`nnRandSeed`, `searchRandSeed`): any text (or
+/// a TOML integer), made a 64-bit seed by a fixed hash, so that the same
+/// text gives the same run on every machine and build. `None` when the
+/// key is absent (a random seed).
+pub fn rand_seed(cfg: &Config, key: &str) -> Result<Option<u64>, ConfigError> {
+    if !cfg.contains(key) {
+        return Ok(None);
+    }
+    let text = match cfg.get_string(key) {
+        Ok(text) => text,
+        Err(_) => cfg.get_i64(key, i64::MIN..=i64::MAX)?.to_string(),
+    };
+    Ok(Some(seed_from_text(&text)))
+}
+
+/// FNV-1a over the text's bytes, then SplitMix64's finaliser (texts that
+/// differ in one letter give unrelated seeds).
+fn seed_from_text(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 #[cfg(test)]
@@ -876,6 +905,20 @@ mod tests {
         assert_eq!(p.cuda_devices, None);
         let e = plan("deviceToUse = \"cpu\"\nuseFP16 = true", gpus(1)).unwrap_err();
         assert!(e.to_string().contains("use one or the other"), "{e}");
+    }
+
+    /// The same seed text gives the same seed; other texts, integers and an
+    /// absent key differ.
+    #[test]
+    fn rand_seeds_come_from_the_text() {
+        let cfg = |text: &str| Config::from_toml_str(text, "t.toml").unwrap();
+        let a = rand_seed(&cfg("searchRandSeed = \"hijklmn\"\n"), "searchRandSeed").unwrap();
+        let b = rand_seed(&cfg("searchRandSeed = \"hijklmn\"\n"), "searchRandSeed").unwrap();
+        let c = rand_seed(&cfg("searchRandSeed = \"hijklmo\"\n"), "searchRandSeed").unwrap();
+        let n = rand_seed(&cfg("searchRandSeed = 7\n"), "searchRandSeed").unwrap();
+        assert!(a.is_some() && a == b && a != c && n.is_some() && n != a);
+        assert_eq!(rand_seed(&cfg(""), "searchRandSeed").unwrap(), None);
+        assert!(rand_seed(&cfg("searchRandSeed = true\n"), "searchRandSeed").is_err());
     }
 
     /// A named file wins over the built-in config; overrides apply to both.

@@ -137,6 +137,7 @@ fn config() -> EvaluatorConfig {
         cache_size_power_of_two: 10,
         max_batch_wait: Duration::from_millis(2),
         pad_to_len: None,
+        rand_seed: None,
     }
 }
 

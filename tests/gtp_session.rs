@@ -746,3 +746,35 @@ fn auto_avoid_repeat_saves_genmoves_and_avoids_them_next_game() {
         "{err}"
     );
 }
+
+/// KataGo's `searchRandSeed` and `nnRandSeed`: with one search thread and
+/// both fixed, a search repeats exactly (the net's random symmetries
+/// included); another seed gives another search.
+#[test]
+fn rand_seeds_make_a_search_repeat() {
+    let analysis = |seed: &str| {
+        let mut e = Engine::start_with(&format!(
+            "maxVisits=60,numSearchThreads=1,logAllGTPCommunication=false,\
+             searchRandSeed={seed},nnRandSeed={seed}"
+        ));
+        e.ok(1, "boardsize 9");
+        e.ok(2, "play b E5");
+        e.ok(3, "play w C3");
+        let mut out = String::new();
+        // Cleared each time, so every search is fresh and draws symmetries.
+        for (i, color) in ["b", "w", "b"].iter().enumerate() {
+            let id = 10 + 2 * i as u32;
+            e.ok(id, "clear_cache");
+            let body = e.ok(
+                id + 1,
+                &format!("kata-search_analyze {color} interval 100000"),
+            );
+            out.push_str(&body);
+        }
+        out
+    };
+    let first = analysis("alpha");
+    assert!(first.contains("info move"), "{first}");
+    assert_eq!(first, analysis("alpha"));
+    assert_ne!(first, analysis("beta"));
+}

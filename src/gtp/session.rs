@@ -141,7 +141,11 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
             h.model_name, h.device, h.max_batch_size
         ));
     }
-    let seed = rand::random::<u64>();
+    // KataGo's `searchRandSeed`: a fixed seed makes a one-thread search
+    // (and, through it, the net's symmetries) repeat exactly.
+    let seed = crate::setup::rand_seed(cfg, "searchRandSeed")
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(rand::random::<u64>);
     let bot = Box::new(SearchBot::new(&net, human.as_ref(), cfg, seed)?);
     crate::logfile::startup(&format!(
         "Using {} rules initially, unless GTP/GUI overrides this",

@@ -29,7 +29,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
-use rand::Rng;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 use super::batch::{BatchModel, InputBatch, ModelError, RawRow};
 use super::cache::NnCache;
@@ -54,6 +55,10 @@ pub struct EvaluatorConfig {
     /// `nnYLen` without `requireExactNNLen`). `None`: exact-size tensors,
     /// and rows batch together only when their tensor shapes match.
     pub pad_to_len: Option<usize>,
+    /// Seed of the random symmetries drawn for [`SymmetryChoice::Random`]
+    /// and [`SymmetryChoice::Average`] requests (KataGo's `nnRandSeed`);
+    /// `None`: a random seed.
+    pub rand_seed: Option<u64>,
 }
 
 impl Default for EvaluatorConfig {
@@ -63,6 +68,7 @@ impl Default for EvaluatorConfig {
             cache_size_power_of_two: 20,
             max_batch_wait: Duration::from_micros(500),
             pad_to_len: None,
+            rand_seed: None,
         }
     }
 }
@@ -109,6 +115,8 @@ struct Inner {
     features: (usize, usize, usize),
     /// The models' KataGo model version.
     model_version: i32,
+    /// Draws random symmetries (seeded by `nnRandSeed`).
+    rng: parking_lot::Mutex<StdRng>,
 }
 
 /// State the caller threads and the servers both touch.
@@ -202,6 +210,11 @@ impl Evaluator {
                 servers,
                 shared,
                 cache: NnCache::new(config.cache_size_power_of_two),
+                rng: parking_lot::Mutex::new(
+                    config
+                        .rand_seed
+                        .map_or_else(StdRng::from_entropy, StdRng::seed_from_u64),
+                ),
                 config,
                 features,
                 model_version,
@@ -283,7 +296,7 @@ impl Evaluator {
                 1
             }
             SymmetryChoice::Random => {
-                syms[0] = Symmetry::ALL[rand::thread_rng().gen_range(0..Symmetry::COUNT)];
+                syms[0] = Symmetry::ALL[inner.rng.lock().gen_range(0..Symmetry::COUNT)];
                 1
             }
             SymmetryChoice::Seeded(seed) => {
@@ -298,7 +311,7 @@ impl Evaluator {
             SymmetryChoice::Average(n) => {
                 // n distinct symmetries: a partial Fisher-Yates shuffle.
                 let n = usize::from(n);
-                let mut rng = rand::thread_rng();
+                let mut rng = inner.rng.lock();
                 for i in 0..n {
                     syms.swap(i, rng.gen_range(i..Symmetry::COUNT));
                 }
