@@ -778,3 +778,63 @@ fn rand_seeds_make_a_search_repeat() {
     assert_eq!(first, analysis("alpha"));
     assert_ne!(first, analysis("beta"));
 }
+
+/// `kata-search_cancellable` finishes its move as `genmove` does, as
+/// KataGo's: it resigns a lost game, its move is saved for automatic
+/// avoid patterns, and it plays nothing; a new line cancels it.
+#[test]
+fn cancellable_search_finishes_its_move_as_genmove() {
+    let dir = std::env::temp_dir().join(format!("engine-gtp-cancellable-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = format!(
+        "maxVisits=30,numSearchThreads=1,logAllGTPCommunication=false,resignConsecTurns=1,\
+         autoAvoidRepeatDir={},autoAvoidRepeatUtility=1.0,autoAvoidRepeatLambda=1.0,\
+         autoAvoidRepeatMinTurnNumber=0,autoAvoidRepeatMaxTurnNumber=50,\
+         autoAvoidRepeatMaxPoses=1000,autoAvoidRepeatSaveChunkSize=1",
+        dir.display()
+    );
+    let mut e = Engine::start_with(&settings);
+    e.ok(1, "boardsize 9");
+    e.ok(2, "komi 7");
+    let mv = e.ok(3, "kata-search_cancellable b");
+    assert!(is_vertex(&mv, 9), "{mv}");
+    // Nothing was played.
+    assert!(!e.ok(4, "showboard").contains('X'));
+    // The move is saved as a genmove's is, at the next new game.
+    e.ok(5, "clear_board");
+    let folder = dir.join("9x9");
+    let files: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+        .flatten()
+        .map(|f| f.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains(&format!("\"hintLoc\":\"{mv}\"")), "{text}");
+    // A game Black cannot win (komi 100): both resign at once.
+    e.ok(6, "komi 100");
+    assert_eq!(e.ok(7, "kata-search_cancellable b"), "resign");
+    assert_eq!(e.ok(8, "genmove b"), "resign");
+    // The analysing variant answers `play resign` after its lines.
+    e.send("9 kata-search_analyze_cancellable b interval 100000");
+    let mut last = String::new();
+    loop {
+        let l = e.line();
+        if l.is_empty() && !last.is_empty() {
+            break;
+        }
+        last = l;
+    }
+    assert_eq!(last, "play resign");
+    // A long search stops at the next line and answers `cancelled`.
+    e.ok(10, "komi 7");
+    e.ok(11, "kata-set-param maxVisits 100000000");
+    e.send("12 kata-search_cancellable w");
+    std::thread::sleep(Duration::from_millis(300));
+    e.send("");
+    assert_eq!(e.line(), "=12 cancelled");
+    assert_eq!(e.line(), "");
+    e.ok(13, "quit");
+    let _ = e.child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

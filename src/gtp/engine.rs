@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 
-use crate::game::{Board, ByPlayer};
+use crate::game::{Board, ByPlayer, Move, Player};
 use crate::timecontrol::TimeControls;
 
 use super::bot::GtpBot;
@@ -39,11 +39,24 @@ impl From<Result<String, String>> for Handled {
     }
 }
 
+/// What a finished genmove leaves for the engine's state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct GenmoveRecord {
+    pub pla: Player,
+    /// The move answered (after the passing hacks).
+    pub mv: Move,
+    /// The search's root win-loss value, White's view.
+    pub white_win_loss: f64,
+    /// Seconds from the command to the answer.
+    pub seconds: f64,
+}
+
 /// A search running on its own thread: analysis, pondering or a
 /// cancellable search. The command loop stops it on the next input line.
 pub(super) struct Background {
     pub stop: Arc<AtomicBool>,
-    pub handle: JoinHandle<()>,
+    /// A cancellable search's finished move, for the engine to record.
+    pub handle: JoinHandle<Option<GenmoveRecord>>,
     /// Analysis ends its open response with a blank line once stopped.
     pub ends_response: bool,
 }
@@ -123,11 +136,22 @@ impl GtpEngine {
     pub fn stop_background(&mut self) {
         if let Some(bg) = self.background.take() {
             bg.stop.store(true, Ordering::Relaxed);
-            let _ = bg.handle.join();
+            if let Ok(Some(record)) = bg.handle.join() {
+                self.record_genmove(&record);
+            }
             if bg.ends_response {
                 self.out.write_str("\n");
             }
         }
+    }
+
+    /// Keeps what a finished genmove leaves: its time, its win-loss value
+    /// (for resignation and the search factor) and, with automatic avoid
+    /// patterns, its move.
+    pub(super) fn record_genmove(&mut self, record: &GenmoveRecord) {
+        self.genmove_time_sum += record.seconds;
+        self.recent_win_loss.push(record.white_win_loss);
+        self.auto_avoid_record(record.pla, record.mv);
     }
 }
 

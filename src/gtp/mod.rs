@@ -13,6 +13,7 @@ mod board_cmds;
 pub mod bot;
 mod commands;
 pub mod engine;
+mod genmove_finish;
 pub mod position;
 mod raw_nn;
 mod rules_cmds;
