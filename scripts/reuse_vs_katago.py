@@ -14,18 +14,9 @@ reuse keeps and recomputes.
       --model NET --sgf GAME.sgf [--start 20] [--checks 10] [--visits 100] \\
       [--engine target/release/engine] [--setting key=value,...] [-v]
 """
-import argparse, re, subprocess, sys
+import argparse, subprocess, sys
 
-COLS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
-
-
-def sgf_moves(path):
-    text = open(path).read()
-    size = int(re.search(r"SZ\[(\d+)\]", text).group(1)) if "SZ[" in text else 19
-    komi = re.search(r"KM\[([-0-9.]+)\]", text).group(1) if "KM[" in text else "7.5"
-    moves = [(c, "pass" if m == "" else f"{COLS[ord(m[0]) - 97]}{size - (ord(m[1]) - 97)}")
-             for c, m in re.findall(r";([BW])\[([a-z]{0,2})\]", text)]
-    return size, komi, moves
+from sgf_moves import sgf_moves
 
 
 def second_searches(cmd, commands):

@@ -14,22 +14,9 @@ first difference.
       --model NET --sgf GAME.sgf [--turns 20,40,60] [--visits 100] [--graph true]
       [--engine target/release/engine] [--setting key=value ...]
 """
-import argparse, json, re, subprocess, sys
+import argparse, json, subprocess, sys
 
-COLS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
-
-
-def sgf_moves(path):
-    text = open(path).read()
-    size = int(re.search(r"SZ\[(\d+)\]", text).group(1)) if "SZ[" in text else 19
-    komi = float(re.search(r"KM\[([-0-9.]+)\]", text).group(1)) if "KM[" in text else 7.5
-    moves = []
-    for color, m in re.findall(r";([BW])\[([a-z]{0,2})\]", text):
-        if m == "" or (m == "tt" and size <= 19):
-            moves.append([color, "pass"])
-        else:
-            moves.append([color, f"{COLS[ord(m[0]) - 97]}{size - (ord(m[1]) - 97)}"])
-    return size, komi, moves
+from sgf_moves import sgf_moves
 
 
 def analyse(cmd, queries):
