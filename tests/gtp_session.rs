@@ -664,6 +664,15 @@ fn debug_moves_answers_as_katago() {
     }
 }
 
+/// The files in `folder` (the automatic avoid patterns' saves).
+fn files_in(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(folder)
+        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
+        .flatten()
+        .map(|f| f.path())
+        .collect()
+}
+
 /// KataGo's automatic avoid patterns (`autoAvoidRepeat*`): each genmove is
 /// saved to the folder in KataGo's `_poses.txt` format when the next game
 /// starts (a chunk of one here) and at `quit`, and the next game's search
@@ -683,11 +692,7 @@ fn auto_avoid_repeat_saves_genmoves_and_avoids_them_next_game() {
     e.ok(4, "clear_board");
     // The first game's move, in KataGo's format, in the 9x9 folder.
     let folder = dir.join("9x9");
-    let files: Vec<_> = std::fs::read_dir(&folder)
-        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
-        .flatten()
-        .map(|f| f.path())
-        .collect();
+    let files = files_in(&folder);
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].to_string_lossy().ends_with("_poses.txt"));
     let text = std::fs::read_to_string(&files[0]).unwrap();
@@ -803,11 +808,7 @@ fn cancellable_search_finishes_its_move_as_genmove() {
     // The move is saved as a genmove's is, at the next new game.
     e.ok(5, "clear_board");
     let folder = dir.join("9x9");
-    let files: Vec<_> = std::fs::read_dir(&folder)
-        .unwrap_or_else(|err| panic!("{}: {err}", folder.display()))
-        .flatten()
-        .map(|f| f.path())
-        .collect();
+    let files = files_in(&folder);
     assert_eq!(files.len(), 1, "{files:?}");
     let text = std::fs::read_to_string(&files[0]).unwrap();
     assert!(text.contains(&format!("\"hintLoc\":\"{mv}\"")), "{text}");
