@@ -25,6 +25,14 @@ For each model config it
 and writes the first rows themselves, as raw npz members, to
 `parity_batch.safetensors`, and all figures to `parity.json`.
 
+The `-meta-configs` (KataGo's `-meta` kinds: an SGF metadata encoder) read
+one more input, `metadataInputNC` ([rows, 192] floats): self-play rows have
+none, so the script makes them (`meta_rows`: seeded uniform values in [0, 1),
+the board-area feature 86 included, which KataGo's encoder masks) and writes
+them to `parity_meta.safetensors`. `-only CONFIGS` computes just those
+configs and merges their figures into the existing `parity.json`, leaving
+every other file and figure as it is.
+
 For `-steps-config` (default b1c6nbt) it then runs KataGo's optimiser for
 `STEPS` steps on that batch from the same starting weights, the way train.py's
 loop does with lookahead and SWA on and no warm-up: torch's SGD (momentum 0.9)
@@ -218,18 +226,27 @@ def optimizer_trajectory(model, batch, metrics_obj, compute_metrics):
     }
 
 
-def metrics_on(metrics_obj, batch):
+def meta_rows(n, seed):
+    """The parity batch's metadata inputs (see the module docs)."""
+    rng = np.random.default_rng(seed + 1)
+    return rng.random((n, 192), dtype=np.float32)
+
+
+def metrics_on(metrics_obj, batch, kata_only_soft_policy=False):
     """KataGo's `Metrics` of a model on `batch`, as train.py calls it with its
-    default loss scales (training mode)."""
+    default loss scales (training mode); a model with a metadata encoder gets
+    `metadataInputNC` as train.py gives it, and `kata_only_soft_policy` is
+    train.py's `-meta-kata-only-soft-policy`."""
     def compute_metrics(model):
-        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"])
+        meta = batch["metadataInputNC"] if model.get_has_metadata_encoder() else None
+        outputs = model(batch["binaryInputNCHW"], batch["globalInputNC"], input_meta=meta)
         post = model.postprocess_output(outputs)
         return metrics_obj.metrics_dict_batchwise(
             model, post, None, batch,
             is_training=True,
             soft_policy_weight_scale=8.0,
             disable_optimistic_policy=False,
-            meta_kata_only_soft_policy=False,
+            meta_kata_only_soft_policy=kata_only_soft_policy,
             value_loss_scale=0.6,
             td_value_loss_scales=[0.6, 0.6, 0.6],
             seki_loss_scale=1.0,
@@ -298,6 +315,10 @@ def main():
     ap.add_argument("-out-dir", required=True)
     ap.add_argument("-configs", default="b1c6nbt,b2c16")
     ap.add_argument("-formula-configs", default="b7c96h6kv3qk32v16tflrs,b5c192h3nbttfrs-rnh,b2b10c96h3tfrs-rsnh,b2c16-silu,b1c6nbt-mish-rsnh")
+    ap.add_argument("-meta-configs", default="b2c16-silu-meta")
+    ap.add_argument("-only", default="",
+                    help="compute only these configs (comma separated) and merge them into the "
+                         "existing parity.json; nothing else is rewritten")
     ap.add_argument("-steps-config", default="b1c6nbt")
     ap.add_argument("-steps-only", action="store_true",
                     help="only the optimiser run, from the weights and batch already in -out-dir, "
@@ -319,8 +340,13 @@ def main():
 
     npz = np.load(args.npz)
     raw = {k: npz[k][:n] for k in npz.files}
-    if not args.steps_only:
+    only = [c for c in args.only.split(",") if c]
+    if not args.steps_only and not only:
         write_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"), raw)
+    meta = meta_rows(n, args.seed)
+    if not args.steps_only:
+        write_safetensors(os.path.join(args.out_dir, "parity_meta.safetensors"),
+                          {"metadataInputNC": meta})
 
     # The batch as KataGo's data loader builds it (read_npz_training_data) with
     # randomize_symmetries=False and every history feature kept (the history
@@ -335,6 +361,7 @@ def main():
         "scoreDistrN": torch.from_numpy(raw["scoreDistrN"].astype(np.float32)),
         "valueTargetsNCHW": torch.from_numpy(raw["valueTargetsNCHW"].astype(np.float32)),
         "qValueTargetsNCMove": torch.from_numpy(raw["qValueTargetsNCMove"].astype(np.float32)),
+        "metadataInputNC": torch.from_numpy(meta),
     }
 
     # The sequence layout, skipped masks and flex attention of KataGo's
@@ -346,7 +373,15 @@ def main():
     if args.steps_only:
         steps_only(args, batch, raw)
         return
-    for cfg_name in [c for c in args.configs.split(",") if c] + formula:
+    every = [c for c in (args.configs + "," + args.meta_configs).split(",") if c] + formula
+    if only:
+        with open(os.path.join(args.out_dir, "parity.json")) as f:
+            figures = json.load(f)
+        committed = read_safetensors(os.path.join(args.out_dir, "parity_batch.safetensors"))
+        for k, v in raw.items():
+            assert np.array_equal(committed[k], v), f"{k}: -npz rows differ from the committed batch"
+        every = only
+    for cfg_name in every:
         config = modelconfigs.config_of_name[cfg_name]
         torch.manual_seed(args.seed)
         model = Model(config, pos_len)
@@ -380,6 +415,16 @@ def main():
         fig["num_params"] = int(sum(p.numel() for p in model.parameters()))
         fig["param_names"] = [name for name, _ in model.named_parameters()]
         figures["configs"][cfg_name] = fig
+        if model.get_has_metadata_encoder():
+            # train.py's -meta-kata-only-soft-policy on the same weights.
+            metrics = metrics_on(metrics_obj, batch, kata_only_soft_policy=True)(model)
+            model.zero_grad()
+            metrics["loss_sum"].backward()
+            gnorm = torch.sqrt(sum(torch.sum(p.grad * p.grad) for p in model.parameters()))
+            fig["meta_kata_only_soft_policy"] = {
+                k: float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
+                for k, v in metrics.items()
+            } | {"gnorm": float(gnorm)}
 
         # Export with KataGo's exporter from a KataGo-style checkpoint.
         with tempfile.TemporaryDirectory() as tmp:
@@ -398,12 +443,17 @@ def main():
             # Only the digest is kept: test networks are not committed.
             fig["katago_export_md5"] = hashlib.md5(data).hexdigest()
 
-        if cfg_name == args.steps_config:
+        if cfg_name == args.steps_config and not only:
             figures["optimizer_steps"] = {"config": cfg_name} | optimizer_trajectory(
                 model, batch, metrics_obj, compute_metrics)
 
     # KataGo's transformer configs, for the test that the trainer's table
     # matches them.
+    if only:
+        with open(os.path.join(args.out_dir, "parity.json"), "w") as f:
+            json.dump(figures, f, indent=1, sort_keys=True)
+        print(json.dumps({c: {k: figures["configs"][c][k] for k in ("loss_sum", "gnorm", "num_params", "katago_export_md5")} for c in only}, indent=1))
+        return
     figures["formula_configs"] = formula
     figures["transformer_configs"] = {
         name: {k: v for k, v in c.items() if k != "block_kind"}

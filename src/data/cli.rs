@@ -83,6 +83,11 @@ pub struct ShuffleArgs {
     /// See `-skip-mtime-range-start`.
     #[arg(long = "skip-mtime-range-end")]
     pub skip_mtime_range_end: Option<f64>,
+    /// Keep the SGF metadata inputs (`metadataInputNC`, which nets with a
+    /// metadata encoder train on); files without them are skipped.
+    /// Without the flag they are dropped, as KataGo's.
+    #[arg(long = "include-meta")]
+    pub include_meta: bool,
     /// Random seed, for reproducible shuffles (default: from the OS).
     #[arg(long = "seed")]
     pub seed: Option<u64>,
@@ -163,6 +168,7 @@ impl ShuffleArgs {
             excludes,
             exclude_basename: self.exclude_basename,
             md5_bounds: (self.md5_lbound, self.md5_ubound),
+            include_meta: self.include_meta,
             seed: self.seed,
             level: self.compression_level,
         })

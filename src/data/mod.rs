@@ -3,7 +3,8 @@
 //!
 //! Front door: [`TrainingRows`], a column store of whole rows in KataGo's
 //! exact layout (`cpp/dataio/trainingwrite.h`): the seven `.npz` members with
-//! KataGo's names, dtypes and shapes. Every row is `pos_len x pos_len`
+//! KataGo's names, dtypes and shapes, and the optional eighth that human-SL
+//! data carries (`metadataInputNC`, the SGF metadata encoder's inputs). Every row is `pos_len x pos_len`
 //! (KataGo's `dataBoardLen`, 19 by default) whatever the real board size;
 //! smaller and rectangular boards sit in the top-left corner.
 //!
@@ -16,6 +17,7 @@
 //! | `scoreDistrN` | i8 | `[2·pos_len² + 120]` |
 //! | `valueTargetsNCHW` | i8 | `[5, pos_len, pos_len]` |
 //! | `qValueTargetsNCMove` | i16 | `[3, pos_len² + 1]` |
+//! | `metadataInputNC` (optional) | f32 | `[192]` |
 //!
 //! Files: [`read_npz`] / [`read_npz_bytes`] / [`encode_npz`] (KataGo's
 //! `.npz`, checked and bounded; see `npz.rs`; the run store writes the
@@ -55,6 +57,11 @@ pub const NUM_GLOBAL_TARGETS: usize = 80;
 pub const NUM_VALUE_SPATIAL_TARGETS: usize = 5;
 /// Per-move search value channels: winloss×32000, score×60, visits.
 pub const NUM_Q_VALUE_TARGETS: usize = 3;
+/// SGF metadata inputs per row (`metadataInputNC`, KataGo's
+/// `SGFMetadata::METADATA_INPUT_NUM_CHANNELS`, the same as
+/// `nn::metadata::METADATA_INPUT_NUM_CHANNELS`), read by nets with a
+/// metadata encoder.
+pub const NUM_METADATA_INPUTS: usize = 192;
 /// Extra score-distribution bins beyond `2·pos_len²` (60 on each side).
 pub const EXTRA_SCORE_DISTR_RADIUS: usize = 60;
 /// `globalTargetsNC[63]`: the data format version KataGo 1.17.2 writes.
@@ -82,6 +89,11 @@ pub struct TrainingRows {
     pub value_targets_nchw: Vec<i8>,
     /// `qValueTargetsNCMove`: `[N, 3, pos_len² + 1]`.
     pub q_value_targets_nc_move: Vec<i16>,
+    /// Whether the rows carry `metadataInputNC` (human-SL data, or
+    /// KataGo's `shuffle.py -include-meta` output); all rows do or none.
+    pub has_metadata: bool,
+    /// `metadataInputNC`: `[N, 192]`, empty without metadata.
+    pub metadata_input_nc: Vec<f32>,
 }
 
 /// One row's slices inside a [`TrainingRows`], for filling in place.
@@ -101,6 +113,8 @@ pub struct RowMut<'a> {
     pub value_targets: &'a mut [i8],
     /// `[3, pos_len² + 1]`.
     pub q_value_targets: &'a mut [i16],
+    /// `[192]`, or empty when the rows carry no metadata.
+    pub metadata_input: &'a mut [f32],
 }
 
 impl TrainingRows {
@@ -116,7 +130,23 @@ impl TrainingRows {
             score_distr_n: Vec::new(),
             value_targets_nchw: Vec::new(),
             q_value_targets_nc_move: Vec::new(),
+            has_metadata: false,
+            metadata_input_nc: Vec::new(),
         }
+    }
+
+    /// No rows, laid out as `like`'s (board side and metadata).
+    pub fn empty_like(like: &TrainingRows) -> Self {
+        TrainingRows {
+            has_metadata: like.has_metadata,
+            ..TrainingRows::new(like.pos_len)
+        }
+    }
+
+    /// Drops the metadata inputs (for a net that reads none).
+    pub fn drop_metadata(&mut self) {
+        self.has_metadata = false;
+        self.metadata_input_nc = Vec::new();
     }
 
     /// Bytes per bit-packed plane: `ceil(pos_len² / 8)`.
@@ -134,8 +164,9 @@ impl TrainingRows {
         2 * self.pos_len * self.pos_len + 2 * EXTRA_SCORE_DISTR_RADIUS
     }
 
-    /// Per-row element counts of the seven members, in member order.
-    fn row_sizes(&self) -> [usize; 7] {
+    /// Per-row element counts of the eight members, in member order
+    /// (metadata: 0 when the rows carry none).
+    fn row_sizes(&self) -> [usize; 8] {
         let area = self.pos_len * self.pos_len;
         [
             NUM_BINARY_CHANNELS * self.packed_len(),
@@ -145,7 +176,26 @@ impl TrainingRows {
             self.score_distr_len(),
             NUM_VALUE_SPATIAL_TARGETS * area,
             NUM_Q_VALUE_TARGETS * self.policy_len(),
+            if self.has_metadata {
+                NUM_METADATA_INPUTS
+            } else {
+                0
+            },
         ]
+    }
+
+    /// Makes an empty `self` take `other`'s metadata layout; rows of both
+    /// layouts never mix (readers settle the layout first: a caller bug).
+    fn match_layout(&mut self, other: &TrainingRows) {
+        assert_eq!(self.pos_len, other.pos_len, "pos_len mismatch");
+        if self.num_rows == 0 {
+            self.has_metadata = other.has_metadata;
+            self.metadata_input_nc.clear();
+        }
+        assert_eq!(
+            self.has_metadata, other.has_metadata,
+            "rows with and without metadataInputNC mixed"
+        );
     }
 
     /// Appends one all-zero row and returns its index.
@@ -159,6 +209,7 @@ impl TrainingRows {
         self.score_distr_n.resize(n * s[4], 0);
         self.value_targets_nchw.resize(n * s[5], 0);
         self.q_value_targets_nc_move.resize(n * s[6], 0);
+        self.metadata_input_nc.resize(n * s[7], 0.0);
         self.num_rows = n;
         n - 1
     }
@@ -176,12 +227,14 @@ impl TrainingRows {
             score_distr: &mut self.score_distr_n[i * s[4]..(i + 1) * s[4]],
             value_targets: &mut self.value_targets_nchw[i * s[5]..(i + 1) * s[5]],
             q_value_targets: &mut self.q_value_targets_nc_move[i * s[6]..(i + 1) * s[6]],
+            metadata_input: &mut self.metadata_input_nc[i * s[7]..(i + 1) * s[7]],
         }
     }
 
-    /// Appends a copy of row `i` of `other` (same `pos_len`).
+    /// Appends a copy of row `i` of `other` (same `pos_len`, and the same
+    /// metadata layout unless `self` is empty).
     pub fn push_row_from(&mut self, other: &TrainingRows, i: usize) {
-        assert_eq!(self.pos_len, other.pos_len, "pos_len mismatch");
+        self.match_layout(other);
         assert!(i < other.num_rows, "row {i} of {}", other.num_rows);
         let s = self.row_sizes();
         self.binary_input_nchw_packed
@@ -198,14 +251,17 @@ impl TrainingRows {
             .extend_from_slice(&other.value_targets_nchw[i * s[5]..(i + 1) * s[5]]);
         self.q_value_targets_nc_move
             .extend_from_slice(&other.q_value_targets_nc_move[i * s[6]..(i + 1) * s[6]]);
+        self.metadata_input_nc
+            .extend_from_slice(&other.metadata_input_nc[i * s[7]..(i + 1) * s[7]]);
         self.num_rows += 1;
     }
 }
 
 impl TrainingRows {
-    /// Appends all rows of `other` (same `pos_len`).
+    /// Appends all rows of `other` (same `pos_len`, and the same metadata
+    /// layout unless `self` is empty).
     pub fn append(&mut self, other: &TrainingRows) {
-        assert_eq!(self.pos_len, other.pos_len, "pos_len mismatch");
+        self.match_layout(other);
         self.binary_input_nchw_packed
             .extend_from_slice(&other.binary_input_nchw_packed);
         self.global_input_nc
@@ -219,6 +275,8 @@ impl TrainingRows {
             .extend_from_slice(&other.value_targets_nchw);
         self.q_value_targets_nc_move
             .extend_from_slice(&other.q_value_targets_nc_move);
+        self.metadata_input_nc
+            .extend_from_slice(&other.metadata_input_nc);
         self.num_rows += other.num_rows;
     }
 
@@ -243,17 +301,20 @@ impl TrainingRows {
             value_targets_nchw: self.value_targets_nchw[start * s[5]..end * s[5]].to_vec(),
             q_value_targets_nc_move: self.q_value_targets_nc_move[start * s[6]..end * s[6]]
                 .to_vec(),
+            has_metadata: self.has_metadata,
+            metadata_input_nc: self.metadata_input_nc[start * s[7]..end * s[7]].to_vec(),
         }
     }
 
     /// The rows at `indices`, in that order (a permutation or a subset).
     /// Panics on an index out of bounds (a caller bug).
     pub fn select(&self, indices: &[usize]) -> TrainingRows {
-        let mut out = TrainingRows::new(self.pos_len);
+        let mut out = TrainingRows::empty_like(self);
         let s = self.row_sizes();
         out.binary_input_nchw_packed.reserve(indices.len() * s[0]);
         out.value_targets_nchw.reserve(indices.len() * s[5]);
         out.q_value_targets_nc_move.reserve(indices.len() * s[6]);
+        out.metadata_input_nc.reserve(indices.len() * s[7]);
         for &i in indices {
             out.push_row_from(self, i);
         }

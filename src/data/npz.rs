@@ -25,12 +25,15 @@ use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use super::npy::{read_npy_header, write_npy_header, Dtype, NpyError, NpyHeader};
 use super::{
-    TrainingRows, NUM_BINARY_CHANNELS, NUM_GLOBAL_INPUTS, NUM_GLOBAL_TARGETS, NUM_POLICY_TARGETS,
-    NUM_Q_VALUE_TARGETS, NUM_VALUE_SPATIAL_TARGETS,
+    TrainingRows, NUM_BINARY_CHANNELS, NUM_GLOBAL_INPUTS, NUM_GLOBAL_TARGETS, NUM_METADATA_INPUTS,
+    NUM_POLICY_TARGETS, NUM_Q_VALUE_TARGETS, NUM_VALUE_SPATIAL_TARGETS,
 };
 
-/// The seven members, in the order KataGo writes them.
-pub const MEMBER_NAMES: [&str; 7] = [
+/// The eight members, in the order KataGo writes them; the last two are
+/// optional (`qValueTargetsNCMove`: KataGo before 1.16 has none;
+/// `metadataInputNC`: only human-SL data, or KataGo's `shuffle.py
+/// -include-meta`, has it).
+pub const MEMBER_NAMES: [&str; 8] = [
     "binaryInputNCHWPacked",
     "globalInputNC",
     "policyTargetsNCMove",
@@ -38,11 +41,13 @@ pub const MEMBER_NAMES: [&str; 7] = [
     "scoreDistrN",
     "valueTargetsNCHW",
     "qValueTargetsNCMove",
+    "metadataInputNC",
 ];
 
-/// Members KataGo may write that rows do not hold (the SGF metadata
-/// encoder's inputs, `-include-meta`); read past, not kept.
-pub const IGNORED_MEMBERS: [&str; 1] = ["metadataInputNC"];
+/// Index of `qValueTargetsNCMove` in [`MEMBER_NAMES`].
+const Q_VALUE_MEMBER: usize = 6;
+/// Index of `metadataInputNC` in [`MEMBER_NAMES`].
+const METADATA_MEMBER: usize = 7;
 
 /// Largest member (uncompressed) the reader accepts: 8 GiB, far above a
 /// 70,000-row shuffled file (about 150 MB for its largest member).
@@ -175,12 +180,11 @@ pub fn read_npz_from<R: Read + Seek>(reader: R) -> Result<TrainingRows, NpzError
     };
 
     // Headers first, so shapes are checked before any data is allocated.
-    let mut headers: Vec<Option<(usize, NpyHeader)>> = Vec::with_capacity(7);
+    let mut headers: Vec<Option<(usize, NpyHeader)>> = Vec::with_capacity(MEMBER_NAMES.len());
     for (m, name) in MEMBER_NAMES.iter().enumerate() {
         match index.get(*name) {
             Some(&i) => headers.push(Some((i, member_header(&mut archive, i)?.0))),
-            // qValueTargetsNCMove is optional (KataGo before 1.16 has none).
-            None if m == 6 => headers.push(None),
+            None if m == Q_VALUE_MEMBER || m == METADATA_MEMBER => headers.push(None),
             None => return Err(NpzErrorKind::MissingMember(name, found())),
         }
     }
@@ -198,11 +202,15 @@ pub fn read_npz_from<R: Read + Seek>(reader: R) -> Result<TrainingRows, NpzError
     rows.global_targets_nc = pad_global_targets(global, global_target_channels);
     rows.score_distr_n = bytes_to_i8(read_member(&mut archive, at(4), Dtype::I8)?);
     rows.value_targets_nchw = bytes_to_i8(read_member(&mut archive, at(5), Dtype::I8)?);
-    rows.q_value_targets_nc_move = match idx(6) {
+    rows.q_value_targets_nc_move = match idx(Q_VALUE_MEMBER) {
         Some(i) => bytes_to_i16(&read_member(&mut archive, i, Dtype::I16)?),
         // KataGo's shuffle fills missing q-value targets with zeros.
         None => vec![0; num_rows * NUM_Q_VALUE_TARGETS * rows.policy_len()],
     };
+    if let Some(i) = idx(METADATA_MEMBER) {
+        rows.has_metadata = true;
+        rows.metadata_input_nc = bytes_to_f32(&read_member(&mut archive, i, Dtype::F32)?);
+    }
     Ok(rows)
 }
 
@@ -253,7 +261,7 @@ fn member_index<R: Read + Seek>(
     for i in 0..archive.len() {
         let name = archive.by_index_raw(i)?.name().to_string();
         let short = name.strip_suffix(".npy").unwrap_or(&name).to_string();
-        if !MEMBER_NAMES.contains(&short.as_str()) && !IGNORED_MEMBERS.contains(&short.as_str()) {
+        if !MEMBER_NAMES.contains(&short.as_str()) {
             return Err(NpzErrorKind::UnexpectedMember(name));
         }
         if index.insert(short.clone(), i).is_some() {
@@ -339,7 +347,7 @@ fn read_member<R: Read + Seek>(
 fn check_shapes(
     headers: &[Option<(usize, NpyHeader)>],
 ) -> Result<(usize, usize, usize), NpzErrorKind> {
-    const DTYPES: [Dtype; 7] = [
+    const DTYPES: [Dtype; 8] = [
         Dtype::U8,
         Dtype::F32,
         Dtype::I16,
@@ -347,6 +355,7 @@ fn check_shapes(
         Dtype::I8,
         Dtype::I8,
         Dtype::I16,
+        Dtype::F32,
     ];
     for (m, h) in headers.iter().enumerate() {
         if let Some((_, h)) = h {
@@ -392,7 +401,8 @@ fn check_shapes(
     expect(1, &[n, NUM_GLOBAL_INPUTS])?;
     expect(2, &[n, NUM_POLICY_TARGETS, area + 1])?;
     expect(4, &[n, 2 * area + 2 * super::EXTRA_SCORE_DISTR_RADIUS])?;
-    expect(6, &[n, NUM_Q_VALUE_TARGETS, area + 1])?;
+    expect(Q_VALUE_MEMBER, &[n, NUM_Q_VALUE_TARGETS, area + 1])?;
+    expect(METADATA_MEMBER, &[n, NUM_METADATA_INPUTS])?;
     let gt = shape(3).unwrap_or(&[]);
     let channels = match gt {
         [gn, c] if *gn == n && (MIN_GLOBAL_TARGET_CHANNELS..=NUM_GLOBAL_TARGETS).contains(c) => *c,
@@ -536,7 +546,7 @@ pub fn write_npz_to<W: Write + Seek>(
         &|b, s, e| b.extend(rows.value_targets_nchw[s..e].iter().map(|&x| x as u8)),
     )?;
     member(
-        MEMBER_NAMES[6],
+        MEMBER_NAMES[Q_VALUE_MEMBER],
         Dtype::I16,
         &[n, NUM_Q_VALUE_TARGETS, area + 1],
         &|b, s, e| {
@@ -545,6 +555,18 @@ pub fn write_npz_to<W: Write + Seek>(
                 .for_each(|x| b.extend_from_slice(&x.to_le_bytes()))
         },
     )?;
+    if rows.has_metadata {
+        member(
+            MEMBER_NAMES[METADATA_MEMBER],
+            Dtype::F32,
+            &[n, NUM_METADATA_INPUTS],
+            &|b, s, e| {
+                rows.metadata_input_nc[s..e]
+                    .iter()
+                    .for_each(|x| b.extend_from_slice(&x.to_le_bytes()))
+            },
+        )?;
+    }
     Ok(zip.finish()?)
 }
 
@@ -565,8 +587,9 @@ fn check_rows(rows: &TrainingRows) -> Result<(), NpzErrorKind> {
         rows.score_distr_n.len(),
         rows.value_targets_nchw.len(),
         rows.q_value_targets_nc_move.len(),
+        rows.metadata_input_nc.len(),
     ];
-    for m in 0..7 {
+    for m in 0..MEMBER_NAMES.len() {
         if Some(lens[m]) != rows.num_rows.checked_mul(sizes[m]) {
             return Err(NpzErrorKind::InvalidRows(format!(
                 "{} has {} elements, expected {} rows x {}",

@@ -86,11 +86,63 @@ fn round_trip_in_memory_19_and_9() {
     }
 }
 
+/// [`sample_rows`] with distinct metadata inputs.
+fn sample_rows_with_metadata(pos_len: usize, n: usize) -> TrainingRows {
+    let mut rows = sample_rows(pos_len, n);
+    rows.has_metadata = true;
+    rows.metadata_input_nc = (0..n * NUM_METADATA_INPUTS)
+        .map(|i| (i % 7) as f32 * 0.25)
+        .collect();
+    rows
+}
+
+#[test]
+fn metadata_rows_round_trip_and_keep_their_layout() {
+    for (pos_len, n) in [(19, 4), (9, 0)] {
+        let rows = sample_rows_with_metadata(pos_len, n);
+        let back = read_bytes(&to_bytes(&rows)).unwrap();
+        assert!(back.has_metadata);
+        assert_eq!(back, rows, "pos_len {pos_len}");
+    }
+    let rows = sample_rows_with_metadata(9, 5);
+    let picked = rows.select(&[4, 1]);
+    assert!(picked.has_metadata);
+    assert_eq!(
+        picked.metadata_input_nc[..NUM_METADATA_INPUTS],
+        rows.metadata_input_nc[4 * NUM_METADATA_INPUTS..5 * NUM_METADATA_INPUTS]
+    );
+    let mut joined = TrainingRows::new(9);
+    joined.append(&rows.slice(0, 2));
+    joined.append(&rows.slice(2, 5));
+    assert_eq!(joined, rows);
+    let mut zeroed = TrainingRows::empty_like(&rows);
+    zeroed.push_zeroed_row();
+    assert_eq!(zeroed.row_mut(0).metadata_input.len(), NUM_METADATA_INPUTS);
+    let mut plain = rows.clone();
+    plain.drop_metadata();
+    let back = read_bytes(&to_bytes(&plain)).unwrap();
+    assert!(!back.has_metadata && back.metadata_input_nc.is_empty());
+}
+
+#[test]
+#[should_panic(expected = "metadataInputNC mixed")]
+fn rows_with_and_without_metadata_do_not_mix() {
+    let mut rows = sample_rows(9, 2);
+    rows.append(&sample_rows_with_metadata(9, 1));
+}
+
 #[test]
 fn writes_katago_member_names_and_headers() {
     let members = npy_members(&sample_rows(19, 2));
     let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, MEMBER_NAMES[..7].to_vec());
+    let members = npy_members(&sample_rows_with_metadata(19, 2));
+    let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, MEMBER_NAMES.to_vec());
+    assert!(
+        members[7].1[10..].starts_with(b"{'descr':'<f4','fortran_order':False,'shape':(2,192)}")
+    );
+    let members = npy_members(&sample_rows(19, 2));
     let (_, bin) = &members[0];
     assert!(bin[10..].starts_with(b"{'descr':'|u1','fortran_order':False,'shape':(2,22,46)}"));
     assert_eq!(bin.len(), 256 + 2 * 22 * 46);
@@ -332,17 +384,11 @@ fn missing_and_duplicate_members_are_errors() {
     ));
 
     // Unknown members are refused (as KataGo's shuffle.py asserts its keys);
-    // metadataInputNC is read past.
+    // metadataInputNC of another shape too.
     let mut refs: Vec<(String, Vec<u8>, CompressionMethod, bool)> = members
         .iter()
         .map(|(n, b)| (n.clone(), b.clone(), CompressionMethod::Deflated, false))
         .collect();
-    refs.push((
-        "metadataInputNC".into(),
-        members[1].1.clone(),
-        CompressionMethod::Deflated,
-        false,
-    ));
     let as_refs = |r: &[(String, Vec<u8>, CompressionMethod, bool)]| -> Vec<u8> {
         let v: Vec<(&str, Vec<u8>, CompressionMethod, bool)> = r
             .iter()
@@ -351,6 +397,15 @@ fn missing_and_duplicate_members_are_errors() {
         custom_zip(&v)
     };
     assert_eq!(read_bytes(&as_refs(&refs)).unwrap(), rows);
+    let mut wrong_meta = refs.clone();
+    wrong_meta.push((
+        "metadataInputNC".into(),
+        members[1].1.clone(),
+        CompressionMethod::Deflated,
+        false,
+    ));
+    let e = read_bytes(&as_refs(&wrong_meta)).unwrap_err();
+    assert!(matches!(e, NpzErrorKind::WrongShape { .. }), "{e}");
     refs.push((
         "extra".into(),
         members[1].1.clone(),

@@ -120,6 +120,9 @@ pub struct ShuffleConfig {
     pub exclude_basename: bool,
     /// `-only-include-md5-path-prop-lbound` / `-ubound`.
     pub md5_bounds: (Option<f64>, Option<f64>),
+    /// `-include-meta`: keep `metadataInputNC`, skipping files without it
+    /// (otherwise it is dropped).
+    pub include_meta: bool,
     /// Seed for reproducible runs (`None`: from the OS).
     pub seed: Option<u64>,
     /// Deflate level of the output files (`None`: 6, KataGo's).
@@ -214,6 +217,7 @@ pub fn shuffle(
         num_buckets,
         files_per_bucket,
         base_seed: rng.gen(),
+        include_meta: cfg.include_meta,
     };
     shardify(&pool, &scratch, &groups, &plan)?;
     let written = merge_buckets(&pool, &scratch, &output, groups.len(), &plan, cfg.level)?;
@@ -249,6 +253,8 @@ struct Plan {
     files_per_bucket: usize,
     /// Drawn once from the run's generator after the inputs are shuffled.
     base_seed: u64,
+    /// Keep `metadataInputNC` ([`ShuffleConfig::include_meta`]).
+    include_meta: bool,
 }
 
 /// The scratch key of group `g`'s shard for bucket `b`.
@@ -421,7 +427,7 @@ fn shardify(
             let mut rng = StdRng::seed_from_u64(
                 plan.base_seed ^ (g as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             );
-            let Some(rows) = load_concat(files)? else {
+            let Some(rows) = load_concat(files, plan.include_meta)? else {
                 return Ok(());
             };
             let n = rows.num_rows;
@@ -569,7 +575,10 @@ fn group_files_by_rows<'a>(files: &[(&'a InputFile, u64)], size: u64) -> Vec<Vec
 /// (as KataGo does), and so is one whose body turns out to be corrupt (its
 /// header was read when rows were counted): one bad file does not stop a
 /// run's shuffle. `None` when none could be read.
-fn load_concat(files: &[&InputFile]) -> Result<Option<TrainingRows>, ShuffleError> {
+fn load_concat(
+    files: &[&InputFile],
+    include_meta: bool,
+) -> Result<Option<TrainingRows>, ShuffleError> {
     let mut all: Option<TrainingRows> = None;
     // Decompress a few files at once on the pool's threads; a chunk at a
     // time keeps memory at the group plus one chunk.
@@ -586,7 +595,19 @@ fn load_concat(files: &[&InputFile]) -> Result<Option<TrainingRows>, ShuffleErro
                     Err(e) => return Err(ShuffleError::Store(e)),
                 };
                 match read_npz_bytes(&bytes, &f.url) {
-                    Ok(rows) => Ok(Some(rows)),
+                    Ok(rows) if include_meta && !rows.has_metadata => {
+                        eprintln!(
+                            "WARNING: Skipping file without metadataInputNC (-include-meta): {}",
+                            f.url
+                        );
+                        Ok(None)
+                    }
+                    Ok(mut rows) => {
+                        if !include_meta {
+                            rows.drop_metadata();
+                        }
+                        Ok(Some(rows))
+                    }
                     Err(e) => {
                         eprintln!("WARNING: Skipping bad file: {e}");
                         Ok(None)

@@ -100,7 +100,8 @@ impl WindowRows {
         RowBatches::spawn(self.clone(), 0, batch_size, false)
     }
 
-    fn read_file(&self, i: usize) -> Result<TrainingRows, WindowReadError> {
+    /// File `i`'s rows, with its URL.
+    fn read_file(&self, i: usize) -> Result<(TrainingRows, String), WindowReadError> {
         let (key, expected) = &self.files[i];
         let target = self.store.describe(key);
         let bytes = self.store.get(key)?;
@@ -120,7 +121,7 @@ impl WindowRows {
                 why: format!("{} rows, its .json says {expected}", rows.num_rows),
             });
         }
-        Ok(rows)
+        Ok((rows, target))
     }
 }
 
@@ -136,7 +137,7 @@ impl RowBatches {
         let batch_size = batch_size.max(1);
         // A rendezvous: the fetch thread decodes the next file, then waits
         // with it until the batch thread is done with the current one.
-        let (file_tx, file_rx) = sync_channel::<Result<TrainingRows, WindowReadError>>(0);
+        let (file_tx, file_rx) = sync_channel::<Result<(TrainingRows, String), WindowReadError>>(0);
         let (tx, rx) = sync_channel(2);
         let total = window.num_rows();
         // The first file and the offset in it.
@@ -178,14 +179,29 @@ impl RowBatches {
             .spawn(move || {
                 let mut pending = TrainingRows::new(pos_len);
                 let mut first_file = true;
+                // Whether the window's rows carry metadata: its first file
+                // says, and every other file must agree.
+                let mut with_metadata = None;
                 for file in file_rx {
                     let rows = match file {
-                        Ok(r) => r,
+                        Ok((r, _)) if with_metadata.is_none_or(|m| m == r.has_metadata) => r,
+                        Ok((r, target)) => {
+                            let _ = tx.send(Err(WindowReadError::Mismatch {
+                                target,
+                                why: format!(
+                                    "rows {} metadataInputNC, the window's first file's {}",
+                                    if r.has_metadata { "with" } else { "without" },
+                                    if r.has_metadata { "without" } else { "with" },
+                                ),
+                            }));
+                            return;
+                        }
                         Err(e) => {
                             let _ = tx.send(Err(e));
                             return;
                         }
                     };
+                    with_metadata = Some(rows.has_metadata);
                     let from = if first_file { skip as usize } else { 0 };
                     first_file = false;
                     let mut at = from;
@@ -331,6 +347,36 @@ mod tests {
         let w9 = WindowRows::open(&data, &win.train[..1], 9).unwrap();
         let e = w9.once(4).next().unwrap().unwrap_err();
         assert!(matches!(e, WindowReadError::Mismatch { .. }), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A window whose files all carry metadata gives batches with it; a
+    /// file without it after one with it is an error naming the file.
+    #[test]
+    fn metadata_comes_through_and_files_may_not_mix() {
+        let (dir, w) = window("meta", &[3, 3], true);
+        let with_meta = |start: usize| {
+            let mut rows = rows_numbered(start, 3);
+            rows.has_metadata = true;
+            rows.metadata_input_nc = vec![0.5; 3 * crate::data::NUM_METADATA_INPUTS];
+            encode_npz(&rows, &NpzWriteOptions::default()).unwrap()
+        };
+        std::fs::write(dir.join("w/train/data0_0.npz"), with_meta(0)).unwrap();
+        let out: Vec<_> = w.once(2).collect();
+        assert!(out[0].as_ref().unwrap().has_metadata);
+        let e = out
+            .iter()
+            .find_map(|b| b.as_ref().err())
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("data1_0.npz") && e.contains("metadataInputNC"),
+            "{e}"
+        );
+        std::fs::write(dir.join("w/train/data1_0.npz"), with_meta(3)).unwrap();
+        let batches: Vec<TrainingRows> = w.once(4).map(|b| b.unwrap()).collect();
+        assert!(batches.iter().all(|b| b.has_metadata));
+        assert_eq!(firsts(&batches[0]), [0., 1., 2., 3.]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

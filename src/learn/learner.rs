@@ -402,6 +402,7 @@ impl Learner {
             excludes: Vec::new(),
             exclude_basename: false,
             md5_bounds: (None, None),
+            include_meta: false,
             seed: None,
             level: None,
         };

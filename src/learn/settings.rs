@@ -213,6 +213,7 @@ impl LearnSettings {
             precision: self.precision()?,
             seed: self.seed,
             initial_checkpoint: None,
+            loss_scales: crate::train::LossScales::default(),
         })
     }
 }

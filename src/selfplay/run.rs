@@ -326,7 +326,7 @@ impl Playing<'_> {
         drop(gen);
         if !self.writer.send(WriterMsg::Game {
             model: model.clone(),
-            rows,
+            rows: Box::new(rows),
             sgf: played.sgf,
         }) {
             return false;

@@ -37,8 +37,8 @@ pub(super) enum WriterMsg {
     Game {
         /// The net whose folder gets the rows.
         model: String,
-        /// The game's training rows.
-        rows: TrainingRows,
+        /// The game's training rows (boxed: the other message is small).
+        rows: Box<TrainingRows>,
         /// The game as one SGF line.
         sgf: String,
     },
@@ -260,7 +260,7 @@ mod tests {
         for g in 0..5 {
             assert!(w.send(WriterMsg::Game {
                 model: "a".into(),
-                rows: rows(3, g as f32 * 10.0),
+                rows: Box::new(rows(3, g as f32 * 10.0)),
                 sgf: format!("(;G{g})")
             }));
         }
@@ -271,7 +271,7 @@ mod tests {
         }));
         assert!(w.send(WriterMsg::Game {
             model: "b".into(),
-            rows: rows(2, 0.0),
+            rows: Box::new(rows(2, 0.0)),
             sgf: "(;B)".into()
         }));
         let report = w.finish();
@@ -314,7 +314,7 @@ mod tests {
         for g in 0..4 {
             assert!(w.send(WriterMsg::Game {
                 model: "a".into(),
-                rows: rows(1, g as f32),
+                rows: Box::new(rows(1, g as f32)),
                 sgf: "(;)".into()
             }));
         }

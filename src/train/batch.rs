@@ -5,7 +5,9 @@
 use rand::Rng;
 use tch::{Device, Tensor};
 
-use crate::data::{TrainingRows, NUM_BINARY_CHANNELS, NUM_GLOBAL_INPUTS, NUM_GLOBAL_TARGETS};
+use crate::data::{
+    TrainingRows, NUM_BINARY_CHANNELS, NUM_GLOBAL_INPUTS, NUM_GLOBAL_TARGETS, NUM_METADATA_INPUTS,
+};
 use crate::nn::Symmetry;
 
 /// One batch on the training device, every member as f32.
@@ -22,6 +24,8 @@ pub struct Batch {
     pub score_distr: Tensor,
     /// `[N, 5, L, L]`.
     pub value_targets: Tensor,
+    /// `[N, 192]` SGF metadata inputs, when the rows carry them.
+    pub meta_input: Option<Tensor>,
 }
 
 /// KataGo's data augmentation switches.
@@ -81,6 +85,9 @@ pub struct HostBatch {
     global_targets: Vec<f32>,
     score_distr: Vec<f32>,
     value_targets: Vec<f32>,
+    /// The rows' metadata inputs, when they carry them (no symmetry
+    /// touches them).
+    meta: Option<Vec<f32>>,
 }
 
 impl HostBatch {
@@ -127,6 +134,13 @@ impl HostBatch {
         let mut global_targets = Vec::with_capacity(n * NUM_GLOBAL_TARGETS);
         let mut score_distr = Vec::with_capacity(n * sdl);
         let mut value_targets = Vec::with_capacity(n * 5 * area);
+        let meta = rows.has_metadata.then(|| {
+            let m = NUM_METADATA_INPUTS;
+            indices
+                .iter()
+                .flat_map(|&i| rows.metadata_input_nc[i * m..(i + 1) * m].iter().copied())
+                .collect::<Vec<f32>>()
+        });
         for (r, &i) in indices.iter().enumerate() {
             let src = &rows.binary_input_nchw_packed[i * nb * packed..(i + 1) * nb * packed];
             let dst = &mut binary[r * nb * area..(r + 1) * nb * area];
@@ -176,7 +190,13 @@ impl HostBatch {
             global_targets,
             score_distr,
             value_targets,
+            meta,
         }
+    }
+
+    /// Whether the batch carries metadata inputs.
+    pub fn has_metadata(&self) -> bool {
+        self.meta.is_some()
     }
 }
 
@@ -227,6 +247,10 @@ impl Batch {
             global_targets: tensor(&h.global_targets, &[n, NUM_GLOBAL_TARGETS as i64]),
             score_distr: tensor(&h.score_distr, &[n, -1]),
             value_targets: tensor(&h.value_targets, &[n, 5, l, l]),
+            meta_input: h
+                .meta
+                .as_ref()
+                .map(|m| tensor(m, &[n, NUM_METADATA_INPUTS as i64])),
         }
     }
 }

@@ -8,7 +8,8 @@
 //! ([`NormKind::ScaleBias`]), for fine-tuning batch-norm nets;
 //! `-initconvK` a K×K input convolution; KataGo's `-rnh` and `-rsnh` an
 //! RMSNorm at the trunk tip ([`TrunkTip`]), which makes the net version 17
-//! as KataGo's exporter does.
+//! as KataGo's exporter does; `-meta` an SGF metadata encoder (KataGo's
+//! human-SL nets, [`ModelConfig::meta_encoder`]).
 
 mod transformers;
 
@@ -84,6 +85,11 @@ pub const RMS_SPATIAL_TIP_SUFFIX: &str = "-rsnh";
 pub const ACTIVATION_SUFFIXES: &[(&str, Activation)] =
     &[("-silu", Activation::Silu), ("-mish", Activation::Mish)];
 
+/// The model-kind suffix that adds an SGF metadata encoder (KataGo's
+/// `-meta` configs: `meta_encoder_version` 1, as many internal channels as
+/// the trunk has).
+pub const META_SUFFIX: &str = "-meta";
+
 /// The model-kind suffix that selects [`NormKind::ScaleBias`].
 pub const SCALEBIAS_SUFFIX: &str = "-scalebias";
 
@@ -129,6 +135,11 @@ pub struct ModelConfig {
     /// The activation of every norm-act and head layer (ReLU unless a
     /// suffix says otherwise).
     pub activation: Activation,
+    /// The SGF metadata encoder's internal channels (`-meta`: KataGo's
+    /// `metadata_encoder.internal_num_channels`, the trunk's width), or
+    /// `None` for a net without one. Such a net reads `metadataInputNC`
+    /// beside the board.
+    pub meta_encoder: Option<i64>,
 }
 
 /// The convnet names [`ModelConfig::by_name`] knows (the transformer
@@ -150,7 +161,12 @@ impl ModelConfig {
         let (mut base, mut norm, mut initial_conv) = (name, NormKind::Fixup, 3);
         let mut tip = TrunkTip::Norm;
         let mut activation = Activation::Relu;
+        let mut meta = false;
         'suffixes: loop {
+            if let Some(b) = base.strip_suffix(META_SUFFIX) {
+                (base, meta) = (b, true);
+                continue;
+            }
             for (suffix, a) in ACTIVATION_SUFFIXES {
                 if let Some(b) = base.strip_suffix(suffix) {
                     (base, activation) = (b, *a);
@@ -190,7 +206,7 @@ impl ModelConfig {
             })?,
             None => convnet(base).ok_or_else(|| {
                 TrainError::Config(format!(
-                    "unknown model kind {name:?} (known: {}, {}; each also with the suffixes {SCALEBIAS_SUFFIX}, {INITCONV_SUFFIX}K, {RMS_TIP_SUFFIX}, {RMS_SPATIAL_TIP_SUFFIX}, -silu and -mish)",
+                    "unknown model kind {name:?} (known: {}, {}; each also with the suffixes {SCALEBIAS_SUFFIX}, {INITCONV_SUFFIX}K, {RMS_TIP_SUFFIX}, {RMS_SPATIAL_TIP_SUFFIX}, -silu, -mish and {META_SUFFIX})",
                     KNOWN_CONFIGS.join(", "),
                     TRANSFORMER_CONFIGS.join(", "),
                 ))
@@ -208,6 +224,7 @@ impl ModelConfig {
             initial_conv,
             tip,
             activation,
+            meta_encoder: meta.then_some(shape.trunk),
             ..shape
         })
     }
@@ -242,12 +259,27 @@ impl ModelConfig {
             TrunkTip::RmsNorm { spatial: false } => name.push_str(RMS_TIP_SUFFIX),
             TrunkTip::RmsNorm { spatial: true } => name.push_str(RMS_SPATIAL_TIP_SUFFIX),
         }
+        if self.meta_encoder.is_some() {
+            name.push_str(META_SUFFIX);
+        }
         if self.norm == NormKind::ScaleBias {
             name.push_str(SCALEBIAS_SUFFIX);
         }
         ModelConfig {
             name,
             initial_conv: k,
+            ..self.clone()
+        }
+    }
+
+    /// The same shape with an SGF metadata encoder (named `NAME-meta`).
+    pub fn with_meta_encoder(&self) -> ModelConfig {
+        if self.meta_encoder.is_some() {
+            return self.clone();
+        }
+        ModelConfig {
+            name: format!("{}{META_SUFFIX}", self.name),
+            meta_encoder: Some(self.trunk),
             ..self.clone()
         }
     }
@@ -356,6 +388,7 @@ fn convnet(base: &str) -> Option<ModelConfig> {
         transformer: None,
         tip: TrunkTip::Norm,
         activation: Activation::Relu,
+        meta_encoder: None,
     })
 }
 

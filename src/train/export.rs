@@ -16,6 +16,7 @@ use tch::{Device, Tensor};
 
 use super::config::{ModelConfig, TrunkTip};
 use super::keys::{key_table, Entry, Step, Transform};
+use super::model::{META_MASKED_FEATURE, META_OUT_SCALE};
 use super::TrainError;
 use crate::nn::desc::*;
 use crate::nn::model_file::walk::{
@@ -288,7 +289,12 @@ impl ModelVisitor for Export<'_> {
     }
 
     fn meta_encoder(&mut self, encoder: &mut Option<MetadataEncoder>) -> Result<(), TrainError> {
-        *encoder = None;
+        // KataGo's exporter writes `meta_encoder_version` 1 for every
+        // `-meta` kind.
+        *encoder = self.config.meta_encoder.map(|_| MetadataEncoder {
+            version: 1,
+            ..MetadataEncoder::default()
+        });
         Ok(())
     }
 
@@ -377,6 +383,19 @@ impl ModelVisitor for Export<'_> {
         *layer = match &e.transform {
             Transform::MatMul | Transform::PassMatMul => self.ex.matmul(e.layer, &e.key)?,
             Transform::PolicyMatMulRows => self.ex.matmul_w(e.layer, &self.policy_rows(&e.key)?)?,
+            Transform::MetaInputMatMul => {
+                let w = self.ex.get(&e.key)?;
+                let mask = Tensor::ones([w.size()[1]], (w.kind(), w.device())).index_fill(
+                    0,
+                    &Tensor::from_slice(&[META_MASKED_FEATURE]).to_device(w.device()),
+                    0.0,
+                );
+                self.ex.matmul_w(e.layer, &(w * mask.unsqueeze(0)))?
+            }
+            Transform::MetaOutputMatMul => {
+                let w = self.ex.get(&e.key)?;
+                self.ex.matmul_w(e.layer, &(w * META_OUT_SCALE))?
+            }
             Transform::ScoreValues { more, bias: false } => {
                 let w = self.score_values(&e.key, more)?;
                 self.ex.matmul_w(e.layer, &w)?

@@ -153,3 +153,20 @@ fn scalebias_gammas_exist_and_train() {
         }
     }
 }
+
+/// KataGo's own export of a human-SL kind (the random `b6c96-fson-mish-meta`
+/// test net, made by KataGo's trainer): its metadata encoder and norms load
+/// into `b6c96-mish-meta-scalebias`, whose outputs on rows with metadata
+/// equal the engine's inference net's, before and after our export.
+#[test]
+fn katagos_human_sl_net_loads_and_exports() {
+    tch::set_num_threads(1);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("models/test-human-sl/b6c96-fson-mish-meta.bin.gz");
+    let file = crate::nn::ModelFile::load(&path).expect("the test net");
+    assert!(file.trunk.metadata_encoder.is_some());
+    let config = ModelConfig::by_name("b6c96-mish-meta")
+        .expect("config")
+        .with_scalebias();
+    load_compare_export(&config, &file, &path);
+}

@@ -20,14 +20,13 @@ use std::collections::BTreeMap;
 
 use tch::{Device, Kind, Tensor};
 
+use super::config::META_SUFFIX;
 use super::config::{NormKind, TrunkTip, ACTIVATION_SUFFIXES};
-use super::keys::{key_table, Entry, Step, Transform};
-use super::model::TrainNet;
+use super::keys::{key_table, Entry, Step, Transform, META_ENCODER_LAYER};
+use super::model::{TrainNet, META_OUT_SCALE};
 use super::TrainError;
 use crate::nn::desc::*;
-use crate::nn::model_file::walk::{
-    shared, ModelVisitor, Ref, Shared, METADATA_ENCODER_NAME, MODEL_NAME,
-};
+use crate::nn::model_file::walk::{shared, ModelVisitor, Ref, Shared, MODEL_NAME};
 use crate::nn::ModelFile;
 
 struct Im<'a> {
@@ -187,7 +186,7 @@ pub fn load_model_file(net: &mut TrainNet, file: &ModelFile) -> Result<usize, Tr
         activation: config.activation,
         steps: key_table(&config).into_iter().peekable(),
         version: file.version,
-        in_encoder: false,
+        skip_table_encoder: false,
     };
     shared::walk(&mut visitor, file)?;
     let named: Vec<(String, Tensor)> = visitor.im.out.into_iter().collect();
@@ -206,9 +205,10 @@ struct Import<'a> {
     activation: Activation,
     steps: std::iter::Peekable<std::vec::IntoIter<Step>>,
     version: i32,
-    /// Inside a metadata encoder (human-SL nets), which the trainable net
-    /// does not have: its layers are skipped.
-    in_encoder: bool,
+    /// The net has a metadata encoder and the file none: the key table's
+    /// encoder steps are passed over and the encoder keeps its fresh
+    /// initialisation.
+    skip_table_encoder: bool,
 }
 
 type IResult<T = ()> = Result<T, TrainError>;
@@ -223,6 +223,14 @@ impl Import<'_> {
         loop {
             match self.steps.next() {
                 Some(Step::Size(_) | Step::Flag(_)) => continue,
+                Some(Step::Name(n)) if self.skip_table_encoder && n == META_ENCODER_LAYER => {
+                    continue
+                }
+                Some(Step::Layer(e))
+                    if self.skip_table_encoder && e.layer.starts_with(META_ENCODER_LAYER) =>
+                {
+                    continue
+                }
                 Some(step) => return Ok(step),
                 None => {
                     return Err(TrainError::Checkpoint(format!(
@@ -347,10 +355,6 @@ impl ModelVisitor for Import<'_> {
     fn name(&mut self, what: &str, name: &String) -> IResult {
         match what {
             MODEL_NAME => Ok(()),
-            METADATA_ENCODER_NAME => {
-                self.in_encoder = true;
-                Ok(())
-            }
             _ => match self.step(name)? {
                 Step::Name(_) => Ok(()),
                 other => Err(TrainError::Checkpoint(format!(
@@ -453,8 +457,18 @@ impl ModelVisitor for Import<'_> {
         }
     }
 
-    fn meta_encoder(&mut self, _: &Option<MetadataEncoder>) -> IResult {
-        Ok(())
+    fn meta_encoder(&mut self, encoder: &Option<MetadataEncoder>) -> IResult {
+        match (encoder.is_some(), self.im.net.reads_metadata()) {
+            (true, false) => Err(TrainError::Checkpoint(format!(
+                "the file has an SGF metadata encoder (a human-SL net), which model kind {0} lacks; use model kind {0}{META_SUFFIX}",
+                self.config_name
+            ))),
+            (false, true) => {
+                self.skip_table_encoder = true;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     fn implied(&mut self, _: &usize, _: usize) -> IResult {
@@ -482,7 +496,6 @@ impl ModelVisitor for Import<'_> {
         blocks: Ref<'b, Self, Vec<Block>>,
         index: usize,
     ) -> IResult<Ref<'b, Self, Block>> {
-        self.in_encoder = false;
         let block = &blocks[index];
         match self.step(owner)? {
             Step::Block { keyword, .. } if keyword == block.kind_keyword() => Ok(block),
@@ -498,9 +511,6 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn conv(&mut self, c: &ConvLayer) -> IResult {
-        if self.in_encoder {
-            return Ok(());
-        }
         let e = self.entry(&c.name)?;
         match &e.transform {
             Transform::Conv => self.im.conv(&e.key, c),
@@ -514,9 +524,6 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn batch_norm(&mut self, b: &BatchNormLayer) -> IResult {
-        if self.in_encoder {
-            return Ok(());
-        }
         let e = self.entry(&b.name)?;
         match e.transform {
             Transform::Norm => self.im.bn(&e.key, b),
@@ -525,9 +532,6 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn activation(&mut self, a: &ActivationLayer, _: i32) -> IResult {
-        if self.in_encoder {
-            return Ok(());
-        }
         let e = self.entry(&a.name)?;
         if e.transform != Transform::Act {
             return self.mismatch(&e, &a.name);
@@ -546,15 +550,18 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn matmul(&mut self, m: &MatMulLayer) -> IResult {
-        if self.in_encoder {
-            return Ok(());
-        }
         let e = self.entry(&m.name)?;
         match &e.transform {
             Transform::MatMul => self.im.matmul(&e.key, m),
             Transform::PassMatMul if self.version >= 15 => self.im.matmul(&e.key, m),
             Transform::PassMatMul => return self.pass_without_mlp(&e.key, m),
             Transform::PolicyMatMulRows => return self.policy_rows(&e.key, &Im::matmul_t(m)),
+            // The board-area column is 0 in the file, and masked in the net.
+            Transform::MetaInputMatMul => self.im.matmul(&e.key, m),
+            Transform::MetaOutputMatMul => {
+                let w = Im::matmul_t(m) / META_OUT_SCALE;
+                self.im.out.insert(e.key.clone(), w);
+            }
             Transform::ScoreValues { more, bias: false } => {
                 return self.score_values(&e.key, more, &Im::matmul_t(m))
             }
@@ -564,9 +571,6 @@ impl ModelVisitor for Import<'_> {
     }
 
     fn matbias(&mut self, b: &MatBiasLayer) -> IResult {
-        if self.in_encoder {
-            return Ok(());
-        }
         let e = self.entry(&b.name)?;
         let v = t(&b.weights, &[b.weights.len() as i64]);
         match &e.transform {

@@ -16,6 +16,12 @@
 //! which the net refuses).
 
 use super::config::{BlockKind, ModelConfig, Rope, TransformerConfig, TrunkTip};
+use crate::data::NUM_METADATA_INPUTS;
+
+/// The metadata encoder's section name in an exported file.
+pub(crate) const META_ENCODER_LAYER: &str = "model.sgf_metadata_encoder";
+/// The trainer's key prefix of the metadata encoder's parameters.
+pub(crate) const META_ENCODER_KEY: &str = "metadata_encoder";
 
 /// How a layer's weights relate to its trainer parameter(s).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +68,13 @@ pub(crate) enum Transform {
     RopeFreqs,
     /// Fixed RoPE: `key` is the theta, in decimal (no parameter).
     RopeTheta,
+    /// The metadata encoder's first dense layer: `key` is the torch
+    /// `[out, 192]` weight, written times KataGo's `feature_mask` (the
+    /// board-area input's column zeroed), stored transposed.
+    MetaInputMatMul,
+    /// The metadata encoder's output layer: `key` is the torch weight,
+    /// written times KataGo's `out_scale` (0.5), stored transposed.
+    MetaOutputMatMul,
 }
 
 /// One step of a model file, in the walk's order.
@@ -223,6 +236,31 @@ impl Table {
         }
     }
 
+    /// `write_metadata_encoder` (version 15 and later files only).
+    fn meta_encoder(&mut self) {
+        self.steps.push(Step::Name(META_ENCODER_LAYER.into()));
+        self.steps.push(Step::Size(NUM_METADATA_INPUTS));
+        let mut layer = |name: &str, key: &str, transform: Transform| {
+            let key = if key.is_empty() {
+                String::new()
+            } else {
+                format!("{META_ENCODER_KEY}.{key}")
+            };
+            self.layer_since(format!("{META_ENCODER_LAYER}.{name}"), key, transform, 15);
+        };
+        layer("mul1", "linear1.weight", Transform::MetaInputMatMul);
+        layer("bias1", "linear1.bias", Transform::Bias);
+        layer("act1", "", Transform::Act);
+        layer("mul2", "linear2.weight", Transform::MatMul);
+        layer("bias2", "linear2.bias", Transform::Bias);
+        layer("act2", "", Transform::Act);
+        layer(
+            "mul3",
+            "linear_output_to_trunk.weight",
+            Transform::MetaOutputMatMul,
+        );
+    }
+
     fn trunk(&mut self, config: &ModelConfig) {
         self.steps.push(Step::Name("trunk".into()));
         self.steps.push(Step::Count(config.blocks.len()));
@@ -232,6 +270,9 @@ impl Table {
         }
         self.weight("conv_spatial", Transform::Conv);
         self.weight("linear_global", Transform::MatMul);
+        if config.meta_encoder.is_some() {
+            self.meta_encoder();
+        }
         for (i, kind) in config.blocks.iter().enumerate() {
             let key = format!("blocks.{i}");
             let tf = config.transformer.as_ref();

@@ -23,7 +23,16 @@ pub struct LossScales {
     pub seki_loss_scale: f64,
     /// `-variance-time-loss-scale` (1.0).
     pub variance_time_loss_scale: f64,
+    /// `-meta-kata-only-soft-policy` (off): the soft policy losses count
+    /// only the rows whose metadata says KataGo played them (metadata input
+    /// [`KATAGO_SOURCE_INPUT`], the source one-hot's first entry), so human
+    /// games teach the sharp policy only. Needs rows with metadata.
+    pub meta_kata_only_soft_policy: bool,
 }
+
+/// The metadata input that is 1 on rows of KataGo's own games (the source
+/// one-hot's "KataGo" entry in `SGFMetadata::fillMetadataRow`).
+pub const KATAGO_SOURCE_INPUT: i64 = 151;
 
 impl Default for LossScales {
     fn default() -> Self {
@@ -33,6 +42,7 @@ impl Default for LossScales {
             td_value_loss_scales: [0.6, 0.6, 0.6],
             seki_loss_scale: 1.0,
             variance_time_loss_scale: 1.0,
+            meta_kata_only_soft_policy: false,
         }
     }
 }
@@ -106,6 +116,11 @@ struct Targets {
     policy_opponent_soft: Tensor,
     weight_policy_player: Tensor,
     weight_policy_opponent: Tensor,
+    /// The soft policies' weights: the above, or with
+    /// [`LossScales::meta_kata_only_soft_policy`] those times the rows'
+    /// KataGo-source input.
+    weight_policy_player_soft: Tensor,
+    weight_policy_opponent_soft: Tensor,
     value: Tensor,
     scoremean: Tensor,
     td_value: Tensor,
@@ -127,7 +142,9 @@ struct Targets {
 }
 
 impl Targets {
-    fn new(batch: &Batch) -> Targets {
+    /// Panics if `kata_only_soft` is set and the batch has no metadata:
+    /// the trainer checks its rows first.
+    fn new(batch: &Batch, kata_only_soft: bool) -> Targets {
         let n = batch.binary_input.size()[0];
         let h = batch.binary_input.size()[2];
         let w = batch.binary_input.size()[3];
@@ -160,6 +177,22 @@ impl Targets {
         let g = &batch.global_targets;
         let col = |i: i64| g.select(1, i);
         let vt = &batch.value_targets;
+        let (weight_policy_player, weight_policy_opponent) = (col(26), col(28));
+        let (weight_policy_player_soft, weight_policy_opponent_soft) = if kata_only_soft {
+            let Some(meta) = &batch.meta_input else {
+                panic!("-meta-kata-only-soft-policy on a batch without metadata (rows unchecked)");
+            };
+            let katago = meta.select(1, KATAGO_SOURCE_INPUT);
+            (
+                &weight_policy_player * &katago,
+                &weight_policy_opponent * &katago,
+            )
+        } else {
+            (
+                weight_policy_player.shallow_clone(),
+                weight_policy_opponent.shallow_clone(),
+            )
+        };
         Targets {
             n,
             area,
@@ -167,8 +200,10 @@ impl Targets {
             policy_opponent,
             policy_player_soft,
             policy_opponent_soft,
-            weight_policy_player: col(26),
-            weight_policy_opponent: col(28),
+            weight_policy_player,
+            weight_policy_opponent,
+            weight_policy_player_soft,
+            weight_policy_opponent_soft,
             value: g.narrow(1, 0, 3),
             scoremean: col(3),
             td_value: Tensor::stack(
@@ -237,7 +272,7 @@ pub fn compute_losses(
     state: &mut LossState,
     is_training: bool,
 ) -> Losses {
-    let t = Targets::new(batch);
+    let t = Targets::new(batch, scales.meta_kata_only_soft_policy);
     let (w_long, w_short) = optimistic_policy_weights(out, &batch.global_targets, &t);
     let gw = &t.global_weight;
     let policy = policy_losses(out, &t, &w_long, &w_short);
@@ -338,8 +373,8 @@ fn policy_losses(out: &NetOutput, t: &Targets, w_long: &Tensor, w_short: &Tensor
         &[
             &t.weight_policy_player,
             &t.weight_policy_opponent,
-            &t.weight_policy_player,
-            &t.weight_policy_opponent,
+            &t.weight_policy_player_soft,
+            &t.weight_policy_opponent_soft,
             w_long,
             w_short,
         ],

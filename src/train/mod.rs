@@ -88,6 +88,8 @@ mod finetune_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
+mod meta_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod transformer_tests;

@@ -77,7 +77,9 @@ impl Schedule {
             | ParamGroup::Output => 0.000001 * batch_scaling,
             // KataGo halves the attention projections' decay.
             ParamGroup::NormalAttn => 0.000001 * 0.5 * batch_scaling,
-            ParamGroup::NoReg | ParamGroup::OutputNoReg => 0.00000001 * batch_scaling,
+            ParamGroup::InputNoReg | ParamGroup::NoReg | ParamGroup::OutputNoReg => {
+                0.00000001 * batch_scaling
+            }
         }
     }
 

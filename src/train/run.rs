@@ -11,6 +11,7 @@ use super::batch::Augment;
 use super::checkpoint::Checkpoint;
 use super::config::ModelConfig;
 use super::export::{to_model_file, NamedParams};
+use super::loss::LossScales;
 use super::model::TrainNet;
 use super::precision::Precision;
 use super::trainer::{load_newest, params_of, TrainOptions, Trainer};
@@ -32,7 +33,10 @@ pub struct TrainArgs {
     /// b18c384nbt) or one of KataGo's transformer configs (b7c96h3tfrs, ...,
     /// b10c384h6nbttflrs); suffixes -scalebias (a scale at every norm, chosen
     /// by itself when -initial-checkpoint is a batch-norm net such as
-    /// g170's), -initconvK, -rnh/-rsnh (RMSNorm trunk tip), -silu/-mish.
+    /// g170's), -initconvK, -rnh/-rsnh (RMSNorm trunk tip), -silu/-mish,
+    /// -meta (an SGF metadata encoder, as KataGo's human-SL nets: the rows
+    /// must carry metadataInputNC, `engine shuffle -include-meta`; chosen
+    /// by itself when -initial-checkpoint is a human-SL net).
     #[arg(long = "model-kind")]
     pub model_kind: String,
     /// Rows per batch.
@@ -69,6 +73,10 @@ pub struct TrainArgs {
     /// Disable symmetry and history augmentation.
     #[arg(long = "no-augment")]
     pub no_augment: bool,
+    /// Count the soft policy losses only on rows of KataGo's own games
+    /// (their metadata's source; human-SL data mixed with self-play).
+    #[arg(long = "meta-kata-only-soft-policy")]
+    pub meta_kata_only_soft_policy: bool,
     /// Save a checkpoint every this many samples (and at each epoch end).
     #[arg(long = "checkpoint-every-samples", default_value_t = 100_000)]
     pub checkpoint_every_samples: u64,
@@ -145,6 +153,10 @@ impl TrainArgs {
             },
             seed: self.seed,
             initial_checkpoint: self.initial_checkpoint.clone(),
+            loss_scales: LossScales {
+                meta_kata_only_soft_policy: self.meta_kata_only_soft_policy,
+                ..LossScales::default()
+            },
         })
     }
 }

@@ -84,10 +84,14 @@ pub(super) fn export_and_load(
 /// model version lacks (variance time and short-term errors before 9) are
 /// not compared.
 pub(super) fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &Batch) -> f32 {
-    let want = tch::no_grad(|| net.forward(&b.binary_input, &b.global_input));
+    let want = tch::no_grad(|| net.forward_batch(b));
     let spatial: Vec<f32> = tensor_vec(&b.binary_input);
     let global: Vec<f32> = tensor_vec(&b.global_input);
     let mask: Vec<f32> = tensor_vec(&b.binary_input.narrow(1, 0, 1).contiguous());
+    let meta: Option<Vec<f32>> = net
+        .reads_metadata()
+        .then(|| b.meta_input.as_ref().map(tensor_vec))
+        .flatten();
     let n = b.binary_input.size()[0] as usize;
     let got = model
         .forward(&crate::nn::NetInput {
@@ -96,7 +100,7 @@ pub(super) fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &
             width: 19,
             spatial: &spatial,
             global: &global,
-            meta: None,
+            meta: meta.as_deref(),
             mask: Some(&mask),
         })
         .expect("engine forward");
@@ -156,11 +160,14 @@ pub(super) fn assert_same_outputs(net: &TrainNet, model: &crate::nn::Model, b: &
     worst
 }
 
-/// The parity rows as [`TrainingRows`] (raw npz members from the script).
+/// The parity rows as [`TrainingRows`] (raw npz members from the script),
+/// with the script's metadata inputs (`parity_meta.safetensors`), which
+/// only the `-meta` nets read.
 pub(super) fn parity_rows() -> TrainingRows {
-    let list = Tensor::read_safetensors(data_dir().join("parity_batch.safetensors"))
-        .expect("parity batch");
-    let m: BTreeMap<String, Tensor> = list.into_iter().collect();
+    let mut m: BTreeMap<String, Tensor> = BTreeMap::new();
+    for file in ["parity_batch.safetensors", "parity_meta.safetensors"] {
+        m.extend(Tensor::read_safetensors(data_dir().join(file)).expect("parity batch"));
+    }
     let get = |k: &str| m.get(k).unwrap_or_else(|| panic!("member {k}"));
     let n = get("globalInputNC").size()[0] as usize;
     TrainingRows {
@@ -173,6 +180,8 @@ pub(super) fn parity_rows() -> TrainingRows {
         score_distr_n: tensor_vec::<i8>(get("scoreDistrN")),
         value_targets_nchw: tensor_vec::<i8>(get("valueTargetsNCHW")),
         q_value_targets_nc_move: tensor_vec::<i16>(get("qValueTargetsNCMove")),
+        has_metadata: true,
+        metadata_input_nc: tensor_vec::<f32>(get("metadataInputNC")),
     }
 }
 
@@ -185,7 +194,7 @@ pub(super) fn parity_batch() -> Batch {
     Batch::from_rows(&rows, &idx, Augment::NONE, &mut rng, Device::Cpu)
 }
 
-fn parity_net(cfg: &str) -> TrainNet {
+pub(super) fn parity_net(cfg: &str) -> TrainNet {
     let config = ModelConfig::by_name(cfg).expect("config");
     let mut net = TrainNet::new(&config, 19, Device::Cpu).expect("net");
     let named = Tensor::read_safetensors(data_dir().join(format!("parity_{cfg}.safetensors")))
@@ -220,10 +229,16 @@ pub(super) fn check_parity_of(cfg: &str, net: &TrainNet) {
         net.num_parameters(),
         want["num_params"].as_i64().expect("num_params")
     );
+    check_losses(cfg, net, &LossScales::default(), want);
+}
+
+/// Every loss term and the gradient norm of `net` on the parity batch with
+/// `scales` equal the figures `want`.
+fn check_losses(cfg: &str, net: &TrainNet, scales: &LossScales, want: &serde_json::Value) {
     let batch = parity_batch();
-    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let out = net.forward_batch(&batch);
     let mut state = LossState::default();
-    let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
+    let losses = compute_losses(&out, &batch, scales, &mut state, true);
     let got = losses.values();
     let mut checked = 0;
     let mut bad = Vec::new();
@@ -272,6 +287,28 @@ fn loss_terms_match_katago_b2c16() {
     check_parity("b2c16");
 }
 
+/// A `-meta` kind (SGF metadata encoder) on the parity rows with the
+/// script's metadata inputs.
+#[test]
+fn loss_terms_match_katago_b2c16_silu_meta() {
+    check_parity("b2c16-silu-meta");
+}
+
+/// KataGo's `-meta-kata-only-soft-policy`: the soft policy losses weighed
+/// by each row's KataGo-source metadata input.
+#[test]
+fn meta_kata_only_soft_policy_matches_katago() {
+    let cfg = "b2c16-silu-meta";
+    let figures = parity_figures();
+    let want = &figures["configs"][cfg]["meta_kata_only_soft_policy"];
+    assert!(want.is_object(), "no figures for the flag");
+    let scales = LossScales {
+        meta_kata_only_soft_policy: true,
+        ..LossScales::default()
+    };
+    check_losses(cfg, &parity_net(cfg), &scales, want);
+}
+
 /// The parity net exported by `engine`, as a model file in memory.
 fn our_parity_export(cfg: &str) -> crate::nn::ModelFile {
     our_export(&parity_net(cfg), cfg)
@@ -293,19 +330,19 @@ pub(super) fn our_export(net: &TrainNet, cfg: &str) -> crate::nn::ModelFile {
 /// itself is not kept: test networks are not committed).
 /// (b1c6nbt's export has zero regular channels, which neither KataGo's C++
 /// nor `engine` loads; b2c16 is the smallest loadable config.)
+/// The same for a `-meta` kind: the metadata encoder written as KataGo's
+/// `write_metadata_encoder` (feature mask and output scale folded in).
 #[test]
 fn export_matches_katagos_exporter() {
     use md5::{Digest, Md5};
-    let cfg = "b2c16";
-    let figures: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(data_dir().join("parity.json")).expect("parity.json"),
-    )
-    .expect("json");
-    let theirs = figures["configs"][cfg]["katago_export_md5"]
-        .as_str()
-        .expect("katago_export_md5 in parity.json");
-    let ours = format!("{:x}", Md5::digest(our_parity_export(cfg).to_bytes()));
-    assert_eq!(ours, theirs, "{cfg}: export differs from KataGo's");
+    let figures = parity_figures();
+    for cfg in ["b2c16", "b2c16-silu-meta"] {
+        let theirs = figures["configs"][cfg]["katago_export_md5"]
+            .as_str()
+            .expect("katago_export_md5 in parity.json");
+        let ours = format!("{:x}", Md5::digest(our_parity_export(cfg).to_bytes()));
+        assert_eq!(ours, theirs, "{cfg}: export differs from KataGo's");
+    }
 }
 
 /// Train b2c16 for 40 steps on the parity rows, export, load with the
@@ -411,12 +448,7 @@ fn katago_export_loads_as_starting_weights() {
     let n = import::load_model_file(&mut net, &file).expect("import");
     assert!(n > 20, "only {n} parameters set");
     let b = parity_batch();
-    let (x, y) = tch::no_grad(|| {
-        (
-            full.forward(&b.binary_input, &b.global_input),
-            net.forward(&b.binary_input, &b.global_input),
-        )
-    });
+    let (x, y) = tch::no_grad(|| (full.forward_batch(&b), net.forward_batch(&b)));
     let d = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap_or(f64::MAX);
     assert!(d(&x.policy_logits.select(1, 0), &y.policy_logits.select(1, 0)) < 1e-4);
     assert!(d(&x.policy_logits.select(1, 5), &y.policy_logits.select(1, 5)) < 1e-4);
@@ -444,8 +476,8 @@ fn full_board_batches_skip_masking_without_changing_outputs() {
         mask_sum_hw: full.mask_sum_hw.shallow_clone(),
         full: false,
     };
-    let a = net.forward_with_masks(&spatial, &global, &full);
-    let b = net.forward_with_masks(&spatial, &global, &forced);
+    let a = net.forward_with_masks(&spatial, &global, None, &full);
+    let b = net.forward_with_masks(&spatial, &global, None, &forced);
     for (name, x, y) in [
         ("policy", &a.policy_logits, &b.policy_logits),
         ("value", &a.value_logits, &b.value_logits),
@@ -474,7 +506,7 @@ fn parity_losses(precision: Precision) -> (BTreeMap<&'static str, f64>, Tensor) 
     let mut net = parity_net("b2c16");
     net.precision = precision;
     let batch = parity_batch();
-    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let out = net.forward_batch(&batch);
     let mut state = LossState::default();
     let losses = compute_losses(&out, &batch, &LossScales::default(), &mut state, true);
     (losses.values(), out.policy_logits)

@@ -85,6 +85,8 @@ pub struct TrainOptions {
     /// Starting weights when the folder holds no checkpoint: one of our
     /// checkpoints or a KataGo network (fine-tuning).
     pub initial_checkpoint: Option<PathBuf>,
+    /// The loss scales and switches (KataGo's `train.py` flags).
+    pub loss_scales: LossScales,
 }
 
 /// The rows a session trains on: one whole shuffled window, read in
@@ -309,7 +311,13 @@ impl Trainer {
             // Fine-tuning: the starting net's validation figures, to compare with.
             self.fine_tuning = false;
             if let Some(val) = &data.val {
-                let v = validate(&self.net, val, self.opts.batch_size, self.opts.device)?;
+                let v = validate(
+                    &self.net,
+                    val,
+                    self.opts.batch_size,
+                    self.opts.device,
+                    &self.opts.loss_scales,
+                )?;
                 let mut line = serde_json::Map::new();
                 line.insert("initial".into(), true.into());
                 line.insert("global_step_samples".into(), 0.into());
@@ -343,7 +351,13 @@ impl Trainer {
         );
         let val = match &data.val {
             Some(val) => {
-                let v = validate(&self.net, val, self.opts.batch_size, self.opts.device)?;
+                let v = validate(
+                    &self.net,
+                    val,
+                    self.opts.batch_size,
+                    self.opts.device,
+                    &self.opts.loss_scales,
+                )?;
                 record_validation(&mut end, &v, &format!("epoch {}", self.state.epochs_done));
                 Some(v)
             }
@@ -427,13 +441,21 @@ impl Trainer {
                         TrainError::Data("the batch preparation thread stopped".into())
                     })??;
                     self.state.data_cursor = cursor;
+                    self.net
+                        .check_rows_fit(host.has_metadata(), "the training window")?;
+                    if self.opts.loss_scales.meta_kata_only_soft_policy && !host.has_metadata() {
+                        return Err(TrainError::Data(
+                            "-meta-kata-only-soft-policy: the training window has no metadataInputNC"
+                                .into(),
+                        ));
+                    }
                     let batch = Batch::from_host(&host, device);
                     let step = train_step(
                         &self.net,
                         &mut self.opt,
                         &mut self.state,
                         &self.sched,
-                        &LossScales::default(),
+                        &self.opts.loss_scales,
                         self.opts.swa_scale,
                         swa_period,
                         &batch,

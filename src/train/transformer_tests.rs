@@ -276,12 +276,7 @@ fn trained_transformer_round_trips_through_export_and_import() {
     .expect("file");
     let mut fresh = TrainNet::new(&config, 19, Device::Cpu).expect("net");
     import::load_model_file(&mut fresh, &file).expect("import");
-    let (x, y) = tch::no_grad(|| {
-        (
-            net.forward(&batch.binary_input, &batch.global_input),
-            fresh.forward(&batch.binary_input, &batch.global_input),
-        )
-    });
+    let (x, y) = tch::no_grad(|| (net.forward_batch(&batch), fresh.forward_batch(&batch)));
     let d = |a: &Tensor, b: &Tensor| f64::try_from((a - b).abs().max()).unwrap_or(f64::MAX);
     assert!(d(&x.policy_logits.select(1, 0), &y.policy_logits.select(1, 0)) < 1e-4);
     assert!(d(&x.value_logits, &y.value_logits) < 1e-4);

@@ -260,5 +260,6 @@ pub(super) fn by_base(base: &str) -> Option<Result<ModelConfig, String>> {
         }),
         tip: TrunkTip::Norm,
         activation: crate::nn::desc::Activation::Relu,
+        meta_encoder: None,
     }))
 }

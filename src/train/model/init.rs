@@ -8,8 +8,11 @@ use crate::nn::desc::Activation;
 /// and learning-rate factors in the optimiser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ParamGroup {
-    /// Input convolution and global-input matmul.
+    /// Input convolution, global-input matmul and the metadata encoder's
+    /// weights.
     Input,
+    /// The metadata encoder's biases (`input_noreg`).
+    InputNoReg,
     /// Trunk convolutions and matmuls.
     Normal,
     /// Attention projections (`normal_attn`: half the weight decay).
@@ -29,6 +32,7 @@ impl ParamGroup {
     pub fn name(self) -> &'static str {
         match self {
             ParamGroup::Input => "input",
+            ParamGroup::InputNoReg => "input_noreg",
             ParamGroup::Normal => "normal",
             ParamGroup::NormalAttn => "normal_attn",
             ParamGroup::NormalGamma => "normal_gamma",

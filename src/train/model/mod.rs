@@ -8,7 +8,8 @@
 //!
 //! Files: `init` (parameter registration, KataGo's init), `blocks` (norms,
 //! pooling, residual and nested-bottleneck blocks), `heads` (policy and
-//! value heads and their outputs), this file (the net and its weights).
+//! value heads and their outputs), `meta` (the SGF metadata encoder of the
+//! `-meta` kinds), this file (the net and its weights).
 
 use std::collections::BTreeMap;
 
@@ -24,15 +25,18 @@ pub const EXTRA_SCORE_DISTR_RADIUS: i64 = 60;
 mod blocks;
 mod heads;
 mod init;
+mod meta;
 mod transformer;
 
 pub use blocks::Masks;
 pub use heads::OUTPUT_MULTIPLIERS;
 pub use init::{ParamGroup, ParamInfo};
+pub use meta::{MASKED_FEATURE as META_MASKED_FEATURE, OUT_SCALE as META_OUT_SCALE};
 
 use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};
 use heads::{HeadConvs, PolicyHead, ValueHead};
 use init::{act, gain, init_std, Builder};
+use meta::MetaEncoder;
 use transformer::RmsTip;
 
 /// The net's outputs after KataGo's `postprocess_output`.
@@ -137,6 +141,7 @@ pub struct TrainNet {
     pub precision: Precision,
     conv_spatial: Tensor,
     linear_global: Tensor,
+    meta: Option<MetaEncoder>,
     blocks: Vec<TrunkBlock>,
     norm_trunkfinal: TipNorm,
     policy: PolicyHead,
@@ -182,6 +187,9 @@ impl TrainNet {
             init_std(act_gain, 0.6, 19),
             ParamGroup::Input,
         );
+        let meta = config
+            .meta_encoder
+            .map(|internal| MetaEncoder::new(&mut b, internal, c, device));
         let blocks = build_trunk(&mut b, config);
         let norm_trunkfinal = match config.tip {
             TrunkTip::Norm => TipNorm::Norm(Norm::new(&mut b, "norm_trunkfinal", c, false, true)),
@@ -199,6 +207,7 @@ impl TrainNet {
             precision: Precision::default(),
             conv_spatial,
             linear_global,
+            meta,
             blocks,
             norm_trunkfinal,
             policy,
@@ -284,11 +293,49 @@ impl TrainNet {
         Ok(count)
     }
 
-    /// Runs the net on `[N,22,H,W]` spatial and `[N,19]` global inputs.
-    pub fn forward(&self, input_spatial: &Tensor, input_global: &Tensor) -> NetOutput {
+    /// Whether the net has an SGF metadata encoder (a `-meta` kind), and so
+    /// reads `metadataInputNC`.
+    pub fn reads_metadata(&self) -> bool {
+        self.meta.is_some()
+    }
+
+    /// Refuses rows that lack the inputs this net reads (a `-meta` net on
+    /// rows without `metadataInputNC`); `what` names the rows.
+    pub fn check_rows_fit(&self, rows_have_metadata: bool, what: &str) -> Result<(), TrainError> {
+        if self.reads_metadata() && !rows_have_metadata {
+            return Err(TrainError::Data(format!(
+                "{what}: no metadataInputNC, which model kind {} reads (its metadata encoder); \
+                 self-play rows have none: train it on human-SL rows, shuffled with -include-meta",
+                self.config.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// Runs the net on a batch's inputs.
+    ///
+    /// Panics if the net reads metadata and the batch has none: callers
+    /// check their rows first ([`TrainNet::check_rows_fit`]).
+    pub fn forward_batch(&self, b: &super::batch::Batch) -> NetOutput {
+        self.forward(&b.binary_input, &b.global_input, b.meta_input.as_ref())
+    }
+
+    /// Runs the net on `[N,22,H,W]` spatial, `[N,19]` global and (for a
+    /// net with a metadata encoder) `[N,192]` metadata inputs; metadata
+    /// given to a net without an encoder is not read.
+    ///
+    /// Panics if the net reads metadata and none is given: callers check
+    /// their rows first ([`TrainNet::check_rows_fit`]).
+    pub fn forward(
+        &self,
+        input_spatial: &Tensor,
+        input_global: &Tensor,
+        input_meta: Option<&Tensor>,
+    ) -> NetOutput {
         self.forward_with_masks(
             input_spatial,
             input_global,
+            input_meta,
             &Masks::from_input(input_spatial),
         )
     }
@@ -299,6 +346,7 @@ impl TrainNet {
         &self,
         input_spatial: &Tensor,
         input_global: &Tensor,
+        input_meta: Option<&Tensor>,
         m: &Masks,
     ) -> NetOutput {
         let kind = self.precision.compute_kind();
@@ -308,6 +356,15 @@ impl TrainNet {
             .unsqueeze(-1)
             .unsqueeze(-1);
         let mut out = x_spatial + x_global;
+        if let Some(encoder) = &self.meta {
+            let Some(meta) = input_meta else {
+                panic!(
+                    "model kind {} reads metadataInputNC and the batch has none (rows unchecked)",
+                    self.config.name
+                );
+            };
+            out += encoder.forward(meta, kind);
+        }
         for block in &self.blocks {
             // Not in place: a norm with a gamma saved `out` for its backward.
             out = &out + block.forward(&out, m, kind);

@@ -117,6 +117,7 @@ pub(super) fn validate(
     rows: &WindowRows,
     batch_size: usize,
     device: Device,
+    scales: &LossScales,
 ) -> Result<BTreeMap<String, f64>, TrainError> {
     let _g = tch::no_grad_guard();
     let mut rng = StdRng::seed_from_u64(0);
@@ -125,10 +126,16 @@ pub(super) fn validate(
     let mut state = crate::train::loss::LossState::default();
     for batch in rows.once(batch_size) {
         let batch = batch?;
+        net.check_rows_fit(batch.has_metadata, "the validation rows")?;
+        if scales.meta_kata_only_soft_policy && !batch.has_metadata {
+            return Err(TrainError::Data(
+                "-meta-kata-only-soft-policy: the validation rows have no metadataInputNC".into(),
+            ));
+        }
         let idx: Vec<usize> = (0..batch.num_rows).collect();
         let b = Batch::from_rows(&batch, &idx, Augment::NONE, &mut rng, device);
-        let out = net.forward(&b.binary_input, &b.global_input);
-        let l = compute_losses(&out, &b, &LossScales::default(), &mut state, false);
+        let out = net.forward_batch(&b);
+        let l = compute_losses(&out, &b, scales, &mut state, false);
         for (k, v) in l.values() {
             *sums.entry(k).or_insert(0.0) += v;
         }

@@ -21,7 +21,7 @@ pub(super) fn is_network_file(p: &std::path::Path) -> bool {
 
 /// The model kind that fits starting weights from KataGo network `file`:
 /// batch-norm nets get a scale at every norm, a 5x5 input convolution is
-/// kept.
+/// kept, a human-SL net's metadata encoder too.
 pub(super) fn fine_tuning_config(
     mut config: ModelConfig,
     file: &crate::nn::ModelFile,
@@ -31,16 +31,25 @@ pub(super) fn fine_tuning_config(
     if crate::train::import::needs_scalebias(file) && config.norm == NormKind::Fixup {
         config = config.with_scalebias();
     }
+    // A human-SL net keeps its metadata encoder.
+    if file.trunk.metadata_encoder.is_some() && config.meta_encoder.is_none() {
+        config = config.with_meta_encoder();
+    }
     let k = file.trunk.initial_conv.y_size as i64;
     if k != config.initial_conv && file.trunk.initial_conv.x_size as i64 == k {
         config = config.with_initial_conv(k);
     }
     if config.name != before {
         eprintln!(
-            "train: {} has {}a {k}x{k} input convolution; training it as model kind {}",
+            "train: {} has {}{}a {k}x{k} input convolution; training it as model kind {}",
             p.display(),
             if config.norm == NormKind::ScaleBias {
                 "batch norms and "
+            } else {
+                ""
+            },
+            if config.meta_encoder.is_some() {
+                "an SGF metadata encoder and "
             } else {
                 ""
             },

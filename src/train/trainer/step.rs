@@ -34,7 +34,7 @@ pub fn train_step(
     swa_period: u64,
     batch: &Batch,
 ) -> StepReport {
-    let out = net.forward(&batch.binary_input, &batch.global_input);
+    let out = net.forward_batch(batch);
     let losses = compute_losses(&out, batch, scales, &mut state.loss_state, true);
     for mut g in net.grads() {
         let _ = g.zero_();
