@@ -294,7 +294,8 @@ pub fn prune_noise_weight(params: &SearchParams, children: &mut [ChildWeight], t
         if w_sum > 0.0 && p_sum > 0.0 {
             let gap = u_sum / w_sum - c.self_utility;
             if gap > 0.0 {
-                let lenient_share = 2.0 * w_sum * c.policy / p_sum;
+                // KataGo's order of operations, to the last bit.
+                let lenient_share = 2.0 * (w_sum * c.policy / p_sum);
                 if old > lenient_share {
                     let sub = ((old - lenient_share)
                         * (1.0 - (-gap / params.noise_prune_utility_scale).exp()))

@@ -399,11 +399,14 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         explore::downweight_bad_children(weights, value_weight_exponent, total, total, sub, prune);
 
         let mut sums = NodeValues::default();
-        let mut child_weight = 0.0;
+        // As KataGo, the children count with their total before the
+        // reweighting (which keeps it, up to rounding): weights stay whole
+        // numbers where KataGo's do, which its root's rounding up of
+        // reduced weights depends on.
+        let child_weight = total;
         for (c, v) in weights.iter().zip(values.iter()) {
             let w = c.weight;
             let scale = w / v.weight_sum;
-            child_weight += w;
             sums.win_loss += w * v.win_loss;
             sums.no_result += w * v.no_result;
             sums.score_mean += w * v.score_mean;

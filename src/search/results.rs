@@ -293,17 +293,29 @@ impl<'a> SearchView<'a> {
                 )
             };
             for (i, c) in out.iter_mut().enumerate() {
-                if i == best || c.edge.visits <= 0 {
+                if suppress_pass && c.mv == Move::Pass {
+                    c.value = 0.0;
                     continue;
                 }
-                let wanted = explore::selection_value_inverse(
-                    best_value,
-                    scaling,
-                    prior(c.mv),
-                    self.root_child_utility(c.mv, &c.edge),
-                    pla,
-                );
-                c.value = c.value.min(wanted).ceil().min(c.value);
+                if i == best {
+                    continue;
+                }
+                // KataGo's `getReducedPlaySelectionWeight`, rounded up: the
+                // child's weight, or less if in hindsight the search wanted
+                // less of it (a weight of 3.4 that was wanted becomes 4).
+                let reduced = if c.edge.visits <= 0 || c.edge.weight_sum <= 0.0 {
+                    0.0
+                } else {
+                    let wanted = explore::selection_value_inverse(
+                        best_value,
+                        scaling,
+                        prior(c.mv),
+                        self.root_child_utility(c.mv, &c.edge),
+                        pla,
+                    );
+                    c.edge.weight_sum.min(wanted)
+                };
+                c.value = reduced.ceil();
             }
         }
         let mut best_lcb = -1e10;

@@ -911,7 +911,8 @@ fn root_info_reports_katagos_pruned_root_values() {
 fn a_view_with_other_params_chooses_by_them() {
     // Self-play chooses its move without LCB from a search run with it.
     // Find searches where LCB raises a child above its weight, and check
-    // that the view without LCB values every child at most its weight.
+    // that the view without LCB values every child at most its weight
+    // (rounded up, as KataGo rounds the root's reduced weights).
     let mut raised = 0;
     for seed in 0..12 {
         let mut p = params(40 + 20 * seed, 1);
@@ -933,11 +934,11 @@ fn a_view_with_other_params_chooses_by_them() {
         let with_lcb = view.move_infos(30, false);
         let without = plain.move_infos(30, false);
         for m in &without {
-            assert!(m.play_selection_value <= m.weight + 1e-9, "{m:?}");
+            assert!(m.play_selection_value <= m.weight.ceil() + 1e-9, "{m:?}");
         }
         if with_lcb
             .iter()
-            .any(|m| m.play_selection_value > m.weight + 1e-9)
+            .any(|m| m.play_selection_value > m.weight.ceil() + 1e-9)
         {
             raised += 1;
         }
@@ -1737,4 +1738,34 @@ fn eval_cache_remembers_a_search_for_the_next() {
     // `clear_cache` forgets.
     s.clear_eval_cache();
     assert!(cache.is_empty());
+}
+
+/// KataGo's `getPlaySelectionValues` rounds the root's reduced weights up
+/// (`ceil(getReducedPlaySelectionWeight(...))`): a child searched as much as
+/// the search wanted keeps its weight rounded up, not its fractional
+/// weight. (Its `rootInfo` averages the children by these values.)
+#[test]
+fn root_play_selection_values_are_reduced_weights_rounded_up() {
+    let mut fractional = 0;
+    for seed in 0..6 {
+        let mut p = params(60 + 20 * seed, 1);
+        p.use_lcb_for_selection = false;
+        p.chosen_move_prune = 0.0;
+        p.chosen_move_subtract = 0.0;
+        let mut s = Search::new(p, MaterialEval::new(), capture_position(), seed as u64);
+        s.run(&RunOptions::default()).unwrap();
+        let infos = s.view().move_infos(50, false);
+        let best = infos
+            .iter()
+            .map(|m| m.play_selection_value)
+            .fold(0.0, f64::max);
+        for m in infos.iter().filter(|m| m.play_selection_value < best) {
+            assert_eq!(m.play_selection_value.fract(), 0.0, "{m:?}");
+            assert!(m.play_selection_value <= m.weight.ceil(), "{m:?}");
+            if m.weight.fract() != 0.0 {
+                fractional += 1;
+            }
+        }
+    }
+    assert!(fractional > 0, "no child with a fractional weight was seen");
 }
