@@ -311,13 +311,7 @@ impl Trainer {
             // Fine-tuning: the starting net's validation figures, to compare with.
             self.fine_tuning = false;
             if let Some(val) = &data.val {
-                let v = validate(
-                    &self.net,
-                    val,
-                    self.opts.batch_size,
-                    self.opts.device,
-                    &self.opts.loss_scales,
-                )?;
+                let v = self.validate(val)?;
                 let mut line = serde_json::Map::new();
                 line.insert("initial".into(), true.into());
                 line.insert("global_step_samples".into(), 0.into());
@@ -351,13 +345,7 @@ impl Trainer {
         );
         let val = match &data.val {
             Some(val) => {
-                let v = validate(
-                    &self.net,
-                    val,
-                    self.opts.batch_size,
-                    self.opts.device,
-                    &self.opts.loss_scales,
-                )?;
+                let v = self.validate(val)?;
                 record_validation(&mut end, &v, &format!("epoch {}", self.state.epochs_done));
                 Some(v)
             }
@@ -374,6 +362,18 @@ impl Trainer {
             train,
             val,
         }))
+    }
+
+    /// The loss terms per sample on held-apart rows, with this session's
+    /// batch size, device and loss scales.
+    fn validate(&self, val: &WindowRows) -> Result<BTreeMap<String, f64>, TrainError> {
+        validate(
+            &self.net,
+            val,
+            self.opts.batch_size,
+            self.opts.device,
+            &self.opts.loss_scales,
+        )
     }
 
     /// Trains `batches` batches; `None` when `stop` cut it short (at a
