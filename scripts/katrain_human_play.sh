@@ -7,13 +7,14 @@
 #   2. its default AI on both sides with KaTrain's own bundled net
 #      (b10c384h6nbttflrs, which setup.sh unpacks into .venv/katrain), 10 moves.
 # KaTrain is installed from PyPI into KATRAIN_VENV (default .venv/katrain-app)
-# the first time. ENGINE (default target/release/engine) and SHARED (default
+# the first time. ENGINE (default target/release/engine) and SHARED (default $ENGINE_SHARED_DIR, else
 # ../shared) may be set. Exit status 1 if KaTrain logs an error or reads a
 # field it cannot use.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 engine="${ENGINE:-$root/target/release/engine}"
-shared="${SHARED:-$root/../shared}"
+shared="${SHARED:-${ENGINE_SHARED_DIR:-$root/../shared}}"
+[ -d "$shared" ] || { echo "no shared data at $shared (set SHARED or ENGINE_SHARED_DIR)" >&2; exit 2; }
 venv="${KATRAIN_VENV:-$root/.venv/katrain-app}"
 moves="${MOVES:-120}"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import katrain" 2>/dev/null; then

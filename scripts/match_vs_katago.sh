@@ -2,14 +2,14 @@
 # Equal-visits match against KataGo 1.17.2 with the same net, both with
 # graph search, through ../shared/tools/gtp_match.py (colours alternate):
 #
-#   KATAGO=/path/to/katago KATAGO_CONFIG=/path/to/gtp_example.cfg \
+#   KATAGO=<katago binary> KATAGO_CONFIG=<its gtp_example.cfg> \
 #       scripts/match_vs_katago.sh SIZE KOMI GAMES [OUT_DIR]
 #
 # The engine runs configs/gtp.toml, KataGo its gtp_example.cfg, each with
 # maxVisits=$VISITS (default 100) and one search thread; the net is g170
 # b6c96 unless NET is set. SGFs and the match log go to OUT_DIR (default a
 # new temporary folder, printed). ENGINE (default target/release/engine) and
-# SHARED (default ../shared) may be set.
+# SHARED (default $ENGINE_SHARED_DIR, else ../shared) may be set.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 katago="${KATAGO:?set KATAGO to the katago binary}"
@@ -19,7 +19,8 @@ komi="${2:?komi}"
 games="${3:?number of games}"
 out="${4:-$(mktemp -d)}"
 engine="${ENGINE:-$root/target/release/engine}"
-shared="${SHARED:-$root/../shared}"
+shared="${SHARED:-${ENGINE_SHARED_DIR:-$root/../shared}}"
+[ -d "$shared" ] || { echo "no shared data at $shared (set SHARED or ENGINE_SHARED_DIR)" >&2; exit 2; }
 net="${NET:-$shared/models/g170-b6c96-s175395328-d26788732.bin.gz}"
 visits="${VISITS:-100}"
 mkdir -p "$out"

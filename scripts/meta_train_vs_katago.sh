@@ -5,19 +5,20 @@
 # -human-model (g170 as the main net) under two profiles, and the answers are
 # compared word by word.
 #
-#   KATAGO=/path/to/katago KATAGO_CONFIG=/path/to/gtp_example.cfg \
+#   KATAGO=<katago binary> KATAGO_CONFIG=<its gtp_example.cfg> \
 #       scripts/meta_train_vs_katago.sh [MODEL_KIND]   # default b2c16-silu-meta
 #
 # The rows are shared/vectors/npz-more/45C4BC88EB096EBB.npz (1,000 rows) with
 # a metadataInputNC member added (seeded 0/1 values; only python3's standard
 # library is used). ENGINE (default target/release/engine) and SHARED
-# (default ../shared) may be set. Exit status 1 if an answer differs.
+# (default $ENGINE_SHARED_DIR, else ../shared) may be set. Exit status 1 if an answer differs.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 katago="${KATAGO:?set KATAGO to the katago binary}"
 katago_config="${KATAGO_CONFIG:?set KATAGO_CONFIG to the gtp_example.cfg of KataGo}"
 engine="${ENGINE:-$root/target/release/engine}"
-shared="${SHARED:-$root/../shared}"
+shared="${SHARED:-${ENGINE_SHARED_DIR:-$root/../shared}}"
+[ -d "$shared" ] || { echo "no shared data at $shared (set SHARED or ENGINE_SHARED_DIR)" >&2; exit 2; }
 kind="${1:-b2c16-silu-meta}"
 g170="$shared/models/g170-b6c96-s175395328-d26788732.bin.gz"
 
