@@ -100,7 +100,7 @@ for rung in "${rungs[@]}"; do
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   if [ "$failed" -ne 0 ]; then
     echo "ladder.sh: a match of $rung failed its checks (crash, timeout, illegal move or protocol error); not recorded. Logs: $dir/part*.log" >&2
-    grep -h -m1 -i "error\|invalid" "$dir"/part*.log >&2 || true
+    tail -q -n 1 "$dir"/part*.log >&2
     exit 1
   fi
   # Each log's last line: "A wins 7/10 (70.0%) +- 14.5%, ..." (draws count 1/2).
@@ -110,16 +110,8 @@ for rung in "${rungs[@]}"; do
   if [ "$n" -eq 0 ]; then
     echo "ladder.sh: $rung played no game; see $dir/part*.log" >&2; exit 1
   fi
-  python3 - "$net_name" "$hours" "$size" "$opponent" "$visits" "$n" "$score" "$(date -u +%F)" "$cpu, $simd" >> "$tsv" <<'PY'
-import math, sys
-net, hours, size, opp, visits, n, score, day, machine = sys.argv[1:]
-n, score = int(n), float(score)
-# Elo from the score with half a game added to each side, so that 0/N and
-# N/N stay finite (a common continuity correction).
-p = (score + 0.5) / (n + 1.0)
-elo = -400.0 * math.log10(1.0 / p - 1.0)
-print(f"{net}\t{hours}\t{size}\t{opp}\t{visits}\t{n}\t{score:g}\t{score / n:.3f}\t{round(elo) + 0}\t{day}\t{machine}")
-PY
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$net_name" "$hours" "$size" "$opponent" "$visits" \
+    "$(python3 "$root/scripts/match_score.py" "$score" "$n")" "$(date -u +%F)" "$cpu, $simd" >> "$tsv"
   echo "ladder: ${size}x$size vs $opponent: $score of $n" >&2
 done
 python3 "$root/scripts/plot_ladder.py" "$root/models"

@@ -45,16 +45,11 @@ for i in "${!nets[@]}"; do
   # "A wins 7/10 (70.0%) +- 14.5%, ..." (draws count 1/2)
   score=$(sed -E 's#^A wins ([0-9.]+)/([0-9]+).*#\1#' <<<"$line")
   n=$(sed -E 's#^A wins ([0-9.]+)/([0-9]+).*#\2#' <<<"$line")
-  python3 - "$net" "$i" "$opponent" "$visits" "$n" "$score" >> "$tsv" <<'PY'
-import math, sys
-net, gen, opp, visits, n, score = sys.argv[1:]
-n, score = int(n), float(score)
-# Elo from the score with half a game added to each side, so 0/N and N/N
-# stay finite (a common continuity correction).
-p = (score + 0.5) / (n + 1.0)
-elo = -400.0 * math.log10(1.0 / p - 1.0)
-print(f"{net}\t{gen}\t{opp}\t{visits}\t{n}\t{score:g}\t{score / max(n, 1):.3f}\t{elo:.0f}")
-PY
+  if ! result=$(python3 "$here/scripts/match_score.py" "$score" "$n" 2>/dev/null); then
+    echo "$net (generation $i) vs $opponent: no result, not recorded: $line" >&2
+    continue
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\n' "$net" "$i" "$opponent" "$visits" "$result" >> "$tsv"
   echo "$net (generation $i) vs $opponent: $line" >&2
 done
 python3 "$here/scripts/plot_strength.py" "$tsv" "$base/strength.svg"
