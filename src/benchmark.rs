@@ -442,9 +442,14 @@ fn cpu_peak(threads: usize) -> Option<f64> {
     let cores = threads.min(std::thread::available_parallelism().map_or(1, |n| n.get()));
     let total = per_core * cores as f64;
     println!(
-        "fp32 FMA peak: {per_core:.1} GFLOP/s per core measured (12 chains of 8-wide FMAs), \
+        "fp32 FMA peak: {per_core:.1} GFLOP/s per core measured (12 chains of {} FMAs), \
          x {cores} core{} = {total:.1} GFLOP/s; the % below counts the work as direct \
          convolutions (Winograd does it with fewer multiply-adds, so it can pass 100%)",
+        if cpu_info::SimdPath::detect() == cpu_info::SimdPath::Avx512 {
+            "8- or 16-wide"
+        } else {
+            "8-wide"
+        },
         if cores == 1 { "" } else { "s" }
     );
     Some(total)

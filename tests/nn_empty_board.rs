@@ -111,7 +111,7 @@ fn globals(rules: Rules, komi: f32, white_to_move: bool, area: usize) -> [f32; N
         g[17] = 1.0;
     }
     if !rules.territory {
-        let komi_floor = if area % 2 == 0 {
+        let komi_floor = if area.is_multiple_of(2) {
             (self_komi / 2.0).floor() * 2.0
         } else {
             ((self_komi - 1.0) / 2.0).floor() * 2.0 + 1.0

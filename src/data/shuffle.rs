@@ -269,7 +269,10 @@ fn check_args(cfg: &ShuffleConfig) -> Result<(), ShuffleError> {
             "-approx-rows-per-out-file and -approx-rows-per-bucket must be positive".into(),
         ));
     }
-    if cfg.approx_rows_per_bucket % cfg.approx_rows_per_out_file != 0 {
+    if !cfg
+        .approx_rows_per_bucket
+        .is_multiple_of(cfg.approx_rows_per_out_file)
+    {
         return Err(ShuffleError::InvalidArgs(format!(
             "-approx-rows-per-bucket ({}) must be a multiple of -approx-rows-per-out-file ({})",
             cfg.approx_rows_per_bucket, cfg.approx_rows_per_out_file

@@ -277,7 +277,7 @@ impl Board {
                 return false;
             }
 
-            let is_defender = defender_first == (si % 2 == 0);
+            let is_defender = defender_first == si.is_multiple_of(2);
 
             match frames[si].cur {
                 None => {

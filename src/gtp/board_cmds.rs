@@ -83,7 +83,7 @@ impl GtpEngine {
         let prefix = || {
             format!("Expected a space-separated sequence of <COLOR> <VERTEX> pairs but got '{all}'")
         };
-        if a.len() % 2 != 0 {
+        if !a.len().is_multiple_of(2) {
             return Err(prefix());
         }
         let mut stones = Vec::with_capacity(a.len() / 2);

@@ -298,7 +298,7 @@ pub fn fixed_handicap_points(x_size: usize, y_size: usize, n: usize) -> Result<V
     if x_size < 7 || y_size < 7 {
         return Err("Board is too small for fixed handicap".to_string());
     }
-    if (x_size % 2 == 0 || y_size % 2 == 0) && n > 4 {
+    if (x_size.is_multiple_of(2) || y_size.is_multiple_of(2)) && n > 4 {
         return Err("Fixed handicap > 4 is not allowed on boards with even dimensions".to_string());
     }
     if (x_size <= 7 || y_size <= 7) && n > 4 {

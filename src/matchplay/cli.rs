@@ -203,7 +203,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     let on_game = |t: &Tally, o: &GameOutcome| {
         let done = t.games.len() as u64;
         let last = logged.load(Ordering::Relaxed);
-        if done % settings.log_games_every != 0 && done != settings.num_games_total {
+        if !done.is_multiple_of(settings.log_games_every) && done != settings.num_games_total {
             return;
         }
         if last >= done {

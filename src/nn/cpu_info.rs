@@ -11,12 +11,17 @@ thread_local! {
     static FORCED: Cell<Option<SimdPath>> = const { Cell::new(None) };
 }
 
-/// The kernels the Rust backend runs on this CPU, picked once at run time.
+/// The kernels the Rust backend runs on this CPU, picked once at run time
+/// (or named by the `ENGINE_SIMD` environment variable, see
+/// [`SimdPath::detect`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimdPath {
+    /// 512-bit AVX-512F: the small GEMMs' kernel with 12 x 32 register
+    /// blocks, and the Winograd transforms compiled for AVX-512; the rest
+    /// as [`SimdPath::Avx2Fma`] (Intel since Skylake-SP, AMD since Zen 4).
+    Avx512,
     /// 256-bit AVX2 with fused multiply-adds: the hand-written GEMM and
-    /// Winograd kernels (x86-64 CPUs since Haswell and Zen 1). An AVX-512
-    /// CPU runs these too.
+    /// Winograd kernels (x86-64 CPUs since Haswell and Zen 1).
     Avx2Fma,
     /// Plain Rust the compiler vectorises for the build's baseline target,
     /// and `matrixmultiply`'s own dispatch for the large GEMMs.
@@ -25,7 +30,7 @@ pub enum SimdPath {
 
 impl SimdPath {
     /// Every path, fastest first.
-    pub const ALL: [SimdPath; 2] = [SimdPath::Avx2Fma, SimdPath::Portable];
+    pub const ALL: [SimdPath; 3] = [SimdPath::Avx512, SimdPath::Avx2Fma, SimdPath::Portable];
 
     /// The path the kernels take on this thread: [`SimdPath::detect`]'s,
     /// unless [`SimdPath::with_forced`] is running.
@@ -33,11 +38,17 @@ impl SimdPath {
         FORCED.with(Cell::get).unwrap_or_else(SimdPath::detect)
     }
 
+    /// Whether this path's kernels may run AVX2 and FMA instructions (the
+    /// AVX-512 path runs the AVX2 kernels where it has none of its own).
+    pub fn has_avx2_fma(self) -> bool {
+        self != SimdPath::Portable
+    }
+
     /// Runs `f` with the kernels on `path` on this thread (a net's forward
     /// pass on the Rust backend runs on its calling thread); `None`, and
     /// `f` not run, when the CPU cannot run `path`.
     pub fn with_forced<R>(path: SimdPath, f: impl FnOnce() -> R) -> Option<R> {
-        if path == SimdPath::Avx2Fma && SimdPath::detect() != SimdPath::Avx2Fma {
+        if !path.runs_on_this_cpu() {
             return None;
         }
         /// Puts the previous forcing back, even if `f` panics.
@@ -51,39 +62,87 @@ impl SimdPath {
         Some(f())
     }
 
-    /// This CPU's best path (checked once).
+    /// Whether this CPU has the instructions of `self`'s kernels.
+    pub fn runs_on_this_cpu(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2_fma = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            match self {
+                SimdPath::Avx512 => avx2_fma && std::arch::is_x86_feature_detected!("avx512f"),
+                SimdPath::Avx2Fma => avx2_fma,
+                SimdPath::Portable => true,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == SimdPath::Portable
+        }
+    }
+
+    /// The path the kernels take on this machine (decided once): the
+    /// fastest the CPU has, unless the environment variable `ENGINE_SIMD`
+    /// names a slower one (`avx2`, `portable`; `avx512` or `auto` mean the
+    /// default), as `MKL_ENABLE_INSTRUCTIONS` does for MKL: to compare the
+    /// paths side by side, or where AVX-512 lowers a CPU's clock. A value
+    /// that is not a path, or a path this CPU lacks, is reported on stderr
+    /// and the default kept.
     pub fn detect() -> SimdPath {
         static PATH: OnceLock<SimdPath> = OnceLock::new();
         *PATH.get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return SimdPath::Avx2Fma;
+            let best = SimdPath::ALL
+                .into_iter()
+                .find(|p| p.runs_on_this_cpu())
+                .unwrap_or(SimdPath::Portable);
+            match std::env::var("ENGINE_SIMD") {
+                Err(_) => best,
+                Ok(value) => match SimdPath::parse(&value) {
+                    Ok(None) => best,
+                    Ok(Some(path)) if path.runs_on_this_cpu() => path,
+                    Ok(Some(path)) => {
+                        eprintln!(
+                            "ENGINE_SIMD={value}: this CPU lacks {}; using {}",
+                            path.name(),
+                            best.name()
+                        );
+                        best
+                    }
+                    Err(e) => {
+                        eprintln!("{e}; using {}", best.name());
+                        best
+                    }
+                },
             }
-            SimdPath::Portable
         })
     }
 
-    /// `AVX2+FMA` or `portable`.
+    /// `ENGINE_SIMD`'s value: a path, or `None` for `auto` (the best the
+    /// CPU has).
+    pub fn parse(value: &str) -> Result<Option<SimdPath>, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(None),
+            "avx512" | "avx-512" => Ok(Some(SimdPath::Avx512)),
+            "avx2" => Ok(Some(SimdPath::Avx2Fma)),
+            "portable" => Ok(Some(SimdPath::Portable)),
+            _ => Err(format!(
+                "ENGINE_SIMD={value}: not one of auto, avx512, avx2, portable"
+            )),
+        }
+    }
+
+    /// `AVX-512`, `AVX2+FMA` or `portable`.
     pub fn name(self) -> &'static str {
         match self {
+            SimdPath::Avx512 => "AVX-512",
             SimdPath::Avx2Fma => "AVX2+FMA",
             SimdPath::Portable => "portable",
         }
     }
 }
 
-/// Whether the CPU has AVX-512F (reported, not used: the kernels are AVX2).
+/// Whether the CPU has AVX-512F.
 pub fn has_avx512f() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    SimdPath::Avx512.runs_on_this_cpu()
 }
 
 /// The CPU's model name as the kernel reports it (`/proc/cpuinfo`), if
@@ -100,43 +159,65 @@ pub fn model_name() -> Option<String> {
 /// One line: model name, SIMD path and whether AVX-512 is there, e.g.
 /// `AMD EPYC, kernels AVX2+FMA (no AVX-512)`.
 pub fn summary() -> String {
+    let path = SimdPath::detect();
     format!(
         "{}, kernels {}{}",
         model_name().unwrap_or_else(|| "unknown CPU".into()),
-        SimdPath::detect().name(),
-        if has_avx512f() {
-            " (AVX-512 present, not used)"
-        } else {
-            " (no AVX-512)"
+        path.name(),
+        match (path, has_avx512f()) {
+            (SimdPath::Avx512, _) => "",
+            (_, true) => " (AVX-512 present, not used: ENGINE_SIMD)",
+            (_, false) => " (no AVX-512)",
         }
     )
 }
 
 /// The measured fp32 peak of one core in GFLOP/s (2 per multiply-add):
-/// the best of 5 runs of 12 independent chains of 8-wide fused
-/// multiply-adds, enough chains to cover the FMA latency on two FMA
-/// pipes. About 0.2 s on a 3 GHz core. `None` without AVX2/FMA.
+/// the best of 5 runs of 12 independent chains of fused multiply-adds,
+/// enough chains to cover the FMA latency on two FMA pipes, 8 wide (AVX2)
+/// and, on the AVX-512 path, 16 wide too (the better of the two: Zen 4
+/// runs a 16-wide FMA as two 8-wide halves, Intel's server cores at up to
+/// twice the 8-wide rate). About 0.2 s per width on a 3 GHz core. `None`
+/// on the portable path.
 pub fn fma_peak_gflops_per_core() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
-    if SimdPath::detect() == SimdPath::Avx2Fma {
+    {
+        let path = SimdPath::detect();
+        if !path.has_avx2_fma() {
+            return None;
+        }
         const ITERS: usize = 20_000_000;
         let mut best = 0f64;
-        for _ in 0..5 {
-            let start = std::time::Instant::now();
-            // SAFETY: the CPU has AVX2 and FMA (the path says so).
-            let sum = unsafe { fma_chains(ITERS) };
-            let secs = start.elapsed().as_secs_f64();
-            std::hint::black_box(sum);
-            best = best.max((ITERS * 12 * 8 * 2) as f64 / secs * 1e-9);
+        for wide in [false, true] {
+            if wide && path != SimdPath::Avx512 {
+                continue;
+            }
+            for _ in 0..5 {
+                let start = std::time::Instant::now();
+                // SAFETY: the CPU has AVX2 and FMA, and AVX-512F for the
+                // 16-wide chains (the path says so).
+                let sum = unsafe {
+                    if wide {
+                        fma_chains_16(ITERS)
+                    } else {
+                        fma_chains_8(ITERS)
+                    }
+                };
+                let secs = start.elapsed().as_secs_f64();
+                std::hint::black_box(sum);
+                let lanes = if wide { 16 } else { 8 };
+                best = best.max((ITERS * 12 * lanes * 2) as f64 / secs * 1e-9);
+            }
         }
-        return Some(best);
+        Some(best)
     }
+    #[cfg(not(target_arch = "x86_64"))]
     None
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn fma_chains(iters: usize) -> f32 {
+unsafe fn fma_chains_8(iters: usize) -> f32 {
     use std::arch::x86_64::*;
     // Opaque inputs, so that the compiler cannot fold the chains away.
     let (start, x, y) = std::hint::black_box((0.0f32, 0.999f32, 0.001f32));
@@ -155,6 +236,24 @@ unsafe fn fma_chains(iters: usize) -> f32 {
     lanes.iter().sum()
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn fma_chains_16(iters: usize) -> f32 {
+    use std::arch::x86_64::*;
+    let (start, x, y) = std::hint::black_box((0.0f32, 0.999f32, 0.001f32));
+    let mut acc = [_mm512_set1_ps(start); 12];
+    let (x, y) = (_mm512_set1_ps(x), _mm512_set1_ps(y));
+    for _ in 0..std::hint::black_box(iters) {
+        for a in acc.iter_mut() {
+            *a = _mm512_fmadd_ps(*a, x, y);
+        }
+    }
+    let sum = acc
+        .iter()
+        .fold(_mm512_setzero_ps(), |s, &a| _mm512_add_ps(s, a));
+    _mm512_reduce_add_ps(sum)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,18 +264,59 @@ mod tests {
     fn path_and_peak_follow_the_cpu_flags() {
         let path = SimdPath::detect();
         #[cfg(target_arch = "x86_64")]
-        assert_eq!(
-            path == SimdPath::Avx2Fma,
-            std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-        );
+        if std::env::var_os("ENGINE_SIMD").is_none() {
+            let avx2_fma = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            let expected = match (avx2_fma, std::arch::is_x86_feature_detected!("avx512f")) {
+                (true, true) => SimdPath::Avx512,
+                (true, false) => SimdPath::Avx2Fma,
+                _ => SimdPath::Portable,
+            };
+            assert_eq!(path, expected);
+        }
+        assert!(path.runs_on_this_cpu() && SimdPath::Portable.runs_on_this_cpu());
         let peak = fma_peak_gflops_per_core();
-        assert_eq!(peak.is_some(), path == SimdPath::Avx2Fma);
+        assert_eq!(peak.is_some(), path.has_avx2_fma());
         if let Some(p) = peak {
             // A core does at most a few hundred GFLOP/s: a figure far above
             // means the compiler folded the chains away.
             assert!(p.is_finite() && p > 0.0 && p < 10_000.0, "{p}");
         }
         assert!(summary().contains(path.name()));
+    }
+
+    /// `ENGINE_SIMD` names every path, `auto` none, and anything else is
+    /// an error that says what the choices are.
+    #[test]
+    fn engine_simd_values_parse() {
+        for path in SimdPath::ALL {
+            let value = match path {
+                SimdPath::Avx512 => "AVX512",
+                SimdPath::Avx2Fma => "avx2",
+                SimdPath::Portable => " portable ",
+            };
+            assert_eq!(SimdPath::parse(value), Ok(Some(path)));
+        }
+        assert_eq!(SimdPath::parse("auto"), Ok(None));
+        assert_eq!(SimdPath::parse(""), Ok(None));
+        let e = SimdPath::parse("sse9").unwrap_err();
+        assert!(
+            e.contains("sse9") && e.contains("avx512, avx2, portable"),
+            "{e}"
+        );
+    }
+
+    /// A forced path the CPU lacks does not run; one it has does, and the
+    /// forcing ends with the call.
+    #[test]
+    fn forcing_a_path_runs_only_what_the_cpu_has() {
+        for path in SimdPath::ALL {
+            let ran = SimdPath::with_forced(path, SimdPath::current);
+            assert_eq!(ran.is_some(), path.runs_on_this_cpu(), "{path:?}");
+            if let Some(seen) = ran {
+                assert_eq!(seen, path);
+            }
+        }
+        assert_eq!(SimdPath::current(), SimdPath::detect());
     }
 }

@@ -513,7 +513,7 @@ fn fill_globals<const V7: bool>(
     let parity = rules.scoring_rule == ScoringRule::Area || hist.encore_phase() >= 2;
     if !V7 {
         if parity {
-            global[15] = komi_parity_wave(self_komi, area % 2 == 0);
+            global[15] = komi_parity_wave(self_komi, area.is_multiple_of(2));
         }
         return;
     }
@@ -525,7 +525,7 @@ fn fill_globals<const V7: bool>(
         global[17] = 1.0;
     }
     if parity {
-        global[18] = komi_parity_wave(self_komi, area % 2 == 0);
+        global[18] = komi_parity_wave(self_komi, area.is_multiple_of(2));
     }
 }
 

@@ -170,7 +170,7 @@ mod tests {
         let mut n = 0u32;
         move |komi: f64| {
             n += 1;
-            let lead = komi - margin + noise * if n % 2 == 0 { 1.0 } else { -1.0 };
+            let lead = komi - margin + noise * if n.is_multiple_of(2) { 1.0 } else { -1.0 };
             (lead, (lead / 2.0).tanh())
         }
     }

@@ -349,7 +349,7 @@ impl Playing<'_> {
         // Without a terminal the bar is hidden: a line every
         // `logGamesEvery` games instead.
         if self.progress.is_hidden() {
-            if g % self.setup.log_games_every == 0 {
+            if g.is_multiple_of(self.setup.log_games_every) {
                 eprintln!("engine selfplay: {line}");
             }
         } else {

@@ -215,13 +215,13 @@ pub(super) fn one_of(section: &str, what: &str, value: usize, allowed: &[usize])
 /// An attention block's header, before its layers (KataGo's checks).
 pub(super) fn attention_header(a: &AttentionBlock) -> Check {
     let n = &a.name;
-    if a.num_heads % a.num_kv_heads != 0 {
+    if !a.num_heads.is_multiple_of(a.num_kv_heads) {
         return Err(format!(
             "{n}: numHeads ({}) is not a multiple of numKVHeads ({})",
             a.num_heads, a.num_kv_heads
         ));
     }
-    if a.use_rope && a.q_head_dim % 2 != 0 {
+    if a.use_rope && !a.q_head_dim.is_multiple_of(2) {
         return Err(format!(
             "{n}: qHeadDim ({}) must be even with RoPE",
             a.q_head_dim

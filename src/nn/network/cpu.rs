@@ -20,10 +20,12 @@ use crate::nn::desc::*;
 use crate::nn::model_file::ModelFile;
 use crate::nn::outputs::NetOutputs;
 
+mod gemm;
 mod ops;
 mod transformer;
 
-use ops::{activate, add_row_bias, AlignedWeights, Conv, ConvScratch, Dense, Mask, NormAct};
+use gemm::AlignedWeights;
+use ops::{activate, add_row_bias, Conv, ConvScratch, Dense, Mask, NormAct};
 use transformer::{CpuTransformer, RmsTip};
 
 /// A KataGo network evaluated by plain Rust code on the calling thread.

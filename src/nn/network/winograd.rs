@@ -12,7 +12,10 @@
 //! F(3x3, 3x3) (5x5 input tiles, 25 products per 3x3 output tile) does 2.25x
 //! less GEMM work than the direct form instead of 4x, but tiles a 9x9 board
 //! exactly where F(4x4) computes a 12x12 output: 225 transformed points per
-//! channel pair instead of 324. [`Tiling::fewest_points`] picks between them.
+//! channel pair instead of 324, and needs 25 transformed weight matrices
+//! instead of 36, which matters at a search's small batches, where every
+//! evaluation streams them all from cache. [`Tiling::cheapest`] picks
+//! between them.
 //!
 //! The output transform also applies the conv's bias, a ReLU, the board
 //! mask, or adds into a residual tensor, so those need no separate passes.
@@ -64,18 +67,32 @@ impl Tiling {
         h.div_ceil(self.out_tile()) * w.div_ceil(self.out_tile()) * self.area()
     }
 
-    /// The tiling with the least GEMM work on `h x w` (F(4x4) on a tie, as
-    /// its transforms are cheaper per output point): F(3x3) on 9x9 (225
-    /// points against 324) and sizes like it, F(4x4) on 19x19 (900 against
-    /// 1225), 13x13 and 7x7.
-    pub(super) fn fewest_points(h: usize, w: usize) -> Tiling {
-        if Tiling::F3.points(h, w) < Tiling::F4.points(h, w) {
+    /// The tiling with the least estimated cost for a batch of `n` `h x w`
+    /// images: the GEMM rows (`n` times [`Tiling::points`]) plus
+    /// [`WEIGHT_COST_ROWS`] for each transformed weight matrix the
+    /// products stream through (F(4x4) on a tie, as its transforms are
+    /// cheaper per output point). F(3x3) on 9x9 at any batch (225 points
+    /// against 324), and on 13x13 up to a batch of 3 (at 1: 625 + 400
+    /// against 576 + 576); F(4x4) on 13x13 from a batch of 4, and on 19x19
+    /// and 7x7 (at a batch of 3 and more: smaller ones run direct).
+    pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
+        let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
+        if cost(Tiling::F3) < cost(Tiling::F4) {
             Tiling::F3
         } else {
             Tiling::F4
         }
     }
 }
+
+/// What [`Tiling::cheapest`] counts reading one transformed weight matrix
+/// as, in GEMM rows. Measured 2026-11-28 on a 2-core Zen 4 VM (g170 b6c96,
+/// `engine benchmark`, 4 and 3 alternated rounds): on 13x13 at batch 1,
+/// F(3x3) ran 11% (AVX-512 kernels) and 24% (AVX2) faster than F(4x4)
+/// despite 8% more rows, and 2% slower at batch 8; on 19x19 at batch 1
+/// F(4x4) ran 9% faster. Any value from about 5 to 29 orders those
+/// cases so; 16 is in the middle.
+const WEIGHT_COST_ROWS: usize = 16;
 
 /// Scratch buffers shared by every Winograd conv of a network.
 #[derive(Default)]
@@ -428,10 +445,10 @@ fn tile_range(tiles: usize, part: usize, parts: usize) -> std::ops::Range<usize>
     (tiles * part / parts)..(tiles * (part + 1) / parts)
 }
 
-/// Whether the transforms run their AVX2 versions: on the AVX2+FMA path
-/// ([`crate::nn::cpu_info::SimdPath::current`]).
-fn has_avx2() -> bool {
-    crate::nn::cpu_info::SimdPath::current() == crate::nn::cpu_info::SimdPath::Avx2Fma
+/// The path the transforms take ([`crate::nn::cpu_info::SimdPath::current`]):
+/// the same Rust, compiled for AVX-512, AVX2 or the build's baseline.
+fn simd_path() -> crate::nn::cpu_info::SimdPath {
+    crate::nn::cpu_info::SimdPath::current()
 }
 
 /// Geometry of one Winograd run.
@@ -515,21 +532,31 @@ pub(super) fn input_transform(
     });
     let padded = &ws.padded[..];
     let v = Shared::new(&mut ws.v);
-    let avx2 = has_avx2();
+    let path = simd_path();
     super::omp::parallel(threads, &|part, parts| {
         let range = tile_range(g.tiles(), part, parts);
         #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part.
-            unsafe {
-                match g.tiling {
-                    Tiling::F4 => input_tiles_avx2::<F4, 6, 4>(padded, g, c, v, range),
-                    Tiling::F3 => input_tiles_avx2::<F3, 5, 3>(padded, g, c, v, range),
-                }
-            };
-            return;
+        {
+            use crate::nn::cpu_info::SimdPath;
+            // SAFETY: the CPU has the path's instructions (checked); tiles
+            // are disjoint per part.
+            match (path, g.tiling) {
+                (SimdPath::Avx512, Tiling::F4) => unsafe {
+                    return input_tiles_avx512::<F4, 6, 4>(padded, g, c, v, range);
+                },
+                (SimdPath::Avx512, Tiling::F3) => unsafe {
+                    return input_tiles_avx512::<F3, 5, 3>(padded, g, c, v, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
+                    return input_tiles_avx2::<F4, 6, 4>(padded, g, c, v, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F3) => unsafe {
+                    return input_tiles_avx2::<F3, 5, 3>(padded, g, c, v, range);
+                },
+                (SimdPath::Portable, _) => {}
+            }
         }
-        let _ = avx2;
+        let _ = path;
         // SAFETY: tiles are disjoint per part.
         unsafe {
             match g.tiling {
@@ -543,6 +570,19 @@ pub(super) fn input_transform(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn input_tiles_avx2<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
+    padded: &[f32],
+    g: Geometry,
+    c: usize,
+    v: Shared,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { input_tiles::<T, IN, OUT>(padded, g, c, v, range) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn input_tiles_avx512<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     padded: &[f32],
     g: Geometry,
     c: usize,
@@ -604,22 +644,31 @@ pub(super) fn output_transform(
     threads: usize,
 ) {
     let out = Shared::new(out);
-    let avx2 = has_avx2();
+    let path = simd_path();
     super::omp::parallel(threads, &|part, parts| {
         let range = tile_range(g.tiles(), part, parts);
         #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2 (checked); tiles are disjoint per part
-            // and tiles cover disjoint output points.
-            unsafe {
-                match g.tiling {
-                    Tiling::F4 => output_tiles_avx2::<F4, 6, 4>(m, g, c, ep, out, range),
-                    Tiling::F3 => output_tiles_avx2::<F3, 5, 3>(m, g, c, ep, out, range),
-                }
-            };
-            return;
+        {
+            use crate::nn::cpu_info::SimdPath;
+            // SAFETY: the CPU has the path's instructions (checked); tiles
+            // are disjoint per part and cover disjoint output points.
+            match (path, g.tiling) {
+                (SimdPath::Avx512, Tiling::F4) => unsafe {
+                    return output_tiles_avx512::<F4, 6, 4>(m, g, c, ep, out, range);
+                },
+                (SimdPath::Avx512, Tiling::F3) => unsafe {
+                    return output_tiles_avx512::<F3, 5, 3>(m, g, c, ep, out, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
+                    return output_tiles_avx2::<F4, 6, 4>(m, g, c, ep, out, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F3) => unsafe {
+                    return output_tiles_avx2::<F3, 5, 3>(m, g, c, ep, out, range);
+                },
+                (SimdPath::Portable, _) => {}
+            }
         }
-        let _ = avx2;
+        let _ = path;
         // SAFETY: as above.
         unsafe {
             match g.tiling {
@@ -633,6 +682,20 @@ pub(super) fn output_transform(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn output_tiles_avx2<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
+    m: &[f32],
+    g: Geometry,
+    c: usize,
+    ep: (&[f32], Epilogue, Option<&[f32]>),
+    out: Shared,
+    range: std::ops::Range<usize>,
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { output_tiles::<T, IN, OUT>(m, g, c, ep, out, range) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn output_tiles_avx512<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
     m: &[f32],
     g: Geometry,
     c: usize,

@@ -119,7 +119,7 @@ pub fn round_robin(num_bots: usize) -> Vec<(usize, usize)> {
 pub fn game_assignment(g: u64, pairs: &[(usize, usize)]) -> (u64, usize, usize) {
     let opening = g / 2;
     let (a, b) = pairs[(opening % pairs.len() as u64) as usize];
-    if g % 2 == 0 {
+    if g.is_multiple_of(2) {
         (opening, a, b)
     } else {
         (opening, b, a)

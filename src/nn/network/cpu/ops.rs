@@ -1,5 +1,5 @@
-//! The kernels of the pure-Rust CPU network: GEMMs (`matrixmultiply`, which
-//! picks its AVX2/FMA kernels at run time), convolutions on NHWC
+//! The layers of the pure-Rust CPU network on top of the GEMMs of
+//! [`super::gemm`]: convolutions on NHWC
 //! activations (1x1 as one GEMM, 3x3 by Winograd F(4x4, 3x3) with the
 //! transforms of `network/winograd.rs`, anything else by im2col), masked
 //! global pooling and activations.
@@ -8,218 +8,13 @@
 //! evaluator server threads, each with its own model, as KataGo's Eigen
 //! backend does.
 
-use super::super::builder::{flush_denormals, NormActParams};
+use super::super::builder::NormActParams;
 use super::super::winograd::{
     input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
+use super::gemm::{gemm, small_gemm_takes, AlignedWeights};
 use crate::nn::desc::{Activation, ConvLayer};
 use std::sync::OnceLock;
-
-/// `c = a b` (or `c += a b` when `accumulate`), all row-major and dense:
-/// `a` is `m x k`, `b` is `k x n`, `c` is `m x n`.
-///
-/// The small products of a net's layers (`b` of a few dozen KB, the
-/// Winograd positions' and 1x1 convs' weights) go to [`small_gemm`], which
-/// reads `b` in place (no packing: `matrixmultiply` spent as long packing
-/// as multiplying on `b4c32`); the rest to `matrixmultiply`, which picks
-/// its AVX2/FMA kernels at run time and blocks for the caches.
-///
-/// # Panics
-/// If a slice is shorter than its shape (a bug in the caller: every shape
-/// here comes from the model, not from the user).
-pub(super) fn gemm(
-    (m, k, n): (usize, usize, usize),
-    a: &[f32],
-    b: &[f32],
-    c: &mut [f32],
-    accumulate: bool,
-) {
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    if m == 0 || n == 0 {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if small_gemm_takes(k, n) {
-        // SAFETY: the CPU has AVX2 and FMA (checked).
-        unsafe { small_gemm((m, k, n), a, b, c, accumulate) };
-        return;
-    }
-    let beta = if accumulate { 1.0 } else { 0.0 };
-    // SAFETY: the three slices hold at least the m*k, k*n and m*n values
-    // the row-major strides below address (checked above), and `c` is
-    // exclusively borrowed so it aliases neither input.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            beta,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
-}
-
-/// Columns of `c` one [`small_gemm`] block computes (two AVX2 vectors).
-const SMALL_NB: usize = 16;
-/// Rows of `c` one full [`small_gemm`] block computes: 6 x 16 keeps 12
-/// accumulators in registers, enough independent FMAs to cover their
-/// latency (8 were not: ~20% slower on Zen 3).
-const SMALL_MR: usize = 6;
-/// Row blocks [`small_gemm`] runs through all column blocks at a time
-/// (48 rows x 96 channels = 18 KB of `a`: with a 6 KB column block of
-/// `b`, in L1).
-const SMALL_GROUP: usize = 8;
-/// Largest `b` (values) [`small_gemm`] takes: it rereads `b` once per
-/// block of rows, so `b` must stay in L1/L2.
-const SMALL_MAX_B: usize = 32 * 1024;
-
-/// Whether the AVX2/FMA kernels run (the CPU has them, checked once, and
-/// no test forces the portable path on this thread).
-#[cfg(target_arch = "x86_64")]
-fn has_fma() -> bool {
-    crate::nn::cpu_info::SimdPath::current() == crate::nn::cpu_info::SimdPath::Avx2Fma
-}
-
-/// [`gemm`] for `n` a multiple of [`SMALL_NB`], by blocks of
-/// `SMALL_MR x SMALL_NB` accumulators kept in registers (the row
-/// remainder by smaller blocks): for each `k`, one row of `b`'s block
-/// times a broadcast value of each of the block's rows of `a`. `b` is read
-/// in place, unpacked; it runs fastest when `b`'s rows start on 64-byte
-/// lines (see [`AlignedWeights`]).
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn small_gemm(
-    (m, k, n): (usize, usize, usize),
-    a: &[f32],
-    b: &[f32],
-    c: &mut [f32],
-    accumulate: bool,
-) {
-    assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    // Row blocks of as even a size as possible (25 rows: 5 x 5, not 4 x 6
-    // + 1: a one-row block has too few accumulators to hide FMA latency).
-    let blocks = m.div_ceil(SMALL_MR);
-    let block_start = |i: usize| i * (m / blocks) + i.min(m % blocks);
-    // Blocks in groups whose rows of `a` stay in L1 across the column blocks.
-    for g0 in (0..blocks).step_by(SMALL_GROUP) {
-        let g1 = (g0 + SMALL_GROUP).min(blocks);
-        for j0 in (0..n).step_by(SMALL_NB) {
-            for i in g0..g1 {
-                let (i0, rows) = (block_start(i), block_start(i + 1) - block_start(i));
-                // SAFETY: rows i0..i0+rows of `a` and `c` and columns
-                // j0..j0+16 of `b` and `c` are inside the checked lengths.
-                unsafe {
-                    let (a, b, c) = (a.add(i0 * k), b.add(j0), c.add(i0 * n + j0));
-                    match rows {
-                        6 => gemm_block::<6>((k, n), a, b, c, accumulate),
-                        5 => gemm_block::<5>((k, n), a, b, c, accumulate),
-                        4 => gemm_block::<4>((k, n), a, b, c, accumulate),
-                        3 => gemm_block::<3>((k, n), a, b, c, accumulate),
-                        2 => gemm_block::<2>((k, n), a, b, c, accumulate),
-                        _ => gemm_block::<1>((k, n), a, b, c, accumulate),
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// One `MR x 16` block of [`small_gemm`]: `c[0..MR][0..16] (+)= a[0..MR][0..k]
-/// b[0..k][0..16]`, rows of `a` `k` apart, rows of `b` and `c` `n` apart.
-///
-/// # Safety
-/// AVX2 and FMA; the pointers address those values.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn gemm_block<const MR: usize>(
-    (k, n): (usize, usize),
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    accumulate: bool,
-) {
-    use std::arch::x86_64::*;
-    // SAFETY: the caller's contract.
-    unsafe {
-        let mut lo = [_mm256_setzero_ps(); MR];
-        let mut hi = [_mm256_setzero_ps(); MR];
-        let mut brow = b;
-        for kk in 0..k {
-            let b0 = _mm256_loadu_ps(brow);
-            let b1 = _mm256_loadu_ps(brow.add(8));
-            brow = brow.add(n);
-            for r in 0..MR {
-                let av = _mm256_broadcast_ss(&*a.add(r * k + kk));
-                lo[r] = _mm256_fmadd_ps(av, b0, lo[r]);
-                hi[r] = _mm256_fmadd_ps(av, b1, hi[r]);
-            }
-        }
-        for r in 0..MR {
-            let dst = c.add(r * n);
-            if accumulate {
-                lo[r] = _mm256_add_ps(_mm256_loadu_ps(dst), lo[r]);
-                hi[r] = _mm256_add_ps(_mm256_loadu_ps(dst.add(8)), hi[r]);
-            }
-            _mm256_storeu_ps(dst, lo[r]);
-            _mm256_storeu_ps(dst.add(8), hi[r]);
-        }
-    }
-}
-
-/// Weights on 64-byte boundaries: [`small_gemm`] reads each row of `b` as
-/// two 32-byte loads, and a row straddling two cache lines costs a split
-/// load (~25% slower on Zen 3 when measured).
-pub(super) struct AlignedWeights {
-    lines: Vec<CacheLine>,
-    len: usize,
-}
-
-/// 16 floats on a 64-byte boundary.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct CacheLine([f32; 16]);
-
-impl AlignedWeights {
-    /// The weights, denormal ones flushed to 0: a denormal operand slows
-    /// the FMAs of every product it enters a hundredfold on x86 (measured:
-    /// 0.5 against 63 GFLOP/s), and its value changes no output. Some
-    /// trained nets hold them (KaTrain's `b10c384h6nbttflrs`).
-    pub(super) fn new(values: &[f32]) -> AlignedWeights {
-        let values = flush_denormals(values);
-        let mut lines = vec![CacheLine([0.0; 16]); values.len().div_ceil(16)];
-        for (line, chunk) in lines.iter_mut().zip(values.chunks(16)) {
-            line.0[..chunk.len()].copy_from_slice(chunk);
-        }
-        AlignedWeights {
-            lines,
-            len: values.len(),
-        }
-    }
-}
-
-impl std::ops::Deref for AlignedWeights {
-    type Target = [f32];
-
-    fn deref(&self) -> &[f32] {
-        // SAFETY: `CacheLine` is `repr(C)` over `[f32; 16]` with no padding
-        // (64 bytes, align 64), so the lines are `16 * lines.len() >= len`
-        // contiguous initialised floats.
-        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<f32>(), self.len) }
-    }
-}
 
 /// Applies `act` to every value, in place.
 pub(super) fn activate(x: &mut [f32], act: Activation) {
@@ -422,13 +217,15 @@ pub(super) enum Path3x3 {
     Winograd(Tiling),
 }
 
-/// The other weights of a 3x3 conv small enough for [`small_gemm`].
+/// The other weights of a 3x3 conv small enough for the small GEMM kernels
+/// ([`small_gemm_takes`]).
 struct SmallConvWeights {
     /// `[9, in, out]`: the direct convolution's, which wins when a batch has
     /// few tiles (see [`Conv::direct_wins`]).
     direct: AlignedWeights,
     /// `[25, in, out]`: F(3x3, 3x3) Winograd's, built from `direct` when a
-    /// board first tiles better by 3x3 (9x9, see [`Tiling::fewest_points`]).
+    /// batch first runs cheaper by 3x3 tiles (9x9, or up to three 13x13
+    /// boards: see [`Tiling::cheapest`]).
     winograd_f3: OnceLock<AlignedWeights>,
 }
 
@@ -472,7 +269,7 @@ enum ConvKind {
 pub(super) struct Conv {
     kind: ConvKind,
     weight: AlignedWeights,
-    /// For Winograd convs that [`small_gemm`] can run tap by tap.
+    /// For Winograd convs that the small GEMM kernels can run tap by tap.
     small: Option<Box<SmallConvWeights>>,
     /// One per output channel; `None` when the conv has no bias.
     bias: Option<Vec<f32>>,
@@ -678,21 +475,21 @@ impl Conv {
     }
 
     /// How a 3x3 conv runs on a batch of `n` `h x w` boards: directly where
-    /// that wins, else by the Winograd tiling with the least GEMM work.
+    /// that wins, else by the cheapest Winograd tiling.
     pub(super) fn path(&self, n: usize, h: usize, w: usize) -> Path3x3 {
         if self.direct_wins(n, h, w) {
             Path3x3::Direct
         } else {
-            Path3x3::Winograd(self.tiling(h, w))
+            Path3x3::Winograd(self.tiling(n, h, w))
         }
     }
 
-    /// The Winograd tiling for `h x w` boards: the one with the least GEMM
-    /// work, where this conv has F(3x3) weights to offer (small nets, see
-    /// [`small_gemm_takes`]), F(4x4) otherwise.
-    pub(super) fn tiling(&self, h: usize, w: usize) -> Tiling {
+    /// The Winograd tiling for a batch of `n` `h x w` boards:
+    /// [`Tiling::cheapest`] where this conv has F(3x3) weights to offer
+    /// (small nets, see [`small_gemm_takes`]), F(4x4) otherwise.
+    pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
         if self.small.is_some() {
-            Tiling::fewest_points(h, w)
+            Tiling::cheapest(n, h, w)
         } else {
             Tiling::F4
         }
@@ -750,19 +547,6 @@ impl Conv {
 /// Most Winograd tiles (over a batch) for which [`Conv::run`] may convolve
 /// directly instead (see [`Conv::direct_wins`]).
 const DIRECT_MAX_TILES: usize = 9;
-
-/// Whether [`gemm`] runs a `[_, ci] x [ci, co]` product with [`small_gemm`].
-fn small_gemm_takes(ci: usize, co: usize) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        co % SMALL_NB == 0 && ci * co <= SMALL_MAX_B && has_fma()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (ci, co);
-        false
-    }
-}
 
 /// `[out, in, ky, kx]` weights as `[ky, kx, in, out]`: one `[in, out]`
 /// matrix per tap.

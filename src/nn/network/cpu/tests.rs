@@ -2,7 +2,8 @@
 //! layers): real and synthetic nets, batch 1 and 5, mixed board sizes in
 //! one batch; and its kernels against naive references.
 
-use super::ops::{gemm, Conv, ConvScratch, Mask, Path3x3};
+use super::gemm::gemm;
+use super::ops::{Conv, ConvScratch, Mask, Path3x3};
 use super::*;
 use crate::nn::network::winograd::{Epilogue, Tiling};
 #[cfg(feature = "torch")]
@@ -204,10 +205,16 @@ fn synthetic_nets_of_every_version_match_libtorch() {
     }
 }
 
+/// [`gemm`] on every SIMD path the CPU has (forced one after the other),
+/// against the textbook product: every row remainder of the AVX2 kernel's
+/// 6-row and the AVX-512 kernel's 12-row blocks, odd multiples of 16
+/// columns (the AVX-512 kernel's 16-wide last block), more than one group
+/// of row blocks, and the shapes too big for the small kernels.
 #[test]
 fn gemm_matches_naive_product() {
+    use crate::nn::cpu_info::SimdPath;
     let mut rng = StdRng::seed_from_u64(1);
-    for &(m, k, n) in &[
+    let mut shapes = vec![
         (1, 1, 1),
         (7, 33, 5),
         (36, 96, 96),
@@ -215,39 +222,48 @@ fn gemm_matches_naive_product() {
         (9, 32, 32),
         (6, 7, 48),
         (5, 300, 256),
-        // Every row remainder of the 6-row blocks, and more than one group
-        // of blocks (SMALL_GROUP x 6 = 48 rows).
-        (2, 32, 32),
-        (3, 32, 16),
         (4, 16, 32),
-        (5, 32, 32),
-        (8, 32, 32),
-        (13, 32, 32),
         (25, 96, 96),
+        (37, 64, 80),
         (50, 32, 32),
         (97, 96, 96),
-    ] {
-        let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let b: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        for accumulate in [false, true] {
-            let mut c = init.clone();
-            gemm((m, k, n), &a, &b, &mut c, accumulate);
-            for i in 0..m {
-                for j in 0..n {
-                    let mut want = if accumulate { init[i * n + j] } else { 0.0 };
-                    for l in 0..k {
-                        want += a[i * k + l] * b[l * n + j];
+        (99, 32, 16),
+    ];
+    shapes.extend((1..=25).map(|m| (m, 32, if m % 2 == 0 { 48 } else { 32 })));
+    let mut ran = Vec::new();
+    for path in SimdPath::ALL {
+        let checked = SimdPath::with_forced(path, || {
+            for &(m, k, n) in &shapes {
+                let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                let b: Vec<f32> = (0..k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                for accumulate in [false, true] {
+                    let mut c = init.clone();
+                    gemm((m, k, n), &a, &b, &mut c, accumulate);
+                    for i in 0..m {
+                        for j in 0..n {
+                            let mut want = if accumulate { init[i * n + j] } else { 0.0 };
+                            for l in 0..k {
+                                want += a[i * k + l] * b[l * n + j];
+                            }
+                            let got = c[i * n + j];
+                            assert!(
+                                (got - want).abs() < 1e-4,
+                                "{}: ({m},{k},{n}) [{i},{j}]: {got} vs {want}",
+                                path.name()
+                            );
+                        }
                     }
-                    let got = c[i * n + j];
-                    assert!(
-                        (got - want).abs() < 1e-4,
-                        "({m},{k},{n}) [{i},{j}]: {got} vs {want}"
-                    );
                 }
             }
+        });
+        match checked {
+            Some(()) => ran.push(path.name()),
+            None => eprintln!("SIMD path {} skipped: this CPU lacks it", path.name()),
         }
     }
+    eprintln!("gemm checked on: {}", ran.join(", "));
+    assert!(ran.contains(&SimdPath::Portable.name()));
 }
 
 /// A direct NHWC convolution with zero padding, for reference.
@@ -398,8 +414,8 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
         }
     }
     // The rule: a lone 9x9 board runs direct, a 19x19 one or a batch of 9x9s
-    // by Winograd, 9x9 (exactly 3x3 tiles) by F(3x3), 19x19, 13x13 and 7x7
-    // by F(4x4).
+    // by Winograd, 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
+    // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 by F(4x4).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None);
     if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
@@ -415,6 +431,12 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
     }
     for (h, w) in [(19, 19), (13, 13), (7, 7)] {
         assert_eq!(conv.path(8, h, w), Path3x3::Winograd(Tiling::F4), "{h}x{w}");
+    }
+    assert_eq!(conv.path(1, 19, 19), Path3x3::Winograd(Tiling::F4));
+    assert_eq!(conv.path(4, 13, 13), Path3x3::Winograd(Tiling::F4));
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+        assert_eq!(conv.path(1, 13, 13), Path3x3::Winograd(Tiling::F3));
+        assert_eq!(conv.path(3, 13, 13), Path3x3::Winograd(Tiling::F3));
     }
 }
 
@@ -540,8 +562,7 @@ fn transformer_nets_ignore_padding_and_batch_neighbours() {
 /// net: a lone 9x9 board (on the AVX2 path the direct 3x3 convolutions),
 /// four 9x9 boards (Winograd F(3x3, 3x3)) and two 19x19 boards (Winograd
 /// F(4x4, 3x3)). A
-/// path the CPU lacks is skipped and named; there are no AVX-512 kernels
-/// (an AVX-512 CPU runs the AVX2+FMA ones).
+/// path the CPU lacks is skipped and named.
 #[test]
 fn every_simd_path_gives_the_same_outputs() {
     use crate::nn::cpu_info::SimdPath;
@@ -583,20 +604,19 @@ fn every_simd_path_gives_the_same_outputs() {
         }
         ran = outputs.iter().map(|(p, _)| p.name()).collect();
     }
-    eprintln!(
-        "SIMD paths compared: {}; AVX-512 has no kernels of its own",
-        ran.join(", ")
-    );
+    eprintln!("SIMD paths compared: {}", ran.join(", "));
     assert!(ran.contains(&SimdPath::Portable.name()));
     // The forcing reaches the kernels' choice: a lone 9x9 board runs
-    // direct on the AVX2 path only.
+    // direct on the AVX2 and AVX-512 paths only.
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let path = || Conv::new(&layer, &layer.weights, None).path(1, 9, 9);
     assert_ne!(
         SimdPath::with_forced(SimdPath::Portable, path),
         Some(Path3x3::Direct)
     );
-    if SimdPath::detect() == SimdPath::Avx2Fma {
-        assert_eq!(path(), Path3x3::Direct);
+    for fast in [SimdPath::Avx512, SimdPath::Avx2Fma] {
+        if let Some(p) = SimdPath::with_forced(fast, path) {
+            assert_eq!(p, Path3x3::Direct, "{}", fast.name());
+        }
     }
 }
