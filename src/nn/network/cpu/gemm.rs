@@ -128,29 +128,43 @@ unsafe fn small_gemm(
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    // Row blocks of as even a size as possible (25 rows: 5 x 5, not 4 x 6
-    // + 1: a one-row block has too few accumulators to hide FMA latency).
-    let blocks = m.div_ceil(SMALL_MR);
+    for_each_block((m, n), (SMALL_MR, SMALL_NB, SMALL_GROUP), |i0, rows, j0| {
+        // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+16 of
+        // `b` and `c` are inside the checked lengths.
+        unsafe {
+            let (a, b, c) = (a.add(i0 * k), b.add(j0), c.add(i0 * n + j0));
+            match rows {
+                6 => gemm_block::<6>((k, n), a, b, c, accumulate),
+                5 => gemm_block::<5>((k, n), a, b, c, accumulate),
+                4 => gemm_block::<4>((k, n), a, b, c, accumulate),
+                3 => gemm_block::<3>((k, n), a, b, c, accumulate),
+                2 => gemm_block::<2>((k, n), a, b, c, accumulate),
+                _ => gemm_block::<1>((k, n), a, b, c, accumulate),
+            }
+        }
+    });
+}
+
+/// The blocks of `c` (`m x n`) both small kernels compute, in their order:
+/// `block(i0, rows, j0)` for rows `i0..i0 + rows` and the columns from
+/// `j0` (`nb` of them, or fewer at the end). Row blocks are of as even a
+/// size as possible (25 rows by 5-row blocks: 5 x 5, not 4 x 6 + 1: a
+/// one-row block has too few accumulators to hide FMA latency), and run in
+/// groups of `group`, whose rows of `a` stay in L1 across the column
+/// blocks.
+#[inline(always)]
+fn for_each_block(
+    (m, n): (usize, usize),
+    (mr, nb, group): (usize, usize, usize),
+    mut block: impl FnMut(usize, usize, usize),
+) {
+    let blocks = m.div_ceil(mr);
     let block_start = |i: usize| i * (m / blocks) + i.min(m % blocks);
-    // Blocks in groups whose rows of `a` stay in L1 across the column blocks.
-    for g0 in (0..blocks).step_by(SMALL_GROUP) {
-        let g1 = (g0 + SMALL_GROUP).min(blocks);
-        for j0 in (0..n).step_by(SMALL_NB) {
+    for g0 in (0..blocks).step_by(group) {
+        let g1 = (g0 + group).min(blocks);
+        for j0 in (0..n).step_by(nb) {
             for i in g0..g1 {
-                let (i0, rows) = (block_start(i), block_start(i + 1) - block_start(i));
-                // SAFETY: rows i0..i0+rows of `a` and `c` and columns
-                // j0..j0+16 of `b` and `c` are inside the checked lengths.
-                unsafe {
-                    let (a, b, c) = (a.add(i0 * k), b.add(j0), c.add(i0 * n + j0));
-                    match rows {
-                        6 => gemm_block::<6>((k, n), a, b, c, accumulate),
-                        5 => gemm_block::<5>((k, n), a, b, c, accumulate),
-                        4 => gemm_block::<4>((k, n), a, b, c, accumulate),
-                        3 => gemm_block::<3>((k, n), a, b, c, accumulate),
-                        2 => gemm_block::<2>((k, n), a, b, c, accumulate),
-                        _ => gemm_block::<1>((k, n), a, b, c, accumulate),
-                    }
-                }
+                block(block_start(i), block_start(i + 1) - block_start(i), j0);
             }
         }
     }
@@ -218,8 +232,6 @@ unsafe fn small_gemm_avx512(
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    let blocks = m.div_ceil(SMALL512_MR);
-    let block_start = |i: usize| i * (m / blocks) + i.min(m % blocks);
     /// The block kernel for `rows` rows (1 to 12) and `$nv` vectors.
     macro_rules! block {
         ($rows:expr, $nv:literal, $args:expr) => {
@@ -239,30 +251,25 @@ unsafe fn small_gemm_avx512(
             }
         };
     }
-    for g0 in (0..blocks).step_by(SMALL512_GROUP) {
-        let g1 = (g0 + SMALL512_GROUP).min(blocks);
-        for j0 in (0..n).step_by(SMALL512_NB) {
-            for i in g0..g1 {
-                let (i0, rows) = (block_start(i), block_start(i + 1) - block_start(i));
-                // SAFETY: rows i0..i0+rows of `a` and `c` and columns
-                // j0..j0+32 (or +16, the last block of an odd multiple of
-                // 16) of `b` and `c` are inside the checked lengths.
-                unsafe {
-                    let args = (
-                        (k, n, accumulate),
-                        a.add(i0 * k),
-                        b.add(j0),
-                        c.add(i0 * n + j0),
-                    );
-                    if n - j0 >= SMALL512_NB {
-                        block!(rows, 2, args);
-                    } else {
-                        block!(rows, 1, args);
-                    }
-                }
+    let shape = (SMALL512_MR, SMALL512_NB, SMALL512_GROUP);
+    for_each_block((m, n), shape, |i0, rows, j0| {
+        // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+32
+        // (or +16, the last block of an odd multiple of 16) of `b` and `c`
+        // are inside the checked lengths.
+        unsafe {
+            let args = (
+                (k, n, accumulate),
+                a.add(i0 * k),
+                b.add(j0),
+                c.add(i0 * n + j0),
+            );
+            if n - j0 >= SMALL512_NB {
+                block!(rows, 2, args);
+            } else {
+                block!(rows, 1, args);
             }
         }
-    }
+    });
 }
 
 /// One `MR x 16 NV` block of [`small_gemm_avx512`]: `c[0..MR][0..16 NV]
