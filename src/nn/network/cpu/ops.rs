@@ -202,26 +202,13 @@ pub(super) struct ConvScratch {
     wino: Workspace,
     /// im2col columns of the general convolution.
     cols: Vec<f32>,
-    /// One zero-padded input row of the direct 3x3 convolution.
-    padded: Vec<f32>,
-    /// Its output on the padded width (two junk columns per line).
-    wide: Vec<f32>,
-}
-
-/// How a 3x3 convolution is computed on one batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Path3x3 {
-    /// Tap by tap on the zero-padded input (see [`Conv::run_direct`]).
-    Direct,
-    /// By Winograd's minimal filtering with this tiling.
-    Winograd(Tiling),
 }
 
 /// The other weights of a 3x3 conv small enough for the small GEMM kernels
 /// ([`small_gemm_takes`]).
 struct SmallConvWeights {
-    /// `[9, in, out]`: the direct convolution's, which wins when a batch has
-    /// few tiles (see [`Conv::direct_wins`]).
+    /// `[9, in, out]`: one matrix per tap, as the model has them (the
+    /// source of `winograd_f3`).
     direct: AlignedWeights,
     /// `[25, in, out]`: F(3x3, 3x3) Winograd's, built from `direct` when a
     /// batch first runs cheaper by 3x3 tiles (9x9, or up to three 13x13
@@ -326,17 +313,13 @@ impl Conv {
     /// Multiply-adds of one `h x w` row in a batch of `n` (for FLOP
     /// counts): as a direct convolution counts them, and as this code runs
     /// them (Winograd's GEMMs: 36 per 4x4 output tile and channel pair, 4x
-    /// fewer on a board that fills its tiles, or 25 per 3x3 tile; the direct
-    /// path's: 9 per point of the padded width).
+    /// fewer on a board that fills its tiles, or 25 per 3x3 tile).
     pub(super) fn macs_per_row(&self, n: usize, h: usize, w: usize) -> (usize, usize) {
         let pairs = self.in_channels * self.out_channels;
         match self.kind {
             ConvKind::Pointwise => (h * w * pairs, h * w * pairs),
             ConvKind::Winograd => {
-                let executed = match self.path(n, h, w) {
-                    Path3x3::Direct => 9 * (h * (w + 2) - 2),
-                    Path3x3::Winograd(tiling) => tiling.points(h, w),
-                };
+                let executed = self.tiling(n, h, w).points(h, w);
                 (9 * h * w * pairs, executed * pairs)
             }
             ConvKind::General { ky, kx, .. } => (ky * kx * h * w * pairs, ky * kx * h * w * pairs),
@@ -345,13 +328,13 @@ impl Conv {
 
     /// Convolves `input` (`[n, h, w, in]`) into `out` (`[n, h, w, out]`) as
     /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`). A
-    /// 3x3 conv runs by `path`, or by the path it picks for the shape
-    /// ([`Conv::path`]) where that is `None` (falling back to F(4x4)
-    /// Winograd where this conv lacks the weights `path` needs).
+    /// 3x3 conv runs by Winograd with `tiling`, or with the tiling it picks
+    /// for the shape ([`Conv::tiling`]) where that is `None` (F(4x4) where
+    /// this conv lacks the F(3x3) weights).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run(
         &self,
-        path: Option<Path3x3>,
+        tiling: Option<Tiling>,
         input: &[f32],
         (n, h, w): (usize, usize, usize),
         out: &mut [f32],
@@ -359,24 +342,17 @@ impl Conv {
         mask: &Mask,
         s: &mut ConvScratch,
     ) {
-        let path = path.unwrap_or_else(|| self.path(n, h, w));
+        let tiling = tiling.unwrap_or_else(|| self.tiling(n, h, w));
         let (ci, co) = (self.in_channels, self.out_channels);
         let points = n * h * w;
         let input = &input[..points * ci];
         let out = &mut out[..points * co];
-        let path = match (path, &self.small) {
-            (Path3x3::Direct | Path3x3::Winograd(Tiling::F3), None) => {
-                Path3x3::Winograd(Tiling::F4)
-            }
-            _ => path,
+        let tiling = match (tiling, &self.small) {
+            (Tiling::F3, None) => Tiling::F4,
+            _ => tiling,
         };
-        match (&self.kind, path) {
-            (ConvKind::Winograd, Path3x3::Direct) => {
-                if let Some(small) = &self.small {
-                    self.run_direct(&small.direct, input, (n, h, w), out, epilogue, s);
-                }
-            }
-            (ConvKind::Winograd, Path3x3::Winograd(tiling)) => {
+        match (&self.kind, tiling) {
+            (ConvKind::Winograd, tiling) => {
                 // F(3x3) comes with `small` (see the fallback above).
                 let weight = match (tiling, &self.small) {
                     (Tiling::F3, Some(small)) => small.winograd_f3(ci, co),
@@ -459,34 +435,13 @@ impl Conv {
 }
 
 impl Conv {
-    /// Whether the direct convolution beats Winograd on `n` rows of `h x
-    /// w`: on a batch of at most [`DIRECT_MAX_TILES`] tiles, Winograd's
-    /// GEMMs have a handful of rows each and stream 4x the weights (from
-    /// L3) for them, while the direct convolution's have a row per point.
-    /// Measured on Zen 3 (`engine benchmark -t 1`, g170 b6c96), direct at
-    /// batch 1 ran 7x7 1.3x and 9x9 1.6x faster, 11x11 as fast, 13x13
-    /// (16 tiles) 0.85x, and 9x9 at batch 2 or 4 no faster; past 4x the
-    /// multiply-adds it cannot win.
-    pub(super) fn direct_wins(&self, n: usize, h: usize, w: usize) -> bool {
-        let tiles = n * Geometry::new(1, h, w, Tiling::F4).tiles();
-        self.small.is_some()
-            && tiles <= DIRECT_MAX_TILES
-            && 9 * n * h * (w + 2) <= 4 * Tiling::F4.points(h, w) * n
-    }
-
-    /// How a 3x3 conv runs on a batch of `n` `h x w` boards: directly where
-    /// that wins, else by the cheapest Winograd tiling.
-    pub(super) fn path(&self, n: usize, h: usize, w: usize) -> Path3x3 {
-        if self.direct_wins(n, h, w) {
-            Path3x3::Direct
-        } else {
-            Path3x3::Winograd(self.tiling(n, h, w))
-        }
-    }
-
-    /// The Winograd tiling for a batch of `n` `h x w` boards:
-    /// [`Tiling::cheapest`] where this conv has F(3x3) weights to offer
-    /// (small nets, see [`small_gemm_takes`]), F(4x4) otherwise.
+    /// The Winograd tiling a 3x3 conv runs a batch of `n` `h x w` boards
+    /// by: [`Tiling::cheapest`] where this conv has F(3x3) weights to offer
+    /// (small nets, see [`small_gemm_takes`]), F(4x4) otherwise. (A direct
+    /// convolution, tap by tap, ran here on batches of up to 9 tiles until
+    /// 2026-11-28: against F(3x3) tiles it was 1.5-2x slower on 5x5 to
+    /// 11x11 boards at batch 1 on Zen 4, with the AVX2 kernels as with the
+    /// AVX-512 ones.)
     pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
         if self.small.is_some() {
             Tiling::cheapest(n, h, w)
@@ -494,59 +449,7 @@ impl Conv {
             Tiling::F4
         }
     }
-
-    /// The direct 3x3 convolution, one row at a time: the row is copied
-    /// into a zero-padded `(h + 2) x (w + 2)` buffer, where the input of
-    /// tap `(ty, tx)` for the output at padded-width index `y (w + 2) + x`
-    /// is the point `ty (w + 2) + tx` further on. So each tap is one GEMM
-    /// of the buffer, shifted, by the tap's weights, accumulated on an
-    /// output of padded width whose two extra columns are dropped.
-    fn run_direct(
-        &self,
-        weight: &[f32],
-        input: &[f32],
-        (n, h, w): (usize, usize, usize),
-        out: &mut [f32],
-        epilogue: Epilogue,
-        s: &mut ConvScratch,
-    ) {
-        let (ci, co) = (self.in_channels, self.out_channels);
-        let pw = w + 2;
-        let wide_points = h * pw - 2;
-        s.padded.clear();
-        s.padded.resize((h + 2) * pw * ci, 0.0);
-        s.wide.resize(wide_points * co, 0.0);
-        for b in 0..n {
-            for y in 0..h {
-                s.padded[((y + 1) * pw + 1) * ci..][..w * ci]
-                    .copy_from_slice(&input[(b * h + y) * w * ci..][..w * ci]);
-            }
-            for tap in 0..9 {
-                let shift = (tap / 3) * pw + tap % 3;
-                gemm(
-                    (wide_points, ci, co),
-                    &s.padded[shift * ci..],
-                    &weight[tap * ci * co..][..ci * co],
-                    &mut s.wide,
-                    tap > 0,
-                );
-            }
-            for y in 0..h {
-                let src = &s.wide[y * pw * co..][..w * co];
-                let dst = &mut out[(b * h + y) * w * co..][..w * co];
-                if epilogue == Epilogue::Accumulate {
-                    dst.iter_mut().zip(src).for_each(|(d, v)| *d += v);
-                } else {
-                    dst.copy_from_slice(src);
-                }
-            }
-        }
-    }
 }
-
-/// Most Winograd tiles (over a batch) for which [`Conv::run`] may convolve
-/// directly instead (see [`Conv::direct_wins`]).
-const DIRECT_MAX_TILES: usize = 9;
 
 /// `[out, in, ky, kx]` weights as `[ky, kx, in, out]`: one `[in, out]`
 /// matrix per tap.

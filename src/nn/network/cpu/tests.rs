@@ -3,7 +3,7 @@
 //! one batch; and its kernels against naive references.
 
 use super::gemm::gemm;
-use super::ops::{Conv, ConvScratch, Mask, Path3x3};
+use super::ops::{Conv, ConvScratch, Mask};
 use super::*;
 use crate::nn::network::winograd::{Epilogue, Tiling};
 #[cfg(feature = "torch")]
@@ -154,7 +154,8 @@ fn g170_matches_libtorch_batch_1_and_mixed_batch_5() {
     assert!(d1 < 2e-3, "19x19 batch 1 differs by {d1}");
     let d5 = max_diff(&file, &MIXED, 13, true);
     assert!(d5 < 2e-3, "mixed batch 5 differs by {d5}");
-    // 9x9 and a 7x7 board in a 9x9 tensor at batch 1: the direct 3x3 path.
+    // 9x9 and a 7x7 board in a 9x9 tensor at batch 1: F(3x3) tiles on the
+    // AVX2 and AVX-512 paths.
     let d9 = max_diff(&file, &[(9, 9)], 9, false);
     assert!(d9 < 2e-3, "9x9 batch 1 differs by {d9}");
     let d7 = max_diff(&file, &[(7, 7)], 9, true);
@@ -358,13 +359,9 @@ fn convolutions_of_every_kind_match_direct_convolution() {
 }
 
 #[test]
-fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
+fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     let mut rng = StdRng::seed_from_u64(3);
-    let paths = [
-        Path3x3::Direct,
-        Path3x3::Winograd(Tiling::F4),
-        Path3x3::Winograd(Tiling::F3),
-    ];
+    let paths = [Tiling::F4, Tiling::F3];
     for &(ci, co, n, h, w) in &[
         (32, 16, 1, 9, 9),
         (16, 48, 2, 7, 5),
@@ -413,30 +410,26 @@ fn direct_and_winograd_3x3_agree_with_direct_convolution_in_every_epilogue() {
             }
         }
     }
-    // The rule: a lone 9x9 board runs direct, a 19x19 one or a batch of 9x9s
-    // by Winograd, 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
-    // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 by F(4x4).
+    // The rule: 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
+    // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
+    // F(4x4).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None);
-    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
-        assert!(conv.direct_wins(1, 9, 9));
-        assert!(conv.direct_wins(2, 7, 7));
-    }
-    assert!(!conv.direct_wins(1, 19, 19));
-    assert!(!conv.direct_wins(1, 13, 13));
-    assert!(!conv.direct_wins(4, 9, 9));
-    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
-        assert_eq!(conv.path(4, 9, 9), Path3x3::Winograd(Tiling::F3));
-        assert_eq!(conv.path(1, 9, 9), Path3x3::Direct);
+    let fast =
+        std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2");
+    if fast {
+        assert_eq!(conv.tiling(1, 9, 9), Tiling::F3);
+        assert_eq!(conv.tiling(4, 9, 9), Tiling::F3);
     }
     for (h, w) in [(19, 19), (13, 13), (7, 7)] {
-        assert_eq!(conv.path(8, h, w), Path3x3::Winograd(Tiling::F4), "{h}x{w}");
+        assert_eq!(conv.tiling(8, h, w), Tiling::F4, "{h}x{w}");
     }
-    assert_eq!(conv.path(1, 19, 19), Path3x3::Winograd(Tiling::F4));
-    assert_eq!(conv.path(4, 13, 13), Path3x3::Winograd(Tiling::F4));
-    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
-        assert_eq!(conv.path(1, 13, 13), Path3x3::Winograd(Tiling::F3));
-        assert_eq!(conv.path(3, 13, 13), Path3x3::Winograd(Tiling::F3));
+    assert_eq!(conv.tiling(1, 19, 19), Tiling::F4);
+    assert_eq!(conv.tiling(3, 7, 7), Tiling::F4);
+    assert_eq!(conv.tiling(4, 13, 13), Tiling::F4);
+    if fast {
+        assert_eq!(conv.tiling(1, 13, 13), Tiling::F3);
+        assert_eq!(conv.tiling(3, 13, 13), Tiling::F3);
     }
 }
 
@@ -559,7 +552,7 @@ fn transformer_nets_ignore_padding_and_batch_neighbours() {
 }
 
 /// Every SIMD path this CPU can run gives the same outputs on the g170
-/// net: a lone 9x9 board (on the AVX2 path the direct 3x3 convolutions),
+/// net: a lone 9x9 board (on the AVX2 and AVX-512 paths F(3x3) tiles),
 /// four 9x9 boards (Winograd F(3x3, 3x3)) and two 19x19 boards (Winograd
 /// F(4x4, 3x3)). A
 /// path the CPU lacks is skipped and named.
@@ -607,16 +600,17 @@ fn every_simd_path_gives_the_same_outputs() {
     eprintln!("SIMD paths compared: {}", ran.join(", "));
     assert!(ran.contains(&SimdPath::Portable.name()));
     // The forcing reaches the kernels' choice: a lone 9x9 board runs
-    // direct on the AVX2 and AVX-512 paths only.
+    // F(3x3) on the AVX2 and AVX-512 paths only (the portable path has no
+    // F(3x3) weights).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let path = || Conv::new(&layer, &layer.weights, None).path(1, 9, 9);
-    assert_ne!(
-        SimdPath::with_forced(SimdPath::Portable, path),
-        Some(Path3x3::Direct)
+    let tiling = || Conv::new(&layer, &layer.weights, None).tiling(1, 9, 9);
+    assert_eq!(
+        SimdPath::with_forced(SimdPath::Portable, tiling),
+        Some(Tiling::F4)
     );
     for fast in [SimdPath::Avx512, SimdPath::Avx2Fma] {
-        if let Some(p) = SimdPath::with_forced(fast, path) {
-            assert_eq!(p, Path3x3::Direct, "{}", fast.name());
+        if let Some(t) = SimdPath::with_forced(fast, tiling) {
+            assert_eq!(t, Tiling::F3, "{}", fast.name());
         }
     }
 }
