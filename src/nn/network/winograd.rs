@@ -73,8 +73,8 @@ impl Tiling {
     /// products stream through (F(4x4) on a tie, as its transforms are
     /// cheaper per output point). F(3x3) on 9x9 at any batch (225 points
     /// against 324), and on 13x13 up to a batch of 3 (at 1: 625 + 400
-    /// against 576 + 576); F(4x4) on 13x13 from a batch of 4, and on 19x19
-    /// and 7x7 (at a batch of 3 and more: smaller ones run direct).
+    /// against 576 + 576); F(4x4) on 13x13 from a batch of 4, on 19x19, and
+    /// on 7x7 from a batch of 3 (at 1 and 2 its 9 F(3x3) tiles win).
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
         let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
         if cost(Tiling::F3) < cost(Tiling::F4) {
