@@ -15,6 +15,8 @@
 # env: ENGINE (default target/release/engine), MODEL (default the g170 net
 #   under ../shared or $ENGINE_SHARED_DIR), VISITS (default 100),
 #   EXTRA_OVERRIDES (appended to -override-config, e.g. nnMaxBatchSize=16),
+#   ENGINE_OVERRIDES (the same for the engine's runs only, e.g.
+#   nnPrecision=bf16),
 #   KATAGO and KATAGO_CONFIG: a KataGo binary and its analysis config (e.g.
 #   cpp/configs/analysis_example.cfg); when set, every engine run is
 #   followed by a KataGo run of the same query with the same thread
@@ -40,12 +42,12 @@ fi
 
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 exec python3 - "$engine" "$MODEL" "$runs" "${VISITS:-100}" "${EXTRA_OVERRIDES:-}" \
-  "${KATAGO:-}" "${KATAGO_CONFIG:-}" $threads <<'EOF'
+  "${KATAGO:-}" "${KATAGO_CONFIG:-}" "${ENGINE_OVERRIDES:-}" $threads <<'EOF'
 import json, re, statistics, subprocess, sys, threading, time
 
-engine, model, runs, visits, extra, katago, katago_config = sys.argv[1:8]
+engine, model, runs, visits, extra, katago, katago_config, engine_extra = sys.argv[1:9]
 runs, visits = int(runs), int(visits)
-thread_counts = [int(t) for t in sys.argv[8:]]
+thread_counts = [int(t) for t in sys.argv[9:]]
 if katago and not katago_config:
     sys.exit("KATAGO needs KATAGO_CONFIG (its analysis config)")
 game = json.load(open("benches/analysis_game.json"))
@@ -59,6 +61,8 @@ def run(n, who="engine"):
         cmd = [katago, "analysis", "-model", model, "-config", katago_config,
                "-override-config", overrides + ",logToStderr=false"]
     else:
+        if engine_extra:
+            overrides += "," + engine_extra
         cmd = [engine, "analysis", "-model", model, "-override-config", overrides]
     proc = subprocess.Popen(
         cmd,

@@ -24,7 +24,8 @@
 #
 # Both use the g170 b6c96 net (ENGINE_SHARED_DIR or ../shared), or MODEL; ours runs
 # with configs/gtp.toml and configs/analysis.toml (the Rust CPU backend, one
-# server per core).
+# server per core), plus ENGINE_OVERRIDE (config overrides for both parts,
+# e.g. ENGINE_OVERRIDE=nnPrecision=bf16).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 katago="${1:-${KATAGO:-}}"
@@ -41,7 +42,7 @@ model="${MODEL:-${ENGINE_SHARED_DIR:-$here/../shared}/models/g170-b6c96-s1753953
 out="$(mktemp)"
 trap 'rm -f "$out"' EXIT
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p'), $(grep -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')$(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "search: boards $sizes, $visits visits, threads $threads, $rounds rounds"
+echo "search: boards $sizes, $visits visits, threads $threads, $rounds rounds${ENGINE_OVERRIDE:+; engine overrides $ENGINE_OVERRIDE}"
 # Each run's final result line per thread count, as "search SIZE WHO THREADS VISITS/S"
 # (KataGo redraws its progress line with carriage returns).
 results() { # size who
@@ -50,7 +51,8 @@ results() { # size who
 for round in $(seq "$rounds"); do
   for size in ${sizes//,/ }; do
     "$engine" benchmark -model "$model" -config "$here/configs/gtp.toml" -v "$visits" -t "$threads" \
-      -boardsize "$size" 2>/dev/null | results "$size" engine
+      -boardsize "$size" ${ENGINE_OVERRIDE:+-override-config "$ENGINE_OVERRIDE"} 2>/dev/null |
+      results "$size" engine
     "$katago" benchmark -model "$model" -config "$kcfg" -v "$visits" -t "$threads" \
       -boardsize "$size" 2>/dev/null | results "$size" katago
   done
@@ -59,7 +61,7 @@ if [ "${ANALYSIS:-1}" != 0 ]; then
   [ -f "$kacfg" ] || { echo "benchmark_vs_katago.sh: no KataGo analysis config at $kacfg (set KATAGO_ANALYSIS_CFG, or ANALYSIS=0)" >&2; exit 2; }
   echo "analysis: benches/analysis_throughput.sh, $rounds rounds, analysis threads $threads"
   # Its per-run lines, as "analysis 19 WHO THREADS POSITIONS/S".
-  ENGINE="$engine" MODEL="$model" KATAGO="$katago" KATAGO_CONFIG="$kacfg" \
+  ENGINE="$engine" MODEL="$model" KATAGO="$katago" KATAGO_CONFIG="$kacfg" ENGINE_OVERRIDES="${ENGINE_OVERRIDE:-}" \
     "$here/benches/analysis_throughput.sh" "$rounds" ${threads//,/ } |
     sed -n 's/^  threads=\([0-9]*\): \(engine\|KataGo\) \([0-9.]*\) positions\/s.*/analysis 19 \2 \1 \3/p' |
     sed 's/ KataGo / katago /' | tee -a "$out"

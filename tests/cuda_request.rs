@@ -17,9 +17,14 @@ fn model() -> PathBuf {
 }
 
 fn engine(args: &[&str], stdin: &str) -> Output {
+    engine_with_env(args, stdin, &[])
+}
+
+fn engine_with_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -224,6 +229,47 @@ fn selfplay_match_and_train_refuse_missing_cuda() {
     for d in [out_dir, sgfs, train] {
         let _ = std::fs::remove_dir_all(d);
     }
+}
+
+/// `nnPrecision = bf16` on the CPU: the Rust backend's bf16 kernel where
+/// the CPU has AVX-512 BF16 (the start-up line says so); elsewhere
+/// `nnCpuBackend = rust` is refused with the reason.
+#[test]
+fn bf16_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
+    if CudaAvailability::probe().usable() {
+        return; // the lines below are the CPU's
+    }
+    let m = model();
+    let m = m.to_str().unwrap();
+    let args = [
+        "gtp",
+        "-model",
+        m,
+        "-override-config",
+        "nnCpuBackend=rust,nnPrecision=bf16",
+    ];
+    let gtp = "boardsize 9\ngenmove b\nquit\n";
+    let out = engine(&args, gtp);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if engine::nn::cpu_info::bf16_kernels_run() {
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("(CPU, bf16, NHWC, Rust backend, "), "{err}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.lines().any(|l| l.starts_with("= ") && l.len() > 2),
+            "{text}"
+        );
+    } else {
+        eprintln!("this CPU lacks AVX-512 BF16: only the refusal is checked");
+    }
+    // Without the AVX-512 kernels (any CPU), refused with the reason.
+    let out = engine_with_env(&args, gtp, &[("ENGINE_SIMD", "avx2")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("nnPrecision = bf16 and this CPU lacks AVX-512 BF16"),
+        "{err}"
+    );
 }
 
 /// Each command's start-up line says where the net runs (device,

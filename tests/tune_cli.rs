@@ -71,6 +71,12 @@ fn play_tuning_writes_a_config_that_gtp_runs_with() {
     );
     assert!(stdout.contains("The best "), "{stdout}");
     assert!(stdout.contains("Medians: visits/s "), "{stdout}");
+    // The Rust backend's bf16 kernels are a candidate exactly where they run.
+    assert_eq!(
+        stdout.contains("nnCpuBackend = rust, nnPrecision = bf16, numSearchThreads = "),
+        engine::nn::cpu_info::bf16_kernels_run(),
+        "{stdout}"
+    );
     let text = std::fs::read_to_string(&out).expect("tuned config written");
     assert!(
         text.starts_with("# Written by engine tune for play"),

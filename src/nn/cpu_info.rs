@@ -145,6 +145,18 @@ pub fn has_avx512f() -> bool {
     SimdPath::Avx512.runs_on_this_cpu()
 }
 
+/// Whether the Rust backend's bf16 kernel (`vdpbf16ps`, for nets run with
+/// `nnPrecision = bf16`) runs here: the kernels take the AVX-512 path
+/// (`ENGINE_SIMD` did not turn it off) and the CPU has AVX-512 BF16.
+pub fn bf16_kernels_run() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        SimdPath::detect() == SimdPath::Avx512 && std::arch::is_x86_feature_detected!("avx512bf16")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// The CPU's model name as the kernel reports it (`/proc/cpuinfo`), if
 /// it does.
 pub fn model_name() -> Option<String> {

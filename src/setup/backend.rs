@@ -30,11 +30,11 @@ pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupEr
 /// Which CPU forward pass runs the net (config key `nnCpuBackend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuBackend {
-    /// The Rust backend in fp32 (it runs every net), libtorch in another
-    /// precision.
+    /// The Rust backend in fp32 (it runs every net) and in bf16 on a CPU
+    /// with AVX-512 BF16, libtorch in another precision.
     Auto,
-    /// The pure-Rust backend ([`CpuModel`]); an error in another
-    /// precision than fp32.
+    /// The pure-Rust backend ([`CpuModel`]); an error in a precision it
+    /// cannot run here (fp16; bf16 without AVX-512 BF16).
     Rust,
     /// libtorch (with the hand-written Winograd convolutions).
     Libtorch,
@@ -89,16 +89,27 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
             plan,
         });
     }
-    // The Rust backend runs fp32 only; another precision needs libtorch.
-    let rust = if plan.precision == Precision::F32 {
-        backend != CpuBackend::Libtorch
-    } else if backend == CpuBackend::Rust {
-        return Err(SetupError::Invalid(format!(
-            "nnCpuBackend = \"rust\" runs fp32 only, but nnPrecision = {}; use \"auto\" or \"libtorch\"",
-            plan.precision
-        )));
-    } else {
-        false
+    // The Rust backend runs fp32, and bf16 where the CPU has AVX-512 BF16;
+    // fp16 needs libtorch.
+    let rust_runs = match plan.precision {
+        Precision::F32 => true,
+        Precision::BF16 => crate::nn::cpu_info::bf16_kernels_run(),
+        Precision::F16 => false,
+    };
+    let rust = match backend {
+        CpuBackend::Libtorch => false,
+        CpuBackend::Auto => rust_runs,
+        CpuBackend::Rust if rust_runs => true,
+        CpuBackend::Rust => {
+            return Err(SetupError::Invalid(format!(
+                "nnCpuBackend = \"rust\" runs fp32, and bf16 on a CPU with AVX-512 BF16, but nnPrecision = {}{}; use \"auto\" or \"libtorch\"",
+                plan.precision,
+                match plan.precision {
+                    Precision::BF16 => " and this CPU lacks AVX-512 BF16 (or ENGINE_SIMD turned it off)",
+                    _ => "",
+                }
+            )))
+        }
     };
     let (models, threads_each) = if rust {
         // Each server runs its own single-threaded forward pass (KataGo's
@@ -109,7 +120,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
             default_rust_servers(cores) as i64,
             1..=64,
         )? as usize;
-        let first = CpuModel::from_file(file)?;
+        let first = CpuModel::with_precision(file, plan.precision)?;
         let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
         for _ in 1..servers {
             models.push(Box::new(first.replica()));

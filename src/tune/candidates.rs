@@ -28,11 +28,39 @@ impl Value {
     }
 }
 
+/// The CPU forward pass a candidate runs: `nnCpuBackend`, and
+/// `nnPrecision` where the candidate sets it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct NetBackend {
+    /// `nnCpuBackend`: `rust` or `libtorch`.
+    pub(super) cpu_backend: &'static str,
+    /// `nnPrecision`; `None` leaves the config's.
+    pub(super) precision: Option<&'static str>,
+}
+
+impl NetBackend {
+    /// The Rust backend in the config's precision.
+    pub(super) const RUST: NetBackend = NetBackend {
+        cpu_backend: "rust",
+        precision: None,
+    };
+    /// The Rust backend's bf16 kernels (CPUs with AVX-512 BF16).
+    pub(super) const RUST_BF16: NetBackend = NetBackend {
+        cpu_backend: "rust",
+        precision: Some("bf16"),
+    };
+    /// libtorch on the CPU.
+    pub(super) const LIBTORCH: NetBackend = NetBackend {
+        cpu_backend: "libtorch",
+        precision: None,
+    };
+}
+
 /// One setting tried: threads, batch and (on the CPU) backend.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Candidate {
-    /// `nnCpuBackend`; `None` leaves the config's.
-    pub(super) backend: Option<&'static str>,
+    /// `nnCpuBackend` (and `nnPrecision`); `None` leaves the config's.
+    pub(super) backend: Option<NetBackend>,
     /// Searches at once: `numAnalysisThreads` (analysis), 1 for play.
     pub(super) analysis_threads: usize,
     /// Search threads of each search: `numSearchThreads` (play) or
@@ -53,7 +81,10 @@ impl Candidate {
     ) -> Vec<(&'static str, Value)> {
         let mut out = Vec::new();
         if let Some(b) = self.backend {
-            out.push(("nnCpuBackend", Value::Word(b)));
+            out.push(("nnCpuBackend", Value::Word(b.cpu_backend)));
+            if let Some(p) = b.precision {
+                out.push(("nnPrecision", Value::Word(p)));
+            }
         }
         if target == Target::Analysis {
             out.push((
@@ -98,7 +129,7 @@ pub(super) fn batch_choices(threads: usize, servers: usize) -> Vec<usize> {
 /// servers, on `cores` cores (or a GPU).
 pub(super) fn thread_candidates(
     target: Target,
-    backend: Option<&'static str>,
+    backend: Option<NetBackend>,
     servers: usize,
     cores: usize,
     gpu: bool,
@@ -144,13 +175,13 @@ mod tests {
         assert_eq!(batch_choices(2, 2), [1, 2]);
         assert_eq!(batch_choices(4, 2), [2, 4]);
         assert_eq!(batch_choices(4, 1), [4]);
-        let play = thread_candidates(Target::Play, Some("rust"), 2, 2, false);
+        let play = thread_candidates(Target::Play, Some(NetBackend::RUST), 2, 2, false);
         let shapes: Vec<(usize, usize)> = play
             .iter()
             .map(|c| (c.search_threads, c.max_batch))
             .collect();
         assert_eq!(shapes, [(1, 1), (2, 1), (2, 2), (4, 2), (4, 4)]);
-        let analysis = thread_candidates(Target::Analysis, Some("rust"), 2, 2, false);
+        let analysis = thread_candidates(Target::Analysis, Some(NetBackend::RUST), 2, 2, false);
         assert!(analysis
             .iter()
             .all(|c| c.max_batch <= c.analysis_threads * c.search_threads && c.max_batch >= 1));
@@ -161,5 +192,25 @@ mod tests {
         assert!(gpu
             .iter()
             .all(|c| c.backend.is_none() && c.max_batch == c.search_threads));
+    }
+
+    /// A bf16 candidate sets `nnPrecision` beside `nnCpuBackend`; the
+    /// others leave the config's precision.
+    #[test]
+    fn bf16_candidates_set_the_precision() {
+        let c = |backend| Candidate {
+            backend: Some(backend),
+            analysis_threads: 1,
+            search_threads: 2,
+            max_batch: 2,
+        };
+        assert_eq!(
+            c(NetBackend::RUST_BF16).label(Target::Play, "numSearchThreads"),
+            "nnCpuBackend = rust, nnPrecision = bf16, numSearchThreads = 2, nnMaxBatchSize = 2"
+        );
+        assert_eq!(
+            c(NetBackend::RUST).label(Target::Play, "numSearchThreads"),
+            "nnCpuBackend = rust, numSearchThreads = 2, nnMaxBatchSize = 2"
+        );
     }
 }

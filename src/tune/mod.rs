@@ -16,9 +16,12 @@
 //!
 //! # Candidates
 //!
-//! 1. The CPU backend (`nnCpuBackend`), in a build with libtorch on the
-//!    CPU: the Rust backend and libtorch, each at one search thread per
-//!    core. On a GPU, or without libtorch, there is one backend.
+//! 1. The CPU backend (`nnCpuBackend`): the Rust backend; its bf16
+//!    kernels (`nnPrecision = bf16`) where the CPU has AVX-512 BF16 and
+//!    the config names no precision (they matched fp32 at equal visits:
+//!    see the README's "Speed"); libtorch in a build with it; each at one
+//!    search thread per core. On a GPU, or with one of these only, there
+//!    is nothing to choose.
 //! 2. With the better one: search threads 1, 2, 4, ... up to twice the
 //!    cores (8 to 128 on a GPU) for `play`; for `analysis` one, two and
 //!    four analysis threads per core with one search thread each, and one
@@ -61,7 +64,7 @@ use crate::setup::{
     default_rust_servers, load_network_from, BuiltInConfig, EngineArgs, Network, ANALYSIS_CONFIG,
     GTP_CONFIG,
 };
-use candidates::{thread_candidates, Candidate};
+use candidates::{thread_candidates, Candidate, NetBackend};
 use config_text::{check_written, set_keys, write_whole};
 
 /// What the config is tuned for (`-target`).
@@ -423,13 +426,14 @@ fn run_inner(args: &TuneArgs) -> Result<(), String> {
             max_batch: 1,
         });
         match backend {
-            Some("rust") => probe
+            Some(b) if b.cpu_backend == "rust" => probe
                 .get_i64_or(
                     "numNNServerThreadsPerModel",
                     default_rust_servers(cores) as i64,
                     1..=64,
                 )
-                .map_err(|e| e.to_string())? as usize,
+                .map_err(|e| e.to_string())?
+                as usize,
             _ => probe
                 .get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)
                 .map_err(|e| e.to_string())? as usize,
@@ -438,7 +442,13 @@ fn run_inner(args: &TuneArgs) -> Result<(), String> {
     println!();
     println!(
         "Threads and batch size ({}, {servers} evaluator server{}):",
-        backend.unwrap_or("the configured backend"),
+        backend.map_or("the configured backend".to_string(), |b| {
+            format!(
+                "{}{}",
+                b.cpu_backend,
+                b.precision.map(|p| format!(" {p}")).unwrap_or_default()
+            )
+        }),
         if servers == 1 { "" } else { "s" }
     );
     for c in thread_candidates(target, backend, servers, cores, gpu) {
@@ -490,13 +500,20 @@ fn choose_backend(
     gpu: bool,
     cores: usize,
     measured: &mut Vec<(Candidate, Measured)>,
-) -> Result<Option<&'static str>, String> {
-    let backends: Vec<Option<&'static str>> = if gpu {
+) -> Result<Option<NetBackend>, String> {
+    let backends: Vec<Option<NetBackend>> = if gpu {
         vec![None]
-    } else if cfg!(feature = "torch") {
-        vec![Some("rust"), Some("libtorch")]
     } else {
-        vec![Some("rust")]
+        let bf16 = crate::nn::cpu_info::bf16_kernels_run() && !bench.base.contains("nnPrecision");
+        [
+            Some(NetBackend::RUST),
+            bf16.then_some(NetBackend::RUST_BF16),
+            cfg!(feature = "torch").then_some(NetBackend::LIBTORCH),
+        ]
+        .into_iter()
+        .flatten()
+        .map(Some)
+        .collect()
     };
     if backends.len() == 1 {
         return Ok(backends[0]);
@@ -507,7 +524,7 @@ fn choose_backend(
     };
     println!();
     println!("The CPU backend, at one search thread per core:");
-    let mut best: Option<(Option<&'static str>, f64)> = None;
+    let mut best: Option<(Option<NetBackend>, f64)> = None;
     for b in backends {
         let c = Candidate {
             backend: b,

@@ -17,6 +17,7 @@ use super::topology::{Fold, Net, Ops, RawHeads, TransformerBlock};
 use super::winograd::Epilogue;
 use super::{validate_input, HostOutputs, InputBatch, InputSizes, NetError};
 use crate::nn::desc::*;
+use crate::nn::device::Precision;
 use crate::nn::model_file::ModelFile;
 use crate::nn::outputs::NetOutputs;
 
@@ -42,6 +43,8 @@ pub struct CpuModel {
     /// server thread would not.
     net: Arc<Net<CpuFold>>,
     scratch: Scratch,
+    /// fp32, or bf16 matrix products.
+    precision: Precision,
 }
 
 impl std::fmt::Debug for CpuModel {
@@ -104,7 +107,11 @@ impl Scratch {
 
 /// How the CPU backend stores the layers: folded weights in aligned host
 /// buffers, 3x3 convs with their Winograd weights.
-struct CpuFold;
+struct CpuFold {
+    /// Whether the layers keep bf16 copies of their weights for the bf16
+    /// GEMM kernel.
+    bf16: bool,
+}
 
 impl Fold for CpuFold {
     type Conv = Conv;
@@ -114,7 +121,7 @@ impl Fold for CpuFold {
     type RmsTip = RmsTip;
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
-        Conv::new(c, w, bias)
+        Conv::new(c, w, bias, self.bf16)
     }
 
     fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
@@ -123,8 +130,9 @@ impl Fold for CpuFold {
     }
 
     fn dense(&self, m: &MatMulLayer, col_scale: Option<&[f32]>, bias: Option<&[f32]>) -> Dense {
+        let weight = fold_dense(m, col_scale);
         Dense {
-            weight: AlignedWeights::new(&fold_dense(m, col_scale)),
+            weight: AlignedWeights::matrices(&weight, (m.in_channels, m.out_channels), self.bf16),
             bias: bias.map(<[f32]>::to_vec),
             in_channels: m.in_channels,
             out_channels: m.out_channels,
@@ -325,8 +333,30 @@ impl CpuModel {
         Self::from_file(&ModelFile::load(path)?)
     }
 
-    /// Builds the network from an already parsed model file.
+    /// Builds the network from an already parsed model file, in fp32.
     pub fn from_file(file: &ModelFile) -> Result<CpuModel, NetError> {
+        Self::with_precision(file, Precision::F32)
+    }
+
+    /// Builds the network to run its matrix products in `precision`: fp32,
+    /// or bf16 on a CPU with AVX-512 BF16 (each product's inputs rounded
+    /// to bf16, its sums in f32; the rest of the net in f32). fp16, or
+    /// bf16 on another CPU, is [`NetError::Unsupported`].
+    pub fn with_precision(file: &ModelFile, precision: Precision) -> Result<CpuModel, NetError> {
+        let unsupported = |what: &str| NetError::Unsupported {
+            name: file.name.clone(),
+            what: what.to_string(),
+        };
+        let bf16 = match precision {
+            Precision::F32 => false,
+            Precision::BF16 if crate::nn::cpu_info::bf16_kernels_run() => true,
+            Precision::BF16 => {
+                return Err(unsupported(
+                    "bf16 on the Rust backend without AVX-512 BF16 kernels (the CPU lacks them, or ENGINE_SIMD turned them off)",
+                ))
+            }
+            Precision::F16 => return Err(unsupported("fp16 on the Rust backend")),
+        };
         Ok(CpuModel {
             name: file.name.clone(),
             version: file.version,
@@ -334,8 +364,9 @@ impl CpuModel {
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
-            net: Arc::new(Net::build(&CpuFold, file)?),
+            net: Arc::new(Net::build(&CpuFold { bf16 }, file)?),
             scratch: Scratch::default(),
+            precision,
         })
     }
 
@@ -351,7 +382,13 @@ impl CpuModel {
             num_parameters: self.num_parameters,
             net: Arc::clone(&self.net),
             scratch: Scratch::default(),
+            precision: self.precision,
         }
+    }
+
+    /// What the matrix products run in (see [`CpuModel::with_precision`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The model's name from its file.

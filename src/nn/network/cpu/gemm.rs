@@ -2,8 +2,10 @@
 //! kernels for the small products (a net's weights of a few dozen KB, read
 //! in place), picked at run time by [`crate::nn::cpu_info::SimdPath`], and
 //! `matrixmultiply`, which picks its own AVX2/FMA kernels and blocks for
-//! the caches, for the large ones; and the 64-byte aligned weights they
-//! read.
+//! the caches, for the large ones; an AVX-512 BF16 kernel for nets run in
+//! bf16 (`nnPrecision = bf16`); and the 64-byte aligned weights they read.
+
+use std::cell::RefCell;
 
 use super::super::builder::flush_denormals;
 
@@ -78,9 +80,14 @@ const SMALL_MR: usize = 6;
 /// (48 rows x 96 channels = 18 KB of `a`: with a 6 KB column block of
 /// `b`, in L1).
 const SMALL_GROUP: usize = 8;
-/// Largest `b` (values) [`small_gemm`] takes: it rereads `b` once per
-/// block of rows, so `b` must stay in L1/L2.
-const SMALL_MAX_B: usize = 32 * 1024;
+/// Largest `b` (values) the small kernels take: they reread `b` once per
+/// group of row blocks, so `b` must stay in L2. 1 MB of f32 takes every
+/// product of a `b18c384nbt` net (up to 384 x 384 = 147 K values), which
+/// ran 1.3x faster here than in `matrixmultiply` (2026-11-28, Zen 4 with
+/// 1 MB of L2, 19x19 at batch 1 and 8, on the AVX-512 and AVX2 kernels;
+/// the limit was 32 K until then). Larger products (not measured) keep
+/// `matrixmultiply`'s cache blocking.
+const SMALL_MAX_B: usize = 256 * 1024;
 
 /// Rows of `c` one full [`small_gemm_avx512`] block computes: 12 x 32
 /// keeps 24 of the 32 vector registers as accumulators, and a 19x19
@@ -128,7 +135,7 @@ unsafe fn small_gemm(
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    for_each_block((m, n), (SMALL_MR, SMALL_NB, SMALL_GROUP), |i0, rows, j0| {
+    for (i0, rows, j0) in block_order((m, n), (SMALL_MR, SMALL_NB, SMALL_GROUP)) {
         // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+16 of
         // `b` and `c` are inside the checked lengths.
         unsafe {
@@ -142,32 +149,32 @@ unsafe fn small_gemm(
                 _ => gemm_block::<1>((k, n), a, b, c, accumulate),
             }
         }
-    });
+    }
 }
 
-/// The blocks of `c` (`m x n`) both small kernels compute, in their order:
-/// `block(i0, rows, j0)` for rows `i0..i0 + rows` and the columns from
-/// `j0` (`nb` of them, or fewer at the end). Row blocks are of as even a
-/// size as possible (25 rows by 5-row blocks: 5 x 5, not 4 x 6 + 1: a
-/// one-row block has too few accumulators to hide FMA latency), and run in
-/// groups of `group`, whose rows of `a` stay in L1 across the column
-/// blocks.
-#[inline(always)]
-fn for_each_block(
+/// The blocks of `c` (`m x n`) the small kernels compute, in their order:
+/// `(i0, rows, j0)` for rows `i0..i0 + rows` and the columns from `j0`
+/// (`nb` of them, or fewer at the end). Row blocks are of as even a size
+/// as possible (25 rows by 5-row blocks: 5 x 5, not 4 x 6 + 1: a one-row
+/// block has too few accumulators to hide FMA latency), and run in groups
+/// of `group`, whose rows of `a` stay in L1 across the column blocks.
+///
+/// An iterator, not a function taking the block kernel as a closure: a
+/// closure is compiled with its own enclosing function's target features,
+/// so a closure built outside the `#[target_feature]` kernels would run
+/// their intrinsics as calls (25x slower, measured).
+fn block_order(
     (m, n): (usize, usize),
     (mr, nb, group): (usize, usize, usize),
-    mut block: impl FnMut(usize, usize, usize),
-) {
+) -> impl Iterator<Item = (usize, usize, usize)> {
     let blocks = m.div_ceil(mr);
-    let block_start = |i: usize| i * (m / blocks) + i.min(m % blocks);
-    for g0 in (0..blocks).step_by(group) {
+    let block_start = move |i: usize| i * (m / blocks) + i.min(m % blocks);
+    (0..blocks).step_by(group).flat_map(move |g0| {
         let g1 = (g0 + group).min(blocks);
-        for j0 in (0..n).step_by(nb) {
-            for i in g0..g1 {
-                block(block_start(i), block_start(i + 1) - block_start(i), j0);
-            }
-        }
-    }
+        (0..n).step_by(nb).flat_map(move |j0| {
+            (g0..g1).map(move |i| (block_start(i), block_start(i + 1) - block_start(i), j0))
+        })
+    })
 }
 
 /// One `MR x 16` block of [`small_gemm`]: `c[0..MR][0..16] (+)= a[0..MR][0..k]
@@ -213,9 +220,8 @@ unsafe fn gemm_block<const MR: usize>(
 }
 
 /// [`small_gemm`] with 512-bit vectors: blocks of up to
-/// `SMALL512_MR x SMALL512_NB` accumulators (the last column block 16
-/// wide where `n` is an odd multiple of 16), rows split as evenly as
-/// [`small_gemm`] does. The broadcast of `a`'s value folds into the FMA
+/// `SMALL512_MR x SMALL512_NB` accumulators ([`avx512_blocks`]), rows
+/// split as evenly as [`small_gemm`] does. The broadcast of `a`'s value folds into the FMA
 /// (`{1to16}`), so each `k` step is two loads of `b` and one FMA per
 /// accumulator.
 ///
@@ -231,35 +237,106 @@ unsafe fn small_gemm_avx512(
     accumulate: bool,
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    // SAFETY: the caller's contract; the lengths are checked.
+    unsafe {
+        avx512_blocks::<F32Blocks>(
+            (m, k, n, accumulate),
+            (a.as_ptr(), b.as_ptr(), c.as_mut_ptr()),
+        )
+    };
+}
+
+/// A block kernel of the AVX-512 GEMMs: `c[0..MR][0..16 NV] (+)=` the
+/// product of `MR` rows of `a` and `16 NV` columns of `b`, both of
+/// `Elem`s (f32 values, or bf16 pairs), over `steps` elements of a row of
+/// `a`.
+#[cfg(target_arch = "x86_64")]
+trait Avx512Block {
+    type Elem;
+
+    /// One block: `((steps, n, accumulate), a, b, c)`, rows of `a`
+    /// `steps` apart, rows of `b` and `c` `n` apart.
+    ///
+    /// # Safety
+    /// The kernel's instructions; the pointers address those values.
+    unsafe fn block<const MR: usize, const NV: usize>(args: BlockArgs<Self::Elem>);
+}
+
+/// A block's arguments (see [`Avx512Block::block`]).
+type BlockArgs<T> = ((usize, usize, bool), *const T, *const T, *mut f32);
+
+/// The f32 kernel of [`small_gemm_avx512`].
+#[cfg(target_arch = "x86_64")]
+struct F32Blocks;
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512Block for F32Blocks {
+    type Elem = f32;
+
+    #[inline(always)]
+    unsafe fn block<const MR: usize, const NV: usize>(args: BlockArgs<f32>) {
+        // SAFETY: the caller's contract.
+        unsafe { gemm_block_avx512::<MR, NV>(args) }
+    }
+}
+
+/// The bf16 kernel of [`small_gemm_bf16`].
+#[cfg(target_arch = "x86_64")]
+struct Bf16Blocks;
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512Block for Bf16Blocks {
+    type Elem = u32;
+
+    #[inline(always)]
+    unsafe fn block<const MR: usize, const NV: usize>(args: BlockArgs<u32>) {
+        // SAFETY: the caller's contract.
+        unsafe { gemm_block_bf16::<MR, NV>(args) }
+    }
+}
+
+/// The AVX-512 GEMMs' blocks in [`block_order`]: up to
+/// `SMALL512_MR x SMALL512_NB` (the last column block 16 wide where `n`
+/// is an odd multiple of 16), each by `K`, `steps` elements to a row of
+/// `a`. Inlined into its caller, whose target features the kernel needs.
+///
+/// # Safety
+/// `K`'s instructions; `a` holds `m x steps`, `b` `steps x n` and `c`
+/// `m x n` values.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn avx512_blocks<K: Avx512Block>(
+    (m, steps, n, accumulate): (usize, usize, usize, bool),
+    (a, b, c): (*const K::Elem, *const K::Elem, *mut f32),
+) {
     /// The block kernel for `rows` rows (1 to 12) and `$nv` vectors.
     macro_rules! block {
         ($rows:expr, $nv:literal, $args:expr) => {
             match $rows {
-                12 => gemm_block_avx512::<12, $nv>($args),
-                11 => gemm_block_avx512::<11, $nv>($args),
-                10 => gemm_block_avx512::<10, $nv>($args),
-                9 => gemm_block_avx512::<9, $nv>($args),
-                8 => gemm_block_avx512::<8, $nv>($args),
-                7 => gemm_block_avx512::<7, $nv>($args),
-                6 => gemm_block_avx512::<6, $nv>($args),
-                5 => gemm_block_avx512::<5, $nv>($args),
-                4 => gemm_block_avx512::<4, $nv>($args),
-                3 => gemm_block_avx512::<3, $nv>($args),
-                2 => gemm_block_avx512::<2, $nv>($args),
-                _ => gemm_block_avx512::<1, $nv>($args),
+                12 => K::block::<12, $nv>($args),
+                11 => K::block::<11, $nv>($args),
+                10 => K::block::<10, $nv>($args),
+                9 => K::block::<9, $nv>($args),
+                8 => K::block::<8, $nv>($args),
+                7 => K::block::<7, $nv>($args),
+                6 => K::block::<6, $nv>($args),
+                5 => K::block::<5, $nv>($args),
+                4 => K::block::<4, $nv>($args),
+                3 => K::block::<3, $nv>($args),
+                2 => K::block::<2, $nv>($args),
+                _ => K::block::<1, $nv>($args),
             }
         };
     }
     let shape = (SMALL512_MR, SMALL512_NB, SMALL512_GROUP);
-    for_each_block((m, n), shape, |i0, rows, j0| {
+    for (i0, rows, j0) in block_order((m, n), shape) {
         // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+32
         // (or +16, the last block of an odd multiple of 16) of `b` and `c`
-        // are inside the checked lengths.
+        // are inside the lengths the caller vouches for.
         unsafe {
             let args = (
-                (k, n, accumulate),
-                a.add(i0 * k),
+                (steps, n, accumulate),
+                a.add(i0 * steps),
                 b.add(j0),
                 c.add(i0 * n + j0),
             );
@@ -269,7 +346,7 @@ unsafe fn small_gemm_avx512(
                 block!(rows, 1, args);
             }
         }
-    });
+    }
 }
 
 /// One `MR x 16 NV` block of [`small_gemm_avx512`]: `c[0..MR][0..16 NV]
@@ -317,7 +394,25 @@ unsafe fn gemm_block_avx512<const MR: usize, const NV: usize>(
 pub(super) struct AlignedWeights {
     lines: Vec<CacheLine>,
     len: usize,
+    /// The same matrices rounded to bf16 for [`small_gemm_bf16`], where
+    /// the net runs in bf16 and the kernel takes their shape.
+    bf16: Option<Bf16Matrices>,
 }
+
+/// Weight matrices `k x n` in bf16, as [`small_gemm_bf16`] reads them:
+/// row `p` of a matrix holds rows `2p` and `2p + 1` of the f32 matrix
+/// interleaved, one `u32` per column (row `2p` in the low half, a zero
+/// row past an odd `k`), the pairs `vdpbf16ps` multiplies and adds.
+struct Bf16Matrices {
+    lines: Vec<PairLine>,
+    /// `u32`s per matrix: `k.div_ceil(2) * n`.
+    per_matrix: usize,
+}
+
+/// 16 bf16 pairs on a 64-byte boundary.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct PairLine([u32; 16]);
 
 /// 16 floats on a 64-byte boundary.
 #[derive(Clone, Copy)]
@@ -338,8 +433,68 @@ impl AlignedWeights {
         AlignedWeights {
             lines,
             len: values.len(),
+            bf16: None,
         }
     }
+
+    /// [`AlignedWeights::new`] for a run of `k x n` matrices (`values` is
+    /// a whole number of them), with a bf16 copy for [`gemm_weights`] when
+    /// `bf16` and the bf16 kernel takes the shape ([`bf16_gemm_takes`]).
+    pub(super) fn matrices(values: &[f32], (k, n): (usize, usize), bf16: bool) -> AlignedWeights {
+        let mut weights = AlignedWeights::new(values);
+        debug_assert!(k * n > 0 && values.len().is_multiple_of(k * n));
+        if bf16 && bf16_gemm_takes(k, n) {
+            let pairs = bf16_pairs(&weights, (k, n));
+            let mut lines = vec![PairLine([0; 16]); pairs.len().div_ceil(16)];
+            for (line, chunk) in lines.iter_mut().zip(pairs.chunks(16)) {
+                line.0[..chunk.len()].copy_from_slice(chunk);
+            }
+            weights.bf16 = Some(Bf16Matrices {
+                lines,
+                per_matrix: k.div_ceil(2) * n,
+            });
+        }
+        weights
+    }
+}
+
+/// `values`' `k x n` matrices as bf16 pairs (see [`Bf16Matrices`]).
+fn bf16_pairs(values: &[f32], (k, n): (usize, usize)) -> Vec<u32> {
+    let kp = k.div_ceil(2);
+    let mut out = vec![0u32; values.len() / (k * n) * kp * n];
+    for (matrix, dst) in values.chunks_exact(k * n).zip(out.chunks_exact_mut(kp * n)) {
+        for (p, row) in dst.chunks_exact_mut(n).enumerate() {
+            for (j, pair) in row.iter_mut().enumerate() {
+                let low = bf16_bits(matrix[2 * p * n + j]);
+                let high = match 2 * p + 1 < k {
+                    true => bf16_bits(matrix[(2 * p + 1) * n + j]),
+                    false => 0,
+                };
+                *pair = u32::from(low) | u32::from(high) << 16;
+            }
+        }
+    }
+    out
+}
+
+/// `v` rounded to the nearest bf16 (ties to even), as `vcvtne2ps2bf16`
+/// rounds: a denormal becomes a zero of its sign, a NaN stays a NaN.
+pub(super) fn bf16_bits(v: f32) -> u16 {
+    let bits = v.to_bits();
+    if v.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    if v.is_subnormal() {
+        return ((bits >> 16) & 0x8000) as u16;
+    }
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+    (rounded >> 16) as u16
+}
+
+/// The f32 value of a bf16.
+#[cfg(test)]
+pub(super) fn bf16_value(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
 }
 
 impl std::ops::Deref for AlignedWeights {
@@ -350,6 +505,172 @@ impl std::ops::Deref for AlignedWeights {
         // (64 bytes, align 64), so the lines are `16 * lines.len() >= len`
         // contiguous initialised floats.
         unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<f32>(), self.len) }
+    }
+}
+
+impl AlignedWeights {
+    /// Matrix `index` of a run of bf16 matrices.
+    fn bf16_matrix(&self, index: usize) -> Option<&[u32]> {
+        let m = self.bf16.as_ref()?;
+        // SAFETY: `PairLine` is `repr(C)` over `[u32; 16]` with no
+        // padding, so the lines are contiguous initialised `u32`s.
+        let all = unsafe {
+            std::slice::from_raw_parts(m.lines.as_ptr().cast::<u32>(), 16 * m.lines.len())
+        };
+        all.get(index * m.per_matrix..(index + 1) * m.per_matrix)
+    }
+}
+
+/// [`gemm`] with `b` matrix `index` of `weights` (a run of `k x n`
+/// matrices): in bf16 by [`small_gemm_bf16`] where `weights` has a bf16
+/// copy and the CPU runs the kernel, in f32 otherwise (a path forced
+/// without AVX-512 BF16 runs the f32 weights).
+pub(super) fn gemm_weights(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    (weights, index): (&AlignedWeights, usize),
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = weights.bf16_matrix(index).filter(|_| bf16_runs()) {
+        // SAFETY: the CPU has AVX-512F and AVX-512 BF16 (checked).
+        unsafe { small_gemm_bf16((m, k, n), a, b, c, accumulate) };
+        return;
+    }
+    gemm((m, k, n), a, &weights[index * k * n..], c, accumulate);
+}
+
+/// Whether [`small_gemm_bf16`] runs on this thread: the kernels are on
+/// the AVX-512 path (not forced off it by a test) and the CPU has
+/// AVX-512 BF16 (Intel since Cooper Lake and Sapphire Rapids, AMD since
+/// Zen 4).
+#[cfg(target_arch = "x86_64")]
+fn bf16_runs() -> bool {
+    has_avx512() && crate::nn::cpu_info::bf16_kernels_run()
+}
+
+/// Largest `b` (values) [`small_gemm_bf16`] takes: [`SMALL_MAX_B`]'s bytes
+/// (bf16 values are half the size).
+const BF16_MAX_B: usize = 2 * SMALL_MAX_B;
+
+/// Whether a `[_, k] x [k, n]` product has a bf16 kernel (where the CPU
+/// has AVX-512 BF16).
+pub(super) fn bf16_gemm_takes(k: usize, n: usize) -> bool {
+    n.is_multiple_of(SMALL_NB) && k * n <= BF16_MAX_B
+}
+
+thread_local! {
+    /// [`small_gemm_bf16`]'s `a` in bf16 pairs, kept from call to call
+    /// (no allocation once it has grown to the largest `a`).
+    static A_PAIRS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`gemm`] with `b` in bf16 pairs (`k.div_ceil(2) x n`, see
+/// [`Bf16Matrices`]), `a` rounded to bf16 on the way in, products summed
+/// in f32 by `vdpbf16ps` (two multiply-adds per f32 lane, twice
+/// [`small_gemm_avx512`]'s rate), in the same blocks ([`avx512_blocks`]).
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512 BF16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16,avx2,fma")]
+unsafe fn small_gemm_bf16(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    b: &[u32],
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    let kp = k.div_ceil(2);
+    assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= kp * n && c.len() >= m * n);
+    A_PAIRS.with_borrow_mut(|pairs| {
+        pairs.resize(m * kp, 0);
+        for (row, out) in a.chunks_exact(k).zip(pairs.chunks_exact_mut(kp)) {
+            // SAFETY: the caller's contract (the CPU has the instructions).
+            unsafe { to_bf16_pairs(row, out) };
+        }
+        // SAFETY: the caller's contract; `pairs` holds `m x kp`, the
+        // lengths of `b` and `c` are checked.
+        unsafe {
+            avx512_blocks::<Bf16Blocks>(
+                (m, kp, n, accumulate),
+                (pairs.as_ptr(), b.as_ptr(), c.as_mut_ptr()),
+            )
+        };
+    });
+}
+
+/// `row` rounded to bf16 (ties to even), as pairs: `out[p]` holds
+/// `row[2p]` low and `row[2p + 1]` high (0 past the end).
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512 BF16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bf16")]
+unsafe fn to_bf16_pairs(row: &[f32], out: &mut [u32]) {
+    use std::arch::x86_64::*;
+    let whole = row.len() / 32;
+    for i in 0..whole {
+        // SAFETY: values 32i..32i+32 of `row` and pairs 16i..16i+16 of
+        // `out` (`out` holds `row.len().div_ceil(2)`) exist.
+        unsafe {
+            let low = _mm512_loadu_ps(row.as_ptr().add(32 * i));
+            let high = _mm512_loadu_ps(row.as_ptr().add(32 * i + 16));
+            // The second operand fills the low 16 bf16s.
+            let bf = _mm512_cvtne2ps_pbh(high, low);
+            _mm512_storeu_si512(
+                out.as_mut_ptr().add(16 * i).cast(),
+                std::mem::transmute::<__m512bh, __m512i>(bf),
+            );
+        }
+    }
+    for (p, pair) in out.iter_mut().enumerate().skip(16 * whole) {
+        let low = bf16_bits(row[2 * p]);
+        let high = row.get(2 * p + 1).map_or(0, |&v| bf16_bits(v));
+        *pair = u32::from(low) | u32::from(high) << 16;
+    }
+}
+
+/// One `MR x 16 NV` block of [`small_gemm_bf16`]: `c[0..MR][0..16 NV]
+/// (+)= a[0..MR][0..2 kp] b[0..2 kp][0..16 NV]`, `a` and `b` in bf16
+/// pairs (rows of `a` `kp` pairs apart, rows of `b` and `c` `n` apart).
+///
+/// # Safety
+/// AVX-512F and AVX-512 BF16; the pointers address those values.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn gemm_block_bf16<const MR: usize, const NV: usize>(
+    ((kp, n, accumulate), a, b, c): ((usize, usize, bool), *const u32, *const u32, *mut f32),
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: the caller's contract; `__m512bh` and `__m512i` are both 64
+    // bytes of plain data.
+    unsafe {
+        let mut acc = [[_mm512_setzero_ps(); NV]; MR];
+        let mut brow = b;
+        for p in 0..kp {
+            let bv: [__m512bh; NV] = std::array::from_fn(|v| {
+                std::mem::transmute(_mm512_loadu_si512(brow.add(16 * v).cast()))
+            });
+            brow = brow.add(n);
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av: __m512bh =
+                    std::mem::transmute(_mm512_set1_epi32(*a.add(r * kp + p) as i32));
+                for (sum, bv) in row.iter_mut().zip(bv) {
+                    *sum = _mm512_dpbf16_ps(*sum, av, bv);
+                }
+            }
+        }
+        for (r, row) in acc.into_iter().enumerate() {
+            for (v, mut sum) in row.into_iter().enumerate() {
+                let dst = c.add(r * n + 16 * v);
+                if accumulate {
+                    sum = _mm512_add_ps(_mm512_loadu_ps(dst), sum);
+                }
+                _mm512_storeu_ps(dst, sum);
+            }
+        }
     }
 }
 

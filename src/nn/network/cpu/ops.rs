@@ -12,7 +12,7 @@ use super::super::builder::NormActParams;
 use super::super::winograd::{
     input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
-use super::gemm::{gemm, small_gemm_takes, AlignedWeights};
+use super::gemm::{gemm_weights, small_gemm_takes, AlignedWeights};
 use crate::nn::desc::{Activation, ConvLayer};
 use std::sync::OnceLock;
 
@@ -180,10 +180,10 @@ impl Dense {
     pub(super) fn run(&self, x: &[f32], n: usize, out: &mut Vec<f32>) {
         out.clear();
         out.resize(n * self.out_channels, 0.0);
-        gemm(
+        gemm_weights(
             (n, self.in_channels, self.out_channels),
             x,
-            &self.weight,
+            (&self.weight, 0),
             out,
             false,
         );
@@ -214,12 +214,14 @@ struct SmallConvWeights {
     /// batch first runs cheaper by 3x3 tiles (9x9, or up to three 13x13
     /// boards: see [`Tiling::cheapest`]).
     winograd_f3: OnceLock<AlignedWeights>,
+    /// Whether the conv runs in bf16 (`winograd_f3` gets a bf16 copy).
+    bf16: bool,
 }
 
 impl SmallConvWeights {
     /// The F(3x3, 3x3) weights, transformed from the direct weights on
     /// first use.
-    fn winograd_f3(&self, ci: usize, co: usize) -> &[f32] {
+    fn winograd_f3(&self, ci: usize, co: usize) -> &AlignedWeights {
         self.winograd_f3.get_or_init(|| {
             let taps = &self.direct;
             // Back to the model file's `[out, in, 3, 3]`.
@@ -231,7 +233,8 @@ impl SmallConvWeights {
                     }
                 }
             }
-            AlignedWeights::new(&transform_kernel(&oihw, ci, co, Tiling::F3))
+            let f3 = transform_kernel(&oihw, ci, co, Tiling::F3);
+            AlignedWeights::matrices(&f3, (ci, co), self.bf16)
         })
     }
 }
@@ -268,8 +271,9 @@ pub(super) struct Conv {
 
 impl Conv {
     /// Builds from the model file's layer and already folded `[out, in, y,
-    /// x]` weights and bias.
-    pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
+    /// x]` weights and bias; `bf16` keeps a bf16 copy of the weights for
+    /// the bf16 GEMM kernel (`nnPrecision = bf16`).
+    pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>, bf16: bool) -> Conv {
         let (ci, co) = (c.in_channels, c.out_channels);
         let (ky, kx) = (c.y_size, c.x_size);
         let mut small = None;
@@ -286,6 +290,7 @@ impl Conv {
                 small = Some(Box::new(SmallConvWeights {
                     direct: AlignedWeights::new(&taps_in_out(w, ci, co, 3, 3)),
                     winograd_f3: OnceLock::new(),
+                    bf16,
                 }));
             }
             (ConvKind::Winograd, transform_kernel(w, ci, co, Tiling::F4))
@@ -299,9 +304,14 @@ impl Conv {
             };
             (kind, t)
         };
+        // Every kind's weights are a run of `[k, out]` matrices.
+        let k = match kind {
+            ConvKind::General { ky, kx, .. } => ky * kx * ci,
+            _ => ci,
+        };
         Conv {
             kind,
-            weight: AlignedWeights::new(&weight),
+            weight: AlignedWeights::matrices(&weight, (k, co), bf16),
             small,
             bias,
             zeros: vec![0.0; co],
@@ -364,10 +374,10 @@ impl Conv {
                 s.wino.m.resize(tiling.area() * tiles * co, 0.0);
                 input_transform(input, g, ci, &mut s.wino, 1);
                 for pos in 0..tiling.area() {
-                    gemm(
+                    gemm_weights(
                         (tiles, ci, co),
                         &s.wino.v[pos * tiles * ci..],
-                        &weight[pos * ci * co..],
+                        (weight, pos),
                         &mut s.wino.m[pos * tiles * co..],
                         false,
                     );
@@ -377,10 +387,10 @@ impl Conv {
                 return;
             }
             (ConvKind::Pointwise, _) => {
-                gemm(
+                gemm_weights(
                     (points, ci, co),
                     input,
-                    &self.weight,
+                    (&self.weight, 0),
                     out,
                     epilogue == Epilogue::Accumulate,
                 );
@@ -412,10 +422,10 @@ impl Conv {
                         }
                     }
                 }
-                gemm(
+                gemm_weights(
                     (points, k, co),
                     &s.cols,
-                    &self.weight,
+                    (&self.weight, 0),
                     out,
                     epilogue == Epilogue::Accumulate,
                 );

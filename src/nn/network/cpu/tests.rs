@@ -223,6 +223,7 @@ fn gemm_matches_naive_product() {
         (9, 32, 32),
         (6, 7, 48),
         (5, 300, 256),
+        (3, 520, 512),
         (4, 16, 32),
         (25, 96, 96),
         (37, 64, 80),
@@ -321,7 +322,7 @@ fn convolutions_of_every_kind_match_direct_convolution() {
             ..ConvLayer::new("c", [co, ci, k, k], weights.collect())
         };
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false);
         let input: Vec<f32> = (0..n * h * w * ci)
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
@@ -371,7 +372,7 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
         let weights = (0..co * ci * 9).map(|_| rng.gen_range(-1.0..1.0));
         let layer = ConvLayer::new("c", [co, ci, 3, 3], weights.collect());
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()));
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false);
         let input: Vec<f32> = (0..n * h * w * ci)
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
@@ -414,7 +415,7 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
     // F(4x4).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let conv = Conv::new(&layer, &layer.weights, None);
+    let conv = Conv::new(&layer, &layer.weights, None, false);
     let fast =
         std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2");
     if fast {
@@ -603,7 +604,7 @@ fn every_simd_path_gives_the_same_outputs() {
     // F(3x3) on the AVX2 and AVX-512 paths only (the portable path has no
     // F(3x3) weights).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let tiling = || Conv::new(&layer, &layer.weights, None).tiling(1, 9, 9);
+    let tiling = || Conv::new(&layer, &layer.weights, None, false).tiling(1, 9, 9);
     assert_eq!(
         SimdPath::with_forced(SimdPath::Portable, tiling),
         Some(Tiling::F4)
@@ -612,5 +613,92 @@ fn every_simd_path_gives_the_same_outputs() {
         if let Some(t) = SimdPath::with_forced(fast, tiling) {
             assert_eq!(t, Tiling::F3, "{}", fast.name());
         }
+    }
+}
+
+/// [`gemm_weights`] in bf16 on a CPU with AVX-512 BF16: the product of
+/// the operands rounded to bf16 (each product of two bf16s is exact in
+/// f32, so only the order of the f32 sums differs), on every row
+/// remainder of its 12-row blocks, odd multiples of 16 columns, odd `k`
+/// (the zero half of the last pair), and the second matrix of a run. It
+/// must differ from the f32 product somewhere (the bf16 kernel ran); with
+/// the AVX2 path forced, the same weights give the f32 product.
+#[test]
+fn bf16_gemm_is_the_product_of_the_rounded_operands() {
+    use super::gemm::{bf16_bits, bf16_value, gemm_weights, AlignedWeights};
+    use crate::nn::cpu_info::{bf16_kernels_run, SimdPath};
+    if !bf16_kernels_run() {
+        eprintln!("skipped: this CPU lacks AVX-512 BF16");
+        return;
+    }
+    let round = |v: f32| f64::from(bf16_value(bf16_bits(v)));
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut shapes = vec![(25, 96, 96), (36, 33, 48), (4, 1, 16), (50, 64, 80)];
+    shapes.extend((1..=25).map(|m| (m, 31 + m % 3, if m % 2 == 0 { 48 } else { 32 })));
+    for (m, k, n) in shapes {
+        let a: Vec<f32> = (0..m * k).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let b: Vec<f32> = (0..2 * k * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let weights = AlignedWeights::matrices(&b, (k, n), true);
+        let b1 = &b[k * n..];
+        for accumulate in [false, true] {
+            let mut c = init.clone();
+            gemm_weights((m, k, n), &a, (&weights, 1), &mut c, accumulate);
+            let mut f32_c = init.clone();
+            SimdPath::with_forced(SimdPath::Avx2Fma, || {
+                gemm_weights((m, k, n), &a, (&weights, 1), &mut f32_c, accumulate)
+            })
+            .expect("an AVX-512 CPU runs AVX2");
+            let mut away_from_f32 = 0f64;
+            for i in 0..m {
+                for j in 0..n {
+                    let start = if accumulate {
+                        f64::from(init[i * n + j])
+                    } else {
+                        0.0
+                    };
+                    let (mut rounded, mut exact) = (start, start);
+                    for l in 0..k {
+                        rounded += round(a[i * k + l]) * round(b1[l * n + j]);
+                        exact += f64::from(a[i * k + l]) * f64::from(b1[l * n + j]);
+                    }
+                    let (got, got_f32) = (f64::from(c[i * n + j]), f64::from(f32_c[i * n + j]));
+                    assert!(
+                        (got - rounded).abs() < 1e-4 && (got_f32 - exact).abs() < 1e-4,
+                        "({m},{k},{n}) [{i},{j}]: bf16 {got} vs {rounded}, f32 {got_f32} vs {exact}"
+                    );
+                    away_from_f32 = away_from_f32.max((got - exact).abs());
+                }
+            }
+            assert!(
+                away_from_f32 > 1e-4,
+                "({m},{k},{n}): bf16 gave the f32 product"
+            );
+        }
+    }
+}
+
+/// [`bf16_bits`] rounds to nearest, ties to even (what `vcvtne2ps2bf16`
+/// does: the bf16 GEMM rounds its weights with one and its inputs with
+/// the other), flushes denormals to a signed zero and keeps NaNs NaN.
+#[test]
+fn bf16_rounding_is_to_nearest_even() {
+    use super::gemm::{bf16_bits, bf16_value};
+    assert_eq!(bf16_bits(1.0), 0x3f80);
+    // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: to the even 1.
+    assert_eq!(bf16_bits(1.0 + 2f32.powi(-8)), 0x3f80);
+    // 1 + 3 * 2^-8 lies halfway between 1 + 2^-7 and 1 + 2^-6: to the even.
+    assert_eq!(bf16_bits(1.0 + 3.0 * 2f32.powi(-8)), 0x3f82);
+    assert_eq!(bf16_bits(1.0 + 2f32.powi(-8) + 2f32.powi(-20)), 0x3f81);
+    assert_eq!(bf16_bits(-2.5), 0xc020);
+    assert_eq!(bf16_bits(f32::MIN_POSITIVE / 4.0), 0);
+    assert_eq!(bf16_bits(-f32::MIN_POSITIVE / 4.0), 0x8000);
+    assert!(bf16_value(bf16_bits(f32::NAN)).is_nan());
+    assert_eq!(bf16_value(bf16_bits(f32::INFINITY)), f32::INFINITY);
+    let mut rng = StdRng::seed_from_u64(3);
+    for _ in 0..10_000 {
+        let v: f32 = rng.gen_range(-1e6..1e6);
+        let r = bf16_value(bf16_bits(v));
+        assert!((r - v).abs() <= v.abs() * 2f32.powi(-8), "{v} -> {r}");
     }
 }
