@@ -405,8 +405,8 @@ pub(super) struct AlignedWeights {
 /// row past an odd `k`), the pairs `vdpbf16ps` multiplies and adds.
 struct Bf16Matrices {
     lines: Vec<PairLine>,
-    /// `u32`s per matrix: `k.div_ceil(2) * n`.
-    per_matrix: usize,
+    /// `(k, n)` of each matrix.
+    shape: (usize, usize),
 }
 
 /// 16 bf16 pairs on a 64-byte boundary.
@@ -451,7 +451,7 @@ impl AlignedWeights {
             }
             weights.bf16 = Some(Bf16Matrices {
                 lines,
-                per_matrix: k.div_ceil(2) * n,
+                shape: (k, n),
             });
         }
         weights
@@ -509,15 +509,21 @@ impl std::ops::Deref for AlignedWeights {
 }
 
 impl AlignedWeights {
-    /// Matrix `index` of a run of bf16 matrices.
-    fn bf16_matrix(&self, index: usize) -> Option<&[u32]> {
+    /// Matrix `index` of a run of `k x n` bf16 matrices.
+    ///
+    /// # Panics
+    /// If the matrices were packed with another shape (a bug in the
+    /// caller: the pairs would be read with the wrong strides).
+    fn bf16_matrix(&self, index: usize, (k, n): (usize, usize)) -> Option<&[u32]> {
         let m = self.bf16.as_ref()?;
+        assert_eq!(m.shape, (k, n), "bf16 weights packed for another shape");
+        let per_matrix = k.div_ceil(2) * n;
         // SAFETY: `PairLine` is `repr(C)` over `[u32; 16]` with no
         // padding, so the lines are contiguous initialised `u32`s.
         let all = unsafe {
             std::slice::from_raw_parts(m.lines.as_ptr().cast::<u32>(), 16 * m.lines.len())
         };
-        all.get(index * m.per_matrix..(index + 1) * m.per_matrix)
+        all.get(index * per_matrix..(index + 1) * per_matrix)
     }
 }
 
@@ -533,7 +539,7 @@ pub(super) fn gemm_weights(
     accumulate: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(b) = weights.bf16_matrix(index).filter(|_| bf16_runs()) {
+    if let Some(b) = weights.bf16_matrix(index, (k, n)).filter(|_| bf16_runs()) {
         // SAFETY: the CPU has AVX-512F and AVX-512 BF16 (checked).
         unsafe { small_gemm_bf16((m, k, n), a, b, c, accumulate) };
         return;
