@@ -588,3 +588,88 @@ fn bad_flags_and_configs_are_refused_clearly() {
     // Nothing was written for a refused start.
     assert!(!dir.join("run").exists());
 }
+
+/// A run started from another run's trainer checkpoint (`initialCheckpoint`,
+/// relative to the config's folder) publishes that checkpoint's net as its
+/// generation 0, byte for byte, and trains on from its samples rather than
+/// from random weights; a missing checkpoint stops the start with its path.
+#[test]
+fn a_run_started_from_a_checkpoint_grows_that_net() {
+    let dir = scratch("initial");
+    let first = dir.join("first");
+    let cfg = tiny_config(&dir, "maxGenerations = 1\ngating = false");
+    run_ok(&mut learn(
+        None,
+        &first.display().to_string(),
+        &cfg,
+        &["-synchronous", "8"],
+    ));
+    let (first_store, first_url) = local_store(&first);
+    let first_ledger = Ledger::read(&Run::open(&first_url).unwrap().learn().unwrap()).unwrap();
+    let grown = &first_ledger.records[0];
+    let net_key = |name: &str| format!("models/{name}/model.bin.gz");
+    std::fs::write(
+        dir.join("checkpoint.safetensors"),
+        first_store
+            .get(&format!("train/{}", engine::train::CHECKPOINT_FILE))
+            .unwrap(),
+    )
+    .unwrap();
+
+    let config_dir = dir.join("configs");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let second = dir.join("second");
+    let missing = tiny_config(
+        &config_dir,
+        "maxGenerations = 1\ngating = false\ninitialCheckpoint = \"../missing.safetensors\"",
+    );
+    let out = learn(
+        None,
+        &second.display().to_string(),
+        &missing,
+        &["-synchronous", "8"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("missing.safetensors"), "{}", text(&out));
+
+    let cfg = tiny_config(
+        &config_dir,
+        "maxGenerations = 1\ngating = false\ninitialCheckpoint = \"../checkpoint.safetensors\"",
+    );
+    let out = run_ok(&mut learn(
+        None,
+        &second.display().to_string(),
+        &cfg,
+        &["-synchronous", "8"],
+    ));
+    assert!(
+        text(&out).contains(&format!("generation 0: {} from", grown.candidate)),
+        "{}",
+        text(&out)
+    );
+    let (second_store, second_url) = local_store(&second);
+    assert_eq!(
+        second_store.get(&net_key(&grown.candidate)).unwrap(),
+        first_store.get(&net_key(&grown.candidate)).unwrap(),
+        "generation 0 is the first run's net"
+    );
+    let run = Run::open(&second_url).unwrap();
+    let ledger = Ledger::read(&run.learn().unwrap()).unwrap();
+    assert_eq!(ledger.records.len(), 1);
+    let record = &ledger.records[0];
+    assert_eq!(record.selfplay_net, grown.candidate);
+    assert_eq!(record.train.samples_before, grown.train.samples_after);
+    assert_eq!(record.train.samples_after, grown.train.samples_after + 512);
+    let models: Vec<String> = second_store
+        .list("models")
+        .unwrap()
+        .iter()
+        .map(|o| o.key.clone())
+        .collect();
+    assert!(
+        models.iter().all(|k| !k.contains("random")),
+        "no random net in a grown run: {models:?}"
+    );
+}

@@ -216,6 +216,33 @@ pub(super) fn parse_cfg(text: &str, file: &str) -> Result<BTreeMap<String, Entry
     Ok(out)
 }
 
+/// `text` split at the commas outside double quotes (a backslash escapes
+/// the next character inside them); an unclosed quote is an error.
+fn split_outside_quotes(text: &str) -> Result<Vec<&str>, ConfigError> {
+    let mut pieces = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (0, false, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                pieces.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if quoted {
+        return Err(ConfigError::Override {
+            text: text[start..].trim().to_string(),
+            message: "a quote is not closed".to_string(),
+        });
+    }
+    pieces.push(&text[start..]);
+    Ok(pieces)
+}
+
 /// Reads a double-quoted string body (after the opening quote); returns the
 /// unescaped value and the text after the closing quote.
 fn unquote(s: &str) -> Option<(String, &str)> {
@@ -233,10 +260,12 @@ fn unquote(s: &str) -> Option<(String, &str)> {
 
 /// Parses a `-override-config` argument: `key=value, key2=value2`. An empty
 /// value (`key=`) means "delete the key", as in KataGo (`None` here).
-/// Values are typed by TOML's rules; quotes are optional for strings.
+/// Values are typed by TOML's rules; quotes are optional for strings, and
+/// a quoted value may hold commas (`bSizes="9,13"`), which KataGo's
+/// overrides cannot.
 pub fn parse_overrides(text: &str) -> Result<Vec<(String, Option<toml::Value>)>, ConfigError> {
     let mut out: Vec<(String, Option<toml::Value>)> = Vec::new();
-    for piece in text.split(',') {
+    for piece in split_outside_quotes(text)? {
         let piece = piece.trim();
         if piece.is_empty() {
             continue;
@@ -361,6 +390,23 @@ mod tests {
             ]
         );
         assert!(parse_overrides("").unwrap().is_empty());
+        // A quoted value keeps its commas (and an escaped quote).
+        assert_eq!(
+            parse_overrides("bSizes=\"9,13\",bSizeRelProbs = \"3, 1\",s=\"a\\\",b\",n=2").unwrap(),
+            vec![
+                ("bSizes".to_string(), Some(Value::String("9,13".into()))),
+                (
+                    "bSizeRelProbs".to_string(),
+                    Some(Value::String("3, 1".into()))
+                ),
+                ("s".to_string(), Some(Value::String("a\",b".into()))),
+                ("n".to_string(), Some(Value::Integer(2))),
+            ]
+        );
+        assert!(matches!(
+            parse_overrides("bSizes=\"9,13"),
+            Err(ConfigError::Override { .. })
+        ));
         assert!(matches!(
             parse_overrides("maxVisits"),
             Err(ConfigError::Override { .. })

@@ -21,7 +21,7 @@ use crate::play::matches::{GateDecision, GateFolders, Gatekeeper, Logger};
 use crate::store::layout::{LearnFiles, ModelsDir, Run, ShuffledWindow};
 use crate::store::WORKER_NAME_ENV;
 use crate::store::{StoreUrl, TEST_KILL_AFTER_WRITES_ENV};
-use crate::train::{random_net_bin_gz, TrainData, Trainer};
+use crate::train::{random_net_bin_gz, TrainData, TrainOptions, Trainer};
 
 /// What the learner is doing, for the signal watcher: a stop during a
 /// step with nothing to save (shuffle, export, gating) exits at once; the
@@ -130,11 +130,25 @@ impl Learner {
         }
     }
 
-    /// The first net of a run from scratch: random weights, published
-    /// create-if-absent (the same seed gives the same bytes).
+    /// The first net of a run from scratch, published create-if-absent:
+    /// the export of `initialCheckpoint` where the config names one (a run
+    /// that goes on growing an earlier run's net), else random weights
+    /// (the same seed gives the same bytes).
     fn ensure_first_net(&self) -> Result<(), LearnError> {
         let models = self.run.models()?;
         if models.newest()?.is_some() || self.ledger.last().is_some() {
+            return Ok(());
+        }
+        let opts = self.train_options()?;
+        if let Some(from) = opts.initial_checkpoint.clone() {
+            let trainer = Trainer::open(opts, self.run.train_dir()?)?;
+            self.lease.check()?;
+            let (name, _) = trainer.export(&models, self.settings.prefix())?;
+            eprintln!(
+                "learn: generation 0: {name} from {} ({} samples trained)",
+                from.display(),
+                trainer.samples()
+            );
             return Ok(());
         }
         let name = format!("{}-random", self.settings.prefix());
@@ -147,6 +161,12 @@ impl Learner {
             models.url()
         );
         Ok(())
+    }
+
+    /// The trainer's options, `initialCheckpoint` resolved against the
+    /// config file's folder.
+    fn train_options(&self) -> Result<TrainOptions, LearnError> {
+        Ok(self.settings.train_options(self.config_file.as_deref())?)
     }
 
     /// One generation; `false` when a signal stopped it.
@@ -172,7 +192,11 @@ impl Learner {
         };
 
         // 2. Train to this generation's target and export.
-        let samples_before = self.ledger.last().map_or(0, |r| r.train.samples_after);
+        // The first generation trains on from the starting checkpoint's samples.
+        let samples_before = match self.ledger.last() {
+            Some(r) => r.train.samples_after,
+            None => Trainer::starting_samples(&self.train_options()?)?,
+        };
         let Some((train, candidate)) = self.train(g, &window, samples_before)? else {
             return Ok(false);
         };
@@ -433,7 +457,7 @@ impl Learner {
         samples_before: u64,
     ) -> Result<Option<(TrainRecord, String)>, LearnError> {
         let s = &self.settings;
-        let mut trainer = Trainer::open(s.train_options()?, self.run.train_dir()?)?;
+        let mut trainer = Trainer::open(self.train_options()?, self.run.train_dir()?)?;
         let target = samples_before + trainer.epoch_samples(s.train_samples_per_generation);
         let mut record = TrainRecord {
             samples_before,

@@ -21,6 +21,12 @@ pub struct LearnSettings {
     pub seed: u64,
     /// Prefix of exported nets' names (default: the model kind).
     pub export_prefix: String,
+    /// A trainer checkpoint (`engine train`'s `checkpoint.safetensors`) or
+    /// a KataGo net file that the run's first net and its training start
+    /// from, instead of random weights: how a new run keeps growing an
+    /// earlier run's net. Empty: random weights. Read only while the run
+    /// has no net and no checkpoint of its own.
+    pub initial_checkpoint: String,
     /// Stop after this many generations (0: never).
     pub max_generations: u64,
     /// Without `-synchronous`: a generation starts once self-play wrote
@@ -89,6 +95,7 @@ impl Default for LearnSettings {
             pos_len: 19,
             seed: 0,
             export_prefix: String::new(),
+            initial_checkpoint: String::new(),
             max_generations: 0,
             new_rows_per_generation: 250_000,
             poll_seconds: 30.0,
@@ -165,7 +172,7 @@ impl LearnSettings {
         }
         self.precision()?;
         // A GPU asked for must be there at start-up, not an hour later.
-        self.train_options()?;
+        self.train_options(None)?;
         crate::train::ModelConfig::by_name(&self.model_kind)
             .map_err(|e| SettingsError::Invalid(format!("modelKind: {e}")))?;
         Ok(())
@@ -192,8 +199,14 @@ impl LearnSettings {
         }
     }
 
-    /// The trainer's settings.
-    pub fn train_options(&self) -> Result<TrainOptions, SettingsError> {
+    /// `initialCheckpoint` resolved against the config file's folder.
+    pub fn initial_checkpoint(&self, config_file: Option<&Path>) -> Option<PathBuf> {
+        (!self.initial_checkpoint.is_empty())
+            .then(|| resolve(config_file, &self.initial_checkpoint))
+    }
+
+    /// The trainer's settings; `config_file` resolves `initialCheckpoint`.
+    pub fn train_options(&self, config_file: Option<&Path>) -> Result<TrainOptions, SettingsError> {
         Ok(TrainOptions {
             model_kind: self.model_kind.clone(),
             pos_len: self.pos_len,
@@ -212,7 +225,7 @@ impl LearnSettings {
                 .map_err(|e| SettingsError::Invalid(format!("trainCuda: {e}")))?,
             precision: self.precision()?,
             seed: self.seed,
-            initial_checkpoint: None,
+            initial_checkpoint: self.initial_checkpoint(config_file),
             loss_scales: crate::train::LossScales::default(),
         })
     }
@@ -289,6 +302,21 @@ mod tests {
         assert_eq!(
             resolve(Some(Path::new("/a/learn.toml")), "/x/y.toml"),
             PathBuf::from("/x/y.toml")
+        );
+        // No initialCheckpoint: random weights; one given: resolved like the others.
+        let cfg = Config::from_toml_str("modelKind = \"b4c32\"\n", "t.toml").expect("config");
+        let s = LearnSettings::from_config(&cfg).expect("settings");
+        let file = Some(Path::new("/a/b/learn.toml"));
+        assert_eq!(
+            s.train_options(file).expect("options").initial_checkpoint,
+            None
+        );
+        let cfg = Config::from_toml_str("initialCheckpoint = \"../ck.safetensors\"\n", "t.toml")
+            .expect("config");
+        let s = LearnSettings::from_config(&cfg).expect("settings");
+        assert_eq!(
+            s.train_options(file).expect("options").initial_checkpoint,
+            Some(PathBuf::from("/a/b/../ck.safetensors"))
         );
     }
 }

@@ -275,6 +275,17 @@ impl Trainer {
         })
     }
 
+    /// Samples a session opened fresh from `opts` starts at: those of
+    /// `opts.initial_checkpoint` when it is a checkpoint, else 0 (random
+    /// weights, or a network file to fine-tune). A learner that goes on
+    /// from an earlier run's checkpoint counts its generations from there.
+    pub fn starting_samples(opts: &TrainOptions) -> Result<u64, TrainError> {
+        match &opts.initial_checkpoint {
+            Some(p) if !is_network_file(p) => Ok(Checkpoint::load(p)?.state.global_step_samples),
+            _ => Ok(0),
+        }
+    }
+
     /// Samples trained so far (KataGo's `global_step_samples`).
     pub fn samples(&self) -> u64 {
         self.state.global_step_samples
