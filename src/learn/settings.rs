@@ -24,8 +24,9 @@ pub struct LearnSettings {
     /// A trainer checkpoint (`engine train`'s `checkpoint.safetensors`) or
     /// a KataGo net file that the run's first net and its training start
     /// from, instead of random weights: how a new run keeps growing an
-    /// earlier run's net. Empty: random weights. Read only while the run
-    /// has no net and no checkpoint of its own.
+    /// earlier run's net. Empty: random weights. Read until the run's first
+    /// generation is in its ledger (for its net and for generation 1's
+    /// sample target); a restart after that ignores it.
     pub initial_checkpoint: String,
     /// Stop after this many generations (0: never).
     pub max_generations: u64,
