@@ -191,7 +191,7 @@ fn the_grow_run_config_names_files_that_exist() {
             "{file} does not exist"
         );
     }
-    let mut selfplay = Config::load(&resolve(Some(&path), &s.selfplay_config)).unwrap();
+    let mut selfplay = Config::load(resolve(Some(&path), &s.selfplay_config)).unwrap();
     selfplay
         .apply_overrides(&s.selfplay_overrides)
         .expect("the overrides parse");
