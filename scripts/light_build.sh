@@ -3,7 +3,7 @@
 # libtorch, every net on the pure-Rust CPU backend) into target/light and
 # checks that it is what the README says: no libtorch linked, and engine
 # gtp, analysis, benchmark, tune, selfplay, shuffle and match work on the
-# project's own net (models/), while engine train, export and learn say
+# project's nets (models/), while engine train, export and learn say
 # that they need the libtorch build. Then runs the unit tests and the network parity tests
 # (the Rust backend against KataGo 1.17.2's outputs) in that build.
 #
@@ -39,7 +39,7 @@ fi
 "$engine" version | tee "$work/version" >&2
 grep -q "libtorch: not in this build" "$work/version" || fail "engine version does not say it has no libtorch"
 
-net="$root/models/engine-9x9-b4c32-gen60.bin.gz"
+net="$root/models/training-run/engine-9x9-b4c32-gen60.bin.gz"
 quiet="logAllGTPCommunication=false,logSearchInfo=false,logToStderr=false"
 
 step "gtp: the README's main command, two moves on 9x9"

@@ -12,9 +12,11 @@ use std::path::PathBuf;
 mod engine_cli;
 use engine_cli::{repo, run_engine as run};
 
-/// The project's own net (b4c32, small and quick to load).
+/// The project's first shipped net, generation 60 of `models/training-run`
+/// (b4c32, small and quick to load; a fixed file, so tests do not move
+/// when the default net changes).
 fn net() -> PathBuf {
-    repo().join("models/engine-9x9-b4c32-gen60.bin.gz")
+    repo().join("models/training-run/engine-9x9-b4c32-gen60.bin.gz")
 }
 
 fn config(name: &str) -> String {

@@ -117,7 +117,7 @@ fn analysis_queries_share_the_cache() {
 #[test]
 fn gtp_keeps_the_cache_settings_fixed() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model = root.join("models/engine-9x9-b4c32-gen60.bin.gz");
+    let model = root.join("models/training-run/engine-9x9-b4c32-gen60.bin.gz");
     let args = [
         "-model".as_ref(),
         model.as_os_str(),

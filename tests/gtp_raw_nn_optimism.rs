@@ -3,7 +3,7 @@
 //!
 //! Only nets with an optimistic policy head (model version 12 and up) show
 //! the difference, so this uses the project's own version-15 net in
-//! `models/` (trained for 9x9, the size played here).
+//! `models/` (trained on 9x9, the size played here).
 //! Checked against KataGo 1.17.2: for our exported b2c16 nets, KataGo's
 //! `kata-raw-nn 0` equals ours with optimism 0.2 to the printed digits.
 

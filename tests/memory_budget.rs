@@ -48,7 +48,7 @@ fn gtp_analysis_stops_at_the_trees_share() {
         &[
             "gtp",
             "-model",
-            "models/engine-9x9-b4c32-gen60.bin.gz",
+            "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
             "-override-config",
             "maxMemoryMB=4,numSearchThreads=2,maxVisits=100000",
         ],

@@ -1,6 +1,6 @@
 //! The project's own network in `models/`: the README's main command
 //! (`engine gtp` with no `-model`) finds it, loads it and plays legal moves
-//! on 9x9, the size it was trained for.
+//! on 9x9, one of the sizes it was trained for.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

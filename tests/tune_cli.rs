@@ -1,4 +1,4 @@
-//! `engine tune` end to end on the project's own net with tiny searches on
+//! `engine tune` end to end on the project's first shipped net with tiny searches on
 //! 9x9: it measures, writes a config whose keys read back as chosen, and
 //! `engine gtp` / `engine analysis` run with that config; a KataGo `.cfg`
 //! stays a `.cfg`; bad flags write nothing.
@@ -148,7 +148,7 @@ fn analysis_tuning_sets_analysis_threads_and_the_engine_starts() {
         &[
             "analysis",
             "-model",
-            "models/engine-9x9-b4c32-gen60.bin.gz",
+            "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
             "-config",
             out_s,
         ],

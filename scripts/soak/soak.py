@@ -238,7 +238,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("mode", choices=["analysis", "gtp", "selfplay"])
     ap.add_argument("--engine", default=os.path.join(ROOT, "target/release/engine"))
-    ap.add_argument("--model", default=os.path.join(ROOT, "models/engine-9x9-b4c32-gen60.bin.gz"))
+    ap.add_argument("--model", default=os.path.join(ROOT, "models/training-run/engine-9x9-b4c32-gen60.bin.gz"))
     ap.add_argument("--config-override", default="")
     ap.add_argument("--queries", type=int, default=20000)
     ap.add_argument("--in-flight", type=int, default=16)

@@ -29,13 +29,14 @@ pub fn run_engine(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().expect("engine ends")
 }
 
-/// `engine analysis` on the project's own net and `configs/analysis.toml`
-/// with `overrides` (`-override-config`), as [`run_ok`] runs it.
+/// `engine analysis` on the project's first shipped net (generation 60 of
+/// `models/training-run`) and `configs/analysis.toml` with `overrides`
+/// (`-override-config`), as [`run_ok`] runs it.
 pub fn analysis_args(overrides: &str) -> Vec<&str> {
     vec![
         "analysis",
         "-model",
-        "models/engine-9x9-b4c32-gen60.bin.gz",
+        "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
         "-config",
         "configs/analysis.toml",
         "-override-config",
