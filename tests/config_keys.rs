@@ -10,13 +10,11 @@ use std::path::PathBuf;
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{repo, run_engine as run};
+use engine_cli::{repo, run_engine as run, FIRST_NET};
 
-/// The project's first shipped net, generation 60 of `models/training-run`
-/// (b4c32, small and quick to load; a fixed file, so tests do not move
-/// when the default net changes).
+/// The tests' fixed small net ([`FIRST_NET`]).
 fn net() -> PathBuf {
-    repo().join("models/training-run/engine-9x9-b4c32-gen60.bin.gz")
+    repo().join(FIRST_NET)
 }
 
 fn config(name: &str) -> String {

@@ -12,7 +12,7 @@ mod gtp;
 
 use serde_json::{json, Value};
 
-use engine_cli::{analysis_args, run_ok};
+use engine_cli::{analysis_args, run_ok, FIRST_NET};
 
 fn query(id: &str, visits: u64) -> Value {
     json!({"id": id, "moves": [["B", "E5"], ["W", "C4"]], "rules": "tromp-taylor",
@@ -117,7 +117,7 @@ fn analysis_queries_share_the_cache() {
 #[test]
 fn gtp_keeps_the_cache_settings_fixed() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model = root.join("models/training-run/engine-9x9-b4c32-gen60.bin.gz");
+    let model = root.join(FIRST_NET);
     let args = [
         "-model".as_ref(),
         model.as_os_str(),

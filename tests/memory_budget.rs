@@ -5,7 +5,7 @@
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{analysis_args, run_ok as run};
+use engine_cli::{analysis_args, run_ok as run, FIRST_NET};
 
 use engine::config::Config;
 use engine::setup::MemoryBudget;
@@ -48,7 +48,7 @@ fn gtp_analysis_stops_at_the_trees_share() {
         &[
             "gtp",
             "-model",
-            "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
+            FIRST_NET,
             "-override-config",
             "maxMemoryMB=4,numSearchThreads=2,maxVisits=100000",
         ],

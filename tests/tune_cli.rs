@@ -5,7 +5,7 @@
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{run_engine, run_ok};
+use engine_cli::{run_engine, run_ok, FIRST_NET};
 
 use std::path::PathBuf;
 
@@ -145,13 +145,7 @@ fn analysis_tuning_sets_analysis_threads_and_the_engine_starts() {
     }
     let query = r#"{"id":"q","moves":[],"rules":"tromp-taylor","komi":7,"boardXSize":9,"boardYSize":9,"maxVisits":8}"#;
     let (answer, _) = run_ok(
-        &[
-            "analysis",
-            "-model",
-            "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
-            "-config",
-            out_s,
-        ],
+        &["analysis", "-model", FIRST_NET, "-config", out_s],
         &format!("{query}\n"),
     );
     assert!(

@@ -7,6 +7,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+/// The project's first shipped net, generation 60 of `models/training-run`,
+/// relative to the repository root: b4c32, small and quick to load, and a
+/// fixed file, so these tests do not move when the default net changes.
+pub const FIRST_NET: &str = "models/training-run/engine-9x9-b4c32-gen60.bin.gz";
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,7 +41,7 @@ pub fn analysis_args(overrides: &str) -> Vec<&str> {
     vec![
         "analysis",
         "-model",
-        "models/training-run/engine-9x9-b4c32-gen60.bin.gz",
+        FIRST_NET,
         "-config",
         "configs/analysis.toml",
         "-override-config",
