@@ -167,42 +167,51 @@ fn learn_toml_is_the_learners_keys_with_files_that_exist() {
     }
 }
 
-/// The config that grows the project's net (`models/grow-run/learn.toml`):
-/// the learner's keys, its checkpoint and configs there, and self-play
-/// overrides (a quoted list of sizes among them) that self-play takes.
+/// The configs that grow the project's net (`models/grow-run/learn.toml`,
+/// generations 1 to 258, and `models/grow-run/from258/learn.toml`, from
+/// 259 on): the learner's keys, each one's checkpoint and configs there,
+/// and self-play overrides (a quoted list of sizes among them) that
+/// self-play takes.
 #[test]
 #[cfg(feature = "torch")]
-fn the_grow_run_config_names_files_that_exist() {
+fn the_grow_run_configs_name_files_that_exist() {
     use engine::learn::settings::{resolve, LearnSettings};
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/grow-run/learn.toml");
-    let cfg = Config::load(&path).expect("grow-run learn.toml parses");
-    let s = LearnSettings::from_config(&cfg).expect("only the learner's keys, valid");
-    let checkpoint = s
-        .initial_checkpoint(Some(&path))
-        .expect("an initial checkpoint");
-    assert!(
-        checkpoint.is_file(),
-        "{} does not exist",
-        checkpoint.display()
-    );
-    for file in [&s.selfplay_config, &s.gatekeeper_config] {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for path in [
+        root.join("models/grow-run/learn.toml"),
+        root.join("models/grow-run/from258/learn.toml"),
+    ] {
+        let cfg = Config::load(&path).expect("a grow-run learn.toml parses");
+        let s = LearnSettings::from_config(&cfg).expect("only the learner's keys, valid");
+        let checkpoint = s
+            .initial_checkpoint(Some(&path))
+            .expect("an initial checkpoint");
         assert!(
-            resolve(Some(&path), file).is_file(),
-            "{file} does not exist"
+            checkpoint.is_file(),
+            "{}: {} does not exist",
+            path.display(),
+            checkpoint.display()
         );
+        for file in [&s.selfplay_config, &s.gatekeeper_config] {
+            assert!(
+                resolve(Some(&path), file).is_file(),
+                "{}: {file} does not exist",
+                path.display()
+            );
+        }
+        let mut selfplay = Config::load(resolve(Some(&path), &s.selfplay_config)).unwrap();
+        selfplay
+            .apply_overrides(&s.selfplay_overrides)
+            .expect("the overrides parse");
+        // dataBoardLen as the learner sets it (posLen).
+        selfplay
+            .apply_overrides(&format!("dataBoardLen={}", s.pos_len))
+            .unwrap();
+        let (play, _) = engine::selfplay::PlaySettings::from_config(&selfplay).expect("self-play");
+        // Squares 3 to 1, and selfplay.toml's 10% of rectangles built from them.
+        assert_eq!(play.board_sizes, vec![(9, 9), (9, 13), (13, 9), (13, 13)]);
+        let p = &play.board_size_rel_probs;
+        assert!((p[0] / p[3] - 0.73125 / 0.23125).abs() < 1e-9, "{p:?}");
+        assert!((p[1] - p[2]).abs() < 1e-12 && p[1] / p[3] < 0.1, "{p:?}");
     }
-    let mut selfplay = Config::load(resolve(Some(&path), &s.selfplay_config)).unwrap();
-    selfplay
-        .apply_overrides(&s.selfplay_overrides)
-        .expect("the overrides parse");
-    // dataBoardLen as the learner sets it (posLen).
-    selfplay
-        .apply_overrides(&format!("dataBoardLen={}", s.pos_len))
-        .unwrap();
-    let (play, _) = engine::selfplay::PlaySettings::from_config(&selfplay).expect("self-play");
-    // Squares 3 to 1, and selfplay.toml's 10% of rectangles built from them.
-    assert_eq!(play.board_sizes, vec![(9, 9), (9, 13), (13, 9), (13, 13)]);
-    let p = &play.board_size_rel_probs;
-    assert!((p[0] / p[3] - 0.73125 / 0.23125).abs() < 1e-9, "{p:?}");
-    assert!((p[1] - p[2]).abs() < 1e-12 && p[1] / p[3] < 0.1, "{p:?}");
 }
