@@ -229,6 +229,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "numNNServerThreadsPerModel",
     "numSearchThreads",
     "numSearchThreadsPerAnalysisThread",
+    "numSymmetriesToSample",
     "numVirtualLossesPerThread",
     "obviousMovesPolicyEntropyTolerance",
     "obviousMovesPolicySurpriseTolerance",

@@ -352,6 +352,10 @@ search_params! {
     root_fpu_loss_prop: f64 = "rootFpuLossProp" [0.0, 1.0];
     /// Random symmetries (without replacement) averaged at the root.
     root_num_symmetries_to_sample: i32 = "rootNumSymmetriesToSample" [1, 8];
+    /// Random symmetries (without replacement) averaged at every node (the
+    /// engine's own key; KataGo evaluates each non-root node in one). The
+    /// root takes the larger of this and `rootNumSymmetriesToSample`.
+    num_symmetries_to_sample: i32 = "numSymmetriesToSample" [1, 8];
     /// Search only one of each set of symmetric moves at the root.
     root_symmetry_pruning: bool = "rootSymmetryPruning" [0, 1];
     /// Forced playouts: a root child with any visits gets sqrt(coeff * policy * total) of them.
@@ -569,6 +573,7 @@ impl SearchParams {
             root_fpu_reduction_max: 0.1,
             root_fpu_loss_prop: 0.0,
             root_num_symmetries_to_sample: 1,
+            num_symmetries_to_sample: 1,
             root_symmetry_pruning: interactive,
             root_desired_per_child_visits_coeff: 0.0,
             root_policy_optimism: 0.0,

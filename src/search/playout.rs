@@ -156,9 +156,10 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         };
         EvalOptions {
             num_symmetries: if is_root {
-                p.root_num_symmetries_to_sample as u8
+                p.root_num_symmetries_to_sample
+                    .max(p.num_symmetries_to_sample) as u8
             } else {
-                1
+                p.num_symmetries_to_sample as u8
             },
             symmetry_seed: rng.gen(),
             include_ownership: self.include_ownership || is_root,

@@ -869,6 +869,54 @@ fn ignoring_pre_root_history_shows_the_moves_since_the_root() {
     }
 }
 
+/// Records how many symmetries each evaluation asks for: `(moves in the
+/// state, num_symmetries)`.
+struct SymmetryRecorder {
+    inner: Arc<MaterialEval>,
+    seen: parking_lot::Mutex<Vec<(usize, u8)>>,
+}
+
+impl PositionEvaluator<ToyGo> for SymmetryRecorder {
+    fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
+        self.seen
+            .lock()
+            .push((s.history.len(), opts.num_symmetries));
+        self.inner.evaluate(s, opts)
+    }
+}
+
+/// `numSymmetriesToSample` (the engine's own key) sets the symmetries
+/// averaged below the root; the root takes the larger of it and KataGo's
+/// `rootNumSymmetriesToSample`.
+#[test]
+fn symmetries_to_sample_apply_below_the_root_and_the_root_takes_the_larger() {
+    let root_moves = capture_position().history.len();
+    for (root, every, want_root, want_below) in
+        [(1, 1, 1, 1), (2, 1, 2, 1), (1, 4, 4, 4), (8, 4, 8, 4)]
+    {
+        let mut p = params(40, 1);
+        p.root_num_symmetries_to_sample = root;
+        p.num_symmetries_to_sample = every;
+        let eval = Arc::new(SymmetryRecorder {
+            inner: MaterialEval::new(),
+            seen: parking_lot::Mutex::new(Vec::new()),
+        });
+        let mut s = Search::new(p, eval.clone(), capture_position(), 1);
+        s.run(&RunOptions::default()).unwrap();
+        let seen = eval.seen.lock();
+        assert!(seen.iter().any(|&(n, _)| n == root_moves), "the root");
+        assert!(seen.iter().any(|&(n, _)| n > root_moves), "a node below");
+        for &(moves, n) in seen.iter() {
+            let want = if moves == root_moves {
+                want_root
+            } else {
+                want_below
+            };
+            assert_eq!(n, want, "{moves} moves, root {root}, every {every}");
+        }
+    }
+}
+
 /// KataGo's pruned root values: the reported root weighs each child by
 /// its play selection value (here without LCB, so `move_infos` shows the
 /// weights) and the root's own evaluation by its playout weight; the
