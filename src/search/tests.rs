@@ -817,16 +817,40 @@ fn reuse_recomputes_a_leaf_without_its_subtree_bias() {
     }
 }
 
-/// Records the history each evaluation may show: `(moves in the state,
-/// max_history)`.
-struct HistoryRecorder {
+/// Evaluates as [`MaterialEval`] and records one field of each
+/// evaluation's options: `(moves in the state, pick(options))`.
+struct OptionsRecorder<T> {
     inner: Arc<MaterialEval>,
-    seen: parking_lot::Mutex<Vec<(usize, Option<usize>)>>,
+    pick: fn(&EvalOptions) -> T,
+    seen: parking_lot::Mutex<Vec<(usize, T)>>,
 }
 
-impl PositionEvaluator<ToyGo> for HistoryRecorder {
+impl<T> OptionsRecorder<T> {
+    fn new(pick: fn(&EvalOptions) -> T) -> Arc<Self> {
+        Arc::new(OptionsRecorder {
+            inner: MaterialEval::new(),
+            pick,
+            seen: parking_lot::Mutex::new(Vec::new()),
+        })
+    }
+}
+
+/// Searches [`capture_position`] with `p` (one thread) and returns what
+/// an [`OptionsRecorder`] with `pick` saw.
+fn recorded_search<T: Send + 'static>(
+    p: SearchParams,
+    pick: fn(&EvalOptions) -> T,
+) -> Vec<(usize, T)> {
+    let eval = OptionsRecorder::new(pick);
+    let mut s = Search::new(p, eval.clone(), capture_position(), 1);
+    s.run(&RunOptions::default()).unwrap();
+    let seen = std::mem::take(&mut *eval.seen.lock());
+    seen
+}
+
+impl<T: Send + 'static> PositionEvaluator<ToyGo> for OptionsRecorder<T> {
     fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
-        self.seen.lock().push((s.history.len(), opts.max_history));
+        self.seen.lock().push((s.history.len(), (self.pick)(opts)));
         self.inner.evaluate(s, opts)
     }
 }
@@ -842,13 +866,7 @@ fn ignoring_pre_root_history_shows_the_moves_since_the_root() {
         let mut p = params(60, 1);
         p.ignore_pre_root_history = pre_root;
         p.ignore_all_history = all;
-        let eval = Arc::new(HistoryRecorder {
-            inner: MaterialEval::new(),
-            seen: parking_lot::Mutex::new(Vec::new()),
-        });
-        let mut s = Search::new(p, eval.clone(), capture_position(), 1);
-        s.run(&RunOptions::default()).unwrap();
-        let seen = eval.seen.lock();
+        let seen = recorded_search(p, |o| o.max_history);
         assert!(
             seen.iter().any(|&(n, _)| n >= root_moves + 2),
             "a node two moves down"
@@ -869,22 +887,6 @@ fn ignoring_pre_root_history_shows_the_moves_since_the_root() {
     }
 }
 
-/// Records how many symmetries each evaluation asks for: `(moves in the
-/// state, num_symmetries)`.
-struct SymmetryRecorder {
-    inner: Arc<MaterialEval>,
-    seen: parking_lot::Mutex<Vec<(usize, u8)>>,
-}
-
-impl PositionEvaluator<ToyGo> for SymmetryRecorder {
-    fn evaluate(&self, s: &ToyGo, opts: &EvalOptions) -> Result<Arc<NnOutput>, EvalError> {
-        self.seen
-            .lock()
-            .push((s.history.len(), opts.num_symmetries));
-        self.inner.evaluate(s, opts)
-    }
-}
-
 /// `numSymmetriesToSample` (the engine's own key) sets the symmetries
 /// averaged below the root; the root takes the larger of it and KataGo's
 /// `rootNumSymmetriesToSample`.
@@ -897,13 +899,7 @@ fn symmetries_to_sample_apply_below_the_root_and_the_root_takes_the_larger() {
         let mut p = params(40, 1);
         p.root_num_symmetries_to_sample = root;
         p.num_symmetries_to_sample = every;
-        let eval = Arc::new(SymmetryRecorder {
-            inner: MaterialEval::new(),
-            seen: parking_lot::Mutex::new(Vec::new()),
-        });
-        let mut s = Search::new(p, eval.clone(), capture_position(), 1);
-        s.run(&RunOptions::default()).unwrap();
-        let seen = eval.seen.lock();
+        let seen = recorded_search(p, |o| o.num_symmetries);
         assert!(seen.iter().any(|&(n, _)| n == root_moves), "the root");
         assert!(seen.iter().any(|&(n, _)| n > root_moves), "a node below");
         for &(moves, n) in seen.iter() {
