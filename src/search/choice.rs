@@ -29,6 +29,9 @@ impl SearchView<'_> {
     /// chosen-move temperature; from the raw policy if the root has no
     /// children.
     pub fn chosen_move<R: Rng>(&self, rng: &mut R) -> Option<Move> {
+        if let Some(mv) = self.gumbel_choice() {
+            return Some(mv);
+        }
         let p = self.params;
         let sel = self.selection();
         let temp = self.chosen_move_temperature();
@@ -53,6 +56,31 @@ impl SearchView<'_> {
         let vals: Vec<f64> = cands.iter().map(|c| c.1).collect();
         let i = explore::choose_index_with_temperature(rng, &vals, temp, only_below)?;
         Some(cands[i].0)
+    }
+
+    /// Gumbel root search's move (`gumbelRootSearch`): the best by prior
+    /// and completed Q of the moves the halving visited most; `None`
+    /// without a halving for this root or before any visit.
+    fn gumbel_choice(&self) -> Option<Move> {
+        let g = self.gumbel.filter(|g| g.is_for(self.root))?;
+        let nn = self.root.nn()?;
+        let children = self.root.children();
+        if children.is_empty() {
+            return None;
+        }
+        let mut stats = Vec::new();
+        g.stats(
+            &children,
+            self.root_pla,
+            |mv, v| self.root_child_utility(mv, v),
+            &mut stats,
+        );
+        let sign = if self.root_pla == Player::White {
+            1.0
+        } else {
+            -1.0
+        };
+        Some(g.final_choice(&stats, sign * self.utility.of_nn(&nn)))
     }
 
     /// KataGo's "average in human policy" of `getPlaySelectionValues` at

@@ -130,6 +130,7 @@ mod tests {
             ending_bonus: &[],
             fills_dame: true,
             human_root: None,
+            gumbel: None,
         };
         let nn = root.nn().expect("evaluated");
         view.should_suppress_pass(root, &nn)

@@ -20,6 +20,7 @@ mod even_komi;
 pub mod explore;
 mod fill_dame;
 mod game_state;
+mod gumbel;
 mod human;
 mod mirror;
 mod nn_eval;

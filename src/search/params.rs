@@ -356,6 +356,22 @@ search_params! {
     /// engine's own key; KataGo evaluates each non-root node in one). The
     /// root takes the larger of this and `rootNumSymmetriesToSample`.
     num_symmetries_to_sample: i32 = "numSymmetriesToSample" [1, 8];
+    /// Gumbel root search (the engine's own key; KataGo has none): the
+    /// root's visits go by sequential halving over the considered moves,
+    /// the move played is the best of the last ones left by prior plus
+    /// completed Q (Gumbel MuZero's root; `search::gumbel`). Needs a visit
+    /// budget (`maxVisits`, `maxPlayouts`); PUCT below the root.
+    gumbel_root_search: bool = "gumbelRootSearch" [0, 1];
+    /// Gumbel root search: the moves considered at the root.
+    gumbel_considered_moves: i32 = "gumbelConsideredMoves" [1, 1000];
+    /// Gumbel root search: the scale of the Gumbel noise on the root's log
+    /// policy (0: the top of the policy, deterministic; 1: the paper's
+    /// sampling, for self-play).
+    gumbel_noise_scale: f64 = "gumbelNoiseScale" [0.0, 10.0];
+    /// Gumbel root search: `c_visit` of the Q transform (mctx's 50).
+    gumbel_c_visit: f64 = "gumbelCVisit" [0.0, 1e6];
+    /// Gumbel root search: `c_scale` of the Q transform (mctx's 0.1).
+    gumbel_c_scale: f64 = "gumbelCScale" [0.0, 1e3];
     /// Search only one of each set of symmetric moves at the root.
     root_symmetry_pruning: bool = "rootSymmetryPruning" [0, 1];
     /// Forced playouts: a root child with any visits gets sqrt(coeff * policy * total) of them.
@@ -574,6 +590,11 @@ impl SearchParams {
             root_fpu_loss_prop: 0.0,
             root_num_symmetries_to_sample: 1,
             num_symmetries_to_sample: 1,
+            gumbel_root_search: false,
+            gumbel_considered_moves: 16,
+            gumbel_noise_scale: 0.0,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
             root_symmetry_pruning: interactive,
             root_desired_per_child_visits_coeff: 0.0,
             root_policy_optimism: 0.0,

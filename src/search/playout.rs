@@ -12,6 +12,7 @@ use super::anti_mirror::AntiMirror;
 use super::bias::{bias_key, BiasTable};
 use super::eval::{EvalError, EvalOptions, Outcome, PositionEvaluator, SearchState};
 use super::explore::{self, ChildWeight};
+use super::gumbel::{GumbelRoot, MoveStats};
 use super::node_table::NodeTable;
 use super::params::SearchParams;
 use super::pattern_bonus::PatternBonusTable;
@@ -70,6 +71,9 @@ pub(crate) struct Ctx<'a, S: SearchState, E: PositionEvaluator<S>> {
     /// Whether the root uses and feeds the eval cache (not where its game
     /// is over, KataGo's root `forceNonTerminal`).
     pub root_cached: bool,
+    /// Gumbel root search's halving (`gumbelRootSearch`), if this search
+    /// runs one: it chooses the root's children in place of PUCT.
+    pub gumbel: Option<&'a GumbelRoot>,
 }
 
 /// Per-thread scratch state.
@@ -121,6 +125,8 @@ impl<S: SearchState> Worker<S> {
 pub(crate) struct Scratch {
     pub weights: Vec<ChildWeight>,
     pub values: Vec<NodeValues>,
+    /// Gumbel root search: the considered moves' stats.
+    pub gumbel: Vec<MoveStats>,
 }
 
 /// How a playout ended.
@@ -345,7 +351,9 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         };
         let p = self.params;
         let (xs, ys) = (nn.x_size, nn.y_size);
-        let Scratch { weights, values } = scratch;
+        let Scratch {
+            weights, values, ..
+        } = scratch;
         weights.clear();
         values.clear();
         let mut orig_total = 0.0;

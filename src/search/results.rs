@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::explore;
+use super::gumbel::GumbelRoot;
 use super::params::SearchParams;
 use super::root_symmetry::RootSymmetry;
 use super::tree::{Node, NodeValues};
@@ -14,7 +15,10 @@ use crate::nn::NnOutput;
 
 mod print_tree;
 mod pruned;
+mod symmetric;
 pub use print_tree::PrintTreeOptions;
+#[cfg(test)]
+pub(crate) use symmetric::symmetric_copies;
 
 /// One root move, as KataGo reports it. Values are from the perspective of
 /// the player to move at the root unless named `white_`.
@@ -98,48 +102,8 @@ pub struct SearchView<'a> {
     pub(crate) fills_dame: bool,
     /// The human-style net's output at the root, if one ran.
     pub(crate) human_root: Option<std::sync::Arc<NnOutput>>,
-}
-
-/// `infos` (in order) with, after each, its images under the root's
-/// symmetries that are not listed yet and not avoided: same statistics,
-/// the move, PV and per-move ownership mapped, `is_symmetry_of` set.
-/// As KataGo's `duplicateForSymmetries`; orders are renumbered.
-pub(super) fn symmetric_copies(rs: &RootSymmetry, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
-    if rs.symmetries.len() <= 1 {
-        return infos;
-    }
-    let (xs, ys) = (rs.x_size, rs.y_size);
-    let mut listed = vec![false; xs * ys + 1];
-    let mut out = Vec::with_capacity(infos.len() * rs.symmetries.len());
-    for info in &infos {
-        for &sym in &rs.symmetries {
-            let mv = sym.mv(info.mv, xs, ys);
-            let i = mv.policy_index(xs, ys);
-            if listed[i] || rs.avoided.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            listed[i] = true;
-            let mut copy = info.clone();
-            if sym != crate::nn::Symmetry::IDENTITY {
-                copy.mv = mv;
-                copy.is_symmetry_of = Some(info.mv);
-                for m in copy.pv.iter_mut() {
-                    *m = sym.mv(*m, xs, ys);
-                }
-                for plane in [&mut copy.ownership, &mut copy.ownership_stdev]
-                    .into_iter()
-                    .flatten()
-                {
-                    *plane = rs.map_plane(sym, plane);
-                }
-            }
-            out.push(copy);
-        }
-    }
-    for (order, info) in out.iter_mut().enumerate() {
-        info.order = order;
-    }
-    out
+    /// Gumbel root search's halving of the search, if it ran one.
+    pub(crate) gumbel: Option<&'a GumbelRoot>,
 }
 
 /// Sign making white-perspective values root-player perspective.
@@ -171,12 +135,13 @@ impl<'a> SearchView<'a> {
             ending_bonus: self.ending_bonus,
             fills_dame: self.fills_dame,
             human_root: self.human_root.clone(),
+            gumbel: self.gumbel,
         }
     }
 
     /// A root child's utility (white's view) with its ending score bonus,
     /// as KataGo weighs root children for the move choice and LCB.
-    fn root_child_utility(&self, mv: Move, v: &NodeValues) -> f64 {
+    pub(super) fn root_child_utility(&self, mv: Move, v: &NodeValues) -> f64 {
         match self
             .ending_bonus
             .get(mv.policy_index(self.x_size, self.y_size))
@@ -525,20 +490,6 @@ impl<'a> SearchView<'a> {
             });
         }
         infos
-    }
-
-    /// `infos` with the moves that root symmetry pruning did not search
-    /// added after the searched move they are copies of (KataGo's
-    /// `duplicateForSymmetries`, what front ends get); unchanged when the
-    /// root has no symmetry or pruning is off.
-    pub fn with_symmetric_copies(&self, infos: Vec<MoveInfo>) -> Vec<MoveInfo> {
-        symmetric_copies(self.root_symmetry, infos)
-    }
-
-    /// The root's symmetries (identity alone unless root symmetry pruning
-    /// found more).
-    pub fn root_symmetries(&self) -> &[crate::nn::Symmetry] {
-        self.root_symmetry.symmetries()
     }
 
     /// Per-move infos for the root's children with visits, ordered as

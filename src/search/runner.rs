@@ -13,6 +13,7 @@ use super::anti_mirror::AntiMirror;
 use super::bias::BiasTable;
 use super::eval::{EvalError, PositionEvaluator, SearchState};
 use super::explore;
+use super::gumbel::GumbelRoot;
 use super::human::{human_in_tree, human_root_output};
 use super::mirror::MirrorStatus;
 use super::node_table::NodeTable;
@@ -153,6 +154,9 @@ pub struct Search<S: SearchState, E: PositionEvaluator<S>> {
     /// The hash of this search's parameters the eval cache's keys fold in
     /// ([`super::tree::eval_cache::params_key`]), set when a search starts.
     eval_cache_key: Hash128,
+    /// Gumbel root search's halving for the current search
+    /// (`gumbelRootSearch`), set when a search starts.
+    gumbel: Option<GumbelRoot>,
 }
 
 /// The node table the parameters ask for.
@@ -197,6 +201,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             root_graph_hash: None,
             eval_cache: None,
             eval_cache_key: Hash128::ZERO,
+            gumbel: None,
         };
         s.table = node_table(&s.params);
         s.reset_bias_table();
@@ -295,6 +300,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Drops the tree (and the subtree bias statistics).
     pub fn clear_tree(&mut self) {
         self.root = Arc::new(Node::new(self.root_state.next_player(), true));
+        self.gumbel = None;
         if let Some(t) = &self.table {
             t.clear();
         }
@@ -359,6 +365,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             ending_bonus: &self.ending_bonus,
             fills_dame: self.fills_dame,
             human_root: self.human_root.clone(),
+            gumbel: self.gumbel.as_ref(),
         }
     }
 
@@ -418,6 +425,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             eval_cache,
             eval_cache_key: self.eval_cache_key,
             root_cached: eval_cache.is_some() && self.root_state.outcome().is_none(),
+            gumbel: self.gumbel.as_ref(),
         }
     }
 
@@ -456,6 +464,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// policy temperature change it per search), sets the dynamic score
     /// centre, and recomputes a reused tree under the new utility.
     fn prepare_root(&mut self, for_opponent: bool) -> Result<bool, EvalError> {
+        // The last search's halving goes; `run` makes this one's.
+        self.gumbel = None;
         let (xs, ys) = (self.root_state.x_size(), self.root_state.y_size());
         let pla = self.root_state.next_player();
         // Pondering thinks for the player who moved last, unless a search
@@ -556,6 +566,29 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         Ok(has_err)
     }
 
+    /// Gumbel root search's halving for a search of `budget` playouts
+    /// (`gumbelRootSearch`), over the root moves the search may play.
+    fn gumbel_root(&mut self, budget: i64) -> Option<GumbelRoot> {
+        let nn = self.root.nn()?;
+        let pla = self.root_state.next_player();
+        let (avoid, symmetry, pruned) = (&self.avoid[pla], &self.root_symmetry, &self.root_pruned);
+        let legal = |i: usize| {
+            avoid.get(i).is_none_or(|&until| until == 0)
+                && !symmetry.is_duplicate(i)
+                && !pruned.get(i).copied().unwrap_or(false)
+        };
+        let mut rng = StdRng::seed_from_u64(self.rng.gen());
+        GumbelRoot::new(
+            &self.params,
+            &self.root,
+            &nn.policy,
+            (nn.x_size, nn.y_size),
+            legal,
+            budget,
+            &mut rng,
+        )
+    }
+
     /// The root's network output with root policy temperature and noise.
     fn root_policy(&self, raw: Arc<NnOutput>, rng: &mut StdRng) -> Arc<NnOutput> {
         let p = &self.params;
@@ -602,7 +635,6 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     pub fn run(&mut self, opts: &RunOptions<'_>) -> Result<SearchStats, SearchError> {
         let start = Instant::now();
         let has_err = self.prepare_root(opts.for_opponent)?;
-        let p = &self.params;
         let (max_visits, max_playouts, mut max_time) = self.limits(opts.pondering);
         if let Some(t) = opts.max_time {
             max_time = max_time.min(t);
@@ -613,6 +645,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
         let asked = (max_visits - start_visits).min(max_playouts).max(0);
         let tree_room = (self.max_tree_visits() - start_visits).max(0);
         let budget = asked.min(tree_room);
+        self.gumbel = self.gumbel_root(budget);
+        let p = &self.params;
         let mut threads = p.num_threads.max(1) as i64;
         if p.min_playouts_per_thread > 0.0 {
             threads =
@@ -645,6 +679,7 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             ending_bonus: ctx.ending_bonus,
             fills_dame: self.fills_dame,
             human_root: self.human_root.clone(),
+            gumbel: ctx.gumbel,
         };
         // The planned length of the search, and from it (with time
         // controls, as KataGo) the most visits the rest of it can add, for

@@ -1813,3 +1813,120 @@ fn root_play_selection_values_are_reduced_weights_rounded_up() {
     }
     assert!(fractional > 0, "no child with a fractional weight was seen");
 }
+
+/// What sequential halving gives `m` considered moves in `n` playouts,
+/// most first: each playout goes to a move with the schedule's count.
+fn halving_counts(m: usize, n: i64) -> Vec<i64> {
+    let mut counts = vec![0i64; m];
+    for k in 0..n {
+        let target = gumbel::considered_visits(m, n, k);
+        if let Some(c) = counts.iter_mut().find(|c| **c == target) {
+            *c += 1;
+        }
+    }
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    counts
+}
+
+/// Gumbel root search considering every root move.
+fn gumbel_params(visits: i64, threads: i32) -> SearchParams {
+    let mut p = params(visits, threads);
+    p.gumbel_root_search = true;
+    p.gumbel_considered_moves = 64;
+    p
+}
+
+/// The root's edge visits per move.
+fn root_edge_visits(s: &Search<ToyGo, MaterialEval>) -> Vec<(Move, i64)> {
+    let infos = s.view().move_infos(1, false);
+    infos.iter().map(|m| (m.mv, m.edge_visits)).collect()
+}
+
+fn most_first(visits: impl Iterator<Item = i64>) -> Vec<i64> {
+    let mut v: Vec<i64> = visits.collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+#[test]
+fn gumbel_root_search_visits_the_root_by_sequential_halving_and_plays_the_capture() {
+    let capture = Move::Play(Loc::from_xy(2, 3, 5));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut s = Search::new(
+        gumbel_params(101, 1),
+        MaterialEval::new(),
+        capture_position(),
+        1,
+    );
+    s.run(&RunOptions::default()).unwrap();
+    let counts = most_first(root_edge_visits(&s).into_iter().map(|(_, v)| v));
+    assert_eq!(counts.iter().sum::<i64>(), 100);
+    assert!(counts.len() > 8, "{counts:?}");
+    assert_eq!(counts, halving_counts(counts.len(), 100));
+    assert_eq!(s.view().chosen_move(&mut rng), Some(capture));
+
+    // PUCT spreads the same visits otherwise (the check above can fail).
+    let mut puct = Search::new(params(101, 1), MaterialEval::new(), capture_position(), 1);
+    puct.run(&RunOptions::default()).unwrap();
+    let puct_counts = most_first(root_edge_visits(&puct).into_iter().map(|(_, v)| v));
+    assert_ne!(puct_counts, halving_counts(puct_counts.len(), 100));
+}
+
+#[test]
+fn gumbel_root_search_on_a_reused_tree_schedules_only_this_searchs_visits() {
+    let mut s = Search::new(
+        gumbel_params(61, 1),
+        MaterialEval::new(),
+        capture_position(),
+        2,
+    );
+    s.run(&RunOptions::default()).unwrap();
+    let before = root_edge_visits(&s);
+    let mut p = s.params().clone();
+    p.max_visits = 161;
+    s.set_params(p);
+    s.run(&RunOptions::default()).unwrap();
+    let after = root_edge_visits(&s);
+    assert_eq!(after.len(), before.len());
+    let added = after.iter().map(|(mv, v)| {
+        let old = before.iter().find(|b| b.0 == *mv).map_or(0, |b| b.1);
+        v - old
+    });
+    assert_eq!(most_first(added), halving_counts(before.len(), 100));
+}
+
+#[test]
+fn gumbel_root_search_with_many_threads_stops_at_max_visits_and_plays_the_capture() {
+    let capture = Move::Play(Loc::from_xy(2, 3, 5));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut s = Search::new(
+        gumbel_params(400, 4),
+        MaterialEval::new(),
+        capture_position(),
+        3,
+    );
+    let stats = s.run(&RunOptions::default()).unwrap();
+    assert_eq!(stats.root_visits, 400);
+    let visits = root_edge_visits(&s);
+    assert!(visits.iter().all(|&(_, v)| v >= 1), "{visits:?}");
+    assert_eq!(s.view().chosen_move(&mut rng), Some(capture));
+}
+
+#[test]
+fn gumbel_root_search_keeps_puct_without_a_visit_budget() {
+    // Limited by time only: no halving is made (its first phase would
+    // never end), the root stays PUCT's.
+    let mut p = gumbel_params(1 << 50, 1);
+    p.max_time = 0.05;
+    let mut s = Search::new(p, MaterialEval::new(), capture_position(), 4);
+    s.run(&RunOptions::default()).unwrap();
+    assert!(s.view().gumbel.is_none());
+    let mut with_budget = Search::new(
+        gumbel_params(50, 1),
+        MaterialEval::new(),
+        capture_position(),
+        4,
+    );
+    with_budget.run(&RunOptions::default()).unwrap();
+    assert!(with_budget.view().gumbel.is_some());
+}

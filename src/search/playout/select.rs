@@ -13,6 +13,7 @@ use rand::Rng;
 use super::super::anti_mirror::{AntiMirror, MirrorAt};
 use super::super::eval::{PositionEvaluator, SearchState};
 use super::super::explore;
+use super::super::gumbel::GumbelRoot;
 use super::super::tree::eval_cache::EvalCacheEntry;
 use super::super::tree::{Child, Node, NodeValues};
 use super::{Ctx, PlayoutEnd, Worker};
@@ -212,6 +213,9 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
         let human = self.human_exploration(w, node, is_root);
         let mut visit = human.map_or(EdgeVisit::Counted, |(_, v)| v);
         let counted = visit == EdgeVisit::Counted;
+        if let Some(g) = self.gumbel.filter(|g| is_root && counted && g.is_for(node)) {
+            return Some(self.gumbel_child(w, g, &children, nn));
+        }
         let Totals {
             weight: total_w,
             max_weight: max_w,
@@ -343,6 +347,42 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             existing,
             visit,
         })
+    }
+}
+
+impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
+    /// Gumbel root search's choice at the root: the considered move the
+    /// sequential halving's schedule gives this playout.
+    fn gumbel_child(
+        &self,
+        w: &mut Worker<S>,
+        g: &GumbelRoot,
+        children: &[Child],
+        nn: &NnOutput,
+    ) -> Choice {
+        let (xs, ys) = (nn.x_size, nn.y_size);
+        let stats = &mut w.scratch.gumbel;
+        g.stats(
+            children,
+            self.root_state.next_player(),
+            |mv, v| v.utility + self.ending_bonus_utility(mv, v, xs, ys),
+            stats,
+        );
+        let sign = if self.root_state.next_player() == Player::White {
+            1.0
+        } else {
+            -1.0
+        };
+        let mv = g.select(stats, sign * self.utility.of_nn(nn));
+        let existing = children
+            .iter()
+            .position(|c| c.mv == mv)
+            .map(|i| (i, children[i].node.clone()));
+        Choice {
+            mv,
+            existing,
+            visit: EdgeVisit::Counted,
+        }
     }
 }
 

@@ -20,6 +20,8 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
             return false;
         }
         let old = self.root.clone();
+        // The halving was for the old root.
+        self.gumbel = None;
         // The old root's children stay alive until the sweep below has
         // seen every node they held (graph search frees bias shares there).
         let children = old.take_children();
