@@ -569,6 +569,10 @@ impl<S: SearchState, E: PositionEvaluator<S>> Search<S, E> {
     /// Gumbel root search's halving for a search of `budget` playouts
     /// (`gumbelRootSearch`), over the root moves the search may play.
     fn gumbel_root(&mut self, budget: i64) -> Option<GumbelRoot> {
+        // Off, it draws nothing from the search's random stream.
+        if !self.params.gumbel_root_search {
+            return None;
+        }
         let nn = self.root.nn()?;
         let pla = self.root_state.next_player();
         let (avoid, symmetry, pruned) = (&self.avoid[pla], &self.root_symmetry, &self.root_pruned);
