@@ -6,7 +6,7 @@
 use rand::Rng;
 
 use super::explore;
-use super::results::SearchView;
+use super::results::{sign, SearchView};
 use crate::game::{Move, Player};
 
 impl SearchView<'_> {
@@ -75,12 +75,7 @@ impl SearchView<'_> {
             |mv, v| self.root_child_utility(mv, v),
             &mut stats,
         );
-        let sign = if self.root_pla == Player::White {
-            1.0
-        } else {
-            -1.0
-        };
-        Some(g.final_choice(&stats, sign * self.utility.of_nn(&nn)))
+        Some(g.final_choice(&stats, sign(self.root_pla) * self.utility.of_nn(&nn)))
     }
 
     /// KataGo's "average in human policy" of `getPlaySelectionValues` at

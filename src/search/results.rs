@@ -107,7 +107,7 @@ pub struct SearchView<'a> {
 }
 
 /// Sign making white-perspective values root-player perspective.
-fn sign(p: Player) -> f64 {
+pub(super) fn sign(p: Player) -> f64 {
     if p == Player::White {
         1.0
     } else {

@@ -14,6 +14,7 @@ use super::super::anti_mirror::{AntiMirror, MirrorAt};
 use super::super::eval::{PositionEvaluator, SearchState};
 use super::super::explore;
 use super::super::gumbel::GumbelRoot;
+use super::super::results::sign;
 use super::super::tree::eval_cache::EvalCacheEntry;
 use super::super::tree::{Child, Node, NodeValues};
 use super::{Ctx, PlayoutEnd, Worker};
@@ -368,12 +369,8 @@ impl<'a, S: SearchState, E: PositionEvaluator<S>> Ctx<'a, S, E> {
             |mv, v| v.utility + self.ending_bonus_utility(mv, v, xs, ys),
             stats,
         );
-        let sign = if self.root_state.next_player() == Player::White {
-            1.0
-        } else {
-            -1.0
-        };
-        let mv = g.select(stats, sign * self.utility.of_nn(nn));
+        let root_sign = sign(self.root_state.next_player());
+        let mv = g.select(stats, root_sign * self.utility.of_nn(nn));
         let existing = children
             .iter()
             .position(|c| c.mv == mv)
