@@ -54,9 +54,18 @@ pub(super) fn seeds(shared: &Path, repo: &Path) -> io::Result<Vec<Seed>> {
         }
     }
 
-    // `-sprt` and `-bot` values as the README and configs/match.toml give
-    // them: the first line the `-sprt` value, then one `-bot` per line.
-    for path in [repo.join("README.md"), configs.join("match.toml")] {
+    // `-sprt` and `-bot` values as the README, the guides that show
+    // `engine match` lines (docs/training.md, docs/RESULTS.md) and
+    // configs/match.toml give them: the first line the `-sprt` value, then
+    // one `-bot` per line.
+    let docs = repo.join("docs");
+    let with_match_lines = [
+        repo.join("README.md"),
+        docs.join("training.md"),
+        docs.join("RESULTS.md"),
+        configs.join("match.toml"),
+    ];
+    for path in with_match_lines {
         if !path.is_file() {
             continue;
         }
@@ -166,9 +175,9 @@ fn trainer_seeds(
     Ok(())
 }
 
-/// The `-sprt` and `-bot` values in `text` (a README or a config whose
-/// comments show `engine match` lines); a `-sprt` value is cut at its
-/// first `[` (the README's optional part).
+/// The `-sprt` and `-bot` values in `text` (a README, a guide or a config
+/// whose comments show `engine match` lines); a `-sprt` value is cut at its
+/// first `[` (the optional part of docs/training.md's usage line).
 fn short_form_values(text: &str) -> (Vec<String>, Vec<String>) {
     let (mut sprts, mut bots) = (Vec::new(), Vec::new());
     for line in text.lines() {

@@ -82,7 +82,7 @@ pub enum DeviceError {
     #[error(
         "{asked_by} asks for CUDA, but the libtorch this binary runs with has no CUDA support \
          (a CPU-only libtorch is linked: `ldd engine | grep libtorch_cuda` shows nothing); \
-         build against a CUDA libtorch (README, section \"GPU\"), or do not ask for CUDA"
+         build against a CUDA libtorch (docs/GPU.md), or do not ask for CUDA"
     )]
     NoCudaBuild {
         /// The flag or key that asked.

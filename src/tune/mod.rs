@@ -19,7 +19,7 @@
 //! 1. The CPU backend (`nnCpuBackend`): the Rust backend; its bf16
 //!    kernels (`nnPrecision = bf16`) where the CPU has AVX-512 BF16 and
 //!    the config names no precision (they matched fp32 at equal visits:
-//!    see the README's "Speed"); libtorch in a build with it; each at one
+//!    see docs/RESULTS.md); libtorch in a build with it; each at one
 //!    search thread per core. On a GPU, or with one of these only, there
 //!    is nothing to choose.
 //! 2. With the better one: search threads 1, 2, 4, ... up to twice the
