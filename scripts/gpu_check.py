@@ -11,6 +11,7 @@ Standard library only (the GPU machine has no internet).
 import argparse
 import glob
 import json
+import lzma
 import math
 import os
 import re
@@ -19,22 +20,47 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-# Time caps in seconds (real run / --dry-run); the help text lists them.
-CAPS = {
-    "link": (30, 30),
-    "parity": (210, 60),
-    "search": (240, 45),
-    "nn": (120, 30),
-    "analysis": (100, 30),
-    "selfplay": (220, 30),
-    "train": (300, 90),
-    "katago": (250, 30),
+# The profiles: the stages in order, each with its time cap in seconds for
+# the real run and for --dry-run, and the limit at which the whole run stops
+# itself. `budget` (the default) fits one call of a 15-minute device lease
+# (caps summing to at most 450 s, the run stopping at 480 s); `full` is the
+# longer list for a longer lease (25 minutes; or run it in parts with
+# --only). The help text lists them.
+PROFILES = {
+    "budget": {
+        "limit": 480,
+        "caps": {
+            "link": (15, 30),
+            "parity": (90, 60),
+            "search": (120, 45),
+            "nn": (60, 30),
+            "selfplay": (75, 30),
+            "train": (50, 60),
+            "analysis": (40, 30),
+        },
+    },
+    "full": {
+        "limit": 1500,
+        "caps": {
+            "link": (30, 30),
+            "parity": (210, 60),
+            "search": (240, 45),
+            "nn": (120, 30),
+            "analysis": (100, 30),
+            "selfplay": (220, 30),
+            "train": (300, 90),
+            "katago": (250, 30),
+        },
+    },
 }
-STAGES = list(CAPS)
-TOTAL_BUDGET = 1500  # 25 minutes
+# The nets of the budget profile: KataGo's g170 b6c96 and one transformer
+# net (grouped-query attention, learned rotary embeddings), both in
+# ../shared/models; scripts/gpu_pack.sh copies exactly these.
+BUDGET_NETS = ("g170-b6c96-s175395328-d26788732", "b7c96h6kv3qk32v16tflrs-fson-bnh")
 MAX_STRIPPED_BYTES = 64 << 20
 G170 = "g170-b6c96-s175395328-d26788732"
 
@@ -60,33 +86,76 @@ def finite(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def unpack_engine(packed, work):
+    """The binary scripts/gpu_pack.sh compressed, unpacked into `work`."""
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "engine")
+    with lzma.open(packed) as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    os.chmod(path, 0o755)
+    return path
+
+
+# Every child process alive, so that the run's own limit (SIGALRM) can end
+# them before it writes the report and exits.
+LIVE = set()
+
+
+class RunLimit(BaseException):
+    """The whole run reached its limit (raised by SIGALRM)."""
+
+
 class Check:
     def __init__(self, args):
-        self.root = os.path.abspath(args.root)
+        self.profile = args.profile
+        self.caps = PROFILES[self.profile]["caps"]
+        self.limit = PROFILES[self.profile]["limit"]
         self.dry = args.dry_run
+        self.pack = os.path.abspath(args.pack) if args.pack else None
+        # From a packed folder (scripts/gpu_pack.sh) everything is read from
+        # that folder: the binary, configs/ and the shared data.
+        self.root = self.pack or os.path.abspath(args.root)
         self.out = os.path.abspath(os.environ.get("OUT") or os.path.join(os.getcwd(), "gpu_check_out"))
-        self.shared = os.path.abspath(os.environ.get("ENGINE_SHARED_DIR") or os.path.join(self.root, "..", "shared"))
+        if self.pack:
+            self.shared = os.path.join(self.pack, "shared")
+        else:
+            self.shared = os.path.abspath(os.environ.get("ENGINE_SHARED_DIR") or os.path.join(self.root, "..", "shared"))
+        # Scratch files (nets made here, self-play and training output, the
+        # unpacked binary) stay out of OUT: only the report comes back from a
+        # device call, which returns at most 8 files.
+        self.work = os.path.abspath(args.work) if args.work else tempfile.mkdtemp(prefix="gpu_check_work_")
+        self.own_work = not args.work
         engine = args.engine or os.environ.get("ENGINE")
+        if not engine and self.pack and os.path.isfile(os.path.join(self.pack, "engine.xz")):
+            engine = unpack_engine(os.path.join(self.pack, "engine.xz"), self.work)
         if not engine:
-            local = os.path.join(os.getcwd(), "engine")
+            local = os.path.join(self.pack or os.getcwd(), "engine")
             engine = local if os.path.isfile(local) else os.path.join(self.root, "target", "release", "engine")
         self.engine = os.path.abspath(engine)
         self.only = set(args.only.split(",")) if args.only else None
+        self.plan = [st for st in self.caps if not self.only or st in self.only]
         self.start = time.time()
-        self.deadline = self.start + TOTAL_BUDGET
+        self.deadline = self.start + self.limit
         self.stage_deadline = self.deadline
         self.env = dict(os.environ)
         self.env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self.report = {
             "mode": "dry-run (CPU, tiny sizes)" if self.dry else "GPU",
+            "profile": self.profile,
+            "limit_s": self.limit,
+            "plan": [{"stage": st, "cap": self.cap(st)} for st in self.plan],
             "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "engine": self.engine,
             "shared": self.shared,
+            "pack": self.pack,
             "machine": {},
             "stages": [],
         }
         self._big = None
         self.gpu = GpuSampler() if shutil.which("nvidia-smi") and not self.dry else None
+
+    def cap(self, stage):
+        return self.caps[stage][1 if self.dry else 0]
 
     # -- running things ------------------------------------------------------
 
@@ -98,20 +167,39 @@ class Check:
         if left <= 1:
             raise StageTimeout("no time left in this stage")
         t = min(timeout, left) if timeout else left
+        proc = self.popen(cmd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
         try:
-            p = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=t,
-                               env=self.env, cwd=cwd or self.root, errors="replace")
+            out, err = proc.communicate(input=input, timeout=t)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            LIVE.discard(proc)
             raise StageTimeout(f"timed out after {t:.0f} s: {' '.join(map(str, cmd[:4]))} ...")
+        # (Left in LIVE when the run's limit interrupts the wait: then it is
+        # ended with the others.)
+        LIVE.discard(proc)
+        p = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         if check and p.returncode != 0:
             raise StageFailed(f"{' '.join(map(str, cmd[:3]))} exited with {p.returncode}: {last_lines(p.stderr)}")
         return p
+
+    def popen(self, cmd, cwd=None, **kw):
+        """Starts a child that the run's limit can end (see LIVE)."""
+        kw.setdefault("text", True)
+        kw.setdefault("errors", "replace")
+        proc = subprocess.Popen(cmd, env=self.env, cwd=cwd or self.root, **kw)
+        LIVE.add(proc)
+        return proc
 
     def e(self, *args):
         return [self.engine] + [str(a) for a in args]
 
     def path(self, *parts):
         return os.path.join(self.out, *parts)
+
+    def scratch(self, *parts):
+        return os.path.join(self.work, *parts)
 
     def model(self, name):
         return os.path.join(self.shared, "models", name)
@@ -136,7 +224,7 @@ class Check:
         if self._big is None:
             kind = "b2c16" if self.dry else "b18c384nbt"
             name = f"{kind}-random"
-            d = self.path("nets")
+            d = self.scratch("nets")
             os.makedirs(d, exist_ok=True)
             f = os.path.join(d, name + ".bin.gz")
             if not os.path.isfile(f):
@@ -149,7 +237,9 @@ class Check:
     def write_report(self):
         os.makedirs(self.out, exist_ok=True)
         self.report["seconds"] = round(time.time() - self.start, 1)
-        problems = completeness(self.report, self.only)
+        done = {s["stage"] for s in self.report["stages"]}
+        self.report["not_reached"] = [p["stage"] for p in self.report["plan"] if p["stage"] not in done]
+        problems = completeness(self.report)
         self.report["complete"] = not problems
         self.report["problems"] = problems
         tmp = self.path("gpu_report.json.tmp")
@@ -227,7 +317,7 @@ def stage_link(c):
     rows.append(row("no missing libraries", "fail" if missing else "pass", {"missing": len(missing)}, " ".join(missing)))
     size = os.path.getsize(c.engine)
     stripped = size
-    tmp = c.path("engine.stripped")
+    tmp = c.scratch("engine.stripped")
     if shutil.which("strip"):
         c.run(["strip", "-o", tmp, c.engine])
         stripped = os.path.getsize(tmp)
@@ -235,7 +325,11 @@ def stage_link(c):
     rows.append(row("stripped size within 64 MiB", "pass" if stripped <= MAX_STRIPPED_BYTES else "fail",
                     {"stripped_MiB": round(stripped / 2**20, 1), "file_MiB": round(size / 2**20, 1)}))
     v = c.run(c.e("version"), check=False)
-    rows.append(row("engine version", "pass" if v.returncode == 0 else "fail", {}, last_lines(v.stdout + v.stderr, 2)))
+    # On the GPU machine the binary must see the GPU; the dry run's CPU has none.
+    sees = "cuda available = true" in v.stdout
+    ok = v.returncode == 0 and (sees or c.dry)
+    rows.append(row("engine version" + ("" if c.dry else " sees the GPU"), "pass" if ok else "fail", {},
+                    last_lines(v.stdout + v.stderr, 2)))
     c.report["machine"]["engine_version"] = v.stdout.strip()
     if shutil.which("nvidia-smi"):
         q = c.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"], check=False)
@@ -360,12 +454,19 @@ def stage_parity(c):
     recs = nn_records(c)
     queries = [r["query"] for r in recs]
     katago = {r["query"]["id"]: r["response"] for r in recs}
-    nets = sorted(glob.glob(os.path.join(c.shared, "models", "*.bin.gz")))
-    if c.dry:
-        nets = [n for n in nets if os.path.basename(n).startswith("g170")] + \
-               [n for n in nets if not os.path.basename(n).startswith("g170")][:1]
-    kind, big = c.big_net()
-    nets.append(big)
+    if c.profile == "budget":
+        # g170 b6c96 and one transformer net, on the GPU and in the dry run.
+        nets = [c.model(n + ".bin.gz") for n in BUDGET_NETS]
+        missing = [n for n in nets if not os.path.isfile(n)]
+        if missing:
+            raise StageFailed("nets not found: " + ", ".join(missing))
+    else:
+        nets = sorted(glob.glob(os.path.join(c.shared, "models", "*.bin.gz")))
+        if c.dry:
+            nets = [n for n in nets if os.path.basename(n).startswith("g170")] + \
+                   [n for n in nets if not os.path.basename(n).startswith("g170")][:1]
+        kind, big = c.big_net()
+        nets.append(big)
     for net in nets:
         name = os.path.basename(net).replace(".bin.gz", "")
         cpu, p = analysis_run(c, net, ["deviceToUse=cpu"], queries)
@@ -403,8 +504,7 @@ def benchmark_rows(c, label, cmd, timeout=None):
     if left <= 1:
         raise StageTimeout("no time left in this stage")
     t_prev = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=c.env, cwd=c.root, errors="replace")
+    proc = c.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     err = []
     threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()
     timer = threading.Timer(min(timeout or left, left), proc.kill)
@@ -441,6 +541,9 @@ def benchmark_rows(c, label, cmd, timeout=None):
 def search_cmd(c, net, precision="fp16"):
     if c.dry:
         v, t, n = 12, "1,2", 2
+    elif c.profile == "budget":
+        # Two thread counts for a GPU of 100+ SMs (an H200 has 132).
+        v, t, n = 800, "64,128", 10
     else:
         v, t, n = 800, "16,32,64,128", 10
     return c.e("benchmark", "-model", net, "-config", os.path.join(c.root, "configs", "gtp.toml"),
@@ -459,24 +562,32 @@ def stage_search(c):
 def stage_nn(c):
     rows = []
     kind, big = c.big_net()
-    batches, secs = ("1,4", 0.3) if c.dry else ("64,256,1024", 3)
+    if c.profile == "budget":
+        batches, secs, precisions = ("4", 0.3, ("fp16", "bf16")) if c.dry else ("256", 2, ("fp16", "bf16"))
+    else:
+        batches, secs, precisions = ("1,4", 0.3, ("fp16",)) if c.dry else ("64,256,1024", 3, ("fp16",))
     for label, net in (("b6c96 (g170)", c.g170), (f"{kind} (random)", big)):
-        p = c.run(c.e("benchmark", "-nn", "-model", net, "-batch", batches, "-seconds", secs, "-boardsize", 19,
-                      "-override-config", ",".join(c.dev("fp16"))), check=False)
-        js = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
-        if p.returncode != 0 or not js:
-            rows.append(row(label, "fail", {}, f"exit code {p.returncode}: {last_lines(p.stderr)}"))
-            continue
-        b = js[-1]["nn_benchmark"]
-        rows.append(row(f"{label}: device", "info", {"gflops_per_eval": round(b["gflops_per_eval"], 3),
-                                                    "peak_tflops": b["peak_tflops"] if b["peak_tflops"] else "n/a"},
-                        b["device"]))
-        for r in b["results"]:
-            ratio = r["peak_ratio"]
-            rows.append(row(f"{label}, fp16, batch {r['batch']}", "pass",
-                            {"evals_per_s": round(r["evals_per_second"], 1), "ms_per_batch": round(r["ms_per_batch"], 3),
-                             "tflops": round(r["tflops"], 3),
-                             "pct_of_fp16_peak": round(100 * ratio, 1) if ratio is not None else "n/a"}))
+        for prec in precisions:
+            p = c.run(c.e("benchmark", "-nn", "-model", net, "-batch", batches, "-seconds", secs, "-boardsize", 19,
+                          "-override-config", ",".join(c.dev(prec))), check=False)
+            js = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+            if p.returncode != 0 or not js:
+                rows.append(row(f"{label}, {prec}", "fail", {}, f"exit code {p.returncode}: {last_lines(p.stderr)}"))
+                continue
+            b = js[-1]["nn_benchmark"]
+            rows.append(row(f"{label}, {prec}: device", "info",
+                            {"gflops_per_eval": round(b["gflops_per_eval"], 3),
+                             "peak_tflops": b["peak_tflops"] if b["peak_tflops"] else "n/a"},
+                            b["device"]))
+            for r in b["results"]:
+                ratio = r["peak_ratio"]
+                # The peak is the dense fp16 tensor-core rate, which bf16
+                # shares on every GPU in the table (Ampere and later).
+                rows.append(row(f"{label}, {prec}, batch {r['batch']}", "pass",
+                                {"evals_per_s": round(r["evals_per_second"], 1),
+                                 "ms_per_batch": round(r["ms_per_batch"], 3),
+                                 "tflops": round(r["tflops"], 3),
+                                 "pct_of_tensor_peak": round(100 * ratio, 1) if ratio is not None else "n/a"}))
     return rows
 
 
@@ -489,13 +600,15 @@ def stage_analysis(c):
     recs = [q for q in recs if q.get("boardXSize", 19) == 19 and q.get("boardYSize", 19) == 19]
     if not recs:
         recs = [{"id": "empty", "moves": [], "rules": "chinese", "komi": 7.5, "boardXSize": 19, "boardYSize": 19}]
-    in_flight, visits, duration = (4, 8, 6) if c.dry else (64, 200, 60)
+    if c.dry:
+        in_flight, visits, duration = 4, 8, 6
+    else:
+        in_flight, visits, duration = (64, 200, 25) if c.profile == "budget" else (64, 200, 60)
     ov = [f"numAnalysisThreads={in_flight}", "numSearchThreadsPerAnalysisThread=1", f"nnMaxBatchSize={in_flight}"] + \
         (["deviceToUse=cpu"] if c.dry else c.dev("fp16"))
     cmd = c.e("analysis", "-model", c.g170, "-config", os.path.join(c.root, "configs", "analysis.toml"),
               "-override-config", ",".join(ov))
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=c.env, cwd=c.root, errors="replace", bufsize=1)
+    proc = c.popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=1)
     err = []
     threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()
     lock = threading.Lock()
@@ -577,22 +690,31 @@ def stage_analysis(c):
 SELFPLAY_SUMMARY = re.compile(r"engine selfplay: (\d+) games, (\d+) rows in (\d+) files, ([\d.]+) s \(([\d.]+) games/h, (\d+) rows/h\)")
 
 
+SELFPLAY_NET = re.compile(r"engine selfplay: network .*: (\d+) rows evaluated \(([\d.]+) rows/s\), (\d+) cache hits, "
+                          r"avg batch ([\d.]+)")
+
+
 def stage_selfplay(c):
     if c.dry:
         threads, visits, run_s, reserve = 4, 8, 10, 8
         ov = ["bSizes=9", "bSizeRelProbs=1", "cheapSearchVisits=4", "reducedVisitsMin=4", "deviceToUse=cpu"]
+    elif c.profile == "budget":
+        # One minute: cheaper searches (KataGo's ratio of 1 full to 4 cheap
+        # visits) and more games at once, so some 19x19 games end within it;
+        # the network's rows/s counts every move, finished games or not.
+        threads, visits, run_s, reserve = 256, 100, 60, 12
+        ov = ["bSizes=19", "bSizeRelProbs=1", "cheapSearchVisits=25", "reducedVisitsMin=25"] + c.dev("fp16")
     else:
         threads, visits, run_s, reserve = 128, 200, 180, 30
         ov = ["bSizes=19", "bSizeRelProbs=1"] + c.dev("fp16")
     ov += [f"numGameThreads={threads}", f"maxVisits={visits}", "allowRectangleProb=0",
            f"nnMaxBatchSize={threads}", "logGamesEvery=1"]
-    out = c.path("selfplay")
+    out = c.scratch("selfplay")
     shutil.rmtree(out, ignore_errors=True)
     cmd = c.e("selfplay", "-config", os.path.join(c.root, "configs", "selfplay.toml"), "-model", c.g170,
               "-output-dir", out, "-max-games-total", 1000000, "-override-config", ",".join(ov))
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=c.env, cwd=c.root, errors="replace")
+    proc = c.popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = []
     rt = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
     rt.start()
@@ -615,16 +737,32 @@ def stage_selfplay(c):
     if not m or proc.returncode not in (0, 3):
         return [row(label, "fail", {}, f"exit code {proc.returncode}: {last_lines(text)}")]
     games, rows_, files, secs, gph, rph = m.groups()
-    return [row(label, "pass" if int(games) > 0 else "fail",
-                {"games": int(games), "rows": int(rows_), "seconds": float(secs), "rows_per_hour": int(rph),
-                 "games_per_hour": float(gph), "avg_batch": float(batches[-1]) if batches else "n/a",
-                 "gpu_util_pct": gpu_util(c, t0, t1)},
-                "no game finished" if int(games) == 0 else "")]
+    net = SELFPLAY_NET.search(text)
+    values = {"games": int(games), "rows": int(rows_), "seconds": float(secs), "rows_per_hour": int(rph),
+              "games_per_hour": float(gph)}
+    if net:
+        values["nn_rows_per_s"] = float(net.group(2))
+        values["avg_batch"] = float(net.group(4))
+    else:
+        values["avg_batch"] = float(batches[-1]) if batches else "n/a"
+    values["gpu_util_pct"] = gpu_util(c, t0, t1)
+    if c.profile == "budget":
+        # A minute may end before a 19x19 game does: the network's work is
+        # the figure that must be there.
+        ok = net is not None and int(net.group(1)) > 0
+        note = "" if int(games) > 0 else "no game finished: rows/hour counts finished games only"
+        return [row(label, "pass" if ok else "fail", values, note if ok else "no network summary line: " + last_lines(text))]
+    return [row(label, "pass" if int(games) > 0 else "fail", values, "no game finished" if int(games) == 0 else "")]
+
+
+TRAIN_LINE = re.compile(r"train: epoch \d+ batch (\d+)/\d+ \| (\d+) samples \| ([\d.]+) samples/s \| loss (\S+)")
 
 
 def stage_train(c):
+    if c.profile == "budget":
+        return stage_train_budget(c)
     rows = []
-    base = c.path("train")
+    base = c.scratch("train")
     shutil.rmtree(base, ignore_errors=True)
     window = os.path.join(base, "shuffled")
     # The dry run trains a few hundred samples: on a window of 64 rows (seen
@@ -678,6 +816,62 @@ def stage_train(c):
     return rows
 
 
+def shuffled_window(c, base, keep):
+    """`engine shuffle` of the shared npz-more rows into a window under `base`."""
+    window = os.path.join(base, "shuffled")
+    c.run(c.e("shuffle", os.path.join(c.shared, "vectors", "npz-more"), "-out-dir", os.path.join(window, "w1", "train"),
+              "-out-tmp-dir", os.path.join(base, "shuffle-tmp"), "-min-rows", 100, "-keep-target-rows", keep,
+              "-approx-rows-per-out-file", 3000, "-seed", 1), timeout=60)
+    return window
+
+
+def stage_train_budget(c):
+    """b6c96 in bf16 on the GPU for 30 s (the dry run: b1c6nbt, 40 batches
+    of 8), read from the trainer's plain progress lines (one per 20
+    batches): samples/s, and the loss finite and falling."""
+    base = c.scratch("train")
+    shutil.rmtree(base, ignore_errors=True)
+    window = shuffled_window(c, base, 64 if c.dry else 3000)
+    kind, prec, batch = ("b1c6nbt", "bf16", 8) if c.dry else ("b6c96", "bf16", 256)
+    # The dry run trains to the end of a short epoch; the GPU run trains
+    # until it is stopped after 30 s (engine train is stopped by a kill).
+    nbatches, run_s = (40, None) if c.dry else (10**6, 30)
+    cmd = c.e("train", "-traindir", os.path.join(base, kind), "-latestdatadir", window, "-model-kind", kind,
+              "-batch-size", batch, "-samples-per-epoch", batch * nbatches, "-max-epochs-this-instance", 1,
+              "-checkpoint-every-samples", 10**12, "-no-lr-warmup", "-seed", 1, f"-use-{prec}")
+    if not c.dry:
+        cmd.append("-cuda")
+    label = f"{kind} {prec}, batch {batch}, " + (f"{nbatches} batches" if run_s is None else f"{run_s} s")
+    proc = c.popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = []
+    rt = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    rt.start()
+    wait_s = max(1.0, c.remaining() - 3) if run_s is None else max(1.0, min(run_s, c.remaining() - 3))
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    LIVE.discard(proc)
+    rt.join(5)
+    text = "".join(err)
+    lines = [(int(m.group(2)), float(m.group(3)), float(m.group(4))) for m in TRAIN_LINE.finditer(text)]
+    dev = next((l for l in text.splitlines() if l.startswith("train: device")), "")
+    if len(lines) < 2:
+        return [row(label, "fail", {"progress_lines": len(lines)},
+                    f"exit code {proc.returncode}: {last_lines(text)}")]
+    first, last = lines[0][2], lines[-1][2]
+    ok_finite = all(math.isfinite(l[2]) for l in lines)
+    falling = ok_finite and last < first
+    # The first interval holds the start-up (cuDNN's autotuning): the median
+    # of the later ones is the steady rate.
+    sps = statistics.median([l[1] for l in lines[1:]])
+    return [row(label, "pass" if falling else "fail",
+                {"samples_per_s": round(sps, 1), "samples": lines[-1][0], "loss_first": round(first, 4),
+                 "loss_last": round(last, 4), "progress_lines": len(lines)},
+                dev + ("" if falling else "; loss not finite or not falling"))]
+
+
 def stage_katago(c):
     kg = os.environ.get("KATAGO_CUDA")
     if not kg:
@@ -714,16 +908,14 @@ FUNCS = {"link": stage_link, "parity": stage_parity, "search": stage_search, "nn
 # The report
 
 
-def completeness(report, only):
-    """What makes the report incomplete: a stage without rows, a number
-    that is not finite, a failed row."""
+def completeness(report, only=None):
+    """What makes the report incomplete: a planned stage without rows (not
+    reached), a number that is not finite, a failed row."""
     problems = []
     names = [s["stage"] for s in report["stages"]]
-    for st in STAGES:
-        if only and st not in only:
-            continue
-        if st not in names:
-            problems.append(f"stage {st}: no rows")
+    for p in report.get("plan", []):
+        if p["stage"] not in names:
+            problems.append(f"stage {p['stage']}: not reached")
     for s in report["stages"]:
         if not s["rows"]:
             problems.append(f"stage {s['stage']}: no rows")
@@ -747,9 +939,10 @@ def fmt(v):
 
 
 def markdown(rep):
-    out = [f"# engine GPU check: {rep['mode']}", ""]
+    out = [f"# engine GPU check: {rep['mode']}, profile {rep.get('profile', '?')}", ""]
     m = rep["machine"]
-    out.append(f"- started {rep['started']}, {rep.get('seconds', 0)} s in all")
+    out.append(f"- started {rep['started']}, {rep.get('seconds', 0)} s in all (the run stops itself at "
+               f"{rep.get('limit_s', '?')} s)")
     out.append(f"- binary `{rep['engine']}`; {m.get('engine_version', '').replace(chr(10), '; ')}")
     out.append(f"- GPUs: {'; '.join(m.get('gpus', [])) or 'none (nvidia-smi not found)'}; CPU: {m.get('cpu', '?')}")
     out.append(f"- report complete: **{'yes' if rep.get('complete') else 'no'}**")
@@ -758,6 +951,9 @@ def markdown(rep):
     out += ["", "| stage | status | seconds (cap) | rows | note |", "| --- | --- | --- | --- | --- |"]
     for s in rep["stages"]:
         out.append(f"| {s['stage']} | {s['status']} | {s['seconds']} ({s['cap']}) | {len(s['rows'])} | {s.get('error', '')} |")
+    for p in rep.get("plan", []):
+        if p["stage"] in rep.get("not_reached", []):
+            out.append(f"| {p['stage']} | not reached | - ({p['cap']}) | 0 | |")
     for s in rep["stages"]:
         out += ["", f"## {s['stage']}", "", "| item | status | numbers | note |", "| --- | --- | --- | --- |"]
         for r in s["rows"]:
@@ -768,45 +964,95 @@ def markdown(rep):
     return "\n".join(out)
 
 
+def plan_lines(profile, dry=False, only=None):
+    """`--plan`: one `STAGE CAP` line per stage, then `total SECONDS`."""
+    caps = PROFILES[profile]["caps"]
+    stages = [st for st in caps if not only or st in only]
+    lines = [f"{st} {caps[st][1 if dry else 0]}" for st in stages]
+    lines.append(f"total {sum(caps[st][1 if dry else 0] for st in stages)}")
+    return lines
+
+
+def end_children():
+    for proc in list(LIVE):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+
+
 def main():
     ap = argparse.ArgumentParser(description="see scripts/gpu_check.sh --help")
     ap.add_argument("--root", required=True)
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="budget")
+    ap.add_argument("--plan", action="store_true", help="print each stage's cap and the total, run nothing")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--pack", help="a folder made by scripts/gpu_pack.sh: read everything from it")
+    ap.add_argument("--work", help="scratch folder (default: a new temporary folder, removed at the end)")
     ap.add_argument("--engine")
-    ap.add_argument("--only", help="comma-separated stages (for debugging the script)")
+    ap.add_argument("--only", help="comma-separated stages (for debugging the script, or a second call)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    if only and not only <= set(PROFILES[args.profile]["caps"]):
+        ap.error(f"--only: stages of profile {args.profile} are {','.join(PROFILES[args.profile]['caps'])}")
+    if args.plan:
+        print("\n".join(plan_lines(args.profile, args.dry_run, only)))
+        return 0
     c = Check(args)
     os.makedirs(c.out, exist_ok=True)
-    for st in STAGES:
-        if c.only and st not in c.only:
-            continue
-        cap = CAPS[st][1 if c.dry else 0]
-        t0 = time.time()
-        c.stage_deadline = min(t0 + cap, c.deadline)
-        entry = {"stage": st, "cap": cap, "status": "pass", "rows": []}
-        print(f"gpu_check: stage {st} (cap {cap} s) ...", file=sys.stderr, flush=True)
-        try:
-            if time.time() >= c.deadline:
-                raise StageTimeout("the run's 25-minute budget is spent")
-            entry["rows"] = FUNCS[st](c)
-        except StageTimeout as e:
-            entry["error"] = f"time cap: {e}"
-            entry["rows"].append(row(st, "fail", {}, entry["error"]))
-        except StageFailed as e:
-            entry["error"] = str(e)
-            entry["rows"].append(row(st, "fail", {}, str(e)))
-        except Exception as e:  # a bug here must not lose the other stages
-            entry["error"] = f"{type(e).__name__}: {e}"
-            entry["rows"].append(row(st, "fail", {}, entry["error"]))
-        statuses = {r["status"] for r in entry["rows"]}
-        entry["status"] = "fail" if "fail" in statuses else ("skip" if statuses == {"skip"} else "pass")
-        entry["seconds"] = round(time.time() - t0, 1)
-        c.report["stages"].append(entry)
-        c.write_report()
-        print(f"gpu_check: stage {st}: {entry['status']} in {entry['seconds']} s", file=sys.stderr, flush=True)
-    if c.gpu:
-        c.gpu.stop.set()
+    # The report exists from the start, every stage "not reached", and is
+    # rewritten after each stage: a call cut off at its limit still brings
+    # back every finished stage.
     c.write_report()
+
+    def at_limit(signum, frame):
+        raise RunLimit()
+    signal.signal(signal.SIGALRM, at_limit)
+    signal.alarm(c.limit)
+    try:
+        for st in c.plan:
+            cap = c.cap(st)
+            t0 = time.time()
+            c.stage_deadline = min(t0 + cap, c.deadline)
+            entry = {"stage": st, "cap": cap, "status": "pass", "rows": []}
+            print(f"gpu_check: stage {st} (cap {cap} s) ...", file=sys.stderr, flush=True)
+            try:
+                if time.time() >= c.deadline:
+                    raise StageTimeout(f"the run's {c.limit}-second limit is reached")
+                entry["rows"] = FUNCS[st](c)
+            except StageTimeout as e:
+                entry["error"] = f"time cap: {e}"
+                entry["rows"].append(row(st, "fail", {}, entry["error"]))
+            except StageFailed as e:
+                entry["error"] = str(e)
+                entry["rows"].append(row(st, "fail", {}, str(e)))
+            except RunLimit:
+                entry["error"] = f"cut at the run's {c.limit}-second limit"
+                entry["rows"].append(row(st, "fail", {}, entry["error"]))
+                entry["status"] = "fail"
+                entry["seconds"] = round(time.time() - t0, 1)
+                c.report["stages"].append(entry)
+                raise
+            except Exception as e:  # a bug here must not lose the other stages
+                entry["error"] = f"{type(e).__name__}: {e}"
+                entry["rows"].append(row(st, "fail", {}, entry["error"]))
+            statuses = {r["status"] for r in entry["rows"]}
+            entry["status"] = "fail" if "fail" in statuses else ("skip" if statuses == {"skip"} else "pass")
+            entry["seconds"] = round(time.time() - t0, 1)
+            c.report["stages"].append(entry)
+            c.write_report()
+            print(f"gpu_check: stage {st}: {entry['status']} in {entry['seconds']} s", file=sys.stderr, flush=True)
+    except RunLimit:
+        end_children()
+        print(f"gpu_check: the run's {c.limit}-second limit: stopped", file=sys.stderr, flush=True)
+    finally:
+        signal.alarm(0)
+        end_children()
+        if c.gpu:
+            c.gpu.stop.set()
+        c.write_report()
+        if c.own_work:
+            shutil.rmtree(c.work, ignore_errors=True)
     print(open(c.path("gpu_report.md")).read())
     print(f"gpu_check: wrote {c.path('gpu_report.md')} and gpu_report.json", file=sys.stderr)
     return 0 if c.report["complete"] else 1

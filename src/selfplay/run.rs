@@ -479,7 +479,13 @@ fn run_inner(args: &SelfplayArgs) -> Result<Ended, PlayError> {
 /// early when `signalled` before `-max-games-total` games were done).
 fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, PlayError> {
     playing.progress.finish_and_clear();
-    let last_name = playing.current.read().name.clone();
+    let (last_name, net_stats) = {
+        let current = playing.current.read();
+        (
+            current.name.clone(),
+            current.net.evaluator.evaluator().stats(),
+        )
+    };
     drop(playing.current);
     let report = playing.writer.finish();
     if let Some(source) = report.error {
@@ -500,6 +506,16 @@ fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, Pla
         report.games as f64 * 3600.0 / secs,
         report.rows as f64 * 3600.0 / secs,
         playing.setup.out.url()
+    );
+    // The network's work counts every move searched, also of games cut
+    // short, so a run stopped before its first game ends still says how
+    // fast the evaluator went (the GPU check's self-play stage reads it).
+    eprintln!(
+        "engine selfplay: network {last_name}: {} rows evaluated ({:.0} rows/s), {} cache hits, avg batch {:.2}",
+        net_stats.rows,
+        net_stats.rows as f64 / secs,
+        net_stats.cache_hits,
+        net_stats.average_batch_size()
     );
     let games_done = playing.games_done.load(Ordering::Relaxed);
     if signalled.load(Ordering::SeqCst) && games_done < playing.max_games {
