@@ -4,12 +4,14 @@
 Counts, with no Rust tooling beyond the sources themselves:
 
 - import circles: cycles in the graph of `crate::`/`super::` paths between
-  modules. Two graphs are checked: the top-level modules (`game`, `nn`,
-  `search`, ...), and the sibling modules inside each top-level module
-  (`data::shuffle` and `data::window`). An edge from a module to one of its
-  own descendants or ancestors is not counted (a parent re-exporting its
-  children and a child using its parent's items is how Rust modules are
-  built, not a circle between peers).
+  modules, at every depth: the top-level modules (`game`, `nn`, `search`,
+  ...), and the sibling modules inside any module (`data::shuffle` and
+  `data::window`, `train::model::blocks` and `train::model::transformer`).
+  A use from `a::b::c` of `a::d::e` is an arrow `a::b -> a::d` between the
+  children of their deepest common module. An edge from a module to one of
+  its own descendants or ancestors is not counted (a parent re-exporting
+  its children and a child using its parent's items is how Rust modules
+  are built, not a circle between peers).
 - upward arrows: a top-level module that uses one in the same or a higher
   layer (the layers are the table LAYERS below, as in docs/ARCHITECTURE.md).
 - source files over 800 lines, not counting `#[cfg(test)]` modules at the
@@ -56,11 +58,62 @@ def module_path(src, path):
 
 
 def strip_comments_and_strings(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    return text
+    """`text` with every comment and the contents of every string and char
+    literal blanked (newlines kept, so line numbers stay): a scanner, not
+    regular expressions, so strings continued with a backslash, escaped
+    quotes, raw strings (`r#"..."#`), nested block comments and lifetimes
+    (`'a`, which are no char literal) are all read right."""
+    out = []
+    i, n = 0, len(text)
+
+    def blank(chunk):
+        return "".join(c if c == "\n" else " " for c in chunk)
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(blank(text[i:j]))
+            i = j
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            out.append(blank(text[i:j]))
+            i = j
+        elif re.match(r'(?:b?r)(#*)"', text[i:i + 40]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'(b?r)(#*)"', text[i:])
+            close = '"' + m.group(2)
+            j = text.find(close, i + len(m.group(0)))
+            j = n if j < 0 else j + len(close)
+            out.append('""' + blank(text[i + 2:j]))
+            i = j
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append('""' + blank(text[i + 2:j]))
+            i = j
+        elif c == "'":
+            # A char literal ('x', '\n', '\u{..}', '{'), or a lifetime ('a).
+            m = re.match(r"'(?:\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'", text[i:i + 12])
+            if m:
+                out.append("''" + blank(text[i + 2:i + len(m.group(0))]))
+                i += len(m.group(0))
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def test_start_line(lines):
@@ -150,9 +203,7 @@ def long_functions(lines, limit):
             is_test = any(l.strip().startswith("#[test") for l in lines[max(0, i - 3) : i])
             depth, started, j = 0, False, i
             while j < len(lines):
-                code = re.sub(r"//.*", "", lines[j])
-                code = re.sub(r'"(?:\\.|[^"\\])*"', '""', code)
-                code = re.sub(r"'(?:\\.|[^'\\])'", "''", code)
+                code = lines[j]
                 if not started and ";" in code and "{" not in code:
                     break  # a declaration without a body
                 depth += code.count("{") - code.count("}")
@@ -198,13 +249,13 @@ def main():
             code_lines = code_lines[:-1]
         if not test_only and len(code_lines) > MAX_FILE_LINES:
             big_files.append((os.path.relpath(path, src), len(code_lines)))
+        blanked = strip_comments_and_strings("\n".join(code_lines))
         if not test_only:
-            for name, line, length in long_functions(code_lines, MAX_FN_LINES):
+            for name, line, length in long_functions(blanked.split("\n"), MAX_FN_LINES):
                 big_fns.append((os.path.relpath(path, src), name, line, length))
         if test_only:
             continue
-        text = strip_comments_and_strings("\n".join(code_lines))
-        for target in use_targets(text, mod):
+        for target in use_targets(blanked, mod):
             t = resolve(target, modules)
             if t is None or not mod or not t:
                 continue
@@ -214,11 +265,15 @@ def main():
                 if a in LAYER_OF and b in LAYER_OF and LAYER_OF[b] >= LAYER_OF[a]:
                     upward.add((a, b))
                 continue
-            # within one top-level module: siblings at the first level below it
-            if len(mod) < 2 or len(t) < 2 or mod[1] == t[1]:
+            # within one top-level module: an arrow between the children of
+            # the deepest module both lie in, at any depth; none when one
+            # lies inside the other
+            k = 0
+            while k < min(len(mod), len(t)) and mod[k] == t[k]:
+                k += 1
+            if k == len(mod) or k == len(t):
                 continue
-            sa, sb = mod[:2], t[:2]
-            sibling_graph.setdefault(sa, set()).add(sb)
+            sibling_graph.setdefault(mod[: k + 1], set()).add(t[: k + 1])
 
     top_cycles = cycles(top_graph)
     sib_cycles = cycles(sibling_graph)

@@ -32,3 +32,46 @@ fn the_sources_keep_the_architecture_rules() {
         assert!(report.contains(rule), "no {rule:?} in:\n{report}");
     }
 }
+
+/// The checker sees what it must: a circle between siblings two levels
+/// down (`a::m::x` and `a::m::y`, as `train::model::blocks` and
+/// `transformer` once were), uses after a string continued with `\`, and
+/// braces inside such strings do not count toward a function's length.
+#[test]
+fn the_checker_finds_deep_circles_and_reads_continued_strings() {
+    let dir = std::env::temp_dir().join(format!("code-shape-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let m = dir.join("game/m");
+    std::fs::create_dir_all(&m).unwrap();
+    std::fs::write(dir.join("lib.rs"), "pub mod game;\n").unwrap();
+    std::fs::write(dir.join("game/mod.rs"), "mod m;\n").unwrap();
+    std::fs::write(m.join("mod.rs"), "mod x;\nmod y;\n").unwrap();
+    // x: a string continued with a backslash that holds a quote and
+    // braces, then a use of y after it.
+    std::fs::write(
+        m.join("x.rs"),
+        "pub fn f() -> &'static str {\n    \"one \\\"{{\\\n     two {\"\n}\nuse super::y::g;\n",
+    )
+    .unwrap();
+    std::fs::write(m.join("y.rs"), "use super::x::f;\npub fn g() {}\n").unwrap();
+    let out = Command::new("python3")
+        .arg(format!(
+            "{}/scripts/code_shape.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(&dir)
+        .output()
+        .expect("python3 runs scripts/code_shape.py");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{report}");
+    assert!(
+        report.contains("import circles, sibling modules:   1")
+            && report.contains("game::m::x <-> game::m::y"),
+        "{report}"
+    );
+    assert!(
+        report.contains("functions over 150 lines (tests aside): 0"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,6 +4,7 @@
 use tch::{Kind, Tensor};
 
 use super::init::{act, gain, init_std, Builder, ParamGroup};
+use super::masks::{cast, Masks};
 use super::transformer::{Attention, Ffn, TransformerBlock};
 use super::{BlockKind, ModelConfig};
 use crate::nn::desc::Activation;
@@ -65,17 +66,6 @@ impl Norm {
 pub(super) fn conv(x: &Tensor, w: &Tensor) -> Tensor {
     let k = w.size()[2];
     x.conv2d(w, None::<Tensor>, [1, 1], [k / 2, k / 2], [1, 1], 1)
-}
-
-/// `t` in the trunk's compute kind (autocast's rule for the inputs and
-/// weights of convolutions and matmuls, see [`crate::train::precision`]);
-/// `t` itself in fp32. The cast is differentiable: an fp32 weight gets an
-/// fp32 gradient.
-pub(super) fn cast(t: &Tensor, kind: Option<Kind>) -> Tensor {
-    match kind {
-        Some(k) => t.to_kind(k),
-        None => t.shallow_clone(),
-    }
 }
 
 /// [`conv`] in the trunk's compute kind.
@@ -282,44 +272,6 @@ pub(super) enum TrunkBlock {
     Nested(NestedBlock<ResBlock>),
     Transformer(TransformerBlock),
     NestedTransformer(NestedBlock<TransformerBlock>),
-}
-
-/// Masks derived from the input's first plane (on-board points).
-pub struct Masks {
-    /// `N1HW`.
-    pub mask: Tensor,
-    /// `N111`.
-    pub mask_sum_hw: Tensor,
-    /// Every board of the batch fills the whole `HxW` tensor, so masking
-    /// is the identity and is skipped: one pass less over every norm's
-    /// output, forward and backward (the usual case: data written at its
-    /// own board size, as 9x9 self-play at `dataBoardLen` 9 is).
-    pub full: bool,
-}
-
-impl Masks {
-    /// From the spatial input batch `NCHW`.
-    pub fn from_input(input_spatial: &Tensor) -> Masks {
-        let mask = input_spatial.narrow(1, 0, 1).contiguous();
-        let mask_sum_hw = mask.sum_dim_intlist([2i64, 3].as_slice(), true, Kind::Float);
-        let size = input_spatial.size();
-        let points = (size[2] * size[3]) as f64;
-        let full = mask_sum_hw.numel() > 0 && mask_sum_hw.min().double_value(&[]) >= points;
-        Masks {
-            mask,
-            mask_sum_hw,
-            full,
-        }
-    }
-
-    /// `x * mask`, or `x` itself for a batch of full boards.
-    pub fn apply(&self, x: Tensor) -> Tensor {
-        if self.full {
-            x
-        } else {
-            x * &self.mask
-        }
-    }
 }
 
 impl TrunkBlock {

@@ -2,8 +2,9 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::blocks::{conv, conv_shared, gpool, value_gpool, Masks, Norm};
+use super::blocks::{conv, conv_shared, gpool, value_gpool, Norm};
 use super::init::{act, gain, init_std, Builder, ParamGroup};
+use super::masks::Masks;
 use super::{ModelConfig, NetOutput, EXTRA_SCORE_DISTR_RADIUS};
 use crate::nn::desc::Activation;
 use crate::nn::desc::PostProcessParams;

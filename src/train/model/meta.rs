@@ -6,8 +6,8 @@
 
 use tch::{Device, Kind, Tensor};
 
-use super::blocks::cast;
 use super::init::{act, init_std, Builder, ParamGroup};
+use super::masks::cast;
 use crate::data::NUM_METADATA_INPUTS;
 use crate::nn::desc::Activation;
 

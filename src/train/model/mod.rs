@@ -25,17 +25,19 @@ pub const EXTRA_SCORE_DISTR_RADIUS: i64 = 60;
 mod blocks;
 mod heads;
 mod init;
+mod masks;
 mod meta;
 mod transformer;
 
-pub use blocks::Masks;
 pub use heads::OUTPUT_MULTIPLIERS;
 pub use init::{ParamGroup, ParamInfo};
+pub use masks::Masks;
 pub use meta::{MASKED_FEATURE as META_MASKED_FEATURE, OUT_SCALE as META_OUT_SCALE};
 
-use blocks::{build_trunk, cast, trunk_conv, Norm, TrunkBlock};
+use blocks::{build_trunk, trunk_conv, Norm, TrunkBlock};
 use heads::{HeadConvs, PolicyHead, ValueHead};
 use init::{act, gain, init_std, Builder};
+use masks::cast;
 use meta::MetaEncoder;
 use transformer::RmsTip;
 

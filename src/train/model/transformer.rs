@@ -13,8 +13,8 @@
 
 use tch::{Kind, Tensor};
 
-use super::blocks::{cast, Masks};
 use super::init::{Builder, ParamGroup};
+use super::masks::{cast, Masks};
 use crate::train::config::{Rope, TransformerConfig};
 
 /// `torch.nn.RMSNorm`'s epsilon in every KataGo transformer norm.
