@@ -13,6 +13,7 @@
 
 pub mod backend;
 mod command;
+pub mod fair_queue;
 mod position;
 pub mod query;
 pub mod response;
