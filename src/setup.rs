@@ -136,6 +136,13 @@ pub const ANALYSIS_CONFIG: BuiltInConfig = BuiltInConfig {
     text: include_str!("../configs/analysis.toml"),
 };
 
+/// `configs/serve.toml`, `engine serve`'s config (the analysis config and
+/// the server's own keys).
+pub const SERVE_CONFIG: BuiltInConfig = BuiltInConfig {
+    name: "configs/serve.toml (built in)",
+    text: include_str!("../configs/serve.toml"),
+};
+
 /// The config file named on the command line (an empty config if none)
 /// with the `-override-config` arguments applied in order.
 pub fn load_config(path: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
