@@ -4,8 +4,10 @@
 //! - [`query`]: one input line to a typed [`Request`], with KataGo's error
 //!   and warning texts;
 //! - [`response`]: search results to KataGo's response JSON;
-//! - [`server`]: the reader, the priority queue, the analysis threads and
-//!   the single writer; terminate and shutdown;
+//! - [`engine`]: the core every client shares: the fair queue
+//!   ([`fair_queue`]), the analysis threads, terminate and cancellation;
+//!   `dispatch`: one client's lines to actions and queued jobs;
+//! - [`server`]: stdin/stdout as one client of the engine;
 //! - [`backend`]: the two traits the search implements for it.
 //!
 //! Protocol reference: `shared/docs/seeds/analysis-protocol.txt`, and
@@ -13,6 +15,8 @@
 
 pub mod backend;
 mod command;
+mod dispatch;
+mod engine;
 pub mod fair_queue;
 mod position;
 pub mod query;
@@ -29,4 +33,6 @@ pub use position::{build_positions, position_facts};
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
 pub use search_backend::config_search_settings;
+pub use dispatch::Submitted;
+pub use engine::{AnalysisEngine, Client, ClientOptions, EngineStats, ResponseSink, TerminateScope};
 pub use server::{serve, AnalysisLog, ServerOptions, PROTOCOL_VERSION};
