@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
+//! Command line: `engine <gtp|analysis|serve|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -28,6 +28,9 @@ pub enum Command {
     Gtp(EngineArgs),
     /// KataGo's JSON analysis protocol over stdin/stdout.
     Analysis(AnalysisArgs),
+    /// The analysis engine as a network service: HTTP (ndjson, SSE) and
+    /// WebSocket, keys, quotas, fair queueing, metrics.
+    Serve(Box<crate::analysis::serve::ServeArgs>),
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(crate::selfplay::SelfplayArgs),
     /// Train the network on shuffled .npz data and export it.
@@ -197,6 +200,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             quit_without_waiting: a.quit_without_waiting,
             stub_search: a.stub_search,
         }),
+        Command::Serve(a) => crate::analysis::serve::run(&a),
         Command::Benchmark(b) => run_benchmark(b),
         Command::Tune(t) => crate::tune::run(&t),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),

@@ -8,7 +8,8 @@
 //!   ([`fair_queue`]), the analysis threads, terminate and cancellation;
 //!   `dispatch`: one client's lines to actions and queued jobs;
 //! - [`server`]: stdin/stdout as one client of the engine;
-//! - [`backend`]: the two traits the search implements for it.
+//! - [`backend`]: the two traits the search implements for it;
+//! - [`serve`]: `engine serve`, the engine as a network service.
 //!
 //! Protocol reference: `shared/docs/seeds/analysis-protocol.txt`, and
 //! KataGo's `cpp/command/analysis.cpp` for texts and edge cases.
@@ -22,6 +23,7 @@ mod position;
 pub mod query;
 pub mod response;
 pub mod search_backend;
+pub mod serve;
 mod server;
 pub mod stub;
 
