@@ -110,6 +110,13 @@ pub struct AnalysisArgs {
     /// Testing only: answer with a stand-in search that needs no network.
     #[arg(long = "stub-search", hide = true)]
     pub stub_search: bool,
+    /// Analyse on a remote `engine serve` instead (its WebSocket,
+    /// `ws://HOST:PORT/v1/ws`): stdin and stdout are passed through.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// With `-remote`: a file holding the key's secret (first line).
+    #[arg(long = "key-file")]
+    pub key_file: Option<std::path::PathBuf>,
 }
 
 /// Flags of `engine benchmark` (KataGo's `benchmark` flags).
@@ -199,6 +206,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
             analysis_threads: a.analysis_threads,
             quit_without_waiting: a.quit_without_waiting,
             stub_search: a.stub_search,
+            remote: a.remote,
+            key_file: a.key_file,
         }),
         Command::Serve(a) => crate::analysis::serve::run(&a),
         Command::Benchmark(b) => run_benchmark(b),

@@ -33,6 +33,11 @@ pub struct AnalysisCommand {
     pub quit_without_waiting: bool,
     /// Hidden test switch: answer with the stub search instead of a network.
     pub stub_search: bool,
+    /// `-remote URL`: proxy stdin/stdout to an `engine serve` WebSocket
+    /// instead of analysing here.
+    pub remote: Option<String>,
+    /// `-key-file FILE`: the secret for `-remote`.
+    pub key_file: Option<PathBuf>,
 }
 
 /// Why the engine could not start.
@@ -116,7 +121,12 @@ pub fn load_config(cmd: &AnalysisCommand) -> Result<Config, ConfigError> {
 
 /// Runs `engine analysis`; returns the exit code.
 pub fn run(cmd: &AnalysisCommand) -> i32 {
-    match run_inner(cmd) {
+    let result = match &cmd.remote {
+        Some(url) => super::remote::run(url, cmd.key_file.as_deref(), cmd.quit_without_waiting)
+            .map_err(StartError::Invalid),
+        None => run_inner(cmd),
+    };
+    match result {
         Ok(()) => 0,
         Err(e) => {
             crate::logfile::startup(&format!("engine analysis: {e}"));

@@ -9,7 +9,8 @@
 //!   `dispatch`: one client's lines to actions and queued jobs;
 //! - [`server`]: stdin/stdout as one client of the engine;
 //! - [`backend`]: the two traits the search implements for it;
-//! - [`serve`]: `engine serve`, the engine as a network service.
+//! - [`serve`]: `engine serve`, the engine as a network service, and
+//!   `remote`: `engine analysis -remote`, stdin/stdout over its WebSocket.
 //!
 //! Protocol reference: `shared/docs/seeds/analysis-protocol.txt`, and
 //! KataGo's `cpp/command/analysis.cpp` for texts and edge cases.
@@ -21,6 +22,7 @@ mod engine;
 pub mod fair_queue;
 mod position;
 pub mod query;
+mod remote;
 pub mod response;
 pub mod search_backend;
 pub mod serve;
