@@ -11,9 +11,10 @@ use crate::search::{Perspective, SearchParams, SetupFor};
 use crate::setup::{load_human_network, load_network, Network, SetupError};
 
 use super::backend::AnalysisBackend;
+use super::options::{AnalysisLog, ServerOptions};
 use super::query::ParseOptions;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
-use super::server::{serve, AnalysisLog, ServerOptions};
+use super::server::serve;
 use super::stub::StubBackend;
 
 /// Command-line settings of `engine analysis`.

@@ -10,12 +10,12 @@ use serde_json::Value;
 
 use super::backend::{AnalysisBackend, ProgressSchedule, SearchJob, SnapshotContents};
 use super::engine::{Client, Task};
+use super::options::PROTOCOL_VERSION;
 use super::position::{build_positions, position_facts};
 use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, Parsed, QueryError, QueryWarning, Request,
 };
 use super::response::ReportOptions;
-use super::server::PROTOCOL_VERSION;
 
 /// What became of one request line.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,4 +297,3 @@ fn progress_schedule(q: &AnalyzeQuery) -> Option<ProgressSchedule> {
         every: secs(every),
     })
 }
-

@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use super::backend::{AnalysisBackend, SearchJob, Searcher};
 use super::fair_queue::FairQueue;
+use super::options::{AnalysisLog, ServerOptions};
 use super::response::{analysis_json, no_results_json, PositionFacts, ReportOptions};
-use super::server::{AnalysisLog, ServerOptions};
 
 /// Job states; values >= 0 are the index of the thread running it.
 const IN_QUEUE: i64 = -1;
@@ -70,7 +70,10 @@ pub struct ClientOptions {
 /// caller holds for as long as the query is open (a quota slot).
 pub(crate) struct QueryState {
     remaining: AtomicUsize,
-    _hold: Option<Box<dyn Any + Send + Sync>>,
+    /// Dropped with the last final response (before the client hears of
+    /// it, so a quota slot is free by then), or with the query's jobs when
+    /// they are dropped unanswered.
+    hold: Mutex<Option<Box<dyn Any + Send + Sync>>>,
 }
 
 /// One (query, turn) to analyse.
@@ -115,7 +118,7 @@ impl<P> Task<P> {
             sink: Arc::new(NoSink),
             query: Arc::new(QueryState {
                 remaining: AtomicUsize::new(0),
-                _hold: None,
+                hold: Mutex::new(None),
             }),
         }
     }
@@ -187,6 +190,7 @@ impl<B: AnalysisBackend> Shared<B> {
     fn finish(&self, task: &Task<B::Params>, value: &Value) {
         self.write(&*task.sink, value);
         if task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            drop(task.query.hold.lock().take());
             task.sink.query_finished();
         }
     }
@@ -321,7 +325,7 @@ impl<B: AnalysisBackend> Client<B> {
     ) {
         let query = Arc::new(QueryState {
             remaining: AtomicUsize::new(tasks.len()),
-            _hold: hold,
+            hold: Mutex::new(hold),
         });
         let tasks: Vec<_> = tasks
             .into_iter()

@@ -20,6 +20,7 @@ mod command;
 mod dispatch;
 mod engine;
 pub mod fair_queue;
+mod options;
 mod position;
 pub mod query;
 mod remote;
@@ -33,10 +34,13 @@ pub use backend::{
     AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
 pub use command::{run as run_command, AnalysisCommand};
+pub use dispatch::Submitted;
+pub use engine::{
+    AnalysisEngine, Client, ClientOptions, EngineStats, ResponseSink, TerminateScope,
+};
+pub use options::{AnalysisLog, ServerOptions, PROTOCOL_VERSION};
 pub use position::{build_positions, position_facts};
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
 pub use search_backend::config_search_settings;
-pub use dispatch::Submitted;
-pub use engine::{AnalysisEngine, Client, ClientOptions, EngineStats, ResponseSink, TerminateScope};
-pub use server::{serve, AnalysisLog, ServerOptions, PROTOCOL_VERSION};
+pub use server::serve;

@@ -153,16 +153,14 @@ impl App {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim);
-        self.keys
-            .authenticate(bearer.or(query_key))
-            .ok_or_else(|| {
-                let message = if bearer.or(query_key).is_none() {
-                    "missing key: send Authorization: Bearer SECRET"
-                } else {
-                    "wrong key"
-                };
-                ApiError::new(StatusCode::UNAUTHORIZED, message)
-            })
+        self.keys.authenticate(bearer.or(query_key)).ok_or_else(|| {
+            let message = if bearer.or(query_key).is_none() {
+                "missing key: send Authorization: Bearer SECRET"
+            } else {
+                "wrong key"
+            };
+            ApiError::new(StatusCode::UNAUTHORIZED, message)
+        })
     }
 
     /// The name of key number `key`.
@@ -262,11 +260,7 @@ pub(super) async fn metrics(State(app): State<Arc<App>>) -> Response {
         in_flight: keys.iter().map(|k| k.in_flight()).collect(),
         nn: app.nn.as_ref().map(|f| f()),
     });
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        text,
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 /// `POST /v1/analyze`: counts the answer by key and status.

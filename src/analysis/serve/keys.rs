@@ -137,7 +137,10 @@ impl std::fmt::Display for QuotaRefusal {
                 write!(f, "this key has {n} queries in flight, its maxInFlight")
             }
             QuotaRefusal::PerMinute(n, _) => {
-                write!(f, "this key had {n} queries in the last minute, its perMinute")
+                write!(
+                    f,
+                    "this key had {n} queries in the last minute, its perMinute"
+                )
             }
         }
     }
@@ -216,7 +219,9 @@ impl Keyring {
                 || entry.max_in_flight == Some(0)
                 || entry.per_minute == Some(0)
             {
-                return Err(err("maxVisits, maxInFlight and perMinute must be at least 1"));
+                return Err(err(
+                    "maxVisits, maxInFlight and perMinute must be at least 1",
+                ));
             }
             if !names.insert(entry.name.clone()) {
                 return Err(err("a second key with this name"));
