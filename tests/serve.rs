@@ -458,15 +458,27 @@ fn every_refusal_has_its_status_and_a_json_error() {
     let retry = check(post(&server, alice, &query("p3", 2)), 429, "perMinute");
     let wait: u64 = retry.unwrap().parse().unwrap();
     assert!((1..=60).contains(&wait), "{wait}");
-    // Unknown paths.
-    let (status, _, _) = {
-        let r = ureq::get(&server.url("/v2/nothing")).call();
-        match r {
-            Err(ureq::Error::Status(s, r)) => (s, None::<String>, r.into_string().unwrap()),
-            other => panic!("{other:?}"),
+    // Unknown paths, wrong methods, a plain GET of the WebSocket, a query
+    // string that does not parse: JSON errors too.
+    let get = |path: &str| match ureq::get(&server.url(path))
+        .set("Authorization", "Bearer bob-secret")
+        .call()
+    {
+        Err(ureq::Error::Status(s, r)) => {
+            let body: Value = serde_json::from_str(&r.into_string().unwrap()).unwrap();
+            assert!(body["error"].is_string(), "{path}: {body}");
+            s
         }
+        other => panic!("{path}: {other:?}"),
     };
-    assert_eq!(status, 404);
+    assert_eq!(get("/v2/nothing"), 404);
+    assert_eq!(get("/v1/analyze"), 405);
+    assert!((400..500).contains(&get("/v1/ws")));
+    let garbled = ureq::get(&server.url("/v1/ws?key=%zz&&=")).call();
+    assert!(
+        matches!(garbled, Err(ureq::Error::Status(401, _))),
+        "{garbled:?}"
+    );
     assert!(
         server
             .metric("engine_serve_requests_total{key=\"alice\",endpoint=\"analyze\",code=\"429\"}")

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use crate::analysis::command::StartError;
 use crate::analysis::query::ParseOptions;
 
+use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -137,7 +138,10 @@ fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
-        .fallback(|| async { ApiError::new(axum::http::StatusCode::NOT_FOUND, "no such endpoint") })
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")
+        })
         .with_state(app)
 }
 

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::HeaderMap;
@@ -28,13 +30,24 @@ use super::port::ClientPort;
 pub(super) async fn upgrade(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
-    Query(params): Query<HashMap<String, String>>,
-    ws: WebSocketUpgrade,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    // A query string that does not parse is no key (401 below).
+    let params = params.map(|Query(p)| p).unwrap_or_default();
     let key = match app.authenticate(&headers, params.get("key").map(String::as_str)) {
         Ok(key) => key,
         Err(e) => {
             app.metrics.request("-", "ws", e.status.as_u16());
+            return e.into_response();
+        }
+    };
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(rejection) => {
+            let e = ApiError::new(rejection.status(), rejection.body_text());
+            app.metrics
+                .request(app.key_name(key), "ws", e.status.as_u16());
             return e.into_response();
         }
     };
