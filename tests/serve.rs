@@ -62,11 +62,12 @@ impl Server {
         let deadline = Instant::now() + WAIT;
         let mut startup = Vec::new();
         loop {
-            let line = rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|e| {
-                    panic!("no start-up line naming the address ({e}): {startup:?}")
-                });
+            let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no start-up line naming the address: {startup:?}");
+            };
             if let Some(rest) = line.strip_prefix("engine serve: listening on http://") {
                 let addr = rest.split(',').next().unwrap().to_string();
                 startup.push(line);
