@@ -716,3 +716,27 @@ fn analysis_remote_gives_what_local_analysis_gives() {
     let _ = std::fs::remove_file(keys);
     let _ = std::fs::remove_file(key_file);
 }
+
+#[test]
+fn start_up_refuses_an_open_public_address_and_a_bad_keys_file() {
+    let refused = |args: &[&str], text: &str| {
+        let mut all = vec!["serve", "-stub-search"];
+        all.extend(args);
+        let out = engine_cli::run_engine(&all, "");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(text), "{stderr}");
+    };
+    refused(&["-listen", "0.0.0.0:0"], "without -keys");
+    refused(
+        &["-listen", "localhost:8080"],
+        "HOST:PORT with an IP address",
+    );
+    let bad = std::env::temp_dir().join(format!("serve-bad-keys-{}.toml", std::process::id()));
+    std::fs::write(&bad, "[[key]]\nname = \"eve\"\nsha256 = \"12ab\"\n").unwrap();
+    refused(
+        &["-keys", bad.to_str().unwrap()],
+        "key #1 (\"eve\"): sha256 must be 64 hex digits",
+    );
+    let _ = std::fs::remove_file(bad);
+}
