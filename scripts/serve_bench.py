@@ -15,11 +15,20 @@ printed, with http/stdin as the last line:
 
   stdin 123.4 pos/s (median of 3), http 120.1 pos/s (median of 3), ratio 0.97
 
+With --fairness instead: one `engine serve` with two keys; the median
+latency of key B's 1-visit queries (sequential) on the idle server, then
+while key A keeps --flood queries of --flood-visits in flight:
+
+  idle 0.004 s, under A's flood 0.120 s (30.0x), A answered 37 queries meanwhile
+
 Only the Python standard library is used.
 """
 
 import argparse
+import hashlib
 import http.client
+import os
+import tempfile
 import json
 import random
 import statistics
@@ -123,6 +132,64 @@ def run_http(args, queries):
     return len(queries) / elapsed
 
 
+def start_serve(args, extra):
+    p = subprocess.Popen(engine_args(args, "serve") + ["-listen", "127.0.0.1:0"] + extra, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        if line.startswith("engine serve: listening on http://"):
+            threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+            host, port = line.split("http://")[1].split(",")[0].rsplit(":", 1)
+            return p, host, int(port)
+    raise SystemExit("engine serve did not start")
+
+
+def timed_post(host, port, secret, q):
+    conn = http.client.HTTPConnection(host, port)
+    start = time.perf_counter()
+    conn.request("POST", "/v1/analyze", json.dumps(q), {"Authorization": f"Bearer {secret}"})
+    r = conn.getresponse()
+    text = r.read().decode()
+    if r.status != 200:
+        raise SystemExit(f"HTTP {r.status}: {text}")
+    return time.perf_counter() - start
+
+
+def run_fairness(args, queries):
+    keys = "".join(f'[[key]]\nname = "{n}"\nsha256 = "{hashlib.sha256(n.encode()).hexdigest()}"\n\n'
+                   for n in ("a", "b"))
+    fd, path = tempfile.mkstemp(suffix=".toml")
+    os.write(fd, keys.encode())
+    os.close(fd)
+    p, host, port = start_serve(args, ["-keys", path])
+    try:
+        probe = [dict(q, id=f"b{i}", maxVisits=1) for i, q in enumerate(queries[:args.probes])]
+        idle = statistics.median(timed_post(host, port, "b", q) for q in probe)
+        stop = threading.Event()
+        answered = [0]
+
+        def flood(i):
+            k = 0
+            while not stop.is_set():
+                q = dict(queries[(i + k) % len(queries)], id=f"a{i}-{k}", maxVisits=args.flood_visits)
+                timed_post(host, port, "a", q)
+                answered[0] += 1
+                k += 1
+
+        threads = [threading.Thread(target=flood, args=(i,), daemon=True) for i in range(args.flood)]
+        for t in threads:
+            t.start()
+        time.sleep(1.0)
+        before = answered[0]
+        loaded = statistics.median(timed_post(host, port, "b", q) for q in probe)
+        print(f"idle {idle:.3f} s, under A's flood {loaded:.3f} s ({loaded / idle:.1f}x), "
+              f"A answered {answered[0] - before} queries meanwhile")
+        stop.set()
+    finally:
+        p.terminate()
+        p.wait(timeout=60)
+        os.unlink(path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--engine", default="target/release/engine")
@@ -133,8 +200,14 @@ def main():
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fairness", action="store_true", help="measure fairness instead (see above)")
+    ap.add_argument("--flood", type=int, default=64, help="--fairness: key A's queries in flight")
+    ap.add_argument("--flood-visits", type=int, default=400, help="--fairness: visits of key A's queries")
+    ap.add_argument("--probes", type=int, default=10, help="--fairness: key B's 1-visit queries")
     args = ap.parse_args()
     queries = positions(args.positions, args.seed)
+    if args.fairness:
+        return run_fairness(args, queries)
     stdin_rates, http_rates = [], []
     for r in range(args.rounds):
         stdin_rates.append(run_stdin(args, queries))

@@ -28,6 +28,8 @@ pub(super) struct App {
     pub(super) metrics: Arc<Metrics>,
     pub(super) settings: ServeSettings,
     pub(super) parse: ParseOptions,
+    /// `logAllRequests`: each query line to the log, `Request: LINE`.
+    pub(super) log_requests: bool,
     /// `maxVisits` of a query that names none (checked against a key's).
     pub(super) default_max_visits: u64,
     pub(super) nn: Option<NnStats>,
@@ -141,6 +143,14 @@ impl Drop for QueryHold {
 }
 
 impl App {
+    /// Parses one request line (logged first with `logAllRequests`).
+    pub(super) fn parse(&self, line: &str) -> crate::analysis::query::Parsed {
+        if self.log_requests {
+            crate::logfile::line(&format!("Request: {line}"));
+        }
+        parse_line(line, &self.parse)
+    }
+
     /// The key number of a request: `Authorization: Bearer SECRET`, or
     /// (WebSockets, which browsers open without headers) `query_key`.
     pub(super) fn authenticate(
@@ -284,7 +294,7 @@ async fn analyze_inner(
     let key = app.authenticate(&parts.headers, None)?;
     *key_name = app.key_name(key).to_string();
     let line = read_body(app, &parts.headers, body).await?;
-    let parsed = parse_line(&line, &app.parse);
+    let parsed = app.parse(&line);
     let hold = match &parsed.result {
         Err(e) => return Err(query_error(e.to_json())),
         Ok(Line::Analyze(q)) => Some(app.admit(key, q)?),

@@ -32,6 +32,8 @@ pub(super) struct Setup {
     pub(super) settings: ServeSettings,
     pub(super) keys: Keyring,
     pub(super) parse: ParseOptions,
+    /// `logAllRequests`.
+    pub(super) log_requests: bool,
     pub(super) default_max_visits: u64,
 }
 
@@ -59,6 +61,7 @@ pub(super) fn run(
         metrics: Arc::new(Metrics::default()),
         settings: setup.settings,
         parse: setup.parse,
+        log_requests: setup.log_requests,
         default_max_visits: setup.default_max_visits,
         nn,
         draining: Default::default(),

@@ -179,12 +179,12 @@ fn run_inner(args: &ServeArgs) -> Result<(), StartError> {
     let opts = server_options(&cfg, &cmd)?;
     let loaded = load_engine(&cfg, &cmd, &opts, "engine serve")?;
     let default_max_visits = loaded.default_max_visits();
-    let parse = opts.parse;
     let setup = listener::Setup {
         addr,
         settings,
         keys,
-        parse,
+        parse: opts.parse,
+        log_requests: opts.log.requests,
         default_max_visits,
     };
     match loaded {

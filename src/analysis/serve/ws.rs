@@ -21,7 +21,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::analysis::query::Request as Line;
-use crate::analysis::{parse_line, Submitted, TerminateScope};
+use crate::analysis::{Submitted, TerminateScope};
 
 use super::http::{ApiError, App, ChannelSink, ConnectionCount, Event};
 use super::port::ClientPort;
@@ -141,7 +141,7 @@ fn handle_text(app: &App, key: usize, name: &str, client: &dyn ClientPort, text:
     if line.is_empty() {
         return false;
     }
-    let parsed = parse_line(line, &app.parse);
+    let parsed = app.parse(line);
     let hold = match &parsed.result {
         Ok(Line::Analyze(q)) => match app.admit(key, q) {
             Ok(hold) => Some(hold),
