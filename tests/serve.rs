@@ -508,6 +508,15 @@ fn slow_headers_and_idle_websockets_are_closed() {
     let mut ws = server.ws(None);
     let v = ws.next();
     assert!(v.get("closed").is_some(), "{v}");
+
+    // Pings keep a waiting client (`-remote` under a GUI) connected.
+    let mut pinging = server.ws(None);
+    for _ in 0..8 {
+        pinging.0.send(Message::Ping(Vec::new().into())).unwrap();
+        assert_eq!(pinging.next_within(Duration::from_millis(100)), None);
+    }
+    pinging.send(&query("still-here", 2));
+    assert!(is_final(pinging.until_final("still-here").last().unwrap()));
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tungstenite::client::IntoClientRequest;
@@ -27,6 +27,11 @@ use super::query::{parse_line, ParseOptions, Request};
 
 /// How long a read waits before the proxy looks at stdin again.
 const POLL: Duration = Duration::from_millis(10);
+
+/// A ping after this long without sending, so that the server's idle
+/// timeout (`wsIdleTimeoutSeconds`, 300 by default) never closes the
+/// connection of a GUI that is merely waiting for its user.
+const KEEPALIVE: Duration = Duration::from_secs(60);
 
 /// Runs the proxy until stdin closes and the answers are in.
 pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Result<(), String> {
@@ -54,6 +59,7 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
     let lines = stdin_lines();
     let mut pending = Pending::default();
     let mut stdin_open = true;
+    let mut last_sent = Instant::now();
     let stdout = std::io::stdout();
     loop {
         while stdin_open {
@@ -63,6 +69,7 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
                     socket
                         .send(Message::text(line))
                         .map_err(|e| format!("sending to {url}: {e}"))?;
+                    last_sent = Instant::now();
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => stdin_open = false,
@@ -72,6 +79,12 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
             let _ = socket.close(None);
             let _ = socket.flush();
             return Ok(());
+        }
+        if last_sent.elapsed() >= KEEPALIVE {
+            socket
+                .send(Message::Ping(Vec::new().into()))
+                .map_err(|e| format!("sending to {url}: {e}"))?;
+            last_sent = Instant::now();
         }
         match read(&mut socket) {
             Ok(Some(text)) => {

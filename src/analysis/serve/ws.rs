@@ -112,7 +112,9 @@ async fn connection(app: Arc<App>, key: usize, mut socket: WebSocket) {
                     );
                     client.error(&e.body);
                 }
-                Some(Ok(_)) => {} // ping, pong: answered by the library
+                // Pings (answered by the library) keep an idle client
+                // connected: `-remote` sends them while a GUI waits.
+                Some(Ok(_)) => last_message = tokio::time::Instant::now(),
                 Some(Err(_)) | None => break,
             },
             _ = idle, if open_queries == 0 => {
