@@ -74,6 +74,8 @@ pub(crate) struct QueryState {
     /// it, so a quota slot is free by then), or with the query's jobs when
     /// they are dropped unanswered.
     hold: Mutex<Option<Box<dyn Any + Send + Sync>>>,
+    /// The client's count of its queries not yet finished.
+    client_open: Arc<AtomicUsize>,
 }
 
 /// One (query, turn) to analyse.
@@ -119,6 +121,7 @@ impl<P> Task<P> {
             query: Arc::new(QueryState {
                 remaining: AtomicUsize::new(0),
                 hold: Mutex::new(None),
+                client_open: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -191,6 +194,7 @@ impl<B: AnalysisBackend> Shared<B> {
         self.write(&*task.sink, value);
         if task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             drop(task.query.hold.lock().take());
+            task.query.client_open.fetch_sub(1, Ordering::AcqRel);
             task.sink.query_finished();
         }
     }
@@ -247,6 +251,7 @@ impl<B: AnalysisBackend> AnalysisEngine<B> {
             id: self.shared.next_client.fetch_add(1, Ordering::Relaxed),
             opts,
             sink,
+            open_queries: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -308,6 +313,9 @@ pub struct Client<B: AnalysisBackend> {
     id: u64,
     opts: ClientOptions,
     pub(crate) sink: Arc<dyn ResponseSink>,
+    /// Its queries not yet finished: a client that leaves with none (the
+    /// usual end of an HTTP request) needs no search through open jobs.
+    open_queries: Arc<AtomicUsize>,
 }
 
 impl<B: AnalysisBackend> Client<B> {
@@ -323,9 +331,14 @@ impl<B: AnalysisBackend> Client<B> {
         tasks: Vec<Task<B::Params>>,
         hold: Option<Box<dyn Any + Send + Sync>>,
     ) {
+        if tasks.is_empty() {
+            return;
+        }
+        self.open_queries.fetch_add(1, Ordering::AcqRel);
         let query = Arc::new(QueryState {
             remaining: AtomicUsize::new(tasks.len()),
             hold: Mutex::new(hold),
+            client_open: self.open_queries.clone(),
         });
         let tasks: Vec<_> = tasks
             .into_iter()
@@ -391,6 +404,9 @@ impl<B: AnalysisBackend> Client<B> {
     /// The client went away: its queued jobs leave the queue unanswered
     /// and its running searches are stopped.
     pub fn cancel_all(&self) {
+        if self.open_queries.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let shared = &*self.shared;
         let mut dropped = Vec::new();
         {

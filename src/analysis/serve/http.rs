@@ -313,7 +313,8 @@ async fn analyze_inner(
     let queued = match client.submit(parsed, hold) {
         Submitted::Refused(error) => return Err(query_error(error)),
         Submitted::Answered => false,
-        Submitted::Queued { .. } => true,
+        // A query of no positions has nothing more to say.
+        Submitted::Queued { jobs } => jobs > 0,
     };
     let content_type = if sse {
         "text/event-stream"

@@ -165,9 +165,9 @@ fn handle_text(app: &App, key: usize, name: &str, client: &dyn ClientPort, text:
             app.metrics.request(name, "ws", 200);
             false
         }
-        Submitted::Queued { .. } => {
+        Submitted::Queued { jobs } => {
             app.metrics.request(name, "ws", 200);
-            true
+            jobs > 0
         }
     }
 }
