@@ -489,8 +489,11 @@ fn every_refusal_has_its_status_and_a_json_error() {
 }
 
 #[test]
-fn slow_headers_and_idle_websockets_are_closed() {
-    let server = Server::stub("headerReadTimeoutSeconds=0.3,wsIdleTimeoutSeconds=0.3", &[]);
+fn slow_headers_slow_bodies_and_idle_websockets_are_closed() {
+    let server = Server::stub(
+        "headerReadTimeoutSeconds=0.3,bodyReadTimeoutSeconds=0.3,wsIdleTimeoutSeconds=0.3",
+        &[],
+    );
     let mut tcp = TcpStream::connect(&server.addr).unwrap();
     tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
         .unwrap();
@@ -502,6 +505,20 @@ fn slow_headers_and_idle_websockets_are_closed() {
     let text = String::from_utf8_lossy(&buf);
     assert!(
         text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text}"
+    );
+
+    // A body that stops coming: 408 with a JSON error.
+    let mut tcp = TcpStream::connect(&server.addr).unwrap();
+    tcp.write_all(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"id\":")
+        .unwrap();
+    tcp.set_read_timeout(Some(WAIT)).unwrap();
+    let mut buf = Vec::new();
+    let _ = tcp.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(
+        text.contains("{\"error\":\"the request body did not arrive in time\"}"),
         "{text}"
     );
 
