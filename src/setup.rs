@@ -82,8 +82,9 @@ pub struct EngineArgs {
     /// its profile is the config key `humanSLProfile`.
     #[arg(long = "human-model")]
     pub human_model: Option<PathBuf>,
-    /// TOML config file (`gtp` and `analysis` default to the built-in copy
-    /// of `configs/gtp.toml` or `configs/analysis.toml`).
+    /// TOML config file (`gtp`, `analysis` and `serve` default to the
+    /// built-in copy of `configs/gtp.toml`, `configs/analysis.toml` or
+    /// `configs/serve.toml`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Config overrides, `key=value[,key=value...]`; may be repeated.
