@@ -726,6 +726,21 @@ fn analysis_remote_gives_what_local_analysis_gives() {
     };
     assert_eq!(remote.len(), 11, "{remote:?}");
     assert_eq!(shape(&remote), shape(&local));
+    // Only immediate answers: still every one of them before the end.
+    let (ok, answers, stderr) = analysis(
+        &[
+            "analysis",
+            "-remote",
+            &url,
+            "-key-file",
+            key_file.to_str().unwrap(),
+        ],
+        "{\"id\":\"v\",\"action\":\"query_version\"}\n{bad\n",
+    );
+    assert!(ok, "{stderr}");
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["version"], "1.17.2");
+    assert!(answers[1]["error"].is_string(), "{answers:?}");
     // A wrong key: a clear error, exit 1.
     std::fs::write(&key_file, "mallory\n").unwrap();
     let (ok, _, stderr) = analysis(

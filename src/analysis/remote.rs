@@ -5,10 +5,13 @@
 //!
 //! Each stdin line is one text message; each message back is printed as
 //! one line. When stdin closes the proxy waits, as the local engine does,
-//! for the final responses of every query it sent (it counts them with
-//! the same query parser as the server: one per analysed turn; an error
-//! answer for a query's id ends it), then closes the connection;
-//! `-quit-without-waiting` closes at once, which cancels them.
+//! for every answer: it sends one more action (`query_version` with its
+//! own id), whose answer comes after the immediate answers (errors,
+//! warnings, actions) to every line before it and is not printed, and it
+//! waits for the final responses of every query it sent (counted with the
+//! same query parser as the server: one per analysed turn; an error
+//! answer for a query's id ends it); then it closes the connection.
+//! `-quit-without-waiting` closes at once, which cancels the queries.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -53,12 +56,16 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
             .set_read_timeout(Some(POLL))
             .map_err(|e| e.to_string())?;
     }
-    crate::logfile::startup(&format!(
-        "engine analysis: analysing on {url}; ready to begin handling requests"
-    ));
+    crate::logfile::startup(&format!("engine analysis: analysing on {url}"));
+    // The local engine's line, which some GUIs wait for.
+    crate::logfile::startup("Started, ready to begin handling requests");
     let lines = stdin_lines();
     let mut pending = Pending::default();
     let mut stdin_open = true;
+    // The id of the action sent when stdin closes, and whether its answer
+    // is still due.
+    let eof_id = format!("engine-analysis-remote-eof-{}", std::process::id());
+    let mut marker_due = false;
     let mut last_sent = Instant::now();
     let stdout = std::io::stdout();
     loop {
@@ -72,10 +79,21 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
                     last_sent = Instant::now();
                 }
                 Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => stdin_open = false,
+                Err(TryRecvError::Disconnected) => {
+                    stdin_open = false;
+                    if !quit_without_waiting {
+                        // Answered after every immediate answer (errors,
+                        // warnings, actions) to the lines before it.
+                        let marker = serde_json::json!({"id": eof_id, "action": "query_version"});
+                        socket
+                            .send(Message::text(marker.to_string()))
+                            .map_err(|e| format!("sending to {url}: {e}"))?;
+                        marker_due = true;
+                    }
+                }
             }
         }
-        if !stdin_open && (quit_without_waiting || pending.is_empty()) {
+        if !stdin_open && (quit_without_waiting || (!marker_due && pending.is_empty())) {
             let _ = socket.close(None);
             let _ = socket.flush();
             return Ok(());
@@ -87,6 +105,7 @@ pub fn run(url: &str, key_file: Option<&Path>, quit_without_waiting: bool) -> Re
             last_sent = Instant::now();
         }
         match read(&mut socket) {
+            Ok(Some(text)) if is_answer_to(&text, &eof_id) => marker_due = false,
             Ok(Some(text)) => {
                 pending.received(&text);
                 let mut out = stdout.lock();
@@ -117,6 +136,13 @@ fn read(socket: &mut WebSocket<MaybeTlsStream<TcpStream>>) -> Result<Option<Stri
         }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Whether `text` is the answer to the action of id `id`.
+fn is_answer_to(text: &str, id: &str) -> bool {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .is_some_and(|v| v.get("id").and_then(Value::as_str) == Some(id))
 }
 
 /// Non-empty stdin lines from a thread; the channel closes with stdin.
