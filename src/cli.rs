@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
+//! Command line: `engine <gtp|analysis|serve|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -28,6 +28,9 @@ pub enum Command {
     Gtp(EngineArgs),
     /// KataGo's JSON analysis protocol over stdin/stdout.
     Analysis(AnalysisArgs),
+    /// The analysis engine as a network service: HTTP (ndjson, SSE) and
+    /// WebSocket, keys, quotas, fair queueing, metrics.
+    Serve(Box<crate::analysis::serve::ServeArgs>),
     /// Self-play, writing KataGo-style .npz training data.
     Selfplay(crate::selfplay::SelfplayArgs),
     /// Train the network on shuffled .npz data and export it.
@@ -107,6 +110,13 @@ pub struct AnalysisArgs {
     /// Testing only: answer with a stand-in search that needs no network.
     #[arg(long = "stub-search", hide = true)]
     pub stub_search: bool,
+    /// Analyse on a remote `engine serve` instead (its WebSocket,
+    /// `ws://HOST:PORT/v1/ws`): stdin and stdout are passed through.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// With `-remote`: a file holding the key's secret (first line).
+    #[arg(long = "key-file")]
+    pub key_file: Option<std::path::PathBuf>,
 }
 
 /// Flags of `engine benchmark` (KataGo's `benchmark` flags).
@@ -196,7 +206,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
             analysis_threads: a.analysis_threads,
             quit_without_waiting: a.quit_without_waiting,
             stub_search: a.stub_search,
+            remote: a.remote,
+            key_file: a.key_file,
         }),
+        Command::Serve(a) => crate::analysis::serve::run(&a),
         Command::Benchmark(b) => run_benchmark(b),
         Command::Tune(t) => crate::tune::run(&t),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),

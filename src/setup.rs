@@ -82,8 +82,9 @@ pub struct EngineArgs {
     /// its profile is the config key `humanSLProfile`.
     #[arg(long = "human-model")]
     pub human_model: Option<PathBuf>,
-    /// TOML config file (`gtp` and `analysis` default to the built-in copy
-    /// of `configs/gtp.toml` or `configs/analysis.toml`).
+    /// TOML config file (`gtp`, `analysis` and `serve` default to the
+    /// built-in copy of `configs/gtp.toml`, `configs/analysis.toml` or
+    /// `configs/serve.toml`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Config overrides, `key=value[,key=value...]`; may be repeated.
@@ -134,6 +135,13 @@ pub const GTP_CONFIG: BuiltInConfig = BuiltInConfig {
 pub const ANALYSIS_CONFIG: BuiltInConfig = BuiltInConfig {
     name: "configs/analysis.toml (built in)",
     text: include_str!("../configs/analysis.toml"),
+};
+
+/// `configs/serve.toml`, `engine serve`'s config (the analysis config and
+/// the server's own keys).
+pub const SERVE_CONFIG: BuiltInConfig = BuiltInConfig {
+    name: "configs/serve.toml (built in)",
+    text: include_str!("../configs/serve.toml"),
 };
 
 /// The config file named on the command line (an empty config if none)

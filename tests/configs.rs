@@ -99,6 +99,23 @@ fn analysis_example_config() {
 }
 
 #[test]
+fn serve_example_config_is_the_analysis_config_and_the_servers_keys() {
+    let cfg = check("serve.toml");
+    let settings = engine::analysis::serve::ServeSettings::from_config(&cfg).unwrap();
+    // The example states the defaults.
+    assert_eq!(settings, engine::analysis::serve::ServeSettings::default());
+    // Every analysis key of configs/analysis.toml is there, with its value.
+    let analysis = check("analysis.toml");
+    for key in analysis.keys() {
+        assert_eq!(
+            cfg.to_json_value()[key],
+            analysis.to_json_value()[key],
+            "{key}"
+        );
+    }
+}
+
+#[test]
 fn gtp_human5k_config() {
     let cfg = check("gtp_human5k.toml");
     assert_eq!(cfg.get_string("humanSLProfile").unwrap(), "preaz_5k");

@@ -11,9 +11,10 @@ use crate::search::{Perspective, SearchParams, SetupFor};
 use crate::setup::{load_human_network, load_network, Network, SetupError};
 
 use super::backend::AnalysisBackend;
+use super::options::{AnalysisLog, ServerOptions};
 use super::query::ParseOptions;
 use super::search_backend::{config_search_settings, MakeState, SearchBackend};
-use super::server::{serve, AnalysisLog, ServerOptions};
+use super::server::serve;
 use super::stub::StubBackend;
 
 /// Command-line settings of `engine analysis`.
@@ -33,6 +34,11 @@ pub struct AnalysisCommand {
     pub quit_without_waiting: bool,
     /// Hidden test switch: answer with the stub search instead of a network.
     pub stub_search: bool,
+    /// `-remote URL`: proxy stdin/stdout to an `engine serve` WebSocket
+    /// instead of analysing here.
+    pub remote: Option<String>,
+    /// `-key-file FILE`: the secret for `-remote`.
+    pub key_file: Option<PathBuf>,
 }
 
 /// Why the engine could not start.
@@ -116,7 +122,12 @@ pub fn load_config(cmd: &AnalysisCommand) -> Result<Config, ConfigError> {
 
 /// Runs `engine analysis`; returns the exit code.
 pub fn run(cmd: &AnalysisCommand) -> i32 {
-    match run_inner(cmd) {
+    let result = match &cmd.remote {
+        Some(url) => super::remote::run(url, cmd.key_file.as_deref(), cmd.quit_without_waiting)
+            .map_err(StartError::Invalid),
+        None => run_inner(cmd),
+    };
+    match result {
         Ok(()) => 0,
         Err(e) => {
             crate::logfile::startup(&format!("engine analysis: {e}"));
@@ -125,30 +136,87 @@ pub fn run(cmd: &AnalysisCommand) -> i32 {
     }
 }
 
+/// The loaded engine: the stand-in search of the protocol tests, or a
+/// network.
+pub(crate) enum Loaded {
+    /// `-stub-search`.
+    Stub(Arc<StubBackend>),
+    /// The real search over a network.
+    Net {
+        /// The search over the network's evaluator.
+        backend: Arc<NetBackend>,
+        /// The loaded network (its evaluator's counters).
+        net: Box<Network>,
+    },
+}
+
+/// The analysis backend over the real search and a network's evaluator.
+pub(crate) type NetBackend = SearchBackend<GameState, crate::search::NnSearchEvaluator>;
+
+impl Loaded {
+    /// `maxVisits` of a query that names none.
+    pub(crate) fn default_max_visits(&self) -> u64 {
+        match self {
+            Loaded::Stub(b) => b.default_max_visits,
+            Loaded::Net { backend, .. } => backend
+                .query_params(&[])
+                .map_or(u64::MAX, |(p, _)| p.max_visits.max(0) as u64),
+        }
+    }
+}
+
 fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     let cfg = load_config(cmd)?;
     let opts = server_options(&cfg, cmd)?;
+    match load_engine(&cfg, cmd, &opts, "engine analysis")? {
+        Loaded::Stub(backend) => start(backend, opts),
+        Loaded::Net { backend, net } => {
+            start(backend, opts)?;
+            // KataGo logs its evaluator's counters at exit; benchmarks read them.
+            let s = net.evaluator.evaluator().stats();
+            crate::logfile::startup(&format!(
+                "engine analysis: NN requests {}, cache hits {}, rows {}, batches {}, average batch size {:.2}",
+                s.requests,
+                s.cache_hits,
+                s.rows,
+                s.batches,
+                s.average_batch_size()
+            ));
+            Ok(())
+        }
+    }
+}
+
+/// Loads the stub or the network named on the command line, with the
+/// start-up lines of `who` (`engine analysis`, `engine serve`); the
+/// command's own config keys must be read before (the key report is
+/// printed here).
+pub(crate) fn load_engine(
+    cfg: &Config,
+    cmd: &AnalysisCommand,
+    opts: &ServerOptions,
+    who: &str,
+) -> Result<Loaded, StartError> {
     if cmd.stub_search {
-        let backend = Arc::new(StubBackend {
+        return Ok(Loaded::Stub(Arc::new(StubBackend {
             default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
-        });
-        return start(backend, opts);
+        })));
     }
     // KataGo's analysis engine logs to stderr too by default.
-    let log = crate::logfile::LogSettings::from_config(&cfg, true)
+    let log = crate::logfile::LogSettings::from_config(cfg, true)
         .map_err(|e| StartError::Invalid(e.to_string()))?;
     if let Some(path) =
         crate::logfile::start(&log).map_err(|e| StartError::Invalid(e.to_string()))?
     {
-        crate::logfile::startup(&format!("engine analysis: logging to {}", path.display()));
+        crate::logfile::startup(&format!("{who}: logging to {}", path.display()));
     }
     let Some(model) = &cmd.model else {
         return Err(StartError::Invalid(
             "-model MODEL.bin.gz is required (the network to analyse with)".to_string(),
         ));
     };
-    crate::setup::refuse_human_keys_without_human_model(&cfg, cmd.human_model.is_some())?;
-    let base = config_search_settings(&cfg);
+    crate::setup::refuse_human_keys_without_human_model(cfg, cmd.human_model.is_some())?;
+    let base = config_search_settings(cfg);
     // Check the config's search settings once at start-up, as KataGo does,
     // rather than failing every query with the same error.
     let defaults = SearchParams::from_overrides(
@@ -159,16 +227,16 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     // KataGo makes nnMaxBatchSize mandatory here; default it instead to
     // what every search thread evaluating at once needs.
     let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
-    let patterns = crate::setup::avoid_sgf_pattern_table(&cfg, 0)
+    let patterns = crate::setup::avoid_sgf_pattern_table(cfg, 0)
         .map_err(|e| StartError::Invalid(e.to_string()))?;
-    let net = load_network(model, &cfg, concurrent.max(8))?;
+    let net = load_network(model, cfg, concurrent.max(8))?;
     let human = match &cmd.human_model {
-        Some(path) => Some(load_human_network(path, &cfg, concurrent.max(8))?),
+        Some(path) => Some(load_human_network(path, cfg, concurrent.max(8))?),
         None => None,
     };
     if let Some(h) = &human {
         crate::logfile::startup(&format!(
-            "engine analysis: human SL model {} (version {}) on {}",
+            "{who}: human SL model {} (version {}) on {}",
             h.model_name, h.model_version, h.device
         ));
         if defaults.human_sl_profile.meta.is_none() {
@@ -178,11 +246,11 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
             );
         }
     }
-    for line in crate::setup::config_key_report(&cfg, "engine analysis") {
+    for line in crate::setup::config_key_report(cfg, who) {
         crate::logfile::startup(&line);
     }
     crate::logfile::startup(&format!(
-        "engine analysis: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
+        "{who}: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
         net.model_name,
         net.model_version,
         net.device,
@@ -196,9 +264,9 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
         "numSearchThreadsPerAnalysisThread"
     };
     crate::logfile::startup(&format!(
-        "engine analysis: {}",
+        "{who}: {}",
         crate::setup::machine_report(
-            &cfg,
+            cfg,
             &[
                 ("numAnalysisThreads", opts.num_analysis_threads.to_string()),
                 (threads_key, defaults.num_threads.to_string()),
@@ -213,30 +281,20 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
     ));
     let plan = net.memory_plan(opts.num_analysis_threads);
     for note in plan.iter().flat_map(|p| &p.notes) {
-        crate::logfile::startup(&format!("engine analysis: {note}"));
+        crate::logfile::startup(&format!("{who}: {note}"));
     }
     let tree_memory_limit = plan.map(|p| p.tree_bytes);
-    start(
-        Arc::new(network_backend(
-            base,
-            &net,
-            human.as_ref(),
-            tree_memory_limit,
-            patterns,
-        )),
-        opts,
-    )?;
-    // KataGo logs its evaluator's counters at exit; benchmarks read them.
-    let s = net.evaluator.evaluator().stats();
-    crate::logfile::startup(&format!(
-        "engine analysis: NN requests {}, cache hits {}, rows {}, batches {}, average batch size {:.2}",
-        s.requests,
-        s.cache_hits,
-        s.rows,
-        s.batches,
-        s.average_batch_size()
+    let backend = Arc::new(network_backend(
+        base,
+        &net,
+        human.as_ref(),
+        tree_memory_limit,
+        patterns,
     ));
-    Ok(())
+    Ok(Loaded::Net {
+        backend,
+        net: Box::new(net),
+    })
 }
 
 /// The analysis backend over the real search and `net`'s evaluator, which
@@ -247,7 +305,7 @@ fn network_backend(
     human: Option<&Network>,
     tree_memory_limit: Option<u64>,
     patterns: Option<Arc<crate::search::PatternBonusTable>>,
-) -> SearchBackend<GameState, crate::search::NnSearchEvaluator> {
+) -> NetBackend {
     let make_state: MakeState<GameState> = Arc::new(|p: &GameState| p.clone());
     let mut models = vec![net.model_info()];
     models.extend(human.map(Network::model_info));

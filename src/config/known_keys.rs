@@ -40,6 +40,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "bSizeRelProbs",
     "bSizes",
     "bSizesXY",
+    "bodyReadTimeoutSeconds",
     "botName",
     "cheapSearchProb",
     "cheapSearchTargetWeight",
@@ -82,6 +83,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "deviceToUse",
     "deviceToUseModel",
     "deviceToUseThread",
+    "drainSeconds",
     "drawEquivalentWinsForWhite",
     "drawRandRadius",
     "dynamicPlayoutDoublingAdvantageCapPerOppLead",
@@ -138,6 +140,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "handicapTemperature",
     "hasButton",
     "hasButtons",
+    "headerReadTimeoutSeconds",
     "hintPosesDir",
     "hintPosesProb",
     "homeDataDir",
@@ -194,6 +197,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "maxMovesPerGame",
     "maxPlayouts",
     "maxPlayoutsPondering",
+    "maxQueuedPositions",
+    "maxRequestBytes",
     "maxRowsPerTrainFile",
     "maxTime",
     "maxTimePondering",
@@ -274,6 +279,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "resignMinMovesPerBoardArea",
     "resignMinScoreDifference",
     "resignThreshold",
+    "retryAfterSeconds",
     "rootDesiredPerChildVisitsCoeff",
     "rootDirichletNoiseTotalConcentration",
     "rootDirichletNoiseWeight",
@@ -339,6 +345,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "whiteHandicapBonus",
     "wideRootNoise",
     "winLossUtilityFactor",
+    "wsIdleTimeoutSeconds",
 ];
 
 /// The `autoAvoidRepeat*` keys that may be set per board size
