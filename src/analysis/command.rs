@@ -1,7 +1,7 @@
 //! `engine analysis`: reads the config, builds the backend, runs the
 //! server on stdin/stdout.
 
-use std::io::{self, BufReader};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -126,13 +126,26 @@ pub fn run(cmd: &AnalysisCommand) -> i32 {
 }
 
 fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
+    run_on(cmd, BufReader::new(io::stdin()), io::stdout())
+}
+
+/// [`run`] on `input` and `output` instead of stdin and stdout, returning
+/// the start-up error instead of logging it: the same config, start-up,
+/// backend and protocol, for a program that embeds the analysis engine
+/// behind an in-process pipe (the Python package). Returns when `input`
+/// ends and every query has been answered.
+pub fn run_on(
+    cmd: &AnalysisCommand,
+    input: impl BufRead,
+    output: impl Write + Send + 'static,
+) -> Result<(), StartError> {
     let cfg = load_config(cmd)?;
     let opts = server_options(&cfg, cmd)?;
     if cmd.stub_search {
         let backend = Arc::new(StubBackend {
             default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
         });
-        return start(backend, opts);
+        return start(backend, opts, input, output);
     }
     // KataGo's analysis engine logs to stderr too by default.
     let log = crate::logfile::LogSettings::from_config(&cfg, true)
@@ -225,6 +238,8 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
             patterns,
         )),
         opts,
+        input,
+        output,
     )?;
     // KataGo logs its evaluator's counters at exit; benchmarks read them.
     let s = net.evaluator.evaluator().stats();
@@ -270,9 +285,14 @@ fn network_backend(
     }
 }
 
-fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(), StartError> {
+fn start<B: AnalysisBackend>(
+    backend: Arc<B>,
+    opts: ServerOptions,
+    input: impl BufRead,
+    output: impl Write + Send + 'static,
+) -> Result<(), StartError> {
     crate::logfile::startup("Started, ready to begin handling requests");
-    serve(backend, opts, BufReader::new(io::stdin()), io::stdout())?;
+    serve(backend, opts, input, output)?;
     Ok(())
 }
 

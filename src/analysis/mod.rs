@@ -23,7 +23,7 @@ pub mod stub;
 pub use backend::{
     AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
-pub use command::{run as run_command, AnalysisCommand};
+pub use command::{run as run_command, run_on as run_command_on, AnalysisCommand, StartError};
 pub use position::{build_positions, position_facts};
 pub use query::{parse_line, ParseOptions, Parsed, QueryError, QueryWarning, Request};
 pub use response::PositionFacts;
