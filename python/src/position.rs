@@ -16,7 +16,7 @@ use crate::errors::value_error;
 /// A Go position: board, rules and komi, the moves so far and the player
 /// to move.
 ///
-/// ``Position(size=19, moves=(), rules="tromp-taylor", komi=7.5, setup=None)``
+/// ``Position(size=19, moves=(), rules="tromp-taylor", komi=7.5, setup=None, to_play=None)``
 ///
 /// - ``size``: ``19`` or ``(x, y)`` for a rectangular board (columns, rows),
 ///   2 to 19 each.
@@ -29,6 +29,8 @@ use crate::errors::value_error;
 /// - ``setup``: stones placed before the first move, as ``(color, move)``
 ///   pairs (KataGo's ``initialStones``). With only black stones, white
 ///   moves first (handicap), as in KataGo.
+/// - ``to_play``: who moves first (``"B"``/``"W"``, KataGo's
+///   ``initialPlayer``); by default the first move's color, else as above.
 ///
 /// Points are ``(x, y)`` with ``x`` the column from the left and ``y`` the
 /// row from the **top**, the same order as ``board[y, x]`` and as the
@@ -152,25 +154,39 @@ impl Position {
     }
 
     /// Plays `mv` for `pla` if legal under the rules (ko, superko,
-    /// suicide, encore); the next player is then `pla`'s opponent.
-    pub(crate) fn play_as(&mut self, mv: Move, pla: Player) -> PyResult<()> {
-        let s = &mut self.state;
+    /// suicide, encore); the next player is then `pla`'s opponent. A move
+    /// out of turn first restarts the history at the current board, as
+    /// KataGo's GTP and analysis queries do (`setPlayerIfNew`).
+    pub(crate) fn try_play(&mut self, mv: Move, pla: Player) -> Result<(), String> {
+        let s = &self.state;
+        let (x, y) = (s.board.x_size(), s.board.y_size());
         if s.hist.is_game_finished() {
-            return Err(value_error(format!(
+            return Err(format!(
                 "illegal move {} {}: the game is finished",
                 pla.letter(),
-                mv.to_gtp(s.board.x_size(), s.board.y_size())
-            )));
+                mv.to_gtp(x, y)
+            ));
         }
-        if !s.hist.is_legal(&s.board, mv, pla) {
-            return Err(value_error(format!(
+        let mut next = if pla == s.next {
+            None
+        } else {
+            let mut t = s.clone();
+            t.set_player_if_new(pla);
+            Some(t)
+        };
+        let t = next.as_mut().unwrap_or(&mut self.state);
+        if !t.hist.is_legal(&t.board, mv, pla) {
+            return Err(format!(
                 "illegal move {} {} (occupied, ko, superko or suicide under these rules)",
                 pla.letter(),
-                mv.to_gtp(s.board.x_size(), s.board.y_size())
-            )));
+                mv.to_gtp(x, y)
+            ));
         }
-        s.hist.play(&mut s.board, mv, pla);
-        s.next = pla.opp();
+        t.hist.play(&mut t.board, mv, pla);
+        t.next = pla.opp();
+        if let Some(t) = next {
+            self.state = t;
+        }
         Ok(())
     }
 
@@ -223,7 +239,7 @@ impl Position {
 #[pymethods]
 impl Position {
     #[new]
-    #[pyo3(signature = (size=None, moves=None, rules=None, komi=7.5, setup=None))]
+    #[pyo3(signature = (size=None, moves=None, rules=None, komi=7.5, setup=None, to_play=None))]
     fn new(
         py: Python<'_>,
         size: Option<&Bound<'_, PyAny>>,
@@ -231,6 +247,7 @@ impl Position {
         rules: Option<&Bound<'_, PyAny>>,
         komi: f32,
         setup: Option<&Bound<'_, PyAny>>,
+        to_play: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Position> {
         let dims = match size {
             Some(s) => parse_size(s)?,
@@ -261,11 +278,14 @@ impl Position {
                 });
             }
         }
-        let first = items.first().and_then(|(p, _)| *p);
+        let first = match to_play {
+            Some(p) if !p.is_none() => Some(parse_player(p)?),
+            _ => items.first().and_then(|(p, _)| *p),
+        };
         let mut pos = Position::start(dims, rules, &stones, first)?;
         for (i, (pla, mv)) in items.into_iter().enumerate() {
             let pla = pla.unwrap_or(pos.state.next);
-            pos.play_as(mv, pla)
+            pos.try_play(mv, pla)
                 .map_err(|e| value_error(format!("move {}: {e}", i + 1)))?;
         }
         Ok(pos)
@@ -282,7 +302,7 @@ impl Position {
             Some(c) => parse_player(c)?,
             None => self.state.next,
         };
-        self.play_as(mv, pla)
+        self.try_play(mv, pla).map_err(value_error)
     }
 
     /// The legal moves of the player to move, GTP coordinates, ``"pass"``
@@ -466,7 +486,7 @@ impl Position {
         let mut pos = Position::start((rec.x_size, rec.y_size), rules, &setup, first)?;
         for (i, &(pla, xy)) in rec.moves.iter().enumerate() {
             let mv = xy.map_or(Move::Pass, |(x, y)| Move::Play(probe.loc(x, y)));
-            pos.play_as(mv, pla)
+            pos.try_play(mv, pla)
                 .map_err(|e| value_error(format!("SGF move {}: {e}", i + 1)))?;
         }
         Ok(pos)
