@@ -498,6 +498,11 @@ impl Analyzer {
             analysis_threads: threads,
             ..AnalysisCommand::default()
         };
+        // Errors and warnings reach the caller as exceptions and Python
+        // warnings; the engine's log of them (to stderr, with internal
+        // ids) is off unless the config dict asks for it.
+        cmd.override_config
+            .push("logErrorsAndWarnings=false".to_string());
         match config {
             None => {}
             Some(c) if c.is_none() => {}

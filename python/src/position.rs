@@ -112,6 +112,9 @@ fn parse_rules(py: Python<'_>, obj: &Bound<'_, PyAny>, komi: f32) -> PyResult<Ru
     Rules::parse_without_komi(&text, komi).map_err(value_error)
 }
 
+/// `Position.features()`: the spatial planes and the global inputs.
+type Features<'py> = (Bound<'py, PyArray3<f32>>, Bound<'py, PyArray1<f32>>);
+
 fn xy_of(board: &Board, loc: Loc) -> (usize, usize) {
     loc.xy(board.x_size())
 }
@@ -427,11 +430,7 @@ impl Position {
     /// hides the previous moves as KataGo's analysis does at the root
     /// (``ignorePreRootHistory``).
     #[pyo3(signature = (history=true))]
-    fn features<'py>(
-        &self,
-        py: Python<'py>,
-        history: bool,
-    ) -> PyResult<(Bound<'py, PyArray3<f32>>, Bound<'py, PyArray1<f32>>)> {
+    fn features<'py>(&self, py: Python<'py>, history: bool) -> PyResult<Features<'py>> {
         let (spatial, global) = self.encode(InputVersion::V7, history);
         let (w, h) = self.size();
         let c = InputVersion::V7.num_spatial_features();
