@@ -289,7 +289,7 @@ struct Batch {
 
 impl Batch {
     /// Sends every query (checked first: nothing is sent if one is bad).
-    fn start(py: Python<'_>, core: Arc<Core>, texts: &[String]) -> PyResult<Batch> {
+    fn start(core: Arc<Core>, texts: &[String]) -> PyResult<Batch> {
         let prepared: Vec<Prepared> = texts
             .iter()
             .map(|t| prepare(&core, t))
@@ -316,7 +316,6 @@ impl Batch {
             }
             pending.insert(first, p.pending);
         }
-        let _ = py;
         Ok(Batch { core, rx, pending })
     }
 
@@ -549,7 +548,9 @@ impl Analyzer {
         // (bad model or config) ends its thread instead.
         let (ready_tx, ready_rx) = channel::unbounded();
         core.routes.lock().insert("py-ready".into(), ready_tx);
-        core.send(&serde_json::json!({"id": "py-ready", "action": "query_version"}))?;
+        // If the engine has already failed, the send fails too: the loop
+        // below then finds the thread ended and returns its error.
+        let _ = core.send(&serde_json::json!({"id": "py-ready", "action": "query_version"}));
         loop {
             let r = ready_rx.clone();
             if py.allow_threads(|| r.recv_timeout(SIGNAL_POLL)).is_ok() {
@@ -588,7 +589,7 @@ impl Analyzer {
         query: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let text = query_text(py, query)?;
-        let mut batch = Batch::start(py, self.core.clone(), &[text])?;
+        let mut batch = Batch::start(self.core.clone(), &[text])?;
         let mut out: Vec<Value> = Vec::new();
         while let Some(v) = batch.wait(py)? {
             match kind(&v) {
@@ -621,7 +622,7 @@ impl Analyzer {
         for q in queries.try_iter()? {
             texts.push(query_text(py, &q?)?);
         }
-        let batch = Batch::start(py, self.core.clone(), &texts)?;
+        let batch = Batch::start(self.core.clone(), &texts)?;
         Ok(AnalysisStream { batch })
     }
 

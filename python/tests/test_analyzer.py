@@ -118,7 +118,9 @@ def test_cancel_stops_a_search(analyzer):
     out = analyzer.analyze(LONG)
     assert time.monotonic() - start < 30
     assert len(out) == 1 and out[0]["id"] == "long"
-    assert out[0]["rootInfo"]["visits"] < 10_000_000
+    # Stopped while searching (what it found so far) or, on a slow
+    # machine, still queued (noResults).
+    assert out[0].get("noResults") or out[0]["rootInfo"]["visits"] < 10_000_000
 
 
 def test_keyboard_interrupt_stops_cleanly(analyzer):
