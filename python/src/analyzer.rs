@@ -164,6 +164,8 @@ impl Core {
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
         }
+        // Whoever still waits (a stream of another thread) sees the end.
+        self.routes.lock().clear();
     }
 }
 

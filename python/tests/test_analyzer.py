@@ -133,3 +133,15 @@ def test_keyboard_interrupt_stops_cleanly(analyzer):
     # The engine is still usable afterwards.
     (v,) = analyzer.analyze({"id": "after", "action": "query_version"})
     assert v["id"] == "after"
+
+
+def test_leaving_a_stream_early_stops_its_searches(analyzer):
+    stream = analyzer.analyze_many([dict(LONG, id="a"), dict(LONG, id="b"), dict(LONG, id="c")])
+    assert stream.remaining == 3
+    del stream
+    # Both analysis threads would be busy for hours otherwise.
+    start = time.monotonic()
+    (v,) = analyzer.analyze({"id": "quick", "moves": [], "rules": "chinese", "komi": 7.5,
+                             "boardXSize": 9, "boardYSize": 9, "maxVisits": 1})
+    assert v["id"] == "quick"
+    assert time.monotonic() - start < 30
