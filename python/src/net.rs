@@ -9,13 +9,13 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 
-use engine::game::{GameState, Player};
+use engine::game::{GameState, KoRule, Move, Player, ScoringRule};
 use engine::nn::{
-    EncodedInput, EvalParams, EvalRequest, InputVersion, NnOutput, Symmetry, SymmetryChoice,
+    nn_input_hash, EncodedInput, EvalParams, EvalRequest, FeatureEncoder, InputVersion,
+    NnInputParams, NnOutput, Symmetry, SymmetryChoice,
 };
-use engine::search::EvalOptions;
 use engine::setup::Network;
 use numpy::ndarray::{Array1, Array2, Array3};
 use numpy::{IntoPyArray, PyReadonlyArray2, PyReadonlyArray4, PyUntypedArrayMethods};
@@ -78,23 +78,70 @@ pub struct Net {
 }
 
 impl Net {
-    /// Evaluates every state with `opts`, many at once; results in order.
-    fn run(
-        &self,
-        states: &[GameState],
-        sym: SymArg,
-        opts: EvalOptions,
-    ) -> Result<Vec<Arc<NnOutput>>, String> {
-        let ev = &self.net.evaluator;
-        self.run_each(states.len(), |i| match sym {
-            SymArg::Fixed(s) => ev.evaluate_in_symmetry(&states[i], s, &opts),
-            SymArg::Average => ev.evaluate_state(
-                &states[i],
-                &EvalOptions {
-                    num_symmetries: 8,
-                    ..opts
-                },
-            ),
+    /// The evaluator's request for one position, encoded as the search's
+    /// evaluator encodes it (`engine::search::NnSearchEvaluator`: the same
+    /// features, hash, legal moves and no-result rule) with KataGo's
+    /// default input parameters. Encoding happens here, before any row is
+    /// queued, so that a call's rows reach the evaluator together and
+    /// fill its batches.
+    fn request(&self, state: &GameState, sym: SymArg, history: bool) -> EvalRequest {
+        let params = NnInputParams {
+            max_history: if history { 1000 } else { 0 },
+            ..NnInputParams::default()
+        };
+        let (board, hist, next) = (&state.board, &state.hist, state.next);
+        let hash = nn_input_hash(board, hist, next, &params).0;
+        let (x, y) = (board.x_size(), board.y_size());
+        let mut input = EncodedInput {
+            x_size: x,
+            y_size: y,
+            spatial: vec![0.0; self.inputs.num_spatial_features() * x * y],
+            global: vec![0.0; self.inputs.num_global_features()],
+            meta: Vec::new(),
+        };
+        FeatureEncoder::new().fill_row(
+            self.inputs,
+            board,
+            hist,
+            next,
+            &params,
+            &mut input.spatial,
+            &mut input.global,
+        );
+        let mut legal: Vec<bool> = board
+            .locs()
+            .map(|loc| hist.is_legal(board, Move::Play(loc), next))
+            .collect();
+        legal.push(true);
+        let rules = hist.rules();
+        let mut req = EvalRequest::new(input, legal, next, hash);
+        req.params = EvalParams {
+            symmetry: match sym {
+                SymArg::Fixed(s) => SymmetryChoice::Fixed(Symmetry::ALL[s]),
+                SymArg::Average => SymmetryChoice::Average(Symmetry::COUNT as u8),
+            },
+            include_ownership: true,
+            // A fixed symmetry bypasses the cache, as GTP's kata-raw-nn.
+            skip_cache: matches!(sym, SymArg::Fixed(_)),
+            // KataGo: no result only under simple ko or territory scoring.
+            allow_no_result: rules.ko_rule == KoRule::Simple
+                || rules.scoring_rule == ScoringRule::Territory,
+            ..EvalParams::default()
+        };
+        req
+    }
+
+    /// Evaluates every request, many at once; results in order.
+    fn run(&self, reqs: Vec<EvalRequest>) -> Result<Vec<Arc<NnOutput>>, String> {
+        let ev = self.net.evaluator.evaluator();
+        let reqs: Vec<Mutex<Option<EvalRequest>>> =
+            reqs.into_iter().map(|r| Mutex::new(Some(r))).collect();
+        self.run_each(reqs.len(), |i| {
+            let req = reqs[i]
+                .lock()
+                .take()
+                .ok_or_else(|| engine::nn::EvalError::BadRequest("row taken twice".into()))?;
+            ev.evaluate(req)
         })
     }
 
@@ -108,20 +155,25 @@ impl Net {
         let next = AtomicUsize::new(0);
         let error: Mutex<Option<String>> = Mutex::new(None);
         // Each caller blocks until its row's batch is done, so the servers
-        // see as many rows at once as there are callers.
+        // see as many rows at once as there are callers; they start
+        // together so that the first batch is a full one.
         let callers = n.min(self.net.max_batch_size * self.net.server_threads.max(1));
+        let start = Barrier::new(callers);
         std::thread::scope(|scope| {
             for _ in 0..callers {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n || error.lock().is_some() {
-                        return;
-                    }
-                    match eval(i) {
-                        Ok(out) => *slots[i].lock() = Some(out),
-                        Err(e) => {
-                            error.lock().get_or_insert(e.to_string());
+                scope.spawn(|| {
+                    start.wait();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= n || error.lock().is_some() {
                             return;
+                        }
+                        match eval(i) {
+                            Ok(out) => *slots[i].lock() = Some(out),
+                            Err(e) => {
+                                error.lock().get_or_insert(e.to_string());
+                                return;
+                            }
                         }
                     }
                 });
@@ -236,6 +288,12 @@ impl Net {
                 .map_err(|e| setup_error(engine::setup::SetupError::Config(Box::new(e))))?;
             engine::setup::load_network(&model, &cfg, max_batch).map_err(setup_error)
         })?;
+        if net.uses_human_sl_profile {
+            return Err(value_error(
+                "this is a human-style net (it reads SGF metadata): Net does not take a \
+                 profile yet; use Analyzer with humanSLProfile",
+            ));
+        }
         let inputs = InputVersion::of_model_version(net.model_version).ok_or_else(|| {
             value_error(format!(
                 "model version {} has no known input features",
@@ -320,13 +378,14 @@ impl Net {
                 "all positions of one evaluate() call must have the same board size",
             ));
         }
-        let opts = EvalOptions {
-            include_ownership: true,
-            max_history: (!history).then_some(0),
-            ..EvalOptions::default()
-        };
         let outs = py
-            .allow_threads(|| self.run(&states, sym, opts))
+            .allow_threads(|| {
+                let reqs = states
+                    .iter()
+                    .map(|s| self.request(s, sym, history))
+                    .collect();
+                self.run(reqs)
+            })
             .map_err(runtime_error)?;
         let to_move: Vec<Player> = states.iter().map(|s| s.next).collect();
         to_arrays(py, &outs, &to_move, size)
