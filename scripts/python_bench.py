@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import engine_go
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,21 +87,32 @@ def bench_nn(engine: str, model: str, threads: int, seconds: float, rounds: int)
     batches = [random_positions(64, seed=s) for s in range(4)]
     for b in batches:  # warm-up
         net.evaluate(b)
-    clis, pys = [], []
-    for _ in range(rounds):
-        clis.append(cli_nn(engine, model, threads, seconds))
+    # The same rows as prebuilt inputs: the evaluator without the encoding.
+    feats = [[p.features() for p in b] for b in batches]
+    inputs = [(np.stack([f[0] for f in fs]), np.stack([f[1] for f in fs])) for fs in feats]
+
+    def rate(call) -> float:
         count, start = 0, time.perf_counter()
         while count < 3 or time.perf_counter() - start < seconds:
-            net.evaluate(batches[count % len(batches)])
+            call(count % len(batches))
             count += 1
-        pys.append(count * 64 / (time.perf_counter() - start))
-    cli, py = max(clis), max(pys)
+        return count * 64 / (time.perf_counter() - start)
+
+    clis, pys, feat = [], [], []
+    for _ in range(rounds):
+        clis.append(cli_nn(engine, model, threads, seconds))
+        pys.append(rate(lambda i: net.evaluate(batches[i])))
+        feat.append(rate(lambda i: net.evaluate_features(*inputs[i])))
+    cli, py, fe = max(clis), max(pys), max(feat)
     print(f"nn: engine benchmark -nn batch 64: {cli:.1f} evals/s; Net.evaluate(64 positions): "
-          f"{py:.1f} evals/s = {py / cli:.1%} (best of {rounds} alternating runs of {seconds:g} s; "
-          f"all: cli {[round(x) for x in clis]}, python {[round(x) for x in pys]}; "
-          f"threads {threads}, {net.device})")
+          f"{py:.1f} evals/s = {py / cli:.1%}; Net.evaluate_features(64 rows): {fe:.1f} evals/s "
+          f"= {fe / cli:.1%} (best of {rounds} alternating runs of {seconds:g} s; "
+          f"all: cli {[round(x) for x in clis]}, evaluate {[round(x) for x in pys]}, "
+          f"evaluate_features {[round(x) for x in feat]}; threads {threads}, {net.device})")
     return {"cli_evals_per_s": cli, "python_evals_per_s": py, "ratio": py / cli,
-            "cli_runs": clis, "python_runs": pys, "threads": threads, "device": net.device}
+            "features_evals_per_s": fe, "features_ratio": fe / cli,
+            "cli_runs": clis, "python_runs": pys, "features_runs": feat,
+            "threads": threads, "device": net.device}
 
 
 def game_queries(shared: Path, n: int, visits: int):
