@@ -1,7 +1,7 @@
 //! `engine analysis`: reads the config, builds the backend, runs the
 //! server on stdin/stdout.
 
-use std::io::{self, BufReader};
+use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -166,12 +166,25 @@ impl Loaded {
 }
 
 fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
+    run_on(cmd, BufReader::new(io::stdin()), io::stdout())
+}
+
+/// [`run`] on `input` and `output` instead of stdin and stdout, returning
+/// the start-up error instead of logging it: the same config, start-up,
+/// backend and protocol, for a program that embeds the analysis engine
+/// behind an in-process pipe (the Python package). Returns when `input`
+/// ends and every query has been answered.
+pub fn run_on(
+    cmd: &AnalysisCommand,
+    input: impl BufRead,
+    output: impl Write + Send + 'static,
+) -> Result<(), StartError> {
     let cfg = load_config(cmd)?;
     let opts = server_options(&cfg, cmd)?;
     match load_engine(&cfg, cmd, &opts, "engine analysis")? {
-        Loaded::Stub(backend) => start(backend, opts),
+        Loaded::Stub(backend) => start(backend, opts, input, output),
         Loaded::Net { backend, net } => {
-            start(backend, opts)?;
+            start(backend, opts, input, output)?;
             // KataGo logs its evaluator's counters at exit; benchmarks read them.
             let s = net.evaluator.evaluator().stats();
             crate::logfile::startup(&format!(
@@ -328,9 +341,14 @@ fn network_backend(
     }
 }
 
-fn start<B: AnalysisBackend>(backend: Arc<B>, opts: ServerOptions) -> Result<(), StartError> {
+fn start<B: AnalysisBackend>(
+    backend: Arc<B>,
+    opts: ServerOptions,
+    input: impl BufRead,
+    output: impl Write + Send + 'static,
+) -> Result<(), StartError> {
     crate::logfile::startup("Started, ready to begin handling requests");
-    serve(backend, opts, BufReader::new(io::stdin()), io::stdout())?;
+    serve(backend, opts, input, output)?;
     Ok(())
 }
 
