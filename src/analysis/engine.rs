@@ -191,9 +191,15 @@ impl<B: AnalysisBackend> Shared<B> {
     /// The final response of `task`; tells its client when it was the
     /// query's last.
     fn finish(&self, task: &Task<B::Params>, value: &Value) {
-        self.write(&*task.sink, value);
-        if task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let last = task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1;
+        if last {
+            // The quota slot is free before the client can read the final
+            // response: a client that sends its next query on reading it is
+            // never refused for the one just answered.
             drop(task.query.hold.lock().take());
+        }
+        self.write(&*task.sink, value);
+        if last {
             task.query.client_open.fetch_sub(1, Ordering::AcqRel);
             task.sink.query_finished();
         }
