@@ -764,14 +764,7 @@ def stage_train(c):
     rows = []
     base = c.scratch("train")
     shutil.rmtree(base, ignore_errors=True)
-    window = os.path.join(base, "shuffled")
-    # The dry run trains a few hundred samples: on a window of 64 rows (seen
-    # five times over) the loss falls for sure, and fixed seeds make the
-    # check reproducible instead of a coin flip between two noisy intervals.
-    keep = 64 if c.dry else 3000
-    c.run(c.e("shuffle", os.path.join(c.shared, "vectors", "npz-more"), "-out-dir", os.path.join(window, "w1", "train"),
-              "-out-tmp-dir", os.path.join(base, "shuffle-tmp"), "-min-rows", 100, "-keep-target-rows", keep,
-              "-approx-rows-per-out-file", 3000, "-seed", 1), timeout=120)
+    window = shuffled_window(c, base)
     # On the GPU also a transformer kind (grouped-query attention, learned
     # RoPE): too slow for the CPU's dry run, which has no tiny one.
     kinds, batch, nbatches = ((("b1c6nbt", "b2c16"), 8, 40) if c.dry
@@ -816,12 +809,17 @@ def stage_train(c):
     return rows
 
 
-def shuffled_window(c, base, keep):
-    """`engine shuffle` of the shared npz-more rows into a window under `base`."""
+def shuffled_window(c, base):
+    """`engine shuffle` of the shared npz-more rows into a window under `base`.
+
+    The dry run trains a few hundred samples: on a window of 64 rows (seen
+    five times over) the loss falls for sure, and fixed seeds make the
+    check reproducible instead of a coin flip between two noisy intervals."""
     window = os.path.join(base, "shuffled")
+    keep = 64 if c.dry else 3000
     c.run(c.e("shuffle", os.path.join(c.shared, "vectors", "npz-more"), "-out-dir", os.path.join(window, "w1", "train"),
               "-out-tmp-dir", os.path.join(base, "shuffle-tmp"), "-min-rows", 100, "-keep-target-rows", keep,
-              "-approx-rows-per-out-file", 3000, "-seed", 1), timeout=60)
+              "-approx-rows-per-out-file", 3000, "-seed", 1), timeout=120)
     return window
 
 
@@ -831,7 +829,7 @@ def stage_train_budget(c):
     batches): samples/s, and the loss finite and falling."""
     base = c.scratch("train")
     shutil.rmtree(base, ignore_errors=True)
-    window = shuffled_window(c, base, 64 if c.dry else 3000)
+    window = shuffled_window(c, base)
     kind, prec, batch = ("b1c6nbt", "bf16", 8) if c.dry else ("b6c96", "bf16", 256)
     # The dry run trains to the end of a short epoch; the GPU run trains
     # until it is stopped after 30 s (engine train is stopped by a kill).
