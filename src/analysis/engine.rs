@@ -379,6 +379,10 @@ impl<B: AnalysisBackend> Client<B> {
     /// given, one of these turn numbers.
     pub(crate) fn terminate(&self, id: Option<&str>, turns: Option<&[i64]>) {
         let shared = &*self.shared;
+        // Answered after the lock is released: a slow writer (a blocked
+        // stdout) must not hold up the analysis threads, which take the
+        // lock to retire every job.
+        let mut answer_now = Vec::new();
         let open = shared.open.lock();
         for task in open.values() {
             let mine = match self.opts.scope {
@@ -395,7 +399,7 @@ impl<B: AnalysisBackend> Client<B> {
                 // Nobody will pop it as live any more: answer for it now.
                 IN_QUEUE => {
                     shared.cancelled.fetch_add(1, Ordering::Relaxed);
-                    shared.finish(task, &no_results_json(&task.id, task.turn));
+                    answer_now.push(task.clone());
                 }
                 thread => {
                     shared.cancelled.fetch_add(1, Ordering::Relaxed);
@@ -404,6 +408,10 @@ impl<B: AnalysisBackend> Client<B> {
                     }
                 }
             }
+        }
+        drop(open);
+        for task in answer_now {
+            shared.finish(&task, &no_results_json(&task.id, task.turn));
         }
     }
 
