@@ -410,6 +410,21 @@ impl<B: AnalysisBackend> Client<B> {
             }
         }
         drop(open);
+        if answer_now.is_empty() {
+            return;
+        }
+        // Out of the queue before they are answered: a client that sends its
+        // next query on reading the answer finds their places free (no
+        // analysis thread would pop them as live any more).
+        let removed = shared.queue.lock().queue.remove_where(self.opts.key, |t| {
+            t.status.load(Ordering::Acquire) == TERMINATED
+        });
+        {
+            let mut open = shared.open.lock();
+            for task in &removed {
+                open.remove(&task.internal_id);
+            }
+        }
         for task in answer_now {
             shared.finish(&task, &no_results_json(&task.id, task.turn));
         }
@@ -557,5 +572,86 @@ fn run_task<B: AnalysisBackend>(
             // The protocol promises one final line per job all the same.
             shared.finish(task, &no_results_json(&task.id, task.turn));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::stub::StubBackend;
+    use std::time::{Duration, Instant};
+
+    /// Collects every response a client gets.
+    #[derive(Default)]
+    struct Collect(Mutex<Vec<Value>>);
+    impl ResponseSink for Collect {
+        fn send(&self, value: &Value) {
+            self.0.lock().push(value.clone());
+        }
+    }
+
+    fn query(id: &str, visits: u64) -> String {
+        format!(
+            r#"{{"id":"{id}","moves":[],"rules":"tromp-taylor","komi":7.5,"boardXSize":9,"boardYSize":9,"maxVisits":{visits}}}"#
+        )
+    }
+
+    fn wait_until(what: &str, done: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(start.elapsed() < Duration::from_secs(20), "{what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// A queued job that `terminate` answers leaves the queue before its
+    /// answer is written: the client that reads the answer and sends its next
+    /// query finds the queue's places free, even while the only analysis
+    /// thread is busy and has not popped it.
+    #[test]
+    fn a_terminated_queued_job_leaves_the_queue_before_it_is_answered() {
+        let backend = Arc::new(StubBackend {
+            default_max_visits: 10,
+        });
+        let engine = AnalysisEngine::start(backend, ServerOptions::default()).unwrap();
+        let sink = Arc::new(Collect::default());
+        let client = engine.client(
+            ClientOptions {
+                key: 0,
+                weight: 1,
+                scope: TerminateScope::Client,
+                cancel_on_drop: true,
+            },
+            sink.clone(),
+        );
+        client.handle_line(&query("busy", 100_000));
+        wait_until("the first search runs", || engine.stats().running == 1);
+        client.handle_line(&query("waiting", 100_000));
+        assert_eq!(engine.queued(), 1);
+        client.handle_line(r#"{"id":"t","action":"terminate","terminateId":"waiting"}"#);
+        // Answered at once, and out of the queue and the open jobs by then.
+        let answers = sink.0.lock().clone();
+        assert!(
+            answers
+                .iter()
+                .any(|v| v["id"] == "waiting" && v["noResults"] == true),
+            "{answers:?}"
+        );
+        assert_eq!(engine.queued(), 0);
+        assert_eq!(engine.open_jobs(), 1);
+        assert_eq!(engine.stats().queued_by_key, []);
+        client.handle_line(r#"{"id":"t2","action":"terminate_all"}"#);
+        wait_until("the busy search ends", || engine.open_jobs() == 0);
+        engine.close_and_join();
+        let answers = sink.0.lock().clone();
+        let finals = |id: &str| {
+            answers
+                .iter()
+                .filter(|v| {
+                    v["id"] == id && v["isDuringSearch"] != true && v.get("action").is_none()
+                })
+                .count()
+        };
+        assert_eq!((finals("busy"), finals("waiting")), (1, 1), "{answers:?}");
     }
 }
