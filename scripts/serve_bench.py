@@ -54,7 +54,8 @@ def positions(n, seed):
 def engine_args(args, command):
     config = "configs/serve.toml" if command == "serve" else "configs/analysis.toml"
     return [args.engine, command, "-model", args.model, "-config", config, "-override-config",
-            f"numAnalysisThreads={args.threads},maxVisits={args.visits},logToStderr=false"]
+            f"numAnalysisThreads={args.threads},maxVisits={args.visits},logToStderr=false"
+            + (f",spareAnalysisThreads={args.spare}" if command == "serve" and args.spare is not None else "")]
 
 
 def run_stdin(args, queries):
@@ -204,6 +205,8 @@ def main():
     ap.add_argument("--flood", type=int, default=64, help="--fairness: key A's queries in flight")
     ap.add_argument("--flood-visits", type=int, default=400, help="--fairness: visits of key A's queries")
     ap.add_argument("--probes", type=int, default=10, help="--fairness: key B's 1-visit queries")
+    ap.add_argument("--spare", type=int, default=None,
+                    help="spareAnalysisThreads of engine serve (default: the config's)")
     args = ap.parse_args()
     queries = positions(args.positions, args.seed)
     if args.fairness:

@@ -376,7 +376,7 @@ fn websocket_carries_many_queries_and_terminate_is_scoped_to_the_connection() {
 fn every_refusal_has_its_status_and_a_json_error() {
     let keys = keys_file("errors", "maxVisits = 5000\nmaxInFlight = 1\nperMinute = 3");
     let server = Server::stub(
-        "numAnalysisThreads=1,maxRequestBytes=2000,maxQueuedPositions=1,retryAfterSeconds=7",
+        "numAnalysisThreads=1,spareAnalysisThreads=0,maxRequestBytes=2000,maxQueuedPositions=1,retryAfterSeconds=7",
         &["-keys", keys.to_str().unwrap()],
     );
     let alice = Some("alice-secret");

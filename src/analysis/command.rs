@@ -90,6 +90,7 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
     };
     Ok(ServerOptions {
         num_analysis_threads,
+        spare_analysis_threads: 0,
         quit_without_waiting: cmd.quit_without_waiting,
         parse: ParseOptions {
             warn_unused_fields: cfg.get_bool_or("warnUnusedFields", true)?,
@@ -239,7 +240,7 @@ pub(crate) fn load_engine(
     .map_err(|e| StartError::Invalid(format!("search settings in the config: {e}")))?;
     // KataGo makes nnMaxBatchSize mandatory here; default it instead to
     // what every search thread evaluating at once needs.
-    let concurrent = opts.num_analysis_threads * defaults.num_threads.max(1) as usize;
+    let concurrent = opts.searches_at_once() * defaults.num_threads.max(1) as usize;
     let patterns = crate::setup::avoid_sgf_pattern_table(cfg, 0)
         .map_err(|e| StartError::Invalid(e.to_string()))?;
     let net = load_network(model, cfg, concurrent.max(8))?;
@@ -263,12 +264,16 @@ pub(crate) fn load_engine(
         crate::logfile::startup(&line);
     }
     crate::logfile::startup(&format!(
-        "{who}: model {} (version {}) on {}, max batch {}, {} analysis threads x {} search threads",
+        "{who}: model {} (version {}) on {}, max batch {}, {} analysis threads{} x {} search threads",
         net.model_name,
         net.model_version,
         net.device,
         net.max_batch_size,
         opts.num_analysis_threads,
+        match opts.spare_analysis_threads {
+            0 => String::new(),
+            n => format!(" (+{n} spare)"),
+        },
         defaults.num_threads
     ));
     let threads_key = if cfg.contains("numSearchThreads") {
@@ -292,7 +297,7 @@ pub(crate) fn load_engine(
             ],
         )
     ));
-    let plan = net.memory_plan(opts.num_analysis_threads);
+    let plan = net.memory_plan(opts.searches_at_once());
     for note in plan.iter().flat_map(|p| &p.notes) {
         crate::logfile::startup(&format!("{who}: {note}"));
     }

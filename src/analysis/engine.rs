@@ -168,6 +168,12 @@ pub(crate) struct Shared<B: AnalysisBackend> {
 
 struct QueueState<T> {
     queue: FairQueue<T>,
+    /// Jobs popped and not yet done, per key number: a spare thread only
+    /// takes a job of a key with none.
+    running_by_key: Vec<usize>,
+    /// Analysis threads (not spare ones) with a job: spare threads take
+    /// jobs only when all are busy.
+    busy_regular: usize,
     /// No more jobs will come.
     closed: bool,
 }
@@ -213,14 +219,17 @@ pub struct AnalysisEngine<B: AnalysisBackend> {
 }
 
 impl<B: AnalysisBackend> AnalysisEngine<B> {
-    /// Starts the analysis threads.
+    /// Starts the analysis threads: `numAnalysisThreads`, then the spare
+    /// ones.
     pub fn start(backend: Arc<B>, opts: ServerOptions) -> std::io::Result<Self> {
-        let threads = opts.num_analysis_threads.max(1);
+        let threads = opts.searches_at_once();
         let shared = Arc::new(Shared {
             backend: backend.clone(),
             opts,
             queue: Mutex::new(QueueState {
                 queue: FairQueue::new(),
+                running_by_key: Vec::new(),
+                busy_regular: 0,
                 closed: false,
             }),
             queue_cv: Condvar::new(),
@@ -419,6 +428,8 @@ impl<B: AnalysisBackend> Client<B> {
         let removed = shared.queue.lock().queue.remove_where(self.opts.key, |t| {
             t.status.load(Ordering::Acquire) == TERMINATED
         });
+        // A closed queue's spare threads end when it is empty.
+        shared.queue_cv.notify_all();
         {
             let mut open = shared.open.lock();
             for task in &removed {
@@ -464,6 +475,7 @@ impl<B: AnalysisBackend> Client<B> {
             .lock()
             .queue
             .remove_where(self.opts.key, |t| t.client == self.id);
+        shared.queue_cv.notify_all();
         let mut open = shared.open.lock();
         for task in removed {
             open.remove(&task.internal_id);
@@ -479,22 +491,73 @@ impl<B: AnalysisBackend> Drop for Client<B> {
     }
 }
 
-/// Blocks for the next job; `None` once the queue is closed and empty.
-fn pop<B: AnalysisBackend>(shared: &Shared<B>) -> Option<Arc<Task<B::Params>>> {
+/// Blocks for the next job; `None` once the queue is closed and empty (of
+/// jobs this thread may take). A spare thread takes a job only while every
+/// analysis thread is busy, and only of a key with nothing running: it lets
+/// a key whose query would wait behind another key's started searches
+/// (which are never preempted) start at once.
+fn pop<B: AnalysisBackend>(shared: &Shared<B>, spare: bool) -> Option<Arc<Task<B::Params>>> {
+    let regular = shared.opts.num_analysis_threads.max(1);
     let mut queue = shared.queue.lock();
     loop {
-        if let Some(task) = queue.queue.pop() {
+        let QueueState {
+            queue: fair,
+            running_by_key,
+            busy_regular,
+            closed,
+        } = &mut *queue;
+        let popped = if !spare {
+            fair.pop()
+        } else if *busy_regular >= regular {
+            fair.pop_allowed(|key| running_by_key.get(key).is_none_or(|&n| n == 0))
+        } else {
+            None
+        };
+        if let Some(task) = popped {
+            if running_by_key.len() <= task.key {
+                running_by_key.resize(task.key + 1, 0);
+            }
+            running_by_key[task.key] += 1;
+            if !spare {
+                *busy_regular += 1;
+                if *busy_regular == regular && !fair.is_empty() {
+                    // The spare threads may take what is left now.
+                    shared.queue_cv.notify_all();
+                }
+            }
             return Some(task);
         }
-        if queue.closed {
+        if *closed && (!spare || fair.is_empty()) {
             return None;
         }
         shared.queue_cv.wait(&mut queue);
     }
 }
 
+/// A popped job is done: its key's running count goes down.
+fn done<B: AnalysisBackend>(shared: &Shared<B>, key: usize, spare: bool) {
+    let mut queue = shared.queue.lock();
+    if !spare {
+        queue.busy_regular = queue.busy_regular.saturating_sub(1);
+    }
+    let left = match queue.running_by_key.get_mut(key) {
+        Some(n) => {
+            *n = n.saturating_sub(1);
+            *n
+        }
+        None => return,
+    };
+    // A spare thread may take this key's next job now, or end.
+    let wake = (left == 0 && queue.queue.len_of(key) > 0) || queue.closed;
+    drop(queue);
+    if wake {
+        shared.queue_cv.notify_all();
+    }
+}
+
 fn worker_loop<B: AnalysisBackend>(shared: &Shared<B>, index: usize, mut searcher: B::Searcher) {
-    while let Some(task) = pop(shared) {
+    let spare = index >= shared.opts.num_analysis_threads.max(1);
+    while let Some(task) = pop(shared, spare) {
         let live = task
             .status
             .compare_exchange(IN_QUEUE, POPPED, Ordering::AcqRel, Ordering::Acquire)
@@ -506,6 +569,7 @@ fn worker_loop<B: AnalysisBackend>(shared: &Shared<B>, index: usize, mut searche
             shared.running.fetch_sub(1, Ordering::Relaxed);
         }
         shared.open.lock().remove(&task.internal_id);
+        done(shared, task.key, spare);
     }
 }
 
@@ -653,5 +717,47 @@ mod tests {
                 .count()
         };
         assert_eq!((finals("busy"), finals("waiting")), (1, 1), "{answers:?}");
+    }
+
+    /// A spare thread starts the query of a key with nothing running while
+    /// the analysis threads are busy with another key's searches, and never
+    /// takes that busy key's queued jobs.
+    #[test]
+    fn a_spare_thread_serves_only_keys_with_nothing_running() {
+        let backend = Arc::new(StubBackend {
+            default_max_visits: 10,
+        });
+        let opts = ServerOptions {
+            spare_analysis_threads: 1,
+            ..ServerOptions::default()
+        };
+        let engine = AnalysisEngine::start(backend, opts).unwrap();
+        let client = |key| {
+            let sink = Arc::new(Collect::default());
+            let options = ClientOptions {
+                key,
+                weight: 1,
+                scope: TerminateScope::Client,
+                cancel_on_drop: true,
+            };
+            (engine.client(options, sink.clone()), sink)
+        };
+        let (flood, _) = client(0);
+        let (single, single_answers) = client(1);
+        flood.handle_line(&query("f1", 100_000));
+        wait_until("the first search runs", || engine.stats().running == 1);
+        flood.handle_line(&query("f2", 100_000));
+        // Key 0 has a search running: its second job waits for the
+        // analysis thread, not the spare one.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!((engine.stats().running, engine.queued()), (1, 1));
+        single.handle_line(&query("s", 5));
+        wait_until("key 1's query is answered", || {
+            single_answers.0.lock().iter().any(|v| v["id"] == "s")
+        });
+        assert_eq!((engine.stats().running, engine.queued()), (1, 1));
+        flood.handle_line(r#"{"id":"t","action":"terminate_all"}"#);
+        wait_until("key 0's jobs end", || engine.open_jobs() == 0);
+        engine.close_and_join();
     }
 }

@@ -97,10 +97,18 @@ impl<T> FairQueue<T> {
 
     /// The next item by deficit round robin; `None` when empty.
     pub fn pop(&mut self) -> Option<T> {
-        let key = *self.active.front()?;
+        self.pop_allowed(|_| true)
+    }
+
+    /// The next item of the first key in round-robin order that `allowed`
+    /// accepts (the key served now if it is allowed, so with every key
+    /// allowed this is [`FairQueue::pop`]); `None` when no allowed key has
+    /// any.
+    pub fn pop_allowed(&mut self, mut allowed: impl FnMut(usize) -> bool) -> Option<T> {
+        let at = self.active.iter().position(|&k| allowed(k))?;
+        let key = self.active[at];
         let q = &mut self.keys[key];
         if q.deficit == 0 {
-            // The key's turn starts: its weight in positions.
             q.deficit = u64::from(q.weight);
         }
         let entry = q.heap.pop()?;
@@ -109,9 +117,11 @@ impl<T> FairQueue<T> {
         if q.heap.is_empty() {
             // An idle key keeps no credit for later.
             q.deficit = 0;
-            self.active.pop_front();
+            self.active.remove(at);
         } else if q.deficit == 0 {
-            self.active.rotate_left(1);
+            // Its turn is over: to the back, behind every key now waiting.
+            self.active.remove(at);
+            self.active.push_back(key);
         }
         Some(entry.item)
     }
@@ -251,5 +261,19 @@ mod tests {
         q.push(1, 1, 0, "b3");
         q.clear();
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn pop_allowed_skips_keys_that_are_not_allowed_and_keeps_their_turn() {
+        let mut q = FairQueue::new();
+        for item in ["a1", "a2", "a3"] {
+            q.push(0, 1, 0, item);
+        }
+        q.push(1, 1, 0, "b1");
+        q.push(2, 1, 0, "c1");
+        assert_eq!(q.pop_allowed(|k| k != 0), Some("b1"));
+        assert_eq!(q.pop_allowed(|k| k == 7), None);
+        // Key 0 was not passed over for good: it is still served first.
+        assert_eq!(drain(&mut q), ["a1", "c1", "a2", "a3"]);
     }
 }

@@ -14,6 +14,9 @@ pub const PROTOCOL_VERSION: &str = "1.17.2";
 pub struct ServerOptions {
     /// Positions searched at the same time (`numAnalysisThreads`).
     pub num_analysis_threads: usize,
+    /// Extra analysis threads that only start a search for a key with none
+    /// running (`engine serve`'s `spareAnalysisThreads`; 0 elsewhere).
+    pub spare_analysis_threads: usize,
     /// On stdin close, stop searches and drop queued jobs instead of
     /// finishing them (`-quit-without-waiting`).
     pub quit_without_waiting: bool,
@@ -57,10 +60,19 @@ impl Default for AnalysisLog {
     }
 }
 
+impl ServerOptions {
+    /// Searches that may run at once: the analysis threads and the spare
+    /// ones (what the batch size and the tree memory are planned for).
+    pub fn searches_at_once(&self) -> usize {
+        self.num_analysis_threads.max(1) + self.spare_analysis_threads
+    }
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             num_analysis_threads: 1,
+            spare_analysis_threads: 0,
             quit_without_waiting: false,
             parse: ParseOptions::default(),
             analysis_pv_len: 15,

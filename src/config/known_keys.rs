@@ -306,6 +306,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "sgfCompensateKomiProb",
     "sgfKomiInterpZeroProb",
     "sidePositionProb",
+    "spareAnalysisThreads",
     "startPosesFromSgfDir",
     "startPosesLoadProb",
     "startPosesPolicyInitAreaProp",

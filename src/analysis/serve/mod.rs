@@ -34,6 +34,7 @@ use crate::play::{read_fields, Field};
 use crate::setup::EngineArgs;
 
 use super::command::{load_engine, server_options, AnalysisCommand, Loaded, StartError};
+use super::options::ServerOptions;
 use super::AnalysisEngine;
 use keys::Keyring;
 
@@ -81,6 +82,11 @@ pub struct ServeSettings {
     pub ws_idle_timeout: Duration,
     /// `retryAfterSeconds`: `Retry-After` of a 503 (queue full).
     pub retry_after_secs: u64,
+    /// `spareAnalysisThreads`: analysis threads beyond
+    /// `numAnalysisThreads` that only start a search for a key with none
+    /// running, so that one key's started searches (never preempted)
+    /// cannot make another key's query wait for them to end.
+    pub spare_analysis_threads: usize,
 }
 
 impl Default for ServeSettings {
@@ -93,6 +99,7 @@ impl Default for ServeSettings {
             body_read_timeout: Duration::from_secs(30),
             ws_idle_timeout: Duration::from_secs(300),
             retry_after_secs: 1,
+            spare_analysis_threads: 1,
         }
     }
 }
@@ -121,6 +128,9 @@ const SERVE_FIELDS: &[Field<ServeSettings>] = &[
     }),
     Field::i64("retryAfterSeconds", 1, 1..=3600, |s, v| {
         s.retry_after_secs = v as u64
+    }),
+    Field::i64("spareAnalysisThreads", 1, 0..=1024, |s, v| {
+        s.spare_analysis_threads = v as usize
     }),
 ];
 
@@ -176,7 +186,10 @@ fn run_inner(args: &ServeArgs) -> Result<(), StartError> {
         crate::setup::SERVE_CONFIG,
     )?;
     let settings = ServeSettings::from_config(&cfg)?;
-    let opts = server_options(&cfg, &cmd)?;
+    let opts = ServerOptions {
+        spare_analysis_threads: settings.spare_analysis_threads,
+        ..server_options(&cfg, &cmd)?
+    };
     let loaded = load_engine(&cfg, &cmd, &opts, "engine serve")?;
     let default_max_visits = loaded.default_max_visits();
     let setup = listener::Setup {
