@@ -413,6 +413,17 @@ fn concurrent_callers_get_the_one_at_a_time_answers_in_batches() {
         );
         let sizes = seen.batch_sizes.lock().unwrap();
         assert!(sizes.iter().all(|&n| (1..=16).contains(&n)));
+        // The histogram of batch sizes counts exactly the batches the model
+        // saw, each in its bucket (bounds 1, 2, 4, 8, 16, ...).
+        let mut want = [0u64; engine::nn::BATCH_SIZE_BUCKETS.len()];
+        for &n in sizes.iter() {
+            want[engine::nn::BATCH_SIZE_BUCKETS
+                .iter()
+                .position(|&b| n as u64 <= b)
+                .unwrap()] += 1;
+        }
+        assert_eq!(stats.batch_sizes, want, "{stats:?}");
+        assert_eq!(stats.batches, sizes.len() as u64);
         if pad.is_some() {
             assert!(seen.shapes.lock().unwrap().iter().all(|&s| s == (19, 19)));
         }

@@ -73,6 +73,10 @@ impl Default for EvaluatorConfig {
     }
 }
 
+/// Upper bounds of the batch size histogram's buckets ([`EvalStats`]);
+/// larger batches are counted only in `batches`.
+pub const BATCH_SIZE_BUCKETS: [u64; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
 /// Counters since the evaluator started or [`Evaluator::clear_stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EvalStats {
@@ -84,6 +88,9 @@ pub struct EvalStats {
     pub rows: u64,
     /// Forward passes.
     pub batches: u64,
+    /// Forward passes by size: `[i]` counts those of more rows than
+    /// `BATCH_SIZE_BUCKETS[i - 1]` and at most `BATCH_SIZE_BUCKETS[i]`.
+    pub batch_sizes: [u64; BATCH_SIZE_BUCKETS.len()],
 }
 
 impl EvalStats {
@@ -126,6 +133,7 @@ struct Shared {
     cache_hits: AtomicU64,
     rows: AtomicU64,
     batches: AtomicU64,
+    batch_sizes: [AtomicU64; BATCH_SIZE_BUCKETS.len()],
     /// Callers currently blocked in `evaluate` waiting for the network.
     waiting_callers: AtomicUsize,
 }
@@ -369,13 +377,17 @@ impl Evaluator {
             cache_hits: s.cache_hits.load(Ordering::Relaxed),
             rows: s.rows.load(Ordering::Relaxed),
             batches: s.batches.load(Ordering::Relaxed),
+            batch_sizes: std::array::from_fn(|i| s.batch_sizes[i].load(Ordering::Relaxed)),
         }
     }
 
     /// Resets the counters to zero.
     pub fn clear_stats(&self) {
         let s = &self.inner.shared;
-        for c in [&s.requests, &s.cache_hits, &s.rows, &s.batches] {
+        for c in [&s.requests, &s.cache_hits, &s.rows, &s.batches]
+            .into_iter()
+            .chain(&s.batch_sizes)
+        {
             c.store(0, Ordering::Relaxed);
         }
     }
@@ -577,6 +589,10 @@ impl Server {
                     .rows
                     .fetch_add(group.len() as u64, Ordering::Relaxed);
                 self.shared.batches.fetch_add(1, Ordering::Relaxed);
+                let size = group.len() as u64;
+                if let Some(bucket) = BATCH_SIZE_BUCKETS.iter().position(|&b| size <= b) {
+                    self.shared.batch_sizes[bucket].fetch_add(1, Ordering::Relaxed);
+                }
                 for (job, row) in group.iter().zip(rows) {
                     // A caller that gave up (another of its rows failed)
                     // no longer listens; nothing to do then.

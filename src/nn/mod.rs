@@ -31,7 +31,7 @@ mod testnet;
 pub use batch::{BatchModel, InputBatch, ModelError, RawRow};
 pub use cache::NnCache;
 pub use desc::{supported_rules, InputVersion};
-pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig};
+pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig, BATCH_SIZE_BUCKETS};
 pub use features::{
     nn_input_hash, FeatureEncoder, NnInputParams, NUM_GLOBAL_FEATURES_V7, NUM_SPATIAL_FEATURES_V7,
 };

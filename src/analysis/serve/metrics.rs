@@ -1,6 +1,6 @@
 //! `GET /metrics`: the server's counters in Prometheus' text format
-//! (version 0.0.4), written by hand: a few counters, gauges and one
-//! histogram do not need a metrics library.
+//! (version 0.0.4), written by hand: a few counters, gauges and two
+//! histograms do not need a metrics library.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +10,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::analysis::EngineStats;
+use crate::nn::{EvalStats, BATCH_SIZE_BUCKETS};
 
 /// Upper bounds (seconds) of the query latency histogram's buckets.
 const LATENCY_BUCKETS: [f64; 14] = [
@@ -41,8 +42,8 @@ pub struct Snapshot<'a> {
     pub key_names: Vec<&'a str>,
     /// Open queries per key number.
     pub in_flight: Vec<usize>,
-    /// The evaluator's (rows, batches), when a network runs.
-    pub nn: Option<(u64, u64)>,
+    /// The evaluator's counters, when a network runs.
+    pub nn: Option<EvalStats>,
 }
 
 impl Metrics {
@@ -152,21 +153,42 @@ impl Metrics {
             head(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
-        if let Some((rows, batches)) = s.nn {
+        if let Some(nn) = s.nn {
             head(
                 &mut out,
                 "engine_nn_rows_total",
                 "counter",
                 "Positions evaluated by the network (rows / batches = mean batch size).",
             );
-            let _ = writeln!(out, "engine_nn_rows_total {rows}");
+            let _ = writeln!(out, "engine_nn_rows_total {}", nn.rows);
             head(
                 &mut out,
                 "engine_nn_batches_total",
                 "counter",
                 "Network batches run.",
             );
-            let _ = writeln!(out, "engine_nn_batches_total {batches}");
+            let _ = writeln!(out, "engine_nn_batches_total {}", nn.batches);
+            head(
+                &mut out,
+                "engine_nn_batch_size",
+                "histogram",
+                "Rows per network batch: how full cross-client batching keeps the evaluator.",
+            );
+            let mut cumulative = 0;
+            for (count, bound) in nn.batch_sizes.iter().zip(BATCH_SIZE_BUCKETS) {
+                cumulative += count;
+                let _ = writeln!(
+                    out,
+                    "engine_nn_batch_size_bucket{{le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ = writeln!(
+                out,
+                "engine_nn_batch_size_bucket{{le=\"+Inf\"}} {}\n\
+                 engine_nn_batch_size_sum {}\n\
+                 engine_nn_batch_size_count {}",
+                nn.batches, nn.rows, nn.batches
+            );
         }
         head(
             &mut out,
@@ -214,7 +236,12 @@ mod tests {
             },
             key_names: vec!["alice", "bob"],
             in_flight: vec![0, 5],
-            nn: Some((100, 10)),
+            nn: Some(EvalStats {
+                rows: 100,
+                batches: 10,
+                batch_sizes: [0, 0, 1, 2, 3, 4, 0, 0, 0, 0],
+                ..EvalStats::default()
+            }),
         });
         for line in [
             "engine_serve_requests_total{key=\"alice\",endpoint=\"analyze\",code=\"200\"} 2",
@@ -225,6 +252,12 @@ mod tests {
             "engine_serve_searches_running 2",
             "engine_serve_cancelled_jobs_total 3",
             "engine_nn_batches_total 10",
+            "engine_nn_batch_size_bucket{le=\"2\"} 0",
+            "engine_nn_batch_size_bucket{le=\"4\"} 1",
+            "engine_nn_batch_size_bucket{le=\"32\"} 10",
+            "engine_nn_batch_size_bucket{le=\"+Inf\"} 10",
+            "engine_nn_batch_size_sum 100",
+            "engine_nn_batch_size_count 10",
             "engine_serve_query_duration_seconds_bucket{le=\"0.01\"} 0",
             "engine_serve_query_duration_seconds_bucket{le=\"0.025\"} 1",
             "engine_serve_query_duration_seconds_bucket{le=\"2.5\"} 2",

@@ -208,10 +208,7 @@ fn run_inner(args: &ServeArgs) -> Result<(), StartError> {
         Loaded::Net { backend, net } => {
             let engine = Arc::new(AnalysisEngine::start(backend, opts)?);
             let evaluator = net.evaluator.clone();
-            let nn: port::NnStats = Box::new(move || {
-                let s = evaluator.evaluator().stats();
-                (s.rows, s.batches)
-            });
+            let nn: port::NnStats = Box::new(move || evaluator.evaluator().stats());
             let described = format!("model {} on {}", net.model_name, net.device);
             listener::run(setup, engine, &described, Some(nn))
         }

@@ -8,13 +8,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::nn::EvalStats;
+
 use crate::analysis::query::Parsed;
 use crate::analysis::{
     AnalysisBackend, AnalysisEngine, Client, ClientOptions, EngineStats, ResponseSink, Submitted,
 };
 
-/// The network evaluator's (rows, batches) counters.
-pub type NnStats = Box<dyn Fn() -> (u64, u64) + Send + Sync>;
+/// The network evaluator's counters.
+pub type NnStats = Box<dyn Fn() -> EvalStats + Send + Sync>;
 
 /// The shared engine.
 pub trait EnginePort: Send + Sync + 'static {
