@@ -69,7 +69,12 @@ pub struct ClientOptions {
 /// One query's jobs still without a final response, and whatever the
 /// caller holds for as long as the query is open (a quota slot).
 pub(crate) struct QueryState {
+    /// Jobs whose final response has not started to be written.
     remaining: AtomicUsize,
+    /// Jobs whose final response has not been written yet: the query is
+    /// finished only when this reaches 0, since finals of different turns
+    /// are written by different threads at once.
+    unwritten: AtomicUsize,
     /// Dropped with the last final response (before the client hears of
     /// it, so a quota slot is free by then), or with the query's jobs when
     /// they are dropped unanswered.
@@ -120,6 +125,7 @@ impl<P> Task<P> {
             sink: Arc::new(NoSink),
             query: Arc::new(QueryState {
                 remaining: AtomicUsize::new(0),
+                unwritten: AtomicUsize::new(0),
                 hold: Mutex::new(None),
                 client_open: Arc::new(AtomicUsize::new(0)),
             }),
@@ -197,15 +203,17 @@ impl<B: AnalysisBackend> Shared<B> {
     /// The final response of `task`; tells its client when it was the
     /// query's last.
     fn finish(&self, task: &Task<B::Params>, value: &Value) {
-        let last = task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1;
-        if last {
-            // The quota slot is free before the client can read the final
-            // response: a client that sends its next query on reading it is
-            // never refused for the one just answered.
+        if task.query.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // The quota slot is free before the client can read the last
+            // final response: a client that sends its next query on reading
+            // it is never refused for the one just answered.
             drop(task.query.hold.lock().take());
         }
         self.write(&*task.sink, value);
-        if last {
+        // Counted after the write: another turn's final may still be being
+        // written by another thread when this one's is done, and the
+        // client (an HTTP reply) ends at `query_finished`.
+        if task.query.unwritten.fetch_sub(1, Ordering::AcqRel) == 1 {
             task.query.client_open.fetch_sub(1, Ordering::AcqRel);
             task.sink.query_finished();
         }
@@ -352,6 +360,7 @@ impl<B: AnalysisBackend> Client<B> {
         self.open_queries.fetch_add(1, Ordering::AcqRel);
         let query = Arc::new(QueryState {
             remaining: AtomicUsize::new(tasks.len()),
+            unwritten: AtomicUsize::new(tasks.len()),
             hold: Mutex::new(hold),
             client_open: self.open_queries.clone(),
         });
@@ -717,6 +726,64 @@ mod tests {
                 .count()
         };
         assert_eq!((finals("busy"), finals("waiting")), (1, 1), "{answers:?}");
+    }
+
+    /// Records the finals and the query's end in the order they arrive;
+    /// the first final is written slowly.
+    #[derive(Default)]
+    struct SlowFirstFinal {
+        events: Mutex<Vec<String>>,
+        finals_started: AtomicUsize,
+    }
+    impl ResponseSink for SlowFirstFinal {
+        fn send(&self, value: &Value) {
+            if value["isDuringSearch"] == true {
+                return;
+            }
+            if self.finals_started.fetch_add(1, Ordering::AcqRel) == 0 {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            self.events
+                .lock()
+                .push(format!("final {}", value["turnNumber"]));
+        }
+        fn query_finished(&self) {
+            self.events.lock().push("finished".into());
+        }
+    }
+
+    /// A query's turns are searched by different threads at once: the
+    /// query is finished (an HTTP reply ends there) only after every
+    /// turn's final response is written, however slow one write is.
+    #[test]
+    fn a_query_finishes_after_all_its_finals_are_written() {
+        let backend = Arc::new(StubBackend {
+            default_max_visits: 10,
+        });
+        let opts = ServerOptions {
+            num_analysis_threads: 2,
+            ..ServerOptions::default()
+        };
+        let engine = AnalysisEngine::start(backend, opts).unwrap();
+        let sink = Arc::new(SlowFirstFinal::default());
+        let client = engine.client(
+            ClientOptions {
+                key: 0,
+                weight: 1,
+                scope: TerminateScope::Client,
+                cancel_on_drop: false,
+            },
+            sink.clone(),
+        );
+        let line = r#"{"id":"q","moves":[["B","E5"]],"rules":"tromp-taylor","komi":7.5,"boardXSize":9,"boardYSize":9,"maxVisits":5,"analyzeTurns":[0,1]}"#;
+        client.handle_line(line);
+        wait_until("the query finishes", || {
+            sink.events.lock().iter().any(|e| e == "finished")
+        });
+        engine.close_and_join();
+        let events = sink.events.lock().clone();
+        assert_eq!(events.len(), 3, "{events:?}");
+        assert_eq!(events[2], "finished", "{events:?}");
     }
 
     /// A spare thread starts the query of a key with nothing running while
