@@ -245,6 +245,18 @@ fn every_refusal_has_its_status_and_a_json_error() {
         400,
         "maxVisits 5001",
     );
+    // overrideSettings.maxVisits as the search reads it: a float and a
+    // string with blanks are numbers too, not "no maxVisits".
+    for over in [json!(6000.0), json!(" 6000 ")] {
+        let mut q: Value = serde_json::from_str(&query("over", 5)).unwrap();
+        q.as_object_mut().unwrap().remove("maxVisits");
+        q["overrideSettings"] = json!({ "maxVisits": over });
+        check(
+            post(&server, alice, &q.to_string()),
+            400,
+            "maxVisits 6000 is over this key's limit",
+        );
+    }
     // Quotas: alice may have one query in flight (the key in the URL).
     let mut ws = Ws::connect(
         &format!("ws://{}/v1/ws?key=alice-secret", server.addr),
