@@ -99,10 +99,11 @@ impl Nginx {
         if root {
             cmd.uid(NOBODY).gid(NOBODY);
         }
+        // If this test process dies (killed by a timeout), the master gets
+        // SIGTERM, which also stops its worker: no nginx outlives the test.
+        #[cfg(target_os = "linux")]
         // SAFETY: prctl is async-signal-safe and touches no memory of the
-        // parent. If this test process dies (killed by a timeout), the
-        // master gets SIGTERM, which also stops its worker: no nginx
-        // outlives the test.
+        // parent.
         unsafe {
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);

@@ -30,16 +30,29 @@ pub struct Server {
 
 impl Server {
     pub fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-            .arg("serve")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_engine"));
+        cmd.arg("serve")
             .args(["-listen", "127.0.0.1:0"])
             .args(args)
             .current_dir(repo())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("engine serve starts");
+            .stderr(Stdio::piped());
+        // If the test process dies without dropping the Server (killed by
+        // a timeout), the server dies too instead of outliving it. The
+        // signal comes when the thread that started it ends: the test's
+        // own thread, which outlives the Server.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe and touches no memory of the
+        // parent.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().expect("engine serve starts");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = channel();
         std::thread::spawn(move || {
