@@ -2,8 +2,9 @@
 # CI: docs/serve-openapi.yaml checked against a running `engine serve` by
 # schemathesis (PyPI), bounded in time (about a minute on the 2-core
 # machine, 4 minutes at most). Makes a virtualenv in target/openapi-venv
-# (kept between runs), pip installs schemathesis, starts `engine serve -stub-search` with a keys
-# file on a free loopback port, and runs
+# (kept between runs), pip installs schemathesis and kubernetes-validate,
+# starts `engine serve -stub-search` with a keys file on a free loopback
+# port, and runs
 #
 #   schemathesis run docs/serve-openapi.yaml --url http://ADDR \
 #     -H "Authorization: Bearer SECRET" --checks ...
@@ -28,8 +29,9 @@
 #   ENGINE=target/release/engine scripts/openapi_tests.sh
 #   OPENAPI_MAX_EXAMPLES=200 scripts/openapi_tests.sh
 #
-# It first runs scripts/k8s_check.py (deploy/k8s/*.yaml against the
-# engine, no cluster) with the same virtualenv, for its PyYAML.
+# It first checks deploy/k8s/*.yaml, without a cluster: kubernetes-validate
+# (PyPI, Kubernetes' resource schemas, strict) and scripts/k8s_check.py
+# (against the engine), in the same virtualenv.
 #
 # Exits non-zero on any failed check (a 5xx included) or if the server dies.
 set -euo pipefail
@@ -39,12 +41,17 @@ venv="$root/target/openapi-venv"
 schemathesis_version="4.32.5"
 max_examples="${OPENAPI_MAX_EXAMPLES:-300}"
 
-if [ ! -x "$venv/bin/schemathesis" ] || \
-   ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q " $schemathesis_version\$"; then
+# kubernetes-validate (PyPI) holds Kubernetes' own resource schemas, for
+# deploy/k8s offline.
+kubernetes_validate_version="1.37.0"
+stamp="$venv/.installed-schemathesis-$schemathesis_version-kubernetes-validate-$kubernetes_validate_version"
+if [ ! -f "$stamp" ]; then
   rm -rf "$venv"
   mkdir -p "$root/target"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$schemathesis_version"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "schemathesis==$schemathesis_version" "kubernetes-validate==$kubernetes_validate_version"
+  touch "$stamp"
 fi
 
 # The engine: $ENGINE, else the default build's (CI's `cargo test
@@ -61,9 +68,12 @@ if [ -z "$engine" ]; then
   engine=target/release/engine
 fi
 
-# First the Kubernetes manifests (not tested on a cluster): parsed, and
-# their paths, ports and config checked against the engine. PyYAML came
-# with schemathesis.
+# First the Kubernetes manifests (not tested on a cluster): validated
+# against Kubernetes 1.37's resource schemas (strict: no unknown field),
+# then their paths, ports and config checked against the engine. PyYAML
+# came with schemathesis.
+"$venv/bin/kubernetes-validate" --strict --quiet deploy/k8s/*.yaml
+echo "openapi_tests: deploy/k8s/*.yaml valid for Kubernetes $kubernetes_validate_version (kubernetes-validate --strict)" >&2
 "$venv/bin/python" scripts/k8s_check.py "$engine"
 
 work="$(mktemp -d)"
