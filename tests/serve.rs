@@ -7,203 +7,22 @@
 //! the project's small net. Nothing here asserts speed: time limits only
 //! bound how long a broken server can hang a test.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tungstenite::client::IntoClientRequest;
-use tungstenite::stream::MaybeTlsStream;
-use tungstenite::{Message, WebSocket};
+use tungstenite::Message;
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{repo, FIRST_NET};
+use engine_cli::FIRST_NET;
+#[path = "common/serve_client.rs"]
+mod serve_client;
+use serve_client::{is_final, query, Server, Ws, WAIT};
 
 use engine::analysis::serve::keys::sha256_hex;
-
-/// The longest any step may take before the test fails.
-const WAIT: Duration = Duration::from_secs(30);
-
-/// A running `engine serve`, killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-    /// stderr up to the line that names the address.
-    startup: Vec<String>,
-    _stderr: Receiver<String>,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-            .arg("serve")
-            .args(["-listen", "127.0.0.1:0"])
-            .args(args)
-            .current_dir(repo())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("engine serve starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + WAIT;
-        let mut startup = Vec::new();
-        loop {
-            let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            else {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("no start-up line naming the address: {startup:?}");
-            };
-            if let Some(rest) = line.strip_prefix("engine serve: listening on http://") {
-                let addr = rest.split(',').next().unwrap().to_string();
-                startup.push(line);
-                return Server {
-                    child,
-                    addr,
-                    startup,
-                    _stderr: rx,
-                };
-            }
-            startup.push(line);
-        }
-    }
-
-    /// A stub server with `overrides` (`-override-config`) and more flags.
-    fn stub(overrides: &str, extra: &[&str]) -> Server {
-        let mut args = vec!["-stub-search", "-override-config", overrides];
-        args.extend(extra);
-        Server::start(&args)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn ws(&self, secret: Option<&str>) -> Ws {
-        Ws::connect(&format!("ws://{}/v1/ws", self.addr), secret)
-    }
-
-    /// One value of `/metrics`, 0 when absent.
-    fn metric(&self, name: &str) -> f64 {
-        let text = ureq::get(&self.url("/metrics"))
-            .call()
-            .unwrap()
-            .into_string()
-            .unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or(0.0)
-    }
-
-    /// Waits until `/metrics` shows `name` at `pred`.
-    fn wait_metric(&self, name: &str, pred: impl Fn(f64) -> bool) -> f64 {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let v = self.metric(name);
-            if pred(v) {
-                return v;
-            }
-            assert!(Instant::now() < deadline, "{name} stayed at {v}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A WebSocket client that reads with a deadline.
-struct Ws(WebSocket<MaybeTlsStream<TcpStream>>);
-
-impl Ws {
-    fn connect(url: &str, secret: Option<&str>) -> Ws {
-        let mut request = url.into_client_request().unwrap();
-        if let Some(s) = secret {
-            request
-                .headers_mut()
-                .insert("Authorization", format!("Bearer {s}").parse().unwrap());
-        }
-        let (mut socket, _) = tungstenite::connect(request).expect("WebSocket opens");
-        if let MaybeTlsStream::Plain(s) = socket.get_mut() {
-            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-        }
-        Ws(socket)
-    }
-
-    fn send(&mut self, line: &str) {
-        self.0.send(Message::text(line)).unwrap();
-    }
-
-    /// The next response, or `None` if none comes within `wait`.
-    fn next_within(&mut self, wait: Duration) -> Option<Value> {
-        let deadline = Instant::now() + wait;
-        while Instant::now() < deadline {
-            match self.0.read() {
-                Ok(Message::Text(t)) => return Some(serde_json::from_str(t.as_str()).unwrap()),
-                Ok(Message::Close(f)) => {
-                    return Some(json!({ "closed": f.map(|f| f.reason.to_string()) }))
-                }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => return Some(json!({ "closed": e.to_string() })),
-            }
-        }
-        None
-    }
-
-    fn next(&mut self) -> Value {
-        self.next_within(WAIT).expect("a response in time")
-    }
-
-    /// Responses until the final one of `id` (all of them returned).
-    fn until_final(&mut self, id: &str) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let v = self.next();
-            assert!(v.get("closed").is_none(), "closed: {v}");
-            let done = is_final(&v) && v["id"] == id;
-            seen.push(v);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-fn is_final(v: &Value) -> bool {
-    v.get("turnNumber").is_some() && v["isDuringSearch"] != json!(true)
-}
-
-/// A 9x9 query.
-fn query(id: &str, visits: u64) -> String {
-    json!({
-        "id": id, "moves": [["B", "E5"], ["W", "C3"]], "rules": "tromp-taylor",
-        "komi": 7.5, "boardXSize": 9, "boardYSize": 9, "maxVisits": visits,
-    })
-    .to_string()
-}
 
 /// `POST /v1/analyze`: status, `Retry-After`, and the body's lines.
 fn post(server: &Server, secret: Option<&str>, body: &str) -> (u16, Option<String>, Vec<Value>) {
@@ -426,6 +245,18 @@ fn every_refusal_has_its_status_and_a_json_error() {
         400,
         "maxVisits 5001",
     );
+    // overrideSettings.maxVisits as the search reads it: a float and a
+    // string with blanks are numbers too, not "no maxVisits".
+    for over in [json!(6000.0), json!(" 6000 ")] {
+        let mut q: Value = serde_json::from_str(&query("over", 5)).unwrap();
+        q.as_object_mut().unwrap().remove("maxVisits");
+        q["overrideSettings"] = json!({ "maxVisits": over });
+        check(
+            post(&server, alice, &q.to_string()),
+            400,
+            "maxVisits 6000 is over this key's limit",
+        );
+    }
     // Quotas: alice may have one query in flight (the key in the URL).
     let mut ws = Ws::connect(
         &format!("ws://{}/v1/ws?key=alice-secret", server.addr),

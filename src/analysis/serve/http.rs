@@ -206,18 +206,26 @@ impl App {
             .with_id(id));
         }
         let limits = &self.keys.keys()[key];
+        // `overrideSettings.maxVisits` is read as the search reads it (a
+        // number, or a string holding one, blanks trimmed): `1e6` or
+        // `" 6000"` must not slip past the key's limit as "no maxVisits".
+        // A value the search refuses anyway counts as the default.
         let visits = q
             .max_visits
-            .map(|v| v.max(0) as u64)
+            .map(|v| v.max(0) as f64)
             .or_else(|| {
                 q.override_settings
                     .iter()
                     .find(|(k, _)| k == "maxVisits")
-                    .and_then(|(_, v)| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+                    .and_then(|(_, v)| match v {
+                        Value::Number(n) => n.as_f64(),
+                        Value::String(s) => s.trim().parse::<f64>().ok(),
+                        _ => None,
+                    })
             })
-            .unwrap_or(self.default_max_visits);
+            .unwrap_or(self.default_max_visits as f64);
         if let Some(max) = limits.max_visits {
-            if visits > max {
+            if visits > max as f64 {
                 let mut e = ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!("maxVisits {visits} is over this key's limit of {max}"),
