@@ -7,11 +7,8 @@
 //! the project's small net. Nothing here asserts speed: time limits only
 //! bound how long a broken server can hang a test.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -21,112 +18,20 @@ use tungstenite::{Message, WebSocket};
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::{repo, FIRST_NET};
+use engine_cli::FIRST_NET;
 
-use engine::analysis::serve::keys::sha256_hex;
+#[path = "common/serve_server.rs"]
+mod serve_server;
+use serve_server::{keys_file, Server, WAIT};
 
-/// The longest any step may take before the test fails.
-const WAIT: Duration = Duration::from_secs(30);
-
-/// A running `engine serve`, killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-    /// stderr up to the line that names the address.
-    startup: Vec<String>,
-    _stderr: Receiver<String>,
+/// A WebSocket to a server.
+trait Connect {
+    fn ws(&self, secret: Option<&str>) -> Ws;
 }
 
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-            .arg("serve")
-            .args(["-listen", "127.0.0.1:0"])
-            .args(args)
-            .current_dir(repo())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("engine serve starts");
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let deadline = Instant::now() + WAIT;
-        let mut startup = Vec::new();
-        loop {
-            let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            else {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("no start-up line naming the address: {startup:?}");
-            };
-            if let Some(rest) = line.strip_prefix("engine serve: listening on http://") {
-                let addr = rest.split(',').next().unwrap().to_string();
-                startup.push(line);
-                return Server {
-                    child,
-                    addr,
-                    startup,
-                    _stderr: rx,
-                };
-            }
-            startup.push(line);
-        }
-    }
-
-    /// A stub server with `overrides` (`-override-config`) and more flags.
-    fn stub(overrides: &str, extra: &[&str]) -> Server {
-        let mut args = vec!["-stub-search", "-override-config", overrides];
-        args.extend(extra);
-        Server::start(&args)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
+impl Connect for Server {
     fn ws(&self, secret: Option<&str>) -> Ws {
         Ws::connect(&format!("ws://{}/v1/ws", self.addr), secret)
-    }
-
-    /// One value of `/metrics`, 0 when absent.
-    fn metric(&self, name: &str) -> f64 {
-        let text = ureq::get(&self.url("/metrics"))
-            .call()
-            .unwrap()
-            .into_string()
-            .unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-            .unwrap_or(0.0)
-    }
-
-    /// Waits until `/metrics` shows `name` at `pred`.
-    fn wait_metric(&self, name: &str, pred: impl Fn(f64) -> bool) -> f64 {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let v = self.metric(name);
-            if pred(v) {
-                return v;
-            }
-            assert!(Instant::now() < deadline, "{name} stayed at {v}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -236,20 +141,6 @@ fn bob_ws_refusal(ws: &mut Ws) -> Value {
         "{v}"
     );
     v
-}
-
-/// A keys file with alice (secret "alice-secret") and bob, and `extra`
-/// lines in alice's table.
-fn keys_file(tag: &str, alice_extra: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("serve-keys-{tag}-{}.toml", std::process::id()));
-    let text = format!(
-        "[[key]]\nname = \"alice\"\nsha256 = \"{}\"\nweight = 1\n{alice_extra}\n\n\
-         [[key]]\nname = \"bob\"\nsha256 = \"{}\"\nweight = 1\n",
-        sha256_hex("alice-secret"),
-        sha256_hex("bob-secret")
-    );
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[test]
