@@ -37,6 +37,8 @@ pub(super) struct App {
     pub(super) draining: AtomicBool,
     /// Connections open (HTTP, and WebSockets after their upgrade).
     pub(super) connections: Arc<AtomicUsize>,
+    /// Whole-game review jobs.
+    pub(super) reviews: super::reviews::Reviews,
 }
 
 /// One open connection in [`App::connections`], while it lives.
@@ -73,7 +75,7 @@ impl ApiError {
         }
     }
 
-    fn retry(mut self, secs: u64) -> ApiError {
+    pub(super) fn retry(mut self, secs: u64) -> ApiError {
         self.retry_after = Some(secs.max(1));
         self
     }
@@ -196,16 +198,6 @@ impl App {
         key: usize,
         q: &AnalyzeQuery,
     ) -> Result<Box<dyn std::any::Any + Send + Sync>, ApiError> {
-        let id = Some(q.id.as_str());
-        if self.draining.load(Ordering::Acquire) {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            )
-            .retry(self.settings.retry_after_secs)
-            .with_id(id));
-        }
-        let limits = &self.keys.keys()[key];
         let visits = q
             .max_visits
             .map(|v| v.max(0) as u64)
@@ -216,6 +208,31 @@ impl App {
                     .and_then(|(_, v)| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
             })
             .unwrap_or(self.default_max_visits);
+        let place = self.admit_place(key, Some(q.id.as_str()), visits)?;
+        Ok(Box::new(QueryHold {
+            _place: place,
+            started: Instant::now(),
+            metrics: self.metrics.clone(),
+        }))
+    }
+
+    /// The checks of [`App::admit`] for a query (or a review) of `visits`
+    /// per position; the place returned is the key's `maxInFlight` place.
+    pub(super) fn admit_place(
+        &self,
+        key: usize,
+        id: Option<&str>,
+        visits: u64,
+    ) -> Result<InFlight, ApiError> {
+        if self.draining.load(Ordering::Acquire) {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            )
+            .retry(self.settings.retry_after_secs)
+            .with_id(id));
+        }
+        let limits = &self.keys.keys()[key];
         if let Some(max) = limits.max_visits {
             if visits > max {
                 let mut e = ApiError::new(
@@ -244,11 +261,7 @@ impl App {
             .retry(self.settings.retry_after_secs)
             .with_id(id));
         }
-        Ok(Box::new(QueryHold {
-            _place: place,
-            started: Instant::now(),
-            metrics: self.metrics.clone(),
-        }))
+        Ok(place)
     }
 }
 
@@ -269,6 +282,7 @@ pub(super) async fn metrics(State(app): State<Arc<App>>) -> Response {
         key_names: keys.iter().map(|k| k.name.as_str()).collect(),
         in_flight: keys.iter().map(|k| k.in_flight()).collect(),
         nn: app.nn.as_ref().map(|f| f()),
+        reviews: app.reviews.counts(app.settings.reviews.ttl),
     });
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
@@ -351,6 +365,25 @@ fn query_error(error: Value) -> ApiError {
 /// The body: at most `maxRequestBytes`, within the body timeout, UTF-8,
 /// one line.
 async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<String, ApiError> {
+    let bytes = read_bytes(app, headers, body).await?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "the body is not UTF-8"))?;
+    let line = text.trim();
+    if line.is_empty() || line.contains('\n') {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "the body must be exactly one query line",
+        ));
+    }
+    Ok(line.to_string())
+}
+
+/// The body's bytes: at most `maxRequestBytes`, within the body timeout.
+pub(super) async fn read_bytes(
+    app: &App,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, ApiError> {
     let limit = app.settings.max_request_bytes;
     let too_large = || {
         ApiError::new(
@@ -380,16 +413,7 @@ async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<String,
         Ok(Err(_)) => return Err(too_large()),
         Ok(Ok(bytes)) => bytes,
     };
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "the body is not UTF-8"))?;
-    let line = text.trim();
-    if line.is_empty() || line.contains('\n') {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "the body must be exactly one query line",
-        ));
-    }
-    Ok(line.to_string())
+    Ok(bytes)
 }
 
 /// The response body of one request: its lines as they come, until its

@@ -66,6 +66,7 @@ pub(super) fn run(
         nn,
         draining: Default::default(),
         connections: Arc::new(AtomicUsize::new(0)),
+        reviews: Default::default(),
     });
     let result = runtime.block_on(async {
         let listener = TcpListener::bind(setup.addr).await?;
@@ -141,6 +142,11 @@ fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
+        .route("/v1/reviews", post(super::reviews::create))
+        .route(
+            "/v1/reviews/{id}",
+            get(super::reviews::show).delete(super::reviews::cancel),
+        )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")

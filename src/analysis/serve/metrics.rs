@@ -43,6 +43,8 @@ pub struct Snapshot<'a> {
     pub in_flight: Vec<usize>,
     /// The evaluator's (rows, batches), when a network runs.
     pub nn: Option<(u64, u64)>,
+    /// Review jobs held, by status name.
+    pub reviews: Vec<(&'static str, usize)>,
 }
 
 impl Metrics {
@@ -152,6 +154,15 @@ impl Metrics {
             head(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
+        head(
+            &mut out,
+            "engine_serve_reviews",
+            "gauge",
+            "Whole-game review jobs held, by status.",
+        );
+        for (status, n) in &s.reviews {
+            let _ = writeln!(out, "engine_serve_reviews{{status=\"{status}\"}} {n}");
+        }
         if let Some((rows, batches)) = s.nn {
             head(
                 &mut out,
@@ -215,6 +226,7 @@ mod tests {
             key_names: vec!["alice", "bob"],
             in_flight: vec![0, 5],
             nn: Some((100, 10)),
+            reviews: vec![("running", 1), ("done", 2)],
         });
         for line in [
             "engine_serve_requests_total{key=\"alice\",endpoint=\"analyze\",code=\"200\"} 2",
@@ -225,6 +237,7 @@ mod tests {
             "engine_serve_searches_running 2",
             "engine_serve_cancelled_jobs_total 3",
             "engine_nn_batches_total 10",
+            "engine_serve_reviews{status=\"done\"} 2",
             "engine_serve_query_duration_seconds_bucket{le=\"0.01\"} 0",
             "engine_serve_query_duration_seconds_bucket{le=\"0.025\"} 1",
             "engine_serve_query_duration_seconds_bucket{le=\"2.5\"} 2",
