@@ -17,7 +17,7 @@ use crate::analysis::query::{AnalyzeQuery, ParseOptions, Request as Line};
 use crate::analysis::{parse_line, ClientOptions, ResponseSink, Submitted, TerminateScope};
 
 use super::keys::{InFlight, Keyring, QuotaRefusal};
-use super::metrics::{Metrics, Snapshot};
+use super::metrics::{Gauges, Metrics, Snapshot};
 use super::port::{EnginePort, NnStats};
 use super::ServeSettings;
 
@@ -37,8 +37,8 @@ pub(super) struct App {
     pub(super) draining: AtomicBool,
     /// Connections open (HTTP, and WebSockets after their upgrade).
     pub(super) connections: Arc<AtomicUsize>,
-    /// Whole-game review jobs.
-    pub(super) reviews: super::reviews::Reviews,
+    /// Review jobs held, by status (for `/metrics`).
+    pub(super) review_counts: Gauges,
 }
 
 /// One open connection in [`App::connections`], while it lives.
@@ -282,7 +282,7 @@ pub(super) async fn metrics(State(app): State<Arc<App>>) -> Response {
         key_names: keys.iter().map(|k| k.name.as_str()).collect(),
         in_flight: keys.iter().map(|k| k.in_flight()).collect(),
         nn: app.nn.as_ref().map(|f| f()),
-        reviews: app.reviews.counts(app.settings.reviews.ttl),
+        reviews: (app.review_counts)(),
     });
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

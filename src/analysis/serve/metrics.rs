@@ -16,6 +16,9 @@ const LATENCY_BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
 
+/// Gauges by label read when `/metrics` is asked for.
+pub type Gauges = Box<dyn Fn() -> Vec<(&'static str, usize)> + Send + Sync>;
+
 /// What the server counts itself (the engine counts the rest).
 #[derive(Debug, Default)]
 pub struct Metrics {

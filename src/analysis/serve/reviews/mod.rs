@@ -18,27 +18,29 @@
 //! all, finished ones forgotten `reviewTtlSeconds` after they end. A job is
 //! its key's: any other key gets 404, as for an unknown id.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod job;
+
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
 use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
-use tokio::sync::Notify;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 use crate::analysis::query::Request as Line;
-use crate::analysis::{ResponseSink, Submitted, TerminateScope};
+use crate::analysis::{Submitted, TerminateScope};
 use crate::game::sgf::parse_collection;
 use crate::game::{Color, Loc, Move, Player};
 
 use super::http::{read_bytes, ApiError, App};
-use super::keys::InFlight;
-use super::port::ClientPort;
+use job::{Event, Job, Live, Mode, ReviewSink, Status};
 
 /// The `review*` settings of `configs/serve.toml` (declared with the
 /// other serve keys in `serve/mod.rs`).
@@ -85,6 +87,24 @@ pub(super) struct Reviews {
     jobs: Mutex<HashMap<String, Arc<Job>>>,
 }
 
+/// What the review routes share: the server's, and the jobs.
+struct Service {
+    app: Arc<App>,
+    reviews: Arc<Reviews>,
+}
+
+/// The review routes, for the server's router (of any state: they carry
+/// their own).
+pub(super) fn router<S: Clone + Send + Sync + 'static>(
+    app: Arc<App>,
+    reviews: Arc<Reviews>,
+) -> Router<S> {
+    Router::new()
+        .route("/v1/reviews", post(create))
+        .route("/v1/reviews/{id}", get(show).delete(cancel))
+        .with_state(Arc::new(Service { app, reviews }))
+}
+
 /// The statuses, in the order `/metrics` lists them.
 const STATUSES: [Status; 5] = [
     Status::Queued,
@@ -101,7 +121,7 @@ impl Reviews {
         sweep(&mut jobs, ttl);
         let mut counts = [0usize; STATUSES.len()];
         for job in jobs.values() {
-            let status = job.state.lock().status;
+            let status = job.status();
             if let Some(i) = STATUSES.iter().position(|&s| s == status) {
                 counts[i] += 1;
             }
@@ -116,58 +136,7 @@ impl Reviews {
 
 /// Forgets the jobs finished longer than `ttl` ago.
 fn sweep(jobs: &mut HashMap<String, Arc<Job>>, ttl: Duration) {
-    jobs.retain(|_, job| {
-        job.state
-            .lock()
-            .finished
-            .is_none_or(|at| at.elapsed() < ttl)
-    });
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Mode {
-    /// A low-visit scan, then the largest mistakes again, deeper.
-    #[default]
-    Fast,
-    /// Every turn at the request's visits.
-    Full,
-}
-
-impl Mode {
-    fn name(self) -> &'static str {
-        match self {
-            Mode::Fast => "fast",
-            Mode::Full => "full",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    /// Accepted; no search has answered yet.
-    Queued,
-    Running,
-    Done,
-    Cancelled,
-    /// Some positions got no result (their searches were terminated).
-    Failed,
-}
-
-impl Status {
-    fn name(self) -> &'static str {
-        match self {
-            Status::Queued => "queued",
-            Status::Running => "running",
-            Status::Done => "done",
-            Status::Cancelled => "cancelled",
-            Status::Failed => "failed",
-        }
-    }
-
-    fn finished(self) -> bool {
-        matches!(self, Status::Done | Status::Cancelled | Status::Failed)
-    }
+    jobs.retain(|_, job| job.finished_at().is_none_or(|at| at.elapsed() < ttl));
 }
 
 /// The body of `POST /v1/reviews`: an SGF, or the position fields of an
@@ -190,110 +159,6 @@ struct ReviewRequest {
     visits: Option<u64>,
 }
 
-/// One searched position, as the review keeps it (Black's view).
-#[derive(Debug, Clone)]
-struct Eval {
-    winrate: f64,
-    score_lead: f64,
-    visits: i64,
-    best_move: Option<String>,
-}
-
-/// What the engine writes for one analysed turn (the fields a review
-/// reads; everything else in the response is ignored).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FinalResponse {
-    turn_number: usize,
-    #[serde(default)]
-    is_during_search: bool,
-    #[serde(default)]
-    no_results: bool,
-    root_info: Option<RootJson>,
-    #[serde(default)]
-    move_infos: Vec<MoveJson>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RootJson {
-    winrate: f64,
-    score_lead: f64,
-    visits: i64,
-}
-
-#[derive(Debug, Deserialize)]
-struct MoveJson {
-    #[serde(rename = "move")]
-    mv: String,
-    order: i64,
-}
-
-/// One move's review: the position before it and the one after.
-#[derive(Debug, Clone)]
-struct MoveReview {
-    turn: usize,
-    points_lost: f64,
-    winrate_lost: f64,
-    json: Value,
-}
-
-struct JobState {
-    status: Status,
-    /// 1: the scan (or the full review), 2: the deeper searches.
-    pass: u8,
-    /// Positions answered, and to answer (the second pass's are added when
-    /// it starts).
-    done: usize,
-    total: usize,
-    /// By turn, `0..=moves`.
-    evals: Vec<Option<Eval>>,
-    /// The engine's warnings (e.g. rules the network does not know).
-    warnings: Vec<Value>,
-    error: Option<String>,
-    finished: Option<Instant>,
-}
-
-/// What a running review holds; dropped when it ends or is cancelled,
-/// which stops its searches (the client cancels on drop) and frees its
-/// key's in-flight place.
-struct Live {
-    client: Box<dyn ClientPort>,
-    _place: InFlight,
-}
-
-struct Job {
-    id: String,
-    key: usize,
-    mode: Mode,
-    scan_visits: u64,
-    deep_visits: Option<u64>,
-    mistakes_listed: usize,
-    /// The moves: who played and where (GTP).
-    moves: Vec<(Player, String)>,
-    state: Mutex<JobState>,
-    live: Mutex<Option<Live>>,
-    cancelled: Notify,
-}
-
-/// The review's sink: its final responses go to its own task.
-struct ReviewSink(UnboundedSender<Event>);
-
-enum Event {
-    Response(Value),
-    QueryDone,
-}
-
-impl ResponseSink for ReviewSink {
-    fn send(&self, value: &Value) {
-        let _ = self.0.send(Event::Response(value.clone()));
-    }
-
-    fn query_finished(&self) {
-        let _ = self.0.send(Event::QueryDone);
-    }
-}
-
 fn bad(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, message)
 }
@@ -303,9 +168,10 @@ fn not_found() -> ApiError {
 }
 
 /// `POST /v1/reviews`.
-pub(super) async fn create(State(app): State<Arc<App>>, request: Request) -> Response {
+async fn create(State(service): State<Arc<Service>>, request: Request) -> Response {
+    let app = &service.app;
     let mut key_name = "-".to_string();
-    let response = match create_inner(&app, request, &mut key_name).await {
+    let response = match create_inner(&service, request, &mut key_name).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     };
@@ -315,10 +181,11 @@ pub(super) async fn create(State(app): State<Arc<App>>, request: Request) -> Res
 }
 
 async fn create_inner(
-    app: &Arc<App>,
+    service: &Service,
     request: Request,
     key_name: &mut String,
 ) -> Result<Response, ApiError> {
+    let app = &service.app;
     let (parts, body) = request.into_parts();
     let key = app.authenticate(&parts.headers, None)?;
     *key_name = app.key_name(key).to_string();
@@ -371,11 +238,11 @@ async fn create_inner(
         .map(|m| (m.player, m.mv.to_gtp(xs, ys)))
         .collect();
 
-    let mut jobs = app.reviews.jobs.lock();
+    let mut jobs = service.reviews.jobs.lock();
     sweep(&mut jobs, settings.ttl);
     let active = jobs
         .values()
-        .filter(|j| j.key == key && !j.state.lock().status.finished())
+        .filter(|j| j.key == key && !j.status().finished())
         .count();
     if active >= settings.max_active_per_key {
         return Err(ApiError::new(
@@ -405,30 +272,19 @@ async fn create_inner(
         Submitted::Refused(error) => return Err(query_error(error)),
         Submitted::Answered => return Err(bad("not a game")),
     }
-    let job = Arc::new(Job {
-        id: id.clone(),
+    let job = Arc::new(Job::new(
+        id.clone(),
         key,
         mode,
         scan_visits,
         deep_visits,
-        mistakes_listed: settings.deep_mistakes,
-        state: Mutex::new(JobState {
-            status: Status::Queued,
-            pass: 1,
-            done: 0,
-            total: moves.len() + 1,
-            evals: vec![None; moves.len() + 1],
-            warnings: Vec::new(),
-            error: None,
-            finished: None,
-        }),
+        settings.deep_mistakes,
         moves,
-        live: Mutex::new(Some(Live {
+        Live {
             client,
             _place: place,
-        })),
-        cancelled: Notify::new(),
-    });
+        },
+    ));
     jobs.insert(id.clone(), job.clone());
     drop(jobs);
     tokio::spawn(run(app.clone(), job.clone(), rx, base));
@@ -599,14 +455,8 @@ async fn run(
         let turns = job.deep_turns();
         if !turns.is_empty() {
             let parsed = app.parse(&query_line(&base, &job.id, &turns, deep));
-            {
-                let mut st = job.state.lock();
-                st.pass = 2;
-                st.total += turns.len();
-            }
-            let submitted = match job.live.lock().as_ref() {
-                Some(live) => live.client.submit(parsed, None),
-                None => return,
+            let Some(submitted) = job.submit_second_pass(parsed, turns.len()) else {
+                return;
             };
             match submitted {
                 Submitted::Queued { .. } => {
@@ -625,202 +475,10 @@ async fn run(
     job.end(None);
 }
 
-impl Job {
-    /// Records final responses until the query's last; false if the job
-    /// was cancelled meanwhile.
-    async fn collect(&self, rx: &mut UnboundedReceiver<Event>) -> bool {
-        loop {
-            tokio::select! {
-                event = rx.recv() => match event {
-                    Some(Event::Response(value)) => self.record(value),
-                    Some(Event::QueryDone) => return true,
-                    // The client was dropped: cancelled.
-                    None => return false,
-                },
-                _ = self.cancelled.notified() => return false,
-            }
-        }
-    }
-
-    fn record(&self, value: Value) {
-        let mut st = self.state.lock();
-        if value.get("warning").is_some() {
-            // Each pass's query draws the same ones: kept once, and bounded.
-            if st.warnings.len() < 16 && !st.warnings.contains(&value) {
-                st.warnings.push(value);
-            }
-            return;
-        }
-        let Ok(r) = serde_json::from_value::<FinalResponse>(value) else {
-            return;
-        };
-        if r.is_during_search || r.turn_number >= st.evals.len() {
-            return;
-        }
-        st.done += 1;
-        if st.status == Status::Queued {
-            st.status = Status::Running;
-        }
-        let (false, Some(root)) = (r.no_results, r.root_info) else {
-            return;
-        };
-        let best_move = r
-            .move_infos
-            .iter()
-            .find(|m| m.order == 0)
-            .or(r.move_infos.first())
-            .map(|m| m.mv.clone());
-        st.evals[r.turn_number] = Some(Eval {
-            winrate: root.winrate,
-            score_lead: root.score_lead,
-            visits: root.visits,
-            best_move,
-        });
-    }
-
-    /// The reviewed moves so far (those whose positions before and after
-    /// both have results).
-    fn move_reviews(&self, st: &JobState) -> Vec<MoveReview> {
-        let mut out = Vec::with_capacity(self.moves.len());
-        for (turn, (player, mv)) in self.moves.iter().enumerate() {
-            let (Some(Some(before)), Some(Some(after))) =
-                (st.evals.get(turn), st.evals.get(turn + 1))
-            else {
-                continue;
-            };
-            // Values are Black's: the mover's loss is Black's drop for
-            // Black, Black's gain for White.
-            let sign = if *player == Player::Black { 1.0 } else { -1.0 };
-            let points_lost = sign * (before.score_lead - after.score_lead);
-            let winrate_lost = sign * (before.winrate - after.winrate);
-            out.push(MoveReview {
-                turn,
-                points_lost,
-                winrate_lost,
-                json: json!({
-                    "turn": turn,
-                    "move": mv,
-                    "player": player.letter().to_string(),
-                    "winrate": after.winrate,
-                    "scoreLead": after.score_lead,
-                    "bestMove": before.best_move,
-                    "pointsLost": points_lost,
-                    "winrateLost": winrate_lost,
-                    "visits": before.visits,
-                }),
-            });
-        }
-        out
-    }
-
-    /// Moves by size of mistake: points lost, then winrate lost, then turn.
-    /// (`partial_cmp`, not `total_cmp`: -0.0 and 0.0 are the same loss.)
-    fn by_mistake(reviews: &mut [MoveReview]) {
-        let desc = |a: f64, b: f64| b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal);
-        reviews.sort_by(|a, b| {
-            desc(a.points_lost, b.points_lost)
-                .then(desc(a.winrate_lost, b.winrate_lost))
-                .then(a.turn.cmp(&b.turn))
-        });
-    }
-
-    /// The positions of the second pass: before and after each of the
-    /// `reviewDeepMistakes` largest mistakes of the scan.
-    fn deep_turns(&self) -> Vec<usize> {
-        let st = self.state.lock();
-        let mut reviews = self.move_reviews(&st);
-        Self::by_mistake(&mut reviews);
-        let turns: BTreeSet<usize> = reviews
-            .iter()
-            .take(self.mistakes_listed)
-            .flat_map(|r| [r.turn, r.turn + 1])
-            .collect();
-        turns.into_iter().collect()
-    }
-
-    /// Ends the job (done, or failed with `error` or with positions left
-    /// without results), unless it already ended; stops what is left.
-    fn end(&self, error: Option<String>) {
-        {
-            let mut st = self.state.lock();
-            if !st.status.finished() {
-                let missing = st.evals.iter().filter(|e| e.is_none()).count();
-                let error = error.or_else(|| {
-                    (missing > 0).then(|| {
-                        format!(
-                            "{missing} positions got no result (their searches were terminated)"
-                        )
-                    })
-                });
-                st.status = if error.is_some() {
-                    Status::Failed
-                } else {
-                    Status::Done
-                };
-                st.error = error;
-                st.finished = Some(Instant::now());
-            }
-        }
-        drop(self.live.lock().take());
-    }
-
-    /// Cancels the job if it is queued or running: its searches are
-    /// stopped and its key's place freed now.
-    fn cancel(&self) {
-        {
-            let mut st = self.state.lock();
-            if st.status.finished() {
-                return;
-            }
-            st.status = Status::Cancelled;
-            st.finished = Some(Instant::now());
-        }
-        drop(self.live.lock().take());
-        self.cancelled.notify_one();
-    }
-
-    fn to_json(&self) -> Value {
-        let st = self.state.lock();
-        let reviews = self.move_reviews(&st);
-        let mut mistakes: Vec<MoveReview> = reviews
-            .iter()
-            .filter(|r| r.points_lost > 0.0)
-            .cloned()
-            .collect();
-        Self::by_mistake(&mut mistakes);
-        let mistakes: Vec<usize> = mistakes
-            .iter()
-            .take(self.mistakes_listed)
-            .map(|r| r.turn)
-            .collect();
-        let mut visits = json!({ "scan": self.scan_visits });
-        if let Some(deep) = self.deep_visits {
-            visits["deep"] = Value::from(deep);
-        }
-        let mut out = json!({
-            "id": self.id,
-            "status": st.status.name(),
-            "mode": self.mode.name(),
-            "visits": visits,
-            "pass": st.pass,
-            "progress": { "done": st.done, "total": st.total },
-            "moves": reviews.into_iter().map(|r| r.json).collect::<Vec<_>>(),
-            "mistakes": mistakes,
-        });
-        if let Some(e) = &st.error {
-            out["error"] = Value::from(e.as_str());
-        }
-        if !st.warnings.is_empty() {
-            out["warnings"] = Value::Array(st.warnings.clone());
-        }
-        out
-    }
-}
-
 /// The job `id` of key `key` (404 for another key's, as for none).
-fn lookup(app: &App, key: usize, id: &str) -> Result<Arc<Job>, ApiError> {
-    let mut jobs = app.reviews.jobs.lock();
-    sweep(&mut jobs, app.settings.reviews.ttl);
+fn lookup(service: &Service, key: usize, id: &str) -> Result<Arc<Job>, ApiError> {
+    let mut jobs = service.reviews.jobs.lock();
+    sweep(&mut jobs, service.app.settings.reviews.ttl);
     match jobs.get(id) {
         Some(job) if job.key == key => Ok(job.clone()),
         _ => Err(not_found()),
@@ -836,15 +494,16 @@ fn json_response(value: &Value) -> Response {
 }
 
 /// `GET /v1/reviews/{id}`.
-pub(super) async fn show(
-    State(app): State<Arc<App>>,
+async fn show(
+    State(service): State<Arc<Service>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    let app = &service.app;
     let mut key_name = "-".to_string();
     let result = app.authenticate(&headers, None).and_then(|key| {
         key_name = app.key_name(key).to_string();
-        lookup(&app, key, &id)
+        lookup(&service, key, &id)
     });
     let response = match result {
         Ok(job) => json_response(&job.to_json()),
@@ -857,21 +516,21 @@ pub(super) async fn show(
 
 /// `DELETE /v1/reviews/{id}`: cancels a queued or running review (kept,
 /// `cancelled`, until `reviewTtlSeconds`); forgets a finished one.
-pub(super) async fn cancel(
-    State(app): State<Arc<App>>,
+async fn cancel(
+    State(service): State<Arc<Service>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    let app = &service.app;
     let mut key_name = "-".to_string();
     let result = app.authenticate(&headers, None).and_then(|key| {
         key_name = app.key_name(key).to_string();
-        lookup(&app, key, &id)
+        lookup(&service, key, &id)
     });
     let response = match result {
         Ok(job) => {
-            let finished = job.state.lock().status.finished();
-            if finished {
-                app.reviews.jobs.lock().remove(&job.id);
+            if job.status().finished() {
+                service.reviews.jobs.lock().remove(&job.id);
             } else {
                 job.cancel();
             }
@@ -903,55 +562,5 @@ mod tests {
         assert_eq!(err.status, StatusCode::BAD_REQUEST);
         assert!(err.body["error"].as_str().unwrap().starts_with("sgf: "));
         assert!(sgf_fields("not sgf").is_err());
-    }
-
-    #[test]
-    fn mistakes_are_the_movers_losses_largest_first() {
-        let moves = vec![
-            (Player::Black, "E5".to_string()),
-            (Player::White, "C3".to_string()),
-            (Player::Black, "D4".to_string()),
-        ];
-        let eval = |lead: f64| {
-            Some(Eval {
-                winrate: 0.5 + lead / 100.0,
-                score_lead: lead,
-                visits: 10,
-                best_move: Some("A1".into()),
-            })
-        };
-        let job = Job {
-            id: "x".into(),
-            key: 0,
-            mode: Mode::Fast,
-            scan_visits: 1,
-            deep_visits: Some(2),
-            mistakes_listed: 1,
-            state: Mutex::new(JobState {
-                status: Status::Running,
-                pass: 1,
-                done: 4,
-                total: 4,
-                // Black +1, White gives 5 back, Black drops 2.
-                evals: vec![eval(0.0), eval(1.0), eval(6.0), eval(4.0)],
-                warnings: vec![],
-                error: None,
-                finished: None,
-            }),
-            moves,
-            live: Mutex::new(None),
-            cancelled: Notify::new(),
-        };
-        let v = job.to_json();
-        let lost: Vec<f64> = v["moves"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["pointsLost"].as_f64().unwrap())
-            .collect();
-        assert_eq!(lost, [-1.0, 5.0, 2.0]);
-        assert_eq!(v["mistakes"], json!([1]));
-        assert_eq!(v["moves"][1]["player"], "W");
-        assert_eq!(job.deep_turns(), [1, 2]);
     }
 }
