@@ -37,7 +37,8 @@ const SGF_MOVES: [(&str, &str); 12] = [
     ("W", "F2"),
 ];
 
-/// A request's status, `Location` and JSON body.
+/// A request's status, its `Location` (or `Retry-After`) header and its
+/// JSON body.
 fn call(
     method: &str,
     server: &Server,
@@ -203,7 +204,7 @@ fn a_fast_review_scans_every_move_then_goes_deeper_and_is_its_keys_only() {
 #[test]
 fn delete_cancels_a_running_review_and_stops_its_searches() {
     let server = Server::stub(
-        "numAnalysisThreads=1,reviewFastVisits=300,reviewMaxActivePerKey=1",
+        "numAnalysisThreads=1,reviewFastVisits=300,reviewMaxActivePerKey=1,reviewTtlSeconds=2",
         &[],
     );
     let moves: Vec<Value> = SGF_MOVES.iter().map(|(p, m)| json!([p, m])).collect();
@@ -259,13 +260,23 @@ fn delete_cancels_a_running_review_and_stops_its_searches() {
         None,
     );
     assert_eq!(status, 200);
+    // Finished reviews are forgotten after reviewTtlSeconds.
+    std::thread::sleep(Duration::from_millis(2100));
+    for id in [id, next] {
+        let (status, _, _) = call("GET", &server, &format!("/v1/reviews/{id}"), None, None);
+        assert_eq!(status, 404);
+    }
+    assert_eq!(
+        server.metric("engine_serve_reviews{status=\"cancelled\"}"),
+        0.0
+    );
 }
 
 #[test]
 fn bad_reviews_are_refused_with_a_json_error() {
     let keys = keys_file("reviews-bad", "maxVisits = 50");
     let server = Server::stub(
-        "numAnalysisThreads=1,reviewMaxVisits=100",
+        "numAnalysisThreads=1,reviewMaxVisits=100,reviewMaxStored=1",
         &["-keys", keys.to_str().unwrap()],
     );
     let alice = Some("alice-secret");
@@ -323,6 +334,14 @@ fn bad_reviews_are_refused_with_a_json_error() {
         .unwrap()
         .iter()
         .all(|m| m["visits"] == 50));
+    // The server holds one review at most: the next waits until the
+    // finished one is forgotten.
+    let (status, retry, v) = post(alice, json!({ "sgf": SGF }));
+    assert_eq!((status, retry.as_deref()), (503, Some("1")), "{v}");
+    assert!(v["error"].as_str().unwrap().contains("reviewMaxStored"));
+    let (status, _, _) = call("DELETE", &server, &format!("/v1/reviews/{id}"), alice, None);
+    assert_eq!(status, 200);
+    submit(&server, alice, &json!({ "sgf": SGF }));
 }
 
 #[test]
