@@ -227,7 +227,7 @@ fn delete_cancels_a_running_review_and_stops_its_searches() {
         running["progress"]["done"].as_u64().unwrap() < 13,
         "{running}"
     );
-    assert_eq!(server.metric("engine_serve_searches_running"), 1.0);
+    server.wait_metric("engine_serve_searches_running", |v| v == 1.0);
 
     let (status, _, v) = call("DELETE", &server, &format!("/v1/reviews/{id}"), None, None);
     assert_eq!(
