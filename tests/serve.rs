@@ -9,7 +9,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -20,9 +19,7 @@ mod engine_cli;
 use engine_cli::FIRST_NET;
 #[path = "common/serve_client.rs"]
 mod serve_client;
-use serve_client::{is_final, query, Server, Ws, WAIT};
-
-use engine::analysis::serve::keys::sha256_hex;
+use serve_client::{is_final, keys_file, query, Server, Ws, WAIT};
 
 /// `POST /v1/analyze`: status, `Retry-After`, and the body's lines.
 fn post(server: &Server, secret: Option<&str>, body: &str) -> (u16, Option<String>, Vec<Value>) {
@@ -55,20 +52,6 @@ fn bob_ws_refusal(ws: &mut Ws) -> Value {
         "{v}"
     );
     v
-}
-
-/// A keys file with alice (secret "alice-secret") and bob, and `extra`
-/// lines in alice's table.
-fn keys_file(tag: &str, alice_extra: &str) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("serve-keys-{tag}-{}.toml", std::process::id()));
-    let text = format!(
-        "[[key]]\nname = \"alice\"\nsha256 = \"{}\"\nweight = 1\n{alice_extra}\n\n\
-         [[key]]\nname = \"bob\"\nsha256 = \"{}\"\nweight = 1\n",
-        sha256_hex("alice-secret"),
-        sha256_hex("bob-secret")
-    );
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -13,6 +14,8 @@ use serde_json::{json, Value};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
+
+use engine::analysis::serve::keys::sha256_hex;
 
 use super::engine_cli::repo;
 
@@ -207,4 +210,18 @@ pub fn query(id: &str, visits: u64) -> String {
         "komi": 7.5, "boardXSize": 9, "boardYSize": 9, "maxVisits": visits,
     })
     .to_string()
+}
+
+/// A keys file with alice (secret "alice-secret") and bob, and `extra`
+/// lines in alice's table.
+pub fn keys_file(tag: &str, alice_extra: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("serve-keys-{tag}-{}.toml", std::process::id()));
+    let text = format!(
+        "[[key]]\nname = \"alice\"\nsha256 = \"{}\"\nweight = 1\n{alice_extra}\n\n\
+         [[key]]\nname = \"bob\"\nsha256 = \"{}\"\nweight = 1\n",
+        sha256_hex("alice-secret"),
+        sha256_hex("bob-secret")
+    );
+    std::fs::write(&path, text).unwrap();
+    path
 }

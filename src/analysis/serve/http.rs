@@ -17,7 +17,7 @@ use crate::analysis::query::{AnalyzeQuery, ParseOptions, Request as Line};
 use crate::analysis::{parse_line, ClientOptions, ResponseSink, Submitted, TerminateScope};
 
 use super::keys::{InFlight, Keyring, QuotaRefusal};
-use super::metrics::{Metrics, Snapshot};
+use super::metrics::{Gauges, Metrics, Snapshot};
 use super::port::{EnginePort, NnStats};
 use super::ServeSettings;
 
@@ -37,6 +37,8 @@ pub(super) struct App {
     pub(super) draining: AtomicBool,
     /// Connections open (HTTP, and WebSockets after their upgrade).
     pub(super) connections: Arc<AtomicUsize>,
+    /// Review jobs held, by status (for `/metrics`).
+    pub(super) review_counts: Gauges,
 }
 
 /// One open connection in [`App::connections`], while it lives.
@@ -73,7 +75,7 @@ impl ApiError {
         }
     }
 
-    fn retry(mut self, secs: u64) -> ApiError {
+    pub(super) fn retry(mut self, secs: u64) -> ApiError {
         self.retry_after = Some(secs.max(1));
         self
     }
@@ -196,16 +198,6 @@ impl App {
         key: usize,
         q: &AnalyzeQuery,
     ) -> Result<Box<dyn std::any::Any + Send + Sync>, ApiError> {
-        let id = Some(q.id.as_str());
-        if self.draining.load(Ordering::Acquire) {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is shutting down",
-            )
-            .retry(self.settings.retry_after_secs)
-            .with_id(id));
-        }
-        let limits = &self.keys.keys()[key];
         // `overrideSettings.maxVisits` is read as the search reads it (a
         // number, or a string holding one, blanks trimmed): `1e6` or
         // `" 6000"` must not slip past the key's limit as "no maxVisits".
@@ -224,6 +216,31 @@ impl App {
                     })
             })
             .unwrap_or(self.default_max_visits as f64);
+        let place = self.admit_place(key, Some(q.id.as_str()), visits)?;
+        Ok(Box::new(QueryHold {
+            _place: place,
+            started: Instant::now(),
+            metrics: self.metrics.clone(),
+        }))
+    }
+
+    /// The checks of [`App::admit`] for a query (or a review) of `visits`
+    /// per position; the place returned is the key's `maxInFlight` place.
+    pub(super) fn admit_place(
+        &self,
+        key: usize,
+        id: Option<&str>,
+        visits: f64,
+    ) -> Result<InFlight, ApiError> {
+        if self.draining.load(Ordering::Acquire) {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            )
+            .retry(self.settings.retry_after_secs)
+            .with_id(id));
+        }
+        let limits = &self.keys.keys()[key];
         if let Some(max) = limits.max_visits {
             if visits > max as f64 {
                 let mut e = ApiError::new(
@@ -252,11 +269,7 @@ impl App {
             .retry(self.settings.retry_after_secs)
             .with_id(id));
         }
-        Ok(Box::new(QueryHold {
-            _place: place,
-            started: Instant::now(),
-            metrics: self.metrics.clone(),
-        }))
+        Ok(place)
     }
 }
 
@@ -277,6 +290,7 @@ pub(super) async fn metrics(State(app): State<Arc<App>>) -> Response {
         key_names: keys.iter().map(|k| k.name.as_str()).collect(),
         in_flight: keys.iter().map(|k| k.in_flight()).collect(),
         nn: app.nn.as_ref().map(|f| f()),
+        reviews: (app.review_counts)(),
     });
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
@@ -359,6 +373,25 @@ fn query_error(error: Value) -> ApiError {
 /// The body: at most `maxRequestBytes`, within the body timeout, UTF-8,
 /// one line.
 async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<String, ApiError> {
+    let bytes = read_bytes(app, headers, body).await?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "the body is not UTF-8"))?;
+    let line = text.trim();
+    if line.is_empty() || line.contains('\n') {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "the body must be exactly one query line",
+        ));
+    }
+    Ok(line.to_string())
+}
+
+/// The body's bytes: at most `maxRequestBytes`, within the body timeout.
+pub(super) async fn read_bytes(
+    app: &App,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, ApiError> {
     let limit = app.settings.max_request_bytes;
     let too_large = || {
         ApiError::new(
@@ -388,16 +421,7 @@ async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<String,
         Ok(Err(_)) => return Err(too_large()),
         Ok(Ok(bytes)) => bytes,
     };
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "the body is not UTF-8"))?;
-    let line = text.trim();
-    if line.is_empty() || line.contains('\n') {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "the body must be exactly one query line",
-        ));
-    }
-    Ok(line.to_string())
+    Ok(bytes)
 }
 
 /// The response body of one request: its lines as they come, until its

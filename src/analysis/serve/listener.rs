@@ -24,6 +24,7 @@ use super::http::{analyze, metrics, ready, ApiError, App, ConnectionCount};
 use super::keys::Keyring;
 use super::metrics::Metrics;
 use super::port::{EnginePort, NnStats};
+use super::reviews::Reviews;
 use super::ServeSettings;
 
 /// What the server starts from.
@@ -55,6 +56,8 @@ pub(super) fn run(
     } else {
         "keys off".to_string()
     };
+    let reviews = Arc::new(Reviews::default());
+    let (counted, review_ttl) = (reviews.clone(), setup.settings.reviews.ttl);
     let app = Arc::new(App {
         engine: engine.clone(),
         keys: setup.keys,
@@ -66,6 +69,7 @@ pub(super) fn run(
         nn,
         draining: Default::default(),
         connections: Arc::new(AtomicUsize::new(0)),
+        review_counts: Box::new(move || counted.counts(review_ttl)),
     });
     let result = runtime.block_on(async {
         let listener = TcpListener::bind(setup.addr).await?;
@@ -73,17 +77,17 @@ pub(super) fn run(
         crate::logfile::startup(&format!(
             "engine serve: listening on http://{local}, {described}, {keys_line}"
         ));
-        serve(listener, app).await
+        serve(listener, app, reviews).await
     });
     engine.kill_and_join();
     runtime.shutdown_timeout(Duration::from_millis(200));
     result.map_err(StartError::Io)
 }
 
-async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
+async fn serve(listener: TcpListener, app: Arc<App>, reviews: Arc<Reviews>) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let connections = app.connections.clone();
-    let routes = router(app.clone());
+    let routes = router(app.clone(), reviews);
     let signal = shutdown_signal();
     tokio::pin!(signal);
     loop {
@@ -134,13 +138,14 @@ async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
 }
 
 /// The routes.
-fn router(app: Arc<App>) -> Router {
+fn router(app: Arc<App>, reviews: Arc<Reviews>) -> Router {
     Router::new()
         .route("/v1/analyze", post(analyze))
         .route("/v1/ws", get(super::ws::upgrade))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
+        .merge(super::reviews::router(app.clone(), reviews))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")

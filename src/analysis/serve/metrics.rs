@@ -17,6 +17,9 @@ const LATENCY_BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
 
+/// Gauges by label read when `/metrics` is asked for.
+pub type Gauges = Box<dyn Fn() -> Vec<(&'static str, usize)> + Send + Sync>;
+
 /// What the server counts itself (the engine counts the rest).
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -44,6 +47,8 @@ pub struct Snapshot<'a> {
     pub in_flight: Vec<usize>,
     /// The evaluator's counters, when a network runs.
     pub nn: Option<EvalStats>,
+    /// Review jobs held, by status name.
+    pub reviews: Vec<(&'static str, usize)>,
 }
 
 impl Metrics {
@@ -153,6 +158,15 @@ impl Metrics {
             head(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
+        head(
+            &mut out,
+            "engine_serve_reviews",
+            "gauge",
+            "Whole-game review jobs held, by status.",
+        );
+        for (status, n) in &s.reviews {
+            let _ = writeln!(out, "engine_serve_reviews{{status=\"{status}\"}} {n}");
+        }
         if let Some(nn) = s.nn {
             head(
                 &mut out,
@@ -242,6 +256,7 @@ mod tests {
                 batch_sizes: [0, 0, 1, 2, 3, 4, 0, 0, 0, 0],
                 ..EvalStats::default()
             }),
+            reviews: vec![("running", 1), ("done", 2)],
         });
         for line in [
             "engine_serve_requests_total{key=\"alice\",endpoint=\"analyze\",code=\"200\"} 2",
@@ -258,6 +273,7 @@ mod tests {
             "engine_nn_batch_size_bucket{le=\"+Inf\"} 10",
             "engine_nn_batch_size_sum 100",
             "engine_nn_batch_size_count 10",
+            "engine_serve_reviews{status=\"done\"} 2",
             "engine_serve_query_duration_seconds_bucket{le=\"0.01\"} 0",
             "engine_serve_query_duration_seconds_bucket{le=\"0.025\"} 1",
             "engine_serve_query_duration_seconds_bucket{le=\"2.5\"} 2",

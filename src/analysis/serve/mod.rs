@@ -11,7 +11,9 @@
 //! - [`keys`]: the keys file, constant-time authentication, quotas;
 //! - [`metrics`]: Prometheus' text format;
 //! - `port`: the engine behind small object-safe traits, so the network
-//!   code is not generic over the search backend.
+//!   code is not generic over the search backend;
+//! - [`reviews`]: whole-game reviews as jobs (`/v1/reviews`), searched as
+//!   queries of the same engine.
 //!
 //! Guide: `docs/serve.md`.
 
@@ -20,6 +22,7 @@ pub mod keys;
 mod listener;
 pub mod metrics;
 mod port;
+pub mod reviews;
 mod ws;
 
 use std::net::SocketAddr;
@@ -37,6 +40,7 @@ use super::command::{load_engine, server_options, AnalysisCommand, Loaded, Start
 use super::options::ServerOptions;
 use super::AnalysisEngine;
 use keys::Keyring;
+use reviews::ReviewSettings;
 
 /// Flags of `engine serve`.
 #[derive(Debug, Args)]
@@ -87,6 +91,8 @@ pub struct ServeSettings {
     /// running, so that one key's started searches (never preempted)
     /// cannot make another key's query wait for them to end.
     pub spare_analysis_threads: usize,
+    /// The `review*` keys: whole-game reviews.
+    pub reviews: ReviewSettings,
 }
 
 impl Default for ServeSettings {
@@ -100,6 +106,7 @@ impl Default for ServeSettings {
             ws_idle_timeout: Duration::from_secs(300),
             retry_after_secs: 1,
             spare_analysis_threads: 1,
+            reviews: ReviewSettings::default(),
         }
     }
 }
@@ -131,6 +138,30 @@ const SERVE_FIELDS: &[Field<ServeSettings>] = &[
     }),
     Field::i64("spareAnalysisThreads", 1, 0..=1024, |s, v| {
         s.spare_analysis_threads = v as usize
+    }),
+    Field::i64("reviewFastVisits", 25, 1..=1 << 30, |s, v| {
+        s.reviews.fast_visits = v as u64
+    }),
+    Field::i64("reviewDeepVisits", 200, 1..=1 << 30, |s, v| {
+        s.reviews.deep_visits = v as u64
+    }),
+    Field::i64("reviewDeepMistakes", 10, 0..=10_000, |s, v| {
+        s.reviews.deep_mistakes = v as usize
+    }),
+    Field::i64("reviewFullVisits", 200, 1..=1 << 30, |s, v| {
+        s.reviews.full_visits = v as u64
+    }),
+    Field::i64("reviewMaxVisits", 2000, 1..=1 << 30, |s, v| {
+        s.reviews.max_visits = v as u64
+    }),
+    Field::i64("reviewMaxActivePerKey", 4, 1..=1 << 20, |s, v| {
+        s.reviews.max_active_per_key = v as usize
+    }),
+    Field::i64("reviewMaxStored", 1000, 1..=1 << 20, |s, v| {
+        s.reviews.max_stored = v as usize
+    }),
+    Field::f64("reviewTtlSeconds", 3600.0, 0.0..=30.0 * 86400.0, |s, v| {
+        s.reviews.ttl = secs(v)
     }),
 ];
 
