@@ -141,6 +141,9 @@ fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
+        // The board page: no key, it holds no data (the WebSocket needs one).
+        .route("/", get(super::web::index))
+        .route("/assets/{name}", get(super::web::asset))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")

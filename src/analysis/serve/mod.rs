@@ -11,7 +11,8 @@
 //! - [`keys`]: the keys file, constant-time authentication, quotas;
 //! - [`metrics`]: Prometheus' text format;
 //! - `port`: the engine behind small object-safe traits, so the network
-//!   code is not generic over the search backend.
+//!   code is not generic over the search backend;
+//! - `web`: the board page at `/` (`web/dist/`, compiled in; `docs/web.md`).
 //!
 //! Guide: `docs/serve.md`.
 
@@ -20,6 +21,7 @@ pub mod keys;
 mod listener;
 pub mod metrics;
 mod port;
+mod web;
 mod ws;
 
 use std::net::SocketAddr;
