@@ -319,7 +319,14 @@ export function App() {
   }
   const paintMap =
     ownershipOn && shown?.ownership && !hover
-      ? here.board.map((row, y) => row.map((_, x) => shown.ownership[y * size + x] ?? 0))
+      ? // Empty points and stones that look dead: a live stone's own
+        // colour under it only hides it.
+        here.board.map((row, y) =>
+          row.map((stone, x) => {
+            const o = shown.ownership[y * size + x] ?? 0;
+            return stone === 0 || Math.sign(o) === -stone ? o : 0;
+          }),
+        )
       : null;
   const topSet = new Set(hover ? [] : top.map((m) => m.move));
 
