@@ -90,6 +90,16 @@ def test_analysis_appears(page, stub_server):
     for i in range(top.count()):
         assert top.nth(i).get_attribute("data-sign") == "0"
     expect(page.locator(".top-moves tbody tr").first).to_be_visible()
+    # Hovering a top move shows its principal variation as numbered stones
+    # (the stub's PV is the move itself), and data-sign stays the position's.
+    move = top.first.get_attribute("data-vertex")
+    page.mouse.move(0, 0)
+    top.first.hover()
+    label = page.locator(f'[data-vertex="{move}"] .shudan-marker')
+    expect(label).to_have_text("1")
+    expect(page.locator(f'[data-vertex="{move}"]')).to_have_attribute("data-sign", "0")
+    page.mouse.move(0, 0)
+    expect(label).to_have_count(0)
 
 
 def test_graph_grows(page, stub_server):
