@@ -187,6 +187,7 @@ def test_keys_page_open_api_asks_for_key(browser, tmp_path):
     keys = tmp_path / "keys.toml"
     keys.write_text(
         f'[[key]]\nname = "web"\nsha256 = "{hashlib.sha256(secret.encode()).hexdigest()}"\n'
+        "maxVisits = 300\n"
     )
     server = Server("-stub-search", "-keys", str(keys))
     ctx = browser.new_context()
@@ -201,6 +202,10 @@ def test_keys_page_open_api_asks_for_key(browser, tmp_path):
         expect(page.locator(".conn")).to_have_text("open")
         assert page.evaluate("localStorage.getItem('engine.key')") == secret
         play(page, "E5", 1)
+        # The live analysis asks for 2000 visits, over the key's 300: the
+        # page learns the limit from the refusal and asks again within it.
+        expect(page.get_by_test_id("top-move").first).to_be_visible()
+        expect(page.locator(".message")).to_have_count(0)
         # A reload keeps the key (local storage only).
         page.reload()
         expect(page.locator(".conn")).to_have_text("open")
@@ -218,6 +223,21 @@ def screenshot(page, name):
     except ImportError:
         return
     Image.open(path).convert("RGB").quantize(colors=256).save(path, optimize=True)
+
+
+def test_an_idle_socket_closed_by_the_server_comes_back(page):
+    server = Server("-stub-search", "-override-config", "wsIdleTimeoutSeconds=1")
+    try:
+        open_game(page, server, GAME + "&analysisVisits=200")
+        expect(page.get_by_test_id("top-move").first).to_be_visible()
+        # The finished analysis leaves the socket idle: the server closes
+        # it, the page reconnects without running the search again.
+        page.wait_for_timeout(2500)
+        expect(page.locator(".conn")).to_have_text("open")
+        expect(page.get_by_test_id("top-move").first).to_be_visible()
+        play(page, "E5", 1)
+    finally:
+        server.stop()
 
 
 def test_real_net_plays_and_analyses(browser, net_server):

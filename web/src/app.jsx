@@ -77,6 +77,8 @@ export function App() {
   const [conn, setConn] = useState("connecting");
   const [keyInput, setKeyInput] = useState(storedKey());
   const [message, setMessage] = useState("");
+  // A key's maxVisits, learnt from the server's refusal: queries ask no more.
+  const [visitCap, setVisitCap] = useState(Infinity);
   const engineRef = useRef(null);
   const vp = useViewport();
 
@@ -95,6 +97,13 @@ export function App() {
     return () => e.socket?.close();
   }, []);
 
+  /** A refusal for maxVisits over the key's limit: remember the limit. */
+  const capped = (msg) => {
+    const limit = msg.field === "maxVisits" && /limit of (\d+)/.exec(msg.error);
+    if (limit) setVisitCap(Number(limit[1]));
+    return !!limit;
+  };
+
   const recordEval = (count, msg) => {
     const ev = evalOf(msg);
     if (ev) setEvals((old) => {
@@ -110,10 +119,10 @@ export function App() {
     const engine = engineRef.current;
     setThinking(true);
     const count = game.moves.length;
-    const id = engine.analyze({ ...positionQuery(game, count), maxVisits: settings.visits }, (msg) => {
+    const id = engine.analyze({ ...positionQuery(game, count), maxVisits: Math.min(settings.visits, visitCap) }, (msg) => {
       if (msg.error) {
         setThinking(false);
-        if (!msg.closed) setMessage(`engine: ${msg.error}`);
+        if (!msg.closed && !capped(msg)) setMessage(`engine: ${msg.error}`);
         return;
       }
       recordEval(count, msg);
@@ -127,10 +136,17 @@ export function App() {
       engine.terminate(id);
       setThinking(false);
     };
-  }, [conn, engineOn, game, atEnd, turn, userColor, over]);
+  }, [conn, engineOn, game, atEnd, turn, userColor, over, visitCap]);
 
-  // Live analysis of the position on screen, until it changes.
+  // Live analysis of the position on screen, until it changes. A search
+  // that already finished is not run again when only the connection came
+  // back (the server closes idle sockets).
+  const liveDone = useRef(null);
   useEffect(() => {
+    const cap = Math.min(settings.analysisVisits, visitCap);
+    const done = liveDone.current;
+    if (done && done.game === game && done.cursor === cursor && done.cap === cap && analysisOn) return;
+    liveDone.current = null;
     setLive(null);
     setHover(null);
     if (conn !== "open" || !analysisOn || thinking || (atEnd && turn !== userColor && !over)) return;
@@ -139,21 +155,22 @@ export function App() {
     const id = engine.analyze(
       {
         ...positionQuery(game, count),
-        maxVisits: settings.analysisVisits,
+        maxVisits: cap,
         reportDuringSearchEvery: REPORT_EVERY,
         includeOwnership: true,
       },
       (msg) => {
         if (msg.error) {
-          if (!msg.closed) setMessage(`analysis: ${msg.error}`);
+          if (!msg.closed && !capped(msg)) setMessage(`analysis: ${msg.error}`);
           return;
         }
         recordEval(count, msg);
         setLive({ cursor: count, moveInfos: msg.moveInfos ?? [], ownership: msg.ownership });
+        if (!msg.isDuringSearch) liveDone.current = { game, cursor: count, cap };
       },
     );
     return () => engine.terminate(id);
-  }, [conn, game, cursor, analysisOn, thinking, over]);
+  }, [conn, game, cursor, analysisOn, thinking, over, visitCap]);
 
   // The end of a game by two passes: score it from the engine's ownership.
   useEffect(() => {
@@ -161,7 +178,11 @@ export function App() {
     const engine = engineRef.current;
     const count = game.moves.length;
     const id = engine.analyze(
-      { ...positionQuery(game, count), maxVisits: Math.max(settings.visits, 100), includeOwnership: true },
+      {
+        ...positionQuery(game, count),
+        maxVisits: Math.min(Math.max(settings.visits, 100), visitCap),
+        includeOwnership: true,
+      },
       (msg) => {
         if (msg.error) return;
         const s = score(game, all[count], msg);
@@ -170,7 +191,7 @@ export function App() {
       },
     );
     return () => engine.terminate(id);
-  }, [conn, game]);
+  }, [conn, game, visitCap]);
 
   const goTo = (i) => setCursor(Math.max(0, Math.min(game.moves.length, i)));
 

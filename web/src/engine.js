@@ -12,8 +12,9 @@ export const storeKey = (key) =>
 export class Engine {
   /**
    * `onState(state)` hears "connecting", "open", "needs-key" (the socket
-   * closed before it opened: keys are on and ours is missing or wrong —
-   * browsers do not show a WebSocket's HTTP status) or "closed".
+   * closed before it ever opened with this key: keys are on and ours is
+   * missing or wrong — browsers do not show a WebSocket's HTTP status) or
+   * "closed" (the server went away).
    */
   constructor(onState) {
     this.onState = onState;
@@ -21,6 +22,9 @@ export class Engine {
     this.next = 0;
     this.socket = null;
     this.queue = [];
+    // The key a socket last opened with: failing with it again means the
+    // server is down, not that the key is wrong.
+    this.openedWith = null;
   }
 
   connect() {
@@ -33,6 +37,7 @@ export class Engine {
     this.onState("connecting");
     socket.onopen = () => {
       opened = true;
+      this.openedWith = key;
       this.onState("open");
       for (const text of this.queue.splice(0)) socket.send(text);
     };
@@ -53,7 +58,14 @@ export class Engine {
       // Queries in flight are lost with the connection: tell their owners.
       for (const handler of this.handlers.values()) handler({ error: "connection closed", closed: true });
       this.handlers.clear();
-      this.onState(opened ? "closed" : "needs-key");
+      if (opened) {
+        // The server closes idle sockets (wsIdleTimeoutSeconds): come back
+        // once at once; the page re-sends what it still needs.
+        this.onState("connecting");
+        setTimeout(() => this.connect(), 200);
+      } else {
+        this.onState(this.openedWith === key ? "closed" : "needs-key");
+      }
     };
   }
 
