@@ -143,6 +143,39 @@ def test_sgf_round_trip(page, stub_server, tmp_path):
     assert "RU[japanese]" in saved
 
 
+def test_sgf_drop_opens_it(page, stub_server):
+    open_game(page, stub_server)
+    # What a drop of a file on the page delivers, made in the page.
+    page.evaluate(
+        """(text) => {
+            const dt = new DataTransfer();
+            dt.items.add(new File([text], "dropped.sgf"));
+            window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, cancelable: true }));
+        }""",
+        SGF,
+    )
+    expect(page.locator(".message")).to_contain_text("Opened dropped.sgf: 4 moves")
+    expect(page.locator('[data-vertex="E4"]')).to_have_attribute("data-sign", "-1")
+
+
+def test_new_game_form_and_handicap(page, stub_server):
+    open_game(page, stub_server)
+    page.get_by_text("New game").click()
+    page.get_by_label("Size").select_option("13")
+    page.get_by_label("You play").select_option("W")
+    page.get_by_label("Handicap").select_option("4")
+    page.get_by_role("button", name="Start").click()
+    expect(page.locator("[data-vertex]")).to_have_count(169)
+    # Four handicap stones on the 4-4 points; White (the user) moves first.
+    for v in ("D4", "K4", "D10", "K10"):
+        expect(page.locator(f'[data-vertex="{v}"]')).to_have_attribute("data-sign", "1")
+    expect(stones(page, 1)).to_have_count(4)
+    expect(page.get_by_test_id("status")).to_contain_text("Your move (White)")
+    page.locator('[data-vertex="G7"]').click()
+    expect(page.locator('[data-vertex="G7"]')).to_have_attribute("data-sign", "-1")
+    expect(stones(page, 1)).to_have_count(5)
+
+
 def test_resign_and_two_passes_end_the_game(page, stub_server, tmp_path):
     open_game(page, stub_server)
     play(page, "E5", 1)
