@@ -2,7 +2,8 @@
 # CI: the board page of `engine serve` (web/, docs/web.md).
 #
 #  1. web/dist/ is what `npm ci && npm run build` makes from web/src and
-#     the lock file (skipped with WEB_SKIP_DIST_CHECK=1, e.g. offline);
+#     the lock file (skipped with WEB_SKIP_DIST_CHECK=1, e.g. offline),
+#     and web/test (`npm test`: rules, SGF, scoring) passes;
 #  2. the light engine binary (cargo build --release --no-default-features,
 #     or ENGINE_BIN if set);
 #  3. a virtualenv in target/web-venv with Playwright and pytest from PyPI;
@@ -51,6 +52,11 @@ if [ "${WEB_SKIP_DIST_CHECK:-}" != 1 ]; then
         exit 1
     fi
     echo "web_tests: web/dist/ matches a fresh build" >&2
+fi
+# The page's rules, SGF and scoring, without a browser (node's own runner).
+if command -v node >/dev/null; then
+    (cd web && node --test test/ >/dev/null) || { echo "web_tests: web/test failed: cd web && npm test" >&2; exit 1; }
+    echo "web_tests: web/test passed" >&2
 fi
 
 if [ -z "${ENGINE_BIN:-}" ]; then
