@@ -210,6 +210,12 @@ def test_phone_has_no_horizontal_scroll(browser, stub_server):
             assert box["x"] >= 0 and box["x"] + box["width"] <= 390
         page.locator('[data-vertex="E5"]').tap()
         expect(page.locator('[data-vertex="E5"]')).to_have_attribute("data-sign", "1")
+        # No hover on a phone: a tap on a top move's row shows its line.
+        row = page.locator(".top-moves tbody tr").first
+        expect(row).to_be_visible()
+        move = row.locator("td").first.inner_text()
+        row.tap()
+        expect(page.locator(f'[data-vertex="{move}"] .shudan-marker')).to_have_text("1")
         assert console.errors == []
     finally:
         ctx.close()

@@ -443,7 +443,13 @@ export function App() {
             </thead>
             <tbody>
               {top.map((m) => (
-                <tr key={m.move} onMouseEnter={() => setHover(m)} onMouseLeave={() => setHover(null)}>
+                <tr
+                  key={m.move}
+                  onMouseEnter={() => setHover(m)}
+                  onMouseLeave={() => setHover(null)}
+                  // A tap (phones have no hover) shows or hides the line.
+                  onClick={() => setHover(hover?.move === m.move ? null : m)}
+                >
                   <td>{m.move}</td>
                   <td>{(m.winrate * 100).toFixed(1)}</td>
                   <td>{formatLead(m.scoreLead)}</td>
