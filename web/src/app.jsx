@@ -447,8 +447,9 @@ export function App() {
                   key={m.move}
                   onMouseEnter={() => setHover(m)}
                   onMouseLeave={() => setHover(null)}
-                  // A tap (phones have no hover) shows or hides the line.
-                  onClick={() => setHover(hover?.move === m.move ? null : m)}
+                  // A tap (phones have no hover) shows the line; a touch
+                  // browser's emulated mouseenter comes first, so no toggle.
+                  onClick={() => setHover(m)}
                 >
                   <td>{m.move}</td>
                   <td>{(m.winrate * 100).toFixed(1)}</td>
