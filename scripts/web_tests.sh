@@ -4,7 +4,8 @@
 #  1. web/dist/ is what `npm ci && npm run build` makes from web/src and
 #     the lock file (skipped with WEB_SKIP_DIST_CHECK=1, e.g. offline),
 #     and web/test (`npm test`: rules, SGF, scoring) passes;
-#  2. the light engine binary (cargo build --release --no-default-features,
+#  2. the light engine binary (cargo build --release --no-default-features
+#     into target/light when scripts/light_build.sh made it, else target/;
 #     or ENGINE_BIN if set);
 #  3. a virtualenv in target/web-venv with Playwright and pytest from PyPI;
 #  4. tests/web (pytest): a real `engine serve` on a free loopback port
@@ -64,8 +65,12 @@ if command -v node >/dev/null; then
 fi
 
 if [ -z "${ENGINE_BIN:-}" ]; then
-    cargo build --release --no-default-features --quiet
-    export ENGINE_BIN="$root/target/release/engine"
+    # The light build: CI's (scripts/light_build.sh, target/light) when it
+    # is there, so this is a no-op after it; else target/'s own.
+    target="$root/target"
+    [ -x "$root/target/light/release/engine" ] && target="$root/target/light"
+    cargo build --release --no-default-features --quiet --target-dir "$target"
+    export ENGINE_BIN="$target/release/engine"
 fi
 
 venv="$root/target/web-venv"
