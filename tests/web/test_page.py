@@ -74,6 +74,13 @@ def test_click_plays_and_engine_answers(page, stub_server):
     # An occupied point is refused without a word to the engine.
     page.locator('[data-vertex="D4"]').click()
     expect(page.locator(".message")).to_contain_text("not a legal move")
+    # Playing by keyboard: a point typed into the move field.
+    field = page.get_by_label("Your move (e.g. D4 or pass)")
+    field.fill("c3")
+    field.press("Enter")
+    expect(page.locator('[data-vertex="C3"]')).to_have_attribute("data-sign", "1")
+    expect(stones(page, -1)).to_have_count(2)
+    page.get_by_role("button", name="Undo").click()
     # Undo takes back the engine's answer and the user's move.
     page.get_by_role("button", name="Undo").click()
     expect(stones(page, 1)).to_have_count(0)
@@ -235,6 +242,10 @@ def test_keys_page_open_api_asks_for_key(browser, tmp_path):
         # The page itself needs no key.
         response = page.goto(server.url + GAME)
         assert response.status == 200
+        expect(page.locator(".conn")).to_have_text("needs-key")
+        # A wrong key: the socket fails again, the field stays.
+        page.locator(".key input").fill("wrong")
+        page.locator(".key button").click()
         expect(page.locator(".conn")).to_have_text("needs-key")
         page.locator(".key input").fill(secret)
         page.locator(".key button").click()

@@ -424,6 +424,21 @@ export function App() {
           <button onClick={() => goTo(cursor - 1)} disabled={!cursor} aria-label="previous move">◀</button>
           <button onClick={() => goTo(cursor + 1)} disabled={atEnd} aria-label="next move">▶</button>
         </div>
+        <form
+          class="move-input"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const text = e.target.elements.move.value.trim().toUpperCase();
+            if (text === "PASS" || fromGtp(text, size)) {
+              userMove(text === "PASS" ? "pass" : toGtp(fromGtp(text, size), size));
+              e.target.reset();
+            } else setMessage(`${text || "(nothing)"} is not a point of this board`);
+          }}
+        >
+          {/* Playing by keyboard: type a point, Enter. */}
+          <input name="move" aria-label="Your move (e.g. D4 or pass)" placeholder="D4" autocomplete="off" size="6" />
+          <button type="submit">Play</button>
+        </form>
         <p class="captures">
           Move {cursor} · captures: Black {here.captures.B}, White {here.captures.W} · komi {game.komi} · {game.rules}
         </p>
