@@ -382,6 +382,48 @@ fn a_key_neither_sees_nor_terminates_another_keys_queries() {
     let _ = std::fs::remove_file(keys);
 }
 
+/// The board page (docs/web.md) needs no key even with keys on: it holds
+/// no data, and its WebSocket asks for one. Its assets come with their
+/// content types, gzipped when asked for, and revalidate with a 304.
+#[test]
+fn the_board_page_needs_no_key() {
+    let keys = keys_file("web", "");
+    let server = Server::stub("numAnalysisThreads=1", &["-keys", keys.to_str().unwrap()]);
+    let page = ureq::get(&server.url("/")).call().expect("/ without a key");
+    assert_eq!(page.content_type(), "text/html");
+    let html = page.into_string().unwrap();
+    assert!(html.contains("/assets/app.js") && html.contains("/assets/app.css"));
+    for (path, kind) in [
+        ("/assets/app.js", "text/javascript"),
+        ("/assets/app.css", "text/css"),
+        ("/assets/board.png", "image/png"),
+    ] {
+        let r = ureq::get(&server.url(path))
+            .set("Accept-Encoding", "gzip")
+            .call()
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(r.content_type(), kind, "{path}");
+        let gzipped = r.header("content-encoding") == Some("gzip");
+        assert_eq!(gzipped, kind != "image/png", "{path}");
+        let etag = r.header("etag").expect("an ETag").to_string();
+        let again = ureq::get(&server.url(path))
+            .set("If-None-Match", &etag)
+            .call()
+            .unwrap();
+        assert_eq!(again.status(), 304, "{path}");
+    }
+    assert!(matches!(
+        ureq::get(&server.url("/assets/nothing.js")).call(),
+        Err(ureq::Error::Status(404, _))
+    ));
+    // The API still wants the key.
+    assert!(matches!(
+        ureq::get(&server.url("/v1/ws")).call(),
+        Err(ureq::Error::Status(401, _))
+    ));
+    let _ = std::fs::remove_file(keys);
+}
+
 #[test]
 fn a_client_that_goes_away_has_its_searches_stopped() {
     let server = Server::stub("numAnalysisThreads=1", &[]);

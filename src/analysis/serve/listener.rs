@@ -146,6 +146,9 @@ fn router(app: Arc<App>, reviews: Arc<Reviews>) -> Router {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .merge(super::reviews::router(app.clone(), reviews))
+        // The board page: no key, it holds no data (the WebSocket needs one).
+        .route("/", get(super::web::index))
+        .route("/assets/{name}", get(super::web::asset))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method not allowed here")

@@ -14,6 +14,7 @@
 //!   code is not generic over the search backend;
 //! - [`reviews`]: whole-game reviews as jobs (`/v1/reviews`), searched as
 //!   queries of the same engine.
+//! - `web`: the board page at `/` (`web/dist/`, compiled in; `docs/web.md`).
 //!
 //! Guide: `docs/serve.md`.
 
@@ -23,6 +24,7 @@ mod listener;
 pub mod metrics;
 mod port;
 pub mod reviews;
+mod web;
 mod ws;
 
 use std::net::SocketAddr;

@@ -1,0 +1,85 @@
+// The new-game form, and the settings read from the page's URL (the test
+// hook `/?size=9&color=black&visits=50`; also komi, rules, handicap and
+// analysisVisits).
+
+import { useState } from "preact/hooks";
+
+export const RULES = ["chinese", "japanese", "korean", "aga", "tromp-taylor", "new-zealand"];
+const SIZES = [9, 13, 19];
+
+const num = (v, lo, hi, dflt) => {
+  const n = Number(v);
+  return v !== null && v !== "" && Number.isFinite(n) && n >= lo && n <= hi ? n : dflt;
+};
+
+export function readSettings(params) {
+  const size = num(params.get("size"), 2, 25, 9);
+  const color = (params.get("color") ?? "").toLowerCase().startsWith("w") ? "W" : "B";
+  const rules = RULES.includes(params.get("rules")) ? params.get("rules") : "chinese";
+  return {
+    size: Math.round(size),
+    color,
+    komi: num(params.get("komi"), -150, 150, rules === "japanese" || rules === "korean" ? 6.5 : 7.5),
+    rules,
+    handicap: Math.round(num(params.get("handicap"), 0, 9, 0)),
+    visits: Math.round(num(params.get("visits"), 1, 1e6, 100)),
+    analysisVisits: Math.round(num(params.get("analysisVisits"), 1, 1e7, 2000)),
+  };
+}
+
+export function NewGame({ settings, onStart }) {
+  const [s, setS] = useState(settings);
+  const set = (k, parse = (v) => v) => (e) => setS({ ...s, [k]: parse(e.target.value) });
+  return (
+    <details class="new-game">
+      <summary>New game</summary>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          onStart(s);
+        }}
+      >
+        <label>
+          Size
+          <select value={s.size} onChange={set("size", Number)}>
+            {SIZES.map((n) => (
+              <option value={n}>{n}×{n}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          You play
+          <select value={s.color} onChange={set("color")}>
+            <option value="B">Black</option>
+            <option value="W">White</option>
+          </select>
+        </label>
+        <label>
+          Komi
+          <input type="number" step="0.5" value={s.komi} onInput={set("komi", Number)} />
+        </label>
+        <label>
+          Rules
+          <select value={s.rules} onChange={set("rules")}>
+            {RULES.map((r) => (
+              <option value={r}>{r}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Handicap
+          <select value={s.handicap} onChange={set("handicap", Number)}>
+            {[0, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => (
+              <option value={n}>{n || "none"}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Strength (visits)
+          <input type="number" min="1" value={s.visits} onInput={set("visits", (v) => Math.max(1, Math.round(Number(v)) || 1))} />
+        </label>
+        <button type="submit">Start</button>
+      </form>
+    </details>
+  );
+}
