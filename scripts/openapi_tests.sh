@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: docs/serve-openapi.yaml checked against a running `engine serve` by
-# schemathesis (PyPI), bounded in time (about a minute on the 2-core
-# machine, 4 minutes at most). Makes a virtualenv in target/openapi-venv
+# schemathesis (PyPI), bounded in time (about 70 s on the 2-core
+# machine, 150 s at most). Makes a virtualenv in target/openapi-venv
 # (kept between runs), pip installs schemathesis and kubernetes-validate,
 # starts `engine serve -stub-search` with a keys file on a free loopback
 # port, and runs
@@ -23,7 +23,21 @@
 # off the board: the schema does not restate them, so schemathesis warns
 # that most generated queries get 400), negative_data_rejection and
 # missing_required_header (the server reads a body whatever its
-# Content-Type) and the stateful ones (the API has no resources).
+# Content-Type), use_after_free (a DELETE of a running review cancels it
+# and keeps it, readable as `cancelled`: only a finished one is forgotten)
+# and object_level_authorization (one key here).
+#
+# The reviews (POST /v1/reviews, GET/DELETE /v1/reviews/{id}) are also run
+# as schemathesis' stateful phase: the document's links take a 202's `id`
+# to GET and DELETE, so a review's job object is checked against its
+# schema (a generated id is a 404), and ensure_resource_availability
+# checks that a review just created can be read. The reviews' visits are
+# lowered (reviewFastVisits, reviewDeepVisits, reviewFullVisits) so that
+# a review of a generated game ends within a second or so on the stub
+# search; reviewMaxActivePerKey (4) still gives some 429s, with
+# Retry-After. After the run the server's own counts of review requests by
+# status are printed, and the run fails if no review was created (202) or
+# read (200): the job's schema would then have gone unchecked.
 #
 #   scripts/openapi_tests.sh                 # build the light engine if missing
 #   ENGINE=target/release/engine scripts/openapi_tests.sh
@@ -101,7 +115,8 @@ maxVisits = 200
 EOF
 
 "$engine" serve -stub-search -listen 127.0.0.1:0 -keys "$work/keys.toml" \
-  -override-config "maxVisits=20,numAnalysisThreads=2" 2> "$work/server.log" &
+  -override-config "maxVisits=20,numAnalysisThreads=2,reviewFastVisits=2,reviewDeepVisits=10,reviewFullVisits=10,reviewMaxVisits=20" \
+  2> "$work/server.log" &
 server_pid=$!
 addr=""
 for _ in $(seq 1 300); do
@@ -115,16 +130,17 @@ echo "openapi_tests: engine serve ($engine) on $addr; schemathesis $schemathesis
 
 start=$(date +%s)
 status=0
-# --max-examples bounds the run (about 40 s here); not --max-time, which
+# --max-examples bounds the run (about 70 s here, the stateful phase of
+# the reviews included); not --max-time, which
 # makes schemathesis repeat fuzzing until the time is spent. timeout(1)
 # stops a run that hangs; the request timeout bounds one request (a stub
 # search of at most 200 visits per turn).
 # From the scratch folder: schemathesis leaves a .schemathesis cache in its
 # working directory.
-(cd "$work" && timeout 240 "$venv/bin/schemathesis" --no-color run "$root/docs/serve-openapi.yaml" \
+(cd "$work" && timeout 150 "$venv/bin/schemathesis" --no-color run "$root/docs/serve-openapi.yaml" \
   --url "http://$addr" \
   -H "Authorization: Bearer $secret" \
-  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,ignored_auth,unsupported_method,allow_header_conformance \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,ignored_auth,unsupported_method,allow_header_conformance,ensure_resource_availability \
   --max-examples "$max_examples" \
   --request-timeout 30 \
   --workers 2 \
@@ -136,4 +152,24 @@ if ! kill -0 "$server_pid" 2>/dev/null; then
   exit 1
 fi
 echo "openapi_tests: schemathesis exited $status after $((end - start)) s" >&2
+# The reviews' requests by status, as the server counted them: the 202s
+# and 200s show that the stateful phase reached real jobs.
+review_counts="$("$venv/bin/python" - "http://$addr/metrics" <<'PY'
+import re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+counts = {}
+for m in re.finditer(r'^engine_serve_requests_total\{key="openapi",endpoint="reviews",code="(\d+)"\} (\d+)', text, re.M):
+    counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+print(" ".join(f"{code}:{n}" for code, n in sorted(counts.items())))
+PY
+)"
+echo "openapi_tests: review requests by status: $review_counts" >&2
+case " $review_counts" in
+  *" 202:"*) ;;
+  *) echo "openapi_tests: FAIL: no review was created (no 202)" >&2; status=1 ;;
+esac
+case " $review_counts" in
+  *" 200:"*) ;;
+  *) echo "openapi_tests: FAIL: no review was read (no 200)" >&2; status=1 ;;
+esac
 exit "$status"

@@ -379,3 +379,25 @@ fn a_review_on_the_small_net_gives_sane_numbers() {
         "{review}"
     );
 }
+
+/// An id that is not UTF-8 once percent-decoded (`%FF`) is no review's:
+/// 401 without a key, else 404, both with a JSON body (axum's own answer
+/// was a plain-text 400 before the key was even checked).
+#[test]
+fn an_id_that_is_not_utf8_is_no_review() {
+    let keys = keys_file("reviews-utf8", "");
+    let server = Server::stub("numAnalysisThreads=1", &["-keys", keys.to_str().unwrap()]);
+    for method in ["GET", "DELETE"] {
+        let (status, _, v) = call(method, &server, "/v1/reviews/%FF", None, None);
+        assert_eq!(status, 401, "{method}: {v}");
+        let (status, _, v) = call(
+            method,
+            &server,
+            "/v1/reviews/%FF%FE",
+            Some("alice-secret"),
+            None,
+        );
+        assert_eq!(status, 404, "{method}: {v}");
+        assert_eq!(v["error"], "no such review", "{method}");
+    }
+}

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -475,8 +476,17 @@ async fn run(
     job.end(None);
 }
 
-/// The job `id` of key `key` (404 for another key's, as for none).
-fn lookup(service: &Service, key: usize, id: &str) -> Result<Arc<Job>, ApiError> {
+/// The job `id` of key `key` (404 for another key's, as for none, and
+/// for an id that is not UTF-8 once percent-decoded: axum's rejection of
+/// it would be a plain-text 400, before the key is checked).
+fn lookup(
+    service: &Service,
+    key: usize,
+    id: &Result<Path<String>, PathRejection>,
+) -> Result<Arc<Job>, ApiError> {
+    let Ok(Path(id)) = id else {
+        return Err(not_found());
+    };
     let mut jobs = service.reviews.jobs.lock();
     sweep(&mut jobs, service.app.settings.reviews.ttl);
     match jobs.get(id) {
@@ -496,7 +506,7 @@ fn json_response(value: &Value) -> Response {
 /// `GET /v1/reviews/{id}`.
 async fn show(
     State(service): State<Arc<Service>>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let app = &service.app;
@@ -518,7 +528,7 @@ async fn show(
 /// `cancelled`, until `reviewTtlSeconds`); forgets a finished one.
 async fn cancel(
     State(service): State<Arc<Service>>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
     let app = &service.app;
