@@ -452,8 +452,8 @@ def test_human_profile_plays_with_a_human_net(page):
         sent, received = [], []
 
         def watch(ws):
-            ws.on("framesent", sent.append)
-            ws.on("framereceived", received.append)
+            ws.on("framesent", lambda f: sent.append(f))
+            ws.on("framereceived", lambda f: received.append(f))
 
         page.on("websocket", watch)
         open_game(page, server)
