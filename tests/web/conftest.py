@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINE = Path(os.environ.get("ENGINE_BIN", ROOT / "target/release/engine"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 NET = "models/engine-9x9-13x13-b4c32-grow304.bin.gz"
+# A human SL net (random weights, made by KataGo's trainer; docs/gtp.md).
+HUMAN_NET = "models/test-human-sl/b2c16-fson-mish-meta.bin.gz"
 # Where screenshots go when asked for (WEB_SCREENSHOTS=docs).
 SHOTS = os.environ.get("WEB_SCREENSHOTS")
 
@@ -69,8 +71,9 @@ def stub_server():
 
 @pytest.fixture(scope="session")
 def net_server():
-    s = Server("-model", NET, "-config", "configs/serve.toml",
-               "-override-config", "numAnalysisThreads=2")
+    # Reviews at low visits (test_review_marks_mistakes_on_the_real_net).
+    s = Server("-model", NET, "-config", "configs/serve.toml", "-override-config",
+               "numAnalysisThreads=2,reviewFastVisits=8,reviewDeepVisits=16")
     yield s
     s.stop()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from conftest import SHOTS, Console, Server
+from conftest import HUMAN_NET, NET, SHOTS, Console, Server
 
 GAME = "/?size=9&color=black&visits=50"
 
@@ -322,3 +322,148 @@ def test_real_net_plays_and_analyses(browser, net_server):
         assert console.errors == []
     finally:
         ctx.close()
+
+
+# White's moves on the first line: mistakes for any net.
+BLUNDERS = "(;GM[1]FF[4]SZ[9]KM[7]RU[Chinese];B[ee];W[cc];B[gc];W[aa];B[cg];W[ia];B[gg];W[ai])\n"
+
+
+def open_sgf(page, tmp_path, text, moves):
+    src = tmp_path / "game.sgf"
+    src.write_text(text)
+    page.get_by_test_id("sgf-open").set_input_files(str(src))
+    expect(page.locator(".message")).to_contain_text(f"{moves} moves")
+
+
+def test_review_marks_mistakes_on_the_real_net(browser, net_server, tmp_path):
+    """The whole-game review (fast mode, 8 and 16 visits on this server):
+    the mistakes on the graph, in the list, and on the board."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        console = Console(page)
+        open_game(page, net_server)
+        open_sgf(page, tmp_path, BLUNDERS, 8)
+        requests = []
+        page.on("request", lambda r: "/v1/reviews" in r.url and requests.append((r.method, r.post_data)))
+        page.get_by_test_id("review-start").click()
+        status = page.get_by_test_id("review-status")
+        expect(status).to_have_attribute("data-status", "done")
+        method, body = requests[0]
+        assert method == "POST"
+        assert '"rules":"chinese"' in body and '"komi":7' in body and '"boardXSize":9' in body
+        assert '["W","A9"]' in body
+        assert any(m == "GET" for m, _ in requests)
+        mistakes = page.get_by_test_id("mistake")
+        expect(mistakes.first).to_be_visible()
+        n = mistakes.count()
+        assert 1 <= n <= 8
+        expect(page.get_by_test_id("mistake-marker")).to_have_count(n)
+        # The review's values fill the graph: the position after each of
+        # the 8 moves (and the start, once the live analysis was there).
+        expect(page.get_by_test_id("winrate-graph")).to_have_attribute("data-points", re.compile("^[89]$"))
+        # A click on a mistake goes to its move: the move marked, the
+        # engine's choice shown.
+        first = mistakes.first
+        turn = int(first.get_attribute("data-turn"))
+        move, best = first.get_attribute("data-move"), first.get_attribute("data-best")
+        page.keyboard.press("Home")
+        first.locator("button").click()
+        expect(page.locator(".captures")).to_contain_text(f"Move {turn + 1} ")
+        expect(page.locator(f'[data-vertex="{move}"]')).to_have_class(re.compile("shudan-marker_triangle"))
+        if best not in (move, "pass"):
+            expect(page.locator(f'[data-vertex="{best}"]')).to_have_class(re.compile("shudan-marker_circle"))
+        assert console.errors == []
+    finally:
+        ctx.close()
+
+
+def test_review_cancel_deletes_the_job(page, tmp_path):
+    """Cancel during a review too long to finish first: DELETE, cancelled."""
+    server = Server("-model", NET, "-config", "configs/serve.toml", "-override-config",
+                    "numAnalysisThreads=2,reviewFastVisits=100000")
+    try:
+        open_game(page, server)
+        open_sgf(page, tmp_path, BLUNDERS, 8)
+        page.get_by_test_id("review-start").click()
+        status = page.get_by_test_id("review-status")
+        expect(status).to_have_attribute("data-status", re.compile("queued|running"))
+        with page.expect_request(lambda r: r.method == "DELETE" and "/v1/reviews/" in r.url):
+            page.get_by_test_id("review-cancel").click()
+        expect(status).to_have_attribute("data-status", "cancelled")
+        expect(page.get_by_test_id("mistake")).to_have_count(0)
+        # A new review can start.
+        expect(page.get_by_test_id("review-start")).to_be_enabled()
+    finally:
+        server.stop()
+
+
+def test_review_on_the_stub_finishes(page, stub_server, tmp_path):
+    """The stub's losses are all 0: no mistake, but a finished review."""
+    open_game(page, stub_server)
+    expect(page.get_by_test_id("review-start")).to_be_disabled()
+    open_sgf(page, tmp_path, BLUNDERS, 8)
+    page.get_by_test_id("review-start").click()
+    expect(page.get_by_test_id("review-status")).to_have_attribute("data-status", "done")
+    expect(page.get_by_test_id("review-status")).to_contain_text("Review done")
+    expect(page.get_by_test_id("mistake-marker")).to_have_count(page.get_by_test_id("mistake").count())
+
+
+def heat_labels(page):
+    """The heat labels' texts (Shudan draws an empty one on unlabelled heat)."""
+    return [t.strip() for t in page.locator(".shudan-heatlabel").all_inner_texts() if t.strip()]
+
+
+PERCENT = re.compile(r"^\d+(\.\d)?%$")
+
+
+def test_policy_heat_toggle(page, stub_server):
+    open_game(page, stub_server)
+    # The visits heat: the top moves, labels with win rate, lead, visits.
+    expect(page.get_by_test_id("top-move").first).to_be_visible()
+    expect(page.locator(".shudan-heat").first).to_be_visible()
+    assert heat_labels(page) and all("\n" in t for t in heat_labels(page))
+    page.get_by_test_id("policy-heat").check()
+    # The policy (the stub's is even over its candidates): heat on the
+    # board, percentages only as labels.
+    expect(page.locator(".shudan-vertex.shudan-heat_9").first).to_be_visible()
+    expect(page.locator(".shudan-heatlabel", has_text=PERCENT).first).to_be_visible()
+    labels = heat_labels(page)
+    assert labels and all(PERCENT.match(t) for t in labels), labels
+    page.get_by_test_id("policy-heat").uncheck()
+    expect(page.locator(".shudan-heatlabel", has_text=re.compile(r"[BW]\+")).first).to_be_visible()
+
+
+def test_human_profile_hidden_without_a_human_net(page, stub_server):
+    open_game(page, stub_server)
+    expect(page.locator(".new-game")).to_have_attribute("data-human-net", "false")
+    page.get_by_text("New game").click()
+    expect(page.get_by_label("Strength (visits)")).to_be_visible()
+    expect(page.get_by_test_id("human-profile")).to_have_count(0)
+
+
+def test_human_profile_plays_with_a_human_net(page):
+    """A human SL net beside the main one (-human-model; the random-weight
+    test net): profiles offered, the engine's query carries the profile."""
+    server = Server("-model", NET, "-human-model", HUMAN_NET, "-config", "configs/serve.toml",
+                    "-override-config", "numAnalysisThreads=2")
+    try:
+        sent, received = [], []
+
+        def watch(ws):
+            ws.on("framesent", lambda f: sent.append(f))
+            ws.on("framereceived", lambda f: received.append(f))
+
+        page.on("websocket", watch)
+        open_game(page, server)
+        expect(page.locator(".new-game")).to_have_attribute("data-human-net", "true")
+        page.get_by_text("New game").click()
+        page.get_by_test_id("human-profile").select_option("rank_5k")
+        page.get_by_role("button", name="Start").click()
+        play(page, "E5", 1)
+        assert any('"humanSLProfile":"rank_5k"' in f and '"includePolicy":true' in f for f in sent), sent
+        # The answer the move is drawn from carries the human policy.
+        assert any('"humanPolicy"' in f for f in received)
+    finally:
+        server.stop()

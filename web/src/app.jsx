@@ -9,9 +9,15 @@ import { fromGtp, handicapStones, other, play, positions, signOf, toGtp, toMove 
 import { parseSgf, writeSgf } from "./sgf.js";
 import { NewGame, readSettings } from "./settings.jsx";
 import { score } from "./score.js";
+import { FINISHED, cancelReview, getReview, mistakesOf, reviewFits, startReview } from "./review.js";
+import { humanMove } from "./human.js";
 
 /** Live analysis: how often partial results come, and its visit cap. */
 const REPORT_EVERY = 0.3;
+/** The review's polling interval. */
+const REVIEW_POLL_MS = 500;
+/** A human-like move's search (configs/gtp_human5k.toml's maxVisits). */
+const HUMAN_VISITS = 40;
 
 function newGameFrom(s) {
   const stones = handicapStones(s.size, s.handicap).map((v) => ["B", toGtp(v, s.size)]);
@@ -68,6 +74,13 @@ export function App() {
   const [live, setLive] = useState(null); // { cursor, moveInfos, ownership }
   const [analysisOn, setAnalysisOn] = useState(true);
   const [ownershipOn, setOwnershipOn] = useState(true);
+  // The board's heat: the top moves by visits, or the net's policy.
+  const [policyHeat, setPolicyHeat] = useState(false);
+  // Whether the server has a net that reads a human SL profile
+  // (`query_models`); null until it answers.
+  const [humanNet, setHumanNet] = useState(null);
+  // The whole-game review: { game, id, job, error } (review.js).
+  const [review, setReview] = useState(null);
   const [hover, setHover] = useState(null); // a moveInfo whose PV is shown
   const [thinking, setThinking] = useState(false);
   // Off after an SGF is opened, so the engine does not move in a game the
@@ -97,6 +110,15 @@ export function App() {
     return () => e.socket?.close();
   }, []);
 
+  // The nets the server has: a human SL net makes profiles a strength.
+  useEffect(() => {
+    if (conn !== "open" || humanNet !== null) return;
+    engineRef.current.action("query_models", (msg) => {
+      if (msg.error) return;
+      setHumanNet((msg.models ?? []).some((m) => m.usesHumanSLProfile));
+    });
+  }, [conn]);
+
   /** A refusal for maxVisits over the key's limit: remember the limit. */
   const capped = (msg) => {
     const limit = msg.field === "maxVisits" && /limit of (\d+)/.exec(msg.error);
@@ -119,7 +141,17 @@ export function App() {
     const engine = engineRef.current;
     setThinking(true);
     const count = game.moves.length;
-    const id = engine.analyze({ ...positionQuery(game, count), maxVisits: Math.min(settings.visits, visitCap) }, (msg) => {
+    const profile = humanNet && settings.profile;
+    const query = { ...positionQuery(game, count), maxVisits: Math.min(settings.visits, visitCap) };
+    if (profile) {
+      // Human-like play as configs/gtp_human5k.toml (KataGo's
+      // gtp_human5k_example.cfg): a small search, the move drawn from the
+      // human policy of the profile; the search decides when to pass.
+      query.maxVisits = Math.min(HUMAN_VISITS, visitCap);
+      query.includePolicy = true;
+      query.overrideSettings = { ...query.overrideSettings, humanSLProfile: profile, ignorePreRootHistory: false };
+    }
+    const id = engine.analyze(query, (msg) => {
       if (msg.error) {
         setThinking(false);
         if (!msg.closed && !capped(msg)) setMessage(`engine: ${msg.error}`);
@@ -127,7 +159,7 @@ export function App() {
       }
       recordEval(count, msg);
       const best = [...(msg.moveInfos ?? [])].sort((a, b) => a.order - b.order)[0];
-      const move = best ? best.move : "pass";
+      const move = profile ? humanMove(msg, game.size, best) : best ? best.move : "pass";
       setThinking(false);
       setGame((g) => (g.moves.length === count ? { ...g, moves: [...g.moves, [turn, move]] } : g));
       setCursor(count + 1);
@@ -136,7 +168,7 @@ export function App() {
       engine.terminate(id);
       setThinking(false);
     };
-  }, [conn, engineOn, game, atEnd, turn, userColor, over, visitCap]);
+  }, [conn, engineOn, game, atEnd, turn, userColor, over, visitCap, humanNet]);
 
   // Live analysis of the position on screen, until it changes. A search
   // that already finished is not run again when only the connection came
@@ -158,6 +190,7 @@ export function App() {
         maxVisits: cap,
         reportDuringSearchEvery: REPORT_EVERY,
         includeOwnership: true,
+        includePolicy: true,
       },
       (msg) => {
         if (msg.error) {
@@ -165,7 +198,7 @@ export function App() {
           return;
         }
         recordEval(count, msg);
-        setLive({ cursor: count, moveInfos: msg.moveInfos ?? [], ownership: msg.ownership });
+        setLive({ cursor: count, moveInfos: msg.moveInfos ?? [], ownership: msg.ownership, policy: msg.policy });
         if (!msg.isDuringSearch) liveDone.current = { game, cursor: count, cap };
       },
     );
@@ -194,6 +227,60 @@ export function App() {
   }, [conn, game, visitCap]);
 
   const goTo = (i) => setCursor(Math.max(0, Math.min(game.moves.length, i)));
+
+  // The review: polled until it ends; its values fill the graph's gaps.
+  useEffect(() => {
+    if (!review?.id || FINISHED.has(review.job.status)) return;
+    const id = review.id;
+    const t = setTimeout(async () => {
+      try {
+        const job = await getReview(id);
+        setReview((r) => (r && r.id === id ? { ...r, job } : r));
+        if (job.status === "done" && reviewFits(review, game)) {
+          setEvals((old) => {
+            const next = old.slice();
+            for (const m of job.moves ?? []) next[m.turn + 1] ??= { winrate: m.winrate, scoreLead: m.scoreLead };
+            return next;
+          });
+        }
+      } catch (e) {
+        setReview((r) => (r && r.id === id ? { ...r, error: e.message, job: { ...r.job, status: "failed" } } : r));
+      }
+    }, REVIEW_POLL_MS);
+    return () => clearTimeout(t);
+  }, [review]);
+
+  // A review of moves the game no longer holds goes (and stops).
+  useEffect(() => {
+    if (!review || reviewFits(review, game)) return;
+    if (review.id && !FINISHED.has(review.job.status)) cancelReview(review.id).catch(() => {});
+    setReview(null);
+  }, [game]);
+
+  const reviewGame = async () => {
+    const g = game;
+    setReview({ game: g, id: null, job: { status: "starting" } });
+    try {
+      const job = await startReview(g);
+      setReview({ game: g, id: job.id, job });
+    } catch (e) {
+      setReview({ game: g, id: null, job: { status: "failed" }, error: e.message });
+    }
+  };
+
+  const stopReview = async () => {
+    const id = review?.id;
+    if (!id) return;
+    try {
+      const job = await cancelReview(id);
+      setReview((r) => (r && r.id === id ? { ...r, job } : r));
+    } catch (e) {
+      setReview((r) => (r && r.id === id ? { ...r, error: e.message } : r));
+    }
+  };
+
+  const reviewRunning = !!review && !FINISHED.has(review.job.status);
+  const mistakes = review?.job.status === "done" ? mistakesOf(review.job) : [];
 
   // Keyboard: arrows walk through the game (not while typing in a field).
   useEffect(() => {
@@ -321,6 +408,22 @@ export function App() {
       }
       color = other(color);
     });
+  } else if (policyHeat && shown?.policy) {
+    // The net's policy over the board (the pass entry last, -1 on
+    // illegal points): heat by share of the largest, labels on the top 5.
+    const p = shown.policy.slice(0, size * size);
+    const maxP = Math.max(1e-9, ...p);
+    const labelled = new Set(
+      p.map((v, i) => [v, i]).sort((a, b) => b[0] - a[0]).slice(0, 5).map(([, i]) => i),
+    );
+    p.forEach((v, i) => {
+      const strength = Math.round((v / maxP) * 9);
+      if (v <= 0 || strength < 1) return;
+      heatMap[Math.floor(i / size)][i % size] = {
+        strength,
+        text: labelled.has(i) ? `${(v * 100).toFixed(v < 0.1 ? 1 : 0)}%` : undefined,
+      };
+    });
   } else {
     for (const m of top) {
       const v = fromGtp(m.move, size);
@@ -333,6 +436,20 @@ export function App() {
   }
   const last = cursor ? fromGtp(game.moves[cursor - 1][1], size) : null;
   if (last && !hover) markerMap[last[1]][last[0]] = { type: "point" };
+  // A reviewed mistake on screen: the move played (a triangle) and the
+  // engine's choice there (a circle), before and after the move.
+  if (!hover) {
+    for (const m of mistakes) {
+      if (cursor === m.turn + 1) {
+        const v = fromGtp(m.move, size);
+        if (v) markerMap[v[1]][v[0]] = { type: "triangle" };
+      }
+      if ((cursor === m.turn || cursor === m.turn + 1) && m.bestMove !== m.move) {
+        const b = fromGtp(m.bestMove, size);
+        if (b && !here.board[b[1]][b[0]]) markerMap[b[1]][b[0]] = { type: "circle" };
+      }
+    }
+  }
   const dead = ended && atEnd ? ended.dead : new Set();
   for (const gtp of dead) {
     const v = fromGtp(gtp, size);
@@ -442,13 +559,17 @@ export function App() {
         <p class="captures">
           Move {cursor} · captures: Black {here.captures.B}, White {here.captures.W} · komi {game.komi} · {game.rules}
         </p>
-        <Graph evals={evals} count={game.moves.length} cursor={cursor} onSelect={goTo} />
+        <Graph evals={evals} count={game.moves.length} cursor={cursor} onSelect={goTo} mistakes={mistakes.map((m) => m.turn + 1)} />
+        <ReviewPanel review={review} mistakes={mistakes} running={reviewRunning} canStart={game.moves.length > 0 && conn !== "needs-key"} onStart={reviewGame} onCancel={stopReview} goTo={goTo} />
         <div class="toggles">
           <label>
             <input type="checkbox" checked={analysisOn} onChange={(e) => setAnalysisOn(e.target.checked)} /> Analysis
           </label>
           <label>
             <input type="checkbox" checked={ownershipOn} onChange={(e) => setOwnershipOn(e.target.checked)} /> Ownership
+          </label>
+          <label>
+            <input type="checkbox" checked={policyHeat} onChange={(e) => setPolicyHeat(e.target.checked)} data-testid="policy-heat" /> Policy heat
           </label>
         </div>
         {top.length > 0 && (
@@ -475,7 +596,7 @@ export function App() {
             </tbody>
           </table>
         )}
-        <NewGame settings={settings} onStart={start} />
+        <NewGame settings={settings} onStart={start} humanNet={humanNet} />
         <div class="files">
           <label class="button">
             Open SGF
@@ -491,5 +612,55 @@ export function App() {
         <p class="hint">Arrow keys: walk through the game. Drop an SGF file anywhere to open it. Hover a top move for its line.</p>
       </aside>
     </div>
+  );
+}
+
+const REVIEW_STATUS = {
+  starting: "Starting the review…",
+  queued: "Review queued…",
+  running: "Reviewing…",
+  cancelled: "Review cancelled.",
+  failed: "The review failed",
+};
+
+/** The review's button, progress and list of mistakes. */
+function ReviewPanel({ review, mistakes, running, canStart, onStart, onCancel, goTo }) {
+  const job = review?.job;
+  const progress = job?.progress;
+  let text = "";
+  if (job?.status === "done") {
+    text = mistakes.length
+      ? `Review done: the ${mistakes.length} largest mistake${mistakes.length > 1 ? "s" : ""}.`
+      : "Review done: no mistake found.";
+  } else if (job) {
+    text = REVIEW_STATUS[job.status] ?? job.status;
+    if (progress && running) text += ` ${progress.done} of ${progress.total} positions`;
+    if (review.error) text += `: ${review.error}`;
+  }
+  return (
+    <section class="review">
+      <div class="buttons">
+        <button onClick={onStart} disabled={!canStart || running} data-testid="review-start">Review game</button>
+        {running && <button onClick={onCancel} disabled={!review.id} data-testid="review-cancel">Cancel review</button>}
+      </div>
+      {job && (
+        <p class="review-status" data-testid="review-status" data-status={job.status}>
+          {text}
+          {running && progress && <progress max={progress.total} value={progress.done} />}
+        </p>
+      )}
+      {mistakes.length > 0 && (
+        <ol class="mistakes">
+          {mistakes.map((m) => (
+            <li key={m.turn} data-testid="mistake" data-turn={m.turn} data-move={m.move} data-best={m.bestMove}>
+              <button class="link" onClick={() => goTo(m.turn + 1)}>
+                Move {m.turn + 1} ({m.player} {m.move}): −{Math.max(0, m.pointsLost).toFixed(1)} points,
+                −{(Math.max(0, m.winrateLost) * 100).toFixed(0)} % · better {m.bestMove}
+              </button>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }

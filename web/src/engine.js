@@ -91,6 +91,17 @@ export class Engine {
     return id;
   }
 
+  /** Sends an action (`query_models`, ...); `onResponse` hears its one answer. */
+  action(name, onResponse) {
+    const id = `a${++this.next}`;
+    this.handlers.set(id, (msg) => {
+      this.handlers.delete(id);
+      onResponse(msg);
+    });
+    this.send({ id, action: name });
+    return id;
+  }
+
   /** Stops a query; its handler hears nothing more. */
   terminate(id) {
     if (!id || !this.handlers.has(id)) return;

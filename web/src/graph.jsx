@@ -1,11 +1,12 @@
 // Win rate (Black's, 0–100 %) and score lead (Black's, scaled to the
 // largest lead seen) over the game, as one SVG. A click goes to the move
 // under it. `evals[i]` is the evaluation after i moves, or undefined.
+// `mistakes` (the review's) are marked at the positions after them.
 
 const W = 600;
 const H = 120;
 
-export function Graph({ evals, count, cursor, onSelect }) {
+export function Graph({ evals, count, cursor, onSelect, mistakes = [] }) {
   const n = Math.max(count, 1);
   const x = (i) => (i / n) * W;
   const plotted = [];
@@ -38,6 +39,20 @@ export function Graph({ evals, count, cursor, onSelect }) {
         <line x1="0" y1={H / 2} x2={W} y2={H / 2} class="graph-mid" />
         <path d={lead} class="graph-lead" vector-effect="non-scaling-stroke" />
         <path d={winrate} class="graph-winrate" vector-effect="non-scaling-stroke" />
+        {mistakes.map((i) => (
+          // A reviewed mistake: a mark at the position after it.
+          <line
+            key={i}
+            x1={x(i)}
+            y1="0"
+            x2={x(i)}
+            y2={H}
+            class="graph-mistake"
+            data-testid="mistake-marker"
+            data-move={i}
+            vector-effect="non-scaling-stroke"
+          />
+        ))}
         <line x1={x(cursor)} y1="0" x2={x(cursor)} y2={H} class="graph-cursor" vector-effect="non-scaling-stroke" />
       </svg>
       <figcaption>

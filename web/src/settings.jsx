@@ -7,6 +7,19 @@ import { useState } from "preact/hooks";
 export const RULES = ["chinese", "japanese", "korean", "aga", "tromp-taylor", "new-zealand"];
 const SIZES = [9, 13, 19];
 
+// Human SL profiles offered (every name the engine takes is in
+// docs/gtp.md; these are KataGo's usual ones).
+const RANKS = [
+  ...Array.from({ length: 20 }, (_, i) => `${20 - i}k`),
+  ...Array.from({ length: 9 }, (_, i) => `${i + 1}d`),
+];
+const PROFILE_GROUPS = [
+  ["Rank (modern)", RANKS.map((r) => `rank_${r}`)],
+  ["Rank (before AlphaZero)", RANKS.map((r) => `preaz_${r}`)],
+  ["Professional of the year", [1800, 1850, 1900, 1950, 1980, 2000, 2010, 2015, 2020, 2023].map((y) => `proyear_${y}`)],
+];
+export const PROFILES = PROFILE_GROUPS.flatMap(([, names]) => names);
+
 const num = (v, lo, hi, dflt) => {
   const n = Number(v);
   return v !== null && v !== "" && Number.isFinite(n) && n >= lo && n <= hi ? n : dflt;
@@ -24,14 +37,19 @@ export function readSettings(params) {
     handicap: Math.round(num(params.get("handicap"), 0, 9, 0)),
     visits: Math.round(num(params.get("visits"), 1, 1e6, 100)),
     analysisVisits: Math.round(num(params.get("analysisVisits"), 1, 1e7, 2000)),
+    // A human SL profile as the strength (only when the server has a
+    // human net; else the visits are).
+    profile: PROFILES.includes(params.get("profile")) ? params.get("profile") : "",
   };
 }
 
-export function NewGame({ settings, onStart }) {
+export function NewGame({ settings, onStart, humanNet }) {
   const [s, setS] = useState(settings);
   const set = (k, parse = (v) => v) => (e) => setS({ ...s, [k]: parse(e.target.value) });
   return (
-    <details class="new-game">
+    // data-human-net: "true" when the server has a human SL net (profiles
+    // offered), "false" when not, "unknown" before it answers.
+    <details class="new-game" data-human-net={humanNet === null ? "unknown" : String(humanNet)}>
       <summary>New game</summary>
       <form
         onSubmit={(e) => {
@@ -78,6 +96,21 @@ export function NewGame({ settings, onStart }) {
           Strength (visits)
           <input type="number" min="1" value={s.visits} onInput={set("visits", (v) => Math.max(1, Math.round(Number(v)) || 1))} />
         </label>
+        {humanNet && (
+          <label>
+            Human-like play
+            <select value={s.profile} onChange={set("profile")} data-testid="human-profile">
+              <option value="">off (visits)</option>
+              {PROFILE_GROUPS.map(([name, names]) => (
+                <optgroup label={name}>
+                  {names.map((n) => (
+                    <option value={n}>{n}</option>
+                  ))}
+                </optgroup>
+              ))}
+            </select>
+          </label>
+        )}
         <button type="submit">Start</button>
       </form>
     </details>
