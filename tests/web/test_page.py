@@ -182,6 +182,13 @@ def test_new_game_form_and_handicap(page, stub_server):
     expect(page.locator('[data-vertex="G7"]')).to_have_attribute("data-sign", "-1")
     expect(stones(page, 1)).to_have_count(5)
 
+    # Every size the engine takes is offered, not only the usual three.
+    page.get_by_text("New game").click()
+    page.get_by_label("Size").select_option("25")
+    page.get_by_role("button", name="Start").click()
+    expect(page.locator("[data-vertex]")).to_have_count(625)
+    expect(page.locator('[data-vertex="Z25"]')).to_have_attribute("data-sign", "0")
+
 
 def test_resign_and_two_passes_end_the_game(page, stub_server, tmp_path):
     open_game(page, stub_server)

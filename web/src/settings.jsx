@@ -5,7 +5,9 @@
 import { useState } from "preact/hooks";
 
 export const RULES = ["chinese", "japanese", "korean", "aga", "tromp-taylor", "new-zealand"];
-const SIZES = [9, 13, 19];
+// The usual sizes first, then every other size the engine takes (2-25).
+const COMMON_SIZES = [9, 13, 19];
+const OTHER_SIZES = Array.from({ length: 24 }, (_, i) => i + 2).filter((n) => !COMMON_SIZES.includes(n));
 
 // Human SL profiles offered (every name the engine takes is in
 // docs/gtp.md; these are KataGo's usual ones).
@@ -60,9 +62,14 @@ export function NewGame({ settings, onStart, humanNet }) {
         <label>
           Size
           <select value={s.size} onChange={set("size", Number)}>
-            {SIZES.map((n) => (
+            {COMMON_SIZES.map((n) => (
               <option value={n}>{n}×{n}</option>
             ))}
+            <optgroup label="other sizes">
+              {OTHER_SIZES.map((n) => (
+                <option value={n}>{n}×{n}</option>
+              ))}
+            </optgroup>
           </select>
         </label>
         <label>
