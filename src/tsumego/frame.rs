@@ -9,9 +9,9 @@
 //!   centre, so the wall hangs on an area wide enough for eyes;
 //! - the defender's area, the rest (the far side of the board).
 //!
-//! The attacker gets about `(frame points ± komi) / 2` points, so that the
-//! game's result turns on the fight in the region and the search's winrate
-//! says who won it. Each colour's area gets single-point eyes, chosen so the
+//! The attacker's share of the frame is set so that the game's result
+//! turns on the fight in the region (see the balance in [`build_frame`])
+//! and the search's winrate says who won it. Each colour's area gets single-point eyes, chosen so the
 //! area stays one chain; the result is checked with the board's own
 //! pass-alive analysis (Benson), so a frame that is returned is settled.
 
@@ -114,12 +114,23 @@ pub fn build_frame(
             .then(a.cmp(&b))
     });
 
-    // Black's frame minus White's frame should be about komi.
+    // Balance: halfway between the defender living (it keeps the region
+    // but for the attacker's stones there) and dying (the attacker takes
+    // it all), Black's total minus White's should be komi. So the
+    // attacker's frame minus the defender's is komi (Black attacking) or
+    // minus komi (White attacking), less the attacker's stones in the
+    // region.
+    let attacker_in_region = region
+        .points()
+        .into_iter()
+        .filter(|&l| board.get(l) == attacker.color())
+        .count() as f64;
     let n = frame.len() as f64;
-    let wanted = match attacker {
-        Player::Black => (n + komi as f64) / 2.0,
-        Player::White => (n - komi as f64) / 2.0,
+    let komi_for_attacker = match attacker {
+        Player::Black => komi as f64,
+        Player::White => -(komi as f64),
     };
+    let wanted = (n + komi_for_attacker - attacker_in_region) / 2.0;
     let min_attacker = wall.len() + 6;
     let max_attacker = frame.len().saturating_sub(8).max(min_attacker);
     let attacker_count = (wanted.round().max(0.0) as usize).clamp(min_attacker, max_attacker);
@@ -137,7 +148,7 @@ pub fn build_frame(
 
     let eyes = choose_eyes(&owner, &dist, xs, ys)?;
 
-    let mut framed = board.clone();
+    let mut framed = *board;
     for &i in &frame {
         framed.set_stone(loc(i % xs, i / xs), Color::Empty);
     }

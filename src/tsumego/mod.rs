@@ -222,6 +222,8 @@ pub struct MoveLine {
     pub pv: Vec<Move>,
     /// Ownership after it (Black's view), if the search kept it.
     pub ownership: Option<Vec<f64>>,
+    /// The search's visits to it.
+    pub visits: i64,
 }
 
 /// The judgement of a searched problem.
@@ -229,11 +231,16 @@ pub struct MoveLine {
 pub struct Verdict {
     /// Each group in the region, after the best line.
     pub groups: Vec<GroupVerdict>,
-    /// First moves whose outcome meets the goal, best first.
+    /// First moves whose outcome meets the goal, best first (among those
+    /// with at least a tenth of the top move's visits).
     pub winning_moves: Vec<Move>,
     /// For the best few first moves that miss the goal: their lines.
     pub refutations: Vec<(Move, Vec<Move>)>,
 }
+
+/// A first move is judged when it has at least 1/this of the most visited
+/// move's visits.
+const JUDGED_SHARE: i64 = 10;
 
 /// How many wrong first moves get a refutation line.
 const REFUTATIONS: usize = 3;
@@ -276,9 +283,14 @@ impl Prepared {
             .collect();
         let mut winning_moves = Vec::new();
         let mut refutations = Vec::new();
+        // A move the search barely tried has an ownership map as shallow as
+        // its few visits: it is not judged, and counts as wrong (the search
+        // preferred others).
+        let top_visits = moves.iter().map(|m| m.visits).max().unwrap_or(0);
         for m in moves {
             let own = m.ownership.as_deref().unwrap_or(root_ownership);
-            if self.goal.met_by(self.target_status(own, &m.pv)) {
+            let judged = m.visits * JUDGED_SHARE >= top_visits;
+            if judged && self.goal.met_by(self.target_status(own, &m.pv)) {
                 winning_moves.push(m.mv);
             } else if refutations.len() < REFUTATIONS {
                 refutations.push((m.mv, m.pv.clone()));
@@ -440,16 +452,31 @@ mod tests {
                 mv: mv("B9"),
                 pv: vec![mv("B9")],
                 ownership: Some(dead.clone()),
+                visits: 50,
             },
             MoveLine {
                 mv: mv("A9"),
                 pv: vec![mv("A9"), mv("B9")],
                 ownership: Some(alive),
+                visits: 10,
+            },
+            // Too few visits to be judged winning: counted as wrong.
+            MoveLine {
+                mv: mv("C9"),
+                pv: vec![mv("C9")],
+                ownership: Some(dead.clone()),
+                visits: 4,
             },
         ];
         let v = p.judge(&dead, &moves);
         assert_eq!(v.winning_moves, vec![mv("B9")]);
-        assert_eq!(v.refutations, vec![(mv("A9"), vec![mv("A9"), mv("B9")])]);
+        assert_eq!(
+            v.refutations,
+            vec![
+                (mv("A9"), vec![mv("A9"), mv("B9")]),
+                (mv("C9"), vec![mv("C9")])
+            ]
+        );
         let json = v.to_json(&p);
         assert_eq!(json["winningMoves"][0], "B9");
         assert_eq!(json["refutations"]["A9"][1], "B9");
