@@ -3,7 +3,7 @@
 //! corner problems whose answers are known: the winning first move, the
 //! verdict on the problem's group, and clear errors for bad regions.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
@@ -104,19 +104,15 @@ fn kill_and_live_problems_find_the_vital_point() {
     assert_eq!(t["goal"], "kill");
     assert_eq!(t["winningMoves"][0], "B9", "{t}");
     assert_eq!(target_group(t, "A8")["status"], "dead", "{t}");
-    // moveInfos stay inside the problem's points.
-    let region = t["region"].as_array().expect("region");
+    // moveInfos stay on the problem's points: the region (A9-E6 here)
+    // and the outside liberties of its stones (F7-F9), or pass.
+    let on_problem = |mv: &str| {
+        mv == "pass"
+            || (("ABCDEF".contains(&mv[..1])) && mv[1..].parse::<u32>().is_ok_and(|r| r >= 6))
+    };
     for m in kill["moveInfos"].as_array().expect("moveInfos") {
-        let mv = &m["move"];
-        assert!(
-            mv == "pass"
-                || region.contains(mv)
-                || mv == "F8"
-                || mv == "F9"
-                || mv == "F7"
-                || mv == "E6",
-            "{mv} outside the problem"
-        );
+        let mv = m["move"].as_str().expect("move");
+        assert!(on_problem(mv), "{mv} is off the problem");
     }
     // Every wrong first move gets a line.
     assert!(
@@ -167,4 +163,54 @@ fn bad_regions_get_a_field_error_with_the_reason() {
         let message = v["error"].as_str().unwrap_or_default();
         assert!(message.contains(text), "{id}: {message}");
     }
+}
+
+#[test]
+fn gtp_kata_tsumego_answers_status_and_winning_moves() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "-model", &own_net(), "-config", "configs/gtp.toml"])
+        .args(["-override-config", "maxVisits=150,numSearchThreads=1"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("engine starts");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        // Black to play in the straight-three corner: B9 lives.
+        writeln!(
+            stdin,
+            "1 boardsize 9\n2 set_position B A8 B B8 B C8 B D8 B D9 W A7 W B7 W C7 W D7 W E7 W E8 W E9\n\
+             3 kata-tsumego auto live A8\n4 kata-tsumego A1-J9 kill\n5 list_commands\n6 quit"
+        )
+        .expect("write");
+    }
+    let answers: Vec<String> = BufReader::new(child.stdout.take().expect("stdout"))
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let _ = child.wait();
+    let answer = |id: &str| {
+        answers
+            .iter()
+            .find(|a| a.starts_with(&format!("={id} ")) || a.starts_with(&format!("?{id} ")))
+            .unwrap_or_else(|| panic!("no answer {id}: {answers:?}"))
+            .clone()
+    };
+    let solved: Value =
+        serde_json::from_str(answer("3").trim_start_matches("=3 ")).expect("JSON answer");
+    assert_eq!(solved["winningMoves"][0], "B9", "{solved}");
+    assert_eq!(target_group(&solved, "A8")["status"], "alive", "{solved}");
+    assert!(answer("4").starts_with("?4 "), "{answers:?}");
+    assert!(
+        answer("4").contains("at most half the board"),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|a| a == "kata-tsumego"),
+        "not listed: {answers:?}"
+    );
 }
