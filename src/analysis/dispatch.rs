@@ -264,15 +264,7 @@ impl<B: AnalysisBackend> Client<B> {
 
         let mut tasks = Vec::with_capacity(positions.len());
         for (turn, position) in positions {
-            let (position, restriction, problem) = match &q.tsumego {
-                None => (position, q.restriction.clone(), None),
-                Some(req) => {
-                    let (position, restriction, problem) =
-                        framed(position, req, &shared.opts.replay)
-                            .map_err(|e| (field_err("tsumego", e.to_string()), true))?;
-                    (position, Some(restriction), Some(problem))
-                }
-            };
+            let (position, restriction, problem) = turn_setup(position, q, &shared.opts.replay)?;
             let priority = q
                 .analyze_turns
                 .iter()
@@ -300,6 +292,28 @@ impl<B: AnalysisBackend> Client<B> {
         }
         Ok(tasks)
     }
+}
+
+/// A turn's position, move restriction and tsumego problem: as given, or
+/// framed when the query is a tsumego.
+#[allow(clippy::type_complexity)]
+fn turn_setup(
+    position: GameState,
+    q: &AnalyzeQuery,
+    opts: &GameOptions,
+) -> Result<(GameState, Option<MoveRestriction>, Option<Arc<Prepared>>), (QueryError, bool)> {
+    let Some(req) = &q.tsumego else {
+        return Ok((position, q.restriction.clone(), None));
+    };
+    let (position, restriction, problem) = framed(position, req, opts).map_err(|e| {
+        let error = QueryError::Field {
+            id: q.id.clone(),
+            field: "tsumego".into(),
+            message: e.to_string(),
+        };
+        (error, true)
+    })?;
+    Ok((position, Some(restriction), Some(problem)))
 }
 
 /// Plies below the root for which a tsumego's restriction holds: the whole

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::game::Player;
 use crate::nn::NnOutput;
 use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
-use crate::tsumego::{MoveLine, Prepared};
+use crate::tsumego::Prepared;
 
 /// Significant digits KataGo keeps in analysis values (`OUTPUT_PRECISION`).
 const OUTPUT_PRECISION: i32 = 8;
@@ -194,30 +194,9 @@ pub fn analysis_json(
 }
 
 /// The `"tsumego"` object of a tsumego query's response: the problem
-/// judged from the snapshot's ownership (root and per move, which the
-/// dispatcher makes the search keep) and lines.
+/// judged from the snapshot ([`Prepared::judge_snapshot`]).
 pub fn tsumego_json(problem: &Prepared, snap: &AnalysisSnapshot) -> Value {
-    // The snapshot is the root player's view; the judge reads Black's.
-    let to_black = |v: &[f64]| -> Vec<f64> {
-        if snap.root_pla == Player::Black {
-            v.to_vec()
-        } else {
-            v.iter().map(|x| -x).collect()
-        }
-    };
-    let root = snap.ownership.as_deref().map(to_black).unwrap_or_default();
-    let moves: Vec<MoveLine> = snap
-        .moves
-        .iter()
-        .filter(|m| m.is_symmetry_of.is_none() && m.visits > 0)
-        .map(|m| MoveLine {
-            mv: m.mv,
-            pv: m.pv.clone(),
-            ownership: m.ownership.as_deref().map(to_black),
-            visits: m.visits,
-        })
-        .collect();
-    problem.judge(&root, &moves).to_json(problem)
+    problem.judge_snapshot(snap).to_json(problem)
 }
 
 /// A net's root values under `keys` (winrate, score mean, score stdev,

@@ -47,7 +47,10 @@ impl GtpEngine {
             .lock()
             .search(&search, &stop, &mut |_| {})
             .ok_or_else(|| "the search gave no result".to_string())?;
-        Ok(crate::analysis::response::tsumego_json(&problem, &outcome.snapshot).to_string())
+        Ok(problem
+            .judge_snapshot(&outcome.snapshot)
+            .to_json(&problem)
+            .to_string())
     }
 }
 

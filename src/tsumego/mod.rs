@@ -12,8 +12,9 @@
 //!   move) and lines, the status of each group in the region, the winning
 //!   first moves and the refutations of the wrong ones ([`Verdict`]).
 //!
-//! Game-level only: nothing here runs a search; the analysis engine and GTP
-//! do, with `allowMoves`' machinery. See `docs/tsumego.md`.
+//! Nothing here runs a search: the analysis engine and GTP do, with
+//! `allowMoves`' machinery, and hand the report to
+//! [`Prepared::judge_snapshot`]. See `docs/tsumego.md`.
 
 mod frame;
 mod judge;
@@ -29,6 +30,7 @@ pub use region::{
 };
 
 use crate::game::{Board, Loc, Move, Player};
+use crate::search::AnalysisSnapshot;
 
 /// The goal as asked: `auto` decides from the target and the side to move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,6 +303,32 @@ impl Prepared {
             winning_moves,
             refutations,
         }
+    }
+
+    /// Judges a search's report: its ownership (root and per move, which
+    /// the caller must have asked the search to keep) and lines, from the
+    /// root player's view turned to Black's.
+    pub fn judge_snapshot(&self, snap: &AnalysisSnapshot) -> Verdict {
+        let to_black = |v: &[f64]| -> Vec<f64> {
+            if snap.root_pla == Player::Black {
+                v.to_vec()
+            } else {
+                v.iter().map(|x| -x).collect()
+            }
+        };
+        let root = snap.ownership.as_deref().map(to_black).unwrap_or_default();
+        let moves: Vec<MoveLine> = snap
+            .moves
+            .iter()
+            .filter(|m| m.is_symmetry_of.is_none() && m.visits > 0)
+            .map(|m| MoveLine {
+                mv: m.mv,
+                pv: m.pv.clone(),
+                ownership: m.ownership.as_deref().map(to_black),
+                visits: m.visits,
+            })
+            .collect();
+        self.judge(&root, &moves)
     }
 
     /// The moves the search may play: the playable points and pass.
