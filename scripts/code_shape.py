@@ -37,8 +37,9 @@ LAYERS = [
     ["search", "train"],
     # 3: start-up shared by every command
     ["setup"],
-    # 4: the play layer: what the commands that play games share
-    ["play"],
+    # 4: the play layer: what the commands that play games share; tsumego
+    # (framing and judging local problems, for GTP and analysis)
+    ["play", "tsumego"],
     # 5: the commands
     ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "tune", "learn"],
     # 6: the command line and the fuzz targets' bodies

@@ -24,6 +24,8 @@
 //!   the run's layout (models, self-play data, shuffled windows).
 //! - [`config`]: config files with KataGo's key names, and overrides.
 //! - [`timecontrol`]: clocks and time management.
+//! - [`tsumego`]: life and death: a problem's region, its frame, and the
+//!   judgement of groups and first moves.
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
 //! - [`tune`]: `engine tune`, a config measured for this machine and a
 //!   target (playing, analysis).
@@ -59,6 +61,7 @@ pub mod store;
 pub mod timecontrol;
 #[cfg(feature = "torch")]
 pub mod train;
+pub mod tsumego;
 pub mod tune;
 
 use std::path::PathBuf;

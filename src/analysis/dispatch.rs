@@ -4,6 +4,7 @@
 
 use std::any::Any;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -15,7 +16,10 @@ use super::position::{build_positions, position_facts};
 use super::query::{
     parse_line, Action, ActionRequest, AnalyzeQuery, Parsed, QueryError, QueryWarning, Request,
 };
+use super::query::{MoveRestriction, RestrictionEntry};
 use super::response::ReportOptions;
+use crate::game::{GameOptions, GameState, Player};
+use crate::tsumego::{self, Prepared, TsumegoError, TsumegoRequest};
 
 /// What became of one request line.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,17 +250,21 @@ impl<B: AnalysisBackend> Client<B> {
             include_pv_visits: q.include_pv_visits,
             include_no_result_value: q.include_no_result_value,
         };
+        // A tsumego is judged from ownership, root and per move: the search
+        // keeps them whether or not the query prints them.
+        let judged = q.tsumego.is_some();
         let contents = SnapshotContents {
             pv_len: report.analysis_pv_len,
-            ownership: q.include_ownership,
+            ownership: q.include_ownership || judged,
             ownership_stdev: q.include_ownership_stdev,
-            moves_ownership: q.include_moves_ownership,
+            moves_ownership: q.include_moves_ownership || judged,
             moves_ownership_stdev: q.include_moves_ownership_stdev,
         };
         let progress = progress_schedule(q);
 
         let mut tasks = Vec::with_capacity(positions.len());
         for (turn, position) in positions {
+            let (position, restriction, problem) = turn_setup(position, q, &shared.opts.replay)?;
             let priority = q
                 .analyze_turns
                 .iter()
@@ -264,7 +272,7 @@ impl<B: AnalysisBackend> Client<B> {
                 .map_or(0, |i| q.turn_priorities[i]);
             let facts = position_facts(&position);
             let internal_id = shared.next_internal_id.fetch_add(1, Ordering::Relaxed);
-            tasks.push(Task::new(
+            let mut task = Task::new(
                 internal_id,
                 q.id.clone(),
                 turn,
@@ -274,14 +282,67 @@ impl<B: AnalysisBackend> Client<B> {
                     params: params.clone(),
                     contents,
                     progress,
-                    restriction: q.restriction.clone(),
+                    restriction,
                 },
                 report,
                 priority,
-            ));
+            );
+            task.tsumego = problem;
+            tasks.push(task);
         }
         Ok(tasks)
     }
+}
+
+/// A turn's position, move restriction and tsumego problem: as given, or
+/// framed when the query is a tsumego.
+#[allow(clippy::type_complexity)]
+fn turn_setup(
+    position: GameState,
+    q: &AnalyzeQuery,
+    opts: &GameOptions,
+) -> Result<(GameState, Option<MoveRestriction>, Option<Arc<Prepared>>), (QueryError, bool)> {
+    let Some(req) = &q.tsumego else {
+        return Ok((position, q.restriction.clone(), None));
+    };
+    let (position, restriction, problem) = framed(position, req, opts).map_err(|e| {
+        let error = QueryError::Field {
+            id: q.id.clone(),
+            field: "tsumego".into(),
+            message: e.to_string(),
+        };
+        (error, true)
+    })?;
+    Ok((position, Some(restriction), Some(problem)))
+}
+
+/// Plies below the root for which a tsumego's restriction holds: the whole
+/// search.
+const WHOLE_SEARCH: u32 = 1_000_000_000;
+
+/// A tsumego query's turn: the framed position (same rules and side to
+/// move, a fresh history), both players restricted to the problem's points
+/// and pass for the whole search, and the problem for the judge.
+fn framed(
+    position: GameState,
+    req: &TsumegoRequest,
+    opts: &GameOptions,
+) -> Result<(GameState, MoveRestriction, Arc<Prepared>), TsumegoError> {
+    let rules = *position.rules();
+    let problem = tsumego::prepare(&position.board, position.next, rules.komi, req)?;
+    let moves = problem.allowed_moves();
+    let restriction = MoveRestriction::Allow(
+        Player::BOTH
+            .into_iter()
+            .map(|player| RestrictionEntry {
+                player,
+                moves: moves.clone(),
+                until_depth: WHOLE_SEARCH,
+            })
+            .collect(),
+    );
+    let state = GameState::start(problem.board, position.next, rules, *opts);
+    Ok((state, restriction, Arc::new(problem)))
 }
 
 /// The during-search report times of a query, if it asked for any.

@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::backend::{AnalysisBackend, SearchJob, Searcher};
 use super::fair_queue::FairQueue;
 use super::options::{AnalysisLog, ServerOptions};
-use super::response::{analysis_json, no_results_json, PositionFacts, ReportOptions};
+use super::response::{analysis_json, no_results_json, tsumego_json, PositionFacts, ReportOptions};
 
 /// Job states; values >= 0 are the index of the thread running it.
 const IN_QUEUE: i64 = -1;
@@ -92,6 +92,8 @@ pub(crate) struct Task<P> {
     pub(crate) job: SearchJob<P>,
     pub(crate) report: ReportOptions,
     pub(crate) priority: i64,
+    /// The framed problem of a `tsumego` query, judged into each response.
+    pub(crate) tsumego: Option<Arc<crate::tsumego::Prepared>>,
     status: AtomicI64,
     client: u64,
     key: usize,
@@ -119,6 +121,7 @@ impl<P> Task<P> {
             job,
             report,
             priority,
+            tsumego: None,
             status: AtomicI64::new(IN_QUEUE),
             client: 0,
             key: 0,
@@ -601,7 +604,7 @@ fn run_task<B: AnalysisBackend>(
     }
     let on_progress = |snap: &_| {
         if let Some(v) = analysis_json(&task.id, task.turn, true, &task.facts, snap, &task.report) {
-            shared.write(&*task.sink, &v);
+            shared.write(&*task.sink, &with_tsumego(v, task, snap));
         }
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -639,13 +642,25 @@ fn run_task<B: AnalysisBackend>(
         &snapshot,
         &task.report,
     ) {
-        Some(v) => shared.finish(task, &v),
+        Some(v) => shared.finish(task, &with_tsumego(v, task, &snapshot)),
         None => {
             // No root values: the search was stopped before its first visit.
             // The protocol promises one final line per job all the same.
             shared.finish(task, &no_results_json(&task.id, task.turn));
         }
     }
+}
+
+/// `response` with the `"tsumego"` judgement of a tsumego query added.
+fn with_tsumego<P>(
+    mut response: Value,
+    task: &Task<P>,
+    snap: &crate::search::AnalysisSnapshot,
+) -> Value {
+    if let (Some(problem), Value::Object(m)) = (&task.tsumego, &mut response) {
+        m.insert("tsumego".into(), tsumego_json(problem, snap));
+    }
+    response
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::game::{Move, Player, Rules};
+use crate::tsumego::TsumegoRequest;
 
 mod fields;
 use fields::FieldParser;
@@ -49,6 +50,7 @@ const EXPECTED_KEYS: &[&str] = &[
     "priority",
     "allowMoves",
     "avoidMoves",
+    "tsumego",
 ];
 
 /// Bound on priorities, as KataGo: `[-2^62, 2^62]`.
@@ -177,6 +179,9 @@ pub struct AnalyzeQuery {
     /// Seconds before the first during-search report, if asked.
     pub first_report_during_search_after: Option<f64>,
     pub restriction: Option<MoveRestriction>,
+    /// `tsumego`: search a framed local problem instead (see
+    /// [`crate::tsumego`]); excludes `allowMoves` / `avoidMoves`.
+    pub tsumego: Option<TsumegoRequest>,
 }
 
 /// An error report: KataGo's general `{"error"}` or per-field

@@ -382,3 +382,67 @@ proptest::proptest! {
         let _ = parse_line(&s, &ParseOptions::default());
     }
 }
+
+/// The message of a field error.
+fn err_message(v: Value) -> String {
+    match parse(v).result {
+        Err(QueryError::Field { message, .. }) => message,
+        other => panic!("expected a field error, got {other:?}"),
+    }
+}
+
+#[test]
+fn tsumego_field_parses_region_goal_target_and_threats() {
+    use crate::tsumego::{Goal, GoalSpec, KoThreats, RegionSpec};
+    let q = query(with(
+        "tsumego",
+        json!({"region":"A14-H19","goal":"kill","target":"C17","koThreats":"none"}),
+    ));
+    let t = q.tsumego.expect("tsumego");
+    let RegionSpec::Points(points) = &t.region else {
+        panic!("{t:?}")
+    };
+    assert_eq!(points.len(), 8 * 6);
+    assert_eq!(t.goal, GoalSpec::Given(Goal::Kill));
+    assert_eq!(
+        t.target.map(|l| Move::Play(l).to_gtp(19, 19)).as_deref(),
+        Some("C17")
+    );
+    assert_eq!(t.ko_threats, KoThreats::None);
+    let t = query(with("tsumego", json!({}))).tsumego.expect("tsumego");
+    assert_eq!((t.region, t.goal), (RegionSpec::Auto, GoalSpec::Auto));
+    let t = query(with("tsumego", json!({"region":["C16","C17"]})))
+        .tsumego
+        .expect("tsumego");
+    assert!(matches!(t.region, RegionSpec::Points(p) if p.len() == 2));
+    // No "unexpected field" warning.
+    assert!(parse(with("tsumego", json!({}))).warnings.is_empty());
+}
+
+#[test]
+fn bad_tsumego_fields_name_the_field_and_say_why() {
+    let bad = [
+        (json!("auto"), "Must be an object"),
+        (json!({"region":[]}), "empty"),
+        (json!({"region":["Z99"]}), "not on the 19x19 board"),
+        (
+            json!({"region":"A1-T19"}),
+            "at most half the board (180 points)",
+        ),
+        (json!({"region":"corner"}), "cannot read region"),
+        (json!({"region":5}), "region: Must be"),
+        (json!({"goal":"capture"}), "goal must be"),
+        (json!({"target":"pass"}), "target:"),
+        (json!({"koThreats":"both"}), "koThreats must be"),
+        (json!({"regoin":"auto"}), "Unknown subfield 'regoin'"),
+    ];
+    for (value, text) in bad {
+        let v = with("tsumego", value.clone());
+        assert_eq!(err_field(v.clone()), "tsumego", "{value}");
+        let message = err_message(v);
+        assert!(message.contains(text), "{value}: {message}");
+    }
+    let mut both = with("tsumego", json!({}));
+    both["allowMoves"] = json!([{"player":"B","moves":["D4"],"untilDepth":1}]);
+    assert_eq!(err_field(both), "tsumego");
+}

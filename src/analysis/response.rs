@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use crate::game::Player;
 use crate::nn::NnOutput;
 use crate::search::{AnalysisSnapshot, MoveInfo, Perspective};
+use crate::tsumego::Prepared;
 
 /// Significant digits KataGo keeps in analysis values (`OUTPUT_PRECISION`).
 const OUTPUT_PRECISION: i32 = 8;
@@ -190,6 +191,12 @@ pub fn analysis_json(
         }
     }
     Some(Value::Object(out))
+}
+
+/// The `"tsumego"` object of a tsumego query's response: the problem
+/// judged from the snapshot ([`Prepared::judge_snapshot`]).
+pub fn tsumego_json(problem: &Prepared, snap: &AnalysisSnapshot) -> Value {
+    problem.judge_snapshot(snap).to_json(problem)
 }
 
 /// A net's root values under `keys` (winrate, score mean, score stdev,

@@ -65,6 +65,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("kata-search_cancellable", search),
     ("genmove_debug", search),
     ("kata-search_debug", search),
+    ("kata-tsumego", |e, c| e.tsumego(&c.args).into()),
     ("clear_cache", |e, _| {
         e.bot.lock().clear_cache();
         Handled::Ok(String::new())

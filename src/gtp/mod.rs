@@ -23,6 +23,7 @@ mod search_cmds;
 mod session;
 mod settings;
 mod sgf_cmds;
+mod tsumego_cmd;
 
 pub use auto_avoid::AutoAvoidGames;
 pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};

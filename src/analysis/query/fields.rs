@@ -12,6 +12,7 @@ use crate::game::{
     komi_is_int_or_half_int, Move, Player, Rules, WhiteHandicapBonusRule, MAX_LEN, MAX_USER_KOMI,
     MIN_LEN,
 };
+use crate::tsumego::{self, GoalSpec, KoThreats, RegionSpec, TsumegoRequest};
 
 /// Reads the fields of one analysis query.
 pub(super) struct FieldParser<'a> {
@@ -121,6 +122,13 @@ impl FieldParser<'_> {
         let o = self.search_options()?;
         let priority = self.priority()?;
         let restriction = self.restriction(x_size, y_size)?;
+        let tsumego = self.tsumego(x_size, y_size)?;
+        if tsumego.is_some() && restriction.is_some() {
+            return Err(self.err(
+                "tsumego",
+                "Cannot specify tsumego with allowMoves or avoidMoves: tsumego restricts the moves itself",
+            ));
+        }
 
         // Distinct turns in ascending order, each with its priority (a turn
         // listed twice takes the priority of its last listing, as KataGo's map).
@@ -162,6 +170,7 @@ impl FieldParser<'_> {
             report_during_search_every: o.report_during_search_every,
             first_report_during_search_after: o.first_report_during_search_after,
             restriction,
+            tsumego,
         })
     }
 
@@ -445,6 +454,89 @@ impl FieldParser<'_> {
             MoveRestriction::Allow(entries)
         } else {
             MoveRestriction::Avoid(entries)
+        }))
+    }
+}
+
+impl FieldParser<'_> {
+    /// `tsumego`: `{"region", "goal", "target", "koThreats"}`, every
+    /// sub-field optional (`region` and `goal` default to `"auto"`,
+    /// `koThreats` to `"none"`). Errors name the field `tsumego` and the
+    /// sub-field in the message.
+    fn tsumego(&self, x_size: usize, y_size: usize) -> Result<Option<TsumegoRequest>, QueryError> {
+        let Some(v) = self.get("tsumego") else {
+            return Ok(None);
+        };
+        let field = "tsumego";
+        let Value::Object(m) = v else {
+            return Err(self.err(
+                field,
+                "Must be an object with optional subfields 'region', 'goal', 'target', 'koThreats'",
+            ));
+        };
+        if let Some(k) = m
+            .keys()
+            .find(|k| !["region", "goal", "target", "koThreats"].contains(&k.as_str()))
+        {
+            return Err(self.err(
+                field,
+                format!("Unknown subfield '{k}': expected 'region', 'goal', 'target', 'koThreats'"),
+            ));
+        }
+        let text = |key: &str| -> Result<Option<&str>, QueryError> {
+            match m.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.as_str())),
+                Some(_) => Err(self.err(field, format!("{key}: Must be a string"))),
+            }
+        };
+        let region = match m.get("region") {
+            None => Ok(RegionSpec::Auto),
+            Some(Value::String(s)) => tsumego::parse_region_text(s, x_size, y_size),
+            Some(Value::Array(list)) => {
+                let mut points = Vec::with_capacity(list.len());
+                for p in list {
+                    let s = p.as_str().ok_or_else(|| {
+                        self.err(field, "region: Must be \"auto\", a rectangle such as \"A14-H19\", or an array of GTP board vertices")
+                    })?;
+                    points.push(s);
+                }
+                tsumego::parse_region_points(&points, x_size, y_size)
+            }
+            Some(_) => {
+                return Err(self.err(
+                    field,
+                    "region: Must be \"auto\", a rectangle such as \"A14-H19\", or an array of GTP board vertices",
+                ))
+            }
+        }
+        .map_err(|e| self.err(field, format!("region: {e}")))?;
+        // Fixed point sets are checked now (emptiness, size); "auto" only
+        // once the stones are known.
+        if let RegionSpec::Points(points) = &region {
+            tsumego::Region::from_points(points, x_size, y_size)
+                .map_err(|e| self.err(field, format!("region: {e}")))?;
+        }
+        let goal = match text("goal")? {
+            None => GoalSpec::Auto,
+            Some(s) => tsumego::parse_goal(s).map_err(|e| self.err(field, e.to_string()))?,
+        };
+        let target = match text("target")? {
+            None => None,
+            Some(s) => Some(
+                tsumego::parse_point(s, x_size, y_size)
+                    .map_err(|e| self.err(field, format!("target: {e}")))?,
+            ),
+        };
+        let ko_threats = match text("koThreats")? {
+            None => KoThreats::None,
+            Some(s) => tsumego::parse_ko_threats(s).map_err(|e| self.err(field, e.to_string()))?,
+        };
+        Ok(Some(TsumegoRequest {
+            region,
+            goal,
+            target,
+            ko_threats,
         }))
     }
 }

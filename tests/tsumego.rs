@@ -1,0 +1,216 @@
+//! Tsumego mode end to end: `engine analysis` on the project's own net
+//! (`models/`, 9x9/13x13) with the `tsumego` query field, on hand-made
+//! corner problems whose answers are known: the winning first move, the
+//! verdict on the problem's group, and clear errors for bad regions.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+/// The default net in `models/` (the one the README's commands use).
+fn own_net() -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nets = engine::setup::models_in(&root.join("models"));
+    nets.first()
+        .expect("models/ holds the project's net")
+        .display()
+        .to_string()
+}
+
+/// Runs the queries through `engine analysis` and returns every response
+/// line by id (the final one of each).
+fn analyse(queries: &[Value]) -> Vec<Value> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args([
+            "analysis",
+            "-model",
+            &own_net(),
+            "-config",
+            "configs/analysis.toml",
+        ])
+        .args([
+            "-override-config",
+            "numSearchThreads=1,numAnalysisThreads=1",
+        ])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("engine starts");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for q in queries {
+            writeln!(stdin, "{q}").expect("write query");
+        }
+    }
+    let out = child.wait_with_output().expect("engine ends");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn response<'a>(lines: &'a [Value], id: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|v| v["id"] == id && v.get("isDuringSearch") != Some(&json!(true)))
+        .unwrap_or_else(|| panic!("no response for {id}: {lines:?}"))
+}
+
+/// Black's corner with a straight-three eye space (A9 B9 C9) inside a
+/// White wall: the vital point B9 kills (White to play) or lives (Black to
+/// play).
+fn straight_three(id: &str, to_move: &str, tsumego: Value) -> Value {
+    let black = ["A8", "B8", "C8", "D8", "D9"];
+    let white = ["A7", "B7", "C7", "D7", "E7", "E8", "E9"];
+    let stones: Vec<Value> = black
+        .iter()
+        .map(|p| json!(["B", p]))
+        .chain(white.iter().map(|p| json!(["W", p])))
+        .collect();
+    json!({"id": id, "boardXSize": 9, "boardYSize": 9, "rules": "chinese", "komi": 7,
+           "initialStones": stones, "initialPlayer": to_move, "moves": [],
+           "maxVisits": 150, "tsumego": tsumego})
+}
+
+fn target_group<'a>(t: &'a Value, stone: &str) -> &'a Value {
+    t["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find(|g| {
+            g["stones"]
+                .as_array()
+                .is_some_and(|s| s.contains(&json!(stone)))
+        })
+        .unwrap_or_else(|| panic!("no group with {stone}: {t}"))
+}
+
+#[test]
+fn kill_and_live_problems_find_the_vital_point() {
+    let lines = analyse(&[
+        straight_three("kill", "W", json!({"goal": "kill", "target": "A8"})),
+        straight_three("live", "B", json!({"goal": "live", "target": "A8"})),
+        // Auto everything: Black has fewer stones in the region, so Black
+        // defends; White to play, so the goal is to kill.
+        straight_three("auto", "W", json!({})),
+    ]);
+    let kill = response(&lines, "kill");
+    let t = &kill["tsumego"];
+    assert_eq!(t["attacker"], "W", "{t}");
+    assert_eq!(t["goal"], "kill");
+    assert_eq!(t["winningMoves"][0], "B9", "{t}");
+    assert_eq!(target_group(t, "A8")["status"], "dead", "{t}");
+    // moveInfos stay on the problem's points: the region (A9-E6 here)
+    // and the outside liberties of its stones (F7-F9), or pass.
+    let on_problem = |mv: &str| {
+        mv == "pass"
+            || (("ABCDEF".contains(&mv[..1])) && mv[1..].parse::<u32>().is_ok_and(|r| r >= 6))
+    };
+    for m in kill["moveInfos"].as_array().expect("moveInfos") {
+        let mv = m["move"].as_str().expect("move");
+        assert!(on_problem(mv), "{mv} is off the problem");
+    }
+    // Every wrong first move gets a line.
+    assert!(
+        !t["refutations"]
+            .as_object()
+            .expect("refutations")
+            .is_empty(),
+        "{t}"
+    );
+
+    let live = &response(&lines, "live")["tsumego"];
+    assert_eq!(live["goal"], "live");
+    assert_eq!(live["winningMoves"][0], "B9", "{live}");
+    assert_eq!(target_group(live, "A8")["status"], "alive", "{live}");
+
+    let auto = &response(&lines, "auto")["tsumego"];
+    assert_eq!(
+        (&auto["attacker"], &auto["goal"]),
+        (&json!("W"), &json!("kill")),
+        "{auto}"
+    );
+    assert_eq!(auto["winningMoves"][0], "B9", "{auto}");
+}
+
+#[test]
+fn bad_regions_get_a_field_error_with_the_reason() {
+    let empty_board = |id: &str, tsumego: Value| {
+        json!({"id": id, "boardXSize": 9, "boardYSize": 9, "rules": "chinese", "komi": 7,
+               "moves": [], "maxVisits": 10, "tsumego": tsumego})
+    };
+    let lines = analyse(&[
+        empty_board("whole", json!({"region": "A1-J9"})),
+        empty_board("off", json!({"region": ["A1", "K10"]})),
+        empty_board("empty", json!({"region": []})),
+        empty_board("auto-empty", json!({"region": "auto"})),
+        empty_board("target", json!({"region": "A9-E6", "target": "B9"})),
+    ]);
+    let expect = [
+        ("whole", "at most half the board (40 points)"),
+        ("off", "\"K10\" is not on the 9x9 board"),
+        ("empty", "region is empty"),
+        ("auto-empty", "the board has none"),
+        ("target", "target B9 must be a stone inside the region"),
+    ];
+    for (id, text) in expect {
+        let v = response(&lines, id);
+        assert_eq!(v["field"], "tsumego", "{v}");
+        let message = v["error"].as_str().unwrap_or_default();
+        assert!(message.contains(text), "{id}: {message}");
+    }
+}
+
+#[test]
+fn gtp_kata_tsumego_answers_status_and_winning_moves() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["gtp", "-model", &own_net(), "-config", "configs/gtp.toml"])
+        .args(["-override-config", "maxVisits=150,numSearchThreads=1"])
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("engine starts");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        // Black to play in the straight-three corner: B9 lives.
+        writeln!(
+            stdin,
+            "1 boardsize 9\n2 set_position B A8 B B8 B C8 B D8 B D9 W A7 W B7 W C7 W D7 W E7 W E8 W E9\n\
+             3 kata-tsumego auto live A8\n4 kata-tsumego A1-J9 kill\n5 list_commands\n6 quit"
+        )
+        .expect("write");
+    }
+    let answers: Vec<String> = BufReader::new(child.stdout.take().expect("stdout"))
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let _ = child.wait();
+    let answer = |id: &str| {
+        answers
+            .iter()
+            .find(|a| a.starts_with(&format!("={id} ")) || a.starts_with(&format!("?{id} ")))
+            .unwrap_or_else(|| panic!("no answer {id}: {answers:?}"))
+            .clone()
+    };
+    let solved: Value =
+        serde_json::from_str(answer("3").trim_start_matches("=3 ")).expect("JSON answer");
+    assert_eq!(solved["winningMoves"][0], "B9", "{solved}");
+    assert_eq!(target_group(&solved, "A8")["status"], "alive", "{solved}");
+    assert!(answer("4").starts_with("?4 "), "{answers:?}");
+    assert!(
+        answer("4").contains("at most half the board"),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|a| a == "kata-tsumego"),
+        "not listed: {answers:?}"
+    );
+}
