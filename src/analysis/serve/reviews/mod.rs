@@ -509,19 +509,7 @@ async fn show(
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let app = &service.app;
-    let mut key_name = "-".to_string();
-    let result = app.authenticate(&headers, None).and_then(|key| {
-        key_name = app.key_name(key).to_string();
-        lookup(&service, key, &id)
-    });
-    let response = match result {
-        Ok(job) => json_response(&job.to_json()),
-        Err(e) => e.into_response(),
-    };
-    app.metrics
-        .request(&key_name, "reviews", response.status().as_u16());
-    response
+    on_review(&service, &id, &headers, |job| job.to_json())
 }
 
 /// `DELETE /v1/reviews/{id}`: cancels a queued or running review (kept,
@@ -531,21 +519,33 @@ async fn cancel(
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
+    on_review(&service, &id, &headers, |job| {
+        if job.status().finished() {
+            service.reviews.jobs.lock().remove(&job.id);
+        } else {
+            job.cancel();
+        }
+        job.to_json()
+    })
+}
+
+/// The key's review `id` given to `act`, whose JSON is the answer; the
+/// key's errors and an unknown (or another key's) review as JSON errors.
+/// Every answer is counted by key and status.
+fn on_review(
+    service: &Service,
+    id: &Result<Path<String>, PathRejection>,
+    headers: &HeaderMap,
+    act: impl FnOnce(&Arc<Job>) -> Value,
+) -> Response {
     let app = &service.app;
     let mut key_name = "-".to_string();
-    let result = app.authenticate(&headers, None).and_then(|key| {
+    let result = app.authenticate(headers, None).and_then(|key| {
         key_name = app.key_name(key).to_string();
-        lookup(&service, key, &id)
+        lookup(service, key, id)
     });
     let response = match result {
-        Ok(job) => {
-            if job.status().finished() {
-                service.reviews.jobs.lock().remove(&job.id);
-            } else {
-                job.cancel();
-            }
-            json_response(&job.to_json())
-        }
+        Ok(job) => json_response(&act(&job)),
         Err(e) => e.into_response(),
     };
     app.metrics
