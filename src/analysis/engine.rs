@@ -684,6 +684,16 @@ mod tests {
         )
     }
 
+    /// A client of key `key`, weight 1, terminating its own jobs only.
+    fn client_options(key: usize, cancel_on_drop: bool) -> ClientOptions {
+        ClientOptions {
+            key,
+            weight: 1,
+            scope: TerminateScope::Client,
+            cancel_on_drop,
+        }
+    }
+
     fn wait_until(what: &str, done: impl Fn() -> bool) {
         let start = Instant::now();
         while !done() {
@@ -703,15 +713,7 @@ mod tests {
         });
         let engine = AnalysisEngine::start(backend, ServerOptions::default()).unwrap();
         let sink = Arc::new(Collect::default());
-        let client = engine.client(
-            ClientOptions {
-                key: 0,
-                weight: 1,
-                scope: TerminateScope::Client,
-                cancel_on_drop: true,
-            },
-            sink.clone(),
-        );
+        let client = engine.client(client_options(0, true), sink.clone());
         client.handle_line(&query("busy", 100_000));
         wait_until("the first search runs", || engine.stats().running == 1);
         client.handle_line(&query("waiting", 100_000));
@@ -781,15 +783,7 @@ mod tests {
         };
         let engine = AnalysisEngine::start(backend, opts).unwrap();
         let sink = Arc::new(SlowFirstFinal::default());
-        let client = engine.client(
-            ClientOptions {
-                key: 0,
-                weight: 1,
-                scope: TerminateScope::Client,
-                cancel_on_drop: false,
-            },
-            sink.clone(),
-        );
+        let client = engine.client(client_options(0, false), sink.clone());
         let line = r#"{"id":"q","moves":[["B","E5"]],"rules":"tromp-taylor","komi":7.5,"boardXSize":9,"boardYSize":9,"maxVisits":5,"analyzeTurns":[0,1]}"#;
         client.handle_line(line);
         wait_until("the query finishes", || {
@@ -816,13 +810,7 @@ mod tests {
         let engine = AnalysisEngine::start(backend, opts).unwrap();
         let client = |key| {
             let sink = Arc::new(Collect::default());
-            let options = ClientOptions {
-                key,
-                weight: 1,
-                scope: TerminateScope::Client,
-                cancel_on_drop: true,
-            };
-            (engine.client(options, sink.clone()), sink)
+            (engine.client(client_options(key, true), sink.clone()), sink)
         };
         let (flood, _) = client(0);
         let (single, single_answers) = client(1);
