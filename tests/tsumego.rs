@@ -3,10 +3,11 @@
 //! corner problems whose answers are known: the winning first move, the
 //! verdict on the problem's group, and clear errors for bad regions.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
 use serde_json::{json, Value};
+
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+use engine_cli::run_engine;
 
 /// The default net in `models/` (the one the README's commands use).
 fn own_net() -> String {
@@ -21,32 +22,20 @@ fn own_net() -> String {
 /// Runs the queries through `engine analysis` and returns every response
 /// line by id (the final one of each).
 fn analyse(queries: &[Value]) -> Vec<Value> {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args([
+    let net = own_net();
+    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
+    let out = run_engine(
+        &[
             "analysis",
             "-model",
-            &own_net(),
+            &net,
             "-config",
             "configs/analysis.toml",
-        ])
-        .args([
             "-override-config",
             "numSearchThreads=1,numAnalysisThreads=1",
-        ])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("engine starts");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        for q in queries {
-            writeln!(stdin, "{q}").expect("write query");
-        }
-    }
-    let out = child.wait_with_output().expect("engine ends");
+        ],
+        &input,
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -167,32 +156,26 @@ fn bad_regions_get_a_field_error_with_the_reason() {
 
 #[test]
 fn gtp_kata_tsumego_answers_status_and_winning_moves() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
-        .args(["gtp", "-model", &own_net(), "-config", "configs/gtp.toml"])
-        .args(["-override-config", "maxVisits=150,numSearchThreads=1"])
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("engine starts");
-    {
-        let mut stdin = child.stdin.take().expect("stdin");
-        // Black to play in the straight-three corner: B9 lives.
-        writeln!(
-            stdin,
-            "1 boardsize 9\n2 set_position B A8 B B8 B C8 B D8 B D9 W A7 W B7 W C7 W D7 W E7 W E8 W E9\n\
-             3 kata-tsumego auto live A8\n4 kata-tsumego A1-J9 kill\n5 list_commands\n6 quit"
-        )
-        .expect("write");
-    }
-    let answers: Vec<String> = BufReader::new(child.stdout.take().expect("stdout"))
+    let net = own_net();
+    // Black to play in the straight-three corner: B9 lives.
+    let out = run_engine(
+        &[
+            "gtp",
+            "-model",
+            &net,
+            "-config",
+            "configs/gtp.toml",
+            "-override-config",
+            "maxVisits=150,numSearchThreads=1",
+        ],
+        "1 boardsize 9\n2 set_position B A8 B B8 B C8 B D8 B D9 W A7 W B7 W C7 W D7 W E7 W E8 W E9\n\
+         3 kata-tsumego auto live A8\n4 kata-tsumego A1-J9 kill\n5 list_commands\n6 quit\n",
+    );
+    let answers: Vec<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .map_while(Result::ok)
         .filter(|l| !l.is_empty())
+        .map(str::to_string)
         .collect();
-    let _ = child.wait();
     let answer = |id: &str| {
         answers
             .iter()
