@@ -276,7 +276,7 @@ fn delete_cancels_a_running_review_and_stops_its_searches() {
 fn bad_reviews_are_refused_with_a_json_error() {
     let keys = keys_file("reviews-bad", "maxVisits = 50");
     let server = Server::stub(
-        "numAnalysisThreads=1,reviewMaxVisits=100,reviewMaxStored=1",
+        "numAnalysisThreads=1,reviewMaxVisits=100,reviewMaxStored=1,maxRequestBytes=4000",
         &["-keys", keys.to_str().unwrap()],
     );
     let alice = Some("alice-secret");
@@ -320,6 +320,31 @@ fn bad_reviews_are_refused_with_a_json_error() {
             .metric("engine_serve_requests_total{key=\"alice\",endpoint=\"reviews\",code=\"400\"}"),
         12.0
     );
+    // A body that is not JSON, and one over maxRequestBytes (4000 here,
+    // small enough that the client has sent it all before the answer):
+    // JSON errors too.
+    let raw = |body: &str| {
+        let resp = match ureq::post(&server.url("/v1/reviews"))
+            .timeout(WAIT)
+            .set("Authorization", "Bearer alice-secret")
+            .send_string(body)
+        {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let status = resp.status();
+        let v: Value = serde_json::from_str(&resp.into_string().unwrap()).unwrap();
+        (status, v)
+    };
+    let (status, v) = raw("{\"sgf\": ");
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("bad review request"),
+        "{v}"
+    );
+    let (status, v) = raw(&format!("{{\"sgf\": \"{}\"}}", "x".repeat(6000)));
+    assert_eq!(status, 413, "{v}");
+    assert!(v["error"].is_string(), "{v}");
 
     // Full mode's visits are capped by the key's maxVisits.
     let id = submit(
