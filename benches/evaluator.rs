@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use engine::game::Player;
 use engine::nn::{
     BatchModel, EncodedInput, EvalRequest, Evaluator, EvaluatorConfig, InputBatch, ModelError,
-    RawRow, SymmetryChoice,
+    NetOutputs, NetRow, ScoreOutputs, SymmetryChoice,
 };
 
 const C: usize = 22;
@@ -19,16 +19,34 @@ const G: usize = 19;
 
 /// Returns a fixed row per input row, after sleeping `delay` per batch.
 struct Constant {
-    row: RawRow,
+    policy: Vec<f32>,
+    ownership: Vec<f32>,
     delay: Duration,
 }
 
 impl BatchModel for Constant {
-    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
+    fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
         if !self.delay.is_zero() {
             std::thread::sleep(self.delay);
         }
-        Ok(vec![self.row.clone(); batch.rows])
+        let mut out = NetOutputs::empty(batch.y_len, batch.x_len);
+        for _ in 0..batch.rows {
+            out.push_row(NetRow {
+                policy: &self.policy,
+                policy_optimistic: None,
+                value_logits: [0.2, -0.1, -3.0],
+                scores: ScoreOutputs {
+                    score_mean: 1.0,
+                    score_stdev: 8f32.sqrt(),
+                    lead: 0.5,
+                    var_time_left: 0.0,
+                    shortterm_winloss_error: 0.0,
+                    shortterm_score_error: 0.0,
+                },
+                ownership: &self.ownership,
+            });
+        }
+        Ok(out)
     }
     fn num_spatial_features(&self) -> usize {
         C
@@ -40,17 +58,14 @@ impl BatchModel for Constant {
 
 fn evaluator(delay: Duration, max_batch_wait: Duration) -> Evaluator {
     let area = 19 * 19;
-    let row = RawRow {
-        policy: (0..=area).map(|i| (i % 7) as f32 * 0.3).collect(),
-        value: [0.2, -0.1, -3.0],
-        score_mean: 1.0,
-        score_mean_sq: 9.0,
-        lead: 0.5,
-        ownership: Some(vec![0.1; area]),
-        ..RawRow::default()
-    };
+    let policy = (0..=area).map(|i| (i % 7) as f32 * 0.3).collect();
+    let ownership = vec![0.1; area];
     Evaluator::new(
-        Box::new(Constant { row, delay }),
+        Box::new(Constant {
+            policy,
+            ownership,
+            delay,
+        }),
         EvaluatorConfig {
             max_batch_wait,
             ..EvaluatorConfig::default()

@@ -19,7 +19,7 @@
 
 use std::time::Instant;
 
-use engine::nn::{CpuModel, Model, NetInput as InputBatch};
+use engine::nn::{CpuModel, Model, NetInput};
 use tch::Device;
 
 fn main() {
@@ -67,13 +67,13 @@ fn main() {
         peak_gflops
     );
     for backend in backends.split(',') {
-        let mut forward: Box<dyn FnMut(&InputBatch) + '_> = match backend.trim() {
+        let mut forward: Box<dyn FnMut(&NetInput) + '_> = match backend.trim() {
             "rust" => {
                 println!(
                     "model {} on CPU, Rust backend, 1 thread, {size}x{size}",
                     rust.name()
                 );
-                Box::new(|input: &InputBatch| {
+                Box::new(|input: &NetInput| {
                     rust.forward(input).expect("forward");
                 })
             }
@@ -83,7 +83,7 @@ fn main() {
                     "model {} on CPU, libtorch, {threads} threads, {size}x{size}",
                     model.name()
                 );
-                Box::new(move |input: &InputBatch| {
+                Box::new(move |input: &NetInput| {
                     model.forward(input).expect("forward");
                 })
             }
@@ -98,7 +98,7 @@ fn main() {
 
 /// Prints evals/s at each batch size.
 fn bench(
-    forward: &mut dyn FnMut(&InputBatch),
+    forward: &mut dyn FnMut(&NetInput),
     batches: &[usize],
     size: usize,
     secs: f64,
@@ -120,7 +120,7 @@ fn bench(
         for row in global.chunks_mut(19) {
             row[5] = -0.375;
         }
-        let input = InputBatch {
+        let input = NetInput {
             batch_size: batch,
             height: h,
             width: w,

@@ -509,11 +509,12 @@ fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
         let inputs = (file.num_input_channels, file.num_input_global_channels);
         let batch = nn_bench_batch(n, size, inputs);
         let mut run = || -> Result<(), String> {
-            let rows = model.forward(&batch).map_err(|e| e.to_string())?;
-            let bad = rows.iter().any(|r| {
-                !r.value.iter().all(|v| v.is_finite()) || r.policy.iter().any(|v| !v.is_finite())
-            });
-            if bad || rows.len() != n {
+            let out = model.forward(&batch).map_err(|e| e.to_string())?;
+            out.check(n, batch.y_len, batch.x_len)
+                .map_err(|e| format!("batch {n}: {e}"))?;
+            let bad = !out.value_logits.iter().all(|v| v.is_finite())
+                || out.policy.iter().any(|v| !v.is_finite());
+            if bad {
                 return Err(format!("batch {n}: outputs are not finite"));
             }
             Ok(())

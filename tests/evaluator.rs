@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use engine::game::Player;
 use engine::nn::{
     BatchModel, EncodedInput, EvalError, EvalRequest, Evaluator, EvaluatorConfig, InputBatch,
-    ModelError, NnOutput, RawRow, Symmetry, SymmetryChoice,
+    ModelError, NetOutputs, NetRow, NnOutput, ScoreOutputs, Symmetry, SymmetryChoice,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -64,7 +64,7 @@ impl Drop for Stub {
 }
 
 impl BatchModel for Stub {
-    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
+    fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
         self.seen.forwards.fetch_add(1, Ordering::SeqCst);
         self.seen.batch_sizes.lock().unwrap().push(batch.rows);
         self.seen
@@ -82,7 +82,7 @@ impl BatchModel for Stub {
         }
         let plane = batch.x_len * batch.y_len;
         let spatial = batch.spatial_rows();
-        let mut rows = Vec::with_capacity(batch.rows);
+        let mut rows = NetOutputs::empty(batch.y_len, batch.x_len);
         for r in 0..batch.rows {
             let s = &spatial[r * C * plane..(r + 1) * C * plane];
             let mask = &batch.mask_rows()[r * plane..(r + 1) * plane];
@@ -104,19 +104,24 @@ impl BatchModel for Stub {
             policy.push(glob[0]);
             let stones: f32 = own.iter().sum::<f32>() - opp.iter().sum::<f32>();
             let score = stones + glob[1];
-            rows.push(RawRow {
-                policy,
+            let ownership: Vec<f32> = if batch.include_ownership {
+                (0..plane).map(|t| (own[t] - opp[t]).tanh()).collect()
+            } else {
+                Vec::new()
+            };
+            rows.push_row(NetRow {
+                policy: &policy,
                 policy_optimistic: None,
-                value: [glob[0], glob[1], -1.0],
-                score_mean: score,
-                score_mean_sq: score * score + 4.0,
-                lead: 0.5 * score,
-                var_time_left: on.iter().sum(),
-                shortterm_winloss_error: 0.1,
-                shortterm_score_error: 0.2,
-                ownership: batch
-                    .include_ownership
-                    .then(|| (0..plane).map(|t| (own[t] - opp[t]).tanh()).collect()),
+                value_logits: [glob[0], glob[1], -1.0],
+                scores: ScoreOutputs {
+                    score_mean: score,
+                    score_stdev: 2.0,
+                    lead: 0.5 * score,
+                    var_time_left: on.iter().sum(),
+                    shortterm_winloss_error: 0.1,
+                    shortterm_score_error: 0.2,
+                },
+                ownership: &ownership,
             });
         }
         Ok(rows)

@@ -10,7 +10,7 @@
 // libtorch (and the trainer) are in the default build only.
 #![cfg(feature = "torch")]
 
-use engine::nn::{Model, NetInput as InputBatch};
+use engine::nn::{Model, NetInput};
 use serde_json::Value;
 use tch::Device;
 
@@ -198,7 +198,7 @@ fn empty_boards_match_katago() {
             global.extend_from_slice(&globals(rules, komi, white, xs * ys));
         }
         let out = model
-            .forward(&InputBatch {
+            .forward(&NetInput {
                 batch_size: 8,
                 height: s,
                 width: s,

@@ -32,7 +32,7 @@ use engine::nn::{
     SymmetryChoice,
 };
 #[cfg(feature = "torch")]
-use engine::nn::{InputBatch, Model, ModelError, NetInput, RawRow};
+use engine::nn::{InputBatch, Model, ModelError, NetInput, NetOutputs};
 
 /// The `nn` network behind the evaluator's model interface.
 #[cfg(feature = "torch")]
@@ -40,37 +40,15 @@ struct NetModel(Model);
 
 #[cfg(feature = "torch")]
 impl BatchModel for NetModel {
-    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError> {
-        let out = self
-            .0
+    fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
+        // Always with the mask (the engine's own path drops it when every
+        // row fills the tensor), so the masked path is what is compared.
+        self.0
             .forward(&NetInput {
-                batch_size: batch.rows,
-                height: batch.y_len,
-                width: batch.x_len,
-                spatial: batch.spatial_rows(),
-                global: batch.global_rows(),
-                meta: batch.meta_rows(),
                 mask: Some(batch.mask_rows()),
+                ..batch.net_input()
             })
-            .map_err(|e| ModelError::new(e.to_string()))?;
-        Ok((0..batch.rows)
-            .map(|i| {
-                let r = out.row(i);
-                let s = r.scores;
-                RawRow {
-                    policy: r.policy.to_vec(),
-                    policy_optimistic: r.policy_optimistic.map(<[f32]>::to_vec),
-                    value: r.value_logits,
-                    score_mean: s.score_mean,
-                    score_mean_sq: s.score_mean * s.score_mean + s.score_stdev * s.score_stdev,
-                    lead: s.lead,
-                    var_time_left: s.var_time_left,
-                    shortterm_winloss_error: s.shortterm_winloss_error,
-                    shortterm_score_error: s.shortterm_score_error,
-                    ownership: Some(r.ownership.to_vec()),
-                }
-            })
-            .collect())
+            .map_err(|e| ModelError::new(e.to_string()))
     }
 
     fn num_spatial_features(&self) -> usize {

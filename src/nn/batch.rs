@@ -1,5 +1,10 @@
 //! The small interface between the evaluator and a network: fill an
-//! [`InputBatch`], call [`BatchModel::forward`], read one [`RawRow`] per row.
+//! [`InputBatch`], call [`BatchModel::forward`], read the batch's
+//! [`NetOutputs`] (the one output type of both backends; the evaluator turns
+//! each row into the search's [`super::NnOutput`]).
+
+use super::network::NetInput;
+use super::outputs::NetOutputs;
 
 /// A network failure, passed on to every caller waiting on the batch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -20,8 +25,8 @@ impl ModelError {
 /// it; hence `Send` but not `Sync`.
 pub trait BatchModel: Send {
     /// Evaluates every row of `batch`, returning exactly `batch.rows` rows
-    /// in order.
-    fn forward(&mut self, batch: &InputBatch) -> Result<Vec<RawRow>, ModelError>;
+    /// in order, on the batch's `y_len` x `x_len` tensor.
+    fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError>;
     /// Spatial input planes per row (`C`; 22 for KataGo's V7 features).
     fn num_spatial_features(&self) -> usize;
     /// Global input features per row (`G`; 19 for V7).
@@ -120,40 +125,25 @@ impl InputBatch {
         zero_fill(&mut self.mask, rows * area);
         self.include_ownership = false;
     }
+
+    /// The network's view of this batch: the first `rows` rows, and the
+    /// mask only when some row does not fill the tensor (a net then skips
+    /// the masking work).
+    pub fn net_input(&self) -> NetInput<'_> {
+        let mask = self.mask_rows();
+        NetInput {
+            batch_size: self.rows,
+            height: self.y_len,
+            width: self.x_len,
+            spatial: self.spatial_rows(),
+            global: self.global_rows(),
+            meta: self.meta_rows(),
+            mask: mask.contains(&0.0).then_some(mask),
+        }
+    }
 }
 
 fn zero_fill(buf: &mut Vec<f32>, len: usize) {
     buf.clear();
     buf.resize(len, 0.0);
-}
-
-/// One row's outputs from the network, after the model version's own
-/// post-processing (scaling, softplus, score moments), still from the
-/// **side to move's** perspective and in the row's tensor orientation
-/// (symmetry applied, padding included). Indexing is `y * x_len + x` over
-/// the batch's tensor.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RawRow {
-    /// Policy logits, `h * w + 1` entries, pass last.
-    pub policy: Vec<f32>,
-    /// Optimistic-policy logits (model version >= 12), same layout.
-    pub policy_optimistic: Option<Vec<f32>>,
-    /// Value logits: win, loss, no result.
-    pub value: [f32; 3],
-    /// Expected score for the side to move, conditional on a result.
-    pub score_mean: f32,
-    /// Expected squared score, conditional on a result
-    /// (`mean^2 + stdev^2`).
-    pub score_mean_sq: f32,
-    /// Lead of the side to move, conditional on a result.
-    pub lead: f32,
-    /// Variance-time head (-1 when the net has none).
-    pub var_time_left: f32,
-    /// Short-term win/loss error head (-1 when the net has none).
-    pub shortterm_winloss_error: f32,
-    /// Short-term score error head (-1 when the net has none).
-    pub shortterm_score_error: f32,
-    /// Ownership in [-1, 1] (tanh applied), +1 = side to move; `h * w`
-    /// entries. Required for rows that asked for ownership.
-    pub ownership: Option<Vec<f32>>,
 }

@@ -32,9 +32,10 @@ use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::batch::{BatchModel, InputBatch, ModelError, RawRow};
+use super::batch::{BatchModel, InputBatch, ModelError};
 use super::cache::NnCache;
 use super::output::NnOutput;
+use super::outputs::NetOutputs;
 use super::postprocess::{average, postprocess, RowLayout};
 use super::request::{EvalError, EvalParams, EvalRequest, SymmetryChoice};
 use super::symmetry::Symmetry;
@@ -138,7 +139,10 @@ struct Shared {
     waiting_callers: AtomicUsize,
 }
 
-type Reply = (usize, Result<RawRow, EvalError>);
+/// A job's answer: its symmetry slot, and the batch's outputs with the
+/// job's row in them (shared by every job of the batch, so no row is
+/// copied; the caller post-processes its own row).
+type Reply = (usize, Result<(Arc<NetOutputs>, usize), EvalError>);
 
 /// One row for the network: a request in one symmetry.
 struct Job {
@@ -346,21 +350,20 @@ impl Evaluator {
         }
         drop(reply);
 
-        let receive = || -> Result<(usize, RawRow), EvalError> {
-            let (slot, row) = replies.recv().map_err(|_| EvalError::Stopped)?;
-            Ok((slot, row?))
+        // Each caller post-processes its own row, on its own thread.
+        let receive = || -> Result<(usize, NnOutput), EvalError> {
+            let (slot, reply) = replies.recv().map_err(|_| EvalError::Stopped)?;
+            let (outputs, row) = reply?;
+            let layout = &layouts[slot];
+            let out = postprocess(&outputs.row(row), layout, &req, want_ownership, version)?;
+            Ok((slot, out))
         };
         if count == 1 {
-            let (slot, row) = receive()?;
-            return postprocess(&row, &layouts[slot], &req, want_ownership, version);
+            return receive().map(|(_, out)| out);
         }
         let mut outputs = Vec::with_capacity(count);
         for _ in 0..count {
-            let (slot, row) = receive()?;
-            outputs.push((
-                slot,
-                postprocess(&row, &layouts[slot], &req, want_ownership, version)?,
-            ));
+            outputs.push(receive()?);
         }
         // Average in symmetry order so the result does not depend on which
         // reply came first.
@@ -584,7 +587,14 @@ impl Server {
         let model = &mut self.model;
         let result = catch_unwind(AssertUnwindSafe(|| model.forward(batch)));
         match result {
-            Ok(Ok(rows)) if rows.len() == group.len() => {
+            Ok(Ok(outputs)) => {
+                if let Err(msg) = outputs.check(group.len(), y_len, x_len) {
+                    fail(
+                        group,
+                        &EvalError::BadOutput(format!("model outputs: {msg}")),
+                    );
+                    return true;
+                }
                 self.shared
                     .rows
                     .fetch_add(group.len() as u64, Ordering::Relaxed);
@@ -593,16 +603,12 @@ impl Server {
                 if let Some(bucket) = BATCH_SIZE_BUCKETS.iter().position(|&b| size <= b) {
                     self.shared.batch_sizes[bucket].fetch_add(1, Ordering::Relaxed);
                 }
-                for (job, row) in group.iter().zip(rows) {
+                let outputs = Arc::new(outputs);
+                for (row, job) in group.iter().enumerate() {
                     // A caller that gave up (another of its rows failed)
                     // no longer listens; nothing to do then.
-                    let _ = job.reply.send((job.slot, Ok(row)));
+                    let _ = job.reply.send((job.slot, Ok((Arc::clone(&outputs), row))));
                 }
-                true
-            }
-            Ok(Ok(rows)) => {
-                let msg = format!("model returned {} rows for {}", rows.len(), group.len());
-                fail(group, &EvalError::BadOutput(msg));
                 true
             }
             Ok(Err(e)) => {

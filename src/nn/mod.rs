@@ -14,7 +14,6 @@ pub mod device;
 mod evaluator;
 mod features;
 pub mod metadata;
-mod model_adapter;
 pub mod model_file;
 mod network;
 mod output;
@@ -28,7 +27,7 @@ mod symmetry;
 #[cfg_attr(not(test), allow(dead_code))]
 mod testnet;
 
-pub use batch::{BatchModel, InputBatch, ModelError, RawRow};
+pub use batch::{BatchModel, InputBatch, ModelError};
 pub use cache::NnCache;
 pub use desc::{supported_rules, InputVersion};
 pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig, BATCH_SIZE_BUCKETS};
@@ -41,7 +40,7 @@ pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // `InputBatch` in their branches; the evaluator's keeps the name here.
 #[cfg(feature = "torch")]
 pub use network::Model;
-pub use network::{CpuModel, InputBatch as NetInput, ModelOptions, NetError, MAX_BOARD_LEN};
+pub use network::{CpuModel, ModelOptions, NetError, NetInput, MAX_BOARD_LEN};
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};

@@ -16,6 +16,7 @@
 //! the libtorch net and the pure-Rust [`CpuModel`] each instantiate that topology
 //! with their own weight storage and layer operations.
 
+use super::batch::{BatchModel, InputBatch, ModelError};
 use super::desc::*;
 use super::device::Precision;
 use super::model_file::{ModelFile, ModelFileError};
@@ -32,6 +33,40 @@ mod winograd;
 pub use cpu::CpuModel;
 #[cfg(feature = "torch")]
 pub use libtorch::Model;
+
+/// Both backends behind the evaluator's interface: each takes the
+/// evaluator's batch as it is ([`InputBatch::net_input`]) and gives back its
+/// [`NetOutputs`] unchanged.
+macro_rules! batch_model {
+    ($model:ty) => {
+        impl BatchModel for $model {
+            fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
+                <$model>::forward(self, &batch.net_input())
+                    .map_err(|e| ModelError::new(e.to_string()))
+            }
+
+            fn num_spatial_features(&self) -> usize {
+                <$model>::num_spatial_features(self)
+            }
+
+            fn num_global_features(&self) -> usize {
+                <$model>::num_global_features(self)
+            }
+
+            fn num_meta_features(&self) -> usize {
+                <$model>::num_meta_features(self)
+            }
+
+            fn model_version(&self) -> i32 {
+                self.version()
+            }
+        }
+    };
+}
+
+batch_model!(CpuModel);
+#[cfg(feature = "torch")]
+batch_model!(Model);
 
 /// Largest board side the model accepts (KataGo's compile-time maximum).
 pub const MAX_BOARD_LEN: usize = 37;
@@ -61,7 +96,7 @@ pub enum NetError {
 
 /// One batch of network inputs as flat `f32` buffers, row-major (NCHW).
 #[derive(Debug, Clone, Copy)]
-pub struct InputBatch<'a> {
+pub struct NetInput<'a> {
     /// Number of rows.
     pub batch_size: usize,
     /// Height of the (possibly padded) board tensor.
@@ -81,7 +116,7 @@ pub struct InputBatch<'a> {
     pub mask: Option<&'a [f32]>,
 }
 
-impl<'a> InputBatch<'a> {
+impl<'a> NetInput<'a> {
     /// `batch_size` rows in a `side` x `side` tensor.
     pub fn square(
         batch_size: usize,
@@ -90,7 +125,7 @@ impl<'a> InputBatch<'a> {
         global: &'a [f32],
         mask: Option<&'a [f32]>,
     ) -> Self {
-        InputBatch {
+        NetInput {
             batch_size,
             height: side,
             width: side,
@@ -139,7 +174,7 @@ pub struct ModelOptions {
 
 /// Checks a batch's sizes and mask (shared by both backends) for a net of
 /// `sizes` inputs per row.
-fn validate_input(batch: &InputBatch, sizes: InputSizes) -> Result<(), NetError> {
+fn validate_input(batch: &NetInput, sizes: InputSizes) -> Result<(), NetError> {
     let InputSizes {
         spatial,
         global,

@@ -58,10 +58,74 @@ impl NetOutputs {
         self.scores.push(s);
     }
 
-    /// Row `i`'s outputs as slices.
+    /// No rows yet, on a `height` x `width` tensor: for models that make
+    /// their rows one at a time ([`NetOutputs::push_row`]), as test stubs do.
+    pub fn empty(height: usize, width: usize) -> NetOutputs {
+        NetOutputs {
+            batch_size: 0,
+            height,
+            width,
+            policy: Vec::new(),
+            policy_optimistic: None,
+            value_logits: Vec::new(),
+            scores: Vec::new(),
+            ownership: Vec::new(),
+        }
+    }
+
+    /// Appends one row. Every row must agree on whether it has an
+    /// optimistic policy and ownership ([`NetOutputs::check`] finds rows
+    /// that do not).
+    pub fn push_row(&mut self, row: NetRow<'_>) {
+        self.batch_size += 1;
+        self.policy.extend_from_slice(row.policy);
+        if let Some(p) = row.policy_optimistic {
+            self.policy_optimistic
+                .get_or_insert_with(Vec::new)
+                .extend_from_slice(p);
+        }
+        self.value_logits.extend_from_slice(&row.value_logits);
+        self.scores.push(row.scores);
+        self.ownership.extend_from_slice(row.ownership);
+    }
+
+    /// Whether these are `rows` whole rows on a `height` x `width` tensor
+    /// (ownership may be absent: an empty buffer); the error says what is
+    /// wrong. The evaluator checks a model's outputs with it before any row
+    /// is read, so a broken model fails its callers instead of panicking.
+    pub fn check(&self, rows: usize, height: usize, width: usize) -> Result<(), String> {
+        let hw = height * width;
+        let expect = |what: &str, len: usize, want: usize| {
+            if len == want {
+                Ok(())
+            } else {
+                Err(format!("{what} has {len} values, expected {want}"))
+            }
+        };
+        if (self.batch_size, self.height, self.width) != (rows, height, width) {
+            return Err(format!(
+                "{} rows on a {}x{} tensor, expected {rows} on {width}x{height}",
+                self.batch_size, self.width, self.height
+            ));
+        }
+        expect("policy", self.policy.len(), rows * (hw + 1))?;
+        if let Some(p) = &self.policy_optimistic {
+            expect("optimistic policy", p.len(), rows * (hw + 1))?;
+        }
+        expect("value", self.value_logits.len(), rows * 3)?;
+        expect("score", self.scores.len(), rows)?;
+        if !self.ownership.is_empty() {
+            expect("ownership", self.ownership.len(), rows * hw)?;
+        }
+        Ok(())
+    }
+
+    /// Row `i`'s outputs as slices (ownership empty when the model gave
+    /// none).
     ///
     /// # Panics
-    /// If `i >= batch_size`.
+    /// If `i >= batch_size`, or on buffers that [`NetOutputs::check`]
+    /// refuses.
     pub fn row(&self, i: usize) -> NetRow<'_> {
         let hw = self.height * self.width;
         NetRow {
@@ -76,7 +140,11 @@ impl NetOutputs {
                 self.value_logits[3 * i + 2],
             ],
             scores: self.scores[i],
-            ownership: &self.ownership[i * hw..(i + 1) * hw],
+            ownership: if self.ownership.is_empty() {
+                &[]
+            } else {
+                &self.ownership[i * hw..(i + 1) * hw]
+            },
         }
     }
 }
@@ -92,7 +160,7 @@ pub struct NetRow<'a> {
     pub value_logits: [f32; 3],
     /// Post-processed score outputs.
     pub scores: ScoreOutputs,
-    /// Ownership, +1 = side to move.
+    /// Ownership, +1 = side to move; empty when the model gave none.
     pub ownership: &'a [f32],
 }
 

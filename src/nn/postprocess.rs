@@ -1,11 +1,11 @@
-//! Where a board sits in a row's tensor, and turning a [`RawRow`] into the
+//! Where a board sits in a row's tensor, and turning a [`NetRow`] into the
 //! [`NnOutput`] the search wants (KataGo's `NNEvaluator::evaluate` after the
 //! result arrives, and the multi-symmetry average of `NNOutput`).
 
 use crate::game::Player;
 
-use super::batch::RawRow;
 use super::output::NnOutput;
+use super::outputs::NetRow;
 use super::request::{EvalError, EvalRequest};
 use super::symmetry::Symmetry;
 
@@ -95,7 +95,7 @@ fn check_finite(name: &str, v: f64) -> Result<(), EvalError> {
 /// temperature (illegal moves exactly -1), softmaxes the value, and turns
 /// everything to white's perspective.
 pub(crate) fn postprocess(
-    raw: &RawRow,
+    raw: &NetRow<'_>,
     layout: &RowLayout,
     req: &EvalRequest,
     want_ownership: bool,
@@ -143,9 +143,9 @@ pub(crate) fn postprocess(
         white_score_mean: sign * v.score_mean as f32,
         white_score_mean_sq: v.score_mean_sq as f32,
         white_lead: sign * v.lead as f32,
-        var_time_left: raw.var_time_left,
-        shortterm_winloss_error: raw.shortterm_winloss_error,
-        shortterm_score_error: raw.shortterm_score_error,
+        var_time_left: raw.scores.var_time_left,
+        shortterm_winloss_error: raw.scores.shortterm_winloss_error,
+        shortterm_score_error: raw.scores.shortterm_score_error,
         white_ownership,
     })
 }
@@ -153,12 +153,12 @@ pub(crate) fn postprocess(
 /// The optimistic policy head's logits, when the request blends them in
 /// (`optimism > 0`) and the model gave them.
 #[inline]
-fn optimistic_policy(
-    raw: &RawRow,
+fn optimistic_policy<'a>(
+    raw: &NetRow<'a>,
     plane: usize,
     optimism: f32,
-) -> Result<Option<&[f32]>, EvalError> {
-    match &raw.policy_optimistic {
+) -> Result<Option<&'a [f32]>, EvalError> {
+    match raw.policy_optimistic {
         Some(p) if optimism > 0.0 => {
             if p.len() != plane + 1 {
                 return Err(bad(format!(
@@ -167,7 +167,7 @@ fn optimistic_policy(
                     plane + 1
                 )));
             }
-            Ok(Some(p.as_slice()))
+            Ok(Some(p))
         }
         _ => Ok(None),
     }
@@ -178,7 +178,7 @@ fn optimistic_policy(
 /// KataGo (illegal moves exactly -1).
 #[inline]
 fn policy_probs(
-    raw: &RawRow,
+    raw: &NetRow<'_>,
     layout: &RowLayout,
     req: &EvalRequest,
     optimistic: Option<&[f32]>,
@@ -284,8 +284,8 @@ struct Values {
 /// result counts as score 0), exactly as nneval.cpp; every number checked
 /// finite.
 #[inline]
-fn value_probs(raw: &RawRow, allow_no_result: bool) -> Result<Values, EvalError> {
-    let [win_logit, loss_logit, no_result_logit] = raw.value.map(f64::from);
+fn value_probs(raw: &NetRow<'_>, allow_no_result: bool) -> Result<Values, EvalError> {
+    let [win_logit, loss_logit, no_result_logit] = raw.value_logits.map(f64::from);
     let no_result_logit = if allow_no_result {
         no_result_logit
     } else {
@@ -305,21 +305,21 @@ fn value_probs(raw: &RawRow, allow_no_result: bool) -> Result<Values, EvalError>
     loss /= total;
     no_result /= total;
     let has_result = 1.0 - no_result;
-    let score_mean = f64::from(raw.score_mean) * has_result;
-    let score_mean_sq = f64::from(raw.score_mean_sq) * has_result;
-    let lead = f64::from(raw.lead) * has_result;
+    let score_mean = f64::from(raw.scores.score_mean) * has_result;
+    let score_mean_sq = f64::from(score_mean_sq(raw)) * has_result;
+    let lead = f64::from(raw.scores.lead) * has_result;
     for (name, v) in [
         ("score mean", score_mean),
         ("score mean square", score_mean_sq),
         ("lead", lead),
-        ("variance time", f64::from(raw.var_time_left)),
+        ("variance time", f64::from(raw.scores.var_time_left)),
         (
             "short-term win/loss error",
-            f64::from(raw.shortterm_winloss_error),
+            f64::from(raw.scores.shortterm_winloss_error),
         ),
         (
             "short-term score error",
-            f64::from(raw.shortterm_score_error),
+            f64::from(raw.scores.shortterm_score_error),
         ),
     ] {
         check_finite(name, v)?;
@@ -332,6 +332,13 @@ fn value_probs(raw: &RawRow, allow_no_result: bool) -> Result<Values, EvalError>
         score_mean_sq,
         lead,
     })
+}
+
+/// The expected squared score, `mean^2 + stdev^2` in f32 (the moment
+/// KataGo's backends hand to nneval).
+fn score_mean_sq(raw: &NetRow<'_>) -> f32 {
+    let s = &raw.scores;
+    s.score_mean * s.score_mean + s.score_stdev * s.score_stdev
 }
 
 /// KataGo's "inverse_atan": `tan`, saturating at ±1e6 near ±pi/2.
@@ -352,9 +359,9 @@ fn inverse_atan(x: f64) -> f64 {
 /// arctan) whose points scale with the side of the board
 /// (`ScoreValue::approxWhiteScoreOfScoreValueSmooth` with center 0 and
 /// scale 2). The net has no second moment: the mean squared stands in.
-fn value_probs_v3(raw: &RawRow, x_size: usize, y_size: usize) -> Result<Values, EvalError> {
+fn value_probs_v3(raw: &NetRow<'_>, x_size: usize, y_size: usize) -> Result<Values, EvalError> {
     use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
-    let [win_logit, loss_logit, no_result_logit] = raw.value.map(f64::from);
+    let [win_logit, loss_logit, no_result_logit] = raw.value_logits.map(f64::from);
     let max = win_logit.max(loss_logit).max(no_result_logit);
     let (win, loss, no_result) = (
         (win_logit - max).exp(),
@@ -362,7 +369,7 @@ fn value_probs_v3(raw: &RawRow, x_size: usize, y_size: usize) -> Result<Values, 
         (no_result_logit - max).exp(),
     );
     let total = win + loss + no_result;
-    let score_value = f64::from(raw.score_mean).atan() * FRAC_2_PI;
+    let score_value = f64::from(raw.scores.score_mean).atan() * FRAC_2_PI;
     check_finite("value softmax sum", total)?;
     check_finite("score value", score_value)?;
     // KataGo's `Board::sqrtBoardArea`: exact on square boards.
@@ -386,13 +393,13 @@ fn value_probs_v3(raw: &RawRow, x_size: usize, y_size: usize) -> Result<Values, 
 /// The ownership head in the board's own orientation, times `sign` (white's
 /// point of view).
 #[inline]
-fn white_ownership(raw: &RawRow, layout: &RowLayout, sign: f32) -> Result<Vec<f32>, EvalError> {
+fn white_ownership(raw: &NetRow<'_>, layout: &RowLayout, sign: f32) -> Result<Vec<f32>, EvalError> {
     let (x_size, y_size) = (layout.x_size, layout.y_size);
     let plane = layout.x_len * layout.y_len;
-    let own = raw
-        .ownership
-        .as_ref()
-        .ok_or_else(|| bad("ownership was asked for but the model gave none".into()))?;
+    let own = raw.ownership;
+    if own.is_empty() {
+        return Err(bad("ownership was asked for but the model gave none".into()));
+    }
     if own.len() != plane {
         return Err(bad(format!(
             "ownership has {} entries, expected {plane}",
@@ -471,6 +478,7 @@ pub(crate) fn average(outputs: &[NnOutput]) -> NnOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::outputs::ScoreOutputs;
     use crate::nn::request::{EncodedInput, EvalParams};
 
     fn request(x: usize, y: usize, to_move: Player) -> EvalRequest {
@@ -488,22 +496,41 @@ mod tests {
         )
     }
 
-    fn raw(plane: usize) -> RawRow {
-        RawRow {
+    /// One row's outputs, owned, for tests that change a field.
+    struct Raw {
+        policy: Vec<f32>,
+        value: [f32; 3],
+        scores: ScoreOutputs,
+        ownership: Vec<f32>,
+    }
+
+    impl Raw {
+        fn row(&self) -> NetRow<'_> {
+            NetRow {
+                policy: &self.policy,
+                policy_optimistic: None,
+                value_logits: self.value,
+                scores: self.scores,
+                ownership: &self.ownership,
+            }
+        }
+    }
+
+    fn raw(plane: usize) -> Raw {
+        Raw {
             policy: (0..=plane).map(|i| i as f32 * 0.1).collect(),
-            policy_optimistic: None,
             value: [1.0, -1.0, 0.5],
-            score_mean: 3.0,
-            score_mean_sq: 25.0,
-            lead: 2.5,
-            var_time_left: 10.0,
-            shortterm_winloss_error: 0.2,
-            shortterm_score_error: 1.5,
-            ownership: Some(
-                (0..plane)
-                    .map(|i| (i as f32 / plane as f32) - 0.5)
-                    .collect(),
-            ),
+            scores: ScoreOutputs {
+                score_mean: 3.0,
+                score_stdev: 4.0,
+                lead: 2.5,
+                var_time_left: 10.0,
+                shortterm_winloss_error: 0.2,
+                shortterm_score_error: 1.5,
+            },
+            ownership: (0..plane)
+                .map(|i| (i as f32 / plane as f32) - 0.5)
+                .collect(),
         }
     }
 
@@ -525,7 +552,7 @@ mod tests {
         req.legal[1] = false;
         req.legal[4] = false;
         let layout = RowLayout::new(3, 2, Symmetry::IDENTITY, None);
-        let out = postprocess(&raw(6), &layout, &req, false, 17).unwrap();
+        let out = postprocess(&raw(6).row(), &layout, &req, false, 17).unwrap();
         assert_eq!(out.policy[1], -1.0);
         assert_eq!(out.policy[4], -1.0);
         let legal_sum: f32 = out.policy.iter().filter(|&&p| p >= 0.0).sum();
@@ -537,7 +564,7 @@ mod tests {
 
         // Temperature 2 halves the logits.
         req.params.policy_temperature = 2.0;
-        let hot = postprocess(&raw(6), &layout, &req, false, 17).unwrap();
+        let hot = postprocess(&raw(6).row(), &layout, &req, false, 17).unwrap();
         let ratio = hot.policy[6] / hot.policy[0];
         assert!((ratio - (0.3f32).exp()).abs() < 1e-5);
     }
@@ -549,7 +576,7 @@ mod tests {
         let layout = RowLayout::new(2, 1, Symmetry::IDENTITY, None);
         let mut r = raw(2);
         r.policy = vec![0.0, 0.0, 20.0];
-        let out = postprocess(&r, &layout, &req, false, 17).unwrap();
+        let out = postprocess(&r.row(), &layout, &req, false, 17).unwrap();
         assert!((out.policy[2] - 0.95).abs() < 1e-5, "{:?}", out.policy);
     }
 
@@ -557,8 +584,8 @@ mod tests {
     fn black_to_move_flips_values_and_ownership() {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let r = raw(9);
-        let w = postprocess(&r, &layout, &request(3, 3, Player::White), true, 17).unwrap();
-        let b = postprocess(&r, &layout, &request(3, 3, Player::Black), true, 17).unwrap();
+        let w = postprocess(&r.row(), &layout, &request(3, 3, Player::White), true, 17).unwrap();
+        let b = postprocess(&r.row(), &layout, &request(3, 3, Player::Black), true, 17).unwrap();
         assert_eq!(w.white_win_prob, b.white_loss_prob);
         assert_eq!(w.white_loss_prob, b.white_win_prob);
         assert_eq!(w.white_score_mean, -b.white_score_mean);
@@ -580,7 +607,7 @@ mod tests {
             ..EvalParams::default()
         };
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
-        let out = postprocess(&raw(9), &layout, &req, false, 17).unwrap();
+        let out = postprocess(&raw(9).row(), &layout, &req, false, 17).unwrap();
         let e = [1.0f64.exp(), (-1.0f64).exp(), 0.5f64.exp()];
         let nr = e[2] / (e[0] + e[1] + e[2]);
         assert!((f64::from(out.white_no_result_prob) - nr).abs() < 1e-6);
@@ -592,8 +619,8 @@ mod tests {
     fn version_3_reads_a_score_value_and_keeps_no_result() {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let mut r = raw(9);
-        r.score_mean = 0.25;
-        let w = postprocess(&r, &layout, &request(3, 3, Player::White), false, 3).unwrap();
+        r.scores.score_mean = 0.25;
+        let w = postprocess(&r.row(), &layout, &request(3, 3, Player::White), false, 3).unwrap();
         let e = [1.0f64.exp(), (-1.0f64).exp(), 0.5f64.exp()];
         let nr = e[2] / (e[0] + e[1] + e[2]);
         // No result stays, even though the request does not allow it.
@@ -606,17 +633,17 @@ mod tests {
             w.white_score_mean_sq,
             w.white_score_mean * w.white_score_mean
         );
-        let b = postprocess(&r, &layout, &request(3, 3, Player::Black), false, 3).unwrap();
+        let b = postprocess(&r.row(), &layout, &request(3, 3, Player::Black), false, 3).unwrap();
         assert_eq!(b.white_score_mean, -w.white_score_mean);
         // A non-square board scales by the square root of its area.
         let wide = RowLayout::new(4, 2, Symmetry::IDENTITY, None);
         let mut r8 = raw(8);
-        r8.score_mean = 0.25;
-        let o = postprocess(&r8, &wide, &request(4, 2, Player::White), false, 3).unwrap();
+        r8.scores.score_mean = 0.25;
+        let o = postprocess(&r8.row(), &wide, &request(4, 2, Player::White), false, 3).unwrap();
         assert!((f64::from(o.white_score_mean) - 0.25 * 2.0 * 8f64.sqrt()).abs() < 1e-5);
         // A huge score value saturates as KataGo's inverse_atan does.
-        r.score_mean = 1e12;
-        let big = postprocess(&r, &layout, &request(3, 3, Player::White), false, 3).unwrap();
+        r.scores.score_mean = 1e12;
+        let big = postprocess(&r.row(), &layout, &request(3, 3, Player::White), false, 3).unwrap();
         assert_eq!(big.white_score_mean, 6e6);
     }
 
@@ -626,13 +653,13 @@ mod tests {
         let req = request(3, 3, Player::White);
         let mut r = raw(9);
         r.policy.pop();
-        assert!(postprocess(&r, &layout, &req, false, 17).is_err());
+        assert!(postprocess(&r.row(), &layout, &req, false, 17).is_err());
         let mut r = raw(9);
         r.value[0] = f32::NAN;
-        assert!(postprocess(&r, &layout, &req, false, 17).is_err());
+        assert!(postprocess(&r.row(), &layout, &req, false, 17).is_err());
         let mut r = raw(9);
-        r.ownership = None;
-        assert!(postprocess(&r, &layout, &req, true, 17).is_err());
+        r.ownership.clear();
+        assert!(postprocess(&r.row(), &layout, &req, true, 17).is_err());
     }
 
     #[test]
@@ -640,7 +667,7 @@ mod tests {
         let layout = RowLayout::new(3, 3, Symmetry::IDENTITY, None);
         let mut req = request(3, 3, Player::White);
         req.legal[2] = false;
-        let mut a = postprocess(&raw(9), &layout, &req, true, 17).unwrap();
+        let mut a = postprocess(&raw(9).row(), &layout, &req, true, 17).unwrap();
         let mut b = a.clone();
         a.white_score_mean = 2.0;
         a.white_score_mean_sq = 4.0; // stdev 0

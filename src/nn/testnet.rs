@@ -7,7 +7,7 @@ use rand::{Rng, SeedableRng};
 
 use super::desc::*;
 use super::model_file::ModelFile;
-use super::network::InputBatch;
+use super::network::NetInput;
 
 /// One masked `side` x `side` board of inputs (the base that the bad-input
 /// tests vary).
@@ -16,8 +16,8 @@ pub(super) fn one_board<'a>(
     spatial: &'a [f32],
     global: &'a [f32],
     mask: &'a [f32],
-) -> InputBatch<'a> {
-    InputBatch::square(1, side, spatial, global, Some(mask))
+) -> NetInput<'a> {
+    NetInput::square(1, side, spatial, global, Some(mask))
 }
 
 struct Gen {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::builder::{fold_dense, fold_norm_act};
 use super::topology::{Fold, Net, Ops, RawHeads, TransformerBlock};
 use super::winograd::Epilogue;
-use super::{validate_input, HostOutputs, InputBatch, InputSizes, NetError};
+use super::{validate_input, HostOutputs, InputSizes, NetError, NetInput};
 use crate::nn::desc::*;
 use crate::nn::device::Precision;
 use crate::nn::model_file::ModelFile;
@@ -288,7 +288,7 @@ impl Ops for CpuOps<'_> {
 const MAX_POINTS_PER_PASS: usize = 4 * 19 * 19;
 
 /// Runs the rows of one pass: `spatial_nchw`, `global` and `meta` as in
-/// an [`InputBatch`]; the outputs are NHWC, in buffers of `s`.
+/// an [`NetInput`]; the outputs are NHWC, in buffers of `s`.
 fn forward_pass(
     net: &Net<CpuFold>,
     spatial_nchw: &[f32],
@@ -437,7 +437,7 @@ impl CpuModel {
 
     /// Runs one batch. Outputs are from the side to move's perspective, as
     /// [`super::Model::forward`]'s.
-    pub fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+    pub fn forward(&mut self, batch: &NetInput) -> Result<NetOutputs, NetError> {
         validate_input(batch, self.inputs)?;
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let hw = h * w;

@@ -15,7 +15,7 @@ use super::builder::*;
 use super::topology::{Fold, Net, Ops, RawHeads, TransformerBlock};
 use super::winograd::{Epilogue, Winograd, Workspace};
 use super::{
-    validate_input, HostOutputs, InputBatch, InputSizes, ModelOptions, NetError, MAX_BOARD_LEN,
+    validate_input, HostOutputs, InputSizes, ModelOptions, NetError, NetInput, MAX_BOARD_LEN,
 };
 use crate::nn::desc::*;
 use crate::nn::device::{batch_bucket, Precision};
@@ -218,7 +218,7 @@ impl Model {
 
     /// Runs one batch. Outputs are from the side to move's perspective
     /// (see [`NetOutputs`]).
-    pub fn forward(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+    pub fn forward(&self, batch: &NetInput) -> Result<NetOutputs, NetError> {
         validate_input(batch, self.inputs)?;
         if self.staged {
             return self.forward_staged(batch);
@@ -264,7 +264,7 @@ impl Model {
     /// (pinned on CUDA) and copied to the device in one non-blocking copy,
     /// the outputs of the real rows gathered into one device tensor and
     /// copied back in one copy.
-    fn forward_staged(&self, batch: &InputBatch) -> Result<NetOutputs, NetError> {
+    fn forward_staged(&self, batch: &NetInput) -> Result<NetOutputs, NetError> {
         let (n, h, w) = (batch.batch_size, batch.height, batch.width);
         let rows = batch_bucket(n);
         let hw = h * w;

@@ -86,7 +86,7 @@ fn max_diff(file: &ModelFile, sizes: &[(usize, usize)], s: usize, masked: bool) 
     let mut cpu = CpuModel::from_file(file).expect("cpu build");
     let (spatial, global, mask) = batch(sizes, s, 17 + sizes.len() as u64);
     let (spatial, global) = fit_inputs(file, s * s, &spatial, &global);
-    let input = InputBatch::square(
+    let input = NetInput::square(
         sizes.len(),
         s,
         &spatial,
@@ -171,7 +171,7 @@ fn replicas_share_the_weights_and_compute_the_same() {
     let mut second = first.replica();
     assert!(Arc::ptr_eq(&first.net, &second.net));
     let (spatial, global, _) = batch(&[(19, 19), (19, 19)], 19, 5);
-    let input = InputBatch::square(2, 19, &spatial, &global, None);
+    let input = NetInput::square(2, 19, &spatial, &global, None);
     let a = first.forward(&input).expect("forward");
     let b = second.forward(&input).expect("forward");
     assert_eq!(a.policy, b.policy);
@@ -460,13 +460,13 @@ fn bad_inputs_are_errors() {
     let (spatial, global, mask) = batch(&[(5, 5)], 5, 1);
     let ok = one_board(5, &spatial, &global, &mask);
     assert!(cpu.forward(&ok).is_ok());
-    let short = InputBatch {
+    let short = NetInput {
         spatial: &spatial[1..],
         ..ok
     };
     assert!(matches!(cpu.forward(&short), Err(NetError::BadInput(_))));
     let zeros = vec![0f32; mask.len()];
-    let empty = InputBatch {
+    let empty = NetInput {
         mask: Some(&zeros),
         ..ok
     };
@@ -494,9 +494,9 @@ fn metadata_encoder_nets_match_libtorch() {
         let profile = crate::nn::SgfMetadata::profile(name).unwrap().unwrap();
         profile.fill_row(row, crate::game::Player::White, 81);
     }
-    let input = InputBatch {
+    let input = NetInput {
         meta: Some(&meta),
-        ..InputBatch::square(sizes.len(), 9, &spatial, &global, Some(&mask))
+        ..NetInput::square(sizes.len(), 9, &spatial, &global, Some(&mask))
     };
     let a = torch.forward(&input).expect("libtorch forward");
     let b = cpu.forward(&input).expect("cpu forward");
@@ -509,7 +509,7 @@ fn metadata_encoder_nets_match_libtorch() {
         .map(|(x, y)| (x - y).abs())
         .fold(0f32, f32::max);
     assert!(worst < 1e-3, "the backends differ by {worst}");
-    let without = InputBatch {
+    let without = NetInput {
         meta: None,
         ..input
     };
@@ -528,11 +528,11 @@ fn transformer_nets_ignore_padding_and_batch_neighbours() {
         let mut cpu = CpuModel::from_file(&file).expect("cpu build");
         let (sp, gl, _) = batch(&[(9, 9)], 9, 4);
         let alone = cpu
-            .forward(&InputBatch::square(1, 9, &sp, &gl, None))
+            .forward(&NetInput::square(1, 9, &sp, &gl, None))
             .expect("forward");
         let (sp, gl, mask) = batch(&[(9, 9), (13, 13), (7, 11)], 13, 4);
         let padded = cpu
-            .forward(&InputBatch::square(3, 13, &sp, &gl, Some(&mask)))
+            .forward(&NetInput::square(3, 13, &sp, &gl, Some(&mask)))
             .expect("forward");
         let mut worst = 0f32;
         for y in 0..9 {
@@ -564,7 +564,7 @@ fn every_simd_path_gives_the_same_outputs() {
     let mut ran = Vec::new();
     for (n, s) in [(1, 9), (4, 9), (2, 19)] {
         let (spatial, global, _) = batch(&vec![(s, s); n], s, 31 + n as u64);
-        let input = InputBatch::square(n, s, &spatial, &global, None);
+        let input = NetInput::square(n, s, &spatial, &global, None);
         let mut outputs = Vec::new();
         for path in SimdPath::ALL {
             // Built on the path too: the AVX2 path keeps extra weights.

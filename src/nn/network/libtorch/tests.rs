@@ -94,7 +94,7 @@ fn g170_output_shapes_and_facts() {
     let spatial = [s1.clone(), s1].concat();
     let global = [g1.clone(), g1].concat();
     let out = model
-        .forward(&InputBatch::square(2, 19, &spatial, &global, None))
+        .forward(&NetInput::square(2, 19, &spatial, &global, None))
         .expect("forward");
     assert_eq!(out.policy.len(), 2 * 362);
     assert_eq!(out.ownership.len(), 2 * 361);
@@ -183,20 +183,20 @@ fn bad_inputs_are_errors_not_panics() {
     let ok = one_board(9, &spatial, &global, &mask);
     assert!(model.forward(&ok).is_ok());
     let cases = [
-        InputBatch {
+        NetInput {
             batch_size: 2,
             ..ok
         },
-        InputBatch {
+        NetInput {
             batch_size: 0,
             ..ok
         },
-        InputBatch { height: 8, ..ok },
-        InputBatch {
+        NetInput { height: 8, ..ok },
+        NetInput {
             global: &global[..5],
             ..ok
         },
-        InputBatch {
+        NetInput {
             height: 0,
             width: 0,
             spatial: &[],
@@ -208,7 +208,7 @@ fn bad_inputs_are_errors_not_panics() {
         assert!(matches!(model.forward(&c), Err(NetError::BadInput(_))));
     }
     let zeros = vec![0f32; 81];
-    let empty_mask = InputBatch {
+    let empty_mask = NetInput {
         mask: Some(&zeros),
         ..ok
     };
@@ -229,7 +229,7 @@ fn metadata_encoder_nets_need_metadata_and_answer_by_it() {
     assert_eq!(model.num_meta_features(), 192);
     let (one, one_global, one_mask) = position(5, 5, 5);
     let (spatial, global, mask) = (one.repeat(2), one_global.repeat(2), one_mask.repeat(2));
-    let without = InputBatch::square(2, 5, &spatial, &global, Some(&mask));
+    let without = NetInput::square(2, 5, &spatial, &global, Some(&mask));
     let err = model.forward(&without).expect_err("no metadata");
     assert!(err.to_string().contains("humanSLProfile"), "{err}");
     // Two profiles on the same position: the outputs follow the profile.
@@ -238,7 +238,7 @@ fn metadata_encoder_nets_need_metadata_and_answer_by_it() {
         let profile = crate::nn::SgfMetadata::profile(name).unwrap().unwrap();
         profile.fill_row(row, crate::game::Player::Black, 25);
     }
-    let with = InputBatch {
+    let with = NetInput {
         meta: Some(&meta),
         ..without
     };
@@ -281,7 +281,7 @@ fn run_boards(model: &Model, boards: &[(usize, usize)], s: usize, masked: bool) 
         mask.extend(m);
     }
     let n = boards.len();
-    let input = InputBatch::square(n, s, &spatial, &global, masked.then_some(&mask[..]));
+    let input = NetInput::square(n, s, &spatial, &global, masked.then_some(&mask[..]));
     model.forward(&input).expect("forward")
 }
 
