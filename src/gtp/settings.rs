@@ -1,9 +1,9 @@
 //! GTP-level settings read from the config (KataGo's key names, defaults
 //! and ranges) and the initial rules.
 
+use crate::config::{read_fields, Field};
 use crate::config::{Config, Enabled};
 use crate::game::{GameOptions, Rules, MAX_LEN};
-use crate::play::{read_fields, Field};
 use crate::search::Perspective;
 
 use crate::numfmt::parse_bool;
@@ -144,6 +144,11 @@ impl GtpSettings {
         read_fields(cfg, GTP_FIELDS, &mut s).map_err(|err| err.to_string())?;
         Ok(s)
     }
+}
+
+/// The configuration reference's rows of the GTP settings tables.
+pub fn config_rows() -> Vec<crate::config::Row> {
+    crate::config::field_rows(GTP_FIELDS)
 }
 
 /// The scalar GTP settings: KataGo's key, its `gtp_example.cfg` default,

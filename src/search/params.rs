@@ -68,6 +68,8 @@ pub enum ParamError {
 /// and the strings a config file or GTP command gives, e.g. `"0.5"`,
 /// `"true"`), checked against a range.
 trait ParamValue: Sized {
+    /// The type as the configuration reference names it.
+    const TYPE: &'static str;
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError>;
 }
 
@@ -99,18 +101,21 @@ fn number_in_range(name: &str, v: &Value, min: f64, max: f64) -> Result<f64, Par
 }
 
 impl ParamValue for f64 {
+    const TYPE: &'static str = "real";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         number_in_range(name, v, min, max)
     }
 }
 
 impl ParamValue for f32 {
+    const TYPE: &'static str = "real";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         number_in_range(name, v, min, max).map(|x| x as f32)
     }
 }
 
 impl ParamValue for i64 {
+    const TYPE: &'static str = "integer";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         let x = number_in_range(name, v, min, max)?;
         if x.fract() != 0.0 {
@@ -121,12 +126,14 @@ impl ParamValue for i64 {
 }
 
 impl ParamValue for i32 {
+    const TYPE: &'static str = "integer";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         i64::parse(name, v, min, max).map(|x| x as i32)
     }
 }
 
 impl ParamValue for bool {
+    const TYPE: &'static str = "boolean";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Bool(b) => Ok(*b),
@@ -141,6 +148,7 @@ impl ParamValue for bool {
 }
 
 impl ParamValue for Enabled {
+    const TYPE: &'static str = "auto, true or false";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Bool(true) => Ok(Enabled::True),
@@ -177,6 +185,7 @@ impl<'de> Deserialize<'de> for OptPlayer {
 }
 
 impl ParamValue for OptPlayer {
+    const TYPE: &'static str = "player (B, W or empty)";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Null => Ok(OptPlayer(None)),
@@ -215,6 +224,7 @@ impl<'de> Deserialize<'de> for HumanProfile {
 }
 
 impl ParamValue for HumanProfile {
+    const TYPE: &'static str = "human SL profile";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         let given = match v {
             Value::Null => "",
@@ -257,6 +267,21 @@ macro_rules! search_params {
                 Ok(())
             }
 
+            /// The configuration reference's rows of every parameter, with
+            /// the defaults of `setup`.
+            pub fn reference_rows(setup: SetupFor) -> Vec<crate::config::Row> {
+                let defaults = SearchParams::defaults(setup);
+                vec![$(
+                    reference_row(
+                        $key,
+                        <$ty as ParamValue>::TYPE,
+                        ($min as f64, $max as f64),
+                        defaults.get($key),
+                        concat!($($doc, " ",)*),
+                    ),
+                )*]
+            }
+
             /// The current value of one parameter, by KataGo name.
             pub fn get(&self, name: &str) -> Option<Value> {
                 match name {
@@ -266,6 +291,44 @@ macro_rules! search_params {
             }
         }
     };
+}
+
+/// One parameter as a line of the configuration reference: numbers show
+/// their range; the doc is the field's doc comment on one line.
+fn reference_row(
+    key: &str,
+    ty: &str,
+    (min, max): (f64, f64),
+    default: Option<Value>,
+    doc: &str,
+) -> crate::config::Row {
+    use crate::config::number;
+    let numeric = matches!(ty, "real" | "integer");
+    let default = match default {
+        Some(Value::Number(n)) => n.as_f64().map_or(n.to_string(), number),
+        Some(Value::String(s)) if s.is_empty() => "none".to_string(),
+        Some(Value::String(s)) => format!("`{s}`"),
+        Some(v) => v.to_string(),
+        None => "none".to_string(),
+    };
+    crate::config::Row {
+        key: key.to_string(),
+        ty: ty.to_string(),
+        default,
+        range: if numeric {
+            format!("{} to {}", number(min), number(max))
+        } else {
+            String::new()
+        },
+        // Rustdoc's links (`[`x`]`) mean nothing in the reference.
+        doc: doc
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("[`", "`")
+            .replace("`]", "`"),
+        katago: String::new(),
+    }
 }
 
 const BIG: f64 = 1.0e20;
