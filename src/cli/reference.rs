@@ -37,12 +37,19 @@ fn commands() -> Vec<CommandSettings> {
         ),
         command(
             "analysis",
-            vec![search(SetupFor::Analysis), log(), net(), patterns()],
+            vec![
+                search(SetupFor::Analysis),
+                crate::analysis::config_rows(),
+                log(),
+                net(),
+                patterns(),
+            ],
         ),
         command(
             "serve",
             vec![
                 search(SetupFor::Analysis),
+                crate::analysis::config_rows(),
                 crate::analysis::serve::config_rows(),
                 log(),
                 net(),

@@ -42,7 +42,7 @@ pub use known_keys::{is_known_key, AUTO_AVOID_SIZED_KEYS, KNOWN_KEYS};
 pub use parse::parse_overrides;
 pub use reference::{render_reference, CommandSettings};
 pub use report::{KeyProblem, KeyReport, Vocabulary};
-pub use setting::{field_rows, number, read_fields, Field, Key, Kind, Row, Setting};
+pub use setting::{field_rows, json_row, number, read_fields, Field, Key, Kind, Row, Setting};
 
 use parse::{Entry, Origin};
 

@@ -154,6 +154,44 @@ fn integer(n: i64) -> String {
     }
 }
 
+/// A line of the configuration reference for a setting whose default is a
+/// JSON value (the search parameters' defaults per program): numbers show
+/// their range `(min, max)`; the doc (a doc comment's lines) goes on one line.
+pub fn json_row(
+    key: &str,
+    ty: &str,
+    (min, max): (f64, f64),
+    default: Option<serde_json::Value>,
+    doc: &str,
+) -> Row {
+    let numeric = matches!(ty, "real" | "integer");
+    let default = match default {
+        Some(serde_json::Value::Number(n)) => n.as_f64().map_or(n.to_string(), number),
+        Some(serde_json::Value::String(s)) if s.is_empty() => "none".to_string(),
+        Some(serde_json::Value::String(s)) => format!("`{s}`"),
+        Some(v) => v.to_string(),
+        None => "none".to_string(),
+    };
+    Row {
+        key: key.to_string(),
+        ty: ty.to_string(),
+        default,
+        range: if numeric {
+            format!("{} to {}", number(min), number(max))
+        } else {
+            String::new()
+        },
+        // Rustdoc's links (`[`x`]`) mean nothing in the reference.
+        doc: doc
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("[`", "`")
+            .replace("`]", "`"),
+        katago: String::new(),
+    }
+}
+
 /// One line of the configuration reference, for one command: what
 /// [`Setting::row`] gives, or what a table with defaults per program (the
 /// search parameters) builds itself.
@@ -374,6 +412,29 @@ impl Key<Option<bool>> {
     }
 }
 
+impl Key<super::Enabled> {
+    /// `true`, `false` or `auto` (any case), `auto` when absent.
+    pub const fn enabled(key: &'static str) -> Self {
+        Key::of(
+            key,
+            Kind::Other {
+                ty: "auto, true or false",
+                default: "auto",
+                range: "",
+            },
+        )
+    }
+
+    /// The value, or `auto` when the key is absent.
+    pub fn read(&self, cfg: &Config) -> Result<super::Enabled, ConfigError> {
+        if cfg.contains(self.setting.key) {
+            cfg.get_enabled(self.setting.key)
+        } else {
+            Ok(super::Enabled::Auto)
+        }
+    }
+}
+
 impl Key<String> {
     /// Text, `default` when absent.
     pub const fn text(key: &'static str, default: &'static str) -> Self {
@@ -398,6 +459,34 @@ impl Key<Option<String>> {
     /// Text with no default.
     pub const fn opt_text(key: &'static str) -> Self {
         Key::of(key, Kind::Text { default: None })
+    }
+
+    /// A value parsed from text by its type's `FromStr` ([`Key::read_parsed`]):
+    /// `ty` names the values accepted and `default` the value when absent, in
+    /// words.
+    pub const fn parsed(key: &'static str, ty: &'static str, default: &'static str) -> Self {
+        Key::of(
+            key,
+            Kind::Other {
+                ty,
+                default,
+                range: "",
+            },
+        )
+    }
+
+    /// The value parsed as `T` (the error names `expected`), or `None`
+    /// when the key is absent.
+    pub fn read_parsed<T>(&self, cfg: &Config, expected: &str) -> Result<Option<T>, ConfigError>
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+    {
+        if cfg.contains(self.setting.key) {
+            cfg.get_parsed(self.setting.key, expected).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// The value, or `None` when the key is absent.

@@ -272,7 +272,7 @@ macro_rules! search_params {
             pub fn reference_rows(setup: SetupFor) -> Vec<crate::config::Row> {
                 let defaults = SearchParams::defaults(setup);
                 vec![$(
-                    reference_row(
+                    crate::config::json_row(
                         $key,
                         <$ty as ParamValue>::TYPE,
                         ($min as f64, $max as f64),
@@ -291,44 +291,6 @@ macro_rules! search_params {
             }
         }
     };
-}
-
-/// One parameter as a line of the configuration reference: numbers show
-/// their range; the doc is the field's doc comment on one line.
-fn reference_row(
-    key: &str,
-    ty: &str,
-    (min, max): (f64, f64),
-    default: Option<Value>,
-    doc: &str,
-) -> crate::config::Row {
-    use crate::config::number;
-    let numeric = matches!(ty, "real" | "integer");
-    let default = match default {
-        Some(Value::Number(n)) => n.as_f64().map_or(n.to_string(), number),
-        Some(Value::String(s)) if s.is_empty() => "none".to_string(),
-        Some(Value::String(s)) => format!("`{s}`"),
-        Some(v) => v.to_string(),
-        None => "none".to_string(),
-    };
-    crate::config::Row {
-        key: key.to_string(),
-        ty: ty.to_string(),
-        default,
-        range: if numeric {
-            format!("{} to {}", number(min), number(max))
-        } else {
-            String::new()
-        },
-        // Rustdoc's links (`[`x`]`) mean nothing in the reference.
-        doc: doc
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .replace("[`", "`")
-            .replace("`]", "`"),
-        katago: String::new(),
-    }
 }
 
 const BIG: f64 = 1.0e20;
