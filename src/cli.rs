@@ -9,6 +9,10 @@ use std::ffi::OsString;
 
 use clap::{Args, Parser, Subcommand};
 
+mod reference;
+
+pub use reference::config_reference;
+
 /// The engine's command line.
 #[derive(Debug, Parser)]
 #[command(
@@ -52,6 +56,10 @@ pub enum Command {
     Tune(Box<crate::tune::TuneArgs>),
     /// Print the version and the libtorch devices available.
     Version,
+    /// Print the configuration reference (`docs/configuration.md`), made
+    /// from the settings tables.
+    #[command(name = "config-reference", hide = true)]
+    ConfigReference,
 }
 
 /// Flags shared by the engine's jobs (owned by [`crate::setup`]).
@@ -191,6 +199,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
         return 2;
     }
     match cli.command {
+        Command::ConfigReference => {
+            print!("{}", config_reference());
+            0
+        }
         Command::Version => {
             println!("engine {}", env!("CARGO_PKG_VERSION"));
             println!("{}", libtorch_line());

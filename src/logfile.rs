@@ -20,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Key, Row};
 
 /// Where the log goes, from the config.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,43 +57,67 @@ pub enum LogError {
     },
 }
 
+/// The log keys: at most one of the three file keys; `logToStderr`'s
+/// default is the command's.
+const LOG_FILE: Key<Option<String>> = Key::opt_text("logFile").doc("The log file.");
+const LOG_DIR: Key<Option<String>> =
+    Key::opt_text("logDir").doc("A folder where each run writes a new log file.");
+const LOG_DIR_DATED: Key<Option<String>> = Key::opt_text("logDirDated")
+    .doc("A folder where each run writes a new log file in a folder named by the time.");
+const LOG_TO_STDERR: Key<Option<bool>> = Key::opt_flag("logToStderr")
+    .doc("Also write the log to stderr (default: false for gtp, true for analysis and serve).");
+const LOG_TIME_STAMP: Key<bool> =
+    Key::flag("logTimeStamp", true).doc("Start each log line with the time.");
+const STARTUP_TO_STDERR: Key<bool> =
+    Key::flag("startupPrintMessageToStderr", true).doc("Print the start-up messages to stderr.");
+
+/// The configuration reference's rows of the log keys.
+pub fn config_rows() -> Vec<Row> {
+    [
+        LOG_FILE.setting(),
+        LOG_DIR.setting(),
+        LOG_DIR_DATED.setting(),
+        LOG_TO_STDERR.setting(),
+        LOG_TIME_STAMP.setting(),
+        STARTUP_TO_STDERR.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
+
 impl LogSettings {
     /// The settings of `cfg`; `default_to_stderr` is the command's
     /// `logToStderr` when the config does not say (KataGo: false for
     /// `gtp`, true for `analysis`). A `logDir` file name is chosen here.
     pub fn from_config(cfg: &Config, default_to_stderr: bool) -> Result<LogSettings, LogError> {
-        let keys = ["logFile", "logDir", "logDirDated"];
-        if keys.iter().filter(|k| cfg.contains(k)).count() > 1 {
+        let files = [&LOG_FILE, &LOG_DIR, &LOG_DIR_DATED];
+        if files.iter().filter(|k| k.is_set(cfg)).count() > 1 {
             return Err(LogError::TwoFiles);
         }
-        let get = |k: &str| cfg.get_string(k).map_err(Box::new);
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let stamp = compact_time(now);
         let tag = format!("{:08x}", rand::random::<u32>());
-        let file = if cfg.contains("logFile") {
-            Some(PathBuf::from(get("logFile")?))
-        } else if cfg.contains("logDir") {
-            Some(Path::new(&get("logDir")?).join(format!("{stamp}-{tag}.log")))
-        } else if cfg.contains("logDirDated") {
-            Some(
-                Path::new(&get("logDirDated")?)
-                    .join(&stamp)
-                    .join(format!("{tag}.log")),
-            )
+        let file = if let Some(file) = LOG_FILE.read(cfg).map_err(Box::new)? {
+            Some(PathBuf::from(file))
+        } else if let Some(dir) = LOG_DIR.read(cfg).map_err(Box::new)? {
+            Some(Path::new(&dir).join(format!("{stamp}-{tag}.log")))
         } else {
-            None
+            LOG_DIR_DATED
+                .read(cfg)
+                .map_err(Box::new)?
+                .map(|dir| Path::new(&dir).join(&stamp).join(format!("{tag}.log")))
         };
         Ok(LogSettings {
             file,
-            to_stderr: cfg
-                .get_bool_or("logToStderr", default_to_stderr)
-                .map_err(Box::new)?,
-            timestamps: cfg.get_bool_or("logTimeStamp", true).map_err(Box::new)?,
-            startup_to_stderr: cfg
-                .get_bool_or("startupPrintMessageToStderr", true)
-                .map_err(Box::new)?,
+            to_stderr: LOG_TO_STDERR
+                .read(cfg)
+                .map_err(Box::new)?
+                .unwrap_or(default_to_stderr),
+            timestamps: LOG_TIME_STAMP.read(cfg).map_err(Box::new)?,
+            startup_to_stderr: STARTUP_TO_STDERR.read(cfg).map_err(Box::new)?,
         })
     }
 }

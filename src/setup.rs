@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::config::{Config, ConfigError, Enabled, Vocabulary};
+use crate::config::{Config, ConfigError, Enabled, Key, Row, Vocabulary};
 use crate::nn::device::{
     gpu_defaults, gpu_info, CudaAvailability, DeviceError, GpuDefaults, Precision,
 };
@@ -39,7 +39,7 @@ pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{
     cache_power_of_two, default_cache_power_of_two, total_memory_bytes, MemoryBudget, MemoryPlan,
 };
-pub use patterns::{auto_avoid_repeat, avoid_sgf_pattern_table};
+pub use patterns::{auto_avoid_repeat, auto_avoid_rows, avoid_sgf_pattern_table, pattern_rows};
 
 /// Why the network could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -509,13 +509,33 @@ pub fn load_network(
 pub fn check_network_keys(cfg: &Config) -> Result<(), SetupError> {
     cache_power_of_two(cfg)?;
     MemoryBudget::from_config(cfg).map_err(Box::new)?;
-    cfg.get_bool_or("nnRandomize", true)?;
-    cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
-    cfg.get_i64_or("nnMaxBatchSize", 1, 1..=65536)?;
+    NN_RANDOMIZE.read(cfg)?;
+    DRAW_EQUIVALENT_WINS.read(cfg)?;
+    NN_MAX_BATCH_SIZE.read(cfg)?;
     device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
     CpuBackend::from_config(cfg)?;
     cpu_threads(cfg, 1)?;
     Ok(())
+}
+
+/// The evaluator's keys that [`load_network`] reads itself (the device,
+/// backend and memory keys are read by [`device_plan`], [`CpuBackend`] and
+/// [`MemoryBudget`]).
+const NN_RANDOMIZE: Key<bool> =
+    Key::flag("nnRandomize", true).doc("Evaluate each position in a random symmetry of the board.");
+const DRAW_EQUIVALENT_WINS: Key<f64> = Key::real("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)
+    .doc("A draw counts as this many wins for White, in the net's value and the search's.");
+const NN_MAX_BATCH_SIZE: Key<Option<i64>> = Key::opt_int("nnMaxBatchSize", 1..=65536)
+    .doc("Most positions per batch of the net (default: the command's, larger on a GPU).");
+
+/// The configuration reference's rows of the keys [`load_network`] reads
+/// itself.
+pub fn network_rows() -> Vec<Row> {
+    vec![
+        NN_RANDOMIZE.setting().row(),
+        DRAW_EQUIVALENT_WINS.setting().row(),
+        NN_MAX_BATCH_SIZE.setting().row(),
+    ]
 }
 
 /// Bytes of activations one row of a batch holds on a GPU at the
@@ -537,9 +557,9 @@ pub fn load_network_from(
     let cache_pow = memory_budget.map_or(asked_cache_pow, |b| {
         b.plan(asked_cache_pow, 1).cache_power_of_two
     });
-    let randomize = cfg.get_bool_or("nnRandomize", true)?;
+    let randomize = NN_RANDOMIZE.read(cfg)?;
     let rand_seed = rand_seed(cfg, "nnRandSeed")?;
-    let draw_value = cfg.get_f64_or("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)?;
+    let draw_value = DRAW_EQUIVALENT_WINS.read(cfg)?;
     let backend = build_backend(&file, cfg)?;
     let cuda = backend.plan.cuda_devices.is_some();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -550,9 +570,10 @@ pub fn load_network_from(
             bytes_per_row(&file, backend.plan.precision),
         )
     });
-    let max_batch_size = match &gpu_picks {
-        Some(g) if !cfg.contains("nnMaxBatchSize") => default_max_batch_size.max(g.max_batch_size),
-        _ => cfg.get_i64_or("nnMaxBatchSize", default_max_batch_size as i64, 1..=65536)? as usize,
+    let max_batch_size = match (&gpu_picks, NN_MAX_BATCH_SIZE.read(cfg)?) {
+        (_, Some(n)) => n as usize,
+        (Some(g), None) => default_max_batch_size.max(g.max_batch_size),
+        (None, None) => default_max_batch_size,
     };
     let default_threads = match &gpu_picks {
         Some(g) => g.search_threads,

@@ -5,7 +5,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Key, Row};
 use crate::game::{GameOptions, GameState};
 use crate::search::{Perspective, SearchParams, SetupFor};
 use crate::setup::{load_human_network, load_network, Network, SetupError};
@@ -60,12 +60,58 @@ impl From<ConfigError> for StartError {
     }
 }
 
+/// The analysis engine's own keys (KataGo's names and defaults).
+const NUM_ANALYSIS_THREADS: Key<Option<i64>> = Key::opt_int("numAnalysisThreads", 1..=16384)
+    .doc("Positions analysed at once (default: one per core up to 16 on the CPU, 8 on a GPU).");
+const REPORT_AS: Key<Option<String>> = Key::parsed(
+    "reportAnalysisWinratesAs",
+    "BLACK, WHITE or SIDETOMOVE",
+    "SIDETOMOVE",
+)
+.doc("Whose point of view win rates and scores are reported from.");
+const WARN_UNUSED_FIELDS: Key<bool> = Key::flag("warnUnusedFields", true)
+    .doc("Warn about fields of a query that the engine does not read.");
+const ANALYSIS_PV_LEN: Key<i64> =
+    Key::int("analysisPVLen", 15, 1..=100).doc("Most moves of each principal variation.");
+const HANDICAP_BLACK_MOVES: Key<bool> =
+    Key::flag("assumeMultipleStartingBlackMovesAreHandicap", true)
+        .doc("Several black moves at the start count as handicap stones.");
+const PREVENT_CLEANUP: Key<bool> = Key::flag("preventCleanupPhase", true)
+    .doc("A game does not go on into a cleanup phase after two passes.");
+const LOG_REQUESTS: Key<bool> = Key::flag("logAllRequests", false).doc("Log every query line.");
+const LOG_RESPONSES: Key<bool> =
+    Key::flag("logAllResponses", false).doc("Log every response line.");
+const LOG_ERRORS: Key<bool> =
+    Key::flag("logErrorsAndWarnings", true).doc("Log the errors and warnings sent back.");
+const LOG_SEARCH_INFO: Key<bool> =
+    Key::flag("logSearchInfo", false).doc("Log a summary of each search.");
+
+/// The configuration reference's rows of the analysis engine's own keys
+/// (`engine analysis`, `engine serve`).
+pub fn config_rows() -> Vec<Row> {
+    [
+        NUM_ANALYSIS_THREADS.setting(),
+        REPORT_AS.setting(),
+        WARN_UNUSED_FIELDS.setting(),
+        ANALYSIS_PV_LEN.setting(),
+        HANDICAP_BLACK_MOVES.setting(),
+        PREVENT_CLEANUP.setting(),
+        LOG_REQUESTS.setting(),
+        LOG_RESPONSES.setting(),
+        LOG_ERRORS.setting(),
+        LOG_SEARCH_INFO.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
+
 /// Server options from the config (KataGo's keys and defaults).
 pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptions, StartError> {
     // KataGo refuses the flag next to the key in a config file; the
     // built-in config (no -config) gives way to it instead.
     let num_analysis_threads = match cmd.analysis_threads {
-        Some(_) if cmd.config.is_some() && cfg.contains("numAnalysisThreads") => {
+        Some(_) if cmd.config.is_some() && NUM_ANALYSIS_THREADS.is_set(cfg) => {
             return Err(StartError::Invalid(format!(
                 "When specifying numAnalysisThreads in the config ({}), it is redundant and \
                  disallowed to also specify it via -analysis-threads",
@@ -78,35 +124,32 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
                 "Invalid value for numAnalysisThreads: {n}"
             )))
         }
-        None if cfg.contains("numAnalysisThreads") => {
-            cfg.get_i64("numAnalysisThreads", 1..=16384)? as usize
-        }
-        None => crate::setup::default_analysis_threads(cfg)?,
+        None => match NUM_ANALYSIS_THREADS.read(cfg)? {
+            Some(n) => n as usize,
+            None => crate::setup::default_analysis_threads(cfg)?,
+        },
     };
-    let perspective = if cfg.contains("reportAnalysisWinratesAs") {
-        cfg.get_parsed::<Perspective>("reportAnalysisWinratesAs", "BLACK, WHITE or SIDETOMOVE")?
-    } else {
-        Perspective::SideToMove
-    };
+    let perspective = REPORT_AS
+        .read_parsed::<Perspective>(cfg, "BLACK, WHITE or SIDETOMOVE")?
+        .unwrap_or(Perspective::SideToMove);
     Ok(ServerOptions {
         num_analysis_threads,
         spare_analysis_threads: 0,
         quit_without_waiting: cmd.quit_without_waiting,
         parse: ParseOptions {
-            warn_unused_fields: cfg.get_bool_or("warnUnusedFields", true)?,
+            warn_unused_fields: WARN_UNUSED_FIELDS.read(cfg)?,
         },
-        analysis_pv_len: cfg.get_i64_or("analysisPVLen", 15, 1..=100)? as usize,
+        analysis_pv_len: ANALYSIS_PV_LEN.read(cfg)? as usize,
         perspective,
         replay: GameOptions {
-            assume_multiple_starting_black_moves_are_handicap: cfg
-                .get_bool_or("assumeMultipleStartingBlackMovesAreHandicap", true)?,
-            prevent_cleanup_phase: cfg.get_bool_or("preventCleanupPhase", true)?,
+            assume_multiple_starting_black_moves_are_handicap: HANDICAP_BLACK_MOVES.read(cfg)?,
+            prevent_cleanup_phase: PREVENT_CLEANUP.read(cfg)?,
         },
         log: AnalysisLog {
-            requests: cfg.get_bool_or("logAllRequests", false)?,
-            responses: cfg.get_bool_or("logAllResponses", false)?,
-            errors_and_warnings: cfg.get_bool_or("logErrorsAndWarnings", true)?,
-            search_info: cfg.get_bool_or("logSearchInfo", false)?,
+            requests: LOG_REQUESTS.read(cfg)?,
+            responses: LOG_RESPONSES.read(cfg)?,
+            errors_and_warnings: LOG_ERRORS.read(cfg)?,
+            search_info: LOG_SEARCH_INFO.read(cfg)?,
         },
     })
 }

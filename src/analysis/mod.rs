@@ -33,7 +33,9 @@ pub mod stub;
 pub use backend::{
     AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
-pub use command::{run as run_command, run_on as run_command_on, AnalysisCommand, StartError};
+pub use command::{
+    config_rows, run as run_command, run_on as run_command_on, AnalysisCommand, StartError,
+};
 pub use dispatch::Submitted;
 pub use engine::{
     AnalysisEngine, Client, ClientOptions, EngineStats, ResponseSink, TerminateScope,

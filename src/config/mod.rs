@@ -19,9 +19,12 @@
 //! ```
 
 mod error;
+mod katago_keys;
 mod known_keys;
 mod parse;
+mod reference;
 mod report;
+mod setting;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
@@ -34,9 +37,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use error::ConfigError;
+pub use katago_keys::{katago_has_key, KATAGO_KEYS};
 pub use known_keys::{is_known_key, AUTO_AVOID_SIZED_KEYS, KNOWN_KEYS};
 pub use parse::parse_overrides;
+pub use reference::{render_reference, CommandSettings};
 pub use report::{KeyProblem, KeyReport, Vocabulary};
+pub use setting::{field_rows, json_row, number, read_fields, Field, Key, Kind, Row, Setting};
 
 use parse::{Entry, Origin};
 

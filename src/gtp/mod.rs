@@ -32,4 +32,5 @@ pub use engine::GtpEngine;
 pub use position::GtpGame;
 pub use search_bot::SearchBot;
 pub use session::{run, serve};
+pub use settings::config_rows;
 pub use settings::GtpSettings;

@@ -1,9 +1,8 @@
 //! GTP-level settings read from the config (KataGo's key names, defaults
 //! and ranges) and the initial rules.
 
-use crate::config::{Config, Enabled};
+use crate::config::{field_rows, read_fields, Config, Enabled, Field, Key, Row};
 use crate::game::{GameOptions, Rules, MAX_LEN};
-use crate::play::{read_fields, Field};
 use crate::search::Perspective;
 
 use crate::numfmt::parse_bool;
@@ -85,49 +84,26 @@ impl GtpSettings {
     pub fn from_config(cfg: &Config) -> Result<GtpSettings, String> {
         let d = GtpSettings::default();
         let e = |err: crate::config::ConfigError| err.to_string();
-        let perspective = match cfg.get_string_or("reportAnalysisWinratesAs", "SIDETOMOVE") {
-            Ok(s) => Perspective::parse(&s)
-                .ok_or_else(|| format!("reportAnalysisWinratesAs: unknown value {s:?}"))?,
-            Err(err) => return Err(e(err)),
-        };
+        let perspective = REPORT_AS.read(cfg).map_err(e)?;
+        let perspective = Perspective::parse(&perspective)
+            .ok_or_else(|| format!("reportAnalysisWinratesAs: unknown value {perspective:?}"))?;
+        // KataGo reads the threshold only when resignation is configured.
         let resign_threshold = if cfg.contains("allowResignation") {
-            cfg.get_f64_or("resignThreshold", -1.0, -1.0..=0.0)
-                .map_err(e)?
+            RESIGN_THRESHOLD.read(cfg).map_err(e)?
         } else {
             -1.0
         };
-        let forced_komi = if cfg.contains("ignoreGTPAndForceKomi") {
-            Some(
-                cfg.get_f64("ignoreGTPAndForceKomi", -400.0..=400.0)
-                    .map_err(e)? as f32,
-            )
-        } else {
-            None
+        let forced_komi = FORCED_KOMI.read(cfg).map_err(e)?.map(|k| k as f32);
+        let size = match BOARD_SIZE.read(cfg).map_err(e)? {
+            Some(n) => (n as usize, n as usize),
+            None if BOARD_X_SIZE.is_set(cfg) || BOARD_Y_SIZE.is_set(cfg) => (
+                BOARD_X_SIZE.read(cfg).map_err(e)? as usize,
+                BOARD_Y_SIZE.read(cfg).map_err(e)? as usize,
+            ),
+            None => d.default_size,
         };
-        let size = if cfg.contains("defaultBoardSize") {
-            let n = cfg
-                .get_i64("defaultBoardSize", 2..=MAX_LEN as i64)
-                .map_err(e)? as usize;
-            (n, n)
-        } else if cfg.contains("defaultBoardXSize") || cfg.contains("defaultBoardYSize") {
-            (
-                cfg.get_i64_or("defaultBoardXSize", 19, 2..=MAX_LEN as i64)
-                    .map_err(e)? as usize,
-                cfg.get_i64_or("defaultBoardYSize", 19, 2..=MAX_LEN as i64)
-                    .map_err(e)? as usize,
-            )
-        } else {
-            d.default_size
-        };
-        let enabled = |key: &str| -> Result<Enabled, String> {
-            if cfg.contains(key) {
-                cfg.get_enabled(key).map_err(e)
-            } else {
-                Ok(Enabled::Auto)
-            }
-        };
-        let cleanup_before_pass = enabled("cleanupBeforePass")?;
-        let friendly_pass = enabled("friendlyPass")?;
+        let cleanup_before_pass = CLEANUP_BEFORE_PASS.read(cfg).map_err(e)?;
+        let friendly_pass = FRIENDLY_PASS.read(cfg).map_err(e)?;
         if cleanup_before_pass == Enabled::True && friendly_pass == Enabled::True {
             return Err("Cannot specify both cleanupBeforePass = true and friendlyPass = true at the same time".into());
         }
@@ -144,6 +120,86 @@ impl GtpSettings {
         read_fields(cfg, GTP_FIELDS, &mut s).map_err(|err| err.to_string())?;
         Ok(s)
     }
+}
+
+/// The GTP keys read on their own (the scalar ones are [`GTP_FIELDS`]).
+const REPORT_AS: Key<String> = Key::text("reportAnalysisWinratesAs", "SIDETOMOVE")
+    .doc("Whose point of view win rates and scores are reported from: BLACK, WHITE or SIDETOMOVE.");
+const RESIGN_THRESHOLD: Key<f64> = Key::real("resignThreshold", -1.0, -1.0..=0.0)
+    .doc("Resign below this win-loss value (read only when allowResignation is set).");
+const FORCED_KOMI: Key<Option<f64>> = Key::opt_real("ignoreGTPAndForceKomi", -400.0..=400.0)
+    .doc("Play with this komi whatever the controller says.");
+const BOARD_SIZE: Key<Option<i64>> =
+    Key::opt_int("defaultBoardSize", 2..=MAX_LEN as i64).doc("Board size at start (default 19).");
+const BOARD_X_SIZE: Key<i64> = Key::int("defaultBoardXSize", 19, 2..=MAX_LEN as i64)
+    .doc("Board width at start, without defaultBoardSize.");
+const BOARD_Y_SIZE: Key<i64> = Key::int("defaultBoardYSize", 19, 2..=MAX_LEN as i64)
+    .doc("Board height at start, without defaultBoardSize.");
+const CLEANUP_BEFORE_PASS: Key<Enabled> = Key::enabled("cleanupBeforePass")
+    .doc("Capture dead stones in our pass-alive area before passing (auto: under area scoring without friendly passes).");
+const FRIENDLY_PASS: Key<Enabled> = Key::enabled("friendlyPass").doc(
+    "Pass after the opponent passed once the game is settled (auto: where the rules allow it).",
+);
+
+/// The rule keys: `rules` (a name or JSON) or the single keys over
+/// Tromp-Taylor, each with its field in the rules' JSON.
+const RULES: Key<Option<String>> = Key::parsed(
+    "rules",
+    "rules (a name such as japanese, or JSON)",
+    "tromp-taylor",
+)
+.doc("The rules at start (komi 7.5); the single rule keys change one part.");
+const SINGLE_RULE_KEYS: [(Key<Option<String>>, &str); 7] = [
+    (
+        Key::parsed("koRule", "SIMPLE, POSITIONAL or SITUATIONAL", "from rules"),
+        "ko",
+    ),
+    (
+        Key::parsed("scoringRule", "AREA or TERRITORY", "from rules"),
+        "scoring",
+    ),
+    (
+        Key::parsed("taxRule", "NONE, SEKI or ALL", "from rules"),
+        "tax",
+    ),
+    (
+        Key::parsed("multiStoneSuicideLegal", "boolean", "from rules"),
+        "suicide",
+    ),
+    (
+        Key::parsed("hasButton", "boolean", "from rules"),
+        "hasButton",
+    ),
+    (
+        Key::parsed("whiteHandicapBonus", "0, N or N-1", "from rules"),
+        "whiteHandicapBonus",
+    ),
+    (
+        Key::parsed("friendlyPassOk", "boolean", "from rules"),
+        "friendlyPassOk",
+    ),
+];
+
+/// The configuration reference's rows of the GTP settings tables.
+pub fn config_rows() -> Vec<Row> {
+    let mut rows = field_rows(GTP_FIELDS);
+    rows.extend(
+        [
+            REPORT_AS.setting(),
+            RESIGN_THRESHOLD.setting(),
+            FORCED_KOMI.setting(),
+            BOARD_SIZE.setting(),
+            BOARD_X_SIZE.setting(),
+            BOARD_Y_SIZE.setting(),
+            CLEANUP_BEFORE_PASS.setting(),
+            FRIENDLY_PASS.setting(),
+            RULES.setting(),
+        ]
+        .iter()
+        .map(|s| s.row()),
+    );
+    rows.extend(SINGLE_RULE_KEYS.iter().map(|(k, _)| k.setting().row()));
+    rows
 }
 
 /// The scalar GTP settings: KataGo's key, its `gtp_example.cfg` default,
@@ -194,24 +250,13 @@ const GTP_FIELDS: &[Field<GtpSettings>] = &[
 /// `multiStoneSuicideLegal`, `hasButton`, `whiteHandicapBonus`,
 /// `friendlyPassOk` over Tromp-Taylor.
 fn rules_from_config(cfg: &Config) -> Result<Rules, String> {
-    if cfg.contains("rules") {
-        let s = cfg.get_string("rules").map_err(|e| e.to_string())?;
+    if let Some(s) = RULES.read(cfg).map_err(|e| e.to_string())? {
         return Rules::parse_without_komi(&s, 7.5).map_err(|e| e.to_string());
     }
     let mut json = Rules::tromp_taylor().to_json(false);
-    let keys = [
-        ("koRule", "ko"),
-        ("scoringRule", "scoring"),
-        ("taxRule", "tax"),
-        ("multiStoneSuicideLegal", "suicide"),
-        ("hasButton", "hasButton"),
-        ("whiteHandicapBonus", "whiteHandicapBonus"),
-        ("friendlyPassOk", "friendlyPassOk"),
-    ];
-    for (cfg_key, json_key) in keys {
-        if cfg.contains(cfg_key) {
-            let v = cfg.get_string(cfg_key).map_err(|e| e.to_string())?;
-            json[json_key] = match parse_bool(&v) {
+    for (key, json_key) in &SINGLE_RULE_KEYS {
+        if let Some(v) = key.read(cfg).map_err(|e| e.to_string())? {
+            json[*json_key] = match parse_bool(&v) {
                 Some(b) => serde_json::Value::Bool(b),
                 None => serde_json::Value::String(v.to_ascii_uppercase()),
             };

@@ -26,4 +26,4 @@ pub mod stats;
 
 pub use error::{io_err, PlayError};
 pub use opening::{play_extra_black, play_policy_moves};
-pub use settings::{parse_bool, parse_list, read_fields, Field, RuleLists, SettingsError};
+pub use settings::{parse_bool, parse_list, RuleLists, SettingsError};

@@ -3,8 +3,6 @@
 //! each game's rules are drawn from (`cpp/program/play.cpp`'s
 //! `GameInitializer` and `setupsearch.cpp` are KataGo's counterparts).
 
-use std::ops::RangeInclusive;
-
 use rand::Rng;
 
 use crate::config::{Config, ConfigError};
@@ -153,110 +151,4 @@ impl RuleLists {
 /// A uniformly drawn item of a non-empty list.
 fn pick<T: Copy>(items: &[T], rng: &mut impl Rng) -> T {
     items[rng.gen_range(0..items.len())]
-}
-
-/// One scalar setting of a command: its KataGo key, its default (taken when
-/// the key is absent), the range a given value must fall in, and the field
-/// of the settings `S` it fills. A command's settings are read by one table
-/// of these ([`read_fields`]), so a key, its default and its range stand in
-/// one place, and the table is also the list of the keys the command reads.
-pub enum Field<S> {
-    /// A real number.
-    F64 {
-        /// KataGo's key.
-        key: &'static str,
-        /// The value when the key is absent.
-        default: f64,
-        /// The values accepted.
-        range: RangeInclusive<f64>,
-        /// Stores the value.
-        set: fn(&mut S, f64),
-    },
-    /// A whole number.
-    I64 {
-        /// KataGo's key.
-        key: &'static str,
-        /// The value when the key is absent.
-        default: i64,
-        /// The values accepted.
-        range: RangeInclusive<i64>,
-        /// Stores the value.
-        set: fn(&mut S, i64),
-    },
-    /// `true` or `false`.
-    Bool {
-        /// KataGo's key.
-        key: &'static str,
-        /// The value when the key is absent.
-        default: bool,
-        /// Stores the value.
-        set: fn(&mut S, bool),
-    },
-}
-
-impl<S> Field<S> {
-    /// A real-valued setting.
-    pub const fn f64(
-        key: &'static str,
-        default: f64,
-        range: RangeInclusive<f64>,
-        set: fn(&mut S, f64),
-    ) -> Field<S> {
-        Field::F64 {
-            key,
-            default,
-            range,
-            set,
-        }
-    }
-
-    /// A whole-number setting.
-    pub const fn i64(
-        key: &'static str,
-        default: i64,
-        range: RangeInclusive<i64>,
-        set: fn(&mut S, i64),
-    ) -> Field<S> {
-        Field::I64 {
-            key,
-            default,
-            range,
-            set,
-        }
-    }
-
-    /// A boolean setting.
-    pub const fn bool(key: &'static str, default: bool, set: fn(&mut S, bool)) -> Field<S> {
-        Field::Bool { key, default, set }
-    }
-
-    /// KataGo's key.
-    pub fn key(&self) -> &'static str {
-        match self {
-            Field::F64 { key, .. } | Field::I64 { key, .. } | Field::Bool { key, .. } => key,
-        }
-    }
-}
-
-/// Reads every field of `table` from `cfg` into `into`, in table order; the
-/// first key that is mistyped or out of range is the error.
-pub fn read_fields<S>(cfg: &Config, table: &[Field<S>], into: &mut S) -> Result<(), SettingsError> {
-    for field in table {
-        match field {
-            Field::F64 {
-                key,
-                default,
-                range,
-                set,
-            } => set(into, cfg.get_f64_or(key, *default, range.clone())?),
-            Field::I64 {
-                key,
-                default,
-                range,
-                set,
-            } => set(into, cfg.get_i64_or(key, *default, range.clone())?),
-            Field::Bool { key, default, set } => set(into, cfg.get_bool_or(key, *default)?),
-        }
-    }
-    Ok(())
 }

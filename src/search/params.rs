@@ -68,6 +68,8 @@ pub enum ParamError {
 /// and the strings a config file or GTP command gives, e.g. `"0.5"`,
 /// `"true"`), checked against a range.
 trait ParamValue: Sized {
+    /// The type as the configuration reference names it.
+    const TYPE: &'static str;
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError>;
 }
 
@@ -99,18 +101,21 @@ fn number_in_range(name: &str, v: &Value, min: f64, max: f64) -> Result<f64, Par
 }
 
 impl ParamValue for f64 {
+    const TYPE: &'static str = "real";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         number_in_range(name, v, min, max)
     }
 }
 
 impl ParamValue for f32 {
+    const TYPE: &'static str = "real";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         number_in_range(name, v, min, max).map(|x| x as f32)
     }
 }
 
 impl ParamValue for i64 {
+    const TYPE: &'static str = "integer";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         let x = number_in_range(name, v, min, max)?;
         if x.fract() != 0.0 {
@@ -121,12 +126,14 @@ impl ParamValue for i64 {
 }
 
 impl ParamValue for i32 {
+    const TYPE: &'static str = "integer";
     fn parse(name: &str, v: &Value, min: f64, max: f64) -> Result<Self, ParamError> {
         i64::parse(name, v, min, max).map(|x| x as i32)
     }
 }
 
 impl ParamValue for bool {
+    const TYPE: &'static str = "boolean";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Bool(b) => Ok(*b),
@@ -141,6 +148,7 @@ impl ParamValue for bool {
 }
 
 impl ParamValue for Enabled {
+    const TYPE: &'static str = "auto, true or false";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Bool(true) => Ok(Enabled::True),
@@ -177,6 +185,7 @@ impl<'de> Deserialize<'de> for OptPlayer {
 }
 
 impl ParamValue for OptPlayer {
+    const TYPE: &'static str = "player (B, W or empty)";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         match v {
             Value::Null => Ok(OptPlayer(None)),
@@ -215,6 +224,7 @@ impl<'de> Deserialize<'de> for HumanProfile {
 }
 
 impl ParamValue for HumanProfile {
+    const TYPE: &'static str = "human SL profile";
     fn parse(name: &str, v: &Value, _: f64, _: f64) -> Result<Self, ParamError> {
         let given = match v {
             Value::Null => "",
@@ -255,6 +265,21 @@ macro_rules! search_params {
                     _ => return Err(ParamError::Unknown(name.to_string())),
                 }
                 Ok(())
+            }
+
+            /// The configuration reference's rows of every parameter, with
+            /// the defaults of `setup`.
+            pub fn reference_rows(setup: SetupFor) -> Vec<crate::config::Row> {
+                let defaults = SearchParams::defaults(setup);
+                vec![$(
+                    crate::config::json_row(
+                        $key,
+                        <$ty as ParamValue>::TYPE,
+                        ($min as f64, $max as f64),
+                        defaults.get($key),
+                        concat!($($doc, " ",)*),
+                    ),
+                )*]
             }
 
             /// The current value of one parameter, by KataGo name.

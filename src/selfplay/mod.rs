@@ -29,4 +29,5 @@ pub use game_data::{
 };
 pub use rows::{write_game_rows, RowError};
 pub use run::{run, SelfplayArgs, EXIT_STOPPED};
+pub use settings::config_rows;
 pub use settings::PlaySettings;

@@ -3,7 +3,8 @@
 //! `GameInitializer` in `cpp/program/play.cpp`).
 
 use crate::config::Config;
-use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
+use crate::config::{read_fields, Field};
+use crate::play::{parse_list, RuleLists, SettingsError};
 
 /// Everything the game loop reads from the config besides the search
 /// parameters. `Default` is the all-zero value that
@@ -298,6 +299,11 @@ const PLAY_FIELDS: &[Field<PlaySettings>] = &[
         s.min_asymmetric_compensate_komi_prob = v
     }),
 ];
+
+/// The configuration reference's rows of self-play's settings tables.
+pub fn config_rows() -> Vec<crate::config::Row> {
+    crate::config::field_rows(PLAY_FIELDS)
+}
 
 impl PlaySettings {
     /// The keys self-play reads, scalar and list.

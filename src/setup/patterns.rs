@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, AUTO_AVOID_SIZED_KEYS};
+use crate::config::{Config, Key, Row, AUTO_AVOID_SIZED_KEYS};
 use crate::search::{
     AutoAvoidRepeat, AutoAvoidSizeSettings, AvoidSgfPatterns, PatternBonusTable, SgfFileOutcome,
 };
@@ -24,6 +24,71 @@ use super::SetupError;
 /// The most sets of files read (`avoidSgfPattern*`, then `avoidSgf2Pattern*`
 /// to this): KataGo reads up to 99,999, far more than anyone writes.
 const MAX_SETS: usize = 100;
+
+/// The first set's keys; set `n` puts `n` after `avoidSgf`
+/// (`avoidSgf2PatternUtility`) and a bot's index may end each one.
+const UTILITY: Key<Option<f64>> = Key::opt_real("avoidSgfPatternUtility", -3.0..=3.0)
+    .doc("Utility lost for each shape of the SGF files played again; the set exists only when this is set.");
+const LAMBDA: Key<f64> = Key::real("avoidSgfPatternLambda", 1.0, 0.0..=1.0)
+    .doc("Decay of the penalty per earlier move of the file.");
+const MIN_TURN_NUMBER: Key<i64> = Key::int("avoidSgfPatternMinTurnNumber", 0, 0..=1_000_000)
+    .doc("Moves of a file before this turn are not avoided.");
+const MAX_FILES: Key<i64> = Key::int("avoidSgfPatternMaxFiles", 1_000_000, 1..=1_000_000)
+    .doc("The most files read (newest first).");
+const ALLOWED_NAMES: Key<Vec<String>> = Key::texts("avoidSgfPatternAllowedNames", "everyone")
+    .doc("Only the moves of these player names are avoided.");
+const DIRS: Key<Vec<String>> =
+    Key::texts("avoidSgfPatternDirs", "none (required with the utility)")
+        .doc("SGF files or folders whose shapes are avoided.");
+
+/// `autoAvoidRepeat*`: all required once `autoAvoidRepeatDir` is set; the
+/// sized ones may also be given per board size (`...13x13`).
+const AUTO_DIR: Key<Option<String>> = Key::opt_text("autoAvoidRepeatDir")
+    .doc("Folder where GTP saves the shapes of its games, to avoid repeating them.");
+const AUTO_UTILITY: Key<Option<f64>> = Key::opt_real("autoAvoidRepeatUtility", -3.0..=3.0)
+    .doc("Utility lost for each shape played again (required with autoAvoidRepeatDir).");
+const AUTO_LAMBDA: Key<Option<f64>> = Key::opt_real("autoAvoidRepeatLambda", 0.0..=1.0)
+    .doc("Decay of the penalty per earlier move (required with autoAvoidRepeatDir).");
+const AUTO_MIN_TURN: Key<Option<i64>> = Key::opt_int("autoAvoidRepeatMinTurnNumber", 0..=1_000_000)
+    .doc("First turn avoided (required with autoAvoidRepeatDir).");
+const AUTO_MAX_TURN: Key<Option<i64>> = Key::opt_int("autoAvoidRepeatMaxTurnNumber", 0..=1_000_000)
+    .doc("Last turn avoided (required with autoAvoidRepeatDir).");
+const AUTO_MAX_POSES: Key<Option<i64>> =
+    Key::opt_int("autoAvoidRepeatMaxPoses", 0..=1_000_000_000_000)
+        .doc("Most positions kept (required with autoAvoidRepeatDir).");
+const AUTO_SAVE_CHUNK: Key<i64> =
+    Key::int("autoAvoidRepeatSaveChunkSize", 200, 1..=10_000).doc("Games saved per file.");
+
+/// The configuration reference's rows of the `avoidSgfPattern*` keys.
+pub fn pattern_rows() -> Vec<Row> {
+    [
+        UTILITY.setting(),
+        LAMBDA.setting(),
+        MIN_TURN_NUMBER.setting(),
+        MAX_FILES.setting(),
+        ALLOWED_NAMES.setting(),
+        DIRS.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
+
+/// The configuration reference's rows of the `autoAvoidRepeat*` keys.
+pub fn auto_avoid_rows() -> Vec<Row> {
+    [
+        AUTO_DIR.setting(),
+        AUTO_UTILITY.setting(),
+        AUTO_LAMBDA.setting(),
+        AUTO_MIN_TURN.setting(),
+        AUTO_MAX_TURN.setting(),
+        AUTO_MAX_POSES.setting(),
+        AUTO_SAVE_CHUNK.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
 
 /// The pattern bonus table for bot `bot` (0 outside match), or `None` when
 /// no `avoidSgf*PatternUtility` is set. Each file read is logged; an SGF
@@ -68,44 +133,46 @@ fn set_tag(set: usize) -> String {
 
 /// One set's settings, or `None` when its utility is not set.
 fn read_set(cfg: &Config, set: usize, bot: usize) -> Result<Option<AvoidSgfPatterns>, SetupError> {
-    let prefix = format!("avoidSgf{}Pattern", set_tag(set));
-    // The bot's own key first, then the shared one.
-    let key = |suffix: &str| {
-        let own = format!("{prefix}{suffix}{bot}");
+    // Set `n`'s name of a key, the bot's own form first, then the shared
+    // one; `None` when neither is set.
+    let key = |name: &str| {
+        let shared = name.replacen("avoidSgf", &format!("avoidSgf{}", set_tag(set)), 1);
+        let own = format!("{shared}{bot}");
         if cfg.contains(&own) {
             Some(own)
         } else {
-            let shared = format!("{prefix}{suffix}");
             cfg.contains(&shared).then_some(shared)
         }
     };
-    let Some(utility_key) = key("Utility") else {
+    let Some(utility_key) = key(UTILITY.name()) else {
         return Ok(None);
     };
     let bad = |e: crate::config::ConfigError| SetupError::Config(Box::new(e));
-    let utility = cfg.get_f64(&utility_key, -3.0..=3.0).map_err(bad)?;
-    let lambda = match key("Lambda") {
-        Some(k) => cfg.get_f64(&k, 0.0..=1.0).map_err(bad)?,
-        None => 1.0,
-    };
-    let min_turn_number = match key("MinTurnNumber") {
-        Some(k) => cfg.get_i64(&k, 0..=1_000_000).map_err(bad)? as usize,
-        None => 0,
-    };
-    let max_files = match key("MaxFiles") {
-        Some(k) => cfg.get_i64(&k, 1..=1_000_000).map_err(bad)? as usize,
-        None => 1_000_000,
-    };
-    let allowed_names = match key("AllowedNames") {
-        Some(k) => cfg.get_strings(&k).map_err(bad)?,
-        None => Vec::new(),
-    };
-    let Some(dirs_key) = key("Dirs") else {
+    // An absent key reads as its default under any name.
+    let named = |k: Option<String>, of: &str| k.unwrap_or_else(|| of.to_string());
+    let utility = UTILITY.require_named(cfg, &utility_key).map_err(bad)?;
+    let lambda = LAMBDA
+        .read_named(cfg, &named(key(LAMBDA.name()), LAMBDA.name()))
+        .map_err(bad)?;
+    let min_turn_number = MIN_TURN_NUMBER
+        .read_named(
+            cfg,
+            &named(key(MIN_TURN_NUMBER.name()), MIN_TURN_NUMBER.name()),
+        )
+        .map_err(bad)? as usize;
+    let max_files = MAX_FILES
+        .read_named(cfg, &named(key(MAX_FILES.name()), MAX_FILES.name()))
+        .map_err(bad)? as usize;
+    let allowed_names = ALLOWED_NAMES
+        .read_named(cfg, &named(key(ALLOWED_NAMES.name()), ALLOWED_NAMES.name()))
+        .map_err(bad)?;
+    let Some(dirs_key) = key(DIRS.name()) else {
+        let prefix = format!("avoidSgf{}Pattern", set_tag(set));
         return Err(SetupError::Invalid(format!(
             "{utility_key} is set but {prefix}Dirs is not: name the SGF files or folders to avoid"
         )));
     };
-    let dirs = cfg.get_strings(&dirs_key).map_err(bad)?;
+    let dirs = DIRS.read_named(cfg, &dirs_key).map_err(bad)?;
     Ok(Some(AvoidSgfPatterns {
         utility,
         lambda,
@@ -122,11 +189,10 @@ fn read_set(cfg: &Config, set: usize, bot: usize) -> Result<Option<AvoidSgfPatte
 /// values"); a missing one is an error here at start-up, where KataGo
 /// fails at the first load or save that needs it.
 pub fn auto_avoid_repeat(cfg: &Config) -> Result<Option<AutoAvoidRepeat>, SetupError> {
-    if !cfg.contains("autoAvoidRepeatDir") {
-        return Ok(None);
-    }
     let bad = |e: crate::config::ConfigError| SetupError::Config(Box::new(e));
-    let dir = cfg.get_string("autoAvoidRepeatDir").map_err(bad)?;
+    let Some(dir) = AUTO_DIR.read(cfg).map_err(bad)? else {
+        return Ok(None);
+    };
     for key in AUTO_AVOID_SIZED_KEYS {
         if !cfg.contains(key) {
             return Err(SetupError::Invalid(format!(
@@ -145,20 +211,20 @@ pub fn auto_avoid_repeat(cfg: &Config) -> Result<Option<AutoAvoidRepeat>, SetupE
             }
         };
         Ok(AutoAvoidSizeSettings {
-            utility: cfg
-                .get_f64(&key("autoAvoidRepeatUtility"), -3.0..=3.0)
+            utility: AUTO_UTILITY
+                .require_named(cfg, &key(AUTO_UTILITY.name()))
                 .map_err(bad)?,
-            lambda: cfg
-                .get_f64(&key("autoAvoidRepeatLambda"), 0.0..=1.0)
+            lambda: AUTO_LAMBDA
+                .require_named(cfg, &key(AUTO_LAMBDA.name()))
                 .map_err(bad)?,
-            min_turn_number: cfg
-                .get_i64(&key("autoAvoidRepeatMinTurnNumber"), 0..=1_000_000)
+            min_turn_number: AUTO_MIN_TURN
+                .require_named(cfg, &key(AUTO_MIN_TURN.name()))
                 .map_err(bad)?,
-            max_turn_number: cfg
-                .get_i64(&key("autoAvoidRepeatMaxTurnNumber"), 0..=1_000_000)
+            max_turn_number: AUTO_MAX_TURN
+                .require_named(cfg, &key(AUTO_MAX_TURN.name()))
                 .map_err(bad)?,
-            max_poses: cfg
-                .get_i64(&key("autoAvoidRepeatMaxPoses"), 0..=1_000_000_000_000)
+            max_poses: AUTO_MAX_POSES
+                .require_named(cfg, &key(AUTO_MAX_POSES.name()))
                 .map_err(bad)? as u64,
         })
     };
@@ -177,9 +243,7 @@ pub fn auto_avoid_repeat(cfg: &Config) -> Result<Option<AutoAvoidRepeat>, SetupE
     for (x, y) in sizes {
         per_size.push(((x, y), read(&format!("{x}x{y}"))?));
     }
-    let save_chunk_size = cfg
-        .get_i64_or("autoAvoidRepeatSaveChunkSize", 200, 1..=10_000)
-        .map_err(bad)? as usize;
+    let save_chunk_size = AUTO_SAVE_CHUNK.read(cfg).map_err(bad)? as usize;
     Ok(Some(AutoAvoidRepeat {
         dir: PathBuf::from(dir),
         defaults,

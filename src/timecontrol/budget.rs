@@ -3,7 +3,7 @@
 //! search's time limit for one move (`Search::recomputeSearchTimeLimit`,
 //! minus the parts that need the tree, which come in as inputs).
 
-use crate::config::{Config, ConfigError};
+use crate::config::{field_rows, read_fields, Config, ConfigError, Field, Row};
 use crate::game::Player;
 
 use super::TimeControls;
@@ -59,68 +59,81 @@ impl Default for TimeParams {
     }
 }
 
+/// A field of [`TimeParams`] (named so that its closures' type is known
+/// before `.doc` is called on it).
+type F = Field<TimeParams>;
+
+/// KataGo's time-management keys, their ranges, and the fields they fill
+/// (defaults: [`TimeParams::default`], KataGo's).
+const TIME_FIELDS: &[F] = &[
+    F::f64("lagBuffer", 0.0, 0.0..=3600.0, |p, v| p.lag_buffer = v)
+        .doc("Seconds kept back for network and GUI lag."),
+    F::f64("searchFactorAfterOnePass", 1.0, 0.0..=1.0, |p, v| {
+        p.search_factor_after_one_pass = v
+    })
+    .doc("Search scale after the opponent passes."),
+    F::f64("searchFactorAfterTwoPass", 1.0, 0.0..=1.0, |p, v| {
+        p.search_factor_after_two_pass = v
+    })
+    .doc("Search scale after two passes in a row."),
+    F::f64("searchFactorWhenWinning", 1.0, 0.01..=1.0, |p, v| {
+        p.search_factor_when_winning = v
+    })
+    .doc("Search scale when winning by far."),
+    F::f64(
+        "searchFactorWhenWinningThreshold",
+        1.0,
+        0.0..=1.0,
+        |p, v| p.search_factor_when_winning_threshold = v,
+    )
+    .doc("Win-loss value from which searchFactorWhenWinning applies."),
+    F::f64("overallocateTimeFactor", 1.0, 0.01..=100.0, |p, v| {
+        p.overallocate_time_factor = v
+    })
+    .doc("Scales every recommended time."),
+    F::f64("midgameTimeFactor", 1.0, 0.01..=100.0, |p, v| {
+        p.midgame_time_factor = v
+    })
+    .doc("Extra time at the midgame peak."),
+    F::f64("midgameTurnPeakTime", 130.0, 0.0..=1000.0, |p, v| {
+        p.midgame_turn_peak_time = v
+    })
+    .doc("Turn (19x19) where the midgame factor peaks."),
+    F::f64("endgameTurnTimeDecay", 100.0, 0.0..=1000.0, |p, v| {
+        p.endgame_turn_time_decay = v
+    })
+    .doc("Turns (19x19) over which the midgame factor decays after its peak."),
+    F::f64("obviousMovesTimeFactor", 1.0, 0.01..=1.0, |p, v| {
+        p.obvious_moves_time_factor = v
+    })
+    .doc("Time scale for obvious moves (1: off)."),
+    F::f64(
+        "obviousMovesPolicyEntropyTolerance",
+        0.30,
+        0.001..=2.0,
+        |p, v| p.obvious_moves_policy_entropy_tolerance = v,
+    )
+    .doc("Policy entropy below which a move counts as obvious."),
+    F::f64(
+        "obviousMovesPolicySurpriseTolerance",
+        0.15,
+        0.001..=2.0,
+        |p, v| p.obvious_moves_policy_surprise_tolerance = v,
+    )
+    .doc("Policy surprise below which a move counts as obvious."),
+];
+
 impl TimeParams {
     /// Reads the parameters from a config, with KataGo's ranges and defaults.
     pub fn from_config(cfg: &Config) -> Result<TimeParams, ConfigError> {
-        let d = TimeParams::default();
-        Ok(TimeParams {
-            lag_buffer: cfg.get_f64_or("lagBuffer", d.lag_buffer, 0.0..=3600.0)?,
-            search_factor_after_one_pass: cfg.get_f64_or(
-                "searchFactorAfterOnePass",
-                d.search_factor_after_one_pass,
-                0.0..=1.0,
-            )?,
-            search_factor_after_two_pass: cfg.get_f64_or(
-                "searchFactorAfterTwoPass",
-                d.search_factor_after_two_pass,
-                0.0..=1.0,
-            )?,
-            search_factor_when_winning: cfg.get_f64_or(
-                "searchFactorWhenWinning",
-                d.search_factor_when_winning,
-                0.01..=1.0,
-            )?,
-            search_factor_when_winning_threshold: cfg.get_f64_or(
-                "searchFactorWhenWinningThreshold",
-                d.search_factor_when_winning_threshold,
-                0.0..=1.0,
-            )?,
-            overallocate_time_factor: cfg.get_f64_or(
-                "overallocateTimeFactor",
-                d.overallocate_time_factor,
-                0.01..=100.0,
-            )?,
-            midgame_time_factor: cfg.get_f64_or(
-                "midgameTimeFactor",
-                d.midgame_time_factor,
-                0.01..=100.0,
-            )?,
-            midgame_turn_peak_time: cfg.get_f64_or(
-                "midgameTurnPeakTime",
-                d.midgame_turn_peak_time,
-                0.0..=1000.0,
-            )?,
-            endgame_turn_time_decay: cfg.get_f64_or(
-                "endgameTurnTimeDecay",
-                d.endgame_turn_time_decay,
-                0.0..=1000.0,
-            )?,
-            obvious_moves_time_factor: cfg.get_f64_or(
-                "obviousMovesTimeFactor",
-                d.obvious_moves_time_factor,
-                0.01..=1.0,
-            )?,
-            obvious_moves_policy_entropy_tolerance: cfg.get_f64_or(
-                "obviousMovesPolicyEntropyTolerance",
-                d.obvious_moves_policy_entropy_tolerance,
-                0.001..=2.0,
-            )?,
-            obvious_moves_policy_surprise_tolerance: cfg.get_f64_or(
-                "obviousMovesPolicySurpriseTolerance",
-                d.obvious_moves_policy_surprise_tolerance,
-                0.001..=2.0,
-            )?,
-        })
+        let mut p = TimeParams::default();
+        read_fields(cfg, TIME_FIELDS, &mut p)?;
+        Ok(p)
+    }
+
+    /// The configuration reference's rows of the time keys.
+    pub fn config_rows() -> Vec<Row> {
+        field_rows(TIME_FIELDS)
     }
 
     /// The search scale for passes just played (KataGo's search start):
@@ -290,6 +303,26 @@ mod tests {
     }
 
     const SOFTPLUS6: f64 = 1.0; // ln(1+e^6)/6 = 1.00041, capped at 1
+
+    #[test]
+    fn table_defaults_are_katagos() {
+        let mut p = TimeParams {
+            lag_buffer: -1.0,
+            search_factor_after_one_pass: -1.0,
+            search_factor_after_two_pass: -1.0,
+            search_factor_when_winning: -1.0,
+            search_factor_when_winning_threshold: -1.0,
+            overallocate_time_factor: -1.0,
+            midgame_time_factor: -1.0,
+            midgame_turn_peak_time: -1.0,
+            endgame_turn_time_decay: -1.0,
+            obvious_moves_time_factor: -1.0,
+            obvious_moves_policy_entropy_tolerance: -1.0,
+            obvious_moves_policy_surprise_tolerance: -1.0,
+        };
+        read_fields(&Config::default(), TIME_FIELDS, &mut p).unwrap();
+        assert_eq!(p, TimeParams::default());
+    }
 
     #[test]
     fn defaults_and_config_ranges() {

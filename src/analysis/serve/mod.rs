@@ -35,7 +35,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::config::Config;
-use crate::play::{read_fields, Field};
+use crate::config::{read_fields, Field};
 use crate::setup::EngineArgs;
 
 use super::command::{load_engine, server_options, AnalysisCommand, Loaded, StartError};
@@ -115,6 +115,11 @@ impl Default for ServeSettings {
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)
+}
+
+/// The configuration reference's rows of `engine serve`'s own settings.
+pub fn config_rows() -> Vec<crate::config::Row> {
+    crate::config::field_rows(SERVE_FIELDS)
 }
 
 /// The keys of [`ServeSettings`], their defaults and ranges.

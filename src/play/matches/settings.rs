@@ -8,9 +8,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::config::{read_fields, Field};
 use crate::config::{Config, ConfigError};
 use crate::game::Rules;
-use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
+use crate::play::{parse_list, RuleLists, SettingsError};
 use crate::search::{NnSearchEvaluator, PatternBonusTable, SearchParams, SetupFor};
 use crate::setup::search_settings;
 
@@ -106,6 +107,12 @@ pub fn bot_params(cfg: &Config, index: usize) -> Result<SearchParams, SettingsEr
         overrides.iter().map(|(k, v)| (k.as_str(), v)),
     )
     .map_err(|e| SettingsError::Invalid(format!("bot {index}: {e}")))
+}
+
+/// The configuration reference's rows of the match settings tables
+/// (`engine match`, `engine gatekeeper`).
+pub fn config_rows() -> Vec<crate::config::Row> {
+    crate::config::field_rows(MATCH_FIELDS)
 }
 
 /// The scalar settings of a match or gating: KataGo's key, the default,
