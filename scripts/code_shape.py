@@ -41,7 +41,7 @@ LAYERS = [
     # (framing and judging local problems, for GTP and analysis)
     ["play", "tsumego"],
     # 5: the commands
-    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "tune", "learn"],
+    ["gtp", "analysis", "selfplay", "matchplay", "benchmark", "tune", "learn", "solve"],
     # 6: the command line and the fuzz targets' bodies
     ["cli", "fuzz_targets"],
 ]

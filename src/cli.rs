@@ -1,4 +1,4 @@
-//! Command line: `engine <gtp|analysis|serve|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|version>`.
+//! Command line: `engine <gtp|analysis|serve|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|tsumego|version>`.
 //!
 //! Flags follow KataGo's spelling (`-model`, `-config`, `-override-config`),
 //! because GUIs and scripts are configured with KataGo's command lines. clap
@@ -54,6 +54,8 @@ pub enum Command {
     /// Measure this machine and write a config with the best threads,
     /// batch size and CPU backend for playing or for analysis.
     Tune(Box<crate::tune::TuneArgs>),
+    /// Solve a life-and-death problem (SGF) and write the solution tree as SGF.
+    Tsumego(Box<crate::solve::TsumegoArgs>),
     /// Print the version and the libtorch devices available.
     Version,
     /// Print the configuration reference (`docs/configuration.md`), made
@@ -224,6 +226,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Serve(a) => crate::analysis::serve::run(&a),
         Command::Benchmark(b) => run_benchmark(b),
         Command::Tune(t) => crate::tune::run(&t),
+        Command::Tsumego(t) => crate::solve::run(&t),
         Command::Shuffle(s) => crate::data::run_shuffle(&s),
         #[cfg(feature = "torch")]
         Command::Train(a) => match crate::train::run_train(&a) {

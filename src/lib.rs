@@ -29,6 +29,8 @@
 //! - [`benchmark`]: `engine benchmark`, search speed per thread count.
 //! - [`tune`]: `engine tune`, a config measured for this machine and a
 //!   target (playing, analysis).
+//! - [`solve`]: `engine tsumego`, a life-and-death problem in SGF solved
+//!   into an SGF solution tree.
 //! - [`io_lines`]: protocol input read as bytes, a line at a time, with a
 //!   cap on its length.
 //! - [`setup`]: start-up shared by every command (flags, config and
@@ -36,7 +38,7 @@
 //! - [`fuzz_targets`]: the bodies of the fuzz targets (`fuzz/`,
 //!   `scripts/fuzz.sh`) and their seed corpora.
 //! - [`numfmt`]: numbers printed and read as KataGo's C++ does (`%g`).
-//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune`).
+//! - [`cli`]: the command line (`engine gtp|analysis|selfplay|shuffle|train|export|learn|match|gatekeeper|benchmark|tune|tsumego`).
 
 pub mod analysis;
 pub mod benchmark;
@@ -57,6 +59,7 @@ pub mod play;
 pub mod search;
 pub mod selfplay;
 pub mod setup;
+pub mod solve;
 pub mod store;
 pub mod timecontrol;
 #[cfg(feature = "torch")]

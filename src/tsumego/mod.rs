@@ -309,25 +309,7 @@ impl Prepared {
     /// the caller must have asked the search to keep) and lines, from the
     /// root player's view turned to Black's.
     pub fn judge_snapshot(&self, snap: &AnalysisSnapshot) -> Verdict {
-        let to_black = |v: &[f64]| -> Vec<f64> {
-            if snap.root_pla == Player::Black {
-                v.to_vec()
-            } else {
-                v.iter().map(|x| -x).collect()
-            }
-        };
-        let root = snap.ownership.as_deref().map(to_black).unwrap_or_default();
-        let moves: Vec<MoveLine> = snap
-            .moves
-            .iter()
-            .filter(|m| m.is_symmetry_of.is_none() && m.visits > 0)
-            .map(|m| MoveLine {
-                mv: m.mv,
-                pv: m.pv.clone(),
-                ownership: m.ownership.as_deref().map(to_black),
-                visits: m.visits,
-            })
-            .collect();
+        let (root, moves) = snapshot_lines(snap);
         self.judge(&root, &moves)
     }
 
@@ -346,6 +328,31 @@ impl Prepared {
             .filter_map(|l| self.board.get(l).player().map(|p| (p, l)))
             .collect()
     }
+}
+
+/// A search's report as the judge reads it: the root ownership and the
+/// visited first moves (symmetric copies left out), in Black's view.
+pub fn snapshot_lines(snap: &AnalysisSnapshot) -> (Vec<f64>, Vec<MoveLine>) {
+    let to_black = |v: &[f64]| -> Vec<f64> {
+        if snap.root_pla == Player::Black {
+            v.to_vec()
+        } else {
+            v.iter().map(|x| -x).collect()
+        }
+    };
+    let root = snap.ownership.as_deref().map(to_black).unwrap_or_default();
+    let moves = snap
+        .moves
+        .iter()
+        .filter(|m| m.is_symmetry_of.is_none() && m.visits > 0)
+        .map(|m| MoveLine {
+            mv: m.mv,
+            pv: m.pv.clone(),
+            ownership: m.ownership.as_deref().map(to_black),
+            visits: m.visits,
+        })
+        .collect();
+    (root, moves)
 }
 
 impl Verdict {
