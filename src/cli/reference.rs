@@ -83,5 +83,6 @@ fn commands() -> Vec<CommandSettings> {
         ),
         command("benchmark", vec![search(SetupFor::Benchmark), net()]),
         command("tune", vec![net()]),
+        command("tsumego", vec![search(SetupFor::Gtp), net()]),
     ]
 }
