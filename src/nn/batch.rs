@@ -3,7 +3,9 @@
 //! [`NetOutputs`] (the one output type of both backends; the evaluator turns
 //! each row into the search's [`super::NnOutput`]).
 
-use super::network::NetInput;
+#[cfg(feature = "torch")]
+use super::network::Model;
+use super::network::{CpuModel, NetInput};
 use super::outputs::NetOutputs;
 
 /// A network failure, passed on to every caller waiting on the batch.
@@ -147,3 +149,37 @@ fn zero_fill(buf: &mut Vec<f32>, len: usize) {
     buf.clear();
     buf.resize(len, 0.0);
 }
+
+/// Both backends behind the evaluator's interface: each takes the
+/// evaluator's batch as it is ([`InputBatch::net_input`]) and gives back its
+/// [`NetOutputs`] unchanged.
+macro_rules! batch_model {
+    ($model:ty) => {
+        impl BatchModel for $model {
+            fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
+                <$model>::forward(self, &batch.net_input())
+                    .map_err(|e| ModelError::new(e.to_string()))
+            }
+
+            fn num_spatial_features(&self) -> usize {
+                <$model>::num_spatial_features(self)
+            }
+
+            fn num_global_features(&self) -> usize {
+                <$model>::num_global_features(self)
+            }
+
+            fn num_meta_features(&self) -> usize {
+                <$model>::num_meta_features(self)
+            }
+
+            fn model_version(&self) -> i32 {
+                self.version()
+            }
+        }
+    };
+}
+
+batch_model!(CpuModel);
+#[cfg(feature = "torch")]
+batch_model!(Model);

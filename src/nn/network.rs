@@ -16,7 +16,6 @@
 //! the libtorch net and the pure-Rust [`CpuModel`] each instantiate that topology
 //! with their own weight storage and layer operations.
 
-use super::batch::{BatchModel, InputBatch, ModelError};
 use super::desc::*;
 use super::device::Precision;
 use super::model_file::{ModelFile, ModelFileError};
@@ -33,40 +32,6 @@ mod winograd;
 pub use cpu::CpuModel;
 #[cfg(feature = "torch")]
 pub use libtorch::Model;
-
-/// Both backends behind the evaluator's interface: each takes the
-/// evaluator's batch as it is ([`InputBatch::net_input`]) and gives back its
-/// [`NetOutputs`] unchanged.
-macro_rules! batch_model {
-    ($model:ty) => {
-        impl BatchModel for $model {
-            fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
-                <$model>::forward(self, &batch.net_input())
-                    .map_err(|e| ModelError::new(e.to_string()))
-            }
-
-            fn num_spatial_features(&self) -> usize {
-                <$model>::num_spatial_features(self)
-            }
-
-            fn num_global_features(&self) -> usize {
-                <$model>::num_global_features(self)
-            }
-
-            fn num_meta_features(&self) -> usize {
-                <$model>::num_meta_features(self)
-            }
-
-            fn model_version(&self) -> i32 {
-                self.version()
-            }
-        }
-    };
-}
-
-batch_model!(CpuModel);
-#[cfg(feature = "torch")]
-batch_model!(Model);
 
 /// Largest board side the model accepts (KataGo's compile-time maximum).
 pub const MAX_BOARD_LEN: usize = 37;
