@@ -3,6 +3,7 @@
 //! `GameInitializer` in `cpp/program/play.cpp`).
 
 use crate::config::Config;
+use crate::game::MAX_LEN;
 use crate::play::{parse_list, read_fields, Field, RuleLists, SettingsError};
 
 /// Everything the game loop reads from the config besides the search
@@ -175,7 +176,7 @@ const PLAY_FIELDS: &[Field<PlaySettings>] = &[
     Field::i64("maxMovesPerGame", 1600, 1..=100_000, |s, v| {
         s.max_moves_per_game = v as usize
     }),
-    Field::i64("dataBoardLen", 19, 2..=19, |s, v| {
+    Field::i64("dataBoardLen", 19, 2..=MAX_LEN as i64, |s, v| {
         s.data_board_len = v as usize
     }),
     Field::i64("maxRowsPerTrainFile", 20000, 1..=100_000_000, |s, v| {
