@@ -184,7 +184,7 @@ fn sgf_sizes_up_to_37_and_a_clear_error_above() {
 #[test]
 fn gtp_genmove_on_37x37_and_29x19_and_boardsize_38_refused() {
     let model = g170();
-    let args = [
+    let args: [&std::ffi::OsStr; 4] = [
         "-model".as_ref(),
         model.as_os_str(),
         "-override-config".as_ref(),
@@ -216,7 +216,7 @@ fn gtp_genmove_on_37x37_and_29x19_and_boardsize_38_refused() {
 #[test]
 fn analysis_of_a_31x31_position() {
     let model = g170();
-    let model = model.to_string_lossy();
+    let model = model.to_string_lossy().into_owned();
     let query = r#"{"id":"big","boardXSize":31,"boardYSize":31,"rules":"tromp-taylor","komi":7.5,"moves":[["B","P16"],["W","AE30"],["B","D4"]],"maxVisits":4,"includeOwnership":true}
 {"id":"toobig","boardXSize":38,"boardYSize":19,"rules":"tromp-taylor","komi":7.5,"moves":[]}
 "#;
@@ -224,7 +224,7 @@ fn analysis_of_a_31x31_position() {
         &[
             "analysis",
             "-model",
-            &model,
+            model.as_str(),
             "-config",
             "configs/analysis.toml",
             "-override-config",
