@@ -3,15 +3,18 @@
 //! SZ[37], GTP `boardsize 37` + `genmove` and an analysis of a 31x31
 //! position with KataGo's g170 net, and sizes above 37 refused clearly.
 
-mod common;
+#[path = "common/engine_cli.rs"]
+mod engine_cli;
+#[path = "common/gtp.rs"]
+mod gtp;
 
 use std::collections::VecDeque;
 
-use common::engine_cli::run_engine;
-use common::gtp::session;
+use engine_cli::run_engine;
+use gtp::session;
 use engine::game::sgf::{parse_collection, write_sgf, GameRecord};
 use engine::game::{Board, Color, GameOptions, GameState, Loc, Move, Player, Rules};
-use rand::rngs::SmallRng;
+use rand::rngs::StdRng as SmallRng;
 use rand::{Rng, SeedableRng};
 
 /// The g170 net from the shared data folder.
