@@ -10,10 +10,10 @@ mod gtp;
 
 use std::collections::VecDeque;
 
-use engine_cli::run_engine;
-use gtp::session;
 use engine::game::sgf::{parse_collection, write_sgf, GameRecord};
 use engine::game::{Board, Color, GameOptions, GameState, Loc, Move, Player, Rules};
+use engine_cli::run_engine;
+use gtp::session;
 use rand::rngs::StdRng as SmallRng;
 use rand::{Rng, SeedableRng};
 
