@@ -74,7 +74,7 @@ fn cpu_iter<F: FnMut()>(b: &mut Bencher, mut f: F) {
 }
 
 fn playout(start: &Board, rng: &mut Rng) -> usize {
-    let mut board = *start;
+    let mut board = start.clone();
     let mut empties: Vec<Loc> = board
         .locs()
         .filter(|&l| board.get(l) == Color::Empty)
@@ -154,9 +154,11 @@ fn bench_copy_play(c: &mut Criterion) {
         .find(|&l| board.is_legal(Move::Play(l), pla, false))
         .map(Move::Play)
         .unwrap_or(Move::Pass);
+    // Copied into a kept board, as the search's per-playout reset does.
+    let mut copy = board.clone();
     c.bench_function("copy+play 19x19 midgame", |b| {
         cpu_iter(b, || {
-            let mut copy = *black_box(&board);
+            copy.clone_from(black_box(&board));
             copy.play(mv, pla);
             black_box(copy.pos_hash());
         })

@@ -178,7 +178,7 @@ fn search(
     evaluator: &std::sync::Arc<crate::search::NnSearchEvaluator>,
 ) -> Result<AnalysisSnapshot, SolveError> {
     let state = GameState::start(
-        prepared.board,
+        prepared.board.clone(),
         prepared.to_move,
         rules,
         GameOptions::default(),

@@ -45,7 +45,7 @@ fn game(size: usize, moves: &str) -> GameState {
     let mut rules = Rules::tromp_taylor();
     rules.komi = 7.5;
     let mut state = GameState::new(
-        board,
+        board.clone(),
         BoardHistory::new(&board, Player::Black, rules),
         Player::Black,
     );
@@ -80,7 +80,7 @@ fn diagram(rows: &[&str]) -> GameState {
     let mut rules = Rules::tromp_taylor();
     rules.komi = 7.5;
     GameState::new(
-        board,
+        board.clone(),
         BoardHistory::new(&board, Player::Black, rules),
         Player::Black,
     )

@@ -247,7 +247,7 @@ fn compensate_after_policy_init_makes_the_komi_fair() {
             let mut params = su.params.clone();
             params.max_visits = 64;
             params.root_noise_enabled = false;
-            let state = GameState::new(g.start_board, hist, g.start_pla);
+            let state = GameState::new(g.start_board.clone(), hist, g.start_pla);
             let mut search = Search::new(params, net.evaluator.clone(), state, seed);
             search.run(&RunOptions::default()).unwrap();
             search.view().root_values().lead

@@ -134,7 +134,7 @@ fn rebuild_game(path: &Path, katago: &KataGoRows) -> Rebuilt {
     let mut start = None;
     for (i, &(pla, pt)) in rec.moves.iter().enumerate() {
         if i == start_turn {
-            start = Some((board, hist.clone(), pla));
+            start = Some((board.clone(), hist.clone(), pla));
         }
         let mv = pt.map_or(Move::Pass, |(x, y)| Move::Play(Loc::from_xy(x, y, xs)));
         assert!(
@@ -155,7 +155,7 @@ fn rebuild_game(path: &Path, katago: &KataGoRows) -> Rebuilt {
     let draw_value = match katago.first_rows.get(&hash) {
         Some(&(turn, feature)) if rules.game_result_will_be_integer() => {
             let row_komi = self_komi_of_feature(feature);
-            let mut b = start_board;
+            let mut b = start_board.clone();
             let mut h = start_hist.clone();
             for &(mv, pla) in &hist.moves()[start_turn..turn] {
                 h.play(&mut b, mv, pla);

@@ -341,7 +341,7 @@ fn framed(
             })
             .collect(),
     );
-    let state = GameState::start(problem.board, position.next, rules, *opts);
+    let state = GameState::start(problem.board.clone(), position.next, rules, *opts);
     Ok((state, restriction, Arc::new(problem)))
 }
 

@@ -4,15 +4,20 @@
 //! The layout follows KataGo's `Board` (`cpp/game/board.{h,cpp}`): a padded
 //! array with a wall around the board (see [`Loc`]), every chain kept as a
 //! circular linked list of its stones with one stone as its head, and the
-//! stone and liberty counts stored at the head. Everything is fixed-size, so
-//! a `Board` is `Copy` and copying it is one `memcpy` (about 6 KB).
+//! stone and liberty counts stored at the head. The per-point arrays are
+//! sized by the board's own size (`(x_size + 1) * (y_size + 2) + 1` points,
+//! see [`super::types::arr_size`]), not by the largest supported size: a
+//! 19x19 board holds 421 points (3.8 KB) whatever [`MAX_LEN`] is, and
+//! [`Clone::clone_from`] copies into the existing buffers without
+//! allocating, which is how the search resets its per-thread state for
+//! every playout.
 //!
 //! The board knows only the simple ko rule and does not enforce turn order;
 //! superko, the encore and scoring live in [`super::BoardHistory`].
 
 use std::fmt;
 
-use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE, MAX_LEN, MIN_LEN};
+use super::types::{arr_size, Color, Loc, Move, Player, MAX_ARR_SIZE, MAX_LEN, MIN_LEN};
 use super::zobrist::{Hash128, ZOBRIST};
 
 mod lookahead;
@@ -22,7 +27,7 @@ mod undo;
 pub use setup::DiagramError;
 pub use undo::MoveRecord;
 
-/// A board size outside 2x2..25x25.
+/// A board size outside 2x2..37x37.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("unsupported board size {x_size}x{y_size}: each side must be {MIN_LEN} to {MAX_LEN}")]
 pub struct BoardSizeError {
@@ -30,22 +35,23 @@ pub struct BoardSizeError {
     pub y_size: usize,
 }
 
-/// A Go board of any size from 2x2 to 25x25 (see the module docs).
-#[derive(Clone, Copy)]
+/// A Go board of any size from 2x2 to 37x37, rectangular too (see the
+/// module docs). Not `Copy`: clone it, or `clone_from` into a board kept for
+/// reuse on hot paths.
 pub struct Board {
     pub(crate) x_size: usize,
     pub(crate) y_size: usize,
     /// `x_size + 1`: the offset between vertically adjacent points.
     pub(crate) stride: usize,
-    pub(crate) colors: [Color; MAX_ARR_SIZE],
+    pub(crate) colors: Box<[Color]>,
     /// For stones: the head of their chain.
-    pub(crate) chain_head: [u16; MAX_ARR_SIZE],
+    pub(crate) chain_head: Box<[u16]>,
     /// For stones: the next stone of their chain (circular).
-    pub(crate) next_in_chain: [u16; MAX_ARR_SIZE],
+    pub(crate) next_in_chain: Box<[u16]>,
     /// At chain heads: the number of distinct liberties of the chain.
-    pub(crate) chain_libs: [u16; MAX_ARR_SIZE],
+    pub(crate) chain_libs: Box<[u16]>,
     /// At chain heads: the number of stones of the chain.
-    pub(crate) chain_size: [u16; MAX_ARR_SIZE],
+    pub(crate) chain_size: Box<[u16]>,
     pub(crate) ko_loc: u16,
     pub(crate) pos_hash: Hash128,
     pub(crate) num_black_captures: u32,
@@ -67,7 +73,8 @@ impl Board {
             return Err(BoardSizeError { x_size, y_size });
         }
         let stride = x_size + 1;
-        let mut colors = [Color::Wall; MAX_ARR_SIZE];
+        let n = arr_size(x_size, y_size);
+        let mut colors = vec![Color::Wall; n].into_boxed_slice();
         for y in 0..y_size {
             for x in 0..x_size {
                 colors[(x + 1) + (y + 1) * stride] = Color::Empty;
@@ -78,10 +85,10 @@ impl Board {
             y_size,
             stride,
             colors,
-            chain_head: [NULL; MAX_ARR_SIZE],
-            next_in_chain: [NULL; MAX_ARR_SIZE],
-            chain_libs: [0; MAX_ARR_SIZE],
-            chain_size: [0; MAX_ARR_SIZE],
+            chain_head: vec![NULL; n].into_boxed_slice(),
+            next_in_chain: vec![NULL; n].into_boxed_slice(),
+            chain_libs: vec![0; n].into_boxed_slice(),
+            chain_size: vec![0; n].into_boxed_slice(),
             ko_loc: NULL,
             pos_hash: ZOBRIST.size_x[x_size] ^ ZOBRIST.size_y[y_size],
             num_black_captures: 0,
@@ -610,6 +617,66 @@ impl Board {
     }
 }
 
+impl Clone for Board {
+    fn clone(&self) -> Board {
+        Board {
+            x_size: self.x_size,
+            y_size: self.y_size,
+            stride: self.stride,
+            colors: self.colors.clone(),
+            chain_head: self.chain_head.clone(),
+            next_in_chain: self.next_in_chain.clone(),
+            chain_libs: self.chain_libs.clone(),
+            chain_size: self.chain_size.clone(),
+            ko_loc: self.ko_loc,
+            pos_hash: self.pos_hash,
+            num_black_captures: self.num_black_captures,
+            num_white_captures: self.num_white_captures,
+        }
+    }
+
+    /// Copies `source` into `self`'s buffers when both boards have the same
+    /// size (no allocation: the search does this every playout), and
+    /// reallocates only when the size differs.
+    fn clone_from(&mut self, source: &Board) {
+        // Destructured so that a new field cannot be forgotten here.
+        let Board {
+            x_size,
+            y_size,
+            stride,
+            colors,
+            chain_head,
+            next_in_chain,
+            chain_libs,
+            chain_size,
+            ko_loc,
+            pos_hash,
+            num_black_captures,
+            num_white_captures,
+        } = source;
+        if self.colors.len() == colors.len() {
+            self.colors.copy_from_slice(colors);
+            self.chain_head.copy_from_slice(chain_head);
+            self.next_in_chain.copy_from_slice(next_in_chain);
+            self.chain_libs.copy_from_slice(chain_libs);
+            self.chain_size.copy_from_slice(chain_size);
+        } else {
+            self.colors = colors.clone();
+            self.chain_head = chain_head.clone();
+            self.next_in_chain = next_in_chain.clone();
+            self.chain_libs = chain_libs.clone();
+            self.chain_size = chain_size.clone();
+        }
+        self.x_size = *x_size;
+        self.y_size = *y_size;
+        self.stride = *stride;
+        self.ko_loc = *ko_loc;
+        self.pos_hash = *pos_hash;
+        self.num_black_captures = *num_black_captures;
+        self.num_white_captures = *num_white_captures;
+    }
+}
+
 impl PartialEq for Board {
     /// Same size, stones, ko point and hash (not the internal chain layout).
     fn eq(&self, other: &Board) -> bool {
@@ -692,6 +759,9 @@ impl ExactSizeIterator for Locs {}
 /// Ownership of every point as computed by [`Board::calculate_area`]:
 /// `Black`, `White` or `Empty` (nobody), indexed by [`Loc`].
 #[derive(Clone, Copy, PartialEq, Eq)]
+///
+/// Fixed at the largest size (1.5 KB) so that it stays `Copy`; it is made
+/// once per scoring or feature computation, not copied per playout.
 pub struct Area(pub(crate) [Color; MAX_ARR_SIZE]);
 
 impl Area {

@@ -15,7 +15,8 @@ fn at(board: &Board, x: usize, y: usize) -> Loc {
 #[test]
 fn sizes_are_checked() {
     assert!(Board::new(1, 5).is_err());
-    assert!(Board::new(26, 5).is_err());
+    assert!(Board::new(38, 5).is_err());
+    assert!(Board::new(26, 5).is_ok());
     let board = Board::new(25, 2).unwrap();
     assert_eq!(board.locs().count(), 50);
     let r = Board::new(3, 4).unwrap();
@@ -84,7 +85,7 @@ fn suicide_rules() {
     assert!(board2.is_illegal_suicide(c, Player::White, true));
     assert!(!board2.is_legal(Move::Play(c), Player::White, true));
     // Playing a legal multi-stone suicide removes the chain.
-    let mut s = board;
+    let mut s = board.clone();
     let libs_before = s.num_liberties(at(&s, 0, 2));
     s.play(Move::Play(corner), Player::Black);
     assert_eq!(s.get(at(&s, 0, 1)), Color::Empty);
@@ -172,7 +173,7 @@ fn liberties_after_play_and_hash_after_move() {
         board.num_liberties_after_play(at(&board, 0, 2), Player::Black, 2),
         2
     );
-    let mut copy = board;
+    let mut copy = board.clone();
     let predicted = board.pos_hash_after_move(Move::Play(l), Player::Black);
     copy.play(Move::Play(l), Player::Black);
     assert_eq!(predicted, copy.pos_hash());
@@ -190,7 +191,7 @@ fn undo_restores_everything() {
             let Some(mv) = random_legal(&board, pla, true, &mut rng) else {
                 break;
             };
-            snapshots.push(board);
+            snapshots.push(board.clone());
             records.push(board.play_recorded(mv, pla));
             board.check_consistency().unwrap();
             pla = pla.opp();
@@ -366,11 +367,11 @@ proptest! {
         let mut pla = Player::Black;
         for _ in 0..(xs * ys * 3) {
             let Some(mv) = random_legal(&board, pla, multi, &mut rng) else { break };
-            let before = board;
+            let before = board.clone();
             let predicted = if let Move::Play(l) = mv { Some(board.pos_hash_after_move(Move::Play(l), pla)) } else { None };
-            let mut copy = board;
+            let mut copy = board.clone();
             copy.play(mv, pla);
-            prop_assert_eq!(before, board, "playing on a copy changed the original");
+            prop_assert_eq!(&before, &board, "playing on a copy changed the original");
             board = copy;
             prop_assert!(board.check_consistency().is_ok(), "{:?}", board.check_consistency());
             if let Some(h) = predicted {
@@ -388,5 +389,39 @@ proptest! {
             }
             pla = pla.opp();
         }
+    }
+}
+
+#[test]
+fn storage_is_sized_by_the_board_and_clone_from_reuses_it() {
+    // 19x19 holds 20 * 21 + 1 points, whatever the largest size is.
+    let mut b19 = Board::new(19, 19).unwrap();
+    assert_eq!(b19.colors.len(), 421);
+    assert_eq!(Board::new(37, 37).unwrap().colors.len(), 38 * 39 + 1);
+    assert_eq!(Board::new(29, 19).unwrap().colors.len(), 30 * 21 + 1);
+    // Same size: copied into the existing buffers (what the search does
+    // every playout), no new allocation.
+    let mut src = Board::new(19, 19).unwrap();
+    src.play(Move::Play(src.loc(3, 3)), Player::Black);
+    let ptr = b19.colors.as_ptr();
+    b19.clone_from(&src);
+    assert_eq!(b19.colors.as_ptr(), ptr);
+    assert_eq!(b19, src);
+    // Another size: the buffers follow the source.
+    let big = Board::new(37, 2).unwrap();
+    b19.clone_from(&big);
+    assert_eq!((b19.x_size(), b19.y_size()), (37, 2));
+    assert_eq!(b19, big);
+    assert!(b19.check_consistency().is_ok());
+}
+
+#[test]
+fn sizes_outside_2_to_37_are_refused_with_the_range() {
+    for (x, y) in [(38, 19), (19, 38), (1, 9), (0, 0)] {
+        let e = Board::new(x, y).unwrap_err();
+        assert!(e.to_string().contains("2 to 37"), "{e}");
+    }
+    for (x, y) in [(37, 37), (2, 2), (29, 19), (37, 2)] {
+        assert!(Board::new(x, y).is_ok(), "{x}x{y}");
     }
 }

@@ -10,7 +10,7 @@
 
 use super::board::Board;
 use super::rules::{KoRule, Rules, ScoringRule};
-use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
+use super::types::{arr_size, Color, Loc, Move, Player};
 use super::zobrist::{Hash128, ZOBRIST};
 
 mod hashes;
@@ -40,7 +40,10 @@ struct EncoreKoCapture {
 }
 
 /// The history of a game: see the module docs.
-#[derive(Clone)]
+///
+/// The per-point tables are sized by the game's board, like [`Board`]'s.
+/// Not `Copy`; [`Clone::clone_from`] reuses every buffer of `self` (the
+/// search resets its per-thread state so once per playout).
 pub struct BoardHistory {
     rules: Rules,
     moves: Vec<(Move, Player)>,
@@ -63,8 +66,8 @@ pub struct BoardHistory {
     current_recent_board_idx: usize,
     presumed_next_pla: Player,
 
-    was_ever_occupied_or_played: [bool; MAX_ARR_SIZE],
-    super_ko_banned: [bool; MAX_ARR_SIZE],
+    was_ever_occupied_or_played: Box<[bool]>,
+    super_ko_banned: Box<[bool]>,
 
     consecutive_ending_passes: u32,
     hashes_before_black_pass: Vec<Hash128>,
@@ -75,10 +78,10 @@ pub struct BoardHistory {
     num_approx_valid_turns_this_phase: usize,
     num_consec_valid_turns_this_game: usize,
 
-    ko_recap_blocked: [bool; MAX_ARR_SIZE],
+    ko_recap_blocked: Box<[bool]>,
     ko_recap_block_hash: Hash128,
     ko_captures_in_encore: Vec<EncoreKoCapture>,
-    second_encore_start_colors: [Color; MAX_ARR_SIZE],
+    second_encore_start_colors: Box<[Color]>,
 
     white_bonus_score: f32,
     white_handicap_bonus_score: f32,
@@ -91,6 +94,204 @@ pub struct BoardHistory {
     is_scored: bool,
     is_no_result: bool,
     is_resignation: bool,
+}
+
+impl Clone for BoardHistory {
+    fn clone(&self) -> BoardHistory {
+        let BoardHistory {
+            rules,
+            moves,
+            prevent_encore_history,
+            ko_hash_history,
+            first_turn_idx_with_ko_history,
+            initial_board,
+            initial_pla,
+            initial_encore_phase,
+            initial_turn_number,
+            assume_multiple_starting_black_moves_are_handicap,
+            white_has_moved,
+            override_num_handicap_stones,
+            always_compute_pass_alive_under_suicide_rules,
+            recent_boards,
+            current_recent_board_idx,
+            presumed_next_pla,
+            was_ever_occupied_or_played,
+            super_ko_banned,
+            consecutive_ending_passes,
+            hashes_before_black_pass,
+            hashes_before_white_pass,
+            encore_phase,
+            num_turns_this_phase,
+            num_approx_valid_turns_this_phase,
+            num_consec_valid_turns_this_game,
+            ko_recap_blocked,
+            ko_recap_block_hash,
+            ko_captures_in_encore,
+            second_encore_start_colors,
+            white_bonus_score,
+            white_handicap_bonus_score,
+            has_button,
+            is_past_normal_phase_end,
+            is_game_finished,
+            winner,
+            final_white_minus_black_score,
+            is_scored,
+            is_no_result,
+            is_resignation,
+        } = self;
+        BoardHistory {
+            rules: *rules,
+            moves: moves.clone(),
+            prevent_encore_history: prevent_encore_history.clone(),
+            ko_hash_history: ko_hash_history.clone(),
+            first_turn_idx_with_ko_history: *first_turn_idx_with_ko_history,
+            initial_board: initial_board.clone(),
+            initial_pla: *initial_pla,
+            initial_encore_phase: *initial_encore_phase,
+            initial_turn_number: *initial_turn_number,
+            assume_multiple_starting_black_moves_are_handicap:
+                *assume_multiple_starting_black_moves_are_handicap,
+            white_has_moved: *white_has_moved,
+            override_num_handicap_stones: *override_num_handicap_stones,
+            always_compute_pass_alive_under_suicide_rules:
+                *always_compute_pass_alive_under_suicide_rules,
+            recent_boards: recent_boards.clone(),
+            current_recent_board_idx: *current_recent_board_idx,
+            presumed_next_pla: *presumed_next_pla,
+            was_ever_occupied_or_played: was_ever_occupied_or_played.clone(),
+            super_ko_banned: super_ko_banned.clone(),
+            consecutive_ending_passes: *consecutive_ending_passes,
+            hashes_before_black_pass: hashes_before_black_pass.clone(),
+            hashes_before_white_pass: hashes_before_white_pass.clone(),
+            encore_phase: *encore_phase,
+            num_turns_this_phase: *num_turns_this_phase,
+            num_approx_valid_turns_this_phase: *num_approx_valid_turns_this_phase,
+            num_consec_valid_turns_this_game: *num_consec_valid_turns_this_game,
+            ko_recap_blocked: ko_recap_blocked.clone(),
+            ko_recap_block_hash: *ko_recap_block_hash,
+            ko_captures_in_encore: ko_captures_in_encore.clone(),
+            second_encore_start_colors: second_encore_start_colors.clone(),
+            white_bonus_score: *white_bonus_score,
+            white_handicap_bonus_score: *white_handicap_bonus_score,
+            has_button: *has_button,
+            is_past_normal_phase_end: *is_past_normal_phase_end,
+            is_game_finished: *is_game_finished,
+            winner: *winner,
+            final_white_minus_black_score: *final_white_minus_black_score,
+            is_scored: *is_scored,
+            is_no_result: *is_no_result,
+            is_resignation: *is_resignation,
+        }
+    }
+
+    /// Field by field into `self`'s buffers: no allocation when the board
+    /// size is the same and the move lists fit (the per-playout reset).
+    fn clone_from(&mut self, source: &BoardHistory) {
+        // Destructured so that a new field cannot be forgotten here.
+        let BoardHistory {
+            rules,
+            moves,
+            prevent_encore_history,
+            ko_hash_history,
+            first_turn_idx_with_ko_history,
+            initial_board,
+            initial_pla,
+            initial_encore_phase,
+            initial_turn_number,
+            assume_multiple_starting_black_moves_are_handicap,
+            white_has_moved,
+            override_num_handicap_stones,
+            always_compute_pass_alive_under_suicide_rules,
+            recent_boards,
+            current_recent_board_idx,
+            presumed_next_pla,
+            was_ever_occupied_or_played,
+            super_ko_banned,
+            consecutive_ending_passes,
+            hashes_before_black_pass,
+            hashes_before_white_pass,
+            encore_phase,
+            num_turns_this_phase,
+            num_approx_valid_turns_this_phase,
+            num_consec_valid_turns_this_game,
+            ko_recap_blocked,
+            ko_recap_block_hash,
+            ko_captures_in_encore,
+            second_encore_start_colors,
+            white_bonus_score,
+            white_handicap_bonus_score,
+            has_button,
+            is_past_normal_phase_end,
+            is_game_finished,
+            winner,
+            final_white_minus_black_score,
+            is_scored,
+            is_no_result,
+            is_resignation,
+        } = source;
+        self.rules = *rules;
+        self.moves.clone_from(moves);
+        self.prevent_encore_history
+            .clone_from(prevent_encore_history);
+        self.ko_hash_history.clone_from(ko_hash_history);
+        self.first_turn_idx_with_ko_history = *first_turn_idx_with_ko_history;
+        self.initial_board.clone_from(initial_board);
+        self.initial_pla = *initial_pla;
+        self.initial_encore_phase = *initial_encore_phase;
+        self.initial_turn_number = *initial_turn_number;
+        self.assume_multiple_starting_black_moves_are_handicap =
+            *assume_multiple_starting_black_moves_are_handicap;
+        self.white_has_moved = *white_has_moved;
+        self.override_num_handicap_stones = *override_num_handicap_stones;
+        self.always_compute_pass_alive_under_suicide_rules =
+            *always_compute_pass_alive_under_suicide_rules;
+        for (dst, src) in self.recent_boards.iter_mut().zip(recent_boards) {
+            dst.clone_from(src);
+        }
+        self.current_recent_board_idx = *current_recent_board_idx;
+        self.presumed_next_pla = *presumed_next_pla;
+        copy_into(
+            &mut self.was_ever_occupied_or_played,
+            was_ever_occupied_or_played,
+        );
+        copy_into(&mut self.super_ko_banned, super_ko_banned);
+        self.consecutive_ending_passes = *consecutive_ending_passes;
+        self.hashes_before_black_pass
+            .clone_from(hashes_before_black_pass);
+        self.hashes_before_white_pass
+            .clone_from(hashes_before_white_pass);
+        self.encore_phase = *encore_phase;
+        self.num_turns_this_phase = *num_turns_this_phase;
+        self.num_approx_valid_turns_this_phase = *num_approx_valid_turns_this_phase;
+        self.num_consec_valid_turns_this_game = *num_consec_valid_turns_this_game;
+        copy_into(&mut self.ko_recap_blocked, ko_recap_blocked);
+        self.ko_recap_block_hash = *ko_recap_block_hash;
+        self.ko_captures_in_encore.clone_from(ko_captures_in_encore);
+        copy_into(
+            &mut self.second_encore_start_colors,
+            second_encore_start_colors,
+        );
+        self.white_bonus_score = *white_bonus_score;
+        self.white_handicap_bonus_score = *white_handicap_bonus_score;
+        self.has_button = *has_button;
+        self.is_past_normal_phase_end = *is_past_normal_phase_end;
+        self.is_game_finished = *is_game_finished;
+        self.winner = *winner;
+        self.final_white_minus_black_score = *final_white_minus_black_score;
+        self.is_scored = *is_scored;
+        self.is_no_result = *is_no_result;
+        self.is_resignation = *is_resignation;
+    }
+}
+
+/// Copies `src` into `dst`'s buffer when the lengths match (no allocation),
+/// else replaces it.
+fn copy_into<T: Copy>(dst: &mut Box<[T]>, src: &[T]) {
+    if dst.len() == src.len() {
+        dst.copy_from_slice(src);
+    } else {
+        *dst = src.into();
+    }
 }
 
 /// The hash that decides whether two positions are "the same" for ko
@@ -160,13 +361,14 @@ impl BoardHistory {
         encore_phase: u8,
         always_compute_pass_alive_under_suicide_rules: bool,
     ) -> BoardHistory {
+        let n = arr_size(board.x_size(), board.y_size());
         let mut h = BoardHistory {
             rules,
             moves: Vec::new(),
             prevent_encore_history: Vec::new(),
             ko_hash_history: Vec::new(),
             first_turn_idx_with_ko_history: 0,
-            initial_board: *board,
+            initial_board: board.clone(),
             initial_pla: pla,
             initial_encore_phase: encore_phase,
             initial_turn_number: 0,
@@ -174,11 +376,11 @@ impl BoardHistory {
             white_has_moved: false,
             override_num_handicap_stones: None,
             always_compute_pass_alive_under_suicide_rules,
-            recent_boards: [*board; NUM_RECENT_BOARDS],
+            recent_boards: std::array::from_fn(|_| board.clone()),
             current_recent_board_idx: 0,
             presumed_next_pla: pla,
-            was_ever_occupied_or_played: [false; MAX_ARR_SIZE],
-            super_ko_banned: [false; MAX_ARR_SIZE],
+            was_ever_occupied_or_played: vec![false; n].into_boxed_slice(),
+            super_ko_banned: vec![false; n].into_boxed_slice(),
             consecutive_ending_passes: 0,
             hashes_before_black_pass: Vec::new(),
             hashes_before_white_pass: Vec::new(),
@@ -186,10 +388,10 @@ impl BoardHistory {
             num_turns_this_phase: 0,
             num_approx_valid_turns_this_phase: 0,
             num_consec_valid_turns_this_game: 0,
-            ko_recap_blocked: [false; MAX_ARR_SIZE],
+            ko_recap_blocked: vec![false; n].into_boxed_slice(),
             ko_recap_block_hash: Hash128::ZERO,
             ko_captures_in_encore: Vec::new(),
-            second_encore_start_colors: [Color::Empty; MAX_ARR_SIZE],
+            second_encore_start_colors: vec![Color::Empty; n].into_boxed_slice(),
             white_bonus_score: 0.0,
             white_handicap_bonus_score: 0.0,
             // KataGo tests the encore phase before setting it, i.e. phase 0.
@@ -206,7 +408,7 @@ impl BoardHistory {
             h.was_ever_occupied_or_played[loc.idx()] = board.get(loc) != Color::Empty;
         }
         if encore_phase == 2 {
-            h.second_encore_start_colors = board.colors;
+            h.second_encore_start_colors.clone_from(&board.colors);
         }
         h.ko_hash_history.push(ko_hash(
             &rules,
@@ -264,7 +466,7 @@ impl BoardHistory {
         let moves: Vec<_> = self.moves[..n].to_vec();
         let prevent: Vec<_> = self.prevent_encore_history[..n].to_vec();
         let mut h = self.copy_to_initial();
-        let mut b = self.initial_board;
+        let mut b = self.initial_board.clone();
         for ((mv, pla), pe) in moves.into_iter().zip(prevent) {
             h.play_with_options(&mut b, mv, pla, pe);
         }
@@ -278,7 +480,7 @@ impl BoardHistory {
     /// move (KataGo's `getGraphHashFromScratch` walks the game so).
     pub fn replay(&self, mut before_move: impl FnMut(&Board, &BoardHistory, Player)) {
         let mut h = self.copy_to_initial();
-        let mut b = self.initial_board;
+        let mut b = self.initial_board.clone();
         for (&(mv, pla), &pe) in self.moves.iter().zip(&self.prevent_encore_history) {
             before_move(&b, &h, pla);
             h.play_with_options(&mut b, mv, pla, pe);

@@ -100,7 +100,7 @@ fn sending_two_returning_one(ko: KoRule) -> String {
     out += "After black ko capture and one pass:\n";
     out += &illegal(&h, &board, B);
     // A black pass now would end the main phase.
-    let (mut tb, mut th) = (board, h.clone());
+    let (mut tb, mut th) = (board.clone(), h.clone());
     pass(&mut th, &mut tb, B);
     assert_eq!(th.encore_phase(), 1);
     assert!(!th.is_game_finished());
@@ -267,7 +267,7 @@ fn encore_ko_recapture_block_and_pass_for_ko() {
     // Black "retaking" is a pass-for-ko: legal, changes no stone, lifts the block.
     assert!(h.is_pass_for_ko(&board, retake, B));
     assert!(h.is_legal(&board, retake, B));
-    let before = board;
+    let before = board.clone();
     h.play(&mut board, retake, B);
     assert_eq!(board, before);
     assert!(!h.is_ko_recap_blocked(w_stone));
@@ -306,7 +306,7 @@ fn button_goes_to_the_first_passer() {
     assert_eq!(rules.komi, 7.0);
     let board = Board::new(5, 5).unwrap();
     for (first, expected) in [(Player::Black, 6.5), (Player::White, 7.5)] {
-        let mut bd = board;
+        let mut bd = board.clone();
         let mut h = BoardHistory::new(&bd, first, rules);
         pass(&mut h, &mut bd, first);
         assert!(!h.has_button());
@@ -318,7 +318,7 @@ fn button_goes_to_the_first_passer() {
         assert_eq!(h.final_white_minus_black_score(), expected);
     }
     // Scored before anyone passed: the player to move gets the button.
-    let mut bd = board;
+    let mut bd = board.clone();
     let mut h = BoardHistory::new(&bd, Player::White, rules);
     play(&mut h, &mut bd, 2, 2, Player::White);
     h.end_and_score_game_now(&bd);
@@ -440,7 +440,7 @@ fn area_game_ends_on_two_passes_and_undo_replays() {
     let mut board = Board::new(5, 5).unwrap();
     let mut h = BoardHistory::new(&board, Player::Black, Rules::tromp_taylor());
     play(&mut h, &mut board, 2, 2, Player::Black);
-    let after_one = board;
+    let after_one = board.clone();
     play(&mut h, &mut board, 1, 1, Player::White);
     assert_eq!(h.recent_board(1), &after_one);
     assert!(!h.pass_would_end_game(&board, Player::Black));

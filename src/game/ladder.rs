@@ -33,6 +33,9 @@ pub struct LadderScratch {
     working: Vec<Loc>,
     /// `iter_ladders`: chain heads already solved, with their answer.
     solved: Vec<(u16, bool)>,
+    /// `iter_ladders`: the board the searches play on, kept so that copying
+    /// the position in allocates nothing once the size is known.
+    board: Option<Board>,
 }
 
 impl LadderScratch {
@@ -494,7 +497,13 @@ impl Board {
 /// chain's first stone only (later stones of the chain get an empty
 /// slice, as in KataGo); for a one-liberty chain it is empty.
 pub fn iter_ladders(board: &Board, scratch: &mut LadderScratch, mut f: impl FnMut(Loc, &[Loc])) {
-    let mut copy = *board;
+    let mut copy = match scratch.board.take() {
+        Some(mut b) => {
+            b.clone_from(board);
+            b
+        }
+        None => board.clone(),
+    };
     let mut solved = std::mem::take(&mut scratch.solved);
     let mut working = std::mem::take(&mut scratch.working);
     solved.clear();
@@ -528,6 +537,7 @@ pub fn iter_ladders(board: &Board, scratch: &mut LadderScratch, mut f: impl FnMu
     }
     scratch.solved = solved;
     scratch.working = working;
+    scratch.board = Some(copy);
 }
 
 #[cfg(test)]

@@ -359,7 +359,7 @@ fn ladder_answers_match_katagos_tests() {
     for case in CASES {
         for (i, (text, expected)) in case.boards.iter().zip(case.expected).enumerate() {
             let mut board = board_from(case.x_size, case.y_size, text);
-            let before = board;
+            let before = board.clone();
             let got = answers(&mut board, case.one_lib, &mut scratch);
             let want: String = expected.chars().filter(|c| !c.is_whitespace()).collect();
             assert_eq!(got, want, "{} board {i}", case.name);

@@ -30,7 +30,7 @@ impl Default for GameOptions {
 /// A position: board, history and the player to move (KataGo keeps the
 /// player beside the history because GTP and the analysis protocol may let
 /// a player move twice), plus the [`GameOptions`] in force.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct GameState {
     /// The stones.
     pub board: Board,
@@ -40,6 +40,33 @@ pub struct GameState {
     pub next: Player,
     /// How moves from outside (a controller, a query) are applied.
     pub options: GameOptions,
+}
+
+impl Clone for GameState {
+    fn clone(&self) -> GameState {
+        GameState {
+            board: self.board.clone(),
+            hist: self.hist.clone(),
+            next: self.next,
+            options: self.options,
+        }
+    }
+
+    /// Into `self`'s buffers (the derived `clone_from` would allocate a
+    /// whole new state): the search resets its per-thread state with this
+    /// once per playout.
+    fn clone_from(&mut self, source: &GameState) {
+        let GameState {
+            board,
+            hist,
+            next,
+            options,
+        } = source;
+        self.board.clone_from(board);
+        self.hist.clone_from(hist);
+        self.next = *next;
+        self.options = *options;
+    }
 }
 
 impl GameState {
@@ -151,7 +178,7 @@ mod tests {
     fn out_of_turn_restarts_history_and_options_apply() {
         let rules = Rules::parse_without_komi("japanese", 6.5).unwrap();
         let board = Board::new(9, 9).unwrap();
-        let mut g = GameState::start(board, Player::Black, rules, GameOptions::default());
+        let mut g = GameState::start(board.clone(), Player::Black, rules, GameOptions::default());
         assert!(g.play_tolerant(mv("E5"), Player::Black));
         assert!(g.play_tolerant(mv("C3"), Player::Black), "out of turn");
         assert_eq!(g.hist.moves().len(), 1, "history restarted");

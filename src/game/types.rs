@@ -10,14 +10,26 @@
 
 use std::fmt;
 
-/// Largest supported board edge.
-pub const MAX_LEN: usize = 25;
+/// Largest supported board edge (KataGo's big-board build limit; KataGo
+/// needs a recompile above 19). Storage is sized by each board, not by this
+/// maximum (see [`crate::game::Board`]), so a large maximum costs nothing on
+/// 19x19.
+pub const MAX_LEN: usize = 37;
 /// Smallest supported board edge.
 pub const MIN_LEN: usize = 2;
-/// Length of the padded per-point arrays of a board of the largest size.
+/// Length of the padded per-point arrays of a board of the largest size
+/// (static tables and non-hot scratch only; boards size by their game).
 pub const MAX_ARR_SIZE: usize = (MAX_LEN + 1) * (MAX_LEN + 2) + 1;
 /// Most playable points on a board.
 pub const MAX_PLAY_SIZE: usize = MAX_LEN * MAX_LEN;
+
+/// Length of the padded per-point arrays of an `x_size` by `y_size` board:
+/// one wall row above, one below plus the final corner, and one wall column
+/// shared between rows (see [`Loc`]).
+#[inline]
+pub const fn arr_size(x_size: usize, y_size: usize) -> usize {
+    (x_size + 1) * (y_size + 2) + 1
+}
 
 /// One of the two players.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -77,7 +77,7 @@ impl AutoAvoidGames {
     /// Gathers `pla` playing `mv` in `game` (before the move).
     pub(super) fn record(&mut self, game: &GtpGame, pla: Player, mv: Move) {
         self.samples.push(PositionSample {
-            board: *game.board(),
+            board: game.board().clone(),
             next_pla: pla,
             initial_turn_number: game.history().current_turn_number(),
             hint: Some(mv),

@@ -1,7 +1,7 @@
 //! Board commands: `boardsize`, `komi`, `play`, `set_position` and the
 //! handicap commands.
 
-use crate::game::{Board, Loc, Move, Player, MAX_LEN};
+use crate::game::{Board, Loc, Move, Player, MAX_LEN, MIN_LEN};
 
 use super::engine::GtpEngine;
 use super::position::fixed_handicap_points;
@@ -24,11 +24,13 @@ impl GtpEngine {
                 a.join(" ")
             )
         })?;
-        if xs < 2 || ys < 2 {
-            return Err("unacceptable size".into());
-        }
-        if xs > MAX_LEN as i64 || ys > MAX_LEN as i64 {
-            return Err(format!("unacceptable size (Board::MAX_LEN is {MAX_LEN})"));
+        // "unacceptable size" is the GTP spec's wording; the range says
+        // what would have been accepted.
+        let range = MIN_LEN as i64..=MAX_LEN as i64;
+        if !range.contains(&xs) || !range.contains(&ys) {
+            return Err(format!(
+                "unacceptable size: each side must be {MIN_LEN} to {MAX_LEN}"
+            ));
         }
         let board = Board::new(xs as usize, ys as usize).map_err(|e| e.to_string())?;
         let rules = *self.game.rules();

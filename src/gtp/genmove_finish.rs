@@ -123,7 +123,7 @@ impl GenmoveFinish {
             Enabled::False => false,
             Enabled::Auto => rules.friendly_pass_ok && rules.scoring_rule == ScoringRule::Area,
         };
-        let board = *self.game.board();
+        let board = self.game.board().clone();
         let opponent_passed = hist.moves().last() == Some(&(Move::Pass, pla.opp()));
         if !wanted
             || rules.scoring_rule != ScoringRule::Area
@@ -140,7 +140,7 @@ impl GenmoveFinish {
         let suicide_legal = hist.suicide_legal_for_pass_alive();
         let ownership = self.bot.lock().estimate_final(&self.game, pla).ownership;
         let alive = chain_statuses(&board, &ownership);
-        let mut clean = board;
+        let mut clean = board.clone();
         for l in board.locs() {
             if board.get(l) != Color::Empty && !alive[l.idx()] {
                 clean.set_stone(l, Color::Empty);

@@ -31,7 +31,7 @@ impl GtpGame {
     pub fn new(board: Board, rules: Rules, options: GameOptions) -> GtpGame {
         GtpGame {
             rules,
-            initial_board: board,
+            initial_board: board.clone(),
             initial_pla: Player::Black,
             moves: Vec::new(),
             state: GameState::start(board, Player::Black, rules, options),
@@ -145,7 +145,7 @@ impl GtpGame {
     /// Rebuilds the state from the initial position and `moves`.
     fn replay(&mut self, moves: Vec<(Move, Player)>) {
         self.state = GameState::start(
-            self.initial_board,
+            self.initial_board.clone(),
             self.initial_pla,
             self.rules,
             self.state.options,
@@ -163,7 +163,7 @@ impl GtpGame {
     /// Restarts from an empty board of the same size.
     pub fn clear(&mut self) {
         self.set_initial(
-            Board::new(self.x_size(), self.y_size()).unwrap_or(self.state.board),
+            Board::new(self.x_size(), self.y_size()).unwrap_or_else(|_| self.state.board.clone()),
             Player::Black,
         );
     }

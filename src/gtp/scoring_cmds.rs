@@ -57,7 +57,7 @@ impl GtpEngine {
     /// own scoring of a finished game, else from the search's ownership.
     pub(super) fn anticipated_statuses(&mut self) -> Vec<bool> {
         self.stop_background();
-        let board = *self.game.board();
+        let board = self.game.board().clone();
         if self.scored_exactly() {
             let mut hist = self.game.history().clone();
             if hist.is_no_result() {
@@ -133,7 +133,7 @@ const ALIVE_WORST_OWNERSHIP: f64 = -0.6;
 pub fn settled_score(hist: &BoardHistory, board: &Board, ownership: &[f64]) -> Option<f64> {
     let alive = chain_statuses(board, ownership);
     let (xs, ys) = (board.x_size(), board.y_size());
-    let mut cleaned = *board;
+    let mut cleaned = board.clone();
     for loc in board.locs() {
         if board.get(loc).player().is_some() && !alive[loc.idx()] {
             cleaned.set_stone(loc, Color::Empty);

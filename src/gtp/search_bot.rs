@@ -68,7 +68,7 @@ struct RootKey {
 impl RootKey {
     fn of(game: &GtpGame, next: Player) -> RootKey {
         RootKey {
-            initial: *game.initial_board(),
+            initial: game.initial_board().clone(),
             initial_pla: game.initial_pla(),
             rules: *game.rules(),
             moves: game.moves().to_vec(),

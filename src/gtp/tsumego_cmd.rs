@@ -20,14 +20,14 @@ impl GtpEngine {
     /// Runs `kata-tsumego`.
     pub(super) fn tsumego(&mut self, args: &[String]) -> Result<String, String> {
         self.stop_background();
-        let board = *self.game.board();
+        let board = self.game.board().clone();
         let req = parse_args(args, &board)?;
         let to_move = self.game.next_pla();
         let rules = *self.game.rules();
         let problem =
             tsumego::prepare(&board, to_move, rules.komi, &req).map_err(|e| e.to_string())?;
         let mut game = self.game.clone();
-        game.restart(problem.board, to_move, rules);
+        game.restart(problem.board.clone(), to_move, rules);
         let avoid = allow_only(&problem);
         let search = SearchRequest {
             game: &game,

@@ -109,7 +109,7 @@ pub fn benchmark_positions(
     let mut rules = Rules::tromp_taylor();
     rules.komi = 7.5;
     let start = GameState::new(
-        board,
+        board.clone(),
         BoardHistory::new(&board, Player::Black, rules),
         Player::Black,
     );

@@ -117,9 +117,9 @@ impl PatternBonusTable {
         only: Option<Player>,
     ) {
         let mut seen = HashSet::new();
-        let mut board = *initial;
+        let mut board = initial.clone();
         for &(mv, pla) in moves {
-            let before = board;
+            let before = board.clone();
             if !play_tolerant(&mut board, mv, pla) {
                 break;
             }
@@ -212,7 +212,7 @@ impl PatternBonusTable {
             }
             if let Some((pla, at)) = step.mv {
                 let mv = at.map_or(Move::Pass, |(x, y)| Move::Play(Loc::from_xy(x, y, xs)));
-                let before = board;
+                let before = board.clone();
                 if !play_tolerant(&mut board, mv, pla) {
                     // As KataGo, a variation ends at a move it cannot play.
                     continue;
@@ -237,7 +237,7 @@ impl PatternBonusTable {
                 }
             }
             for &child in tree.children(id).iter().rev() {
-                stack.push((child, board, moves));
+                stack.push((child, board.clone(), moves));
             }
         }
         Ok(())

@@ -140,7 +140,11 @@ pub fn maybe_fork<E: PositionEvaluator<GameState>>(
     } else {
         rng.gen_range(0..moves.len())
     };
-    let mut st = GameState::new(game.start_board, game.start_hist.clone(), game.start_pla);
+    let mut st = GameState::new(
+        game.start_board.clone(),
+        game.start_hist.clone(),
+        game.start_pla,
+    );
     for &(mv, pla) in moves.iter().take(idx) {
         if st.next != pla || !st.is_legal(mv) {
             return Ok(None);
@@ -233,9 +237,10 @@ pub fn maybe_seki_fork(
         let idx = (idx.max(0.0) as usize).min(moves.len() - 1);
         let mut rules = *game.start_hist.rules();
         s.rules.redraw_scoring(&mut rules, rng);
-        let initial = *end.initial_board();
+        let initial = end.initial_board();
         let pla = end.initial_pla();
-        let mut st = GameState::new(initial, BoardHistory::new(&initial, pla, rules), pla);
+        let hist = BoardHistory::new(initial, pla, rules);
+        let mut st = GameState::new(initial.clone(), hist, pla);
         let mut finished = false;
         for &(mv, mpla) in &moves[..idx] {
             // Other rules may make a move illegal: stop the replay there.

@@ -115,7 +115,7 @@ fn start_position<E: PositionEvaluator<GameState>>(
 ) -> Result<Option<(GameState, GameSetup, KomiNoise)>, SearchError> {
     let is_fork = fork.is_some();
     let (board, mut rules) = match &fork {
-        Some(f) => (f.board, *f.hist.rules()),
+        Some(f) => (f.board.clone(), *f.hist.rules()),
         None => {
             let size_idx = WeightedIndex::new(&s.board_size_rel_probs)
                 .map(|d| d.sample(rng))
@@ -147,7 +147,14 @@ fn start_position<E: PositionEvaluator<GameState>>(
     let mean = if is_fork {
         f64::from(rules.komi)
     } else if s.komi_auto && !setup.make_game_fair {
-        match fair_komi(s, params, evaluator, &empty_state(board, rules), stop, rng)? {
+        match fair_komi(
+            s,
+            params,
+            evaluator,
+            &empty_state(board.clone(), rules),
+            stop,
+            rng,
+        )? {
             Some(k) => k,
             None => return Ok(None),
         }
@@ -398,7 +405,7 @@ impl<E: PositionEvaluator<GameState>> GameInProgress<'_, E> {
         if !hist.is_game_finished() {
             return false;
         }
-        let (board, next) = (st.board, st.next);
+        let (board, next) = (st.board.clone(), st.next);
         self.search.set_position(GameState::new(board, hist, next));
         true
     }
@@ -532,11 +539,8 @@ impl<E: PositionEvaluator<GameState>> GameInProgress<'_, E> {
 
 /// The empty board with `rules`, Black to play.
 fn empty_state(board: Board, rules: Rules) -> GameState {
-    GameState::new(
-        board,
-        BoardHistory::new(&board, Player::Black, rules),
-        Player::Black,
-    )
+    let hist = BoardHistory::new(&board, Player::Black, rules);
+    GameState::new(board, hist, Player::Black)
 }
 #[cfg(test)]
 mod tests {

@@ -101,7 +101,7 @@ fn lead_at<E: PositionEvaluator<GameState>>(
     let mut search = Search::new(
         params.clone(),
         evaluator.clone(),
-        GameState::new(state.board, hist, state.next),
+        GameState::new(state.board.clone(), hist, state.next),
         rng.gen(),
     );
     match search.run(&RunOptions::default()) {
@@ -212,7 +212,11 @@ pub(super) fn estimate_leads<E: PositionEvaluator<GameState>>(
         game.playout_doubling_advantage,
     );
     let mut count = 0;
-    let mut state = GameState::new(game.start_board, game.start_hist.clone(), game.start_pla);
+    let mut state = GameState::new(
+        game.start_board.clone(),
+        game.start_hist.clone(),
+        game.start_pla,
+    );
     let moves: Vec<_> = game.end_hist.moves()[game.start_hist.moves().len()..].to_vec();
     for (turn, &(mv, _)) in game.turns.iter_mut().zip(&moves) {
         if turn.target_weight > 0.0
@@ -233,7 +237,7 @@ pub(super) fn estimate_leads<E: PositionEvaluator<GameState>>(
             && sp.turn.white_value_targets.no_result < 0.3
             && rng.gen_bool(s.estimate_lead_prob)
         {
-            let st = GameState::new(sp.board, sp.hist.clone(), sp.pla);
+            let st = GameState::new(sp.board.clone(), sp.hist.clone(), sp.pla);
             let Some(lead) = estimate_lead(s, base_params, evaluator, &st, pda, stop, rng)? else {
                 return Ok(count);
             };

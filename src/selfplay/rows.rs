@@ -88,9 +88,9 @@ pub fn write_game_rows<R: Rng>(
     // Every board along the game, for the future-position planes.
     let mut boards = Vec::with_capacity(moves.len() + 1);
     {
-        let mut board = game.start_board;
+        let mut board = game.start_board.clone();
         let mut hist = game.start_hist.clone();
-        boards.push(board);
+        boards.push(board.clone());
         for &(mv, pla) in moves {
             if !hist.is_legal(&board, mv, pla) {
                 return Err(RowError::Inconsistent(format!(
@@ -99,7 +99,7 @@ pub fn write_game_rows<R: Rng>(
                 )));
             }
             hist.play(&mut board, mv, pla);
-            boards.push(board);
+            boards.push(board.clone());
         }
     }
     let mut value_targets: Vec<ValueTargets> =
@@ -107,7 +107,7 @@ pub fn write_game_rows<R: Rng>(
     value_targets.push(game.outcome.white_value_targets);
 
     let start_idx = game.start_hist.moves().len();
-    let mut board = game.start_board;
+    let mut board = game.start_board.clone();
     let mut hist = game.start_hist.clone();
     let mut next = game.start_pla;
     let mut count = 0;

@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::config::{read_fields, Field};
+use crate::game::MAX_LEN;
 use crate::play::{parse_list, RuleLists, SettingsError};
 
 /// Everything the game loop reads from the config besides the search
@@ -176,7 +177,7 @@ const PLAY_FIELDS: &[Field<PlaySettings>] = &[
     Field::i64("maxMovesPerGame", 1600, 1..=100_000, |s, v| {
         s.max_moves_per_game = v as usize
     }),
-    Field::i64("dataBoardLen", 19, 2..=19, |s, v| {
+    Field::i64("dataBoardLen", 19, 2..=MAX_LEN as i64, |s, v| {
         s.data_board_len = v as usize
     }),
     Field::i64("maxRowsPerTrainFile", 20000, 1..=100_000_000, |s, v| {

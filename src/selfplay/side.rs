@@ -125,7 +125,7 @@ pub(super) fn search_side_positions<E: PositionEvaluator<GameState>>(
         let (turn, _, _) = record_turn(&view, 1.0);
         let reply = view.chosen_move(rng);
         out.push(SidePosition {
-            board: st.board,
+            board: st.board.clone(),
             hist: st.hist.clone(),
             pla: st.next,
             turn,

@@ -6,7 +6,9 @@
 //!
 //! The split: the cache keeps the size `nnCacheSizePowerOfTwo` asks for
 //! unless that is more than half the budget, when it shrinks by powers of
-//! two (counted for the largest board, 25x25, so any mix of sizes fits);
+//! two (counted for the largest board, 37x37, so any mix of sizes fits:
+//! a budget this tight gets a smaller cache than it did when 25x25 was the
+//! largest size);
 //! the rest goes in equal shares to the trees of the searches that can run
 //! at once (`searches`). Each search turns its share into a visit cap for
 //! its own board ([`crate::search::Search::set_tree_memory_limit`]): a
@@ -221,10 +223,10 @@ mod tests {
             let trimmed = plan.notes.iter().any(|n| n.contains("trimmed"));
             assert_eq!(trimmed, plan.cache_power_of_two < asked, "{:?}", plan.notes);
         }
-        // A 25x25 output is about 5 KB: 4 MB hold a cache of 256 and a
+        // A 37x37 output is about 11 KB: 4 MB hold a cache of 128 and a
         // 19x19 tree of several hundred visits.
         let small = budget(4).plan(20, 1);
-        assert_eq!(small.cache_power_of_two, 8);
+        assert_eq!(small.cache_power_of_two, 7);
         let visits = small.tree_bytes / crate::search::tree_node_bytes(19, 19);
         assert!((300..2000).contains(&visits), "{visits}");
         // 64 GB: nothing to trim at the default cache size.

@@ -173,7 +173,7 @@ pub fn build_frame(
     }
     let (owner, eyes) = settled.ok_or(last_error)?;
 
-    let mut framed = *board;
+    let mut framed = board.clone();
     for &i in &frame {
         framed.set_stone(loc(i % xs, i / xs), Color::Empty);
     }

@@ -95,7 +95,7 @@ pub fn mean_own(stones: &[Loc], color: Player, ownership: &[f64], x_size: usize)
 /// move; passes allowed) takes a stone of `stones` or fills a liberty of
 /// theirs: the line fights a ko over the group.
 pub fn line_has_ko_over(board: &Board, first: Player, line: &[Move], stones: &[Loc]) -> bool {
-    let mut b = *board;
+    let mut b = board.clone();
     let mut pla = first;
     let touches =
         |b: &Board, l: Loc| stones.contains(&l) || b.adjacent_locs(l).any(|a| stones.contains(&a));

@@ -4,7 +4,7 @@
 use super::{ko_hash_after_move_non_encore, BoardHistory, EncoreKoCapture, NUM_RECENT_BOARDS};
 use crate::game::board::Board;
 use crate::game::rules::{KoRule, ScoringRule, WhiteHandicapBonusRule};
-use crate::game::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
+use crate::game::types::{Color, Loc, Move, Player};
 use crate::game::zobrist::{Hash128, ZOBRIST};
 
 impl BoardHistory {
@@ -175,7 +175,7 @@ impl BoardHistory {
         move_is_illegal: bool,
     ) {
         self.current_recent_board_idx = (self.current_recent_board_idx + 1) % NUM_RECENT_BOARDS;
-        self.recent_boards[self.current_recent_board_idx] = *board;
+        self.recent_boards[self.current_recent_board_idx].clone_from(board);
 
         let after = self.current_ko_hash(board, pla.opp());
         self.ko_hash_history.push(after);
@@ -202,7 +202,7 @@ impl BoardHistory {
         if self.encore_phase == 0 && self.rules.ko_rule != KoRule::Simple {
             self.update_super_ko_bans(board, next);
         } else if self.encore_phase > 0 {
-            self.super_ko_banned = [false; MAX_ARR_SIZE];
+            self.super_ko_banned.fill(false);
             for ekc in &self.ko_captures_in_encore {
                 if ekc.pos_hash_before == board.pos_hash() && ekc.pla == next {
                     self.super_ko_banned[ekc.loc.idx()] = true;
@@ -259,13 +259,13 @@ impl BoardHistory {
                 self.num_turns_this_phase = 0;
                 self.num_approx_valid_turns_this_phase = 0;
                 if self.encore_phase == 2 {
-                    self.second_encore_start_colors = board.colors;
+                    self.second_encore_start_colors.clone_from(&board.colors);
                 }
-                self.super_ko_banned = [false; MAX_ARR_SIZE];
+                self.super_ko_banned.fill(false);
                 self.consecutive_ending_passes = 0;
                 self.hashes_before_black_pass.clear();
                 self.hashes_before_white_pass.clear();
-                self.ko_recap_blocked = [false; MAX_ARR_SIZE];
+                self.ko_recap_blocked.fill(false);
                 self.ko_recap_block_hash = Hash128::ZERO;
                 self.ko_captures_in_encore.clear();
                 self.ko_hash_history.clear();

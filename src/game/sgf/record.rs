@@ -248,6 +248,9 @@ fn number<T>(
     })
 }
 
+// The size messages are static strings: they must follow the limits.
+const _: () = assert!(MIN_LEN == 2 && MAX_LEN == 37);
+
 /// `SZ[N]` or `SZ[X:Y]`; 19x19 when absent.
 fn board_size(root: &SgfNode) -> Result<(usize, usize), SgfError> {
     let Some(value) = single(root, "SZ")? else {
@@ -270,8 +273,8 @@ fn board_size(root: &SgfNode) -> Result<(usize, usize), SgfError> {
         }
         match s.parse::<usize>() {
             Ok(n) if (MIN_LEN..=MAX_LEN).contains(&n) => Ok(n),
-            Ok(n) if n < MIN_LEN => Err(fail("edge is smaller than 2")),
-            _ => Err(fail("edge is larger than 25")),
+            Ok(n) if n < MIN_LEN => Err(fail("edge is smaller than 2 (each side must be 2 to 37)")),
+            _ => Err(fail("edge is larger than 37 (each side must be 2 to 37)")),
         }
     };
     match value.split_once(':') {

@@ -268,15 +268,20 @@ fn numbers() {
 fn board_sizes() {
     assert_eq!(rec("(;SZ[ 7 ])").x_size, 7);
     assert_eq!(rec("(;SZ[25:2])").y_size, 2);
+    assert_eq!(rec("(;SZ[37])").x_size, 37);
+    assert_eq!(rec("(;SZ[29:19])").x_size, 29);
+    assert_eq!(rec("(;SZ[29:19])").y_size, 19);
     let reason = |v: &str| match err(&format!("(;SZ[{v}])")) {
         (1, 5, SgfErrorKind::BadSize { value, reason }) if value == v => reason,
         other => panic!("{v}: {other:?}"),
     };
-    assert_eq!(reason("26"), "edge is larger than 25");
-    assert_eq!(reason("19:26"), "edge is larger than 25");
-    assert_eq!(reason("99999999999999999999999"), "edge is larger than 25");
-    assert_eq!(reason("1"), "edge is smaller than 2");
-    assert_eq!(reason("0:9"), "edge is smaller than 2");
+    let big = "edge is larger than 37 (each side must be 2 to 37)";
+    let small = "edge is smaller than 2 (each side must be 2 to 37)";
+    assert_eq!(reason("38"), big);
+    assert_eq!(reason("19:38"), big);
+    assert_eq!(reason("99999999999999999999999"), big);
+    assert_eq!(reason("1"), small);
+    assert_eq!(reason("0:9"), small);
     assert_eq!(reason("abc"), "not a number");
     assert_eq!(reason("19:"), "not a number");
     assert_eq!(reason("+9"), "not a number");

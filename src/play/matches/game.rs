@@ -31,7 +31,7 @@ impl Opening {
     /// The position after the opening moves.
     pub fn start_state(&self) -> Result<GameState, SearchError> {
         let mut st = GameState::new(
-            self.board,
+            self.board.clone(),
             BoardHistory::new(&self.board, Player::Black, self.rules),
             Player::Black,
         );
@@ -156,7 +156,7 @@ pub fn play_match_game(
             let mut hist = st.hist.clone();
             hist.end_game_if_all_pass_alive(&st.board);
             if hist.is_game_finished() {
-                let done = GameState::new(st.board, hist, st.next);
+                let done = GameState::new(st.board.clone(), hist, st.next);
                 sb.set_position(done.clone());
                 sw.set_position(done);
                 end = GameEnd::Scored;

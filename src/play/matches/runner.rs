@@ -253,7 +253,7 @@ impl MatchRunner<'_> {
                 params.clone(),
                 self.evaluators[bot].clone(),
                 GameState::new(
-                    board,
+                    board.clone(),
                     BoardHistory::new(&board, Player::Black, rules),
                     Player::Black,
                 ),

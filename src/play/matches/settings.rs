@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::config::{read_fields, Field};
 use crate::config::{Config, ConfigError};
-use crate::game::Rules;
+use crate::game::{Rules, MAX_LEN, MIN_LEN};
 use crate::play::{parse_list, RuleLists, SettingsError};
 use crate::search::{NnSearchEvaluator, PatternBonusTable, SearchParams, SetupFor};
 use crate::setup::search_settings;
@@ -191,9 +191,16 @@ impl MatchSettings {
                 ));
             }
         }
-        let board_sizes: Vec<usize> = parse_list(cfg, "bSizes", &["19"], |s| {
-            s.parse::<usize>().ok().filter(|n| (2..=19).contains(n))
-        })?;
+        let board_sizes: Vec<usize> =
+            parse_list(cfg, "bSizes", &["19"], |s| s.parse::<usize>().ok())?;
+        if let Some(n) = board_sizes
+            .iter()
+            .find(|n| !(MIN_LEN..=MAX_LEN).contains(*n))
+        {
+            return Err(SettingsError::Invalid(format!(
+                "bSizes: board size {n} is not supported (each side must be {MIN_LEN} to {MAX_LEN})"
+            )));
+        }
         let probs: Vec<f64> = if cfg.contains("bSizeRelProbs") {
             parse_list(cfg, "bSizeRelProbs", &[], |s| {
                 s.parse::<f64>().ok().filter(|p| p.is_finite() && *p >= 0.0)
