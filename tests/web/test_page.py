@@ -185,10 +185,11 @@ def test_new_game_form_and_handicap(page, stub_server):
     # Every size the engine takes is offered, not only the usual three.
     if not page.get_by_label("Size").is_visible():
         page.get_by_text("New game").click()
-    page.get_by_label("Size").select_option("25")
+    page.get_by_label("Size").select_option("37")
     page.get_by_role("button", name="Start").click()
-    expect(page.locator("[data-vertex]")).to_have_count(625)
-    expect(page.locator('[data-vertex="Z25"]')).to_have_attribute("data-sign", "0")
+    expect(page.locator("[data-vertex]")).to_have_count(37 * 37)
+    # Columns past the 25th are named as the engine names them (AA, AB, ...).
+    expect(page.locator('[data-vertex="AM37"]')).to_have_attribute("data-sign", "0")
 
 
 def test_resign_and_two_passes_end_the_game(page, stub_server, tmp_path):

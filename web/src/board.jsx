@@ -6,7 +6,7 @@
 
 import { useLayoutEffect, useRef } from "preact/hooks";
 import { Goban } from "@sabaki/shudan";
-import { toGtp } from "./go.js";
+import { columnName, toGtp } from "./go.js";
 
 export function Board({ signMap, stones, vertexSize, topMoves, ...props }) {
   const ref = useRef(null);
@@ -32,6 +32,7 @@ export function Board({ signMap, stones, vertexSize, topMoves, ...props }) {
         vertexSize={vertexSize}
         signMap={signMap}
         showCoordinates
+        coordX={columnName}
         fuzzyStonePlacement={false}
         animateStonePlacement={false}
         {...props}

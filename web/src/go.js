@@ -5,19 +5,35 @@
 
 const LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"; // GTP skips I
 
+/** Largest board side the engine takes. */
+export const MAX_SIZE = 37;
+
+/** Column `x`'s GTP letters: A to Z without I, then AA, AB, ... from the
+ * 26th column on, as the engine (and KataGo) write them. */
+export function columnName(x) {
+  return (x >= 25 ? LETTERS[Math.floor(x / 25) - 1] : "") + LETTERS[x % 25];
+}
+
 /** [x, y] (y = 0 at the top) to GTP "D4"; "pass" for null. */
 export function toGtp(vertex, size) {
   if (!vertex) return "pass";
   const [x, y] = vertex;
-  return LETTERS[x] + String(size - y);
+  return columnName(x) + String(size - y);
 }
 
-/** GTP "D4" to [x, y]; null for pass or anything off the board. */
+/** GTP "D4" (or "AB30" on a big board) to [x, y]; null for pass or
+ * anything off the board. */
 export function fromGtp(text, size) {
   const t = String(text).trim().toUpperCase();
   if (t === "PASS" || t === "") return null;
-  const x = LETTERS.indexOf(t[0]);
-  const row = parseInt(t.slice(1), 10);
+  const m = /^([A-HJ-Z]{1,2})(\d+)$/.exec(t);
+  if (!m) return null;
+  const letters = m[1];
+  const x =
+    letters.length === 1
+      ? LETTERS.indexOf(letters)
+      : (LETTERS.indexOf(letters[0]) + 1) * 25 + LETTERS.indexOf(letters[1]);
+  const row = parseInt(m[2], 10);
   if (x < 0 || x >= size || !(row >= 1 && row <= size)) return null;
   return [x, size - row];
 }

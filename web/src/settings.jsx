@@ -3,11 +3,12 @@
 // analysisVisits).
 
 import { useState } from "preact/hooks";
+import { MAX_SIZE } from "./go.js";
 
 export const RULES = ["chinese", "japanese", "korean", "aga", "tromp-taylor", "new-zealand"];
-// The usual sizes first, then every other size the engine takes (2-25).
+// The usual sizes first, then every other size the engine takes (2-37).
 const COMMON_SIZES = [9, 13, 19];
-const OTHER_SIZES = Array.from({ length: 24 }, (_, i) => i + 2).filter((n) => !COMMON_SIZES.includes(n));
+const OTHER_SIZES = Array.from({ length: MAX_SIZE - 1 }, (_, i) => i + 2).filter((n) => !COMMON_SIZES.includes(n));
 
 // Human SL profiles offered (every name the engine takes is in
 // docs/gtp.md; these are KataGo's usual ones).
@@ -28,7 +29,7 @@ const num = (v, lo, hi, dflt) => {
 };
 
 export function readSettings(params) {
-  const size = num(params.get("size"), 2, 25, 9);
+  const size = num(params.get("size"), 2, MAX_SIZE, 9);
   const color = (params.get("color") ?? "").toLowerCase().startsWith("w") ? "W" : "B";
   const rules = RULES.includes(params.get("rules")) ? params.get("rules") : "chinese";
   return {

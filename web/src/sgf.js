@@ -2,14 +2,19 @@
 // child at each branch), SZ, KM, RU, HA, AB/AW, PB/PW, RE. SGF points are
 // two letters "dd" from the top left; "" or "tt" (boards up to 19) is pass.
 
-import { fromGtp, toGtp } from "./go.js";
+import { MAX_SIZE, fromGtp, toGtp } from "./go.js";
 
 const A = "a".charCodeAt(0);
+const UPPER_A = "A".charCodeAt(0);
+
+// SGF's point letters: a-z, then A-Z for boards above 26.
+const sgfIndex = (c) => (c >= "a" && c <= "z" ? c.charCodeAt(0) - A : c >= "A" && c <= "Z" ? c.charCodeAt(0) - UPPER_A + 26 : -1);
+const sgfLetter = (i) => String.fromCharCode(i < 26 ? A + i : UPPER_A + i - 26);
 
 function pointToGtp(text, size) {
   if (text === "" || (text === "tt" && size <= 19)) return "pass";
-  const x = text.charCodeAt(0) - A;
-  const y = text.charCodeAt(1) - A;
+  const x = sgfIndex(text[0] ?? "");
+  const y = sgfIndex(text[1] ?? "");
   if (!(x >= 0 && x < size && y >= 0 && y < size)) return "pass";
   return toGtp([x, y], size);
 }
@@ -17,7 +22,7 @@ function pointToGtp(text, size) {
 function gtpToPoint(gtp, size) {
   const v = fromGtp(gtp, size);
   if (!v) return "";
-  return String.fromCharCode(A + v[0], A + v[1]);
+  return sgfLetter(v[0]) + sgfLetter(v[1]);
 }
 
 /** The nodes of the main line: [{ IDENT: [values] }]. */
@@ -118,7 +123,7 @@ export function parseSgf(text) {
   if (!nodes.length) throw new Error("not an SGF file: no node");
   const root = nodes[0];
   const size = parseInt(root.SZ?.[0] ?? "19", 10);
-  if (!(size >= 2 && size <= 25)) throw new Error(`board size ${root.SZ?.[0]} is not supported`);
+  if (!(size >= 2 && size <= MAX_SIZE)) throw new Error(`board size ${root.SZ?.[0]} is not supported (2 to ${MAX_SIZE})`);
   const komi = parseFloat(root.KM?.[0] ?? "");
   const rules = RULES[(root.RU?.[0] ?? "").trim().toLowerCase()] ?? "chinese";
   const setup = [];

@@ -14,6 +14,18 @@ test("GTP coordinates skip I and count rows from the bottom", () => {
   assert.equal(fromGtp("A10", 9), null);
 });
 
+test("big boards: columns past the 25th are AA, AB, ... as the engine writes them", () => {
+  assert.equal(toGtp([24, 0], 37), "Z37");
+  assert.equal(toGtp([25, 0], 37), "AA37");
+  assert.equal(toGtp([36, 36], 37), "AM1");
+  assert.deepEqual(fromGtp("aa37", 37), [25, 0]);
+  assert.deepEqual(fromGtp("AM1", 37), [36, 36]);
+  assert.equal(fromGtp("AN1", 37), null, "off a 37x37 board");
+  assert.equal(fromGtp("AA1", 25), null, "off a 25x25 board");
+  assert.equal(fromGtp("A38", 37), null);
+  for (let x = 0; x < 37; x++) assert.deepEqual(fromGtp(toGtp([x, 3], 37), 37), [x, 3]);
+});
+
 test("captures, suicide and simple ko", () => {
   // White A9 in the corner, Black B9 and A8 take it.
   const game = { size: 9, setup: [], first: "W", moves: [["W", "A9"], ["B", "B9"], ["W", "E5"], ["B", "A8"]] };
@@ -51,6 +63,15 @@ test("SGF: main line, setup, escapes, and back", () => {
   const again = parseSgf(writeSgf({ ...g, result: "B+R" }));
   assert.deepEqual(again, { ...g, result: "B+R" });
   assert.throws(() => parseSgf("not sgf"));
+});
+
+test("SGF: 37x37 points past z are A-K (tt is a point), and back", () => {
+  const game = parseSgf("(;GM[1]FF[4]SZ[37]KM[7.5];B[AK];W[tt];B[])");
+  assert.equal(game.size, 37);
+  assert.deepEqual(game.moves, [["B", "AB1"], ["W", "U18"], ["B", "pass"]]);
+  const again = parseSgf(writeSgf(game));
+  assert.deepEqual(again.moves, game.moves);
+  assert.throws(() => parseSgf("(;SZ[38])"), /not supported \(2 to 37\)/);
 });
 
 test("score: dead stones from ownership, area and territory counts", () => {
