@@ -246,23 +246,13 @@ impl Problem {
     }
 }
 
-/// SGF's letter for a coordinate: `a..z` then `A..Z`.
-fn sgf_letter(i: usize) -> char {
-    let i = i as u8;
-    if i < 26 {
-        (b'a' + i) as char
-    } else {
-        (b'A' + (i - 26)) as char
-    }
-}
-
 /// A move as an SGF node's property (`B[cd]`, `W[]` for a pass).
 fn move_node(player: Player, mv: Move, x_size: usize) -> SgfNode {
     let mut node = SgfNode::new();
     let value = match mv {
         Move::Play(l) => {
             let (x, y) = l.xy(x_size);
-            [sgf_letter(x), sgf_letter(y)].iter().collect()
+            crate::game::sgf::point(x, y)
         }
         _ => String::new(),
     };
@@ -399,6 +389,6 @@ mod tests {
         assert_eq!(n.get_first("W"), Some("cd"));
         let n = move_node(Player::Black, Move::Pass, 9);
         assert_eq!(n.get_first("B"), Some(""));
-        assert_eq!(sgf_letter(27), 'B');
+        assert_eq!(crate::game::sgf::point(27, 0), "Ba");
     }
 }

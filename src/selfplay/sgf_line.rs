@@ -70,8 +70,7 @@ pub(super) fn write_sgf_line(
         let text = match mv.loc() {
             Some(loc) => {
                 let (x, y) = loc.xy(xs);
-                let c = |v: usize| (b'a' + v as u8) as char;
-                format!("{}{}", c(x), c(y))
+                crate::game::sgf::point(x, y)
             }
             None => String::new(),
         };

@@ -30,4 +30,5 @@ pub use error::{SgfError, SgfErrorKind};
 pub use parser::parse_collection;
 pub use record::{GameRecord, NodeStep};
 pub use tree::{NodeId, SgfNode, SgfTree, TextPos};
+pub use writer::point;
 pub use writer::write_sgf;

@@ -549,3 +549,10 @@ proptest! {
         prop_assert_eq!(trees[0].to_sgf(), text);
     }
 }
+
+#[test]
+fn points_past_z_are_upper_case_letters() {
+    assert_eq!(super::point(0, 0), "aa");
+    assert_eq!(super::point(25, 26), "zA");
+    assert_eq!(super::point(36, 36), "KK");
+}

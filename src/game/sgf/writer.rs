@@ -107,7 +107,9 @@ impl GameRecord {
     }
 }
 
-fn point(x: usize, y: usize) -> String {
+/// The SGF text of the point `(x, y)` (`y = 0` at the top): two letters,
+/// `a`-`z` then `A`-`Z` (boards above 26).
+pub fn point(x: usize, y: usize) -> String {
     let mut s = String::with_capacity(2);
     s.push(letter(x));
     s.push(letter(y));
