@@ -160,11 +160,20 @@ fn run_inner(args: &TsumegoArgs) -> Result<(), SolveError> {
     let snap = search(&prepared, rules, params, &net.evaluator)?;
     let sgf = solution_tree(&problem, &prepared, &snap, &net.model_name).to_sgf();
     match &args.output {
-        Some(path) => std::fs::write(path, format!("{sgf}\n"))
+        Some(path) => write_whole(path, &format!("{sgf}\n"))
             .map_err(|e| SolveError::Run(format!("writing {}: {e}", path.display())))?,
         None => println!("{sgf}"),
     }
     Ok(())
+}
+
+/// Writes `text` to `PATH.tmp` and renames it to `path`, so that after a
+/// kill the file is either the whole solution or what was there before.
+fn write_whole(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Plies below the root for which the restriction holds: all of them.

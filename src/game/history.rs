@@ -96,6 +96,9 @@ pub struct BoardHistory {
     is_resignation: bool,
 }
 
+// Written out because `#[derive(Clone)]` cannot be combined with the
+// hand-written `clone_from` below (the one that matters: the per-playout
+// reset); both destructure every field so that a new one is not forgotten.
 impl Clone for BoardHistory {
     fn clone(&self) -> BoardHistory {
         let BoardHistory {
