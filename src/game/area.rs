@@ -3,6 +3,7 @@
 //! `Board::calculateIndependentLifeArea` in `cpp/game/board.cpp`).
 
 use super::board::{Area, Board};
+use super::scratch::Scratch;
 use super::types::{Color, Loc, Player, MAX_ARR_SIZE, MAX_LEN, MAX_PLAY_SIZE};
 
 /// What [`Board::calculate_area`] marks besides pass-alive stones and
@@ -92,9 +93,12 @@ impl Board {
         basic: &[Color; MAX_ARR_SIZE],
         result: &mut [Color; MAX_ARR_SIZE],
     ) -> i32 {
-        let mut queue = [0u16; MAX_ARR_SIZE];
+        let n = self.arr_len();
+        let mut queue: Scratch<u16, MAX_ARR_SIZE> = Scratch::new();
+        queue.fill(0, n);
         let mut count = 0;
-        let mut is_seki = [false; MAX_ARR_SIZE];
+        let mut is_seki: Scratch<bool, MAX_ARR_SIZE> = Scratch::new();
+        is_seki.fill(false, n);
         let stride = self.stride;
         let adj = |l: usize| [l - stride, l - 1, l + 1, l + stride];
 
@@ -159,22 +163,37 @@ impl Board {
         let stride = self.stride;
         let adj = |l: usize| [l - stride, l - 1, l + 1, l + stride];
 
-        // Maximal connected regions of empty-or-opponent points.
-        let mut region_idx_by_loc = [-1i16; MAX_ARR_SIZE];
-        let mut next_empty_or_opp = [0u16; MAX_ARR_SIZE];
-        let mut borders_non_pass_alive = [false; MAX_ARR_SIZE]; // by region head
-                                                                // Per region, the pla chains it is "vital" for: every empty point
-                                                                // of the region (every point, when suicide is legal) touches them.
-        let mut vital_lists = [0u16; MAX_REGIONS * 4];
+        // Maximal connected regions of empty-or-opponent points. The
+        // scratch is sized by this board (see `scratch`): per point, per
+        // region (at most half the points plus one), per vital entry (at
+        // most four per region).
+        let n = self.arr_len();
+        let max_regions = (self.x_size * self.y_size).div_ceil(2) + 1;
+        let mut region_idx_by_loc: Scratch<i16, MAX_ARR_SIZE> = Scratch::new();
+        region_idx_by_loc.fill(-1, n);
+        let mut next_empty_or_opp: Scratch<u16, MAX_ARR_SIZE> = Scratch::new();
+        next_empty_or_opp.fill(0, n);
+        let mut borders_non_pass_alive: Scratch<bool, MAX_ARR_SIZE> = Scratch::new(); // by region head
+        borders_non_pass_alive.fill(false, n);
+        // Per region, the pla chains it is "vital" for: every empty point
+        // of the region (every point, when suicide is legal) touches them.
+        let mut vital_lists: Scratch<u16, { MAX_REGIONS * 4 }> = Scratch::new();
+        vital_lists.fill(0, max_regions * 4);
         let mut vital_total = 0usize;
         let mut num_regions = 0usize;
-        let mut region_heads = [0u16; MAX_REGIONS];
-        let mut vital_start = [0u16; MAX_REGIONS];
-        let mut vital_len = [0u16; MAX_REGIONS];
+        let mut region_heads: Scratch<u16, MAX_REGIONS> = Scratch::new();
+        region_heads.fill(0, max_regions);
+        let mut vital_start: Scratch<u16, MAX_REGIONS> = Scratch::new();
+        vital_start.fill(0, max_regions);
+        let mut vital_len: Scratch<u16, MAX_REGIONS> = Scratch::new();
+        vital_len.fill(0, max_regions);
         // 0, 1 or 2+ points of the region not next to any pla stone.
-        let mut internal_spaces = [0u8; MAX_REGIONS];
-        let mut contains_opp = [false; MAX_REGIONS];
-        let mut queue = [0u16; MAX_ARR_SIZE];
+        let mut internal_spaces: Scratch<u8, MAX_REGIONS> = Scratch::new();
+        internal_spaces.fill(0, max_regions);
+        let mut contains_opp: Scratch<bool, MAX_REGIONS> = Scratch::new();
+        contains_opp.fill(false, max_regions);
+        let mut queue: Scratch<u16, MAX_ARR_SIZE> = Scratch::new();
+        queue.fill(0, n);
 
         let mut at_least_one_pla = false;
         for loc in self.locs() {
@@ -244,17 +263,18 @@ impl Board {
             vital_total += vlen;
         }
 
-        let mut pla_heads = [0u16; MAX_PLAY_SIZE];
-        let mut num_pla_heads = 0;
+        let mut pla_heads: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
         for loc in self.locs() {
             let l = loc.idx();
             if self.colors[l] == pc && self.chain_head[l] as usize == l {
-                pla_heads[num_pla_heads] = l as u16;
-                num_pla_heads += 1;
+                pla_heads.push(l as u16);
             }
         }
-        let mut killed = [false; MAX_PLAY_SIZE];
-        let mut vital_count = [0i32; MAX_ARR_SIZE];
+        let num_pla_heads = pla_heads.len();
+        let mut killed: Scratch<bool, MAX_PLAY_SIZE> = Scratch::new();
+        killed.fill(false, num_pla_heads);
+        let mut vital_count: Scratch<i32, MAX_ARR_SIZE> = Scratch::new();
+        vital_count.fill(0, n);
         for r in 0..num_regions {
             let s = vital_start[r] as usize;
             for &h in &vital_lists[s..s + vital_len[r] as usize] {
@@ -354,7 +374,7 @@ fn flood_region(
     stride: usize,
     basic: &[Color; MAX_ARR_SIZE],
     start: usize,
-    queue: &mut [u16; MAX_ARR_SIZE],
+    queue: &mut [u16],
     mut mark: impl FnMut(usize) -> bool,
 ) {
     let owner = basic[start];

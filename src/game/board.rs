@@ -96,6 +96,13 @@ impl Board {
         })
     }
 
+    /// Length of this board's padded per-point arrays (walls included):
+    /// what a per-point scratch table for it needs.
+    #[inline]
+    pub(crate) fn arr_len(&self) -> usize {
+        self.colors.len()
+    }
+
     /// Width (number of columns).
     #[inline]
     pub fn x_size(&self) -> usize {

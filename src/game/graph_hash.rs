@@ -9,6 +9,7 @@
 
 use super::board::Board;
 use super::history::BoardHistory;
+use super::scratch::Scratch;
 use super::types::{Color, Loc, Move, Player, MAX_ARR_SIZE};
 use super::zobrist::Hash128;
 
@@ -103,9 +104,11 @@ pub fn graph_hash_from_scratch(
 /// suicide, its own empty region).
 pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool {
     let mut count = 0;
-    let mut counted = [false; MAX_ARR_SIZE];
+    let mut counted: Scratch<bool, MAX_ARR_SIZE> = Scratch::new();
+    counted.fill(false, board.arr_len());
     // One flood-fill queue for every region (each point enters it once).
-    let mut queue = [Loc(0); MAX_ARR_SIZE];
+    let mut queue: Scratch<Loc, MAX_ARR_SIZE> = Scratch::new();
+    queue.fill(Loc(0), board.arr_len());
     if board.get(loc) == Color::Empty {
         return count_empty(board, &mut counted, &mut queue, loc, &mut count, bound);
     }
@@ -129,8 +132,8 @@ pub fn simple_repetition_bound_gt(board: &Board, loc: Loc, bound: usize) -> bool
 /// counted yet) to `count`; true as soon as it exceeds `bound`.
 fn count_empty(
     board: &Board,
-    counted: &mut [bool; MAX_ARR_SIZE],
-    queue: &mut [Loc; MAX_ARR_SIZE],
+    counted: &mut [bool],
+    queue: &mut [Loc],
     start: Loc,
     count: &mut usize,
     bound: usize,

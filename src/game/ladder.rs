@@ -13,6 +13,7 @@
 //! search allocates nothing once the buffers have grown to their working size.
 
 use super::board::{Board, MoveRecord};
+use super::scratch::Scratch;
 use super::types::{Color, Loc, Move, Player, MAX_PLAY_SIZE};
 
 /// KataGo's `MAX_LADDER_SEARCH_NODE_BUDGET`: past this many moves played,
@@ -142,20 +143,18 @@ impl Board {
             return 0;
         };
         let oc = pla.opp().color();
-        let mut checked = [NULL; MAX_PLAY_SIZE];
-        let mut num_checked = 0;
+        let mut checked: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
         let mut found = 0;
         for a in self.chain_neighbours(loc) {
             if self.colors[a] != oc {
                 continue;
             }
             let head = self.chain_head[a];
-            if self.chain_libs[head as usize] != 1 || checked[..num_checked].contains(&head) {
+            if self.chain_libs[head as usize] != 1 || checked.contains(&head) {
                 continue;
             }
             found += self.find_liberties(Loc(a as u16), buf, start, start + found);
-            checked[num_checked] = head;
-            num_checked += 1;
+            checked.push(head);
         }
         found
     }

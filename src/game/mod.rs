@@ -17,6 +17,7 @@ mod katago_rand;
 mod ladder;
 mod local_pattern;
 mod rules;
+mod scratch;
 pub mod sgf;
 mod state;
 mod types;

@@ -3,6 +3,7 @@
 //! area (for the search's move filters and superko).
 
 use super::{stone_key, Area, Board, NULL};
+use crate::game::scratch::Scratch;
 use crate::game::types::{Color, Loc, Move, Player, MAX_PLAY_SIZE};
 use crate::game::zobrist::Hash128;
 
@@ -40,16 +41,14 @@ impl Board {
         let l = loc.idx();
         let oc = pla.opp().color();
         let pc = pla.color();
-        let mut libs = [0u16; MAX_PLAY_SIZE];
-        let mut n = 0usize;
+        let mut libs: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
         let mut cap_heads = [NULL; 4];
         let mut ncap = 0;
         for a in self.adj(l) {
             let c = self.colors[a];
             if c == Color::Empty || (c == oc && self.libs(a) == 1) {
-                libs[n] = a as u16;
-                n += 1;
-                if n >= max {
+                libs.push(a as u16);
+                if libs.len() >= max {
                     return max;
                 }
                 if c == oc {
@@ -80,10 +79,9 @@ impl Board {
             let mut cur = a;
             loop {
                 for p in self.adj(cur) {
-                    if p != l && would_be_empty(p) && !libs[..n].contains(&(p as u16)) {
-                        libs[n] = p as u16;
-                        n += 1;
-                        if n >= max {
+                    if p != l && would_be_empty(p) && !libs.contains(&(p as u16)) {
+                        libs.push(p as u16);
+                        if libs.len() >= max {
                             return max;
                         }
                     }
@@ -94,7 +92,7 @@ impl Board {
                 }
             }
         }
-        n
+        libs.len()
     }
 
     /// The position hash after `pla` plays `mv` (captures and suicide

@@ -3,6 +3,7 @@
 //! when a stone is lifted).
 
 use super::{stone_key, Board, NULL};
+use crate::game::scratch::Scratch;
 use crate::game::types::{Color, Loc, Move, Player, MAX_ARR_SIZE, MAX_PLAY_SIZE};
 
 /// What [`Board::undo`] needs to take a move back.
@@ -21,19 +22,17 @@ impl Board {
     pub(super) fn remove_single_stone(&mut self, loc: usize) {
         let c = self.colors[loc];
         let Some(pla) = c.player() else { return };
-        let mut locs = [0u16; MAX_PLAY_SIZE];
-        let mut n = 0;
+        let mut locs: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
         let mut cur = loc;
         loop {
-            locs[n] = cur as u16;
-            n += 1;
+            locs.push(cur as u16);
             cur = self.next_in_chain[cur] as usize;
             if cur == loc {
                 break;
             }
         }
         self.remove_chain(loc);
-        for &l in &locs[..n] {
+        for &l in locs.iter() {
             if l as usize != loc {
                 self.play_stone(l as usize, pla);
             }
@@ -161,16 +160,13 @@ impl Board {
         let oc = pla.opp().color();
         self.chain_libs[loc] = 0;
         self.chain_size[loc] = 0;
-        let mut stack = [0u16; MAX_PLAY_SIZE];
-        let mut sp = 0;
+        let mut stack: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
         let mut tail = loc as u16;
         // Mark first, then fill, so each point is pushed once.
         self.colors[loc] = c;
-        stack[sp] = loc as u16;
-        sp += 1;
-        while sp > 0 {
-            sp -= 1;
-            let cur = stack[sp] as usize;
+        stack.push(loc as u16);
+        while let Some(cur) = stack.pop() {
+            let cur = cur as usize;
             self.pos_hash ^= stone_key(cur, c);
             self.chain_head[cur] = loc as u16;
             self.chain_size[loc] += 1;
@@ -185,8 +181,7 @@ impl Board {
             for a in self.adj(cur) {
                 if self.colors[a] == Color::Empty {
                     self.colors[a] = c;
-                    stack[sp] = a as u16;
-                    sp += 1;
+                    stack.push(a as u16);
                 }
             }
         }
@@ -200,13 +195,11 @@ impl Board {
         self.chain_size[loc] = 0;
         self.chain_head[loc] = head;
         self.next_in_chain[loc] = head;
-        let mut stack = [0u16; MAX_PLAY_SIZE];
-        let mut sp = 1;
-        stack[0] = head;
+        let mut stack: Scratch<u16, MAX_PLAY_SIZE> = Scratch::new();
+        stack.push(head);
         let mut tail = head;
-        while sp > 0 {
-            sp -= 1;
-            let cur = stack[sp] as usize;
+        while let Some(cur) = stack.pop() {
+            let cur = cur as usize;
             if cur != loc {
                 self.next_in_chain[cur] = self.next_in_chain[tail as usize];
                 self.next_in_chain[tail as usize] = cur as u16;
@@ -217,14 +210,14 @@ impl Board {
                 let ac = self.colors[a];
                 if ac == c && self.chain_head[a] != head {
                     self.chain_head[a] = head;
-                    stack[sp] = a as u16;
-                    sp += 1;
+                    stack.push(a as u16);
                 }
             }
         }
         // Count liberties once the membership is complete.
         let mut libs = 0;
-        let mut counted = [false; MAX_ARR_SIZE];
+        let mut counted: Scratch<bool, MAX_ARR_SIZE> = Scratch::new();
+        counted.fill(false, self.arr_len());
         let mut cur = loc;
         loop {
             for a in self.adj(cur) {
