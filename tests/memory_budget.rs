@@ -18,10 +18,11 @@ fn cap_19x19(threads: i64) -> i64 {
         .unwrap()
         .unwrap()
         .plan(20, 1);
-    // The NN cache is planned for 37x37 entries, so any board fits.
+    // A slot is counted at 19x19 size (the cache bounds its bytes to
+    // that on bigger boards).
     assert_eq!(
-        plan.cache_power_of_two, 7,
-        "4 MB hold 2^7 cache entries of 37x37"
+        plan.cache_power_of_two, 9,
+        "4 MB hold 2^9 cache entries of 19x19"
     );
     (plan.tree_bytes / engine::search::tree_node_bytes(19, 19)) as i64 - threads
 }
@@ -34,7 +35,7 @@ fn analysis_stops_a_search_at_the_trees_share() {
         &format!("{query}\n"),
     );
     assert!(
-        stderr.contains("trimmed to 2^7") && stderr.contains("maxMemoryMB = 4:"),
+        stderr.contains("trimmed to 2^9") && stderr.contains("maxMemoryMB = 4:"),
         "{stderr}"
     );
     assert!(stderr.contains("search stopped at"), "{stderr}");
@@ -58,7 +59,7 @@ fn gtp_analysis_stops_at_the_trees_share() {
         ],
         "boardsize 19\nclear_board\ngenmove b\nkata-analyze w 1000\nquit\n",
     );
-    assert!(stderr.contains("trimmed to 2^7"), "{stderr}");
+    assert!(stderr.contains("trimmed to 2^9"), "{stderr}");
     let capped = stderr
         .lines()
         .filter(|l| l.starts_with("search stopped at"))

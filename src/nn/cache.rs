@@ -5,7 +5,16 @@
 //! whatever hashed to its slot. Every slot has its own tiny lock
 //! (`parking_lot::Mutex`, one byte), so threads only contend when they touch
 //! the same slot, and no lock is held while an output is dropped.
+//!
+//! An evaluation's size grows with the board (a 37x37 one is 3.8 times a
+//! 19x19 one), so the table is also bounded in bytes: `2^k` slots hold at
+//! most the bytes of `2^k` full 19x19 evaluations ([`slot_bytes`]). On 19x19
+//! and smaller boards the slot count is the bound, as in KataGo; on bigger
+//! boards fewer entries fit. Memory planning (`maxMemoryMB`) can therefore
+//! count a slot at 19x19 size whatever sizes a session plays, instead of
+//! shrinking every cache for the largest board.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -14,6 +23,24 @@ use super::output::NnOutput;
 
 /// Largest accepted `size_power_of_two` (2^30 slots is already 32 GiB).
 pub const MAX_CACHE_POWER_OF_TWO: u32 = 30;
+
+/// Points of the board whose evaluations size a slot (19x19).
+pub const SLOT_SIZING_POINTS: usize = 19 * 19;
+
+/// The table's own bytes per slot (key, pointer, lock) and the `Arc`'s
+/// counters: what a filled slot costs besides its output's data.
+const SLOT_OVERHEAD_BYTES: u64 = 48;
+
+/// Bytes a full slot may account for: the slot and a 19x19 evaluation. A
+/// table of `2^k` slots holds at most `2^k` times this.
+pub fn slot_bytes() -> u64 {
+    SLOT_OVERHEAD_BYTES + NnOutput::bytes_for(SLOT_SIZING_POINTS)
+}
+
+/// The bytes an entry holding `out` accounts for.
+fn entry_bytes(out: &NnOutput) -> u64 {
+    SLOT_OVERHEAD_BYTES + NnOutput::bytes_for(out.x_size * out.y_size)
+}
 
 /// A 128-bit cache key, stored as two words so a slot stays 8-aligned.
 type Key = [u64; 2];
@@ -29,6 +56,10 @@ type Slot = Mutex<Option<(Key, Arc<NnOutput>)>>;
 pub struct NnCache {
     slots: Box<[Slot]>,
     mask: u64,
+    /// Bytes of the entries held ([`entry_bytes`] each).
+    held_bytes: AtomicU64,
+    /// The most `held_bytes` may reach: slots times [`slot_bytes`].
+    max_bytes: u64,
 }
 
 impl NnCache {
@@ -40,6 +71,8 @@ impl NnCache {
         NnCache {
             slots,
             mask: len as u64 - 1,
+            held_bytes: AtomicU64::new(0),
+            max_bytes: len as u64 * slot_bytes(),
         }
     }
 
@@ -64,20 +97,58 @@ impl NnCache {
         }
     }
 
-    /// Stores `out` under `key`, replacing what was in its slot.
+    /// Stores `out` under `key`, replacing what was in its slot, unless
+    /// the table's byte bound has no room for it (then the slot keeps what
+    /// it had: only boards bigger than 19x19 can fill that bound).
     pub fn insert(&self, key: u128, out: Arc<NnOutput>) {
         let key = split(key);
-        let old = self.slot(&key).lock().replace((key, out));
+        let new_bytes = entry_bytes(&out);
+        let mut slot = self.slot(&key).lock();
+        let old_bytes = slot.as_ref().map_or(0, |(_, o)| entry_bytes(o));
+        if new_bytes > old_bytes {
+            let grow = new_bytes - old_bytes;
+            let reserved =
+                self.held_bytes
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                        (held + grow <= self.max_bytes).then_some(held + grow)
+                    });
+            if reserved.is_err() {
+                drop(slot);
+                return;
+            }
+        } else {
+            self.held_bytes
+                .fetch_sub(old_bytes - new_bytes, Ordering::Relaxed);
+        }
+        let old = slot.replace((key, out));
+        drop(slot);
         // `old` is dropped here, after the lock is released.
         drop(old);
     }
 
     /// Empties the table.
     pub fn clear(&self) {
+        let mut freed = 0;
         for slot in self.slots.iter() {
             let old = slot.lock().take();
+            if let Some((_, out)) = &old {
+                freed += entry_bytes(out);
+            }
             drop(old);
         }
+        self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
+    }
+
+    /// Bytes of the entries held (slot and output data, as counted against
+    /// the bound).
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes the entries may hold: the slot count times
+    /// [`slot_bytes`].
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
     }
 
     /// How many slots are filled (walks the whole table; for tests and
@@ -105,10 +176,15 @@ mod tests {
     use super::*;
 
     fn output(tag: f32) -> Arc<NnOutput> {
+        sized_output(tag, 1)
+    }
+
+    /// An output of a `len` x `len` board.
+    fn sized_output(tag: f32, len: usize) -> Arc<NnOutput> {
         Arc::new(NnOutput {
-            x_size: 1,
-            y_size: 1,
-            policy: vec![0.5, 0.5],
+            x_size: len,
+            y_size: len,
+            policy: vec![0.0; len * len + 1],
             white_win_prob: tag,
             white_loss_prob: 1.0 - tag,
             white_no_result_prob: 0.0,
@@ -181,5 +257,49 @@ mod tests {
             }
         });
         assert!(cache.len() <= 256);
+        let counted: u64 = (0..300u128)
+            .filter_map(|i| cache.get(i * 0x1_0000_0001))
+            .map(|o| entry_bytes(&o))
+            .sum();
+        assert_eq!(
+            cache.held_bytes(),
+            counted,
+            "the byte count follows the entries"
+        );
+    }
+
+    #[test]
+    fn big_board_entries_are_bounded_by_bytes_and_small_ones_by_slots() {
+        let cache = NnCache::new(6);
+        assert_eq!(cache.max_bytes(), 64 * slot_bytes());
+        let keys = |n: u128| (0..n).map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for k in keys(2000) {
+            cache.insert(k, sized_output(0.5, 37));
+        }
+        let big = entry_bytes(&sized_output(0.5, 37));
+        assert!(cache.held_bytes() <= cache.max_bytes());
+        assert!(
+            cache.len() as u64 <= cache.max_bytes() / big,
+            "{} entries of 37x37",
+            cache.len()
+        );
+        assert!(
+            cache.len() >= 10,
+            "the bound leaves room for some: {}",
+            cache.len()
+        );
+        // 19x19 entries fill every slot: the slot count is the bound.
+        cache.clear();
+        assert_eq!(cache.held_bytes(), 0);
+        for k in keys(5000) {
+            cache.insert(k, sized_output(0.5, 19));
+        }
+        assert_eq!(cache.len(), 64);
+        assert_eq!(cache.held_bytes(), cache.max_bytes());
+        // Replacing entries by smaller ones gives bytes back.
+        for k in keys(5000) {
+            cache.insert(k, sized_output(0.5, 9));
+        }
+        assert_eq!(cache.held_bytes(), 64 * entry_bytes(&sized_output(0.5, 9)));
     }
 }

@@ -28,7 +28,7 @@ mod symmetry;
 mod testnet;
 
 pub use batch::{BatchModel, InputBatch, ModelError};
-pub use cache::NnCache;
+pub use cache::{slot_bytes as cache_slot_bytes, NnCache};
 pub use desc::{supported_rules, InputVersion};
 pub use evaluator::{EvalStats, Evaluator, EvaluatorConfig, BATCH_SIZE_BUCKETS};
 pub use features::{

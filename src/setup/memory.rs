@@ -6,9 +6,9 @@
 //!
 //! The split: the cache keeps the size `nnCacheSizePowerOfTwo` asks for
 //! unless that is more than half the budget, when it shrinks by powers of
-//! two (counted for the largest board, 37x37, so any mix of sizes fits:
-//! a budget this tight gets a smaller cache than it did when 25x25 was the
-//! largest size);
+//! two (a slot counted at 19x19 size: the cache bounds its bytes to that,
+//! so bigger boards hold fewer entries rather than more memory, see
+//! [`crate::nn::NnCache`]);
 //! the rest goes in equal shares to the trees of the searches that can run
 //! at once (`searches`). Each search turns its share into a visit cap for
 //! its own board ([`crate::search::Search::set_tree_memory_limit`]): a
@@ -17,8 +17,6 @@
 //! buffers come on top (they do not grow with use).
 
 use crate::config::{Config, ConfigError};
-use crate::game::MAX_LEN;
-use crate::nn::NnOutput;
 
 /// The budget, from `maxMemoryMB`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,9 +82,10 @@ pub fn cache_power_of_two(cfg: &Config) -> Result<u32, ConfigError> {
 }
 
 /// Bytes of one NN cache slot when full: the slot and the output it keeps
-/// alive, for the largest board.
+/// alive, counted at 19x19 size (the cache holds no more bytes than that
+/// per slot on any board).
 pub fn cache_slot_bytes() -> u64 {
-    48 + NnOutput::bytes_for(MAX_LEN * MAX_LEN)
+    crate::nn::cache_slot_bytes()
 }
 
 impl MemoryBudget {
@@ -223,10 +222,10 @@ mod tests {
             let trimmed = plan.notes.iter().any(|n| n.contains("trimmed"));
             assert_eq!(trimmed, plan.cache_power_of_two < asked, "{:?}", plan.notes);
         }
-        // A 37x37 output is about 11 KB: 4 MB hold a cache of 128 and a
+        // A 19x19 slot is about 3 KB: 4 MB hold a cache of 512 and a
         // 19x19 tree of several hundred visits.
         let small = budget(4).plan(20, 1);
-        assert_eq!(small.cache_power_of_two, 7);
+        assert_eq!(small.cache_power_of_two, 9);
         let visits = small.tree_bytes / crate::search::tree_node_bytes(19, 19);
         assert!((300..2000).contains(&visits), "{visits}");
         // 64 GB: nothing to trim at the default cache size.
