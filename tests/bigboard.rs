@@ -1,7 +1,8 @@
 //! Big boards at run time (issue 71): games on 37x37 and 29x19 played to
 //! the end and scored against an independent count, an SGF round trip at
 //! SZ[37], GTP `boardsize 37` + `genmove` and an analysis of a 31x31
-//! position with KataGo's g170 net, and sizes above 37 refused clearly.
+//! position with KataGo's g170 net, an `engine match` on 25x25 whose games
+//! replay legally, and sizes above 37 refused clearly.
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
@@ -259,4 +260,62 @@ fn analysis_of_a_31x31_position() {
         .unwrap_or_else(|| panic!("no answer for the 38x19 query:\n{stdout}"));
     let err = too_big["error"].as_str().expect("an error");
     assert!(err.contains("2 to 37"), "{err}");
+}
+
+#[test]
+fn match_on_25x25_writes_whole_games_and_refuses_38() {
+    let model = g170();
+    let dir = std::env::temp_dir().join(format!("engine-bigboard-match-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sgfs = dir.join("sgfs");
+    let bot = |name: &str| format!("{name}={}", model.display());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["match", "-bot", &bot("a"), "-bot", &bot("b"), "-games", "2"])
+        .args(["-boardsize", "25", "-komi", "7.5", "-seed", "5"])
+        .args([
+            "-override-config",
+            "maxVisits=2,maxMovesPerGame=120,nnRandomize=false,numGameThreads=2",
+        ])
+        .arg("-sgf-output-dir")
+        .arg(&sgfs)
+        .output()
+        .expect("engine runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let summary = std::fs::read_to_string(sgfs.join("match_summary.json")).expect("summary");
+    let v: serde_json::Value = serde_json::from_str(&summary).expect("summary JSON");
+    assert_eq!(v["games"], 2, "{v}");
+    for r in v["results"].as_array().expect("results") {
+        let text = std::fs::read_to_string(sgfs.join(r["sgf"].as_str().expect("sgf name")))
+            .expect("the game's SGF");
+        let rec = parse_collection(&text).expect("SGF parses")[0]
+            .record()
+            .expect("a game record");
+        assert_eq!((rec.x_size, rec.y_size), (25, 25));
+        assert!(!rec.moves.is_empty() && rec.moves.len() <= 120);
+        // Every move replays on a 25x25 board, in turn, on an empty point
+        // and without suicide or a simple-ko recapture.
+        let board = Board::new(25, 25).expect("size in range");
+        let mut rules = Rules::tromp_taylor();
+        rules.komi = 7.5;
+        let mut st = GameState::start(board, Player::Black, rules, GameOptions::default());
+        for &(pla, at) in &rec.moves {
+            let mv = at.map_or(Move::Pass, |(x, y)| Move::Play(st.board.loc(x, y)));
+            assert_eq!(pla, st.next, "players alternate");
+            assert!(st.is_legal(mv), "{mv:?} by {pla:?} in\n{text}");
+            st.play(mv);
+        }
+        assert_eq!(rec.result.as_deref(), r["result"].as_str());
+    }
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_engine"))
+        .args(["match", "-bot", &bot("a"), "-bot", &bot("b"), "-games", "1"])
+        .args(["-boardsize", "38"])
+        .arg("-sgf-output-dir")
+        .arg(dir.join("refused"))
+        .output()
+        .expect("engine runs");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "38 must be refused");
+    assert!(err.contains("38") && err.contains("37"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
