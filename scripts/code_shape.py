@@ -29,8 +29,9 @@ import sys
 # A module may use modules of lower layers only: an arrow to the same or a
 # higher layer is counted (docs/ARCHITECTURE.md explains each layer).
 LAYERS = [
-    # 0: foundations: protocol lines, configs, the rules of Go, the run store
-    ["io_lines", "config", "game", "store"],
+    # 0: foundations: protocol lines, configs, the rules of Go, the run store,
+    # how a command ended (exit codes)
+    ["io_lines", "config", "game", "store", "exit"],
     # 1: the network, clocks, training rows, the process log
     ["nn", "timecontrol", "data", "logfile"],
     # 2: search, the trainable net

@@ -28,11 +28,7 @@ use crate::setup::{load_network_from, read_model, search_settings, Network};
 use crate::store::layout::{ModelEntry, ModelsDir, SelfplayOut};
 use crate::store::StoreUrl;
 
-/// Exit code of `engine selfplay` stopped by Ctrl-C or SIGTERM before
-/// `-max-games-total` games (or at all, without that flag): every finished
-/// game was written. 0 means all games were played and written, 1 a
-/// failure, 130 a second signal (exit at once, unwritten games lost).
-pub const EXIT_STOPPED: i32 = 3;
+use crate::exit::{CommandError, CommandResult, Exit, Failure};
 
 /// Games the writer's queue holds by default (KataGo's `maxDataQueueSize`).
 const DEFAULT_DATA_QUEUE_GAMES: i64 = 2000;
@@ -94,16 +90,13 @@ fn model_name_of_file(path: &Path) -> String {
     }
 }
 
-/// Runs `engine selfplay`; returns the exit code (0, 1, or
-/// [`EXIT_STOPPED`] after a signal).
-pub fn run(args: &SelfplayArgs) -> i32 {
+/// Runs `engine selfplay`: [`Exit::Stopped`] after a signal (every
+/// finished game written).
+pub fn run(args: &SelfplayArgs) -> CommandResult {
     match run_inner(args) {
-        Ok(Ended::AllGames) => 0,
-        Ok(Ended::Signalled) => EXIT_STOPPED,
-        Err(e) => {
-            eprintln!("engine selfplay: {e}");
-            1
-        }
+        Ok(Ended::AllGames) => Ok(Exit::Success),
+        Ok(Ended::Signalled) => Ok(Exit::Stopped),
+        Err(e) => Err(CommandError::runtime(e)),
     }
 }
 
@@ -520,7 +513,8 @@ fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, Pla
     let games_done = playing.games_done.load(Ordering::Relaxed);
     if signalled.load(Ordering::SeqCst) && games_done < playing.max_games {
         eprintln!(
-            "engine selfplay: stopped by a signal; every finished game was written (exit code {EXIT_STOPPED})"
+            "engine selfplay: stopped by a signal; every finished game was written (exit code {})",
+            Exit::Stopped.code()
         );
         return Ok(Ended::Signalled);
     }
@@ -550,7 +544,7 @@ fn install_stop_handler(
     let installed = ctrlc::set_handler(move || {
         if seen.swap(true, Ordering::SeqCst) {
             eprintln!("engine selfplay: second signal, exiting without writing");
-            std::process::exit(130);
+            std::process::exit(Failure::Interrupted.process_code());
         }
         flag.store(true, Ordering::SeqCst);
         say(

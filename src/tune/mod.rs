@@ -289,15 +289,11 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs `engine tune`; returns the exit code.
-pub fn run(args: &TuneArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine tune: {e}");
-            1
-        }
-    }
+/// Runs `engine tune`.
+pub fn run(args: &TuneArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(crate::exit::CommandError::runtime)
 }
 
 /// The starting config's text and whether it is TOML.
