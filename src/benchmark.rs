@@ -38,20 +38,29 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::config::Config;
+use crate::config::{Config, Key, Row};
 use crate::exit::{CommandError, CommandResult, Exit};
 use crate::nn::ModelFile;
 use crate::play::benchmark::{
     benchmark_positions, run_thread_count, BenchmarkResult, ELO_GAIN_PER_DOUBLING,
 };
 use crate::search::{SearchParams, SetupFor};
-use crate::setup::{load_network, EngineArgs};
+use crate::setup::{load_network, EngineArgs, NN_MAX_BATCH_SIZE};
 
 /// KataGo's `defaultMaxVisits` for GPU builds.
 pub const DEFAULT_VISITS: i64 = 800;
 /// KataGo's `defaultSecondsPerGameMove`.
 pub const DEFAULT_SECONDS_PER_MOVE: f64 = 5.0;
 pub use crate::play::benchmark::BOARD_SIZES;
+
+/// `defaultBoardSize`: the board size without `-boardsize`.
+const BOARD_SIZE: Key<i64> =
+    Key::int("defaultBoardSize", 19, 2..=19).doc("Board size to test without -boardsize.");
+
+/// The configuration reference's rows of the benchmark's own keys.
+pub fn config_rows() -> Vec<Row> {
+    vec![BOARD_SIZE.setting().row()]
+}
 
 /// Flags of `engine benchmark` (KataGo's `benchmark` flags).
 #[derive(Debug, Clone, clap::Args)]
@@ -241,9 +250,7 @@ fn run_inner(
             .map_err(|e| e.to_string())?;
     let size = match opts.board_size {
         Some(s) => s,
-        None => cfg
-            .get_i64_or("defaultBoardSize", 19, 2..=19)
-            .map_err(|e| e.to_string())? as usize,
+        None => BOARD_SIZE.read(&cfg).map_err(|e| e.to_string())? as usize,
     };
     if !BOARD_SIZES.contains(&size) {
         return Err(format!("Board size to test: invalid value {size}"));
@@ -258,9 +265,7 @@ fn run_inner(
         }
     };
     let max_threads = threads.iter().copied().max().unwrap_or(1);
-    let hardcoded_batch = cfg
-        .contains("nnMaxBatchSize")
-        .then(|| cfg.get_string("nnMaxBatchSize").unwrap_or_default());
+    let hardcoded_batch = NN_MAX_BATCH_SIZE.read(&cfg).map_err(|e| e.to_string())?;
     if let Some(given) = &hardcoded_batch {
         println!(
             "WARNING: Your nnMaxBatchSize is hardcoded to {given}, ignoring it and assuming it is \

@@ -9,7 +9,9 @@ use crate::config::{Config, ConfigError, Key, Row};
 use crate::exit::{CommandError, CommandResult, Exit};
 use crate::game::{GameOptions, GameState};
 use crate::search::{Perspective, SearchParams, SetupFor};
-use crate::setup::{load_human_network, load_network, EngineArgs, Network, SetupError};
+use crate::setup::{
+    load_human_network, load_network, EngineArgs, Network, SetupError, NUM_ANALYSIS_THREADS,
+};
 
 use super::backend::AnalysisBackend;
 use super::options::{AnalysisLog, ServerOptions};
@@ -62,9 +64,10 @@ impl From<ConfigError> for StartError {
     }
 }
 
+/// `maxVisits` of the stand-in search (`-stub-search`, tests only); the
+/// search parameters' table lists the key.
+const STUB_MAX_VISITS: Key<i64> = Key::int("maxVisits", 500, 1..=1 << 50);
 /// The analysis engine's own keys (KataGo's names and defaults).
-const NUM_ANALYSIS_THREADS: Key<Option<i64>> = Key::opt_int("numAnalysisThreads", 1..=16384)
-    .doc("Positions analysed at once (default: one per core up to 16 on the CPU, 8 on a GPU).");
 const REPORT_AS: Key<Option<String>> = Key::parsed(
     "reportAnalysisWinratesAs",
     "BLACK, WHITE or SIDETOMOVE",
@@ -254,7 +257,7 @@ pub(crate) fn load_engine(
 ) -> Result<Loaded, StartError> {
     if cmd.stub_search {
         return Ok(Loaded::Stub(Arc::new(StubBackend {
-            default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
+            default_max_visits: STUB_MAX_VISITS.read(cfg)? as u64,
         })));
     }
     // KataGo's analysis engine logs to stderr too by default.

@@ -108,13 +108,10 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     ));
-    let threads = cfg
-        .get_i64_or(
-            "numSearchThreads",
-            net.default_search_threads as i64,
-            1..=1 << 20,
-        )
-        .map_err(|e| e.to_string())?;
+    let threads = super::settings::SEARCH_THREADS
+        .read(cfg)
+        .map_err(|e| e.to_string())?
+        .unwrap_or(net.default_search_threads as i64);
     crate::logfile::startup(&crate::setup::machine_report(
         cfg,
         &[

@@ -29,5 +29,5 @@ pub use game_data::{
 };
 pub use rows::{write_game_rows, RowError};
 pub use run::{run, SelfplayArgs};
-pub use settings::config_rows;
 pub use settings::PlaySettings;
+pub use settings::{config_rows, DATA_QUEUE_SIZE};

@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use super::fork::{maybe_fork, maybe_seki_fork, ForkQueue};
 use super::game::play_game;
 use super::rows::write_game_rows;
-use super::settings::PlaySettings;
+use super::settings::{PlaySettings, DATA_QUEUE_SIZE, LOG_GAMES_EVERY};
 use super::writer::{DataWriter, WriterMsg};
 use crate::config::Config;
 use crate::data::TrainingRows;
@@ -29,9 +29,6 @@ use crate::store::layout::{ModelEntry, ModelsDir, SelfplayOut};
 use crate::store::StoreUrl;
 
 use crate::exit::{CommandError, CommandResult, Exit, Failure};
-
-/// Games the writer's queue holds by default (KataGo's `maxDataQueueSize`).
-const DEFAULT_DATA_QUEUE_GAMES: i64 = 2000;
 
 /// How often `-models-dir` is checked for a newer net.
 const MODELS_POLL: Duration = Duration::from_secs(10);
@@ -150,9 +147,7 @@ impl RunSetup {
             overrides.iter().map(|(k, v)| (k.as_str(), v)),
         )
         .map_err(|e| PlayError::Usage(format!("{}: {e}", args.config.display())))?;
-        let queue_games = cfg
-            .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
-            .map_err(Box::new)? as usize;
+        let queue_games = DATA_QUEUE_SIZE.read(&cfg).map_err(Box::new)? as usize;
         let config_text: Bytes = std::fs::read(&args.config)
             .map_err(|source| PlayError::Io {
                 path: args.config.clone(),
@@ -169,9 +164,7 @@ impl RunSetup {
             }
         };
         let out = SelfplayOut::open(&StoreUrl::parse(&args.output_dir)?)?;
-        let log_games_every = cfg
-            .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
-            .map_err(Box::new)? as u64;
+        let log_games_every = LOG_GAMES_EVERY.read(&cfg).map_err(Box::new)? as u64;
         Ok(RunSetup {
             cfg,
             settings,
