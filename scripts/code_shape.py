@@ -17,6 +17,12 @@ Counts, with no Rust tooling beyond the sources themselves:
 - source files over 800 lines, not counting `#[cfg(test)]` modules at the
   end of a file and files that hold only tests (`*tests.rs`, `tests/`).
 - functions over 150 lines (test functions aside).
+- config reads by hand: calls of the config's getters (`cfg.get_i64(...)`,
+  `get_bool_or`, `get_string`, ...) outside `src/config/`, tests aside, at
+  most 15. Settings are declared once in tables (`config::Key`,
+  `config::Field`, the search parameters) that read them and list them in
+  `docs/configuration.md`; a getter called by hand reads a key no table
+  declares. The few left read keys whose name is built at run time.
 
 Usage: scripts/code_shape.py [--json] [SRC_DIR]   (exit 1 when a rule is broken)
 """
@@ -29,8 +35,9 @@ import sys
 # A module may use modules of lower layers only: an arrow to the same or a
 # higher layer is counted (docs/ARCHITECTURE.md explains each layer).
 LAYERS = [
-    # 0: foundations: protocol lines, configs, the rules of Go, the run store
-    ["io_lines", "config", "game", "store"],
+    # 0: foundations: protocol lines, configs, the rules of Go, the run store,
+    # how a command ended (exit codes)
+    ["io_lines", "config", "game", "store", "exit"],
     # 1: the network, clocks, training rows, the process log
     ["nn", "timecontrol", "data", "logfile"],
     # 2: search, the trainable net
@@ -49,6 +56,11 @@ LAYER_OF = {m: i for i, layer in enumerate(LAYERS) for m in layer}
 
 MAX_FILE_LINES = 800
 MAX_FN_LINES = 150
+MAX_CONFIG_READS = 15
+
+# The getters of `config::Config` (src/config/mod.rs), with their `_or`
+# forms: `get_i64`, `get_i64s`, `get_i64_or`, `get_enum`, ...
+CONFIG_GETTER = re.compile(r"\.get_(?:string|bool|f64|i64|enum|enabled|parsed)s?(?:_or)?\s*(?:::<[^>]*>)?\s*\(")
 
 
 def module_path(src, path):
@@ -238,6 +250,7 @@ def main():
     top_graph, sibling_graph = {}, {}
     upward = set()
     big_files, big_fns = [], []
+    config_reads = []
     for mod, path in sorted(files.items()):
         with open(path, encoding="utf-8") as f:
             raw = f.read()
@@ -256,6 +269,10 @@ def main():
                 big_fns.append((os.path.relpath(path, src), name, line, length))
         if test_only:
             continue
+        if mod[:1] != ("config",):
+            for i, line in enumerate(blanked.split("\n")):
+                for _ in CONFIG_GETTER.finditer(line):
+                    config_reads.append((os.path.relpath(path, src), i + 1))
         for target in use_targets(blanked, mod):
             t = resolve(target, modules)
             if t is None or not mod or not t:
@@ -286,6 +303,7 @@ def main():
         "modules_without_layer": unknown,
         "files_over_800_lines": sorted(big_files, key=lambda x: -x[1]),
         "functions_over_150_lines": sorted(big_fns, key=lambda x: -x[3]),
+        "config_reads_outside_config": [f"{p}:{n}" for p, n in config_reads],
         "top_level_graph": {k: sorted(v) for k, v in sorted(top_graph.items())},
     }
     if as_json:
@@ -308,7 +326,15 @@ def main():
         print(f"functions over {MAX_FN_LINES} lines (tests aside): {len(big_fns)}")
         for p, name, line, n in report["functions_over_150_lines"]:
             print(f"    {n:5d} {p}:{line} {name}")
-    broken = top_cycles or sib_cycles or upward or big_files or big_fns or unknown
+        print(
+            f"config reads by hand outside src/config (tests aside): {len(config_reads)} "
+            f"(at most {MAX_CONFIG_READS})"
+        )
+        if len(config_reads) > MAX_CONFIG_READS:
+            for where in report["config_reads_outside_config"]:
+                print(f"    {where}")
+    too_many_reads = len(config_reads) > MAX_CONFIG_READS
+    broken = top_cycles or sib_cycles or upward or big_files or big_fns or unknown or too_many_reads
     return 1 if broken else 0
 
 

@@ -35,16 +35,17 @@
 //! ([`crate::nn::cpu_info`]), with the CPU and its SIMD path; the last line
 //! is the same as JSON, for scripts.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Instant;
 
-use crate::config::Config;
+use crate::config::{Config, Key, Row};
+use crate::exit::{CommandError, CommandResult, Exit};
 use crate::nn::ModelFile;
 use crate::play::benchmark::{
     benchmark_positions, run_thread_count, BenchmarkResult, ELO_GAIN_PER_DOUBLING,
 };
 use crate::search::{SearchParams, SetupFor};
-use crate::setup::load_network;
+use crate::setup::{load_network, EngineArgs, NN_MAX_BATCH_SIZE};
 
 /// KataGo's `defaultMaxVisits` for GPU builds.
 pub const DEFAULT_VISITS: i64 = 800;
@@ -52,26 +53,36 @@ pub const DEFAULT_VISITS: i64 = 800;
 pub const DEFAULT_SECONDS_PER_MOVE: f64 = 5.0;
 pub use crate::play::benchmark::BOARD_SIZES;
 
-/// What `engine benchmark` was asked to do.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BenchmarkOptions {
-    /// The network file.
-    pub model: PathBuf,
-    /// The config file (KataGo's GTP config keys).
-    pub config: Option<PathBuf>,
-    /// `-override-config` texts.
-    pub override_config: Vec<String>,
-    /// Visits per search (`-v`).
+/// `defaultBoardSize`: the board size without `-boardsize`.
+const BOARD_SIZE: Key<i64> =
+    Key::int("defaultBoardSize", 19, 2..=19).doc("Board size to test without -boardsize.");
+
+/// The configuration reference's rows of the benchmark's own keys.
+pub fn config_rows() -> Vec<Row> {
+    vec![BOARD_SIZE.setting().row()]
+}
+
+/// Flags of `engine benchmark` (KataGo's `benchmark` flags).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchmarkArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Visits per search.
+    #[arg(short = 'v', long = "visits", default_value_t = DEFAULT_VISITS)]
     pub visits: i64,
-    /// Search thread counts to test (`-t`); `None`: 1, 2, 4, ...
-    pub threads: Option<Vec<usize>>,
-    /// Board size (`-boardsize`); `None`: the config's `defaultBoardSize`, else 19.
-    pub board_size: Option<usize>,
-    /// Positions to search (`-n`).
+    /// Search thread counts to test, comma-separated, e.g. `1,2,4`.
+    #[arg(short = 't', long = "threads")]
+    pub threads: Option<String>,
+    /// Positions to search per thread count.
+    #[arg(short = 'n', long = "numpositions", default_value_t = 10)]
     pub num_positions: usize,
-    /// Typical seconds per move, for the recommendation (`-time`).
+    /// Board size (7 to 19); default the config's `defaultBoardSize`, else 19.
+    #[arg(long = "boardsize")]
+    pub board_size: Option<usize>,
+    /// Typical seconds per move, for the thread recommendation.
+    #[arg(short = 'i', long = "time", default_value_t = DEFAULT_SECONDS_PER_MOVE)]
     pub seconds_per_move: f64,
-    /// `-nn` and its flags.
+    #[command(flatten)]
     pub nn: NnBenchArgs,
 }
 
@@ -184,21 +195,38 @@ fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Runs the benchmark, printing as KataGo does; returns the exit code.
-pub fn run(opts: &BenchmarkOptions) -> i32 {
-    match run_inner(opts) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine benchmark: {e}");
-            1
-        }
+/// Runs `engine benchmark`, printing as KataGo does.
+pub fn run(args: &BenchmarkArgs) -> CommandResult {
+    // Only `engine gtp` and `engine analysis` evaluate a second,
+    // human-style net so far.
+    if args.engine.human_model.is_some() {
+        return Err(CommandError::usage(
+            "-human-model is not used by engine benchmark yet (engine gtp and engine analysis read it)",
+        ));
     }
+    let Some(model) = &args.engine.model else {
+        return Err(CommandError::usage("-model is required"));
+    };
+    let threads = match args.threads.as_deref().map(parse_threads) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => return Err(CommandError::usage(e)),
+    };
+    let result = if args.nn.nn {
+        run_nn(args, model)
+    } else {
+        run_inner(args, model, threads)
+    };
+    result
+        .map(|()| Exit::Success)
+        .map_err(CommandError::runtime)
 }
 
-fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
-    if opts.nn.nn {
-        return run_nn(opts);
-    }
+fn run_inner(
+    opts: &BenchmarkArgs,
+    model: &Path,
+    threads: Option<Vec<usize>>,
+) -> Result<(), String> {
     if opts.visits <= 1 || opts.visits >= 1_000_000_000 {
         return Err(format!(
             "Number of visits to use: invalid value {}",
@@ -217,19 +245,18 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
             opts.seconds_per_move
         ));
     }
-    let mut cfg = crate::setup::load_config(opts.config.as_deref(), &opts.override_config)
-        .map_err(|e| e.to_string())?;
+    let mut cfg =
+        crate::setup::load_config(opts.engine.config.as_deref(), &opts.engine.override_config)
+            .map_err(|e| e.to_string())?;
     let size = match opts.board_size {
         Some(s) => s,
-        None => cfg
-            .get_i64_or("defaultBoardSize", 19, 2..=19)
-            .map_err(|e| e.to_string())? as usize,
+        None => BOARD_SIZE.read(&cfg).map_err(|e| e.to_string())? as usize,
     };
     if !BOARD_SIZES.contains(&size) {
         return Err(format!("Board size to test: invalid value {size}"));
     }
-    let threads = match &opts.threads {
-        Some(t) => t.clone(),
+    let threads = match threads {
+        Some(t) => t,
         None => {
             let max = (2 * cpu_count()).clamp(1, 32);
             std::iter::successors(Some(1usize), |&t| Some(t * 2))
@@ -238,9 +265,7 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
         }
     };
     let max_threads = threads.iter().copied().max().unwrap_or(1);
-    let hardcoded_batch = cfg
-        .contains("nnMaxBatchSize")
-        .then(|| cfg.get_string("nnMaxBatchSize").unwrap_or_default());
+    let hardcoded_batch = NN_MAX_BATCH_SIZE.read(&cfg).map_err(|e| e.to_string())?;
     if let Some(given) = &hardcoded_batch {
         println!(
             "WARNING: Your nnMaxBatchSize is hardcoded to {given}, ignoring it and assuming it is \
@@ -254,14 +279,14 @@ fn run_inner(opts: &BenchmarkOptions) -> Result<(), String> {
     );
     let params = benchmark_params(&cfg, opts.visits)?;
     eprintln!("Loading model and initializing benchmark...");
-    let net = load_network(&opts.model, &cfg, 8).map_err(|e| e.to_string())?;
+    let net = load_network(model, &cfg, 8).map_err(|e| e.to_string())?;
     for line in crate::setup::config_key_report(&cfg, "engine benchmark") {
         eprintln!("{line}");
     }
     eprintln!("Testing with default positions for board size: {size}");
     let positions = benchmark_positions(&net.evaluator, size, opts.num_positions)?;
     eprintln!("Loaded config {}", cfg.file_name());
-    eprintln!("Loaded model {}", opts.model.display());
+    eprintln!("Loaded model {}", model.display());
     println!();
     println!("Testing using {} visits.", opts.visits);
     if opts.visits == DEFAULT_VISITS {
@@ -456,20 +481,21 @@ fn cpu_peak(threads: usize) -> Option<f64> {
 }
 
 /// `engine benchmark -nn` (see the module docs).
-fn run_nn(opts: &BenchmarkOptions) -> Result<(), String> {
+fn run_nn(opts: &BenchmarkArgs, model: &Path) -> Result<(), String> {
     if !(opts.nn.seconds > 0.0 && opts.nn.seconds <= 3600.0) {
         return Err(format!("-seconds: invalid value {}", opts.nn.seconds));
     }
-    let cfg = crate::setup::load_config(opts.config.as_deref(), &opts.override_config)
-        .map_err(|e| e.to_string())?;
+    let cfg =
+        crate::setup::load_config(opts.engine.config.as_deref(), &opts.engine.override_config)
+            .map_err(|e| e.to_string())?;
     let size = opts.board_size.unwrap_or(19);
     if !(2..=crate::nn::MAX_BOARD_LEN).contains(&size) {
         return Err(format!("Board size to test: invalid value {size}"));
     }
-    if crate::setup::is_missing_local_file(&opts.model) {
-        return Err(format!("model file not found: {}", opts.model.display()));
+    if crate::setup::is_missing_local_file(model) {
+        return Err(format!("model file not found: {}", model.display()));
     }
-    let file = crate::setup::read_model(&opts.model).map_err(|e| e.to_string())?;
+    let file = crate::setup::read_model(model).map_err(|e| e.to_string())?;
     let backend = crate::setup::build_backend(&file, &cfg).map_err(|e| e.to_string())?;
     for line in crate::setup::config_key_report(&cfg, "engine benchmark -nn") {
         eprintln!("{line}");

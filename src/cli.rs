@@ -6,8 +6,13 @@
 //! two dashes before parsing ([`normalize_args`]); `--model` works as well.
 
 use std::ffi::OsString;
+use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+#[cfg(not(feature = "torch"))]
+use clap::Args;
+use clap::{Parser, Subcommand};
+
+use crate::exit::{self, CommandError, CommandResult, Exit, Failure};
 
 mod reference;
 
@@ -31,7 +36,7 @@ pub enum Command {
     /// GTP engine for Sabaki, Lizzie and other GUIs (KataGo's extensions included).
     Gtp(EngineArgs),
     /// KataGo's JSON analysis protocol over stdin/stdout.
-    Analysis(AnalysisArgs),
+    Analysis(crate::analysis::AnalysisArgs),
     /// The analysis engine as a network service: HTTP (ndjson, SSE) and
     /// WebSocket, keys, quotas, fair queueing, metrics.
     Serve(Box<crate::analysis::serve::ServeArgs>),
@@ -50,7 +55,7 @@ pub enum Command {
     /// Test new nets against the accepted one and accept or reject them.
     Gatekeeper(Box<crate::matchplay::GatekeeperArgs>),
     /// Search a fixed set of positions and report visits/s per thread count.
-    Benchmark(BenchmarkArgs),
+    Benchmark(crate::benchmark::BenchmarkArgs),
     /// Measure this machine and write a config with the best threads,
     /// batch size and CPU backend for playing or for analysis.
     Tune(Box<crate::tune::TuneArgs>),
@@ -86,15 +91,14 @@ pub struct LibtorchOnlyArgs {
 }
 
 /// What `engine train`, `export` and `learn` say in a build without
-/// libtorch; exit code 2.
+/// libtorch (a usage failure).
 #[cfg(not(feature = "torch"))]
-fn needs_libtorch(command: &str) -> i32 {
-    eprintln!(
-        "engine {command}: this engine was built without libtorch (cargo's --no-default-features: \
+fn needs_libtorch(command: &str) -> CommandResult {
+    Err(CommandError::usage(format_args!(
+        "this engine was built without libtorch (cargo's --no-default-features: \
          the light CPU-only build), which engine {command} needs; build it with the default \
          features (./setup.sh cargo build --release) to use engine {command}"
-    );
-    2
+    )))
 }
 
 /// The libtorch line of `engine version`.
@@ -103,54 +107,6 @@ fn libtorch_line() -> String {
     return format!("libtorch: cuda available = {}", tch::Cuda::is_available());
     #[cfg(not(feature = "torch"))]
     return "libtorch: not in this build (pure-Rust CPU backend only; no CUDA, no training)".into();
-}
-
-/// Flags of `engine analysis`.
-#[derive(Debug, Args)]
-pub struct AnalysisArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// Analyze up to this many positions in parallel (instead of
-    /// `numAnalysisThreads` in the config).
-    #[arg(long = "analysis-threads")]
-    pub analysis_threads: Option<usize>,
-    /// When stdin is closed, quit quickly without waiting for queued tasks.
-    #[arg(long = "quit-without-waiting")]
-    pub quit_without_waiting: bool,
-    /// Testing only: answer with a stand-in search that needs no network.
-    #[arg(long = "stub-search", hide = true)]
-    pub stub_search: bool,
-    /// Analyse on a remote `engine serve` instead (its WebSocket,
-    /// `ws://HOST:PORT/v1/ws`): stdin and stdout are passed through.
-    #[arg(long)]
-    pub remote: Option<String>,
-    /// With `-remote`: a file holding the key's secret (first line).
-    #[arg(long = "key-file")]
-    pub key_file: Option<std::path::PathBuf>,
-}
-
-/// Flags of `engine benchmark` (KataGo's `benchmark` flags).
-#[derive(Debug, Args)]
-pub struct BenchmarkArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// Visits per search.
-    #[arg(short = 'v', long = "visits", default_value_t = crate::benchmark::DEFAULT_VISITS)]
-    pub visits: i64,
-    /// Search thread counts to test, comma-separated, e.g. `1,2,4`.
-    #[arg(short = 't', long = "threads")]
-    pub threads: Option<String>,
-    /// Positions to search per thread count.
-    #[arg(short = 'n', long = "numpositions", default_value_t = 10)]
-    pub num_positions: usize,
-    /// Board size (7 to 19); default the config's `defaultBoardSize`, else 19.
-    #[arg(long = "boardsize")]
-    pub board_size: Option<usize>,
-    /// Typical seconds per move, for the thread recommendation.
-    #[arg(short = 'i', long = "time", default_value_t = crate::benchmark::DEFAULT_SECONDS_PER_MOVE)]
-    pub seconds_per_move: f64,
-    #[command(flatten)]
-    pub nn: crate::benchmark::NnBenchArgs,
 }
 
 /// Rewrites KataGo-style single-dash long flags (`-model`) to clap's
@@ -178,72 +134,79 @@ pub fn normalize_args(args: Vec<OsString>) -> Vec<OsString> {
         .collect()
 }
 
-/// Runs the command line and returns the process exit code.
-pub fn main(args: Vec<OsString>) -> i32 {
+/// Runs the command line and returns the process exit code (the codes are
+/// mapped in [`crate::exit`]); a failure's message goes to stderr (and the
+/// log file, where the command opened one) as `engine <command>: ...`.
+pub fn main(args: Vec<OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(normalize_args(args)) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // `--help` and `--version` come this way too, on stdout.
+            let code = if e.use_stderr() {
+                Failure::Usage.code()
+            } else {
+                Exit::Success.code()
+            };
             let _ = e.print();
-            return code;
+            return ExitCode::from(code);
         }
     };
-    // Only `engine gtp` and `engine analysis` evaluate a second,
-    // human-style net so far.
-    let human_model_unused = match &cli.command {
-        Command::Benchmark(b) => b.engine.human_model.is_some().then_some("benchmark"),
-        _ => None,
-    };
-    if let Some(command) = human_model_unused {
-        eprintln!(
-            "engine {command}: -human-model is not used by engine {command} yet (engine gtp and engine analysis read it)"
-        );
-        return 2;
+    let name = cli.command.name();
+    let result = run(cli.command);
+    ExitCode::from(exit::code(name, result, crate::logfile::startup))
+}
+
+impl Command {
+    /// The command's name, as typed (`engine <name>`).
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Gtp(_) => "gtp",
+            Command::Analysis(_) => "analysis",
+            Command::Serve(_) => "serve",
+            Command::Selfplay(_) => "selfplay",
+            Command::Train(_) => "train",
+            Command::Export(_) => "export",
+            Command::Shuffle(_) => "shuffle",
+            Command::Learn(_) => "learn",
+            Command::Match(_) => "match",
+            Command::Gatekeeper(_) => "gatekeeper",
+            Command::Benchmark(_) => "benchmark",
+            Command::Tune(_) => "tune",
+            Command::Tsumego(_) => "tsumego",
+            Command::Version => "version",
+            Command::ConfigReference => "config-reference",
+        }
     }
-    match cli.command {
+}
+
+/// Runs one command: every command is `run(&Args) -> CommandResult`.
+fn run(command: Command) -> CommandResult {
+    match command {
         Command::ConfigReference => {
             print!("{}", config_reference());
-            0
+            Ok(Exit::Success)
         }
         Command::Version => {
             println!("engine {}", env!("CARGO_PKG_VERSION"));
             println!("{}", libtorch_line());
             println!("cpu: {}", crate::nn::cpu_info::summary());
-            0
+            Ok(Exit::Success)
         }
-        Command::Gtp(args) => crate::gtp::run(&args),
-        Command::Analysis(a) => crate::analysis::run_command(&crate::analysis::AnalysisCommand {
-            model: a.engine.model,
-            human_model: a.engine.human_model,
-            config: a.engine.config,
-            override_config: a.engine.override_config,
-            analysis_threads: a.analysis_threads,
-            quit_without_waiting: a.quit_without_waiting,
-            stub_search: a.stub_search,
-            remote: a.remote,
-            key_file: a.key_file,
-        }),
+        Command::Gtp(a) => crate::gtp::run(&a),
+        Command::Analysis(a) => crate::analysis::run_command(&a),
         Command::Serve(a) => crate::analysis::serve::run(&a),
-        Command::Benchmark(b) => run_benchmark(b),
-        Command::Tune(t) => crate::tune::run(&t),
-        Command::Tsumego(t) => crate::solve::run(&t),
-        Command::Shuffle(s) => crate::data::run_shuffle(&s),
+        Command::Benchmark(a) => crate::benchmark::run(&a),
+        Command::Tune(a) => crate::tune::run(&a),
+        Command::Tsumego(a) => crate::solve::run(&a),
+        Command::Shuffle(a) => crate::data::run_shuffle(&a),
         #[cfg(feature = "torch")]
-        Command::Train(a) => match crate::train::run_train(&a) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("engine train: {e}");
-                1
-            }
-        },
+        Command::Train(a) => crate::train::run_train(&a)
+            .map(|()| Exit::Success)
+            .map_err(CommandError::runtime),
         #[cfg(feature = "torch")]
-        Command::Export(a) => match crate::train::run_export(&a) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("engine export: {e}");
-                1
-            }
-        },
+        Command::Export(a) => crate::train::run_export(&a)
+            .map(|()| Exit::Success)
+            .map_err(CommandError::runtime),
         #[cfg(feature = "torch")]
         Command::Learn(a) => crate::learn::run(&a),
         #[cfg(not(feature = "torch"))]
@@ -256,32 +219,6 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Command::Match(a) => crate::matchplay::run_match(&a),
         Command::Gatekeeper(a) => crate::matchplay::run_gatekeeper(&a),
     }
-}
-
-fn run_benchmark(b: BenchmarkArgs) -> i32 {
-    let Some(model) = b.engine.model else {
-        eprintln!("engine benchmark: -model is required");
-        return 2;
-    };
-    let threads = match b.threads.as_deref().map(crate::benchmark::parse_threads) {
-        None => None,
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
-            eprintln!("engine benchmark: {e}");
-            return 2;
-        }
-    };
-    crate::benchmark::run(&crate::benchmark::BenchmarkOptions {
-        model,
-        config: b.engine.config,
-        override_config: b.engine.override_config,
-        visits: b.visits,
-        threads,
-        board_size: b.board_size,
-        num_positions: b.num_positions,
-        seconds_per_move: b.seconds_per_move,
-        nn: b.nn,
-    })
 }
 
 #[cfg(test)]

@@ -45,6 +45,7 @@ pub mod benchmark;
 pub mod cli;
 pub mod config;
 pub mod data;
+pub mod exit;
 pub mod fuzz_targets;
 pub mod game;
 pub mod gtp;

@@ -1,5 +1,5 @@
 //! The `engine` binary: see `engine --help`.
 
-fn main() {
-    std::process::exit(engine::cli::main(std::env::args_os().collect()));
+fn main() -> std::process::ExitCode {
+    engine::cli::main(std::env::args_os().collect())
 }

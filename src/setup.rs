@@ -33,12 +33,16 @@ use crate::store::{StoreError, StoreUrl};
 mod backend;
 mod device_plan;
 mod memory;
+mod net_keys;
 mod patterns;
-pub use backend::{build_backend, cpu_threads, default_rust_servers, Backend, CpuBackend};
+pub use backend::{
+    build_backend, cpu_threads, default_rust_servers, rust_servers, Backend, CpuBackend,
+};
 pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{
     cache_power_of_two, default_cache_power_of_two, total_memory_bytes, MemoryBudget, MemoryPlan,
 };
+pub use net_keys::NN_SERVER_THREADS;
 pub use patterns::{auto_avoid_repeat, auto_avoid_rows, avoid_sgf_pattern_table, pattern_rows};
 
 /// Why the network could not be set up.
@@ -441,6 +445,11 @@ pub fn machine_report(cfg: &Config, settings: &[(&str, String)]) -> String {
     )
 }
 
+/// `numAnalysisThreads`: positions `engine analysis` and `engine serve`
+/// analyse at once (`engine tune -target analysis` reads it too).
+pub const NUM_ANALYSIS_THREADS: Key<Option<i64>> = Key::opt_int("numAnalysisThreads", 1..=16384)
+    .doc("Positions analysed at once (default: one per core up to 16 on the CPU, 8 on a GPU).");
+
 /// `numAnalysisThreads` when neither the config nor `-analysis-threads`
 /// sets it (KataGo requires the key): on the CPU one per core (at most 16),
 /// each search with its own share of the cores, and batches formed across
@@ -525,17 +534,20 @@ const NN_RANDOMIZE: Key<bool> =
     Key::flag("nnRandomize", true).doc("Evaluate each position in a random symmetry of the board.");
 const DRAW_EQUIVALENT_WINS: Key<f64> = Key::real("drawEquivalentWinsForWhite", 0.5, 0.0..=1.0)
     .doc("A draw counts as this many wins for White, in the net's value and the search's.");
-const NN_MAX_BATCH_SIZE: Key<Option<i64>> = Key::opt_int("nnMaxBatchSize", 1..=65536)
+/// `nnMaxBatchSize`: the net's largest batch.
+pub const NN_MAX_BATCH_SIZE: Key<Option<i64>> = Key::opt_int("nnMaxBatchSize", 1..=65536)
     .doc("Most positions per batch of the net (default: the command's, larger on a GPU).");
 
 /// The configuration reference's rows of the keys [`load_network`] reads
 /// itself.
 pub fn network_rows() -> Vec<Row> {
-    vec![
+    let mut rows = vec![
         NN_RANDOMIZE.setting().row(),
         DRAW_EQUIVALENT_WINS.setting().row(),
         NN_MAX_BATCH_SIZE.setting().row(),
-    ]
+    ];
+    rows.extend(net_keys::rows());
+    rows
 }
 
 /// Bytes of activations one row of a batch holds on a GPU at the

@@ -66,24 +66,21 @@ pub enum SolveError {
 }
 
 impl SolveError {
-    /// 2 for bad input (as clap's usage errors), 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// Bad input is a usage failure (as clap's errors); the rest a
+    /// failure while running.
+    pub fn failure(&self) -> crate::exit::Failure {
         match self {
-            SolveError::Input(_) => 2,
-            SolveError::Run(_) => 1,
+            SolveError::Input(_) => crate::exit::Failure::Usage,
+            SolveError::Run(_) => crate::exit::Failure::Runtime,
         }
     }
 }
 
-/// Runs `engine tsumego`; returns the exit code.
-pub fn run(args: &TsumegoArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine tsumego: {e}");
-            e.exit_code()
-        }
-    }
+/// Runs `engine tsumego`.
+pub fn run(args: &TsumegoArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(|e| crate::exit::CommandError::new(e.failure(), e))
 }
 
 /// Longest line written after a winning first move (the move included).

@@ -617,7 +617,7 @@ fn selfplay_follows_new_nets_releases_old_ones_and_exits_3_on_sigterm() {
     let text = log.join("\n");
     assert_eq!(
         status.code(),
-        Some(engine::selfplay::EXIT_STOPPED),
+        Some(i32::from(engine::exit::Exit::Stopped.code())),
         "{text}"
     );
     assert!(text.contains("stopped by a signal"), "{text}");

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use engine::data::{read_npz, TrainingRows, WindowRows, EXIT_TOO_FEW_ROWS};
+use engine::data::{read_npz, TrainingRows, WindowRows};
+use engine::exit::Exit;
 use engine::store::layout::ShuffledData;
 use engine::store::StoreUrl;
 
@@ -266,7 +267,11 @@ fn keep_target_rows_subsamples_and_too_few_rows_writes_nothing() {
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(EXIT_TOO_FEW_ROWS), "{log}");
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(Exit::TooFewRows.code())),
+        "{log}"
+    );
     assert!(log.contains("fewer than -min-rows 5000"), "{log}");
     assert!(!few.exists());
     assert!(!parent.join("few.json").exists());

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, RecvTimeoutError, Sender};
 use engine::analysis::query::{Action, Request};
-use engine::analysis::{parse_line, AnalysisCommand, ParseOptions, StartError};
+use engine::analysis::{parse_line, AnalysisArgs, ParseOptions, StartError};
+use engine::setup::EngineArgs;
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyTypeError, PyUserWarning};
 use pyo3::prelude::*;
@@ -494,15 +495,18 @@ impl Analyzer {
         threads: Option<usize>,
     ) -> PyResult<Analyzer> {
         check_exists(&model, "model file")?;
-        let mut cmd = AnalysisCommand {
-            model: Some(model),
+        let mut cmd = AnalysisArgs {
+            engine: EngineArgs {
+                model: Some(model),
+                ..EngineArgs::default()
+            },
             analysis_threads: threads,
-            ..AnalysisCommand::default()
+            ..AnalysisArgs::default()
         };
         // Errors and warnings reach the caller as exceptions and Python
         // warnings; the engine's log of them (to stderr, with internal
         // ids) is off unless the config dict asks for it.
-        cmd.override_config
+        cmd.engine.override_config
             .push("logErrorsAndWarnings=false".to_string());
         match config {
             None => {}
@@ -511,7 +515,7 @@ impl Analyzer {
                 let d = c.downcast::<PyDict>()?;
                 for (k, v) in d.iter() {
                     let key: String = k.extract()?;
-                    cmd.override_config.push(override_text(&key, &v)?);
+                    cmd.engine.override_config.push(override_text(&key, &v)?);
                 }
             }
             Some(c) => {
@@ -519,7 +523,7 @@ impl Analyzer {
                     PyTypeError::new_err("config is None, a config file path or a dict of keys")
                 })?;
                 check_exists(&path, "config file")?;
-                cmd.config = Some(path);
+                cmd.engine.config = Some(path);
             }
         }
         let (tx, rx) = channel::unbounded::<Vec<u8>>();

@@ -6,9 +6,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, Key, Row};
+use crate::exit::{CommandError, CommandResult, Exit};
 use crate::game::{GameOptions, GameState};
 use crate::search::{Perspective, SearchParams, SetupFor};
-use crate::setup::{load_human_network, load_network, Network, SetupError};
+use crate::setup::{
+    load_human_network, load_network, EngineArgs, Network, SetupError, NUM_ANALYSIS_THREADS,
+};
 
 use super::backend::AnalysisBackend;
 use super::options::{AnalysisLog, ServerOptions};
@@ -17,27 +20,28 @@ use super::search_backend::{config_search_settings, MakeState, SearchBackend};
 use super::server::serve;
 use super::stub::StubBackend;
 
-/// Command-line settings of `engine analysis`.
-#[derive(Debug, Clone, Default)]
-pub struct AnalysisCommand {
-    /// Network file.
-    pub model: Option<PathBuf>,
-    /// `-human-model`: a human-style net evaluated beside the main one.
-    pub human_model: Option<PathBuf>,
-    /// Config file.
-    pub config: Option<PathBuf>,
-    /// `-override-config` arguments.
-    pub override_config: Vec<String>,
-    /// `-analysis-threads N` (instead of `numAnalysisThreads`).
+/// Flags of `engine analysis` (`engine serve` and the Python package fill
+/// in the ones they share).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AnalysisArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Analyze up to this many positions in parallel (instead of
+    /// `numAnalysisThreads` in the config).
+    #[arg(long = "analysis-threads")]
     pub analysis_threads: Option<usize>,
-    /// `-quit-without-waiting`.
+    /// When stdin is closed, quit quickly without waiting for queued tasks.
+    #[arg(long = "quit-without-waiting")]
     pub quit_without_waiting: bool,
-    /// Hidden test switch: answer with the stub search instead of a network.
+    /// Testing only: answer with a stand-in search that needs no network.
+    #[arg(long = "stub-search", hide = true)]
     pub stub_search: bool,
-    /// `-remote URL`: proxy stdin/stdout to an `engine serve` WebSocket
-    /// instead of analysing here.
+    /// Analyse on a remote `engine serve` instead (its WebSocket,
+    /// `ws://HOST:PORT/v1/ws`): stdin and stdout are passed through.
+    #[arg(long)]
     pub remote: Option<String>,
-    /// `-key-file FILE`: the secret for `-remote`.
+    /// With `-remote`: a file holding the key's secret (first line).
+    #[arg(long = "key-file")]
     pub key_file: Option<PathBuf>,
 }
 
@@ -60,9 +64,10 @@ impl From<ConfigError> for StartError {
     }
 }
 
+/// `maxVisits` of the stand-in search (`-stub-search`, tests only); the
+/// search parameters' table lists the key.
+const STUB_MAX_VISITS: Key<i64> = Key::int("maxVisits", 500, 1..=1 << 50);
 /// The analysis engine's own keys (KataGo's names and defaults).
-const NUM_ANALYSIS_THREADS: Key<Option<i64>> = Key::opt_int("numAnalysisThreads", 1..=16384)
-    .doc("Positions analysed at once (default: one per core up to 16 on the CPU, 8 on a GPU).");
 const REPORT_AS: Key<Option<String>> = Key::parsed(
     "reportAnalysisWinratesAs",
     "BLACK, WHITE or SIDETOMOVE",
@@ -107,11 +112,11 @@ pub fn config_rows() -> Vec<Row> {
 }
 
 /// Server options from the config (KataGo's keys and defaults).
-pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptions, StartError> {
+pub fn server_options(cfg: &Config, cmd: &AnalysisArgs) -> Result<ServerOptions, StartError> {
     // KataGo refuses the flag next to the key in a config file; the
     // built-in config (no -config) gives way to it instead.
     let num_analysis_threads = match cmd.analysis_threads {
-        Some(_) if cmd.config.is_some() && NUM_ANALYSIS_THREADS.is_set(cfg) => {
+        Some(_) if cmd.engine.config.is_some() && NUM_ANALYSIS_THREADS.is_set(cfg) => {
             return Err(StartError::Invalid(format!(
                 "When specifying numAnalysisThreads in the config ({}), it is redundant and \
                  disallowed to also specify it via -analysis-threads",
@@ -156,28 +161,24 @@ pub fn server_options(cfg: &Config, cmd: &AnalysisCommand) -> Result<ServerOptio
 
 /// Loads the config named on the command line (the built-in
 /// `configs/analysis.toml` if none) with the overrides applied.
-pub fn load_config(cmd: &AnalysisCommand) -> Result<Config, ConfigError> {
+pub fn load_config(cmd: &AnalysisArgs) -> Result<Config, ConfigError> {
     crate::setup::load_config_or_built_in(
-        cmd.config.as_deref(),
-        &cmd.override_config,
+        cmd.engine.config.as_deref(),
+        &cmd.engine.override_config,
         crate::setup::ANALYSIS_CONFIG,
     )
 }
 
-/// Runs `engine analysis`; returns the exit code.
-pub fn run(cmd: &AnalysisCommand) -> i32 {
+/// Runs `engine analysis`.
+pub fn run(cmd: &AnalysisArgs) -> CommandResult {
     let result = match &cmd.remote {
         Some(url) => super::remote::run(url, cmd.key_file.as_deref(), cmd.quit_without_waiting)
             .map_err(StartError::Invalid),
         None => run_inner(cmd),
     };
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            crate::logfile::startup(&format!("engine analysis: {e}"));
-            1
-        }
-    }
+    result
+        .map(|()| Exit::Success)
+        .map_err(CommandError::runtime)
 }
 
 /// The loaded engine: the stand-in search of the protocol tests, or a
@@ -209,7 +210,7 @@ impl Loaded {
     }
 }
 
-fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
+fn run_inner(cmd: &AnalysisArgs) -> Result<(), StartError> {
     run_on(cmd, BufReader::new(io::stdin()), io::stdout())
 }
 
@@ -219,7 +220,7 @@ fn run_inner(cmd: &AnalysisCommand) -> Result<(), StartError> {
 /// behind an in-process pipe (the Python package). Returns when `input`
 /// ends and every query has been answered.
 pub fn run_on(
-    cmd: &AnalysisCommand,
+    cmd: &AnalysisArgs,
     input: impl BufRead,
     output: impl Write + Send + 'static,
 ) -> Result<(), StartError> {
@@ -250,13 +251,13 @@ pub fn run_on(
 /// printed here).
 pub(crate) fn load_engine(
     cfg: &Config,
-    cmd: &AnalysisCommand,
+    cmd: &AnalysisArgs,
     opts: &ServerOptions,
     who: &str,
 ) -> Result<Loaded, StartError> {
     if cmd.stub_search {
         return Ok(Loaded::Stub(Arc::new(StubBackend {
-            default_max_visits: cfg.get_i64_or("maxVisits", 500, 1..=1 << 50)? as u64,
+            default_max_visits: STUB_MAX_VISITS.read(cfg)? as u64,
         })));
     }
     // KataGo's analysis engine logs to stderr too by default.
@@ -267,12 +268,12 @@ pub(crate) fn load_engine(
     {
         crate::logfile::startup(&format!("{who}: logging to {}", path.display()));
     }
-    let Some(model) = &cmd.model else {
+    let Some(model) = &cmd.engine.model else {
         return Err(StartError::Invalid(
             "-model MODEL.bin.gz is required (the network to analyse with)".to_string(),
         ));
     };
-    crate::setup::refuse_human_keys_without_human_model(cfg, cmd.human_model.is_some())?;
+    crate::setup::refuse_human_keys_without_human_model(cfg, cmd.engine.human_model.is_some())?;
     let base = config_search_settings(cfg);
     // Check the config's search settings once at start-up, as KataGo does,
     // rather than failing every query with the same error.
@@ -287,7 +288,7 @@ pub(crate) fn load_engine(
     let patterns = crate::setup::avoid_sgf_pattern_table(cfg, 0)
         .map_err(|e| StartError::Invalid(e.to_string()))?;
     let net = load_network(model, cfg, concurrent.max(8))?;
-    let human = match &cmd.human_model {
+    let human = match &cmd.engine.human_model {
         Some(path) => Some(load_human_network(path, cfg, concurrent.max(8))?),
         None => None,
     };
@@ -412,18 +413,21 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("a.toml");
         std::fs::write(&file, "numAnalysisThreads = 3\n").unwrap();
-        let with_file = AnalysisCommand {
-            config: Some(file),
+        let with_file = AnalysisArgs {
+            engine: EngineArgs {
+                config: Some(file),
+                ..EngineArgs::default()
+            },
             analysis_threads: Some(1),
-            ..AnalysisCommand::default()
+            ..AnalysisArgs::default()
         };
         let cfg = load_config(&with_file).unwrap();
         let err = server_options(&cfg, &with_file).expect_err("refused");
         assert!(err.to_string().contains("redundant"), "{err}");
 
-        let built_in = AnalysisCommand {
+        let built_in = AnalysisArgs {
             analysis_threads: Some(1),
-            ..AnalysisCommand::default()
+            ..AnalysisArgs::default()
         };
         let cfg = load_config(&built_in).unwrap();
         assert_eq!(
@@ -435,16 +439,16 @@ mod tests {
         // Without the flag or the key (the built-in config leaves it
         // unset): one per core on the CPU.
         assert!(!cfg.contains("numAnalysisThreads"));
-        let no_flag = AnalysisCommand::default();
+        let no_flag = AnalysisArgs::default();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 16));
         assert_eq!(
             server_options(&cfg, &no_flag).unwrap().num_analysis_threads,
             cores
         );
         // With the key in a file and no flag: the key.
-        let from_file = AnalysisCommand {
-            config: with_file.config.clone(),
-            ..AnalysisCommand::default()
+        let from_file = AnalysisArgs {
+            engine: with_file.engine.clone(),
+            ..AnalysisArgs::default()
         };
         let cfg = load_config(&from_file).unwrap();
         assert_eq!(

@@ -34,7 +34,7 @@ pub use backend::{
     AnalysisBackend, ModelInfo, ProgressSchedule, SearchJob, Searcher, SnapshotContents,
 };
 pub use command::{
-    config_rows, run as run_command, run_on as run_command_on, AnalysisCommand, StartError,
+    config_rows, run as run_command, run_on as run_command_on, AnalysisArgs, StartError,
 };
 pub use dispatch::Submitted;
 pub use engine::{

@@ -69,6 +69,7 @@ fn commands() -> Vec<CommandSettings> {
             vec![
                 search(SetupFor::Other),
                 crate::play::matches::config_rows(),
+                crate::play::matches::match_rows(),
                 net(),
                 patterns(),
             ],
@@ -78,11 +79,45 @@ fn commands() -> Vec<CommandSettings> {
             vec![
                 search(SetupFor::Other),
                 crate::play::matches::config_rows(),
+                crate::play::matches::gating_rows(),
                 net(),
             ],
         ),
-        command("benchmark", vec![search(SetupFor::Benchmark), net()]),
-        command("tune", vec![net()]),
+        command(
+            "benchmark",
+            vec![
+                search(SetupFor::Benchmark),
+                crate::benchmark::config_rows(),
+                net(),
+            ],
+        ),
+        command(
+            "tune",
+            vec![
+                vec![crate::setup::NUM_ANALYSIS_THREADS.setting().row()],
+                net(),
+            ],
+        ),
         command("tsumego", vec![search(SetupFor::Gtp), net()]),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typo hint (unknown-key warnings) knows every key the tables
+    /// declare, so a key the reference lists is never called a typo.
+    #[test]
+    fn the_typo_hint_knows_every_declared_key() {
+        let unknown: Vec<String> = commands()
+            .iter()
+            .flat_map(|c| c.rows.iter().map(|r| r.key.clone()))
+            .filter(|k| !crate::config::is_known_key(k))
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "keys in a table but not in KNOWN_KEYS: {unknown:?}"
+        );
+    }
 }

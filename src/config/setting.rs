@@ -45,6 +45,13 @@ pub enum Kind {
         /// The value when the key is absent.
         default: Option<&'static str>,
     },
+    /// A list of real numbers, each in `range`.
+    Reals {
+        /// The value when the key is absent, in words.
+        default: &'static str,
+        /// The values each item may take.
+        range: RangeInclusive<f64>,
+    },
     /// Anything else (lists, rules, `auto`/`true`/`false`...), described in
     /// words because its reader is more than one getter.
     Other {
@@ -118,6 +125,15 @@ impl Setting {
                 "text".to_string(),
                 default.map_or("none".to_string(), |d| format!("`{d}`")),
                 String::new(),
+            ),
+            Kind::Reals { default, range } => (
+                "list of reals".to_string(),
+                default.to_string(),
+                format!(
+                    "each {} to {}",
+                    number(*range.start()),
+                    number(*range.end())
+                ),
             ),
             Kind::Other { ty, default, range } => {
                 (ty.to_string(), default.to_string(), range.to_string())
@@ -374,6 +390,21 @@ impl Key<Option<i64>> {
             _ => unreachable!("Key<Option<i64>> is built by Key::opt_int only"),
         }
     }
+
+    /// The value, which must lie in `range` (narrower than the key's, for
+    /// a reader that takes fewer values: one backend, say), or `None` when
+    /// the key is absent.
+    pub fn read_within(
+        &self,
+        cfg: &Config,
+        range: RangeInclusive<i64>,
+    ) -> Result<Option<i64>, ConfigError> {
+        if cfg.contains(self.setting.key) {
+            cfg.get_i64(self.setting.key, range).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
 
 impl Key<bool> {
@@ -427,8 +458,14 @@ impl Key<super::Enabled> {
 
     /// The value, or `auto` when the key is absent.
     pub fn read(&self, cfg: &Config) -> Result<super::Enabled, ConfigError> {
-        if cfg.contains(self.setting.key) {
-            cfg.get_enabled(self.setting.key)
+        self.read_named(cfg, self.setting.key)
+    }
+
+    /// The value under `name` (a form of this key: KataGo's `-0` per-model
+    /// suffix, say), or `auto` when it is absent.
+    pub fn read_named(&self, cfg: &Config, name: &str) -> Result<super::Enabled, ConfigError> {
+        if cfg.contains(name) {
+            cfg.get_enabled(name)
         } else {
             Ok(super::Enabled::Auto)
         }
@@ -491,10 +528,53 @@ impl Key<Option<String>> {
 
     /// The value, or `None` when the key is absent.
     pub fn read(&self, cfg: &Config) -> Result<Option<String>, ConfigError> {
-        if cfg.contains(self.setting.key) {
-            cfg.get_string(self.setting.key).map(Some)
+        self.read_named(cfg, self.setting.key)
+    }
+
+    /// The value under `name` (a form of this key: with a bot's index, say),
+    /// or `None` when it is absent.
+    pub fn read_named(&self, cfg: &Config, name: &str) -> Result<Option<String>, ConfigError> {
+        if cfg.contains(name) {
+            cfg.get_string(name).map(Some)
         } else {
             Ok(None)
+        }
+    }
+
+    /// The value, which must be one of `choices` (exact match), or `None`
+    /// when the key is absent.
+    pub fn read_choice<'a>(
+        &self,
+        cfg: &Config,
+        choices: &[&'a str],
+    ) -> Result<Option<&'a str>, ConfigError> {
+        if cfg.contains(self.setting.key) {
+            cfg.get_enum(self.setting.key, choices).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl Key<Option<Vec<f64>>> {
+    /// A list of real numbers, each in `range`, with no default (`default`
+    /// says in words what its reader does without it).
+    pub const fn reals(
+        key: &'static str,
+        default: &'static str,
+        range: RangeInclusive<f64>,
+    ) -> Self {
+        Key::of(key, Kind::Reals { default, range })
+    }
+
+    /// The items, or `None` when the key is absent.
+    pub fn read(&self, cfg: &Config) -> Result<Option<Vec<f64>>, ConfigError> {
+        match &self.setting.kind {
+            Kind::Reals { range, .. } if cfg.contains(self.setting.key) => {
+                cfg.get_f64s(self.setting.key, range.clone()).map(Some)
+            }
+            Kind::Reals { .. } => Ok(None),
+            _ => unreachable!("Key<Option<Vec<f64>>> is built by Key::reals only"),
         }
     }
 }

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::exit::{CommandError, CommandResult, Exit};
+
 use super::shuffle::{shuffle, ShuffleConfig, ShuffleError};
 use super::WindowParams;
 use crate::store::StoreUrl;
@@ -175,15 +177,10 @@ impl ShuffleArgs {
     }
 }
 
-/// Exit code of `engine shuffle` when there are no rows yet, or fewer than
-/// `-min-rows` (nothing was written; a loop should wait for more data). A
-/// failure exits with 1, bad flags with 2.
-pub const EXIT_TOO_FEW_ROWS: i32 = 3;
-
-/// Runs `engine shuffle`; returns the exit code: 0 when a window was
-/// written, [`EXIT_TOO_FEW_ROWS`] when there is not enough data, 1 on a
-/// failure.
-pub fn run_shuffle(args: &ShuffleArgs) -> i32 {
+/// Runs `engine shuffle`: [`Exit::TooFewRows`] when there are no rows yet,
+/// or fewer than `-min-rows` (nothing was written; a loop should wait for
+/// more data).
+pub fn run_shuffle(args: &ShuffleArgs) -> CommandResult {
     if args.min_rows.is_none() {
         println!("NOTE: -min-rows was not specified, defaulting to requiring 250K rows before shuffling.");
     }
@@ -191,14 +188,14 @@ pub fn run_shuffle(args: &ShuffleArgs) -> i32 {
         .to_config()
         .and_then(|cfg| shuffle(&cfg, &mut std::io::stdout()));
     match result {
-        Ok(Some(_)) => 0,
+        Ok(Some(_)) => Ok(Exit::Success),
         Ok(None) => {
-            eprintln!("engine shuffle: not enough rows yet: nothing written (exit code {EXIT_TOO_FEW_ROWS})");
-            EXIT_TOO_FEW_ROWS
+            eprintln!(
+                "engine shuffle: not enough rows yet: nothing written (exit code {})",
+                Exit::TooFewRows.code()
+            );
+            Ok(Exit::TooFewRows)
         }
-        Err(e) => {
-            eprintln!("engine shuffle: {e}");
-            1
-        }
+        Err(e) => Err(CommandError::runtime(e)),
     }
 }

@@ -32,7 +32,7 @@ mod npz;
 mod shuffle;
 mod window_rows;
 
-pub use cli::{run_shuffle, ShuffleArgs, EXIT_TOO_FEW_ROWS};
+pub use cli::{run_shuffle, ShuffleArgs};
 pub use npz::{
     encode_npz, read_npz, read_npz_bytes, read_npz_from, read_npz_num_rows,
     read_npz_num_rows_bytes, read_npz_num_rows_from, write_npz_to, NpzError, NpzErrorKind,

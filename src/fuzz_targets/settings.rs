@@ -67,7 +67,7 @@ pub fn selfplay_settings(data: &[u8]) {
             SetupFor::Other,
             overrides.iter().map(|(k, v)| (k.as_str(), v)),
         );
-        let _ = cfg.get_i64_or("maxDataQueueSize", 1, 1..=1_000_000);
+        let _ = crate::selfplay::DATA_QUEUE_SIZE.read(&cfg);
         let mut rng = StdRng::seed_from_u64(data.len() as u64);
         for _ in 0..4 {
             let idx = WeightedIndex::new(&s.board_size_rel_probs)

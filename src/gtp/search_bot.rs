@@ -37,12 +37,13 @@ use super::analyze_args::AvoidMoves;
 use super::bot::{FinalEstimate, GtpBot, SearchOutcome, SearchPurpose, SearchRequest};
 use super::position::GtpGame;
 use super::raw_nn::{raw_nn_brief, raw_nn_text};
+use super::settings::{
+    ANALYSIS_IGNORE_PRE_ROOT_HISTORY, ANALYSIS_PV_LEN, ANALYSIS_WIDE_ROOT_NOISE, ANTI_MIRROR,
+    GENMOVE_ANTI_MIRROR, LOG_SEARCH_INFO, LOG_SEARCH_INFO_FOR_CHOSEN_MOVE,
+};
 
 /// KataGo's temperature for the network's free handicap stones.
 const FREE_HANDICAP_TEMPERATURE: f64 = 0.25;
-
-/// KataGo's default for `analysisWideRootNoise`.
-const DEFAULT_ANALYSIS_WIDE_ROOT_NOISE: f64 = 0.04;
 
 /// The parameters `kata-list-params` names before the search's own, in
 /// KataGo's order: keys of the GTP front end that set genmove and
@@ -119,12 +120,6 @@ struct HumanNet {
     model: ModelInfo,
 }
 
-/// Reads a number from the config with a range, or its default.
-fn cfg_f64(cfg: &Config, key: &str, default: f64, lo: f64, hi: f64) -> Result<f64, String> {
-    cfg.get_f64_or(key, default, lo..=hi)
-        .map_err(|e| e.to_string())
-}
-
 impl SearchBot {
     /// The inputs KataGo's raw net commands evaluate with for `pla` to
     /// move: the analysis settings' playout doubling advantage and human
@@ -190,32 +185,19 @@ impl SearchBot {
         // Analysis takes `antiMirror` (off by default); genmove takes
         // `genmoveAntiMirror`, else `antiMirror`, else on (KataGo's GTP).
         let mut analysis_params = genmove_params.clone();
-        let genmove_anti_mirror_set = cfg.contains("genmoveAntiMirror");
-        genmove_params.anti_mirror = if genmove_anti_mirror_set {
-            cfg.get_bool("genmoveAntiMirror")
-        } else {
-            cfg.get_bool_or("antiMirror", true)
-        }
-        .map_err(|e| e.to_string())?;
-        analysis_params.wide_root_noise = cfg_f64(
-            cfg,
-            "analysisWideRootNoise",
-            DEFAULT_ANALYSIS_WIDE_ROOT_NOISE,
-            0.0,
-            5.0,
-        )?;
-        analysis_params.ignore_pre_root_history = cfg
-            .get_bool_or("analysisIgnorePreRootHistory", true)
-            .map_err(|e| e.to_string())?;
-        let analysis_pv_len = cfg
-            .get_i64_or("analysisPVLen", 15, 1..=1000)
-            .map_err(|e| e.to_string())? as usize;
-        let log_search_info = cfg
-            .get_bool_or("logSearchInfo", false)
-            .map_err(|e| e.to_string())?;
-        let log_chosen_move = cfg
-            .get_bool_or("logSearchInfoForChosenMove", false)
-            .map_err(|e| e.to_string())?;
+        let text = |e: crate::config::ConfigError| e.to_string();
+        let genmove_anti_mirror = GENMOVE_ANTI_MIRROR.read(cfg).map_err(text)?;
+        let genmove_anti_mirror_set = genmove_anti_mirror.is_some();
+        genmove_params.anti_mirror = match genmove_anti_mirror {
+            Some(on) => on,
+            None => ANTI_MIRROR.read(cfg).map_err(text)?.unwrap_or(true),
+        };
+        analysis_params.wide_root_noise = ANALYSIS_WIDE_ROOT_NOISE.read(cfg).map_err(text)?;
+        analysis_params.ignore_pre_root_history =
+            ANALYSIS_IGNORE_PRE_ROOT_HISTORY.read(cfg).map_err(text)?;
+        let analysis_pv_len = ANALYSIS_PV_LEN.read(cfg).map_err(text)? as usize;
+        let log_search_info = LOG_SEARCH_INFO.read(cfg).map_err(text)?;
+        let log_chosen_move = LOG_SEARCH_INFO_FOR_CHOSEN_MOVE.read(cfg).map_err(text)?;
         let board = Board::new(19, 19).map_err(|e| e.to_string())?;
         let game = GtpGame::new(board, Rules::tromp_taylor(), GameOptions::default());
         let mut search = Search::new(

@@ -2,6 +2,7 @@
 
 use crossbeam::channel::Receiver;
 
+use crate::exit::{CommandError, CommandResult, Exit, Failure};
 use crate::setup::{EngineArgs, SetupError};
 
 use super::auto_avoid::AutoAvoidGames;
@@ -61,32 +62,28 @@ pub fn serve(engine: &mut GtpEngine, lines: Receiver<InputLine>) {
     engine.auto_avoid_finish();
 }
 
-/// Runs `engine gtp` with the given flags on stdin/stdout; returns the
-/// exit code (2 for a missing network or bad flags, 1 for other start-up
-/// failures). Messages go to stderr, never to stdout.
-pub fn run(args: &EngineArgs) -> i32 {
-    match start(args) {
-        Ok(mut engine) => {
-            let stdin = std::io::BufReader::new(std::io::stdin());
-            serve(&mut engine, spawn_line_reader(stdin));
-            0
-        }
-        Err(StartError { code, message }) => {
-            crate::logfile::startup(&format!("engine gtp: {message}"));
-            code
-        }
-    }
+/// Runs `engine gtp` with the given flags on stdin/stdout (a usage
+/// failure for a missing network or bad flags, a runtime one for other
+/// start-up failures). Messages go to stderr, never to stdout.
+pub fn run(args: &EngineArgs) -> CommandResult {
+    let mut engine = start(args).map_err(|e| CommandError::new(e.failure, e.message))?;
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    serve(&mut engine, spawn_line_reader(stdin));
+    Ok(Exit::Success)
 }
 
-/// Why `engine gtp` could not start, with its exit code.
+/// Why `engine gtp` could not start, with its kind of failure.
 struct StartError {
-    code: i32,
+    failure: Failure,
     message: String,
 }
 
 impl From<String> for StartError {
     fn from(message: String) -> StartError {
-        StartError { code: 1, message }
+        StartError {
+            failure: Failure::Runtime,
+            message,
+        }
     }
 }
 
@@ -101,7 +98,7 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
     let settings = GtpSettings::from_config(cfg)?;
     let no_limit = !cfg.contains_any(&["maxPlayouts", "maxVisits", "maxTime"]);
     let model = startup.model_path().map_err(|e| StartError {
-        code: 2,
+        failure: Failure::Usage,
         message: e.to_string(),
     })?;
     let net = startup
@@ -111,13 +108,10 @@ fn start(args: &EngineArgs) -> Result<GtpEngine, StartError> {
         "Loaded model {} ({}, max batch {})",
         net.model_name, net.device, net.max_batch_size
     ));
-    let threads = cfg
-        .get_i64_or(
-            "numSearchThreads",
-            net.default_search_threads as i64,
-            1..=1 << 20,
-        )
-        .map_err(|e| e.to_string())?;
+    let threads = super::settings::SEARCH_THREADS
+        .read(cfg)
+        .map_err(|e| e.to_string())?
+        .unwrap_or(net.default_search_threads as i64);
     crate::logfile::startup(&crate::setup::machine_report(
         cfg,
         &[

@@ -180,9 +180,51 @@ const SINGLE_RULE_KEYS: [(Key<Option<String>>, &str); 7] = [
     ),
 ];
 
+/// `numSearchThreads` as `engine gtp` reads it first (default: the net's,
+/// for the machine); the search parameters' table lists the key.
+pub(crate) const SEARCH_THREADS: Key<Option<i64>> = Key::opt_int("numSearchThreads", 1..=1 << 20);
+/// `antiMirror` as genmove reads it when `genmoveAntiMirror` is not set
+/// (on by default there; the search parameters' table lists the key).
+pub(crate) const ANTI_MIRROR: Key<Option<bool>> = Key::opt_flag("antiMirror");
+/// `genmoveAntiMirror`.
+pub(crate) const GENMOVE_ANTI_MIRROR: Key<Option<bool>> = Key::opt_flag("genmoveAntiMirror")
+    .doc("The anti-mirror defence for genmove (default: antiMirror when set, else on); analysis takes antiMirror.");
+/// `analysisWideRootNoise` (KataGo's default).
+pub(crate) const ANALYSIS_WIDE_ROOT_NOISE: Key<f64> =
+    Key::real("analysisWideRootNoise", 0.04, 0.0..=5.0).doc(
+        "wideRootNoise of the analysis commands (kata-analyze, lz-analyze), apart from genmove's.",
+    );
+/// `analysisIgnorePreRootHistory`.
+pub(crate) const ANALYSIS_IGNORE_PRE_ROOT_HISTORY: Key<bool> =
+    Key::flag("analysisIgnorePreRootHistory", true)
+        .doc("ignorePreRootHistory of the analysis commands, apart from genmove's.");
+/// `analysisPVLen`.
+pub(crate) const ANALYSIS_PV_LEN: Key<i64> =
+    Key::int("analysisPVLen", 15, 1..=1000).doc("Most moves of each principal variation.");
+/// `logSearchInfo`.
+pub(crate) const LOG_SEARCH_INFO: Key<bool> =
+    Key::flag("logSearchInfo", false).doc("Log a summary of each search.");
+/// `logSearchInfoForChosenMove`.
+pub(crate) const LOG_SEARCH_INFO_FOR_CHOSEN_MOVE: Key<bool> =
+    Key::flag("logSearchInfoForChosenMove", false).doc(
+        "The search summary names the chosen move's line even when it is not among the top moves.",
+    );
+
 /// The configuration reference's rows of the GTP settings tables.
 pub fn config_rows() -> Vec<Row> {
     let mut rows = field_rows(GTP_FIELDS);
+    rows.extend(
+        [
+            GENMOVE_ANTI_MIRROR.setting(),
+            ANALYSIS_WIDE_ROOT_NOISE.setting(),
+            ANALYSIS_IGNORE_PRE_ROOT_HISTORY.setting(),
+            ANALYSIS_PV_LEN.setting(),
+            LOG_SEARCH_INFO.setting(),
+            LOG_SEARCH_INFO_FOR_CHOSEN_MOVE.setting(),
+        ]
+        .iter()
+        .map(|s| s.row()),
+    );
     rows.extend(
         [
             REPORT_AS.setting(),

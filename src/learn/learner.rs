@@ -622,7 +622,7 @@ fn watch_signals(step: Arc<AtomicU8>, release: ReleaseHandle) {
             if signals::stop_requested() && step.load(Ordering::SeqCst) == Step::Redoable as u8 {
                 eprintln!("learn: stopped by a signal; the step in progress is redone on restart");
                 release.release();
-                std::process::exit(super::EXIT_STOPPED);
+                std::process::exit(crate::exit::Exit::Stopped.process_code());
             }
         });
 }

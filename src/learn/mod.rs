@@ -36,14 +36,10 @@ pub use learner::{Learner, Outcome};
 pub use ledger::{GenerationRecord, Ledger};
 pub use settings::LearnSettings;
 
+use crate::exit::{CommandError, CommandResult, Exit};
 use crate::setup::ConfigArgs;
 use crate::store::layout::Run;
 use crate::store::StoreUrl;
-
-/// Exit code when a signal stopped the learner.
-pub const EXIT_STOPPED: i32 = 3;
-/// Exit code when another learner holds the run.
-pub const EXIT_HELD: i32 = 4;
 
 /// What `engine learn` does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -128,60 +124,28 @@ pub enum LearnError {
     Invalid(String),
 }
 
-/// Runs `engine learn`; returns the exit code.
-pub fn run(args: &LearnArgs) -> i32 {
-    let url = match StoreUrl::parse(&args.store) {
-        Ok(u) => u,
-        Err(e) => {
-            eprintln!("engine learn: -store: {e}");
-            return 2;
-        }
-    };
-    let run = match Run::open(&url) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            return 1;
-        }
-    };
+/// Runs `engine learn`: [`Exit::Stopped`] after a signal, [`Exit::Held`]
+/// when another learner holds the run.
+pub fn run(args: &LearnArgs) -> CommandResult {
+    let url = StoreUrl::parse(&args.store)
+        .map_err(|e| CommandError::usage(format_args!("-store: {e}")))?;
+    let run = Run::open(&url).map_err(CommandError::runtime)?;
     if args.action == LearnAction::Status {
         let report = if args.json {
             status::report_json(&run)
         } else {
             status::report(&run)
         };
-        return match report {
-            Ok(text) => {
-                print!("{text}");
-                0
-            }
-            Err(e) => {
-                eprintln!("engine learn status: {e}");
-                1
-            }
-        };
+        let text = report.map_err(|e| CommandError::runtime(e).from_part("learn status"))?;
+        print!("{text}");
+        return Ok(Exit::Success);
     }
-    let settings = match load_settings(args) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            return 2;
-        }
-    };
+    let settings = load_settings(args).map_err(CommandError::usage)?;
     if args.action == LearnAction::Worker {
         return run_worker(&settings, args, &run);
     }
-    if let Err(e) = signals::install() {
-        eprintln!("engine learn: {e}");
-        return 1;
-    }
-    let files = match run.learn() {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            return 1;
-        }
-    };
+    signals::install().map_err(CommandError::runtime)?;
+    let files = run.learn().map_err(CommandError::runtime)?;
     let lease = loop {
         match lease::Lease::acquire(&files, settings.lease_seconds) {
             Ok(l) => break l,
@@ -189,17 +153,14 @@ pub fn run(args: &LearnArgs) -> i32 {
                 eprintln!("learn: {e}; waiting");
                 let wait = std::time::Duration::from_secs_f64(settings.lease_seconds / 6.0);
                 if learner::sleep_unless_stopped(wait) {
-                    return EXIT_STOPPED;
+                    return Ok(Exit::Stopped);
                 }
             }
             Err(e @ lease::LeaseError::Held { .. }) => {
                 eprintln!("engine learn: {e}");
-                return EXIT_HELD;
+                return Ok(Exit::Held);
             }
-            Err(e) => {
-                eprintln!("engine learn: {e}");
-                return 1;
-            }
+            Err(e) => return Err(CommandError::runtime(e)),
         }
     };
     eprintln!(
@@ -217,42 +178,32 @@ pub fn run(args: &LearnArgs) -> i32 {
             ),
         }
     );
-    let mut learner = match Learner::new(
+    let mut learner = Learner::new(
         settings,
         args.config.file.clone(),
         run,
         lease,
         args.synchronous,
-    ) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            return 1;
-        }
-    };
+    )
+    .map_err(CommandError::runtime)?;
     let result = learner.run();
     learner.release();
     match result {
-        Ok(Outcome::Done) => 0,
+        Ok(Outcome::Done) => Ok(Exit::Success),
         Ok(Outcome::Stopped) => {
             eprintln!(
                 "learn: stopped by {}; run the same command to go on",
                 signals::name()
             );
-            EXIT_STOPPED
+            Ok(Exit::Stopped)
         }
-        Err(e) => {
-            eprintln!("engine learn: {e}");
-            1
-        }
+        Err(e) => Err(CommandError::runtime(e)),
     }
 }
 
-/// `engine learn ... worker`: replaces this process with the run's
-/// self-play (signals then reach it directly: SIGTERM writes the finished
-/// games and exits 3).
-fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
+fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> CommandResult {
     use std::os::unix::process::CommandExt;
+    let failed = |e: &dyn std::fmt::Display| CommandError::runtime(e).from_part("learn worker");
     // A worker may start before the learner has published the run's first
     // net: it waits for one (as KataGo's self-play waits for a model).
     let mut said = false;
@@ -267,33 +218,24 @@ fn run_worker(settings: &LearnSettings, args: &LearnArgs, run: &Run) -> i32 {
                 said = true;
             }
             Ok(None) => {}
-            Err(e) => {
-                eprintln!("engine learn worker: {e}");
-                return 1;
-            }
+            Err(e) => return Err(failed(&e)),
         }
         std::thread::sleep(std::time::Duration::from_secs_f64(
             settings.poll_seconds.min(10.0),
         ));
     }
     let extra = std::env::var(SELFPLAY_OVERRIDES_ENV).unwrap_or_default();
-    let mut cmd = match learner::selfplay_command(
+    let mut cmd = learner::selfplay_command(
         settings,
         args.config.file.as_deref(),
         run.url(),
         None,
         &extra,
-    ) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("engine learn worker: {e}");
-            return 1;
-        }
-    };
+    )
+    .map_err(|e| failed(&e))?;
     eprintln!("learn worker: {cmd:?}");
     let e = cmd.exec();
-    eprintln!("engine learn worker: starting self-play: {e}");
-    1
+    Err(failed(&format_args!("starting self-play: {e}")))
 }
 
 fn load_settings(args: &LearnArgs) -> Result<LearnSettings, LearnError> {

@@ -63,15 +63,11 @@ pub struct MatchArgs {
     pub sprt: Option<String>,
 }
 
-/// Runs `engine match`; returns the exit code.
-pub fn run(args: &MatchArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine match: {e}");
-            e.exit_code()
-        }
-    }
+/// Runs `engine match`.
+pub fn run(args: &MatchArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(|e| crate::exit::CommandError::new(e.failure(), e))
 }
 
 fn set(cfg: &mut Config, key: &str, value: toml::Value) {

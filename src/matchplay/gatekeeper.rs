@@ -65,15 +65,11 @@ pub struct GatekeeperArgs {
 /// Seconds between looks at an empty test folder.
 const POLL_SECONDS: u64 = 10;
 
-/// Runs `engine gatekeeper`; returns the exit code.
-pub fn run(args: &GatekeeperArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine gatekeeper: {e}");
-            e.exit_code()
-        }
-    }
+/// Runs `engine gatekeeper`.
+pub fn run(args: &GatekeeperArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(|e| crate::exit::CommandError::new(e.failure(), e))
 }
 
 fn run_inner(args: &GatekeeperArgs) -> Result<(), PlayError> {

@@ -48,12 +48,12 @@ pub enum PlayError {
 }
 
 impl PlayError {
-    /// The exit code of `match` and `gatekeeper` for this error: 2 for a
-    /// bad command line, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    /// The kind of failure of `match` and `gatekeeper` for this error: a
+    /// bad command line, or one while running.
+    pub fn failure(&self) -> crate::exit::Failure {
         match self {
-            PlayError::Usage(_) => 2,
-            _ => 1,
+            PlayError::Usage(_) => crate::exit::Failure::Usage,
+            _ => crate::exit::Failure::Runtime,
         }
     }
 }

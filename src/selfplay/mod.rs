@@ -28,6 +28,6 @@ pub use game_data::{
     QValueTargetMove, SidePosition, TurnRecord, ValueTargets,
 };
 pub use rows::{write_game_rows, RowError};
-pub use run::{run, SelfplayArgs, EXIT_STOPPED};
-pub use settings::config_rows;
+pub use run::{run, SelfplayArgs};
 pub use settings::PlaySettings;
+pub use settings::{config_rows, DATA_QUEUE_SIZE};

@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use super::fork::{maybe_fork, maybe_seki_fork, ForkQueue};
 use super::game::play_game;
 use super::rows::write_game_rows;
-use super::settings::PlaySettings;
+use super::settings::{PlaySettings, DATA_QUEUE_SIZE, LOG_GAMES_EVERY};
 use super::writer::{DataWriter, WriterMsg};
 use crate::config::Config;
 use crate::data::TrainingRows;
@@ -28,14 +28,7 @@ use crate::setup::{load_network_from, read_model, search_settings, Network};
 use crate::store::layout::{ModelEntry, ModelsDir, SelfplayOut};
 use crate::store::StoreUrl;
 
-/// Exit code of `engine selfplay` stopped by Ctrl-C or SIGTERM before
-/// `-max-games-total` games (or at all, without that flag): every finished
-/// game was written. 0 means all games were played and written, 1 a
-/// failure, 130 a second signal (exit at once, unwritten games lost).
-pub const EXIT_STOPPED: i32 = 3;
-
-/// Games the writer's queue holds by default (KataGo's `maxDataQueueSize`).
-const DEFAULT_DATA_QUEUE_GAMES: i64 = 2000;
+use crate::exit::{CommandError, CommandResult, Exit, Failure};
 
 /// How often `-models-dir` is checked for a newer net.
 const MODELS_POLL: Duration = Duration::from_secs(10);
@@ -94,16 +87,13 @@ fn model_name_of_file(path: &Path) -> String {
     }
 }
 
-/// Runs `engine selfplay`; returns the exit code (0, 1, or
-/// [`EXIT_STOPPED`] after a signal).
-pub fn run(args: &SelfplayArgs) -> i32 {
+/// Runs `engine selfplay`: [`Exit::Stopped`] after a signal (every
+/// finished game written).
+pub fn run(args: &SelfplayArgs) -> CommandResult {
     match run_inner(args) {
-        Ok(Ended::AllGames) => 0,
-        Ok(Ended::Signalled) => EXIT_STOPPED,
-        Err(e) => {
-            eprintln!("engine selfplay: {e}");
-            1
-        }
+        Ok(Ended::AllGames) => Ok(Exit::Success),
+        Ok(Ended::Signalled) => Ok(Exit::Stopped),
+        Err(e) => Err(CommandError::runtime(e)),
     }
 }
 
@@ -157,9 +147,7 @@ impl RunSetup {
             overrides.iter().map(|(k, v)| (k.as_str(), v)),
         )
         .map_err(|e| PlayError::Usage(format!("{}: {e}", args.config.display())))?;
-        let queue_games = cfg
-            .get_i64_or("maxDataQueueSize", DEFAULT_DATA_QUEUE_GAMES, 1..=1_000_000)
-            .map_err(Box::new)? as usize;
+        let queue_games = DATA_QUEUE_SIZE.read(&cfg).map_err(Box::new)? as usize;
         let config_text: Bytes = std::fs::read(&args.config)
             .map_err(|source| PlayError::Io {
                 path: args.config.clone(),
@@ -176,9 +164,7 @@ impl RunSetup {
             }
         };
         let out = SelfplayOut::open(&StoreUrl::parse(&args.output_dir)?)?;
-        let log_games_every = cfg
-            .get_i64_or("logGamesEvery", 10, 1..=i64::MAX)
-            .map_err(Box::new)? as u64;
+        let log_games_every = LOG_GAMES_EVERY.read(&cfg).map_err(Box::new)? as u64;
         Ok(RunSetup {
             cfg,
             settings,
@@ -520,7 +506,8 @@ fn finish_run(playing: Playing<'_>, signalled: &AtomicBool) -> Result<Ended, Pla
     let games_done = playing.games_done.load(Ordering::Relaxed);
     if signalled.load(Ordering::SeqCst) && games_done < playing.max_games {
         eprintln!(
-            "engine selfplay: stopped by a signal; every finished game was written (exit code {EXIT_STOPPED})"
+            "engine selfplay: stopped by a signal; every finished game was written (exit code {})",
+            Exit::Stopped.code()
         );
         return Ok(Ended::Signalled);
     }
@@ -550,7 +537,7 @@ fn install_stop_handler(
     let installed = ctrlc::set_handler(move || {
         if seen.swap(true, Ordering::SeqCst) {
             eprintln!("engine selfplay: second signal, exiting without writing");
-            std::process::exit(130);
+            std::process::exit(Failure::Interrupted.process_code());
         }
         flag.store(true, Ordering::SeqCst);
         say(

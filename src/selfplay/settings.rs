@@ -3,7 +3,7 @@
 //! `GameInitializer` in `cpp/program/play.cpp`).
 
 use crate::config::Config;
-use crate::config::{read_fields, Field};
+use crate::config::{read_fields, Field, Key};
 use crate::game::MAX_LEN;
 use crate::play::{parse_list, RuleLists, SettingsError};
 
@@ -303,8 +303,33 @@ const PLAY_FIELDS: &[Field<PlaySettings>] = &[
 
 /// The configuration reference's rows of self-play's settings tables.
 pub fn config_rows() -> Vec<crate::config::Row> {
-    crate::config::field_rows(PLAY_FIELDS)
+    let mut rows = crate::config::field_rows(PLAY_FIELDS);
+    rows.extend(
+        [
+            DATA_QUEUE_SIZE.setting(),
+            LOG_GAMES_EVERY.setting(),
+            SIZE_REL_PROBS.setting(),
+            RECTANGLE_PROB.setting(),
+        ]
+        .iter()
+        .map(|s| s.row()),
+    );
+    rows
 }
+
+/// `maxDataQueueSize` (KataGo's default).
+pub const DATA_QUEUE_SIZE: Key<i64> = Key::int("maxDataQueueSize", 2000, 1..=1_000_000)
+    .doc("Finished games waiting for the writer, at most.");
+/// `logGamesEvery`.
+pub(crate) const LOG_GAMES_EVERY: Key<i64> =
+    Key::int("logGamesEvery", 10, 1..=i64::MAX).doc("A progress line every this many games.");
+/// `bSizeRelProbs`.
+const SIZE_REL_PROBS: Key<Option<Vec<f64>>> =
+    Key::reals("bSizeRelProbs", "1 for each size", 0.0..=1e12)
+        .doc("The weight of each board size of bSizes (or bSizesXY) in the draw.");
+/// `allowRectangleProb`.
+const RECTANGLE_PROB: Key<f64> = Key::real("allowRectangleProb", 0.0, 0.0..=1.0)
+    .doc("The chance that a drawn square size becomes a rectangle (not with bSizesXY).");
 
 impl PlaySettings {
     /// The keys self-play reads, scalar and list.
@@ -396,11 +421,9 @@ fn board_sizes(cfg: &Config, data_board_len: usize) -> Result<SizesAndWeights, S
             Some((n, n))
         })?
     };
-    let probs = if cfg.contains("bSizeRelProbs") {
-        cfg.get_f64s("bSizeRelProbs", 0.0..=1e12)?
-    } else {
-        vec![1.0; sizes.len()]
-    };
+    let probs = SIZE_REL_PROBS
+        .read(cfg)?
+        .unwrap_or_else(|| vec![1.0; sizes.len()]);
     if probs.len() != sizes.len() || probs.iter().sum::<f64>() <= 0.0 {
         return Err(SettingsError::Invalid(format!(
             "bSizeRelProbs must give one non-negative weight per board size ({} sizes, {} weights), not all zero",
@@ -408,11 +431,7 @@ fn board_sizes(cfg: &Config, data_board_len: usize) -> Result<SizesAndWeights, S
             probs.len()
         )));
     }
-    let (sizes, probs) = with_rectangles(
-        sizes,
-        probs,
-        cfg.get_f64_or("allowRectangleProb", 0.0, 0.0..=1.0)?,
-    );
+    let (sizes, probs) = with_rectangles(sizes, probs, RECTANGLE_PROB.read(cfg)?);
     for &(x, y) in &sizes {
         if !(2..=data_board_len).contains(&x) || !(2..=data_board_len).contains(&y) {
             return Err(SettingsError::Invalid(format!(

@@ -2,8 +2,9 @@
 //! backend, or (feature `torch`) libtorch on the CPU or on CUDA devices, as
 //! the config's device, precision and `nnCpuBackend` keys ask.
 
+use super::net_keys::{NN_CPU_BACKEND, NN_INTRA_THREADS, NN_SERVER_THREADS};
 use super::{device_plan, DevicePlan, SetupError};
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 #[cfg(feature = "torch")]
 use crate::nn::device::libtorch_backend;
 use crate::nn::device::{gpu_info, CudaAvailability, Precision, RunDescription, ServerDevice};
@@ -21,9 +22,9 @@ use crate::nn::{Model, ModelOptions};
 /// g170-b6c96 on 19x19, 2 cores, 2 search threads: 41 against 28-33
 /// visits/s, the two runs side by side).
 pub fn cpu_threads(cfg: &Config, cores: usize) -> Result<(usize, usize), SetupError> {
-    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)? as usize;
+    let servers = NN_SERVER_THREADS.read(cfg)?.unwrap_or(1) as usize;
     let default_intra = (cores / servers).max(1) as i64;
-    let intra = cfg.get_i64_or("numEigenThreadsPerModel", default_intra, 1..=1024)? as usize;
+    let intra = NN_INTRA_THREADS.read(cfg)?.unwrap_or(default_intra) as usize;
     Ok((servers, intra))
 }
 
@@ -43,13 +44,10 @@ pub enum CpuBackend {
 impl CpuBackend {
     /// `nnCpuBackend` from the config (default `auto`).
     pub fn from_config(cfg: &Config) -> Result<CpuBackend, SetupError> {
-        if !cfg.contains("nnCpuBackend") {
-            return Ok(CpuBackend::Auto);
-        }
         Ok(
-            match cfg.get_enum("nnCpuBackend", &["auto", "rust", "libtorch"])? {
-                "rust" => CpuBackend::Rust,
-                "libtorch" => CpuBackend::Libtorch,
+            match NN_CPU_BACKEND.read_choice(cfg, &["auto", "rust", "libtorch"])? {
+                Some("rust") => CpuBackend::Rust,
+                Some("libtorch") => CpuBackend::Libtorch,
                 _ => CpuBackend::Auto,
             },
         )
@@ -61,6 +59,14 @@ impl CpuBackend {
 /// that big machines do not hold dozens of copies of a big net.
 pub fn default_rust_servers(cores: usize) -> usize {
     cores.clamp(1, 16)
+}
+
+/// `numNNServerThreadsPerModel` for the Rust CPU backend: at most 64,
+/// [`default_rust_servers`] when the config does not say.
+pub fn rust_servers(cfg: &Config, cores: usize) -> Result<usize, ConfigError> {
+    Ok(NN_SERVER_THREADS
+        .read_within(cfg, 1..=64)?
+        .map_or(default_rust_servers(cores), |n| n as usize))
 }
 
 /// The models of one evaluator (one per server thread) and what they run
@@ -115,11 +121,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         // Each server runs its own single-threaded forward pass (KataGo's
         // Eigen way), so one per core by default; the servers share one
         // copy of the weights.
-        let servers = cfg.get_i64_or(
-            "numNNServerThreadsPerModel",
-            default_rust_servers(cores) as i64,
-            1..=64,
-        )? as usize;
+        let servers = rust_servers(cfg, cores)?;
         let first = CpuModel::with_precision(file, plan.precision)?;
         let mut models: Vec<Box<dyn BatchModel>> = Vec::new();
         for _ in 1..servers {

@@ -1,6 +1,7 @@
 //! Where and in what precision the network runs: [`device_plan`] from the
 //! config's device keys and what libtorch offers.
 
+use super::net_keys::{CUDA_USE_FP16, CUDA_USE_NHWC, NN_PRECISION, NN_SERVER_THREADS, USE_FP16};
 use super::SetupError;
 use crate::config::{Config, Enabled};
 use crate::nn::device::{CudaAvailability, DeviceError, GpuInfo, Precision};
@@ -83,7 +84,7 @@ pub fn device_plan(
     avail: CudaAvailability,
     info: &dyn Fn(usize) -> Option<GpuInfo>,
 ) -> Result<DevicePlan, SetupError> {
-    let servers = cfg.get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)? as usize;
+    let servers = NN_SERVER_THREADS.read(cfg)?.unwrap_or(1) as usize;
     // Per server thread: (the key that named its device, index or CPU).
     let mut named: Vec<Option<(String, Option<usize>)>> = Vec::with_capacity(servers);
     for t in 0..servers {
@@ -110,24 +111,19 @@ pub fn device_plan(
         .into_iter()
         .find(|k| cfg.contains(k));
     let fp16_mode = match fp16_key {
-        Some(k) => cfg.get_enabled(k)?,
+        Some(k) if k.starts_with("cuda") => CUDA_USE_FP16.read_named(cfg, k)?,
+        Some(k) => USE_FP16.read_named(cfg, k)?,
         None => Enabled::Auto,
     };
-    let nn_precision = if cfg.contains("nnPrecision") {
-        let text = cfg.get_string("nnPrecision")?;
-        Some(Precision::parse(&text).ok_or_else(|| {
+    let nn_precision = match NN_PRECISION.read(cfg)? {
+        Some(text) => Some(Precision::parse(&text).ok_or_else(|| {
             SetupError::Invalid(format!(
                 "nnPrecision = \"{text}\": expected fp32, fp16 or bf16"
             ))
-        })?)
-    } else {
-        None
+        })?),
+        None => None,
     };
-    let nhwc_mode = if cfg.contains("cudaUseNHWC") {
-        cfg.get_enabled("cudaUseNHWC")?
-    } else {
-        Enabled::Auto
-    };
+    let nhwc_mode = CUDA_USE_NHWC.read(cfg)?;
     let fp16_asks = fp16_mode == Enabled::True && nn_precision.is_none();
     let asked_by = cuda_key
         .clone()

@@ -16,6 +16,7 @@
 //! output, so the tree stays within its share. The network's weights and
 //! buffers come on top (they do not grow with use).
 
+use super::net_keys::{MAX_MEMORY_MB, NN_CACHE_POWER};
 use crate::config::{Config, ConfigError};
 
 /// The budget, from `maxMemoryMB`.
@@ -74,11 +75,10 @@ pub fn default_cache_power_of_two(memory: Option<u64>) -> u32 {
 /// `nnCacheSizePowerOfTwo` from the config, else
 /// [`default_cache_power_of_two`] for this machine.
 pub fn cache_power_of_two(cfg: &Config) -> Result<u32, ConfigError> {
-    if cfg.contains("nnCacheSizePowerOfTwo") {
-        Ok(cfg.get_i64("nnCacheSizePowerOfTwo", 0..=26)? as u32)
-    } else {
-        Ok(default_cache_power_of_two(total_memory_bytes()))
-    }
+    Ok(match NN_CACHE_POWER.read(cfg)? {
+        Some(p) => p as u32,
+        None => default_cache_power_of_two(total_memory_bytes()),
+    })
 }
 
 /// Bytes of one NN cache slot when full: the slot and the output it keeps
@@ -91,11 +91,7 @@ pub fn cache_slot_bytes() -> u64 {
 impl MemoryBudget {
     /// `maxMemoryMB` from the config, if set (1 MB to 16 TB).
     pub fn from_config(cfg: &Config) -> Result<Option<MemoryBudget>, ConfigError> {
-        if !cfg.contains("maxMemoryMB") {
-            return Ok(None);
-        }
-        let mb = cfg.get_i64("maxMemoryMB", 1..=1 << 24)?;
-        Ok(Some(MemoryBudget {
+        Ok(MAX_MEMORY_MB.read(cfg)?.map(|mb| MemoryBudget {
             bytes: (mb as u64) << 20,
         }))
     }

@@ -61,8 +61,8 @@ use crate::play::benchmark::{
 };
 use crate::search::{NnSearchEvaluator, SearchParams, SetupFor};
 use crate::setup::{
-    default_rust_servers, load_network_from, BuiltInConfig, EngineArgs, Network, ANALYSIS_CONFIG,
-    GTP_CONFIG,
+    load_network_from, BuiltInConfig, EngineArgs, Network, ANALYSIS_CONFIG, GTP_CONFIG,
+    NUM_ANALYSIS_THREADS,
 };
 use candidates::{thread_candidates, Candidate, NetBackend};
 use config_text::{check_written, set_keys, write_whole};
@@ -232,11 +232,11 @@ impl Bench<'_> {
             Target::Analysis => {
                 // engine analysis: numAnalysisThreads, else its default
                 // for the machine.
-                let a = if cfg.contains("numAnalysisThreads") {
-                    cfg.get_i64("numAnalysisThreads", 1..=16384)
-                        .map_err(|e| e.to_string())? as usize
-                } else {
-                    crate::setup::default_analysis_threads(cfg).map_err(|e| e.to_string())?
+                let a = match NUM_ANALYSIS_THREADS.read(cfg).map_err(|e| e.to_string())? {
+                    Some(n) => n as usize,
+                    None => {
+                        crate::setup::default_analysis_threads(cfg).map_err(|e| e.to_string())?
+                    }
                 };
                 let s = params.num_threads.max(1) as usize;
                 (a, Some(s), (a * s).max(8))
@@ -289,15 +289,11 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-/// Runs `engine tune`; returns the exit code.
-pub fn run(args: &TuneArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("engine tune: {e}");
-            1
-        }
-    }
+/// Runs `engine tune`.
+pub fn run(args: &TuneArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(crate::exit::CommandError::runtime)
 }
 
 /// The starting config's text and whether it is TOML.
@@ -426,17 +422,13 @@ fn run_inner(args: &TuneArgs) -> Result<(), String> {
             max_batch: 1,
         });
         match backend {
-            Some(b) if b.cpu_backend == "rust" => probe
-                .get_i64_or(
-                    "numNNServerThreadsPerModel",
-                    default_rust_servers(cores) as i64,
-                    1..=64,
-                )
+            Some(b) if b.cpu_backend == "rust" => {
+                crate::setup::rust_servers(&probe, cores).map_err(|e| e.to_string())?
+            }
+            _ => crate::setup::NN_SERVER_THREADS
+                .read(&probe)
                 .map_err(|e| e.to_string())?
-                as usize,
-            _ => probe
-                .get_i64_or("numNNServerThreadsPerModel", 1, 1..=1024)
-                .map_err(|e| e.to_string())? as usize,
+                .unwrap_or(1) as usize,
         }
     };
     println!();

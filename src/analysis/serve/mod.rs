@@ -38,7 +38,7 @@ use crate::config::Config;
 use crate::config::{read_fields, Field};
 use crate::setup::EngineArgs;
 
-use super::command::{load_engine, server_options, AnalysisCommand, Loaded, StartError};
+use super::command::{load_engine, server_options, AnalysisArgs, Loaded, StartError};
 use super::options::ServerOptions;
 use super::AnalysisEngine;
 use keys::Keyring;
@@ -181,15 +181,11 @@ impl ServeSettings {
     }
 }
 
-/// Runs `engine serve`; returns the exit code.
-pub fn run(args: &ServeArgs) -> i32 {
-    match run_inner(args) {
-        Ok(()) => 0,
-        Err(e) => {
-            crate::logfile::startup(&format!("engine serve: {e}"));
-            1
-        }
-    }
+/// Runs `engine serve`.
+pub fn run(args: &ServeArgs) -> crate::exit::CommandResult {
+    run_inner(args)
+        .map(|()| crate::exit::Exit::Success)
+        .map_err(crate::exit::CommandError::runtime)
 }
 
 fn run_inner(args: &ServeArgs) -> Result<(), StartError> {
@@ -209,18 +205,15 @@ fn run_inner(args: &ServeArgs) -> Result<(), StartError> {
             )))
         }
     };
-    let cmd = AnalysisCommand {
-        model: args.engine.model.clone(),
-        human_model: args.engine.human_model.clone(),
-        config: args.engine.config.clone(),
-        override_config: args.engine.override_config.clone(),
+    let cmd = AnalysisArgs {
+        engine: args.engine.clone(),
         analysis_threads: args.analysis_threads,
         stub_search: args.stub_search,
-        ..AnalysisCommand::default()
+        ..AnalysisArgs::default()
     };
     let cfg = crate::setup::load_config_or_built_in(
-        cmd.config.as_deref(),
-        &cmd.override_config,
+        cmd.engine.config.as_deref(),
+        &cmd.engine.override_config,
         crate::setup::SERVE_CONFIG,
     )?;
     let settings = ServeSettings::from_config(&cfg)?;

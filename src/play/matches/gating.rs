@@ -147,8 +147,8 @@ impl GateSettings {
         let base = MatchSettings::from_config(cfg, "numGamesPerGating", false)?;
         let required = match required {
             Some(p) => p,
-            None => cfg
-                .get_f64_or("requiredCandidateWinProp", 0.5, 0.0..=1.0)
+            None => super::settings::REQUIRED_WIN_PROP
+                .read(cfg)
                 .map_err(Box::new)?,
         };
         if !(0.0..=1.0).contains(&required) {

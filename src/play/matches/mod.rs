@@ -18,4 +18,4 @@ pub use report::{summary_json, table, write_summary};
 pub use runner::{
     game_assignment, load_evaluators, round_robin, Logger, MatchRunner, RunResult, Tally,
 };
-pub use settings::{bot_params, config_rows, BotSpec, MatchSettings};
+pub use settings::{bot_params, config_rows, gating_rows, match_rows, BotSpec, MatchSettings};

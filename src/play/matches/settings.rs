@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{read_fields, Field};
+use crate::config::{read_fields, Field, Key};
 use crate::config::{Config, ConfigError};
 use crate::game::{Rules, MAX_LEN, MIN_LEN};
 use crate::play::{parse_list, RuleLists, SettingsError};
@@ -115,6 +115,56 @@ pub fn config_rows() -> Vec<crate::config::Row> {
     crate::config::field_rows(MATCH_FIELDS)
 }
 
+/// The rows of the keys only `engine match` reads (its bots and games).
+pub fn match_rows() -> Vec<crate::config::Row> {
+    [
+        NUM_BOTS.setting(),
+        BOT_NAME.setting(),
+        MODEL_FILE.setting(),
+        GAMES_TOTAL.setting(),
+        MATCH_SEED.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
+
+/// The rows of the keys only `engine gatekeeper` reads.
+pub fn gating_rows() -> Vec<crate::config::Row> {
+    [
+        GAMES_PER_GATING.setting(),
+        REQUIRED_WIN_PROP.setting(),
+        MATCH_SEED.setting(),
+    ]
+    .iter()
+    .map(|s| s.row())
+    .collect()
+}
+
+/// `numBots`.
+const NUM_BOTS: Key<i64> = Key::int("numBots", 1, 1..=1024).doc("Bots in the match.");
+/// `botName<i>` (`botName` alone for a single bot).
+const BOT_NAME: Key<Option<String>> =
+    Key::opt_text("botName").doc("Bot i's name, with its index: botName0 (default bot0).");
+/// `nnModelFile<i>` (`nnModelFile` alone for a single bot).
+const MODEL_FILE: Key<Option<String>> = Key::opt_text("nnModelFile")
+    .doc("Bot i's net, with its index: nnModelFile0 (required for each bot, or -bot).");
+/// `numGamesTotal` (match).
+const GAMES_TOTAL: Key<i64> =
+    Key::int("numGamesTotal", 100, 1..=u32::MAX as i64).doc("Games of the match.");
+/// `numGamesPerGating` (gatekeeper): 0 accepts every candidate unplayed.
+const GAMES_PER_GATING: Key<i64> = Key::int("numGamesPerGating", 100, 0..=u32::MAX as i64)
+    .doc("Games per candidate net; 0 accepts every candidate unplayed.");
+/// `requiredCandidateWinProp` (this engine's key; `-required-candidate-win-prop`
+/// wins over it).
+pub(crate) const REQUIRED_WIN_PROP: Key<f64> =
+    Key::real("requiredCandidateWinProp", 0.5, 0.0..=1.0)
+        .doc("The score a candidate net needs against the accepted one to be accepted.");
+
+/// `matchSeed`.
+const MATCH_SEED: Key<Option<i64>> = Key::opt_int("matchSeed", 0..=i64::MAX)
+    .doc("Seed of the openings, sizes and rules (default: random).");
+
 /// The scalar settings of a match or gating: KataGo's key, the default,
 /// the range, and the field it fills.
 const MATCH_FIELDS: &[Field<MatchSettings>] = &[
@@ -154,25 +204,21 @@ impl MatchSettings {
     ) -> Result<MatchSettings, SettingsError> {
         let mut bots = Vec::new();
         if need_bots {
-            let num_bots = cfg.get_i64_or("numBots", 1, 1..=1024).map_err(cfg_err)? as usize;
+            let num_bots = NUM_BOTS.read(cfg).map_err(cfg_err)? as usize;
+            // KataGo lets a single bot drop the suffix.
+            let indexed = |key: &Key<Option<String>>, i: usize| -> Result<_, SettingsError> {
+                let with_index = key.read_named(cfg, &format!("{}{i}", key.name()));
+                match with_index.map_err(cfg_err)? {
+                    Some(v) => Ok(Some(v)),
+                    None if num_bots == 1 => key.read(cfg).map_err(cfg_err),
+                    None => Ok(None),
+                }
+            };
             for i in 0..num_bots {
-                let name_key = format!("botName{i}");
-                // KataGo lets a single bot drop the suffix.
-                let name = if cfg.contains(&name_key) {
-                    cfg.get_string(&name_key).map_err(cfg_err)?
-                } else if num_bots == 1 && cfg.contains("botName") {
-                    cfg.get_string("botName").map_err(cfg_err)?
-                } else {
-                    format!("bot{i}")
-                };
-                let model_key = format!("nnModelFile{i}");
-                let model = if cfg.contains(&model_key) {
-                    cfg.get_string(&model_key).map_err(cfg_err)?
-                } else if num_bots == 1 && cfg.contains("nnModelFile") {
-                    cfg.get_string("nnModelFile").map_err(cfg_err)?
-                } else {
+                let name = indexed(&BOT_NAME, i)?.unwrap_or_else(|| format!("bot{i}"));
+                let Some(model) = indexed(&MODEL_FILE, i)? else {
                     return Err(SettingsError::Invalid(format!(
-                        "bot {i} ({name}) has no network: set {model_key} (or -bot NAME=MODEL)"
+                        "bot {i} ({name}) has no network: set nnModelFile{i} (or -bot NAME=MODEL)"
                     )));
                 };
                 bots.push(BotSpec {
@@ -225,13 +271,13 @@ impl MatchSettings {
             crate::setup::MemoryBudget::tree_share(cfg, 2 * s.num_game_threads.max(1))?;
         // A gating of 0 games accepts every candidate unplayed (a loop
         // without gating still moves its nets through the gatekeeper).
-        let min_games = i64::from(games_key != "numGamesPerGating");
-        s.num_games_total = cfg
-            .get_i64_or(games_key, 100, min_games..=i64::from(u32::MAX))
-            .map_err(cfg_err)? as u64;
-        if cfg.contains("matchSeed") {
-            s.seed = Some(cfg.get_i64("matchSeed", 0..=i64::MAX).map_err(cfg_err)? as u64);
-        }
+        let games = if games_key == GAMES_PER_GATING.name() {
+            &GAMES_PER_GATING
+        } else {
+            &GAMES_TOTAL
+        };
+        s.num_games_total = games.read(cfg).map_err(cfg_err)? as u64;
+        s.seed = MATCH_SEED.read(cfg).map_err(cfg_err)?.map(|n| n as u64);
         Ok(s)
     }
 
