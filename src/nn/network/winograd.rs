@@ -103,10 +103,44 @@ pub(super) struct Workspace {
     pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, s tiles_y + 2, s tiles_x + 2, c]`
     /// for output tiles of side `s`, so that every input tile is read in
-    /// place.
-    padded: Vec<f32>,
-    /// `(n, h, w, c, tiling)` the border of `padded` was zeroed for.
-    padded_for: Option<(usize, usize, usize, usize, Tiling)>,
+    /// place: one buffer per board shape `(h, w, c, tiling)` seen, whose
+    /// borders stay zero (only the interior is written). A net alternates
+    /// shapes (a global-pooling block's second conv reads fewer channels),
+    /// so one shared buffer was zeroed again on every call; the layout per
+    /// board does not depend on `n`, so a buffer grows with the batch and
+    /// is never cleared.
+    padded: Vec<PaddedInput>,
+}
+
+/// A zero-bordered input buffer for one board shape (see
+/// [`Workspace::padded`]).
+struct PaddedInput {
+    shape: (usize, usize, usize, Tiling),
+    values: Vec<f32>,
+}
+
+/// The zero-bordered buffer for `shape` in `buffers`, at least `len`
+/// long, its border zero (made on first use, grown with the batch).
+fn padded_buffer(
+    buffers: &mut Vec<PaddedInput>,
+    shape: (usize, usize, usize, Tiling),
+    len: usize,
+) -> &mut [f32] {
+    let i = match buffers.iter().position(|p| p.shape == shape) {
+        Some(i) => i,
+        None => {
+            buffers.push(PaddedInput {
+                shape,
+                values: Vec::new(),
+            });
+            buffers.len() - 1
+        }
+    };
+    let values = &mut buffers[i].values;
+    if values.len() < len {
+        values.resize(len, 0.0);
+    }
+    &mut values[..len]
 }
 
 /// What the output transform does with each finished value `y` (conv plus
@@ -514,14 +548,9 @@ pub(super) fn input_transform(
 ) {
     let (ph, pw) = (g.padded_h(), g.padded_w());
     let len = g.n * ph * pw * c;
-    let key = Some((g.n, g.h, g.w, c, g.tiling));
-    if ws.padded_for != key || ws.padded.len() != len {
-        ws.padded.clear();
-        ws.padded.resize(len, 0.0);
-        ws.padded_for = key;
-    }
+    let padded_values = padded_buffer(&mut ws.padded, (g.h, g.w, c, g.tiling), len);
     let rows = g.n * g.h;
-    let padded = Shared::new(&mut ws.padded);
+    let padded = Shared::new(padded_values);
     super::omp::parallel(threads, &|part, parts| {
         for r in tile_range(rows, part, parts) {
             let (b, y) = (r / g.h, r % g.h);
@@ -530,7 +559,7 @@ pub(super) fn input_transform(
             unsafe { padded.slice(((b * ph + y + 1) * pw + 1) * c, g.w * c) }.copy_from_slice(src);
         }
     });
-    let padded = &ws.padded[..];
+    let padded = &*padded_values;
     let v = Shared::new(&mut ws.v);
     let path = simd_path();
     super::omp::parallel(threads, &|part, parts| {
