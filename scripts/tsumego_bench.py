@@ -280,11 +280,19 @@ def main():
                 print(f"| {v} | {m} | {s['solved']}/{n} ({100 * s['solved'] / n:.1f}%) | {judge} "
                       f"| {s['errors']} | {secs:.0f} ({'+'.join(group)}) |", flush=True)
                 results.append({"visits": v, "mode": m, "seconds": secs, **s})
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"set": args.set, "model": args.model, "cpu": cpu_name(),
-                       "problems": len(problems), "playable": playable,
-                       "results": results}, fh, indent=1)
+            # Written after every run, so a long benchmark stopped part way
+            # keeps the answers of the runs that finished.
+            if args.json:
+                write_json(args, problems, playable, results)
+
+
+def write_json(args, problems, playable, results):
+    tmp = args.json + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"set": args.set, "model": args.model, "cpu": cpu_name(),
+                   "problems": len(problems), "playable": playable,
+                   "results": results}, fh, indent=1)
+    os.replace(tmp, args.json)
 
 
 if __name__ == "__main__":
