@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Life-and-death benchmark: the share of problems whose first move is
-correct, with the analysis protocol's tsumego mode on and off.
+correct, with the analysis protocol's tsumego mode on and off, and KataGo's
+analysis engine on the same problems (same net, visits and threads).
 
 Each problem of the set (scripts/tsumego_dev_set.json by default, built by
 scripts/make_tsumego_dev_set.py) is sent to `engine analysis` as a query:
@@ -8,7 +9,26 @@ scripts/make_tsumego_dev_set.py) is sent to `engine analysis` as a query:
 - mode "on":  the query carries `"tsumego": {"region": "auto", "goal":
   "auto"}` (the frame, the restriction to the problem, the judge);
 - mode "off": the plain query, the whole board open: what a user gets from
-  KataGo-style analysis of the position as given.
+  KataGo-style analysis of the position as given;
+- mode "katago-bare": the same plain query sent to KataGo's own analysis
+  engine (`katago analysis -model NET -config CFG`, `-katago BIN`);
+- mode "katago-allow": that KataGo query plus `allowMoves` for the side to
+  move (`untilDepth` 1, KataGo's usual use) over the points the engine's
+  tsumego mode lets its search play (the response's `tsumego.playable`:
+  the region and the outside liberties of its stones) plus pass. The
+  points come from the engine itself: one tsumego query per problem at 1
+  visit before the runs (the region does not depend on visits).
+- mode "katago-allow-both": as katago-allow, but `allowMoves` for both
+  players down to depth 1000, the nearest KataGo gets to the engine's
+  restriction at every depth (KataGo 1.17.2 takes one entry per player).
+
+KataGo's config is written by this script into a temporary folder:
+`numAnalysisThreads` = -threads, `numSearchThreadsPerAnalysisThread` = 1
+(as the engine's run), `maxVisits` = the visits of the run (and the same
+`maxVisits` in each query), `logFile` in that folder, `logToStderr` false;
+every other key (NN cache, batch size, Eigen threads, noise, time limits:
+none) is KataGo's default. Both programs get the same rules (chinese),
+komi (7.5), board and side to move.
 
 A problem counts as solved when the search's top move (`order` 0) is one of
 the set's correct first moves. For mode "on" the share whose judge's first
@@ -23,6 +43,7 @@ Usage:
   scripts/tsumego_bench.py -model NET [-engine target/release/engine]
       [-set scripts/tsumego_dev_set.json] [-visits 200,800] [-modes on,off]
       [-per-collection N] [-threads 2] [-json OUT.json]
+      [-katago BIN]  (needed by the katago-* modes)
 """
 
 import argparse
@@ -31,9 +52,12 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 
 HELD_OUT = "cho chikun"
+ENGINE_MODES = ("on", "off")
+KATAGO_MODES = ("katago-bare", "katago-allow", "katago-allow-both")
 
 
 def refuse_held_out(doc):
@@ -59,7 +83,7 @@ def pick(problems, per_collection):
     return out
 
 
-def query(p, visits, mode, i):
+def query(p, visits, mode, i, playable=None):
     q = {
         "id": f"{mode}-{visits}-{i}",
         "boardXSize": p["size"],
@@ -73,7 +97,87 @@ def query(p, visits, mode, i):
     }
     if mode == "on":
         q["tsumego"] = {"region": "auto", "goal": "auto"}
+    if mode in ("katago-allow", "katago-allow-both"):
+        occupied = set(p["black"]) | set(p["white"])
+        points = [m for m in playable[i] if m not in occupied] + ["pass"]
+        if mode == "katago-allow":
+            q["allowMoves"] = [{"player": p["toPlay"], "moves": points, "untilDepth": 1}]
+        else:
+            q["allowMoves"] = [
+                {"player": pla, "moves": points, "untilDepth": 1000} for pla in ("B", "W")
+            ]
     return q
+
+
+def read_answers(out):
+    answers = {}
+    for line in out.splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(r, dict) and "id" in r and not r.get("isDuringSearch"):
+            # KataGo may send a warning for an id before its answer: keep
+            # the answer (or the error), not the warning.
+            if "warning" in r and "moveInfos" not in r and r["id"] in answers:
+                continue
+            answers[r["id"]] = r
+    return answers
+
+
+def engine_playable(args, problems):
+    """The points the engine's tsumego mode lets its search play, per
+    problem (None where the engine refused the problem): one 1-visit
+    tsumego query each."""
+    cmd = [
+        args.engine, "analysis", "-model", args.model, "-config", args.config,
+        "-override-config", "numSearchThreadsPerAnalysisThread=1,maxVisits=1",
+        "-analysis-threads", str(args.threads),
+    ]
+    queries = [dict(query(p, 1, "on", i), id=f"region-{i}") for i, p in enumerate(problems)]
+    out = subprocess.run(
+        cmd, input="".join(json.dumps(q) + "\n" for q in queries),
+        capture_output=True, text=True, check=False,
+    ).stdout
+    answers = read_answers(out)
+    playable = []
+    for i in range(len(problems)):
+        t = answers.get(f"region-{i}", {}).get("tsumego", {})
+        if "tsumego" in answers.get(f"region-{i}", {}) and "playable" not in t:
+            sys.exit("tsumego_bench: the engine's tsumego answer has no `playable` field "
+                     "(an engine older than this script?)")
+        playable.append(t.get("playable"))
+    return playable
+
+
+def run_katago(args, problems, visits, modes, playable):
+    with tempfile.TemporaryDirectory(prefix="tsumego_bench_katago_") as tmp:
+        cfg = os.path.join(tmp, "analysis.cfg")
+        with open(cfg, "w") as fh:
+            fh.write(
+                f"logFile = {os.path.join(tmp, 'katago.log')}\n"
+                "logToStderr = false\n"
+                f"numAnalysisThreads = {args.threads}\n"
+                "numSearchThreadsPerAnalysisThread = 1\n"
+                f"maxVisits = {visits}\n"
+            )
+        queries = [
+            query(p, visits, m, i, playable)
+            for m in modes for i, p in enumerate(problems)
+            # A problem the engine's tsumego mode refused has no region to
+            # allow: it is not sent (and counts as an error).
+            if m == "katago-bare" or playable[i] is not None
+        ]
+        cmd = [args.katago, "analysis", "-model", args.model, "-config", cfg]
+        start = time.time()
+        proc = subprocess.run(
+            cmd, input="".join(json.dumps(q) + "\n" for q in queries),
+            capture_output=True, text=True, check=False,
+        )
+        secs = time.time() - start
+        if proc.returncode != 0:
+            sys.exit(f"tsumego_bench: katago exited with {proc.returncode}: {proc.stderr[-2000:]}")
+    return read_answers(proc.stdout), secs
 
 
 def run_engine(args, problems, visits, modes):
@@ -90,15 +194,7 @@ def run_engine(args, problems, visits, modes):
     start = time.time()
     out, _ = proc.communicate("".join(json.dumps(q) + "\n" for q in queries))
     secs = time.time() - start
-    answers = {}
-    for line in out.splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if "id" in r and not r.get("isDuringSearch"):
-            answers[r["id"]] = r
-    return answers, secs
+    return read_answers(out), secs
 
 
 def score(problems, answers, visits, mode):
@@ -142,14 +238,25 @@ def main():
                     help="only the first N problems of each collection (0: all)")
     ap.add_argument("-threads", type=int, default=2, help="queries searched at once")
     ap.add_argument("-json", help="write every answer and the table here")
+    ap.add_argument("-katago", help="KataGo's binary (for the katago-* modes)")
     args = ap.parse_args()
     with open(args.set) as fh:
         doc = json.load(fh)
     refuse_held_out(doc)
     problems = pick(doc["problems"], args.per_collection)
     modes = [m for m in args.modes.split(",") if m]
-    if not problems or any(m not in ("on", "off") for m in modes):
-        sys.exit("tsumego_bench: no problems, or a mode other than on/off")
+    if not problems or any(m not in ENGINE_MODES + KATAGO_MODES for m in modes):
+        sys.exit("tsumego_bench: no problems, or a mode other than "
+                 + "/".join(ENGINE_MODES + KATAGO_MODES))
+    emodes = [m for m in modes if m in ENGINE_MODES]
+    kmodes = [m for m in modes if m in KATAGO_MODES]
+    if kmodes and not args.katago:
+        sys.exit("tsumego_bench: the katago-* modes need -katago BIN")
+    playable = None
+    if any(m != "katago-bare" for m in kmodes):
+        playable = engine_playable(args, problems)
+        refused = sum(x is None for x in playable)
+        print(f"engine regions: {len(problems) - refused} problems, {refused} refused")
     collections = sorted({p["id"].split("/")[0] for p in problems})
     print(f"set {args.set}: {len(problems)} problems from {', '.join(collections)}")
     print(f"net {os.path.basename(args.model)}, cpu {cpu_name()}")
@@ -158,18 +265,34 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     results = []
     for v in [int(x) for x in args.visits.split(",") if x]:
-        answers, secs = run_engine(args, problems, v, modes)
-        for m in modes:
-            s = score(problems, answers, v, m)
-            n = len(problems)
-            judge = f"{s['judgeSolved']}/{n} ({100 * s['judgeSolved'] / n:.1f}%)" if m == "on" else "-"
-            print(f"| {v} | {m} | {s['solved']}/{n} ({100 * s['solved'] / n:.1f}%) | {judge} "
-                  f"| {s['errors']} | {secs:.0f} (both modes) |", flush=True)
-            results.append({"visits": v, "mode": m, **s})
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({"set": args.set, "model": args.model, "cpu": cpu_name(),
-                       "problems": len(problems), "results": results}, fh, indent=1)
+        for group, run in ((emodes, run_engine), (kmodes, run_katago)):
+            if not group:
+                continue
+            if run is run_katago:
+                answers, secs = run_katago(args, problems, v, group, playable)
+            else:
+                answers, secs = run_engine(args, problems, v, group)
+            for m in group:
+                s = score(problems, answers, v, m)
+                n = len(problems)
+                judge = (f"{s['judgeSolved']}/{n} ({100 * s['judgeSolved'] / n:.1f}%)"
+                         if m == "on" else "-")
+                print(f"| {v} | {m} | {s['solved']}/{n} ({100 * s['solved'] / n:.1f}%) | {judge} "
+                      f"| {s['errors']} | {secs:.0f} ({'+'.join(group)}) |", flush=True)
+                results.append({"visits": v, "mode": m, "seconds": secs, **s})
+            # Written after every run, so a long benchmark stopped part way
+            # keeps the answers of the runs that finished.
+            if args.json:
+                write_json(args, problems, playable, results)
+
+
+def write_json(args, problems, playable, results):
+    tmp = args.json + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"set": args.set, "model": args.model, "cpu": cpu_name(),
+                   "problems": len(problems), "playable": playable,
+                   "results": results}, fh, indent=1)
+    os.replace(tmp, args.json)
 
 
 if __name__ == "__main__":

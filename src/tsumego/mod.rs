@@ -382,6 +382,10 @@ impl Verdict {
         }
         json!({
             "region": p.region.gtp_points(),
+            // What the search was restricted to (pass aside), so a client can
+            // give another engine the same restriction (e.g. KataGo's
+            // `allowMoves` in scripts/tsumego_bench.py).
+            "playable": p.playable.iter().map(|&l| gtp(Move::Play(l))).collect::<Vec<_>>(),
             "attacker": p.attacker.letter().to_string(),
             "goal": p.goal.name(),
             "target": p.target_stones.iter().map(|&l| gtp(Move::Play(l))).collect::<Vec<_>>(),
@@ -516,6 +520,18 @@ mod tests {
         assert_eq!(json["winningMoves"][0], "B9");
         assert_eq!(json["refutations"]["A9"][1], "B9");
         assert_eq!(json["attacker"], "W");
+        // `playable` is the region plus the outside liberties of its stones:
+        // never smaller than the region, and every region point is in it.
+        let playable: Vec<&str> = json["playable"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert_eq!(playable.len(), p.playable.len());
+        for r in json["region"].as_array().unwrap() {
+            assert!(playable.contains(&r.as_str().unwrap()), "{r} not playable");
+        }
         let black_group = v.groups.iter().find(|g| g.color == Player::Black).unwrap();
         assert_eq!(black_group.status, Status::Dead);
     }
