@@ -57,6 +57,9 @@ pub struct GroupVerdict {
     pub status: Status,
     /// Who ends up owning its points.
     pub owner: Player,
+    /// With status `ko`: the side that must find a ko threat to go on
+    /// (the other side took the ko last in the principal line).
+    pub must_find_threats: Option<Player>,
 }
 
 /// The chains with a stone in `region`, each once, in board order.
@@ -91,12 +94,20 @@ pub fn mean_own(stones: &[Loc], color: Player, ownership: &[f64], x_size: usize)
     sum / stones.len() as f64
 }
 
-/// Whether a ko capture in `line` (played from `board` with `first` to
-/// move; passes allowed) takes a stone of `stones` or fills a liberty of
-/// theirs: the line fights a ko over the group.
-pub fn line_has_ko_over(board: &Board, first: Player, line: &[Move], stones: &[Loc]) -> bool {
+/// The side that must find a ko threat after `line` (played from `board`
+/// with `first` to move; passes allowed), if the line fights a ko over
+/// `stones`: a ko capture in it takes one of their stones or is played
+/// next to them. The last such capture decides: its maker's opponent may
+/// not retake at once and must find a threat first.
+pub fn line_has_ko_over(
+    board: &Board,
+    first: Player,
+    line: &[Move],
+    stones: &[Loc],
+) -> Option<Player> {
     let mut b = board.clone();
     let mut pla = first;
+    let mut needs_threat = None;
     let touches =
         |b: &Board, l: Loc| stones.contains(&l) || b.adjacent_locs(l).any(|a| stones.contains(&a));
     for &mv in line {
@@ -104,28 +115,34 @@ pub fn line_has_ko_over(board: &Board, first: Player, line: &[Move], stones: &[L
             if b.would_be_ko_capture(l, pla) {
                 let captured = b.ko_capture_loc(l, pla);
                 if touches(&b, l) || captured.is_some_and(|c| touches(&b, c)) {
-                    return true;
+                    needs_threat = Some(pla.opp());
                 }
             }
             if !b.try_play(mv, pla, false) {
-                return false;
+                break;
             }
         }
         pla = pla.opp();
     }
-    false
+    needs_threat
 }
 
-/// The status of one group from ownership (Black's view), with `ko` set
-/// when the principal line fights a ko over it.
-pub fn group_status(board: &Board, stones: &[Loc], ownership: &[f64], ko: bool) -> GroupVerdict {
+/// The status of one group from ownership (Black's view); `ko` is the
+/// side that must find a ko threat when the principal line fights a ko
+/// over it (see [`line_has_ko_over`]).
+pub fn group_status(
+    board: &Board,
+    stones: &[Loc],
+    ownership: &[f64],
+    ko: Option<Player>,
+) -> GroupVerdict {
     let xs = board.x_size();
     let color = stones
         .first()
         .and_then(|&l| board.get(l).player())
         .unwrap_or(Player::Black);
     let own = mean_own(stones, color, ownership, xs);
-    let status = if ko && own.abs() < 0.9 {
+    let status = if ko.is_some() && own.abs() < 0.9 {
         Status::Ko
     } else if own >= SETTLED {
         Status::Alive
@@ -145,6 +162,7 @@ pub fn group_status(board: &Board, stones: &[Loc], ownership: &[f64], ko: bool) 
         own,
         status,
         owner,
+        must_find_threats: ko.filter(|_| status == Status::Ko),
     }
 }
 
@@ -249,10 +267,10 @@ mod tests {
             &[-1.0; 5],
             &[-1.0; 5],
         ]);
-        let black = group_status(&b, &chain_at(&b, 0, 0), &own, false);
+        let black = group_status(&b, &chain_at(&b, 0, 0), &own, None);
         assert_eq!(black.status, Status::Dead);
         assert_eq!(black.owner, Player::White);
-        let white = group_status(&b, &chain_at(&b, 1, 0), &own, false);
+        let white = group_status(&b, &chain_at(&b, 1, 0), &own, None);
         assert_eq!(white.status, Status::Alive);
         assert_eq!(white.owner, Player::White);
         assert!(Goal::Kill.met_by(black.status));
@@ -265,12 +283,12 @@ mod tests {
         // between them; nobody owns anything.
         let b = board(&["X.O", "X.O", "..."]);
         let own = ownership(&[&[0.05, 0.0, -0.1], &[0.0, 0.02, -0.05], &[0.1, 0.0, -0.1]]);
-        let v = group_status(&b, &chain_at(&b, 0, 0), &own, false);
+        let v = group_status(&b, &chain_at(&b, 0, 0), &own, None);
         assert_eq!(v.status, Status::Seki, "{v:?}");
         assert!(Goal::Live.met_by(v.status));
         // Near-zero ownership with no shared liberty is only unsettled.
         let lonely = board(&["X..", "...", "..O"]);
-        let v = group_status(&lonely, &chain_at(&lonely, 0, 0), &[0.0; 9], false);
+        let v = group_status(&lonely, &chain_at(&lonely, 0, 0), &[0.0; 9], None);
         assert_eq!(v.status, Status::Unsettled);
     }
 
@@ -281,26 +299,30 @@ mod tests {
         let take = Loc::from_xy(1, 1, 5);
         assert!(b.would_be_ko_capture(take, Player::White));
         let black_stone = chain_at(&b, 2, 1);
-        assert!(line_has_ko_over(
-            &b,
-            Player::White,
-            &[Move::Play(take)],
-            &black_stone
-        ));
-        assert!(!line_has_ko_over(
-            &b,
-            Player::White,
-            &[Move::Pass],
-            &black_stone
-        ));
+        // White took the ko last: Black must find a threat.
+        assert_eq!(
+            line_has_ko_over(&b, Player::White, &[Move::Play(take)], &black_stone),
+            Some(Player::Black)
+        );
+        assert_eq!(
+            line_has_ko_over(&b, Player::White, &[Move::Pass], &black_stone),
+            None
+        );
         let far = board(&[".XO..", "X.XO.", ".XO..", ".....", "....X"]);
-        assert!(!line_has_ko_over(
-            &far,
-            Player::White,
-            &[Move::Play(take)],
-            &chain_at(&far, 4, 4)
-        ));
-        let v = group_status(&b, &black_stone, &[0.0; 25], true);
+        assert_eq!(
+            line_has_ko_over(
+                &far,
+                Player::White,
+                &[Move::Play(take)],
+                &chain_at(&far, 4, 4)
+            ),
+            None
+        );
+        let v = group_status(&b, &black_stone, &[0.0; 25], Some(Player::Black));
         assert_eq!(v.status, Status::Ko);
+        assert_eq!(v.must_find_threats, Some(Player::Black));
+        // Settled ownership: the ko is over, nobody needs threats.
+        let v = group_status(&b, &black_stone, &[-1.0; 25], Some(Player::Black));
+        assert_eq!((v.status, v.must_find_threats), (Status::Dead, None));
     }
 }
