@@ -144,6 +144,8 @@ pub fn group_status(
     let own = mean_own(stones, color, ownership, xs);
     let status = if ko.is_some() && own.abs() < 0.9 {
         Status::Ko
+    } else if own >= SETTLED && alive_in_seki(board, stones, color, ownership) {
+        Status::Seki
     } else if own >= SETTLED {
         Status::Alive
     } else if own <= -SETTLED {
@@ -166,7 +168,58 @@ pub fn group_status(
     }
 }
 
-/// Seki's shape: an enemy chain, itself near zero ownership, with a
+/// Seki as area scoring's ownership shows it: both sides' stones are
+/// their own (ownership near +1 each), only the shared liberties are
+/// nobody's. So: the group and an enemy chain, each owned by its own side,
+/// share a liberty owned by neither, and neither has two liberties it owns
+/// (two eyes, or territory: then the shared point is only a dame between
+/// two living groups).
+fn alive_in_seki(board: &Board, stones: &[Loc], color: Player, ownership: &[f64]) -> bool {
+    let xs = board.x_size();
+    let own_at = |l: Loc| {
+        let (x, y) = l.xy(xs);
+        ownership.get(y * xs + x).copied().unwrap_or(0.0)
+    };
+    let liberties = |chain: &[Loc]| -> Vec<Loc> {
+        let mut libs: Vec<Loc> = chain
+            .iter()
+            .flat_map(|&s| board.adjacent_locs(s).collect::<Vec<_>>())
+            .filter(|&l| board.get(l) == Color::Empty)
+            .collect();
+        libs.sort();
+        libs.dedup();
+        libs
+    };
+    let owned_by = |libs: &[Loc], p: Player| {
+        let sign = if p == Player::Black { 1.0 } else { -1.0 };
+        libs.iter()
+            .filter(|&&l| own_at(l) * sign >= SETTLED)
+            .count()
+    };
+    let mine = liberties(stones);
+    if owned_by(&mine, color) >= 2 {
+        return false;
+    }
+    for &lib in &mine {
+        if own_at(lib).abs() >= SEKI_BAND {
+            continue;
+        }
+        for e in board.adjacent_locs(lib) {
+            if board.get(e) != color.opp().color() {
+                continue;
+            }
+            let enemy: Vec<Loc> = board.chain_stones(e).collect();
+            if mean_own(&enemy, color.opp(), ownership, xs) >= SETTLED
+                && owned_by(&liberties(&enemy), color.opp()) < 2
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Seki's shape as territory scoring's ownership shows it: an enemy chain, itself near zero ownership, with a
 /// liberty in common with the group, that liberty owned by neither side.
 fn shares_liberty_with_unsettled_enemy(
     board: &Board,
@@ -232,7 +285,7 @@ impl Goal {
 mod tests {
     use super::*;
 
-    /// A 7x7 board from rows of `X` (black), `O` (white) and `.`.
+    /// A square board from rows of `X` (black), `O` (white) and `.`.
     fn board(rows: &[&str]) -> Board {
         let size = rows.len();
         let mut b = Board::new(size, size).unwrap();
@@ -286,6 +339,30 @@ mod tests {
         let v = group_status(&b, &chain_at(&b, 0, 0), &own, None);
         assert_eq!(v.status, Status::Seki, "{v:?}");
         assert!(Goal::Live.met_by(v.status));
+        // Area scoring: both groups' stones their own, the two shared
+        // liberties (0,0) and (2,0) nobody's; White's outer wall has
+        // territory, so it is alive, not in seki.
+        let area = board(&[".O.XO", "XOXXO", "XXXOO", "OOOO.", "....."]);
+        let own = ownership(&[
+            &[0.0, -0.95, 0.0, 0.9, -1.0],
+            &[0.9, -0.95, 0.9, 0.9, -1.0],
+            &[0.9, 0.9, 0.9, -1.0, -1.0],
+            &[-1.0; 5],
+            &[-1.0; 5],
+        ]);
+        let v = group_status(&area, &chain_at(&area, 0, 1), &own, None);
+        assert_eq!(v.status, Status::Seki, "{v:?}");
+        let w = group_status(&area, &chain_at(&area, 1, 0), &own, None);
+        assert_eq!(w.status, Status::Seki, "{w:?}");
+        let wall = group_status(&area, &chain_at(&area, 4, 0), &own, None);
+        assert_eq!(wall.status, Status::Alive, "{wall:?}");
+        // The same stones with eyes of their own (owned liberties): alive.
+        let mut eyes = own.clone();
+        eyes[0] = 0.9;
+        eyes[2] = 0.9;
+        assert!(group_status(&area, &chain_at(&area, 1, 0), &eyes, None).status != Status::Seki);
+        let v = group_status(&area, &chain_at(&area, 0, 1), &eyes, None);
+        assert_eq!(v.status, Status::Alive, "{v:?}");
         // Near-zero ownership with no shared liberty is only unsettled.
         let lonely = board(&["X..", "...", "..O"]);
         let v = group_status(&lonely, &chain_at(&lonely, 0, 0), &[0.0; 9], None);
