@@ -59,29 +59,7 @@ pub fn build_frame(
     let idx = |x: usize, y: usize| y * xs + x;
     let loc = |x: usize, y: usize| Loc::from_xy(x, y, xs);
 
-    // Protected: the region, and empty points just outside it that are
-    // liberties of the region's stones (they must keep them).
-    let mut protected = vec![false; xs * ys];
-    for y in 0..ys {
-        for x in 0..xs {
-            if region.contains_xy(x, y) {
-                protected[idx(x, y)] = true;
-            }
-        }
-    }
-    for y in 0..ys {
-        for x in 0..xs {
-            if protected[idx(x, y)] || board.get(loc(x, y)) != Color::Empty {
-                continue;
-            }
-            let touches_region_stone = neighbours(x, y, xs, ys).any(|(nx, ny)| {
-                region.contains_xy(nx, ny) && board.get(loc(nx, ny)) != Color::Empty
-            });
-            if touches_region_stone {
-                protected[idx(x, y)] = true;
-            }
-        }
-    }
+    let protected = protected_points(board, region);
     let playable: Vec<Loc> = (0..xs * ys)
         .filter(|&i| protected[i])
         .map(|i| loc(i % xs, i / xs))
@@ -290,6 +268,26 @@ impl Layout<'_> {
             .collect();
         Ok((framed, threats))
     }
+}
+
+/// Protected: the region, and empty points just outside it that are
+/// liberties of the region's stones (they must keep them).
+fn protected_points(board: &Board, region: &Region) -> Vec<bool> {
+    let (xs, ys) = (board.x_size(), board.y_size());
+    let loc = |x: usize, y: usize| Loc::from_xy(x, y, xs);
+    let mut protected = vec![false; xs * ys];
+    for y in 0..ys {
+        for x in 0..xs {
+            let touches_region_stone = || {
+                neighbours(x, y, xs, ys).any(|(nx, ny)| {
+                    region.contains_xy(nx, ny) && board.get(loc(nx, ny)) != Color::Empty
+                })
+            };
+            protected[y * xs + x] = region.contains_xy(x, y)
+                || (board.get(loc(x, y)) == Color::Empty && touches_region_stone());
+        }
+    }
+    protected
 }
 
 /// The on-board orthogonal neighbours of `(x, y)`.
