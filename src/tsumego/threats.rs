@@ -62,6 +62,12 @@ pub struct PlacedThreat {
     pub cells: Vec<usize>,
 }
 
+/// A turn of the pattern: `(column, row)` to `(dx, dy)`.
+type Rotation = fn(i64, i64) -> (i64, i64);
+
+/// A pattern's cells on the board: `(point index, cell)`.
+type Placement = Vec<(usize, Cell)>;
+
 /// What a pattern cell must hold before, and holds after, placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cell {
@@ -121,7 +127,7 @@ pub fn place_threats(
     length: usize,
 ) -> Vec<PlacedThreat> {
     let (xs, ys) = (grid.xs, grid.ys);
-    let rotations: [fn(i64, i64) -> (i64, i64); 4] = [
+    let rotations: [Rotation; 4] = [
         |c, r| (c, r),
         |c, r| (-r, c),
         |c, r| (-c, -r),
@@ -130,7 +136,7 @@ pub fn place_threats(
     // Every fitting placement, with how many of its cells change side
     // (the pattern straddles the border of the two areas, which is rarely
     // straight) and its nearest cell's distance from the region.
-    let mut candidates: Vec<(usize, usize, Vec<(usize, Cell)>)> = Vec::new();
+    let mut candidates: Vec<(usize, usize, Placement)> = Vec::new();
     let pat = pattern(length);
     for rot in rotations {
         for ay in 0..ys as i64 {
