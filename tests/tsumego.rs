@@ -1,7 +1,8 @@
 //! Tsumego mode end to end: `engine analysis` on the project's own net
 //! (`models/`, 9x9/13x13) with the `tsumego` query field, on hand-made
 //! corner problems whose answers are known: the winning first move, the
-//! verdict on the problem's group, and clear errors for bad regions.
+//! verdict on the problem's group, and clear errors for bad regions;
+//! and a 19x19 corner ko on g170 b6c96 whose outcome follows `koThreats`.
 
 use serde_json::{json, Value};
 
@@ -19,10 +20,25 @@ fn own_net() -> String {
         .to_string()
 }
 
-/// Runs the queries through `engine analysis` and returns every response
-/// line by id (the final one of each).
+/// KataGo's g170 b6c96 in the shared data (it plays 19x19, which the
+/// project's net does not).
+fn g170() -> String {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let net = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    assert!(net.is_file(), "shared net missing: {}", net.display());
+    net.display().to_string()
+}
+
+/// Runs the queries through `engine analysis` on the project's net and
+/// returns every response line.
 fn analyse(queries: &[Value]) -> Vec<Value> {
-    let net = own_net();
+    analyse_with(&own_net(), queries)
+}
+
+/// Runs the queries through `engine analysis` on `net` and returns every
+/// response line.
+fn analyse_with(net: &str, queries: &[Value]) -> Vec<Value> {
+    let net = net.to_string();
     let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
     let out = run_engine(
         &[
@@ -196,4 +212,65 @@ fn gtp_kata_tsumego_answers_status_and_winning_moves() {
         answers.iter().any(|a| a == "kata-tsumego"),
         "not listed: {answers:?}"
     );
+}
+
+/// Stones from rows of `X` (black), `O` (white) and `.`, the first row at
+/// the top-left corner of a `size` board, as `initialStones`.
+fn corner_stones(size: usize, rows: &[&str]) -> Vec<Value> {
+    let letters = "ABCDEFGHJKLMNOPQRST".as_bytes();
+    let mut out = Vec::new();
+    for (y, row) in rows.iter().enumerate() {
+        for (x, c) in row.chars().enumerate() {
+            let point = format!("{}{}", letters[x] as char, size - y);
+            match c {
+                'X' => out.push(json!(["B", point])),
+                'O' => out.push(json!(["W", point])),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A corner ko for life (19x19, Black to play): Black's group has one eye
+/// (A19) and gets the second (C19) only by taking White's D18 at E18 and
+/// connecting at D18; White kills by connecting at E18. So E18 is a ko:
+/// with ko threats for Black (the defender) Black takes and connects;
+/// with threats for White (the attacker) White retakes after a threat
+/// and Black, with none, loses the ko.
+fn ko_problem(id: &str, ko_threats: &str) -> Value {
+    let stones = corner_stones(19, &[".X.XOO", "XXXO.O", "OOXXOO", ".OOOO."]);
+    json!({"id": id, "boardXSize": 19, "boardYSize": 19, "rules": "chinese", "komi": 7,
+           "initialStones": stones, "initialPlayer": "B", "moves": [], "maxVisits": 200,
+           "tsumego": {"target": "B18", "koThreats": ko_threats}})
+}
+
+#[test]
+fn a_ko_goes_to_the_side_the_frame_gives_threats() {
+    let lines = analyse_with(
+        &g170(),
+        &[
+            ko_problem("defender", "defender"),
+            ko_problem("attacker", "attacker"),
+        ],
+    );
+    // Threats for Black: Black takes the ko at E18 and lives.
+    let d = &response(&lines, "defender")["tsumego"];
+    assert_eq!(d["goal"], "live", "{d}");
+    assert_eq!(d["winningMoves"][0], "E18", "{d}");
+    assert_eq!(target_group(d, "B18")["status"], "alive", "{d}");
+    let threats = d["koThreats"].as_array().expect("koThreats");
+    assert!(!threats.is_empty(), "{d}");
+    assert!(threats.iter().all(|t| t["for"] == "B"), "{d}");
+    // Threats for White: the same first move no longer lives; the group's
+    // fate is a ko that Black, who has no threats, must find threats for.
+    let a = &response(&lines, "attacker")["tsumego"];
+    let winning = a["winningMoves"].as_array().expect("winningMoves");
+    assert!(!winning.contains(&json!("E18")), "{a}");
+    let group = target_group(a, "B18");
+    assert_eq!(group["status"], "ko", "{a}");
+    assert_eq!(group["mustFindThreats"], "B", "{a}");
+    assert!(a["koThreats"]
+        .as_array()
+        .is_some_and(|t| t.iter().all(|t| t["for"] == "W")));
 }

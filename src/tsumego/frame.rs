@@ -18,6 +18,7 @@
 use crate::game::{AreaOptions, Board, Color, Loc, Player};
 
 use super::region::Region;
+use super::threats::{place_threats, Grid, MAX_LENGTH, MIN_LENGTH, WANTED_THREATS};
 
 /// How far (in points) the attacker's share may move off the balanced
 /// split to find one where both sides have room for eyes.
@@ -37,46 +38,28 @@ pub enum FrameError {
 pub struct Framed {
     /// The board with the frame; the protected points are as they were.
     pub board: Board,
-    /// The region plus the outside liberties of its stones: the points the
-    /// search may play.
+    /// The region plus the outside liberties of its stones, and the ko
+    /// threats' points: the points the search may play.
     pub playable: Vec<Loc>,
+    /// The ko threats placed (none unless asked for).
+    pub threats: Vec<KoThreat>,
 }
 
 /// Frames `board` around `region`, the wall and base for `attacker`, the
-/// far area for the other side, balanced for `komi` (White's).
+/// far area for the other side, balanced for `komi` (White's), with ko
+/// threats for `threats_for` if given.
 pub fn build_frame(
     board: &Board,
     region: &Region,
     attacker: Player,
     komi: f32,
+    threats_for: Option<Player>,
 ) -> Result<Framed, FrameError> {
     let (xs, ys) = (board.x_size(), board.y_size());
     let idx = |x: usize, y: usize| y * xs + x;
     let loc = |x: usize, y: usize| Loc::from_xy(x, y, xs);
 
-    // Protected: the region, and empty points just outside it that are
-    // liberties of the region's stones (they must keep them).
-    let mut protected = vec![false; xs * ys];
-    for y in 0..ys {
-        for x in 0..xs {
-            if region.contains_xy(x, y) {
-                protected[idx(x, y)] = true;
-            }
-        }
-    }
-    for y in 0..ys {
-        for x in 0..xs {
-            if protected[idx(x, y)] || board.get(loc(x, y)) != Color::Empty {
-                continue;
-            }
-            let touches_region_stone = neighbours(x, y, xs, ys).any(|(nx, ny)| {
-                region.contains_xy(nx, ny) && board.get(loc(nx, ny)) != Color::Empty
-            });
-            if touches_region_stone {
-                protected[idx(x, y)] = true;
-            }
-        }
-    }
+    let protected = protected_points(board, region);
     let playable: Vec<Loc> = (0..xs * ys)
         .filter(|&i| protected[i])
         .map(|i| loc(i % xs, i / xs))
@@ -138,55 +121,173 @@ pub fn build_frame(
     let min_attacker = wall.len() + 6;
     let max_attacker = frame.len().saturating_sub(8).max(min_attacker);
     let balanced = (wanted.round().max(0.0) as usize).clamp(min_attacker, max_attacker);
-    // The balanced split may leave one side an area too narrow for two
-    // eyes; nearby splits are tried, closest first.
+    let layout = Layout {
+        board,
+        protected: &protected,
+        wall: &wall,
+        rest: &rest,
+        dist: &dist,
+        attacker,
+    };
+    // With threats: the longest peninsulas that fit (a small threat is
+    // ignored in a big ko), as many as fit (at least one). Each peninsula
+    // moves its stones from the threatening side's area to the other's,
+    // so the split is shifted to keep the balance.
+    let tries: Vec<(usize, usize)> = match threats_for {
+        None => vec![(0, 0)],
+        Some(_) => (MIN_LENGTH..=MAX_LENGTH)
+            .rev()
+            .flat_map(|len| (1..=WANTED_THREATS).rev().map(move |n| (n, len)))
+            .collect(),
+    };
     let mut last_error = FrameError::Unsettled("no split of the frame".into());
-    let mut settled = None;
-    for step in 0..=MAX_SHIFT {
-        for attacker_count in [balanced + step, balanced.wrapping_sub(step)] {
-            if !(min_attacker..=max_attacker).contains(&attacker_count) {
-                continue;
-            }
-            let mut owner: Vec<Option<Player>> = vec![None; xs * ys];
-            for &i in &wall {
-                owner[i] = Some(attacker);
-            }
-            for (k, &i) in rest.iter().enumerate() {
-                let side = if wall.len() + k < attacker_count {
-                    attacker
-                } else {
-                    attacker.opp()
-                };
-                owner[i] = Some(side);
-            }
-            match choose_eyes(&owner, &dist, xs, ys) {
-                Ok(eyes) => {
-                    settled = Some((owner, eyes));
-                    break;
+    for (count, length) in tries {
+        let shift = (count * 2 * length) as i64;
+        let centre = balanced as i64
+            + match threats_for {
+                Some(side) if side == attacker => shift,
+                Some(_) => -shift,
+                None => 0,
+            };
+        let centre = centre.clamp(min_attacker as i64, max_attacker as i64) as usize;
+        // The balanced split may leave one side an area too narrow for two
+        // eyes (or no room for the threats); nearby splits are tried,
+        // closest first.
+        for step in 0..=MAX_SHIFT {
+            for attacker_count in [centre + step, centre.wrapping_sub(step)] {
+                if !(min_attacker..=max_attacker).contains(&attacker_count) {
+                    continue;
                 }
-                Err(e) => last_error = e,
+                match layout.try_split(attacker_count, threats_for, (count, length)) {
+                    Ok(framed) => {
+                        return Ok(Framed {
+                            board: framed.0,
+                            playable: playable
+                                .iter()
+                                .copied()
+                                .chain(framed.1.iter().flat_map(|t| t.points))
+                                .collect(),
+                            threats: framed.1,
+                        })
+                    }
+                    Err(e) => last_error = e,
+                }
             }
         }
-        if settled.is_some() {
-            break;
-        }
     }
-    let (owner, eyes) = settled.ok_or(last_error)?;
+    Err(last_error)
+}
 
-    let mut framed = board.clone();
-    for &i in &frame {
-        framed.set_stone(loc(i % xs, i / xs), Color::Empty);
+/// One ko threat of the frame (see `threats.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KoThreat {
+    /// The side the threat is for.
+    pub side: Player,
+    /// The two miai points: the side plays either (atari on `stones`),
+    /// the other side answers at the other one.
+    pub points: [Loc; 2],
+    /// The other side's stones the threat is against.
+    pub stones: Vec<Loc>,
+}
+
+/// The frame's layout before the split: what [`Layout::try_split`] needs.
+struct Layout<'a> {
+    board: &'a Board,
+    protected: &'a [bool],
+    wall: &'a [usize],
+    rest: &'a [usize],
+    dist: &'a [usize],
+    attacker: Player,
+}
+
+impl Layout<'_> {
+    /// The frame with `attacker_count` points for the attacker (wall
+    /// first, then the base nearest the anchor), its eyes and `threats`
+    /// (how many, how long) ko threats for `threats_for`, checked settled.
+    fn try_split(
+        &self,
+        attacker_count: usize,
+        threats_for: Option<Player>,
+        (threats, length): (usize, usize),
+    ) -> Result<(Board, Vec<KoThreat>), FrameError> {
+        let board = self.board;
+        let (xs, ys) = (board.x_size(), board.y_size());
+        let loc = |i: usize| Loc::from_xy(i % xs, i / xs, xs);
+        let mut owner: Vec<Option<Player>> = vec![None; xs * ys];
+        for &i in self.wall {
+            owner[i] = Some(self.attacker);
+        }
+        for (k, &i) in self.rest.iter().enumerate() {
+            let side = if self.wall.len() + k < attacker_count {
+                self.attacker
+            } else {
+                self.attacker.opp()
+            };
+            owner[i] = Some(side);
+        }
+        let eyes = choose_eyes(&owner, self.dist, xs, ys)?;
+        let mut stone: Vec<Option<Player>> = (0..xs * ys)
+            .map(|i| if eyes[i] { None } else { owner[i] })
+            .collect();
+        let mut placed = Vec::new();
+        if let Some(side) = threats_for {
+            let mut grid = Grid {
+                stone: &mut stone,
+                eyes: &eyes,
+                dist: self.dist,
+                xs,
+                ys,
+            };
+            placed = place_threats(&mut grid, side, threats, length);
+            if placed.len() < threats {
+                return Err(FrameError::Unsettled(format!(
+                    "no room for {threats} ko threat(s) in the frame"
+                )));
+            }
+        }
+        let mut framed = board.clone();
+        for (i, &keep) in self.protected.iter().enumerate() {
+            if !keep {
+                framed.set_stone(loc(i), stone[i].map_or(Color::Empty, |p| p.color()));
+            }
+        }
+        let mut skip = vec![false; xs * ys];
+        for t in &placed {
+            for &i in &t.cells {
+                skip[i] = true;
+            }
+        }
+        check_settled(board, &framed, self.protected, &skip)?;
+        let threats = placed
+            .into_iter()
+            .map(|t| KoThreat {
+                side: threats_for.unwrap_or(self.attacker),
+                points: t.points.map(loc),
+                stones: t.stones.into_iter().map(loc).collect(),
+            })
+            .collect();
+        Ok((framed, threats))
     }
-    for &i in &frame {
-        if let (Some(p), false) = (owner[i], eyes[i]) {
-            framed.set_stone(loc(i % xs, i / xs), p.color());
+}
+
+/// Protected: the region, and empty points just outside it that are
+/// liberties of the region's stones (they must keep them).
+fn protected_points(board: &Board, region: &Region) -> Vec<bool> {
+    let (xs, ys) = (board.x_size(), board.y_size());
+    let loc = |x: usize, y: usize| Loc::from_xy(x, y, xs);
+    let mut protected = vec![false; xs * ys];
+    for y in 0..ys {
+        for x in 0..xs {
+            let touches_region_stone = || {
+                neighbours(x, y, xs, ys).any(|(nx, ny)| {
+                    region.contains_xy(nx, ny) && board.get(loc(nx, ny)) != Color::Empty
+                })
+            };
+            protected[y * xs + x] = region.contains_xy(x, y)
+                || (board.get(loc(x, y)) == Color::Empty && touches_region_stone());
         }
     }
-    check_settled(board, &framed, &protected, &owner, &eyes)?;
-    Ok(Framed {
-        board: framed,
-        playable,
-    })
+    protected
 }
 
 /// The on-board orthogonal neighbours of `(x, y)`.
@@ -293,13 +394,13 @@ fn components(
 }
 
 /// The frame is settled: the protected points are unchanged and every
-/// frame stone is pass-alive.
+/// frame stone is pass-alive, but for the ko threats' cells (`skip`),
+/// which are settled only once a threat is answered.
 fn check_settled(
     original: &Board,
     framed: &Board,
     protected: &[bool],
-    owner: &[Option<Player>],
-    eyes: &[bool],
+    skip: &[bool],
 ) -> Result<(), FrameError> {
     let xs = framed.x_size();
     let area = framed.calculate_area(AreaOptions::default());
@@ -310,10 +411,9 @@ fn check_settled(
                 "placing the frame changed the problem's stones".into(),
             ));
         }
-        if let (false, Some(p), false) = (keep, owner[i], eyes[i]) {
-            if framed.get(l) != p.color() || area.get(l) != p.color() {
-                return Err(FrameError::Unsettled("a frame group is not settled".into()));
-            }
+        let stone = framed.get(l);
+        if !keep && !skip[i] && stone != Color::Empty && area.get(l) != stone {
+            return Err(FrameError::Unsettled("a frame group is not settled".into()));
         }
     }
     Ok(())
@@ -322,6 +422,7 @@ fn check_settled(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::Move;
     use crate::tsumego::region::{auto_region, parse_region_text, RegionSpec};
 
     fn corner_problem(size: usize) -> Board {
@@ -344,12 +445,17 @@ mod tests {
         let xs = b.x_size();
         let area = b.calculate_area(AreaOptions::default());
         for l in b.locs() {
-            if framed.playable.contains(&l) {
+            let threat_point = framed.threats.iter().any(|t| t.points.contains(&l));
+            if framed.playable.contains(&l) && !threat_point {
                 assert_eq!(b.get(l), original.get(l), "protected point changed");
                 continue;
             }
             assert!(!region.contains(l));
-            if let Some(p) = b.get(l).player() {
+            let in_threat = framed
+                .threats
+                .iter()
+                .any(|t| t.stones.contains(&l) || t.points.contains(&l));
+            if let (Some(p), false) = (b.get(l).player(), in_threat) {
                 assert_eq!(
                     area.get(l),
                     p.color(),
@@ -371,7 +477,7 @@ mod tests {
             for attacker in Player::BOTH {
                 let b = corner_problem(size);
                 let region = auto_region(&b, None).unwrap();
-                let framed = build_frame(&b, &region, attacker, 7.0)
+                let framed = build_frame(&b, &region, attacker, 7.0, None)
                     .unwrap_or_else(|e| panic!("size {size}: {e}"));
                 assert_settled(&b, &framed, &region);
             }
@@ -388,7 +494,7 @@ mod tests {
                 panic!()
             };
             let region = Region::from_points(&points, size, size).unwrap();
-            let framed = build_frame(&b, &region, Player::White, 6.5).unwrap();
+            let framed = build_frame(&b, &region, Player::White, 6.5, None).unwrap();
             assert_settled(&b, &framed, &region);
             // A side region in the middle of the bottom edge.
             let mid = size / 2;
@@ -397,7 +503,7 @@ mod tests {
                 .collect();
             let region = Region::from_points(&side, size, size).unwrap();
             let empty = Board::new(size, size).unwrap();
-            let framed = build_frame(&empty, &region, Player::Black, 7.0).unwrap();
+            let framed = build_frame(&empty, &region, Player::Black, 7.0, None).unwrap();
             assert_settled(&empty, &framed, &region);
         }
     }
@@ -406,7 +512,7 @@ mod tests {
     fn the_frame_balances_the_score_around_komi() {
         let b = corner_problem(13);
         let region = auto_region(&b, None).unwrap();
-        let framed = build_frame(&b, &region, Player::Black, 7.0).unwrap();
+        let framed = build_frame(&b, &region, Player::Black, 7.0, None).unwrap();
         let count = |p: Player| {
             framed
                 .board
@@ -422,6 +528,102 @@ mod tests {
         assert!(
             (diff - 3).abs() <= 2,
             "black frame minus white frame {diff}"
+        );
+    }
+
+    #[test]
+    fn ko_threats_are_legal_far_from_the_region_and_settle_when_answered() {
+        for size in [13, 19] {
+            for attacker in Player::BOTH {
+                for side in Player::BOTH {
+                    let b = corner_problem(size);
+                    let region = auto_region(&b, None).unwrap();
+                    let plain = build_frame(&b, &region, attacker, 7.0, None).unwrap();
+                    let framed = build_frame(&b, &region, attacker, 7.0, Some(side))
+                        .unwrap_or_else(|e| panic!("size {size}: {e}"));
+                    let label = format!("size {size}, attacker {attacker:?}, for {side:?}");
+                    assert!(!framed.threats.is_empty(), "{label}: no threat");
+                    assert_settled(&b, &framed, &region);
+                    check_threats(&framed, &plain, &region, side, &label);
+                }
+            }
+        }
+    }
+
+    /// Each threat: away from the region, searchable, an atari on the
+    /// other side's peninsula that the answer turns into settled stones.
+    fn check_threats(framed: &Framed, plain: &Framed, region: &Region, side: Player, label: &str) {
+        let b = &framed.board;
+        let xs = b.x_size();
+        // Once the threats are answered (their points the other side's),
+        // each side has as much of the frame as without threats, give or
+        // take the split's search for eyes: the balance is kept.
+        let area_of = |f: &Framed, p: Player| {
+            let points: usize = f.threats.iter().map(|t| t.points.len()).sum();
+            let stones = f
+                .board
+                .locs()
+                .filter(|&l| !region.contains(l) && f.board.get(l) == p.color())
+                .count();
+            (stones + if p == side.opp() { points } else { 0 }) as i64
+        };
+        for p in Player::BOTH {
+            let diff = (area_of(framed, p) - area_of(plain, p)).abs();
+            assert!(diff <= 16, "{label}: {p:?} frame moved by {diff}");
+        }
+        for t in &framed.threats {
+            assert_eq!(t.side, side);
+            let far = |l: Loc| {
+                let (x, y) = l.xy(xs);
+                region.points().iter().all(|&r| {
+                    let (rx, ry) = r.xy(xs);
+                    rx.abs_diff(x).max(ry.abs_diff(y)) >= 3
+                })
+            };
+            assert!(t.points.iter().chain(&t.stones).all(|&l| far(l)), "{label}");
+            assert!(
+                t.points.iter().all(|l| framed.playable.contains(l)),
+                "{label}"
+            );
+            assert!(t.stones.iter().all(|&l| b.get(l) == side.opp().color()));
+            assert_eq!(b.num_liberties(t.stones[0]), 2, "{label}\n{b}");
+            for (threat, answer) in [(t.points[0], t.points[1]), (t.points[1], t.points[0])] {
+                let mut after = b.clone();
+                assert!(after.try_play(Move::Play(threat), side, false), "{label}");
+                assert_eq!(after.num_liberties(t.stones[0]), 1, "not atari\n{after}");
+                assert!(after.try_play(Move::Play(answer), side.opp(), false));
+                // Answered: the threat's stone is captured and every frame
+                // stone outside the problem is pass-alive again.
+                assert_eq!(after.get(threat), Color::Empty, "{label}\n{after}");
+                let area = after.calculate_area(AreaOptions::default());
+                for l in after.locs() {
+                    let other = framed
+                        .threats
+                        .iter()
+                        .any(|o| o != t && o.stones.contains(&l));
+                    if !framed.playable.contains(&l) && !other {
+                        if let Some(p) = after.get(l).player() {
+                            assert_eq!(area.get(l), p.color(), "{label}: {l:?}\n{after}");
+                        }
+                    }
+                }
+                // Unanswered, the side captures the peninsula.
+                let mut ignored = b.clone();
+                assert!(ignored.try_play(Move::Play(threat), side, false));
+                assert!(ignored.try_play(Move::Play(answer), side, false));
+                assert!(t.stones.iter().all(|&l| ignored.get(l) == Color::Empty));
+            }
+        }
+    }
+
+    #[test]
+    fn a_small_board_has_no_room_for_threats() {
+        let b = corner_problem(9);
+        let region = auto_region(&b, None).unwrap();
+        let err = build_frame(&b, &region, Player::White, 7.0, Some(Player::Black));
+        assert!(
+            matches!(&err, Err(FrameError::Unsettled(m)) if m.contains("ko threat")),
+            "{err:?}"
         );
     }
 }

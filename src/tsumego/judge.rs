@@ -57,6 +57,9 @@ pub struct GroupVerdict {
     pub status: Status,
     /// Who ends up owning its points.
     pub owner: Player,
+    /// With status `ko`: the side that must find a ko threat to go on
+    /// (the other side took the ko last in the principal line).
+    pub must_find_threats: Option<Player>,
 }
 
 /// The chains with a stone in `region`, each once, in board order.
@@ -91,12 +94,20 @@ pub fn mean_own(stones: &[Loc], color: Player, ownership: &[f64], x_size: usize)
     sum / stones.len() as f64
 }
 
-/// Whether a ko capture in `line` (played from `board` with `first` to
-/// move; passes allowed) takes a stone of `stones` or fills a liberty of
-/// theirs: the line fights a ko over the group.
-pub fn line_has_ko_over(board: &Board, first: Player, line: &[Move], stones: &[Loc]) -> bool {
+/// The side that must find a ko threat after `line` (played from `board`
+/// with `first` to move; passes allowed), if the line fights a ko over
+/// `stones`: a ko capture in it takes one of their stones or is played
+/// next to them. The last such capture decides: its maker's opponent may
+/// not retake at once and must find a threat first.
+pub fn line_has_ko_over(
+    board: &Board,
+    first: Player,
+    line: &[Move],
+    stones: &[Loc],
+) -> Option<Player> {
     let mut b = board.clone();
     let mut pla = first;
+    let mut needs_threat = None;
     let touches =
         |b: &Board, l: Loc| stones.contains(&l) || b.adjacent_locs(l).any(|a| stones.contains(&a));
     for &mv in line {
@@ -104,29 +115,37 @@ pub fn line_has_ko_over(board: &Board, first: Player, line: &[Move], stones: &[L
             if b.would_be_ko_capture(l, pla) {
                 let captured = b.ko_capture_loc(l, pla);
                 if touches(&b, l) || captured.is_some_and(|c| touches(&b, c)) {
-                    return true;
+                    needs_threat = Some(pla.opp());
                 }
             }
             if !b.try_play(mv, pla, false) {
-                return false;
+                break;
             }
         }
         pla = pla.opp();
     }
-    false
+    needs_threat
 }
 
-/// The status of one group from ownership (Black's view), with `ko` set
-/// when the principal line fights a ko over it.
-pub fn group_status(board: &Board, stones: &[Loc], ownership: &[f64], ko: bool) -> GroupVerdict {
+/// The status of one group from ownership (Black's view); `ko` is the
+/// side that must find a ko threat when the principal line fights a ko
+/// over it (see [`line_has_ko_over`]).
+pub fn group_status(
+    board: &Board,
+    stones: &[Loc],
+    ownership: &[f64],
+    ko: Option<Player>,
+) -> GroupVerdict {
     let xs = board.x_size();
     let color = stones
         .first()
         .and_then(|&l| board.get(l).player())
         .unwrap_or(Player::Black);
     let own = mean_own(stones, color, ownership, xs);
-    let status = if ko && own.abs() < 0.9 {
+    let status = if ko.is_some() && own.abs() < 0.9 {
         Status::Ko
+    } else if own >= SETTLED && alive_in_seki(board, stones, color, ownership) {
+        Status::Seki
     } else if own >= SETTLED {
         Status::Alive
     } else if own <= -SETTLED {
@@ -145,10 +164,62 @@ pub fn group_status(board: &Board, stones: &[Loc], ownership: &[f64], ko: bool) 
         own,
         status,
         owner,
+        must_find_threats: ko.filter(|_| status == Status::Ko),
     }
 }
 
-/// Seki's shape: an enemy chain, itself near zero ownership, with a
+/// Seki as area scoring's ownership shows it: both sides' stones are
+/// their own (ownership near +1 each), only the shared liberties are
+/// nobody's. So: the group and an enemy chain, each owned by its own side,
+/// share a liberty owned by neither, and neither has two liberties it owns
+/// (two eyes, or territory: then the shared point is only a dame between
+/// two living groups).
+fn alive_in_seki(board: &Board, stones: &[Loc], color: Player, ownership: &[f64]) -> bool {
+    let xs = board.x_size();
+    let own_at = |l: Loc| {
+        let (x, y) = l.xy(xs);
+        ownership.get(y * xs + x).copied().unwrap_or(0.0)
+    };
+    let liberties = |chain: &[Loc]| -> Vec<Loc> {
+        let mut libs: Vec<Loc> = chain
+            .iter()
+            .flat_map(|&s| board.adjacent_locs(s).collect::<Vec<_>>())
+            .filter(|&l| board.get(l) == Color::Empty)
+            .collect();
+        libs.sort();
+        libs.dedup();
+        libs
+    };
+    let owned_by = |libs: &[Loc], p: Player| {
+        let sign = if p == Player::Black { 1.0 } else { -1.0 };
+        libs.iter()
+            .filter(|&&l| own_at(l) * sign >= SETTLED)
+            .count()
+    };
+    let mine = liberties(stones);
+    if owned_by(&mine, color) >= 2 {
+        return false;
+    }
+    for &lib in &mine {
+        if own_at(lib).abs() >= SEKI_BAND {
+            continue;
+        }
+        for e in board.adjacent_locs(lib) {
+            if board.get(e) != color.opp().color() {
+                continue;
+            }
+            let enemy: Vec<Loc> = board.chain_stones(e).collect();
+            if mean_own(&enemy, color.opp(), ownership, xs) >= SETTLED
+                && owned_by(&liberties(&enemy), color.opp()) < 2
+            {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Seki's shape as territory scoring's ownership shows it: an enemy chain, itself near zero ownership, with a
 /// liberty in common with the group, that liberty owned by neither side.
 fn shares_liberty_with_unsettled_enemy(
     board: &Board,
@@ -214,7 +285,7 @@ impl Goal {
 mod tests {
     use super::*;
 
-    /// A 7x7 board from rows of `X` (black), `O` (white) and `.`.
+    /// A square board from rows of `X` (black), `O` (white) and `.`.
     fn board(rows: &[&str]) -> Board {
         let size = rows.len();
         let mut b = Board::new(size, size).unwrap();
@@ -249,10 +320,10 @@ mod tests {
             &[-1.0; 5],
             &[-1.0; 5],
         ]);
-        let black = group_status(&b, &chain_at(&b, 0, 0), &own, false);
+        let black = group_status(&b, &chain_at(&b, 0, 0), &own, None);
         assert_eq!(black.status, Status::Dead);
         assert_eq!(black.owner, Player::White);
-        let white = group_status(&b, &chain_at(&b, 1, 0), &own, false);
+        let white = group_status(&b, &chain_at(&b, 1, 0), &own, None);
         assert_eq!(white.status, Status::Alive);
         assert_eq!(white.owner, Player::White);
         assert!(Goal::Kill.met_by(black.status));
@@ -265,12 +336,36 @@ mod tests {
         // between them; nobody owns anything.
         let b = board(&["X.O", "X.O", "..."]);
         let own = ownership(&[&[0.05, 0.0, -0.1], &[0.0, 0.02, -0.05], &[0.1, 0.0, -0.1]]);
-        let v = group_status(&b, &chain_at(&b, 0, 0), &own, false);
+        let v = group_status(&b, &chain_at(&b, 0, 0), &own, None);
         assert_eq!(v.status, Status::Seki, "{v:?}");
         assert!(Goal::Live.met_by(v.status));
+        // Area scoring: both groups' stones their own, the two shared
+        // liberties (0,0) and (2,0) nobody's; White's outer wall has
+        // territory, so it is alive, not in seki.
+        let area = board(&[".O.XO", "XOXXO", "XXXOO", "OOOO.", "....."]);
+        let own = ownership(&[
+            &[0.0, -0.95, 0.0, 0.9, -1.0],
+            &[0.9, -0.95, 0.9, 0.9, -1.0],
+            &[0.9, 0.9, 0.9, -1.0, -1.0],
+            &[-1.0; 5],
+            &[-1.0; 5],
+        ]);
+        let v = group_status(&area, &chain_at(&area, 0, 1), &own, None);
+        assert_eq!(v.status, Status::Seki, "{v:?}");
+        let w = group_status(&area, &chain_at(&area, 1, 0), &own, None);
+        assert_eq!(w.status, Status::Seki, "{w:?}");
+        let wall = group_status(&area, &chain_at(&area, 4, 0), &own, None);
+        assert_eq!(wall.status, Status::Alive, "{wall:?}");
+        // The same stones with eyes of their own (owned liberties): alive.
+        let mut eyes = own.clone();
+        eyes[0] = 0.9;
+        eyes[2] = 0.9;
+        assert!(group_status(&area, &chain_at(&area, 1, 0), &eyes, None).status != Status::Seki);
+        let v = group_status(&area, &chain_at(&area, 0, 1), &eyes, None);
+        assert_eq!(v.status, Status::Alive, "{v:?}");
         // Near-zero ownership with no shared liberty is only unsettled.
         let lonely = board(&["X..", "...", "..O"]);
-        let v = group_status(&lonely, &chain_at(&lonely, 0, 0), &[0.0; 9], false);
+        let v = group_status(&lonely, &chain_at(&lonely, 0, 0), &[0.0; 9], None);
         assert_eq!(v.status, Status::Unsettled);
     }
 
@@ -281,26 +376,30 @@ mod tests {
         let take = Loc::from_xy(1, 1, 5);
         assert!(b.would_be_ko_capture(take, Player::White));
         let black_stone = chain_at(&b, 2, 1);
-        assert!(line_has_ko_over(
-            &b,
-            Player::White,
-            &[Move::Play(take)],
-            &black_stone
-        ));
-        assert!(!line_has_ko_over(
-            &b,
-            Player::White,
-            &[Move::Pass],
-            &black_stone
-        ));
+        // White took the ko last: Black must find a threat.
+        assert_eq!(
+            line_has_ko_over(&b, Player::White, &[Move::Play(take)], &black_stone),
+            Some(Player::Black)
+        );
+        assert_eq!(
+            line_has_ko_over(&b, Player::White, &[Move::Pass], &black_stone),
+            None
+        );
         let far = board(&[".XO..", "X.XO.", ".XO..", ".....", "....X"]);
-        assert!(!line_has_ko_over(
-            &far,
-            Player::White,
-            &[Move::Play(take)],
-            &chain_at(&far, 4, 4)
-        ));
-        let v = group_status(&b, &black_stone, &[0.0; 25], true);
+        assert_eq!(
+            line_has_ko_over(
+                &far,
+                Player::White,
+                &[Move::Play(take)],
+                &chain_at(&far, 4, 4)
+            ),
+            None
+        );
+        let v = group_status(&b, &black_stone, &[0.0; 25], Some(Player::Black));
         assert_eq!(v.status, Status::Ko);
+        assert_eq!(v.must_find_threats, Some(Player::Black));
+        // Settled ownership: the ko is over, nobody needs threats.
+        let v = group_status(&b, &black_stone, &[-1.0; 25], Some(Player::Black));
+        assert_eq!((v.status, v.must_find_threats), (Status::Dead, None));
     }
 }

@@ -19,8 +19,9 @@
 mod frame;
 mod judge;
 mod region;
+mod threats;
 
-pub use frame::{build_frame, FrameError, Framed};
+pub use frame::{build_frame, FrameError, Framed, KoThreat};
 pub use judge::{
     group_status, line_has_ko_over, mean_own, region_chains, Goal, GroupVerdict, Status,
 };
@@ -46,9 +47,9 @@ pub enum GoalSpec {
 pub enum KoThreats {
     /// Nobody: a ko goes to whoever takes it first.
     None,
-    /// The attacker (not built yet: rejected by [`prepare`]).
+    /// The attacker: the frame holds ko threats for it.
     Attacker,
-    /// The defender (not built yet: rejected by [`prepare`]).
+    /// The defender: the frame holds ko threats for it.
     Defender,
 }
 
@@ -80,7 +81,7 @@ pub enum TsumegoError {
     /// A text that is no goal.
     #[error("goal must be \"auto\", \"kill\" or \"live\", not {0:?}")]
     Goal(String),
-    /// A text that is no ko-threat setting, or one not built yet.
+    /// A text that is no ko-threat setting.
     #[error("{0}")]
     KoThreats(String),
 }
@@ -127,6 +128,8 @@ pub struct Prepared {
     /// defender's largest chain in the region (none if the defender has no
     /// stone there: then the judge looks at the region's points).
     pub target_stones: Vec<Loc>,
+    /// The frame's ko threats (`koThreats` other than `"none"`).
+    pub threats: Vec<KoThreat>,
 }
 
 /// Decides attacker and goal, resolves the region and frames the board.
@@ -145,11 +148,6 @@ pub fn prepare(
     komi: f32,
     req: &TsumegoRequest,
 ) -> Result<Prepared, TsumegoError> {
-    if req.ko_threats != KoThreats::None {
-        return Err(TsumegoError::KoThreats(
-            "koThreats \"attacker\" and \"defender\" are not supported yet; use \"none\"".into(),
-        ));
-    }
     let region = Region::resolve(&req.region, board, req.target)?;
     let (xs, ys) = (board.x_size(), board.y_size());
     let target_color = match req.target {
@@ -200,10 +198,16 @@ pub fn prepare(
             .max_by_key(|c| c.len())
             .unwrap_or_default(),
     };
+    let threats_for = match req.ko_threats {
+        KoThreats::None => None,
+        KoThreats::Attacker => Some(attacker),
+        KoThreats::Defender => Some(attacker.opp()),
+    };
     let Framed {
         board: framed,
         playable,
-    } = build_frame(board, &region, attacker, komi)?;
+        threats,
+    } = build_frame(board, &region, attacker, komi, threats_for)?;
     Ok(Prepared {
         region,
         board: framed,
@@ -212,6 +216,7 @@ pub fn prepare(
         goal,
         to_move,
         target_stones,
+        threats,
     })
 }
 
@@ -370,6 +375,7 @@ impl Verdict {
                     "color": g.color.letter().to_string(),
                     "status": g.status.name(),
                     "owner": g.owner.letter().to_string(),
+                    "mustFindThreats": g.must_find_threats.map(|p| p.letter().to_string()),
                 })
             })
             .collect();
@@ -392,6 +398,11 @@ impl Verdict {
             "groups": groups,
             "winningMoves": self.winning_moves.iter().map(|&m| gtp(m)).collect::<Vec<_>>(),
             "refutations": refutations,
+            "koThreats": p.threats.iter().map(|t| json!({
+                "for": t.side.letter().to_string(),
+                "points": t.points.iter().map(|&l| gtp(Move::Play(l))).collect::<Vec<_>>(),
+                "stones": t.stones.len(),
+            })).collect::<Vec<_>>(),
         })
     }
 }
@@ -458,10 +469,11 @@ mod tests {
             Err(TsumegoError::Target(_))
         ));
         req.target = None;
+        // Ko threats need more room than a 9x9 frame has: a frame error.
         req.ko_threats = KoThreats::Attacker;
         assert!(matches!(
             prepare(&b, Player::Black, 7.0, &req),
-            Err(TsumegoError::KoThreats(_))
+            Err(TsumegoError::Frame(_))
         ));
         assert!(parse_goal("capture").is_err());
         assert_eq!(parse_goal("Kill").unwrap(), GoalSpec::Given(Goal::Kill));
