@@ -102,41 +102,28 @@ pub(super) struct Workspace {
     /// Transformed outputs `[area, tiles, out_channels]`.
     pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, s tiles_y + 2, s tiles_x + 2, c]`
-    /// for output tiles of side `s`, so that every input tile is read in
-    /// place: one buffer per board shape `(h, w, c, tiling)` seen, whose
-    /// borders stay zero (only the interior is written). A net alternates
-    /// shapes (a global-pooling block's second conv reads fewer channels),
-    /// so one shared buffer was zeroed again on every call; the layout per
-    /// board does not depend on `n`, so a buffer grows with the batch and
-    /// is never cleared.
-    padded: Vec<PaddedInput>,
+    /// for output tiles of side `s` (every input tile is read in place), per
+    /// board shape `(h, w, c, tiling)`: only interiors are written, so the
+    /// borders stay zero. (One shared buffer was re-zeroed whenever the
+    /// shape changed, as it does within a global-pooling block.) A board's
+    /// layout does not depend on `n`: a buffer grows with the batch.
+    padded: Vec<((usize, usize, usize, Tiling), Vec<f32>)>,
 }
 
-/// A zero-bordered input buffer for one board shape (see
-/// [`Workspace::padded`]).
-struct PaddedInput {
-    shape: (usize, usize, usize, Tiling),
-    values: Vec<f32>,
-}
-
-/// The zero-bordered buffer for `shape` in `buffers`, at least `len`
-/// long, its border zero (made on first use, grown with the batch).
+/// The zero-bordered buffer for `shape` in `buffers`, at least `len` long.
 fn padded_buffer(
-    buffers: &mut Vec<PaddedInput>,
+    buffers: &mut Vec<((usize, usize, usize, Tiling), Vec<f32>)>,
     shape: (usize, usize, usize, Tiling),
     len: usize,
 ) -> &mut [f32] {
-    let i = match buffers.iter().position(|p| p.shape == shape) {
-        Some(i) => i,
-        None => {
-            buffers.push(PaddedInput {
-                shape,
-                values: Vec::new(),
-            });
+    let i = buffers
+        .iter()
+        .position(|(s, _)| *s == shape)
+        .unwrap_or_else(|| {
+            buffers.push((shape, Vec::new()));
             buffers.len() - 1
-        }
-    };
-    let values = &mut buffers[i].values;
+        });
+    let values = &mut buffers[i].1;
     if values.len() < len {
         values.resize(len, 0.0);
     }
