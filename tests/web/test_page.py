@@ -509,6 +509,8 @@ def test_solve_this_corner_on_the_real_net(browser, net_server, tmp_path):
         # A wrong first move's refutation, shown on the board on hover.
         wrong = page.get_by_test_id("solve-refutation").first
         expect(wrong).to_contain_text("Wrong:")
+        # The search's run of passes at the end is shown once.
+        expect(wrong).not_to_contain_text("pass pass")
         move = wrong.get_attribute("data-move")
         wrong.locator("button").hover()
         expect(page.locator(f'[data-vertex="{move}"]')).to_have_class(re.compile("shudan-marker_label"))

@@ -30,6 +30,13 @@ export function groupText(g) {
   return `${who}: ${status}`;
 }
 
+/** A line without its run of passes at the end, but for the first. */
+export function trimPasses(line) {
+  let end = line.length;
+  while (end >= 2 && line[end - 1] === "pass" && line[end - 2] === "pass") end--;
+  return line.slice(0, end);
+}
+
 /**
  * The page's view of a final tsumego response `msg` for the side `turn`
  * ("B"/"W"): `winning` (the correct first moves, best first), `summary`
@@ -50,7 +57,7 @@ export function solutionOf(msg, turn) {
   const groups = [...(t.groups ?? [])]
     .sort((a, b) => Number((b.stones ?? []).some((s) => target.has(s))) - Number((a.stones ?? []).some((s) => target.has(s))))
     .map((g) => ({ text: groupText(g), status: g.status }));
-  const refutations = Object.entries(t.refutations ?? {}).map(([move, line]) => ({ move, line: line ?? [] }));
+  const refutations = Object.entries(t.refutations ?? {}).map(([move, line]) => ({ move, line: trimPasses(line ?? []) }));
   return { winning, summary, groups, refutations };
 }
 

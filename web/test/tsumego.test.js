@@ -1,7 +1,7 @@
 // The "Solve this corner" query and how its answer is shown.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SOLVE_VISITS, groupText, solutionOf, solveError, solveQuery } from "../src/tsumego.js";
+import { SOLVE_VISITS, groupText, trimPasses, solutionOf, solveError, solveQuery } from "../src/tsumego.js";
 
 test("the solve query is the position plus an auto tsumego field", () => {
   const position = { boardXSize: 9, boardYSize: 9, moves: [], initialPlayer: "W" };
@@ -29,7 +29,7 @@ const response = {
       { stones: ["D9", "A8", "B8", "C8", "D8"], color: "B", status: "dead", owner: "W", mustFindThreats: null },
     ],
     winningMoves: ["B9"],
-    refutations: { D6: ["D6", "B9", "pass"] },
+    refutations: { D6: ["D6", "B9", "pass", "pass", "pass"] },
     koThreats: [],
   },
 };
@@ -67,4 +67,11 @@ test("a response without a tsumego object, and errors", () => {
     "Cannot solve: no stones to solve",
   );
   assert.equal(solveError({ error: "connection closed" }), "solve: connection closed");
+});
+
+test("a line keeps one pass of its run at the end", () => {
+  assert.deepEqual(trimPasses(["D6", "B9", "pass", "pass", "pass"]), ["D6", "B9", "pass"]);
+  assert.deepEqual(trimPasses(["pass", "B9"]), ["pass", "B9"]);
+  assert.deepEqual(trimPasses(["pass", "pass"]), ["pass"]);
+  assert.deepEqual(trimPasses([]), []);
 });
