@@ -476,3 +476,62 @@ def test_human_profile_plays_with_a_human_net(page):
         assert any('"humanPolicy"' in f for f in received)
     finally:
         server.stop()
+
+
+# docs/tsumego.md's corner: White to kill Black's five stones (B9 does).
+CORNER = ("(;GM[1]FF[4]SZ[9]KM[7]RU[Chinese]PL[W]AB[ab][bb][cb][db][da]"
+          "AW[ac][bc][cc][dc][ec][eb][ea])\n")
+
+
+def test_solve_this_corner_on_the_real_net(browser, net_server, tmp_path):
+    """*Solve this corner* on the project's net (400 visits): the query
+    carries the tsumego field, the correct first move is marked, the
+    groups' statuses and a refutation are listed."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        console = Console(page)
+        sent = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(f)))
+        open_game(page, net_server, "/?size=9&color=black&visits=50&analysisVisits=50")
+        open_sgf(page, tmp_path, CORNER, 0)
+        page.get_by_test_id("solve-start").click()
+        status = page.get_by_test_id("solve-status")
+        expect(status).to_have_attribute("data-status", "done")
+        assert any('"tsumego":{"region":"auto","goal":"auto"' in f for f in sent), sent
+        expect(status).to_contain_text("White to kill: B9")
+        expect(page.locator('[data-vertex="B9"]')).to_have_class(re.compile("shudan-marker_square"))
+        expect(page.get_by_test_id("solve-winning")).to_have_text(["B9"])
+        black = page.get_by_test_id("solve-group").filter(has_text="Black D9")
+        expect(black).to_have_text("Black D9 (5 stones): dead")
+        expect(page.get_by_test_id("solve-group").filter(has_text="White")).to_contain_text("alive")
+        # A wrong first move's refutation, shown on the board on hover.
+        wrong = page.get_by_test_id("solve-refutation").first
+        expect(wrong).to_contain_text("Wrong:")
+        # The search's run of passes at the end is shown once.
+        expect(wrong).not_to_contain_text("pass pass")
+        move = wrong.get_attribute("data-move")
+        wrong.locator("button").hover()
+        expect(page.locator(f'[data-vertex="{move}"]')).to_have_class(re.compile("shudan-marker_label"))
+        # Another position: the answer goes.
+        page.locator('[data-vertex="B9"]').click()
+        expect(page.locator('[data-vertex="B9"]')).to_have_attribute("data-sign", "-1")
+        expect(status).to_have_count(0)
+        assert console.errors == []
+    finally:
+        ctx.close()
+
+
+def test_solve_on_an_empty_board_says_why(page, stub_server):
+    """No stones: the server's region error, and the page goes on."""
+    open_game(page, stub_server)
+    page.get_by_test_id("solve-start").click()
+    status = page.get_by_test_id("solve-status")
+    expect(status).to_have_attribute("data-status", "error")
+    expect(status).to_contain_text("Cannot solve:")
+    expect(status).to_contain_text("region is empty")
+    expect(page.locator(".shudan-marker_square")).to_have_count(0)
+    # The page keeps working: a move is played and answered.
+    play(page, "E5", 1)
+    expect(page.get_by_test_id("solve-start")).to_be_enabled()

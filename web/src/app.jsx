@@ -11,6 +11,8 @@ import { NewGame, readSettings } from "./settings.jsx";
 import { score } from "./score.js";
 import { FINISHED, cancelReview, getReview, mistakesOf, reviewFits, startReview } from "./review.js";
 import { humanMove } from "./human.js";
+import { solutionOf, solveError, solveQuery } from "./tsumego.js";
+import { SolvePanel } from "./solve.jsx";
 
 /** Live analysis: how often partial results come, and its visit cap. */
 const REPORT_EVERY = 0.3;
@@ -82,6 +84,9 @@ export function App() {
   // The whole-game review: { game, id, job, error } (review.js).
   const [review, setReview] = useState(null);
   const [hover, setHover] = useState(null); // a moveInfo whose PV is shown
+  // "Solve this corner": { game, cursor, id, status: "running" | "done" |
+  // "error", solution, error } for the position it was asked about.
+  const [solve, setSolve] = useState(null);
   const [thinking, setThinking] = useState(false);
   // Off after an SGF is opened, so the engine does not move in a game the
   // user only came to look at; the user's next move turns it on.
@@ -225,6 +230,38 @@ export function App() {
     );
     return () => engine.terminate(id);
   }, [conn, game, visitCap]);
+
+  // The solve of another position stops (its answer would not fit).
+  const solveHere = solve && solve.game === game && solve.cursor === cursor ? solve : null;
+  useEffect(() => {
+    if (solve && !solveHere && solve.status === "running") engineRef.current?.terminate(solve.id);
+  }, [game, cursor]);
+
+  const solveCorner = () => {
+    const engine = engineRef.current;
+    if (solveHere?.status === "running") return;
+    const g = game;
+    const count = cursor;
+    const side = toMove(g, count);
+    const fits = (s) => s && s.game === g && s.cursor === count;
+    const id = engine.analyze(solveQuery(positionQuery(g, count), visitCap), (msg) => {
+      if (msg.error) {
+        capped(msg);
+        setSolve((s) => (fits(s) ? { ...s, status: "error", error: solveError(msg) } : s));
+        return;
+      }
+      if (msg.isDuringSearch) return;
+      const solution = solutionOf(msg, side);
+      setSolve((s) =>
+        fits(s)
+          ? solution
+            ? { ...s, status: "done", solution }
+            : { ...s, status: "error", error: "This server's answer has no tsumego result." }
+          : s,
+      );
+    });
+    setSolve({ game: g, cursor: count, id, status: "running" });
+  };
 
   const goTo = (i) => setCursor(Math.max(0, Math.min(game.moves.length, i)));
 
@@ -450,6 +487,14 @@ export function App() {
       }
     }
   }
+  // The solve's correct first moves: squares (the refutations are lines
+  // to hover in the panel).
+  if (!hover && solveHere?.status === "done") {
+    for (const gtp of solveHere.solution.winning) {
+      const v = fromGtp(gtp, size);
+      if (v && !here.board[v[1]][v[0]]) markerMap[v[1]][v[0]] = { type: "square" };
+    }
+  }
   const dead = ended && atEnd ? ended.dead : new Set();
   for (const gtp of dead) {
     const v = fromGtp(gtp, size);
@@ -560,6 +605,7 @@ export function App() {
           Move {cursor} · captures: Black {here.captures.B}, White {here.captures.W} · komi {game.komi} · {game.rules}
         </p>
         <Graph evals={evals} count={game.moves.length} cursor={cursor} onSelect={goTo} mistakes={mistakes.map((m) => m.turn + 1)} />
+        <SolvePanel solve={solveHere} canStart={conn === "open"} onStart={solveCorner} onLine={setHover} />
         <ReviewPanel review={review} mistakes={mistakes} running={reviewRunning} canStart={game.moves.length > 0 && conn !== "needs-key"} onStart={reviewGame} onCancel={stopReview} goTo={goTo} />
         <div class="toggles">
           <label>
