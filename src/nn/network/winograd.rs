@@ -102,18 +102,19 @@ pub(super) struct Workspace {
     /// Transformed outputs `[area, tiles, out_channels]`.
     pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, s tiles_y + 2, s tiles_x + 2, c]`
-    /// for output tiles of side `s` (every input tile is read in place), per
-    /// board shape `(h, w, c, tiling)`: only interiors are written, so the
-    /// borders stay zero. (One shared buffer was re-zeroed whenever the
-    /// shape changed, as it does within a global-pooling block.) A board's
-    /// layout does not depend on `n`: a buffer grows with the batch.
-    padded: Vec<((usize, usize, usize, Tiling), Vec<f32>)>,
+    /// (tiles of side `s` read in place), one per shape: only interiors are
+    /// written, so borders stay zero (a shared buffer was re-zeroed at each
+    /// shape change, twice per global-pooling block); grown with the batch.
+    padded: Vec<(BoardShape, Vec<f32>)>,
 }
+
+/// `(h, w, c, tiling)` of a padded input buffer.
+type BoardShape = (usize, usize, usize, Tiling);
 
 /// The zero-bordered buffer for `shape` in `buffers`, at least `len` long.
 fn padded_buffer(
-    buffers: &mut Vec<((usize, usize, usize, Tiling), Vec<f32>)>,
-    shape: (usize, usize, usize, Tiling),
+    buffers: &mut Vec<(BoardShape, Vec<f32>)>,
+    shape: BoardShape,
     len: usize,
 ) -> &mut [f32] {
     let i = buffers
