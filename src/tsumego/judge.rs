@@ -168,6 +168,41 @@ pub fn group_status(
     }
 }
 
+/// Ownership at `loc` (Black positive), 0 off the map.
+fn own_at(ownership: &[f64], xs: usize, loc: Loc) -> f64 {
+    let (x, y) = loc.xy(xs);
+    ownership.get(y * xs + x).copied().unwrap_or(0.0)
+}
+
+/// The distinct empty points next to `chain`.
+fn liberties(board: &Board, chain: &[Loc]) -> Vec<Loc> {
+    let mut libs: Vec<Loc> = chain
+        .iter()
+        .flat_map(|&s| board.adjacent_locs(s).collect::<Vec<_>>())
+        .filter(|&l| board.get(l) == Color::Empty)
+        .collect();
+    libs.sort();
+    libs.dedup();
+    libs
+}
+
+/// Whether an enemy chain at one of `libs` that nobody owns (ownership
+/// within the seki band) passes `test`: the shape both seki rules look for.
+fn enemy_at_unowned_liberty(
+    board: &Board,
+    libs: &[Loc],
+    color: Player,
+    ownership: &[f64],
+    mut test: impl FnMut(&[Loc]) -> bool,
+) -> bool {
+    let xs = board.x_size();
+    libs.iter()
+        .filter(|&&lib| own_at(ownership, xs, lib).abs() < SEKI_BAND)
+        .flat_map(|&lib| board.adjacent_locs(lib).collect::<Vec<_>>())
+        .filter(|&e| board.get(e) == color.opp().color())
+        .any(|e| test(&board.chain_stones(e).collect::<Vec<_>>()))
+}
+
 /// Seki as area scoring's ownership shows it: both sides' stones are
 /// their own (ownership near +1 each), only the shared liberties are
 /// nobody's. So: the group and an enemy chain, each owned by its own side,
@@ -176,47 +211,20 @@ pub fn group_status(
 /// two living groups).
 fn alive_in_seki(board: &Board, stones: &[Loc], color: Player, ownership: &[f64]) -> bool {
     let xs = board.x_size();
-    let own_at = |l: Loc| {
-        let (x, y) = l.xy(xs);
-        ownership.get(y * xs + x).copied().unwrap_or(0.0)
-    };
-    let liberties = |chain: &[Loc]| -> Vec<Loc> {
-        let mut libs: Vec<Loc> = chain
-            .iter()
-            .flat_map(|&s| board.adjacent_locs(s).collect::<Vec<_>>())
-            .filter(|&l| board.get(l) == Color::Empty)
-            .collect();
-        libs.sort();
-        libs.dedup();
-        libs
-    };
     let owned_by = |libs: &[Loc], p: Player| {
         let sign = if p == Player::Black { 1.0 } else { -1.0 };
         libs.iter()
-            .filter(|&&l| own_at(l) * sign >= SETTLED)
+            .filter(|&&l| own_at(ownership, xs, l) * sign >= SETTLED)
             .count()
     };
-    let mine = liberties(stones);
+    let mine = liberties(board, stones);
     if owned_by(&mine, color) >= 2 {
         return false;
     }
-    for &lib in &mine {
-        if own_at(lib).abs() >= SEKI_BAND {
-            continue;
-        }
-        for e in board.adjacent_locs(lib) {
-            if board.get(e) != color.opp().color() {
-                continue;
-            }
-            let enemy: Vec<Loc> = board.chain_stones(e).collect();
-            if mean_own(&enemy, color.opp(), ownership, xs) >= SETTLED
-                && owned_by(&liberties(&enemy), color.opp()) < 2
-            {
-                return true;
-            }
-        }
-    }
-    false
+    enemy_at_unowned_liberty(board, &mine, color, ownership, |enemy| {
+        mean_own(enemy, color.opp(), ownership, xs) >= SETTLED
+            && owned_by(&liberties(board, enemy), color.opp()) < 2
+    })
 }
 
 /// Seki's shape as territory scoring's ownership shows it: an enemy chain, itself near zero ownership, with a
@@ -228,30 +236,13 @@ fn shares_liberty_with_unsettled_enemy(
     ownership: &[f64],
 ) -> bool {
     let xs = board.x_size();
-    let own_at = |l: Loc| {
-        let (x, y) = l.xy(xs);
-        ownership.get(y * xs + x).copied().unwrap_or(0.0)
-    };
-    let liberties: Vec<Loc> = stones
-        .iter()
-        .flat_map(|&s| board.adjacent_locs(s).collect::<Vec<_>>())
-        .filter(|&l| board.get(l) == Color::Empty)
-        .collect();
-    for &lib in &liberties {
-        if own_at(lib).abs() >= SEKI_BAND {
-            continue;
-        }
-        for e in board.adjacent_locs(lib) {
-            if board.get(e) != color.opp().color() {
-                continue;
-            }
-            let enemy: Vec<Loc> = board.chain_stones(e).collect();
-            if mean_own(&enemy, color.opp(), ownership, xs).abs() < SEKI_BAND {
-                return true;
-            }
-        }
-    }
-    false
+    enemy_at_unowned_liberty(
+        board,
+        &liberties(board, stones),
+        color,
+        ownership,
+        |enemy| mean_own(enemy, color.opp(), ownership, xs).abs() < SEKI_BAND,
+    )
 }
 
 /// The problem's goal for its target.
