@@ -48,7 +48,10 @@ fn analyse_with(net: &str, queries: &[Value]) -> Vec<Value> {
             "-config",
             "configs/analysis.toml",
             "-override-config",
-            "numSearchThreads=1,numAnalysisThreads=1",
+            // Fixed seeds: one search thread alone still draws random
+            // symmetries, and the ko test's first winning move (the ko or
+            // a threat first, both winning) would vary from run to run.
+            "numSearchThreads=1,numAnalysisThreads=1,nnRandSeed=tsumego-tests,searchRandSeed=tsumego-tests",
         ],
         &input,
     );
