@@ -21,7 +21,7 @@ use crate::search::{
     AnalysisSnapshot, MoveInfo, RunOptions, Search, SearchParams, SetupFor, SnapshotRequest,
 };
 use crate::setup::ConfigArgs;
-use crate::tsumego::{self, KoThreats, Prepared, TsumegoRequest};
+use crate::tsumego::{self, Prepared, TsumegoRequest};
 
 /// Flags of `engine tsumego`.
 #[derive(Debug, Args)]
@@ -49,6 +49,10 @@ pub struct TsumegoArgs {
     /// A stone of the group the goal is about.
     #[arg(long)]
     pub target: Option<String>,
+    /// Which side the frame gives ko threats to: `none`, `attacker` or
+    /// `defender` (the winner of a ko then follows from it).
+    #[arg(long = "ko-threats", default_value = "none")]
+    pub ko_threats: String,
     /// Write the solution here instead of stdout.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
@@ -109,7 +113,8 @@ fn run_inner(args: &TsumegoArgs) -> Result<(), SolveError> {
             Some(t) => Some(tsumego::parse_point(t, xs, ys).map_err(|e| input(&e))?),
             None => None,
         },
-        ko_threats: KoThreats::None,
+        ko_threats: tsumego::parse_ko_threats(&args.ko_threats)
+            .map_err(|e| input(&format!("-ko-threats: {e}")))?,
     };
     let prepared = tsumego::prepare(&problem.board, problem.to_move, problem.komi, &req)
         .map_err(|e| input(&e))?;
@@ -287,8 +292,18 @@ pub fn solution_tree(
     let mut record = problem.record.clone();
     let root_visits = snap.root.as_ref().map_or(0, |r| r.visits);
     let winning: Vec<String> = verdict.winning_moves.iter().map(|&m| gtp(m)).collect();
+    // The frame is not in the SGF: say whose threats it held, since a ko's
+    // verdict (and threat moves in the lines) depends on them.
+    let threats = match prepared.threats.first() {
+        Some(t) => format!(
+            " Ko threats in the frame: {} for {}.",
+            prepared.threats.len(),
+            player_name(t.side)
+        ),
+        None => String::new(),
+    };
     record.game_comment = Some(format!(
-        "{} to play, goal: {} (target {}). Correct first move{}: {}. \
+        "{} to play, goal: {} (target {}). Correct first move{}: {}.{threats} \
          Solved by engine tsumego, {root_visits} visits, net {model_name}.",
         player_name(prepared.to_move),
         prepared.goal.name(),

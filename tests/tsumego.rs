@@ -277,3 +277,36 @@ fn a_ko_goes_to_the_side_the_frame_gives_threats() {
         .as_array()
         .is_some_and(|t| t.iter().all(|t| t["for"] == "W")));
 }
+
+/// A corner seki (19x19): Black's group (eye at A19) and White's group
+/// inside it (eye at D19) share one liberty, F19; whoever fills it is
+/// captured, and neither eye can be played in. White's wall outside is
+/// alive. Neither side to move changes the status.
+fn seki_problem(id: &str, to_move: &str) -> Value {
+    let stones = corner_stones(19, &[".XO.O.XO", "XXOOOXXO", "OXXXXXOO", "OOOOOOO."]);
+    json!({"id": id, "boardXSize": 19, "boardYSize": 19, "rules": "chinese", "komi": 7,
+           "initialStones": stones, "initialPlayer": to_move, "moves": [], "maxVisits": 200,
+           "tsumego": {"target": "B18"}})
+}
+
+#[test]
+fn a_seki_is_judged_seki_whoever_moves() {
+    let lines = analyse_with(
+        &g170(),
+        &[seki_problem("white", "W"), seki_problem("black", "B")],
+    );
+    // White to kill: nothing kills, both groups are in seki.
+    let w = &response(&lines, "white")["tsumego"];
+    assert_eq!(w["goal"], "kill", "{w}");
+    assert_eq!(w["winningMoves"], json!([]), "{w}");
+    assert_eq!(target_group(w, "B18")["status"], "seki", "{w}");
+    assert_eq!(target_group(w, "C19")["status"], "seki", "{w}");
+    // Black to live: seki counts as living; filling the shared liberty
+    // (self-atari) is no answer.
+    let b = &response(&lines, "black")["tsumego"];
+    assert_eq!(b["goal"], "live", "{b}");
+    assert_eq!(target_group(b, "B18")["status"], "seki", "{b}");
+    let winning = b["winningMoves"].as_array().expect("winningMoves");
+    assert!(!winning.is_empty(), "{b}");
+    assert!(!winning.contains(&json!("F19")), "{b}");
+}

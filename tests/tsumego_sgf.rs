@@ -1,7 +1,8 @@
 //! `engine tsumego PROBLEM.sgf` end to end, on the project's own net
 //! (`models/`): a straight-three corner whose vital point (B9) kills, the
 //! solution written as SGF (stdout and `-o`), and bad SGF refused with exit
-//! code 2.
+//! code 2; on g170 b6c96, a 19x19 corner ko whose written verdict follows
+//! `-ko-threats`.
 
 use engine::game::sgf::{parse_collection, NodeId};
 
@@ -103,4 +104,81 @@ fn bad_sgf_is_refused_with_exit_code_2() {
     assert!(stderr.contains("no setup stones"), "{stderr}");
     let out = run_engine(&["tsumego", "/nonexistent/problem.sgf"], "");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// KataGo's g170 b6c96 in the shared data: the ko problem is 19x19, which
+/// the project's net does not play.
+fn g170() -> String {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let net = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    assert!(net.is_file(), "shared net missing: {}", net.display());
+    net.display().to_string()
+}
+
+/// The corner ko of tests/tsumego.rs as SGF (Black to play and live):
+/// Black takes at E18 (`eb`); it wins only if the frame gives Black the
+/// ko threats.
+const KO: &str = "(;GM[1]FF[4]SZ[19]KM[7]PL[B]\
+    AB[ba][da][ab][bb][cb][cc][dc]\
+    AW[ea][fa][db][fb][ac][bc][ec][fc][bd][cd][dd][ed])";
+
+/// Solves `KO` with `-ko-threats SIDE` and returns the SGF and the colour
+/// marks of the E18 variation (`TE` correct, `BM` wrong, neither).
+fn solve_ko(side: &str) -> (String, Option<String>) {
+    let problem = write_problem(&format!("ko-{side}.sgf"), KO);
+    let arg = problem.display().to_string();
+    let out = run_engine(
+        &[
+            "tsumego",
+            &arg,
+            "-model",
+            &g170(),
+            "-visits",
+            "200",
+            "-ko-threats",
+            side,
+            "-override-config",
+            "numSearchThreads=1,nnRandSeed=tsumego-sgf,searchRandSeed=tsumego-sgf",
+        ],
+        "",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "engine tsumego failed: {stderr}");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let trees = parse_collection(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let tree = &trees[0];
+    let e18 = tree
+        .children(NodeId::ROOT)
+        .iter()
+        .filter_map(|&id| tree.node(id))
+        .find(|n| n.get_first("B") == Some("eb"))
+        .map(|n| {
+            if n.get_first("TE").is_some() {
+                "TE".to_string()
+            } else if n.get_first("BM").is_some() {
+                "BM".to_string()
+            } else {
+                "unmarked".to_string()
+            }
+        });
+    let _ = std::fs::remove_file(&problem);
+    (text, e18)
+}
+
+#[test]
+fn ko_threats_decide_the_ko_in_the_written_solution() {
+    let (text, e18) = solve_ko("defender");
+    assert_eq!(e18.as_deref(), Some("TE"), "{text}");
+    assert!(text.contains("Ko threats in the frame"), "{text}");
+    assert!(text.contains("for Black"), "{text}");
+    let (text, e18) = solve_ko("attacker");
+    assert_ne!(e18.as_deref(), Some("TE"), "{text}");
+    assert!(text.contains("for White"), "{text}");
+    // A side that is not one gets a usage error naming the flag.
+    let problem = write_problem("ko-bad.sgf", KO);
+    let arg = problem.display().to_string();
+    let out = run_engine(&["tsumego", &arg, "-ko-threats", "both"], "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-ko-threats"), "{stderr}");
 }

@@ -303,11 +303,22 @@ impl Prepared {
                 refutations.push((m.mv, m.pv.clone()));
             }
         }
+        // A ko threat that also wins (the ko is still there after the
+        // answer) is not the problem's answer: playing it while the ko can
+        // be taken spends a threat for nothing. Moves of the problem first,
+        // each part in the search's order.
+        winning_moves.sort_by_key(|&mv| self.is_threat_point(mv));
         Verdict {
             groups,
             winning_moves,
             refutations,
         }
+    }
+
+    /// Whether `mv` is one of the frame's ko-threat points.
+    fn is_threat_point(&self, mv: Move) -> bool {
+        let Move::Play(loc) = mv else { return false };
+        self.threats.iter().any(|t| t.points.contains(&loc))
     }
 
     /// Judges a search's report: its ownership (root and per move, which
@@ -478,6 +489,37 @@ mod tests {
         assert!(parse_goal("capture").is_err());
         assert_eq!(parse_goal("Kill").unwrap(), GoalSpec::Given(Goal::Kill));
         assert!(parse_ko_threats("both").is_err());
+    }
+
+    #[test]
+    fn a_winning_ko_threat_comes_after_the_winning_move_of_the_problem() {
+        let mut b = Board::new(19, 19).unwrap();
+        let at = |s: &str| Loc::parse(s, 19, 19).unwrap();
+        for s in ["A18", "B18", "C18", "C19"] {
+            b.set_stone(at(s), Color::Black);
+        }
+        for s in ["A17", "B17", "C17", "D18", "D19"] {
+            b.set_stone(at(s), Color::White);
+        }
+        let req = TsumegoRequest {
+            region: RegionSpec::Auto,
+            goal: GoalSpec::Given(Goal::Kill),
+            target: Some(at("A18")),
+            ko_threats: KoThreats::Attacker,
+        };
+        let p = prepare(&b, Player::White, 7.0, &req).unwrap();
+        let threat = Move::Play(p.threats.first().expect("a ko threat").points[0]);
+        let dead = vec![-1.0; 361];
+        let line = |mv: Move, visits| MoveLine {
+            mv,
+            pv: vec![mv],
+            ownership: Some(dead.clone()),
+            visits,
+        };
+        let b19 = Move::Play(at("B19"));
+        // The search tried the threat most, but both kill.
+        let v = p.judge(&dead, &[line(threat, 50), line(b19, 40)]);
+        assert_eq!(v.winning_moves, vec![b19, threat]);
     }
 
     #[test]
