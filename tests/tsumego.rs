@@ -217,6 +217,68 @@ fn gtp_kata_tsumego_answers_status_and_winning_moves() {
     );
 }
 
+#[test]
+fn gtp_genmove_plays_inside_a_tsumego_frame() {
+    let net = own_net();
+    // The straight-three corner; the frame makes White the attacker of A8.
+    let out = run_engine(
+        &[
+            "gtp",
+            "-model",
+            &net,
+            "-config",
+            "configs/gtp.toml",
+            "-override-config",
+            "maxVisits=150,numSearchThreads=1",
+        ],
+        "1 boardsize 9\n2 set_position B A8 B B8 B C8 B D8 B D9 W A7 W B7 W C7 W D7 W E7 W E8 W E9\n\
+         3 kata-tsumego-frame auto kill A8\n4 genmove W\n5 genmove B\n6 kata-tsumego-frame\n\
+         7 kata-tsumego-frame off\n8 kata-tsumego-frame\n9 kata-tsumego-frame A1-J9 kill\n\
+         10 kata-tsumego-frame auto kill A8\n11 clear_board\n12 kata-tsumego-frame\n13 quit\n",
+    );
+    let answers: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let answer = |id: &str| {
+        answers
+            .iter()
+            .find(|a| a.starts_with(&format!("={id} ")) || a.starts_with(&format!("?{id} ")))
+            .unwrap_or_else(|| panic!("no answer {id}: {answers:?}"))
+            .clone()
+    };
+    let frame: Value =
+        serde_json::from_str(answer("3").trim_start_matches("=3 ")).expect("JSON answer");
+    assert_eq!(frame["attacker"], "W", "{frame}");
+    assert_eq!(frame["target"], "A8", "{frame}");
+    let region: Vec<&str> = frame["region"]
+        .as_array()
+        .expect("region")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    // White kills at the vital point; Black's answer stays in the corner.
+    assert_eq!(answer("4"), "=4 B9", "{answers:?}");
+    let black = answer("5");
+    let black = black.trim_start_matches("=5 ");
+    assert!(
+        black == "pass" || region.contains(&black),
+        "{black} is outside {region:?}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(answer("6").trim_start_matches("=6 ")).expect("JSON"),
+        frame
+    );
+    assert_eq!(answer("7").trim_end(), "=7");
+    assert_eq!(answer("8"), "=8 off");
+    assert!(
+        answer("9").contains("at most half the board"),
+        "{answers:?}"
+    );
+    assert_eq!(answer("12"), "=12 off", "clear_board forgets the frame");
+}
+
 /// Stones from rows of `X` (black), `O` (white) and `.`, the first row at
 /// the top-left corner of a `size` board, as `initialStones`.
 fn corner_stones(size: usize, rows: &[&str]) -> Vec<Value> {

@@ -36,6 +36,7 @@ impl GtpEngine {
         let rules = *self.game.rules();
         self.game.restart(board, Player::Black, rules);
         self.recent_win_loss.clear();
+        self.tsumego_frame = None;
         Ok(String::new())
     }
 

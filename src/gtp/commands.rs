@@ -26,6 +26,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("rectangular_boardsize", |e, c| e.boardsize(&c.args).into()),
     ("clear_board", |e, _| {
         e.game.clear();
+        e.tsumego_frame = None;
         e.recent_win_loss.clear();
         Handled::Ok(String::new())
     }),
@@ -66,6 +67,7 @@ const COMMANDS: &[(&str, Run)] = &[
     ("genmove_debug", search),
     ("kata-search_debug", search),
     ("kata-tsumego", |e, c| e.tsumego(&c.args).into()),
+    ("kata-tsumego-frame", |e, c| e.tsumego_frame(&c.args).into()),
     ("clear_cache", |e, _| {
         e.bot.lock().clear_cache();
         Handled::Ok(String::new())

@@ -75,6 +75,8 @@ pub struct GtpEngine {
     pub(super) version: String,
     /// KataGo's automatic avoid patterns, when configured.
     pub(super) auto_avoid: Option<super::auto_avoid::AutoAvoidGames>,
+    /// The problem `genmove` plays inside (`kata-tsumego-frame`), if any.
+    pub(super) tsumego_frame: Option<super::tsumego_cmd::TsumegoFrame>,
 }
 
 impl GtpEngine {
@@ -123,6 +125,7 @@ impl GtpEngine {
             name: "engine".to_string(),
             version,
             auto_avoid: None,
+            tsumego_frame: None,
         })
     }
 

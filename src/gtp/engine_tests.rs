@@ -152,7 +152,7 @@ fn assume_multiple_black_moves_are_handicap_survives_new_games() {
 fn every_listed_command_is_handled() {
     let mut e = engine(GameOptions::default());
     let names: Vec<&str> = crate::gtp::known_commands().collect();
-    assert_eq!(names.len(), 60);
+    assert_eq!(names.len(), 61);
     for name in names {
         let ParsedLine::Command(c) = parse_line(name) else {
             panic!("{name}");

@@ -103,6 +103,16 @@ impl GtpEngine {
         analysis: Option<&AnalyzeArgs>,
         play: bool,
     ) -> Result<String, String> {
+        if let Some(frame) = self.tsumego_frame.clone() {
+            let vertex = self
+                .genmove_framed(pla, &frame, play)?
+                .to_gtp(self.game.x_size(), self.game.y_size());
+            return Ok(if analysis.is_some() {
+                format!("play {vertex}")
+            } else {
+                vertex
+            });
+        }
         self.stop_background();
         let started = Instant::now();
         // KataGo's bot takes `pla` as the player to move (restarting the

@@ -6,11 +6,18 @@
 //! `REGION` is `auto`, a rectangle `A1-E5`, or points joined by commas
 //! (`C16,C17`); `GOAL` is `auto`, `kill` or `live`; `TARGET` a point;
 //! `KOTHREATS` `none` (the default). The game itself is left as it was.
+//!
+//! `kata-tsumego-frame REGION GOAL [TARGET] [KOTHREATS]` keeps such a
+//! problem for the `genmove`s that follow (until `kata-tsumego-frame off`,
+//! `clear_board` or `boardsize`): each searches the framed position, both
+//! sides restricted to the problem, and plays its move in the real game,
+//! so a GUI can play a problem out against the engine.
 
 use std::sync::atomic::AtomicBool;
 
-use crate::game::{Board, MAX_ARR_SIZE};
-use crate::tsumego::{self, KoThreats, Prepared, TsumegoRequest};
+use crate::game::{Board, Loc, Move, Player, MAX_ARR_SIZE};
+use crate::search::AnalysisSnapshot;
+use crate::tsumego::{self, Goal, GoalSpec, KoThreats, Prepared, RegionSpec, TsumegoRequest};
 
 use super::analyze_args::AvoidMoves;
 use super::bot::{SearchPurpose, SearchRequest};
@@ -23,12 +30,96 @@ impl GtpEngine {
         let board = self.game.board().clone();
         let req = parse_args(args, &board)?;
         let to_move = self.game.next_pla();
-        let rules = *self.game.rules();
-        let problem =
-            tsumego::prepare(&board, to_move, rules.komi, &req).map_err(|e| e.to_string())?;
+        let problem = tsumego::prepare(&board, to_move, self.game.rules().komi, &req)
+            .map_err(|e| e.to_string())?;
+        let snapshot = self.search_framed(&problem, to_move)?;
+        Ok(problem
+            .judge_snapshot(&snapshot)
+            .to_json(&problem)
+            .to_string())
+    }
+
+    /// Runs `kata-tsumego-frame`: `off` forgets the frame, no argument
+    /// shows it, else the arguments of `kata-tsumego` set it (the region
+    /// and the sides' roles fixed now, from the current position).
+    pub(super) fn tsumego_frame(&mut self, args: &[String]) -> Result<String, String> {
+        match args {
+            [] => Ok(self
+                .tsumego_frame
+                .as_ref()
+                .map_or_else(|| "off".to_string(), |f| f.to_json(&self.game).to_string())),
+            [off] if off.eq_ignore_ascii_case("off") => {
+                self.tsumego_frame = None;
+                Ok(String::new())
+            }
+            _ => {
+                let board = self.game.board();
+                let req = parse_args(args, board)?;
+                let problem =
+                    tsumego::prepare(board, self.game.next_pla(), self.game.rules().komi, &req)
+                        .map_err(|e| e.to_string())?;
+                let frame = TsumegoFrame {
+                    region: problem.region.points(),
+                    attacker: problem.attacker,
+                    target: problem.target_stones.first().copied(),
+                    ko_threats: req.ko_threats,
+                };
+                let answer = frame.to_json(&self.game).to_string();
+                self.tsumego_frame = Some(frame);
+                Ok(answer)
+            }
+        }
+    }
+
+    /// `genmove` inside the kept frame: the framed position is searched
+    /// with the genmove limits, both sides restricted to the problem; the
+    /// best move that is not one of the frame's ko-threat points (those
+    /// are not on the real board) and is legal in the game is played.
+    pub(super) fn genmove_framed(
+        &mut self,
+        pla: Player,
+        frame: &TsumegoFrame,
+        play: bool,
+    ) -> Result<Move, String> {
+        self.stop_background();
+        self.game.set_player_if_new(pla);
+        let board = self.game.board().clone();
+        let problem = tsumego::prepare(
+            &board,
+            pla,
+            self.game.rules().komi,
+            &frame.request(&board, pla),
+        )
+        .map_err(|e| format!("tsumego frame: {e}"))?;
+        let snapshot = self.search_framed(&problem, pla)?;
+        let mut moves: Vec<_> = snapshot
+            .moves
+            .iter()
+            .filter(|m| m.is_symmetry_of.is_none())
+            .collect();
+        moves.sort_by_key(|m| m.order);
+        let mv = moves
+            .iter()
+            .map(|m| m.mv)
+            .find(|&mv| !problem.is_threat_point(mv) && self.game.is_legal_tolerant(mv, pla))
+            .unwrap_or(Move::Pass);
+        if play {
+            self.game.play(mv, pla);
+        }
+        Ok(mv)
+    }
+
+    /// Searches `problem`'s framed board with `to_move` to play and the
+    /// genmove limits, both sides kept to its playable points; the game
+    /// itself is left as it was.
+    fn search_framed(
+        &mut self,
+        problem: &Prepared,
+        to_move: Player,
+    ) -> Result<AnalysisSnapshot, String> {
         let mut game = self.game.clone();
-        game.restart(problem.board.clone(), to_move, rules);
-        let avoid = allow_only(&problem);
+        game.restart(problem.board.clone(), to_move, *self.game.rules());
+        let avoid = allow_only(problem);
         let search = SearchRequest {
             game: &game,
             pla: to_move,
@@ -42,15 +133,55 @@ impl GtpEngine {
             min_moves: 0,
         };
         let stop = AtomicBool::new(false);
-        let outcome = self
-            .bot
+        self.bot
             .lock()
             .search(&search, &stop, &mut |_| {})
-            .ok_or_else(|| "the search gave no result".to_string())?;
-        Ok(problem
-            .judge_snapshot(&outcome.snapshot)
-            .to_json(&problem)
-            .to_string())
+            .map(|outcome| outcome.snapshot)
+            .ok_or_else(|| "the search gave no result".to_string())
+    }
+}
+
+/// A problem kept for `genmove` (`kata-tsumego-frame`): its points and
+/// the sides' roles stay as they were set while the stones change.
+#[derive(Debug, Clone)]
+pub struct TsumegoFrame {
+    region: Vec<Loc>,
+    attacker: Player,
+    /// A stone of the group the goal is about, while it stands.
+    target: Option<Loc>,
+    ko_threats: KoThreats,
+}
+
+impl TsumegoFrame {
+    /// The problem on `board` with `to_move` to play: the attacker kills,
+    /// the defender lives.
+    fn request(&self, board: &Board, to_move: Player) -> TsumegoRequest {
+        let defender = self.attacker.opp();
+        TsumegoRequest {
+            region: RegionSpec::Points(self.region.clone()),
+            goal: GoalSpec::Given(if to_move == self.attacker {
+                Goal::Kill
+            } else {
+                Goal::Live
+            }),
+            target: self.target.filter(|&t| board.get(t) == defender.color()),
+            ko_threats: self.ko_threats,
+        }
+    }
+
+    /// The frame as the commands show it.
+    fn to_json(&self, game: &super::position::GtpGame) -> serde_json::Value {
+        let gtp = |l: Loc| Move::Play(l).to_gtp(game.x_size(), game.y_size());
+        serde_json::json!({
+            "region": self.region.iter().map(|&l| gtp(l)).collect::<Vec<_>>(),
+            "attacker": self.attacker.letter().to_string(),
+            "target": self.target.map(gtp),
+            "koThreats": match self.ko_threats {
+                KoThreats::None => "none",
+                KoThreats::Attacker => "attacker",
+                KoThreats::Defender => "defender",
+            },
+        })
     }
 }
 

@@ -316,7 +316,7 @@ impl Prepared {
     }
 
     /// Whether `mv` is one of the frame's ko-threat points.
-    fn is_threat_point(&self, mv: Move) -> bool {
+    pub fn is_threat_point(&self, mv: Move) -> bool {
         let Move::Play(loc) = mv else { return false };
         self.threats.iter().any(|t| t.points.contains(&loc))
     }
