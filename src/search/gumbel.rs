@@ -82,6 +82,11 @@ pub(crate) struct GumbelRoot {
     /// mctx's `maxvisit_init` (50) and `value_scale` (0.1).
     c_visit: f64,
     c_scale: f64,
+    /// How many visits a race between search threads can add to one move
+    /// beyond the schedule (threads - 1): the move played is chosen among
+    /// the moves within this many visits of the most visited, so that a
+    /// race in the last phase does not drop the better of its moves.
+    race_slack: i64,
 }
 
 impl GumbelRoot {
@@ -139,6 +144,7 @@ impl GumbelRoot {
             moves,
             c_visit: params.gumbel_c_visit,
             c_scale: params.gumbel_c_scale,
+            race_slack: i64::from(params.num_threads.max(1) - 1),
         })
     }
 
@@ -180,29 +186,35 @@ impl GumbelRoot {
         }));
     }
 
-    /// The move the next playout takes: of the moves whose visits in this search (in flight
-    /// included) equal the schedule's count for this playout, the best
-    /// by score; when races between threads leave none there, the best
-    /// of the least visited.
+    /// The move the next playout takes: of the moves whose visits in this
+    /// search (in flight included) equal the schedule's count for this
+    /// playout, the best by score. When races between threads leave none
+    /// there, the moves closest below that count (the phase's survivors
+    /// that a race left behind, not the moves halved away long before);
+    /// when every move is above it, the best of the least visited.
     pub(crate) fn select(&self, stats: &[MoveStats], root_utility: f64) -> Move {
         let count =
             |i: usize| (stats[i].visits - self.moves[i].start_visits).max(0) + stats[i].in_flight;
         let playout: i64 = (0..self.moves.len()).map(count).sum();
         let target = considered_visits(self.moves.len(), self.budget, playout);
-        let on_target = (0..self.moves.len()).any(|i| count(i) == target);
+        let closest_below = (0..self.moves.len())
+            .map(count)
+            .filter(|&c| c <= target)
+            .max();
         let fewest = (0..self.moves.len()).map(count).min().unwrap_or(0);
-        let i = self.best_by_score(stats, root_utility, |i| {
-            count(i) == if on_target { target } else { fewest }
-        });
+        let wanted = closest_below.unwrap_or(fewest);
+        let i = self.best_by_score(stats, root_utility, |i| count(i) == wanted);
         self.moves[i].mv
     }
 
     /// The move to play: the best by score of the most visited in this
-    /// search (the last phase's).
+    /// search (the last phase's). With several threads "most visited"
+    /// allows `race_slack` visits: a thread that raced into the last phase's
+    /// other move must not exclude the better one (mctx has one thread).
     pub(crate) fn final_choice(&self, stats: &[MoveStats], root_utility: f64) -> Move {
         let count = |i: usize| (stats[i].visits - self.moves[i].start_visits).max(0);
         let most = (0..self.moves.len()).map(count).max().unwrap_or(0);
-        let i = self.best_by_score(stats, root_utility, |i| count(i) == most);
+        let i = self.best_by_score(stats, root_utility, |i| count(i) >= most - self.race_slack);
         self.moves[i].mv
     }
 
@@ -324,6 +336,7 @@ mod tests {
                 .collect(),
             c_visit: 50.0,
             c_scale: 0.1,
+            race_slack: 0,
         }
     }
 
@@ -381,6 +394,22 @@ mod tests {
     }
 
     #[test]
+    fn a_survivor_behind_the_schedule_goes_before_the_moves_halved_away() {
+        // Budget 12 over 4 moves: phase 1 gives each 1 visit, phase 2
+        // gives the 2 left 3 more (4 in all). A race left the second
+        // survivor one behind while the first ran ahead: the playout goes
+        // to the survivor behind, not to the moves halved away at 1 visit.
+        let g = root(&[0.1, 0.2, 0.3, 0.4]);
+        let stats = [
+            visited(4, 0.9),
+            visited(2, 0.8),
+            visited(1, 1.0),
+            visited(1, 1.0),
+        ];
+        assert_eq!(g.select(&stats, 0.0), at(1));
+    }
+
+    #[test]
     fn a_reused_trees_visits_do_not_count_as_this_searchs() {
         let mut g = root(&[0.5, 0.5]);
         g.moves[0].start_visits = 30;
@@ -400,6 +429,18 @@ mod tests {
         let mut prior_only = g.clone();
         prior_only.c_scale = 1e-9;
         assert_eq!(prior_only.final_choice(&stats, 0.0), at(0));
+    }
+
+    #[test]
+    fn a_race_between_threads_does_not_drop_the_better_of_the_last_moves() {
+        // Two threads: a race gave the first move one visit more than the
+        // second, whose value is better (seen with 4 threads in a search
+        // test, 112 against 113 visits).
+        let mut g = root(&[0.5, 0.4, 0.1]);
+        let stats = [visited(113, 0.1), visited(112, 0.9), visited(20, 1.0)];
+        assert_eq!(g.final_choice(&stats, 0.0), at(0));
+        g.race_slack = 1;
+        assert_eq!(g.final_choice(&stats, 0.0), at(1));
     }
 
     #[test]

@@ -1909,7 +1909,12 @@ fn gumbel_root_search_with_many_threads_stops_at_max_visits_and_plays_the_captur
     assert_eq!(stats.root_visits, 400);
     let visits = root_edge_visits(&s);
     assert!(visits.iter().all(|&(_, v)| v >= 1), "{visits:?}");
-    assert_eq!(s.view().chosen_move(&mut rng), Some(capture));
+    let infos = s.view().move_infos(1, false);
+    let dbg: Vec<_> = infos
+        .iter()
+        .map(|m| (m.mv, m.edge_visits, m.winrate))
+        .collect();
+    assert_eq!(s.view().chosen_move(&mut rng), Some(capture), "{dbg:?}");
 }
 
 #[test]
