@@ -42,7 +42,7 @@ pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{
     cache_power_of_two, default_cache_power_of_two, total_memory_bytes, MemoryBudget, MemoryPlan,
 };
-pub use net_keys::NN_SERVER_THREADS;
+pub use net_keys::{NN_PRECISION, NN_SERVER_THREADS};
 pub use patterns::{auto_avoid_repeat, auto_avoid_rows, avoid_sgf_pattern_table, pattern_rows};
 
 /// Why the network could not be set up.

@@ -151,6 +151,64 @@ fn match_table_summary_and_sgfs_add_up() {
 }
 
 #[test]
+fn a_bots_own_precision_loads_the_net_again() {
+    let dir = scratch("precision");
+    // The project's net (this test needs no `engine export`, so it also
+    // runs in the light build).
+    let a =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/engine-9x9-13x13-b4c32-grow304.bin.gz");
+    let play = |second: &str| {
+        engine()
+            .args([
+                "match",
+                "-bot",
+                &format!("plain={}", a.display()),
+                "-bot",
+                &format!("own={}{second}", a.display()),
+                "-games",
+                "2",
+                "-boardsize",
+                "9",
+                "-override-config",
+                FAST,
+                "-sgf-output-dir",
+                dir.join("sgfs").to_str().unwrap(),
+            ])
+            .output()
+            .expect("engine runs")
+    };
+    let loaded = |out: &Output| {
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains(": loaded "))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // One net, one evaluator; with the second bot's own precision, two.
+    let shared = play("");
+    assert!(shared.status.success());
+    assert_eq!(loaded(&shared).len(), 1, "{:?}", loaded(&shared));
+    let own = play(",nnPrecision=fp32");
+    assert!(
+        own.status.success(),
+        "{}",
+        String::from_utf8_lossy(&own.stderr)
+    );
+    let lines = loaded(&own);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[1].contains("in fp32 (the bot's nnPrecision)"),
+        "{lines:?}"
+    );
+    // A precision that is not one is refused before any game, naming the key.
+    let bad = play(",nnPrecision=fp8");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("nnPrecision1") && err.contains("fp8"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn sprt_needs_two_bots() {
     let dir = scratch("sprt");
     let out = engine()

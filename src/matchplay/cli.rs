@@ -165,8 +165,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
         None => None,
     };
     let log = args.log.logger("engine match")?;
-    let models: Vec<PathBuf> = settings.bots.iter().map(|b| b.model.clone()).collect();
-    let evaluators = load_evaluators(&models, &cfg, settings.num_game_threads.max(8), &log)?;
+    let evaluators = load_evaluators(&settings.bots, &cfg, settings.num_game_threads.max(8), &log)?;
     for line in crate::setup::config_key_report(&cfg, "engine match") {
         log.line(&line);
     }

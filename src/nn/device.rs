@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use tch::{Device, Kind};
 
 /// The arithmetic the network runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Precision {
     /// 32-bit floats (the reference; CUDA convolutions without TF32).
     #[default]

@@ -27,7 +27,7 @@ pub const NN_PRECISION: Key<Option<String>> = Key::parsed(
     "fp32, fp16 or bf16",
     "fp32 on the CPU; on CUDA from useFP16",
 )
-.doc("The net's arithmetic; on CUDA it wins over useFP16/cudaUseFP16.");
+.doc("The net's arithmetic; on CUDA it wins over useFP16/cudaUseFP16. In engine match, nnPrecision<i> sets bot i's own (e.g. bf16 against fp32 with one net).");
 /// `useFP16` (and its `-0` form): half precision on CUDA.
 pub const USE_FP16: Key<Enabled> = Key::enabled("useFP16")
     .doc("Half precision on CUDA (auto: from compute capability 7.0); true asks for CUDA.");

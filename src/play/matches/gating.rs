@@ -351,6 +351,7 @@ impl Gatekeeper {
             BotSpec {
                 name: names[0].clone(),
                 model: candidate_file.clone(),
+                precision: None,
                 params: self.params.clone(),
                 patterns: None,
                 human: None,
@@ -358,6 +359,7 @@ impl Gatekeeper {
             BotSpec {
                 name: names[1].clone(),
                 model: accepted_file.clone(),
+                precision: None,
                 params: self.params.clone(),
                 patterns: None,
                 human: None,
@@ -366,7 +368,7 @@ impl Gatekeeper {
         self.log
             .line(&format!("testing {candidate} against {}", accepted.name));
         let evaluators = load_evaluators(
-            &[candidate_file, accepted_file],
+            &settings.bots,
             &self.cfg,
             settings.num_game_threads.max(8),
             &self.log,

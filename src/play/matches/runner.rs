@@ -18,9 +18,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::game::{play_match_game, GameEnd, GameOutcome, Opening};
-use super::settings::MatchSettings;
+use super::settings::{BotSpec, MatchSettings};
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
+use crate::nn::device::Precision;
 use crate::play::stats::Wld;
 use crate::play::{io_err, play_policy_moves, PlayError};
 use crate::search::{NnSearchEvaluator, Search, SearchError};
@@ -61,35 +62,51 @@ impl Logger {
     }
 }
 
-/// Loads one evaluator per distinct model file (bots sharing a net share
-/// its evaluator, its batches and its cache); returns one per bot.
+/// Loads one evaluator per distinct model file and precision (bots sharing
+/// both share its evaluator, its batches and its cache); returns one per
+/// bot. A bot's own `nnPrecision<i>` replaces the config's for its net.
 pub fn load_evaluators(
-    models: &[PathBuf],
+    bots: &[BotSpec],
     cfg: &Config,
     default_batch: usize,
     log: &Logger,
 ) -> Result<Vec<Arc<NnSearchEvaluator>>, PlayError> {
-    let mut loaded: HashMap<PathBuf, Arc<NnSearchEvaluator>> = HashMap::new();
-    let mut out = Vec::with_capacity(models.len());
-    for model in models {
+    let mut loaded: HashMap<(PathBuf, Option<Precision>), Arc<NnSearchEvaluator>> = HashMap::new();
+    let mut out = Vec::with_capacity(bots.len());
+    for bot in bots {
+        let model = &bot.model;
         if crate::setup::is_missing_local_file(model) {
             return Err(PlayError::Model(format!(
                 "model file not found: {}",
                 model.display()
             )));
         }
-        let key = std::fs::canonicalize(model).unwrap_or_else(|_| model.clone());
+        let file = std::fs::canonicalize(model).unwrap_or_else(|_| model.clone());
+        let key = (file, bot.precision);
         if let Some(e) = loaded.get(&key) {
             out.push(e.clone());
             continue;
         }
-        let net = crate::setup::load_network(model, cfg, default_batch)
+        let own_cfg;
+        let bot_cfg = match bot.precision {
+            Some(p) => {
+                let mut c = cfg.clone();
+                c.set("nnPrecision", toml::Value::String(p.name().into()));
+                own_cfg = c;
+                &own_cfg
+            }
+            None => cfg,
+        };
+        let net = crate::setup::load_network(model, bot_cfg, default_batch)
             .map_err(|e| PlayError::Model(format!("{}: {e}", model.display())))?;
         log.line(&format!(
-            "loaded {} ({}) on {}",
+            "loaded {} ({}) on {}{}",
             net.model_name,
             model.display(),
-            net.device
+            net.device,
+            bot.precision.map_or(String::new(), |p| format!(
+                " in {p} (the bot's nnPrecision)"
+            ))
         ));
         loaded.insert(key, net.evaluator.clone());
         out.push(net.evaluator);

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::config::{read_fields, Field, Key};
 use crate::config::{Config, ConfigError};
 use crate::game::{Rules, MAX_LEN, MIN_LEN};
+use crate::nn::device::Precision;
 use crate::play::{parse_list, RuleLists, SettingsError};
 use crate::search::{NnSearchEvaluator, PatternBonusTable, SearchParams, SetupFor};
 use crate::setup::search_settings;
@@ -22,6 +23,11 @@ pub struct BotSpec {
     pub name: String,
     /// `nnModelFile<i>`: the network file.
     pub model: PathBuf,
+    /// `nnPrecision<i>`: this bot's arithmetic when it has its own (the
+    /// engine's key, so that one net can play itself in two precisions);
+    /// `None` runs the config's `nnPrecision`. Bots with the same file and
+    /// precision share one evaluator.
+    pub precision: Option<Precision>,
     /// The search parameters: the config's search keys, then the ones
     /// suffixed with this bot's index.
     pub params: SearchParams,
@@ -221,9 +227,21 @@ impl MatchSettings {
                         "bot {i} ({name}) has no network: set nnModelFile{i} (or -bot NAME=MODEL)"
                     )));
                 };
+                let precision = match crate::setup::NN_PRECISION
+                    .read_named(cfg, &format!("nnPrecision{i}"))
+                    .map_err(cfg_err)?
+                {
+                    Some(text) => Some(Precision::parse(&text).ok_or_else(|| {
+                        SettingsError::Invalid(format!(
+                            "nnPrecision{i} = \"{text}\": expected fp32, fp16 or bf16"
+                        ))
+                    })?),
+                    None => None,
+                };
                 bots.push(BotSpec {
                     name,
                     model: PathBuf::from(model),
+                    precision,
                     params: bot_params(cfg, i)?,
                     patterns: None,
                     human: None,
@@ -296,6 +314,19 @@ mod tests {
 
     fn cfg(text: &str) -> Config {
         Config::from_cfg_str(text, "t.cfg").unwrap()
+    }
+
+    #[test]
+    fn a_bot_may_have_its_own_precision() {
+        let c = cfg(
+            "numBots = 2\nnnModelFile0 = a.bin.gz\nnnModelFile1 = a.bin.gz\nnnPrecision1 = bf16\n",
+        );
+        let s = MatchSettings::from_config(&c, "numGamesTotal", true).unwrap();
+        assert_eq!(s.bots[0].precision, None);
+        assert_eq!(s.bots[1].precision, Some(Precision::BF16));
+        let bad = cfg("numBots = 2\nnnModelFile0 = a\nnnModelFile1 = a\nnnPrecision0 = int4\n");
+        let err = MatchSettings::from_config(&bad, "numGamesTotal", true).unwrap_err();
+        assert!(err.to_string().contains("nnPrecision0"), "{err}");
     }
 
     #[test]
