@@ -76,7 +76,7 @@ pub struct GtpEngine {
     /// KataGo's automatic avoid patterns, when configured.
     pub(super) auto_avoid: Option<super::auto_avoid::AutoAvoidGames>,
     /// The problem `genmove` plays inside (`kata-tsumego-frame`), if any.
-    pub(super) tsumego_frame: Option<super::tsumego_cmd::TsumegoFrame>,
+    pub(super) tsumego_frame: Option<super::tsumego_frame::TsumegoFrame>,
 }
 
 impl GtpEngine {

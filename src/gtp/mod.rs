@@ -24,6 +24,7 @@ mod session;
 mod settings;
 mod sgf_cmds;
 mod tsumego_cmd;
+mod tsumego_frame;
 
 pub use auto_avoid::AutoAvoidGames;
 pub use bot::{FinalEstimate, GtpBot, RandomBot, SearchOutcome, SearchPurpose, SearchRequest};

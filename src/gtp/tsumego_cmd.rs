@@ -15,13 +15,14 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::game::{Board, Loc, Move, Player, MAX_ARR_SIZE};
+use crate::game::{Board, Move, Player, MAX_ARR_SIZE};
 use crate::search::AnalysisSnapshot;
-use crate::tsumego::{self, Goal, GoalSpec, KoThreats, Prepared, RegionSpec, TsumegoRequest};
+use crate::tsumego::{self, KoThreats, Prepared, TsumegoRequest};
 
 use super::analyze_args::AvoidMoves;
 use super::bot::{SearchPurpose, SearchRequest};
 use super::engine::GtpEngine;
+use super::tsumego_frame::TsumegoFrame;
 
 impl GtpEngine {
     /// Runs `kata-tsumego`.
@@ -44,10 +45,13 @@ impl GtpEngine {
     /// and the sides' roles fixed now, from the current position).
     pub(super) fn tsumego_frame(&mut self, args: &[String]) -> Result<String, String> {
         match args {
-            [] => Ok(self
-                .tsumego_frame
-                .as_ref()
-                .map_or_else(|| "off".to_string(), |f| f.to_json(&self.game).to_string())),
+            [] => Ok(self.tsumego_frame.as_ref().map_or_else(
+                || "off".to_string(),
+                |f| {
+                    f.to_json(self.game.x_size(), self.game.y_size())
+                        .to_string()
+                },
+            )),
             [off] if off.eq_ignore_ascii_case("off") => {
                 self.tsumego_frame = None;
                 Ok(String::new())
@@ -64,7 +68,9 @@ impl GtpEngine {
                     target: problem.target_stones.first().copied(),
                     ko_threats: req.ko_threats,
                 };
-                let answer = frame.to_json(&self.game).to_string();
+                let answer = frame
+                    .to_json(self.game.x_size(), self.game.y_size())
+                    .to_string();
                 self.tsumego_frame = Some(frame);
                 Ok(answer)
             }
@@ -138,50 +144,6 @@ impl GtpEngine {
             .search(&search, &stop, &mut |_| {})
             .map(|outcome| outcome.snapshot)
             .ok_or_else(|| "the search gave no result".to_string())
-    }
-}
-
-/// A problem kept for `genmove` (`kata-tsumego-frame`): its points and
-/// the sides' roles stay as they were set while the stones change.
-#[derive(Debug, Clone)]
-pub struct TsumegoFrame {
-    region: Vec<Loc>,
-    attacker: Player,
-    /// A stone of the group the goal is about, while it stands.
-    target: Option<Loc>,
-    ko_threats: KoThreats,
-}
-
-impl TsumegoFrame {
-    /// The problem on `board` with `to_move` to play: the attacker kills,
-    /// the defender lives.
-    fn request(&self, board: &Board, to_move: Player) -> TsumegoRequest {
-        let defender = self.attacker.opp();
-        TsumegoRequest {
-            region: RegionSpec::Points(self.region.clone()),
-            goal: GoalSpec::Given(if to_move == self.attacker {
-                Goal::Kill
-            } else {
-                Goal::Live
-            }),
-            target: self.target.filter(|&t| board.get(t) == defender.color()),
-            ko_threats: self.ko_threats,
-        }
-    }
-
-    /// The frame as the commands show it.
-    fn to_json(&self, game: &super::position::GtpGame) -> serde_json::Value {
-        let gtp = |l: Loc| Move::Play(l).to_gtp(game.x_size(), game.y_size());
-        serde_json::json!({
-            "region": self.region.iter().map(|&l| gtp(l)).collect::<Vec<_>>(),
-            "attacker": self.attacker.letter().to_string(),
-            "target": self.target.map(gtp),
-            "koThreats": match self.ko_threats {
-                KoThreats::None => "none",
-                KoThreats::Attacker => "attacker",
-                KoThreats::Defender => "defender",
-            },
-        })
     }
 }
 
