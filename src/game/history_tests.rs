@@ -504,3 +504,76 @@ fn encore_phase_constructor_checks() {
     assert_eq!(h.encore_phase(), 2);
     assert!(h.is_final_phase());
 }
+
+/// Three kos on one board, the first two Black's (White may take them), the
+/// third White's: a triple ko, which cycles with period 6 under simple ko.
+fn triple_ko_board() -> Board {
+    rows(&[
+        ". . o x . . . . .",
+        ". o x . x . . . .",
+        ". . o x . . . . .",
+        ". . o x . . . . .",
+        ". o x . x . . . .",
+        ". . o x . . . . .",
+        ". . o x . . . . .",
+        ". o . o x . . . .",
+        ". . o x . . . . .",
+    ])
+}
+
+/// The triple ko's six captures from [`triple_ko_board`], White first:
+/// each takes a ko the previous move did not.
+const TRIPLE_KO_CYCLE: [(usize, usize, Player); 6] = [
+    (3, 1, Player::White),
+    (2, 7, Player::Black),
+    (3, 4, Player::White),
+    (2, 1, Player::Black),
+    (3, 7, Player::White),
+    (2, 4, Player::Black),
+];
+
+#[test]
+fn a_triple_ko_ends_without_result_at_the_third_repetition_under_simple_ko() {
+    let start = triple_ko_board();
+    let rules = Rules {
+        ko_rule: KoRule::Simple,
+        ..Rules::tromp_taylor()
+    };
+    let (mut board, mut h) = (
+        start.clone(),
+        BoardHistory::new(&start, Player::White, rules),
+    );
+    // Twice round the cycle: the starting position stands for the third
+    // time at the twelfth move (KataGo's rule in `makeBoardMoveAssumeLegal`).
+    for turn in 0..12 {
+        let (x, y, pla) = TRIPLE_KO_CYCLE[turn % 6];
+        assert!(!h.is_game_finished(), "finished before move {}", turn + 1);
+        play(&mut h, &mut board, x, y, pla);
+    }
+    assert_eq!(board.pos_hash(), start.pos_hash());
+    assert!(h.is_game_finished() && h.is_no_result());
+
+    // Going on round the cycle repeats a position a third time again...
+    let (mut on_board, mut on) = (board.clone(), h.clone());
+    play(&mut on, &mut on_board, 3, 1, Player::White);
+    assert!(on.is_game_finished() && on.is_no_result());
+    // ... while a move out of it (here White connects elsewhere) goes on.
+    play(&mut h, &mut board, 7, 7, Player::White);
+    assert!(!h.is_game_finished() && !h.is_no_result());
+
+    // Under positional superko the cycle cannot close: its sixth capture
+    // would make the starting position again.
+    let rules = Rules {
+        ko_rule: KoRule::Positional,
+        ..Rules::tromp_taylor()
+    };
+    let (mut board, mut h) = (
+        start.clone(),
+        BoardHistory::new(&start, Player::White, rules),
+    );
+    for &(x, y, pla) in &TRIPLE_KO_CYCLE[..5] {
+        play(&mut h, &mut board, x, y, pla);
+    }
+    let (x, y, pla) = TRIPLE_KO_CYCLE[5];
+    assert!(!h.is_legal(&board, Move::Play(board.loc(x, y)), pla));
+}
