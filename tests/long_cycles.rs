@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::run_engine;
+use engine_cli::{analysis_responses, final_response as response};
 
 /// KataGo's g170 b6c96 in the shared data.
 fn g170() -> String {
@@ -80,30 +80,11 @@ fn triple_ko_query(id: &str, turns: usize, allow: Option<&str>) -> Value {
 }
 
 fn analyse(queries: &[Value]) -> Vec<Value> {
-    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
-    let out = run_engine(
-        &[
-            "analysis",
-            "-model",
-            &g170(),
-            "-config",
-            "configs/analysis.toml",
-            "-override-config",
-            "numSearchThreads=1,numAnalysisThreads=1,nnRandSeed=cycle-tests,searchRandSeed=cycle-tests",
-        ],
-        &input,
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn response<'a>(lines: &'a [Value], id: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|v| v["id"] == id && v.get("isDuringSearch") != Some(&json!(true)))
-        .unwrap_or_else(|| panic!("no response for {id}: {lines:?}"))
+    analysis_responses(
+        &g170(),
+        "numSearchThreads=1,numAnalysisThreads=1,nnRandSeed=cycle-tests,searchRandSeed=cycle-tests",
+        queries,
+    )
 }
 
 fn winrate(v: &Value) -> f64 {

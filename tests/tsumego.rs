@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 #[path = "common/engine_cli.rs"]
 mod engine_cli;
-use engine_cli::run_engine;
+use engine_cli::{analysis_responses, final_response, run_engine};
 
 /// The default net in `models/` (the one the README's commands use).
 fn own_net() -> String {
@@ -36,36 +36,19 @@ fn analyse(queries: &[Value]) -> Vec<Value> {
 }
 
 /// Runs the queries through `engine analysis` on `net` and returns every
-/// response line.
+/// response line. Fixed seeds: one search thread alone still draws random
+/// symmetries, and the ko test's first winning move (the ko or a threat
+/// first, both winning) would vary from run to run.
 fn analyse_with(net: &str, queries: &[Value]) -> Vec<Value> {
-    let net = net.to_string();
-    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
-    let out = run_engine(
-        &[
-            "analysis",
-            "-model",
-            &net,
-            "-config",
-            "configs/analysis.toml",
-            "-override-config",
-            // Fixed seeds: one search thread alone still draws random
-            // symmetries, and the ko test's first winning move (the ko or
-            // a threat first, both winning) would vary from run to run.
-            "numSearchThreads=1,numAnalysisThreads=1,nnRandSeed=tsumego-tests,searchRandSeed=tsumego-tests",
-        ],
-        &input,
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
+    analysis_responses(
+        net,
+        "numSearchThreads=1,numAnalysisThreads=1,nnRandSeed=tsumego-tests,searchRandSeed=tsumego-tests",
+        queries,
+    )
 }
 
 fn response<'a>(lines: &'a [Value], id: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|v| v["id"] == id && v.get("isDuringSearch") != Some(&json!(true)))
-        .unwrap_or_else(|| panic!("no response for {id}: {lines:?}"))
+    final_response(lines, id)
 }
 
 /// Black's corner with a straight-three eye space (A9 B9 C9) inside a

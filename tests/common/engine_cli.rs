@@ -59,3 +59,36 @@ pub fn run_ok(args: &[&str], stdin: &str) -> (String, String) {
     assert!(out.status.success(), "{args:?} failed:\n{stdout}\n{stderr}");
     (stdout, stderr)
 }
+
+/// `engine analysis -model NET -config configs/analysis.toml
+/// -override-config OVERRIDES` with `queries` as its input lines; every
+/// response line, parsed.
+pub fn analysis_responses(
+    net: &str,
+    overrides: &str,
+    queries: &[serde_json::Value],
+) -> Vec<serde_json::Value> {
+    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
+    let args = [
+        "analysis",
+        "-model",
+        net,
+        "-config",
+        "configs/analysis.toml",
+        "-override-config",
+        overrides,
+    ];
+    let out = run_engine(&args, &input);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The final response (not a partial one) to query `id`.
+pub fn final_response<'a>(lines: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
+    lines
+        .iter()
+        .find(|v| v["id"] == id && v.get("isDuringSearch") != Some(&serde_json::json!(true)))
+        .unwrap_or_else(|| panic!("no response for {id}: {lines:?}"))
+}
