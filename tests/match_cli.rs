@@ -209,6 +209,132 @@ fn a_bots_own_precision_loads_the_net_again() {
 }
 
 #[test]
+fn a_stopped_match_goes_on_with_resume() {
+    let dir = scratch("resume");
+    let net =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/engine-9x9-13x13-b4c32-grow304.bin.gz");
+    let sgfs = dir.join("sgfs");
+    let play = |games: &str, komi: &str, resume: bool| {
+        let mut cmd = engine();
+        cmd.args([
+            "match",
+            "-bot",
+            &format!("a={}", net.display()),
+            "-bot",
+            &format!("b={},maxVisits=4", net.display()),
+            "-games",
+            games,
+            "-boardsize",
+            "9",
+            "-komi",
+            komi,
+            "-seed",
+            "21",
+            "-override-config",
+            FAST,
+            "-sgf-output-dir",
+            sgfs.to_str().unwrap(),
+        ]);
+        if resume {
+            cmd.arg("-resume");
+        }
+        cmd.output().expect("engine runs")
+    };
+    let ok = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    // The run's games by index, as (file name, bytes).
+    let games = || {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(&sgfs)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sgf"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                (name, std::fs::read(&p).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let summary = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(sgfs.join("match_summary.json")).unwrap())
+            .unwrap()
+    };
+
+    // Resuming needs a run to go on with.
+    let none = play("4", "7", true);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("match_run.json"));
+
+    ok(play("2", "7", false));
+    let first = games();
+    assert_eq!(first.len(), 2);
+    assert!(first[0].0.ends_with("-000000.sgf") && first[1].0.ends_with("-000001.sgf"));
+
+    // Going on to 5 games plays games 2-4 of the same schedule and keeps
+    // the first two as they were.
+    let log = ok(play("5", "7", true));
+    assert!(log.contains("2 games already played"), "{log}");
+    let five = games();
+    assert_eq!(five.len(), 5);
+    assert_eq!(&five[..2], &first[..]);
+    let v = summary();
+    assert_eq!(v["games"], 5, "{v}");
+    let indices: Vec<u64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices.len(), 5);
+    assert!((0..5).all(|g| indices.contains(&g)), "{indices:?}");
+    let bots = v["bots"].as_array().unwrap();
+    let n = |b: &serde_json::Value, k: &str| b[k].as_u64().unwrap();
+    assert_eq!(
+        n(&bots[0], "wins") + n(&bots[0], "losses") + n(&bots[0], "draws"),
+        5
+    );
+    // Colours still alternate game by game over the resumed schedule.
+    for (g, (_, bytes)) in five.iter().enumerate() {
+        let rec = parse_collection(&String::from_utf8_lossy(bytes)).unwrap()[0]
+            .record()
+            .unwrap();
+        let black = if g % 2 == 0 { "a" } else { "b" };
+        assert_eq!(rec.player_black.as_deref(), Some(black), "game {g}");
+    }
+
+    // A game lost with a kill (its SGF absent) is played again, and only it.
+    std::fs::remove_file(sgfs.join(&five[3].0)).unwrap();
+    let log = ok(play("5", "7", true));
+    assert!(log.contains("4 games already played"), "{log}");
+    let again = games();
+    assert_eq!(again.len(), 5);
+    for g in [0, 1, 2, 4] {
+        assert_eq!(again[g], five[g], "game {g} kept");
+    }
+    assert_eq!(again[3].0, five[3].0);
+
+    // Other settings are refused, naming what differs; so is a total below
+    // the games already played.
+    let other = play("5", "6.5", true);
+    assert_eq!(other.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(err.contains("komiMean: 7"), "{err}");
+    let fewer = play("3", "7", true);
+    assert!(!fewer.status.success());
+    let err = String::from_utf8_lossy(&fewer.stderr);
+    assert!(err.contains("beyond the match's 3 games"), "{err}");
+    assert_eq!(games(), again, "a refused resume changes nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn sprt_needs_two_bots() {
     let dir = scratch("sprt");
     let out = engine()

@@ -153,6 +153,7 @@ pub fn match_args(data: &[u8]) {
         game_threads: None,
         seed: None,
         sprt,
+        resume: false,
     };
     if let Ok(mut cfg) = Config::from_toml_str("", "empty.toml") {
         if apply_short_form(&mut cfg, &args).is_ok() {

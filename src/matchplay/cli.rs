@@ -12,7 +12,8 @@ use super::LogFileArg;
 
 use crate::config::Config;
 use crate::play::matches::{
-    load_evaluators, table, write_summary, GameOutcome, MatchRunner, MatchSettings, Tally,
+    finished_games, load_evaluators, table, write_summary, GameOutcome, MatchRunner, MatchSettings,
+    RunManifest, Tally, MANIFEST,
 };
 use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
 use crate::play::{PlayError, SettingsError};
@@ -61,6 +62,13 @@ pub struct MatchArgs {
     /// (Elo of the first bot over the second; alpha, beta default 0.05).
     #[arg(long, allow_hyphen_values = true)]
     pub sprt: Option<String>,
+    /// Go on with the match whose games are in `-sgf-output-dir` (after a
+    /// stop or a kill): its finished games count and only the missing
+    /// ones of its schedule are played. Its settings must be the run's
+    /// (`match_run.json`), but for the pace: games, game threads, NN
+    /// threads, batch, cache and memory may change.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Runs `engine match`.
@@ -172,26 +180,31 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     for note in crate::setup::MemoryBudget::notes(&cfg, 2 * settings.num_game_threads.max(1)) {
         log.line(&note);
     }
-    let run_name = format!(
-        "match-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
-    );
     let sgf_dir = Store::open_str(&args.sgf_output_dir)?;
+    let (manifest, played) = run_manifest(args, &cfg, &settings, &sgf_dir)?;
+    settings.seed = Some(manifest.seed);
     let runner = MatchRunner {
         settings: &settings,
         evaluators,
         sgf_dir: sgf_dir.clone(),
-        run_name,
+        run_name: manifest.run_name.clone(),
         log: &log,
     };
     log.line(&format!(
-        "{} bots, {} games, {} at once, sgfs in {}",
+        "{} bots, {} games, {} at once, sgfs in {}{}",
         settings.bots.len(),
         settings.num_games_total,
         settings.num_game_threads,
-        sgf_dir.url()
+        sgf_dir.url(),
+        if args.resume {
+            format!(
+                "; resuming {}: {} games already played",
+                manifest.run_name,
+                played.games.len()
+            )
+        } else {
+            String::new()
+        }
     ));
     let start = Instant::now();
     let logged = AtomicU64::new(0);
@@ -236,7 +249,7 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     };
     let should_stop =
         |t: &Tally| sprt.is_some_and(|p| p.decide(&t.table[0][1]) != SprtDecision::Continue);
-    let result = runner.run(&should_stop, &on_game)?;
+    let result = runner.run_from(played, &should_stop, &on_game)?;
     let text = table(&settings, &result.tally, sprt.as_ref());
     print!("{text}");
     let summary_path = sgf_dir.describe("match_summary.json");
@@ -253,6 +266,52 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
         summary_path
     ));
     Ok(())
+}
+
+/// The run to play: a new one (its manifest written before the first
+/// game, with the seed drawn here when the config has none) or, with
+/// `-resume`, the one in the SGF folder with its finished games, refused
+/// when its settings differ from these.
+fn run_manifest(
+    args: &MatchArgs,
+    cfg: &Config,
+    settings: &MatchSettings,
+    sgf_dir: &Store,
+) -> Result<(RunManifest, Tally), PlayError> {
+    let run_name = format!(
+        "match-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    );
+    let mut now = RunManifest::new(&run_name, settings.seed.unwrap_or_else(rand::random), cfg);
+    if let Some(path) = &args.human_model {
+        now.settings.insert(
+            "-human-model".into(),
+            serde_json::Value::String(path.display().to_string()),
+        );
+    }
+    if !args.resume {
+        now.write(sgf_dir)?;
+        return Ok((now, Tally::new(settings.bots.len())));
+    }
+    let Some(then) = RunManifest::read(sgf_dir)? else {
+        return Err(PlayError::Usage(format!(
+            "-resume: {} is missing: {} holds no match this version can go on with",
+            sgf_dir.describe(MANIFEST),
+            sgf_dir.url()
+        )));
+    };
+    let differences = then.differences(&now);
+    if !differences.is_empty() {
+        return Err(PlayError::Usage(format!(
+            "-resume: {} was started with other settings ({}); give the run's own",
+            then.run_name,
+            differences.join("; ")
+        )));
+    }
+    let played = finished_games(sgf_dir, &then, settings)?;
+    Ok((then, played))
 }
 
 #[cfg(test)]
@@ -272,6 +331,7 @@ mod tests {
             game_threads: Some(3),
             seed: Some(5),
             sprt: None,
+            resume: false,
         }
     }
 

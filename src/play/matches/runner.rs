@@ -4,7 +4,7 @@
 //! finish, and an early stop (SPRT, a decided gating). Shared by
 //! `engine match` ([`super::cli`]) and `engine gatekeeper`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -308,18 +308,32 @@ impl MatchRunner<'_> {
         should_stop: &(dyn Fn(&Tally) -> bool + Sync),
         on_game: &(dyn Fn(&Tally, &GameOutcome) + Sync),
     ) -> Result<RunResult, PlayError> {
+        self.run_from(Tally::new(self.settings.bots.len()), should_stop, on_game)
+    }
+
+    /// [`MatchRunner::run`] going on from `played`, the games of this
+    /// schedule already finished (a resumed match): those count and are
+    /// not played again; `should_stop` is asked once before any game.
+    pub fn run_from(
+        &self,
+        played: Tally,
+        should_stop: &(dyn Fn(&Tally) -> bool + Sync),
+        on_game: &(dyn Fn(&Tally, &GameOutcome) + Sync),
+    ) -> Result<RunResult, PlayError> {
         let s = self.settings;
-        let n = s.bots.len();
-        let pairs = round_robin(n);
+        let pairs = round_robin(s.bots.len());
         let seed = s.seed.unwrap_or_else(rand::random);
         let openings: Mutex<HashMap<u64, Arc<OpeningCell>>> = Mutex::new(HashMap::new());
         let next_game = AtomicU64::new(0);
-        let stop = AtomicBool::new(false);
-        let stopped_early = AtomicBool::new(false);
-        let tally = Mutex::new(Tally::new(n));
+        let done: HashSet<u64> = played.games.iter().map(|g| g.index).collect();
+        let decided = !played.games.is_empty() && should_stop(&played);
+        let stop = AtomicBool::new(decided);
+        let stopped_early = AtomicBool::new(decided);
+        let tally = Mutex::new(played);
         let failure: Mutex<Option<PlayError>> = Mutex::new(None);
         let start = Instant::now();
-        let threads = s.num_game_threads.min(s.num_games_total as usize).max(1);
+        let to_play = s.num_games_total.saturating_sub(done.len() as u64);
+        let threads = s.num_game_threads.min(to_play as usize).max(1);
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| {
@@ -327,6 +341,9 @@ impl MatchRunner<'_> {
                         let g = next_game.fetch_add(1, Ordering::SeqCst);
                         if g >= s.num_games_total {
                             break;
+                        }
+                        if done.contains(&g) {
+                            continue;
                         }
                         let (k, black, white) = game_assignment(g, &pairs);
                         let cell = openings.lock().entry(k).or_default().clone();
