@@ -936,6 +936,21 @@ mod tests {
         let p = plan("nnPrecision = \"fp16\"", NO_CUDA).unwrap();
         assert_eq!((p.cuda_devices, p.precision), (None, Precision::F16));
         assert!(plan("nnPrecision = \"fp8\"", NO_CUDA).is_err());
+        // auto: as unset on CUDA; on the CPU fp32 until the backend decides.
+        let p = at("nnPrecision = \"auto\"", (9, 0)).unwrap();
+        assert_eq!((p.precision, p.precision_auto), (Precision::F16, true));
+        let p = at("nnPrecision = \"auto\"\nuseFP16 = false", (9, 0)).unwrap();
+        assert_eq!(p.precision, Precision::F32);
+        let p = plan("nnPrecision = \"Auto\"", NO_CUDA).unwrap();
+        assert_eq!(
+            (p.cuda_devices, p.precision, p.precision_auto),
+            (None, Precision::F32, true)
+        );
+        assert!(
+            !plan("nnPrecision = \"fp32\"", NO_CUDA)
+                .unwrap()
+                .precision_auto
+        );
     }
 
     /// `cpu` keeps the net on the CPU beside a GPU; it cannot be mixed

@@ -272,6 +272,54 @@ fn bf16_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
     );
 }
 
+/// `nnPrecision = auto` on the CPU: bf16 where the Rust backend's bf16
+/// kernels run, else fp32, and the start-up line says which and why;
+/// without the AVX-512 kernels (`ENGINE_SIMD=avx2`, any CPU) it is fp32.
+/// A precision that is none of these is refused naming `auto` among them.
+#[test]
+fn auto_precision_says_what_it_chose_and_why() {
+    if CudaAvailability::probe().usable() {
+        return; // the lines below are the CPU's
+    }
+    let m = model();
+    let m = m.to_str().unwrap();
+    let gtp = "boardsize 9\ngenmove b\nquit\n";
+    let run = |precision: &str, env: &[(&str, &str)]| {
+        let args = [
+            "gtp",
+            "-model",
+            m,
+            "-override-config",
+            &format!("nnPrecision={precision}"),
+        ];
+        let out = engine_with_env(&args, gtp, env);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (out, err)
+    };
+    let bf16 = "(CPU, bf16 (nnPrecision = auto: AVX-512 BF16 here), NHWC, Rust backend, ";
+    let fp32 =
+        "(CPU, fp32 (nnPrecision = auto: no AVX-512 BF16 kernels here), NHWC, Rust backend, ";
+    let (out, err) = run("auto", &[]);
+    assert!(out.status.success(), "{err}");
+    let expected = if engine::nn::cpu_info::bf16_kernels_run() {
+        bf16
+    } else {
+        fp32
+    };
+    assert!(err.contains(expected), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("= ") && l.len() > 2),
+        "{text}"
+    );
+    let (out, err) = run("Auto", &[("ENGINE_SIMD", "avx2")]);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(fp32), "{err}");
+    let (out, err) = run("fp8", &[]);
+    assert!(!out.status.success());
+    assert!(err.contains("expected fp32, fp16, bf16 or auto"), "{err}");
+}
+
 /// Each command's start-up line says where the net runs (device,
 /// precision, layout, backend), from one shared description.
 #[test]

@@ -422,6 +422,9 @@ pub struct RunDescription {
     pub gpu: Option<GpuInfo>,
     /// The arithmetic.
     pub precision: Precision,
+    /// Why this arithmetic, when the engine chose it
+    /// (`nnPrecision = "auto"`), shown after it in brackets.
+    pub precision_why: Option<String>,
     /// Whether activations are channels-last (NHWC).
     pub nhwc: bool,
     /// e.g. `Rust backend` or `libtorch CUDA 13.0, cuDNN 9.10.2`.
@@ -451,8 +454,11 @@ impl RunDescription {
             s.push_str(&format!(" ({})", g.summary()));
         }
         s.push_str(&format!(
-            ", {}, {}, {}",
+            ", {}{}, {}, {}",
             self.precision,
+            self.precision_why
+                .as_ref()
+                .map_or(String::new(), |why| format!(" ({why})")),
             if self.nhwc { "NHWC" } else { "NCHW" },
             self.backend
         ));
@@ -796,10 +802,11 @@ mod tests {
 
     #[test]
     fn run_description_lines() {
-        let cpu = RunDescription {
+        let mut cpu = RunDescription {
             devices: vec![ServerDevice::Cpu, ServerDevice::Cpu],
             gpu: None,
             precision: Precision::F32,
+            precision_why: None,
             nhwc: true,
             backend: "Rust backend".into(),
             threads_per_server: Some(1),
@@ -808,10 +815,18 @@ mod tests {
             cpu.line(),
             "CPU, fp32, NHWC, Rust backend, 2 server threads (1 thread each)"
         );
+        cpu.precision = Precision::BF16;
+        cpu.precision_why = Some("nnPrecision = auto: AVX-512 BF16 here".into());
+        assert_eq!(
+            cpu.line(),
+            "CPU, bf16 (nnPrecision = auto: AVX-512 BF16 here), NHWC, Rust backend, \
+             2 server threads (1 thread each)"
+        );
         let cuda = RunDescription {
             devices: vec![ServerDevice::Cuda(0), ServerDevice::Cuda(1)],
             gpu: Some(gpu("NVIDIA H100 80GB HBM3", 80, 132)),
             precision: Precision::F16,
+            precision_why: None,
             nhwc: true,
             backend: "libtorch CUDA 13.0".into(),
             threads_per_server: None,

@@ -81,9 +81,29 @@ pub struct Backend {
     pub plan: DevicePlan,
 }
 
+/// `nnPrecision = "auto"` on the CPU: bf16 where the Rust backend's bf16
+/// kernels run (AVX-512 BF16, `bf16_kernels`) and the backend may be the
+/// Rust one, else fp32; with the reason the start-up line gives. (What
+/// bf16 costs in strength at equal visits, and gains in speed, is measured
+/// in `docs/RESULTS.md`; with libtorch on the CPU it keeps fp32, as bf16
+/// was measured with the Rust kernels only.)
+pub fn auto_cpu_precision(backend: CpuBackend, bf16_kernels: bool) -> (Precision, &'static str) {
+    match (backend, bf16_kernels) {
+        (CpuBackend::Libtorch, _) => (
+            Precision::F32,
+            "nnPrecision = auto: fp32 with nnCpuBackend = libtorch",
+        ),
+        (_, true) => (Precision::BF16, "nnPrecision = auto: AVX-512 BF16 here"),
+        (_, false) => (
+            Precision::F32,
+            "nnPrecision = auto: no AVX-512 BF16 kernels here",
+        ),
+    }
+}
+
 /// Builds [`Backend`] for `file` from `cfg`.
 pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupError> {
-    let plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
+    let mut plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Read (and checked) even on CUDA, where it does not apply.
     let backend = CpuBackend::from_config(cfg)?;
@@ -95,6 +115,11 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
             plan,
         });
     }
+    let precision_why = plan.precision_auto.then(|| {
+        let (precision, why) = auto_cpu_precision(backend, crate::nn::cpu_info::bf16_kernels_run());
+        plan.precision = precision;
+        why.to_string()
+    });
     // The Rust backend runs fp32, and bf16 where the CPU has AVX-512 BF16;
     // fp16 needs libtorch.
     let rust_runs = match plan.precision {
@@ -136,6 +161,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         devices: vec![ServerDevice::Cpu; models.len()],
         gpu: None,
         precision: plan.precision,
+        precision_why,
         nhwc: true,
         backend: if rust {
             "Rust backend".to_string()
@@ -173,6 +199,7 @@ fn cuda_models(
         devices: devices.iter().map(|&i| ServerDevice::Cuda(i)).collect(),
         gpu: plan.gpu.clone(),
         precision: plan.precision,
+        precision_why: None,
         nhwc,
         backend: libtorch_backend(),
         threads_per_server: None,
@@ -242,4 +269,20 @@ fn needs_libtorch(what: &str) -> SetupError {
          --no-default-features): build it with the default features (./setup.sh cargo build \
          --release), or run the Rust CPU backend (nnCpuBackend = \"auto\", nnPrecision = \"fp32\")"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_precision_is_bf16_only_where_the_rust_kernels_run() {
+        for backend in [CpuBackend::Auto, CpuBackend::Rust] {
+            assert_eq!(auto_cpu_precision(backend, true).0, Precision::BF16);
+            assert_eq!(auto_cpu_precision(backend, false).0, Precision::F32);
+        }
+        let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, true);
+        assert_eq!(p, Precision::F32);
+        assert!(why.contains("libtorch"), "{why}");
+    }
 }

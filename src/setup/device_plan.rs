@@ -24,6 +24,10 @@ pub struct DevicePlan {
     /// `useFP16`/`cudaUseFP16` as the config set it (`auto` when unset):
     /// what KataGo's `kata-get-models` reports as `usingFP16`.
     pub fp16_mode: Enabled,
+    /// `nnPrecision = "auto"`: on the CPU, `precision` is fp32 here and the
+    /// backend runs bf16 where its bf16 kernels run
+    /// ([`crate::setup::backend::build_backend`]); on CUDA it is as unset.
+    pub precision_auto: bool,
 }
 
 /// The keys that name server thread `thread`'s device, in KataGo's order
@@ -76,7 +80,9 @@ fn device_value(cfg: &Config, key: &str) -> Result<Option<usize>, SetupError> {
 ///   engine's key) when set, else `cudaUseFP16`/`useFP16` as KataGo:
 ///   `auto` (the default) is fp16 from compute capability 7.0 (tensor
 ///   cores; also when the capability is unknown), `true` fp16 (an error
-///   below 5.3), `false` fp32. On the CPU: `nnPrecision`, else fp32.
+///   below 5.3), `false` fp32; `nnPrecision = "auto"` is as unset there.
+///   On the CPU: `nnPrecision`, else fp32 (`auto`: fp32 here, see
+///   [`DevicePlan::precision_auto`]).
 /// - Layout on CUDA: `cudaUseNHWC` (`auto`: NHWC when in half precision
 ///   on compute capability 7.0 and later).
 pub fn device_plan(
@@ -115,10 +121,15 @@ pub fn device_plan(
         Some(k) => USE_FP16.read_named(cfg, k)?,
         None => Enabled::Auto,
     };
-    let nn_precision = match NN_PRECISION.read(cfg)? {
+    let asked_precision = NN_PRECISION.read(cfg)?;
+    let precision_auto = asked_precision
+        .as_deref()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("auto"));
+    let nn_precision = match asked_precision {
+        Some(_) if precision_auto => None,
         Some(text) => Some(Precision::parse(&text).ok_or_else(|| {
             SetupError::Invalid(format!(
-                "nnPrecision = \"{text}\": expected fp32, fp16 or bf16"
+                "nnPrecision = \"{text}\": expected fp32, fp16, bf16 or auto"
             ))
         })?),
         None => None,
@@ -147,6 +158,7 @@ pub fn device_plan(
             asked_by: None,
             gpu: None,
             fp16_mode,
+            precision_auto,
         });
     }
     let mut devices = Vec::with_capacity(servers);
@@ -201,5 +213,6 @@ pub fn device_plan(
         asked_by,
         gpu,
         fp16_mode,
+        precision_auto,
     })
 }
