@@ -57,6 +57,27 @@ pub enum GameEnd {
     MoveLimit,
 }
 
+impl GameEnd {
+    /// Every way a game ends.
+    pub const ALL: [GameEnd; 3] = [GameEnd::Scored, GameEnd::Resignation, GameEnd::MoveLimit];
+
+    /// Its name in the SGF's game comment (`end=...`), read back by
+    /// `engine match -resume`.
+    pub fn comment_name(self) -> &'static str {
+        match self {
+            GameEnd::Scored => "scored",
+            GameEnd::Resignation => "resignation",
+            GameEnd::MoveLimit => "maxMovesPerGame",
+        }
+    }
+}
+
+/// The start of match game `g`'s SGF comment (on opening `k`), read back by
+/// `engine match -resume`.
+pub fn game_comment(g: u64, k: u64) -> String {
+    format!("match game {g}, opening {k}")
+}
+
 /// A finished match game.
 #[derive(Debug, Clone)]
 pub struct GameOutcome {
@@ -231,11 +252,7 @@ pub fn play_match_game(
     rec.game_comment = Some(format!(
         "{comment}, openingMoves={}, end={}",
         opening.moves.len(),
-        match end {
-            GameEnd::Scored => "scored",
-            GameEnd::Resignation => "resignation",
-            GameEnd::MoveLimit => "maxMovesPerGame",
-        }
+        end.comment_name()
     ));
     rec.moves = st
         .hist

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::game::{GameEnd, GameOutcome};
+use super::game::{game_comment, GameEnd, GameOutcome};
 use super::runner::{game_assignment, round_robin, GameSummary, Tally};
 use super::settings::MatchSettings;
 use crate::config::Config;
@@ -184,16 +184,17 @@ fn read_game(
         ));
     }
     let comment = record.game_comment.unwrap_or_default();
-    if !comment.starts_with(&format!("match game {index}, opening {opening},")) {
+    if !comment.starts_with(&format!("{},", game_comment(index, opening))) {
         return Err(format!(
             "its comment {comment:?} does not name game {index}, opening {opening}"
         ));
     }
-    let end = match comment.rsplit_once("end=").map(|(_, e)| e.trim()) {
-        Some("scored") => GameEnd::Scored,
-        Some("resignation") => GameEnd::Resignation,
-        Some("maxMovesPerGame") => GameEnd::MoveLimit,
-        _ => return Err(format!("its comment {comment:?} does not say how it ended")),
+    let end_name = comment.rsplit_once("end=").map(|(_, e)| e.trim());
+    let Some(end) = GameEnd::ALL
+        .into_iter()
+        .find(|e| Some(e.comment_name()) == end_name)
+    else {
+        return Err(format!("its comment {comment:?} does not say how it ended"));
     };
     let result = record.result.unwrap_or_default();
     let (winner, no_result, white_minus_black) = parse_result(&result)

@@ -17,7 +17,7 @@ use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::game::{play_match_game, GameEnd, GameOutcome, Opening};
+use super::game::{game_comment, play_match_game, GameEnd, GameOutcome, Opening};
 use super::settings::{BotSpec, MatchSettings};
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
@@ -360,7 +360,7 @@ impl MatchRunner<'_> {
                             }
                         };
                         let mut rng = StdRng::seed_from_u64(seed.wrapping_add(g).rotate_left(17));
-                        let comment = format!("match game {g}, opening {k}");
+                        let comment = game_comment(g, k);
                         let played = play_match_game(
                             s,
                             (black, &s.bots[black], &self.evaluators[black]),
