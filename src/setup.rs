@@ -923,6 +923,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bf16 needs 8.0"), "{e}");
+        // int8 is the CPU's (the Rust backend's VNNI kernels).
+        let e = at("nnPrecision = \"int8\"", (9, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("runs on the CPU only"), "{e}");
         let p = at("nnPrecision = \"bf16\"\nuseFP16 = true", (9, 0)).unwrap();
         assert_eq!((p.precision, p.nhwc), (Precision::BF16, Some(true)));
         let p = at("cudaUseNHWC = false", (9, 0)).unwrap();

@@ -272,6 +272,47 @@ fn bf16_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
     );
 }
 
+/// `nnPrecision = int8` on the CPU: the Rust backend's int8 convs where
+/// the CPU has AVX-512 VNNI (the start-up line says so, and it plays);
+/// without the AVX-512 kernels (`ENGINE_SIMD=avx2`, any CPU), and with
+/// `nnCpuBackend = libtorch`, refused with the reason.
+#[test]
+fn int8_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
+    if CudaAvailability::probe().usable() {
+        return; // the lines below are the CPU's
+    }
+    let m = model();
+    let m = m.to_str().unwrap();
+    let gtp = "boardsize 9\ngenmove b\nquit\n";
+    let run = |overrides: &str, env: &[(&str, &str)]| {
+        let args = ["gtp", "-model", m, "-override-config", overrides];
+        let out = engine_with_env(&args, gtp, env);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        (out, err)
+    };
+    if engine::nn::cpu_info::int8_kernels_run() {
+        let (out, err) = run("nnPrecision=int8", &[]);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("(CPU, int8, NHWC, Rust backend, "), "{err}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.lines().any(|l| l.starts_with("= ") && l.len() > 2),
+            "{text}"
+        );
+    } else {
+        eprintln!("this CPU lacks AVX-512 VNNI: only the refusals are checked");
+    }
+    let (out, err) = run("nnPrecision=int8", &[("ENGINE_SIMD", "avx2")]);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI, but this CPU lacks AVX-512 VNNI"),
+        "{err}"
+    );
+    let (out, err) = run("nnPrecision=int8,nnCpuBackend=libtorch", &[]);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("but nnCpuBackend = \"libtorch\""), "{err}");
+}
+
 /// `nnPrecision = auto` on the CPU: bf16 where the Rust backend's bf16
 /// kernels run, else fp32, and the start-up line says which and why;
 /// without the AVX-512 kernels (`ENGINE_SIMD=avx2`, any CPU) it is fp32.
@@ -317,7 +358,10 @@ fn auto_precision_says_what_it_chose_and_why() {
     assert!(err.contains(fp32), "{err}");
     let (out, err) = run("fp8", &[]);
     assert!(!out.status.success());
-    assert!(err.contains("expected fp32, fp16, bf16 or auto"), "{err}");
+    assert!(
+        err.contains("expected fp32, fp16, bf16, int8 or auto"),
+        "{err}"
+    );
 }
 
 /// Each command's start-up line says where the net runs (device,

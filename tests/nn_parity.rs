@@ -291,6 +291,22 @@ const BF16: Tolerances = Tolerances {
     var_time_left: 0.1,
 };
 
+/// The Rust backend in int8 (`nnPrecision = int8`: the 3x3 convs on
+/// `u8` inputs and `i8` weights, calibrated at load): about twice the
+/// largest differences measured on these records with g170 b6c96
+/// (policy 0.027, ownership 0.10, winrate 0.034, score 2.7 points,
+/// no-result 6.9e-5; 2026-12-03, AMD Zen 5), so about twice bf16's.
+const INT8: Tolerances = Tolerances {
+    policy: 0.06,
+    ownership: 0.2,
+    winrate: 0.07,
+    score: 5.5,
+    no_result: 1.5e-4,
+    shortterm_winrate_error: 1e-3,
+    shortterm_score_error: 1e-2,
+    var_time_left: 0.1,
+};
+
 fn compare(id: &str, pos: &Position, out: &NnOutput, resp: &Value, tol: &Tolerances) -> Diffs {
     let mut bad = Diffs::default();
     let check = |bad: &mut Diffs, what: String, got: f64, want: f64, tol: f64| {
@@ -482,6 +498,25 @@ fn rust_cpu_backend_in_bf16_stays_close_to_katago() {
         &shared_path("vectors/nn/nn.jsonl"),
         39,
         &BF16,
+    );
+}
+
+/// The same records through the Rust backend in int8 (`nnPrecision =
+/// int8`) on a CPU with AVX-512 VNNI.
+#[test]
+fn rust_cpu_backend_in_int8_stays_close_to_katago() {
+    if !engine::nn::cpu_info::int8_kernels_run() {
+        eprintln!("skipped: this CPU lacks AVX-512 VNNI");
+        return;
+    }
+    let file = engine::nn::ModelFile::load(g170_path()).expect("model loads");
+    let model = CpuModel::with_precision(&file, engine::nn::device::Precision::Int8)
+        .expect("int8 builds on this CPU");
+    check_every_vector_within(
+        Box::new(model),
+        &shared_path("vectors/nn/nn.jsonl"),
+        39,
+        &INT8,
     );
 }
 

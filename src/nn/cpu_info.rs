@@ -157,6 +157,18 @@ pub fn bf16_kernels_run() -> bool {
     false
 }
 
+/// Whether the Rust backend's int8 kernel (`vpdpbusd`, for nets run with
+/// `nnPrecision = int8`) runs here: the kernels take the AVX-512 path
+/// (`ENGINE_SIMD` did not turn it off) and the CPU has AVX-512 VNNI.
+pub fn int8_kernels_run() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        SimdPath::detect() == SimdPath::Avx512 && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// The CPU's model name as the kernel reports it (`/proc/cpuinfo`), if
 /// it does.
 pub fn model_name() -> Option<String> {

@@ -26,15 +26,19 @@ pub enum Precision {
     F16,
     /// bfloat16 (tensor cores on Ampere and later).
     BF16,
+    /// 8-bit integers: the Rust CPU backend's 3x3 convs on AVX-512 VNNI
+    /// (`vpdpbusd`), calibrated at load; the rest of the net in f32.
+    Int8,
 }
 
 impl Precision {
-    /// `fp32`, `fp16` or `bf16`.
+    /// `fp32`, `fp16`, `bf16` or `int8`.
     pub fn name(self) -> &'static str {
         match self {
             Precision::F32 => "fp32",
             Precision::F16 => "fp16",
             Precision::BF16 => "bf16",
+            Precision::Int8 => "int8",
         }
     }
 
@@ -45,16 +49,20 @@ impl Precision {
             Precision::F32 => Kind::Float,
             Precision::F16 => Kind::Half,
             Precision::BF16 => Kind::BFloat16,
+            // libtorch nets refuse int8 before they ask (`Model::build`);
+            // f32 is the reference it stands for.
+            Precision::Int8 => Kind::Float,
         }
     }
 
     /// Parses `fp32`/`float32`/`f32`, `fp16`/`float16`/`half`,
-    /// `bf16`/`bfloat16` (any case).
+    /// `bf16`/`bfloat16`, `int8` (any case).
     pub fn parse(text: &str) -> Option<Precision> {
         match text.trim().to_ascii_lowercase().as_str() {
             "fp32" | "float32" | "f32" | "float" => Some(Precision::F32),
             "fp16" | "float16" | "f16" | "half" => Some(Precision::F16),
             "bf16" | "bfloat16" => Some(Precision::BF16),
+            "int8" => Some(Precision::Int8),
             _ => None,
         }
     }
@@ -642,7 +650,12 @@ mod tests {
 
     #[test]
     fn precision_names_round_trip() {
-        for p in [Precision::F32, Precision::F16, Precision::BF16] {
+        for p in [
+            Precision::F32,
+            Precision::F16,
+            Precision::BF16,
+            Precision::Int8,
+        ] {
             assert_eq!(Precision::parse(p.name()), Some(p));
         }
         assert_eq!(Precision::parse(" Half "), Some(Precision::F16));

@@ -40,7 +40,9 @@ pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 // `InputBatch` in their branches; the evaluator's keeps the name here.
 #[cfg(feature = "torch")]
 pub use network::Model;
-pub use network::{CpuModel, ModelOptions, NetError, NetInput, MAX_BOARD_LEN};
+pub use network::{
+    conv3x3_speeds, dot_peaks, ConvSpeed, CpuModel, ModelOptions, NetError, NetInput, MAX_BOARD_LEN,
+};
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};
 pub use request::{EncodedInput, EvalError, EvalParams, EvalRequest, SymmetryChoice};

@@ -120,20 +120,32 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         plan.precision = precision;
         why.to_string()
     });
-    // The Rust backend runs fp32, and bf16 where the CPU has AVX-512 BF16;
-    // fp16 needs libtorch.
+    // The Rust backend runs fp32, bf16 where the CPU has AVX-512 BF16 and
+    // int8 where it has AVX-512 VNNI; fp16 needs libtorch, and int8 has no
+    // other backend.
     let rust_runs = match plan.precision {
         Precision::F32 => true,
         Precision::BF16 => crate::nn::cpu_info::bf16_kernels_run(),
+        Precision::Int8 => crate::nn::cpu_info::int8_kernels_run(),
         Precision::F16 => false,
     };
+    if plan.precision == Precision::Int8 && !(rust_runs && backend != CpuBackend::Libtorch) {
+        return Err(SetupError::Invalid(format!(
+            "nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI, but {}; use fp32 or bf16",
+            if backend == CpuBackend::Libtorch {
+                "nnCpuBackend = \"libtorch\""
+            } else {
+                "this CPU lacks AVX-512 VNNI (or ENGINE_SIMD turned AVX-512 off)"
+            }
+        )));
+    }
     let rust = match backend {
         CpuBackend::Libtorch => false,
         CpuBackend::Auto => rust_runs,
         CpuBackend::Rust if rust_runs => true,
         CpuBackend::Rust => {
             return Err(SetupError::Invalid(format!(
-                "nnCpuBackend = \"rust\" runs fp32, and bf16 on a CPU with AVX-512 BF16, but nnPrecision = {}{}; use \"auto\" or \"libtorch\"",
+                "nnCpuBackend = \"rust\" runs fp32, bf16 on a CPU with AVX-512 BF16 and int8 on one with AVX-512 VNNI, but nnPrecision = {}{}; use \"auto\" or \"libtorch\"",
                 plan.precision,
                 match plan.precision {
                     Precision::BF16 => " and this CPU lacks AVX-512 BF16 (or ENGINE_SIMD turned it off)",

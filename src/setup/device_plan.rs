@@ -76,7 +76,8 @@ fn device_value(cfg: &Config, key: &str) -> Result<Option<usize>, SetupError> {
 ///   that is an error ([`DeviceError`]), never a CPU run. `cpu` as a
 ///   device keeps the net on the CPU. Without any of these, CUDA device 0
 ///   when libtorch sees one, else the CPU.
-/// - Precision on CUDA: `nnPrecision` (`fp32`, `fp16`, `bf16`; this
+/// - Precision on CUDA: `nnPrecision` (`fp32`, `fp16`, `bf16`; `int8` is
+///   refused there, it is the CPU's; this
 ///   engine's key) when set, else `cudaUseFP16`/`useFP16` as KataGo:
 ///   `auto` (the default) is fp16 from compute capability 7.0 (tensor
 ///   cores; also when the capability is unknown), `true` fp16 (an error
@@ -129,7 +130,7 @@ pub fn device_plan(
         Some(_) if precision_auto => None,
         Some(text) => Some(Precision::parse(&text).ok_or_else(|| {
             SetupError::Invalid(format!(
-                "nnPrecision = \"{text}\": expected fp32, fp16, bf16 or auto"
+                "nnPrecision = \"{text}\": expected fp32, fp16, bf16, int8 or auto"
             ))
         })?),
         None => None,
@@ -200,6 +201,11 @@ pub fn device_plan(
         Precision::F16 => too_old((5, 3), "5.3")?,
         Precision::BF16 => too_old((8, 0), "8.0")?,
         Precision::F32 => {}
+        Precision::Int8 => {
+            return Err(SetupError::Invalid(
+                "nnPrecision = \"int8\" runs on the CPU only (the Rust backend on AVX-512 VNNI), not on CUDA; use fp32, fp16 or bf16 there".into(),
+            ))
+        }
     }
     let nhwc = match nhwc_mode {
         Enabled::True => Some(true),

@@ -25,10 +25,12 @@ pub use crate::nn::device::Precision;
 /// Training's view of a precision (inherent methods beside the trainer
 /// that uses them).
 impl Precision {
-    /// The kind the trunk's convolutions and matmuls run in; `None` for fp32.
+    /// The kind the trunk's convolutions and matmuls run in; `None` for fp32
+    /// (and int8, which is inference's only: training's flags and
+    /// `trainPrecision` name fp32, fp16 and bf16).
     pub fn compute_kind(self) -> Option<Kind> {
         match self {
-            Precision::F32 => None,
+            Precision::F32 | Precision::Int8 => None,
             Precision::F16 => Some(Kind::Half),
             Precision::BF16 => Some(Kind::BFloat16),
         }

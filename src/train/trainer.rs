@@ -620,7 +620,8 @@ impl Trainer {
             "train: {}{} ({} params), {} rows, batch {}, {} batches/epoch, lr_scale {}, swa every {} samples",
             self.config.name,
             match self.net.precision {
-                Precision::F32 => "",
+                // Training never runs int8 (see `Precision::compute_kind`).
+                Precision::F32 | Precision::Int8 => "",
                 Precision::F16 => ", fp16 trunk with loss scaling",
                 Precision::BF16 => ", bf16 trunk",
             },

@@ -22,12 +22,16 @@ use crate::nn::model_file::ModelFile;
 use crate::nn::outputs::NetOutputs;
 
 mod gemm;
+mod int8;
 mod ops;
+mod probe;
 mod transformer;
 
 use gemm::AlignedWeights;
 use ops::{activate, add_row_bias, Conv, ConvScratch, Dense, Mask, NormAct};
 use transformer::{CpuTransformer, RmsTip};
+
+pub use probe::{conv3x3_speeds, dot_peaks, ConvSpeed};
 
 /// A KataGo network evaluated by plain Rust code on the calling thread.
 pub struct CpuModel {
@@ -111,6 +115,8 @@ struct CpuFold {
     /// Whether the layers keep bf16 copies of their weights for the bf16
     /// GEMM kernel.
     bf16: bool,
+    /// Whether 3x3 convs get an int8 form.
+    int8: bool,
 }
 
 impl Fold for CpuFold {
@@ -121,7 +127,7 @@ impl Fold for CpuFold {
     type RmsTip = RmsTip;
 
     fn folded_conv(&self, c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>) -> Conv {
-        Conv::new(c, w, bias, self.bf16)
+        Conv::new(c, w, bias, self.bf16, self.int8)
     }
 
     fn norm_act(&self, bn: &BatchNormLayer, act: &ActivationLayer) -> (NormAct, Option<Vec<f32>>) {
@@ -340,34 +346,86 @@ impl CpuModel {
 
     /// Builds the network to run its matrix products in `precision`: fp32,
     /// or bf16 on a CPU with AVX-512 BF16 (each product's inputs rounded
-    /// to bf16, its sums in f32; the rest of the net in f32). fp16, or
-    /// bf16 on another CPU, is [`NetError::Unsupported`].
+    /// to bf16, its sums in f32; the rest of the net in f32), or int8 on a
+    /// CPU with AVX-512 VNNI (the 3x3 convs whose shape allows it, with
+    /// `i8` weights per output channel and `u8` inputs on a scale
+    /// calibrated here, at load, on fixed positions: see
+    /// [`CpuModel::calibrate_int8`]; the rest in f32). fp16, or bf16 or
+    /// int8 on a CPU without their kernels, is [`NetError::Unsupported`].
     pub fn with_precision(file: &ModelFile, precision: Precision) -> Result<CpuModel, NetError> {
         let unsupported = |what: &str| NetError::Unsupported {
             name: file.name.clone(),
             what: what.to_string(),
         };
-        let bf16 = match precision {
-            Precision::F32 => false,
-            Precision::BF16 if crate::nn::cpu_info::bf16_kernels_run() => true,
+        let (bf16, int8) = match precision {
+            Precision::F32 => (false, false),
+            Precision::BF16 if crate::nn::cpu_info::bf16_kernels_run() => (true, false),
             Precision::BF16 => {
                 return Err(unsupported(
                     "bf16 on the Rust backend without AVX-512 BF16 kernels (the CPU lacks them, or ENGINE_SIMD turned them off)",
                 ))
             }
+            Precision::Int8 if crate::nn::cpu_info::int8_kernels_run() => (false, true),
+            Precision::Int8 => {
+                return Err(unsupported(
+                    "int8 on the Rust backend without AVX-512 VNNI kernels (the CPU lacks them, or ENGINE_SIMD turned them off)",
+                ))
+            }
             Precision::F16 => return Err(unsupported("fp16 on the Rust backend")),
         };
-        Ok(CpuModel {
+        let mut model = CpuModel {
             name: file.name.clone(),
             version: file.version,
             inputs: InputSizes::of(file),
             post_process: file.post_process,
             policy_channels: file.policy_head.policy_out_channels,
             num_parameters: file.num_parameters(),
-            net: Arc::new(Net::build(&CpuFold { bf16 }, file)?),
+            net: Arc::new(Net::build(&CpuFold { bf16, int8 }, file)?),
             scratch: Scratch::default(),
             precision,
-        })
+        };
+        if int8 {
+            model.calibrate_int8()?;
+        }
+        Ok(model)
+    }
+
+    /// Sets the input scale of every int8 conv: runs the net in f32 on the
+    /// calibration positions (48 positions: 16 each on 9x9, 13x13 and
+    /// 19x19 from games of random moves, the same on every load), each
+    /// int8 conv recording the range of its input, then quantises each
+    /// conv's input over the whole range it saw. For g170 b6c96 this is
+    /// 48 evaluations, about 0.15 s on one core.
+    fn calibrate_int8(&mut self) -> Result<(), NetError> {
+        let version =
+            crate::nn::desc::InputVersion::of_model_version(self.version).ok_or_else(|| {
+                NetError::Unsupported {
+                    name: self.name.clone(),
+                    what: format!("model version {}", self.version),
+                }
+            })?;
+        let meta_len = self.inputs.meta;
+        self.scratch.conv.calibrating_int8 = true;
+        let mut outcome = Ok(());
+        for batch in int8::calibration_batches(version, meta_len) {
+            let input = NetInput {
+                batch_size: batch.global.len() / self.inputs.global.max(1),
+                height: batch.side,
+                width: batch.side,
+                spatial: &batch.spatial,
+                global: &batch.global,
+                meta: (meta_len > 0).then_some(&batch.meta[..]),
+                mask: None,
+            };
+            if let Err(e) = self.forward(&input) {
+                outcome = Err(e);
+                break;
+            }
+        }
+        self.scratch.conv.calibrating_int8 = false;
+        outcome?;
+        self.net.for_each_conv(&mut |c: &Conv| c.settle_int8());
+        Ok(())
     }
 
     /// Another model on the same weights with its own scratch buffers, for

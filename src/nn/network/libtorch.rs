@@ -120,6 +120,12 @@ impl Model {
         winograd: bool,
         cuda_way: bool,
     ) -> Result<Model, NetError> {
+        if opts.precision == Precision::Int8 {
+            return Err(NetError::Unsupported {
+                name: file.name.clone(),
+                what: "int8 on libtorch (the Rust CPU backend runs it)".into(),
+            });
+        }
         let kind = opts.precision.kind();
         // Channels-last convolutions are much faster on the CPU (oneDNN);
         // on CUDA they are what tensor cores want in half precision (as

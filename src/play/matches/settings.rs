@@ -233,7 +233,7 @@ impl MatchSettings {
                 {
                     Some(text) => Some(Precision::parse(&text).ok_or_else(|| {
                         SettingsError::Invalid(format!(
-                            "nnPrecision{i} = \"{text}\": expected fp32, fp16 or bf16"
+                            "nnPrecision{i} = \"{text}\": expected fp32, fp16, bf16 or int8"
                         ))
                     })?),
                     None => None,

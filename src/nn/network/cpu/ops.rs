@@ -13,6 +13,7 @@ use super::super::winograd::{
     input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
 use super::gemm::{gemm_weights, small_gemm_takes, AlignedWeights};
+use super::int8::{Int8Part, Int8Scratch};
 use crate::nn::desc::{Activation, ConvLayer};
 use std::sync::OnceLock;
 
@@ -202,6 +203,11 @@ pub(super) struct ConvScratch {
     wino: Workspace,
     /// im2col columns of the general convolution.
     cols: Vec<f32>,
+    /// The int8 convolutions' quantised inputs and sums.
+    int8: Int8Scratch,
+    /// While an int8 net is calibrated: convs with an int8 form run in
+    /// f32 and record their inputs' range.
+    pub(super) calibrating_int8: bool,
 }
 
 /// The other weights of a 3x3 conv small enough for the small GEMM kernels
@@ -263,6 +269,9 @@ pub(super) struct Conv {
     small: Option<Box<SmallConvWeights>>,
     /// One per output channel; `None` when the conv has no bias.
     bias: Option<Vec<f32>>,
+    /// In a net run in int8 (`nnPrecision = "int8"`), a 3x3 conv's int8
+    /// form (where its shape has one), run once calibrated.
+    int8: Option<Box<Int8Part>>,
     /// Zeros, for the Winograd epilogue of bias-free convs.
     zeros: Vec<f32>,
     pub(super) in_channels: usize,
@@ -272,11 +281,23 @@ pub(super) struct Conv {
 impl Conv {
     /// Builds from the model file's layer and already folded `[out, in, y,
     /// x]` weights and bias; `bf16` keeps a bf16 copy of the weights for
-    /// the bf16 GEMM kernel (`nnPrecision = bf16`).
-    pub(super) fn new(c: &ConvLayer, w: &[f32], bias: Option<Vec<f32>>, bf16: bool) -> Conv {
+    /// the bf16 GEMM kernel (`nnPrecision = bf16`), `int8` an int8 form of
+    /// a 3x3 conv (`nnPrecision = int8`).
+    pub(super) fn new(
+        c: &ConvLayer,
+        w: &[f32],
+        bias: Option<Vec<f32>>,
+        bf16: bool,
+        int8: bool,
+    ) -> Conv {
         let (ci, co) = (c.in_channels, c.out_channels);
         let (ky, kx) = (c.y_size, c.x_size);
         let mut small = None;
+        let three_by_three = (ky, kx, c.dilation_y, c.dilation_x) == (3, 3, 1, 1);
+        let int8 = (int8 && three_by_three)
+            .then(|| Int8Part::new(w, bias.as_deref(), ci, co))
+            .flatten()
+            .map(Box::new);
         let (kind, weight) = if (ky, kx) == (1, 1) {
             let mut t = vec![0f32; ci * co];
             for oc in 0..co {
@@ -314,6 +335,7 @@ impl Conv {
             weight: AlignedWeights::matrices(&weight, (k, co), bf16),
             small,
             bias,
+            int8,
             zeros: vec![0.0; co],
             in_channels: ci,
             out_channels: co,
@@ -357,6 +379,17 @@ impl Conv {
         let points = n * h * w;
         let input = &input[..points * ci];
         let out = &mut out[..points * co];
+        if let Some(int8) = &self.int8 {
+            if s.calibrating_int8 {
+                int8.record(input);
+            } else if let Some(conv) = int8.conv.get() {
+                conv.run(input, (n, h, w), out, epilogue, &mut s.int8);
+                if epilogue == Epilogue::ReluMasked {
+                    mask.apply(out, co);
+                }
+                return;
+            }
+        }
         let tiling = match (tiling, &self.small) {
             (Tiling::F3, None) => Tiling::F4,
             _ => tiling,
@@ -445,6 +478,14 @@ impl Conv {
 }
 
 impl Conv {
+    /// Ends an int8 net's calibration for this conv (nothing for a conv
+    /// without an int8 form).
+    pub(super) fn settle_int8(&self) {
+        if let Some(int8) = &self.int8 {
+            int8.settle();
+        }
+    }
+
     /// The Winograd tiling a 3x3 conv runs a batch of `n` `h x w` boards
     /// by: [`Tiling::cheapest`] where this conv has F(3x3) weights to offer
     /// (small nets, see [`small_gemm_takes`]), F(4x4) otherwise. (A direct

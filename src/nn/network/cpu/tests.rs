@@ -322,7 +322,7 @@ fn convolutions_of_every_kind_match_direct_convolution() {
             ..ConvLayer::new("c", [co, ci, k, k], weights.collect())
         };
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false);
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false, false);
         let input: Vec<f32> = (0..n * h * w * ci)
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
@@ -372,7 +372,7 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
         let weights = (0..co * ci * 9).map(|_| rng.gen_range(-1.0..1.0));
         let layer = ConvLayer::new("c", [co, ci, 3, 3], weights.collect());
         let bias: Vec<f32> = (0..co).map(|_| rng.gen_range(-1.0..1.0)).collect();
-        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false);
+        let conv = Conv::new(&layer, &layer.weights, Some(bias.clone()), false, false);
         let input: Vec<f32> = (0..n * h * w * ci)
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
@@ -415,7 +415,7 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
     // F(4x4).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let conv = Conv::new(&layer, &layer.weights, None, false);
+    let conv = Conv::new(&layer, &layer.weights, None, false, false);
     let fast =
         std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2");
     if fast {
@@ -604,7 +604,7 @@ fn every_simd_path_gives_the_same_outputs() {
     // F(3x3) on the AVX2 and AVX-512 paths only (the portable path has no
     // F(3x3) weights).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let tiling = || Conv::new(&layer, &layer.weights, None, false).tiling(1, 9, 9);
+    let tiling = || Conv::new(&layer, &layer.weights, None, false, false).tiling(1, 9, 9);
     assert_eq!(
         SimdPath::with_forced(SimdPath::Portable, tiling),
         Some(Tiling::F4)
