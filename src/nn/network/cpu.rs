@@ -395,7 +395,8 @@ impl CpuModel {
     /// 19x19 from games of random moves, the same on every load), each
     /// int8 conv recording the range of its input, then quantises each
     /// conv's input over the whole range it saw. For g170 b6c96 this is
-    /// 48 evaluations, about 0.15 s on one core.
+    /// 48 evaluations: `engine gtp` started in 0.2 s either way on a Zen 5
+    /// core (`docs/RESULTS.md`).
     fn calibrate_int8(&mut self) -> Result<(), NetError> {
         let version =
             crate::nn::desc::InputVersion::of_model_version(self.version).ok_or_else(|| {
