@@ -40,7 +40,7 @@ fn main() {
             .collect(),
     };
     println!("CPU: {}", engine::nn::cpu_info::summary());
-    println!("multiply-add peak of one core (billions/s, 512-bit, best of 5):");
+    println!("multiply-add peak of one core (billions/s):");
     let peaks = engine::nn::dot_peaks();
     for (name, gmacs) in &peaks {
         println!("  {name:16} {gmacs:8.1}");

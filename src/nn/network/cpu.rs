@@ -410,7 +410,7 @@ impl CpuModel {
         let mut outcome = Ok(());
         for batch in int8::calibration_batches(version, meta_len) {
             let input = NetInput {
-                batch_size: batch.global.len() / self.inputs.global.max(1),
+                batch_size: batch.rows,
                 height: batch.side,
                 width: batch.side,
                 spatial: &batch.spatial,

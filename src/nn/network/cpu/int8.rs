@@ -24,8 +24,13 @@ use crate::nn::network::winograd::Epilogue;
 pub(super) struct Int8Conv3x3 {
     ci: usize,
     co: usize,
-    /// How each input channel maps to `u8`.
-    quant: InputQuant,
+    /// Per group of 4 input channels, their zero points: the value of
+    /// every point off the board.
+    pad: Vec<u32>,
+    /// Per input channel, `1 / scale` and the zero point as f32, for
+    /// [`quantise`].
+    inv_scale: Vec<f32>,
+    zero: Vec<f32>,
     /// `[9 taps][ci / 4 groups][co / 16 blocks][16 lanes]`: four input
     /// channels' `i8` weights of one output channel packed in an `i32`.
     packed: Vec<i32>,
@@ -102,7 +107,13 @@ impl Int8Conv3x3 {
         Int8Conv3x3 {
             ci,
             co,
-            quant,
+            pad: quant
+                .zero
+                .chunks_exact(4)
+                .map(|z| u32::from_ne_bytes([z[0], z[1], z[2], z[3]]))
+                .collect(),
+            inv_scale: quant.scale.iter().map(|s| 1.0 / s).collect(),
+            zero: quant.zero.iter().map(|&z| f32::from(z)).collect(),
             packed,
             w_scale,
             offsets,
@@ -132,24 +143,16 @@ impl Int8Conv3x3 {
         // Room past the last point for a kernel's last block of points.
         let slack = 16;
         // Every point off the board holds each channel's zero point.
-        let pad: Vec<u32> = self
-            .quant
-            .zero
-            .chunks_exact(4)
-            .map(|z| u32::from_ne_bytes([z[0], z[1], z[2], z[3]]))
-            .collect();
         scratch.input.clear();
         scratch
             .input
-            .extend(std::iter::repeat_n(pad.iter().copied(), padded + slack).flatten());
-        let inv: Vec<f32> = self.quant.scale.iter().map(|s| 1.0 / s).collect();
-        let zero: Vec<f32> = self.quant.zero.iter().map(|&z| f32::from(z)).collect();
+            .extend(std::iter::repeat_n(self.pad.iter().copied(), padded + slack).flatten());
         for b in 0..n {
             for y in 0..h {
                 let src = &input[(b * h + y) * w * ci..][..w * ci];
                 let dst = &mut scratch.input[((b * hp + y + 1) * wp + 1) * groups..][..w * groups];
                 // SAFETY: the CPU has AVX-512F (asserted above).
-                unsafe { quantise(src, (&inv, &zero), dst) };
+                unsafe { quantise(src, (&self.inv_scale, &self.zero), dst) };
             }
         }
         // Every point read back is written first (the first tap row
@@ -428,16 +431,22 @@ unsafe fn blocks_of<const MR: usize, const NB: usize>(
 /// range of each input channel while calibrating, then the int8 conv built
 /// for the range of them all.
 pub(super) struct Int8Part {
-    /// `[out, in, 3, 3]`, kept until calibration ends.
+    /// What calibration needs until it ends (taken then, so the f32
+    /// weights are not kept beside the int8 ones). A model's replicas
+    /// share the part, hence the lock; calibration runs once, at load.
+    pending: Mutex<Option<Calibration>>,
+    /// Set once calibration is over; until then the conv runs in f32.
+    pub conv: OnceLock<Int8Conv3x3>,
+}
+
+/// A conv's f32 form and the range its input took while calibrating.
+struct Calibration {
+    /// `[out, in, 3, 3]`.
     weights: Vec<f32>,
     bias: Vec<f32>,
     shape: (usize, usize),
-    /// Per input channel, the smallest and largest value seen while
-    /// calibrating (a model's replicas share the part, hence the lock;
-    /// calibration runs once, at load).
-    seen: Mutex<Vec<(f32, f32)>>,
-    /// Set once calibration is over; until then the conv runs in f32.
-    pub conv: OnceLock<Int8Conv3x3>,
+    /// Per input channel, the smallest and largest value seen.
+    seen: Vec<(f32, f32)>,
 }
 
 impl Int8Part {
@@ -448,21 +457,28 @@ impl Int8Part {
         if !ci.is_multiple_of(4) || !co.is_multiple_of(16) {
             return None;
         }
-        Some(Int8Part {
+        let pending = Calibration {
             weights: w.to_vec(),
             bias: bias.map_or_else(|| vec![0.0; co], <[f32]>::to_vec),
             shape: (ci, co),
-            seen: Mutex::new(vec![(f32::INFINITY, f32::NEG_INFINITY); ci]),
+            seen: vec![(f32::INFINITY, f32::NEG_INFINITY); ci],
+        };
+        Some(Int8Part {
+            pending: Mutex::new(Some(pending)),
             conv: OnceLock::new(),
         })
     }
 
-    /// Widens each channel's seen range to cover `x` (`[points, ci]`).
+    /// Widens each channel's seen range to cover `x` (`[points, ci]`);
+    /// nothing once calibration has ended.
     pub fn record(&self, x: &[f32]) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let ci = seen.len();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(calibration) = pending.as_mut() else {
+            return;
+        };
+        let ci = calibration.seen.len();
         for point in x.chunks_exact(ci) {
-            for ((lo, hi), &v) in seen.iter_mut().zip(point) {
+            for ((lo, hi), &v) in calibration.seen.iter_mut().zip(point) {
                 *lo = lo.min(v);
                 *hi = hi.max(v);
             }
@@ -472,27 +488,36 @@ impl Int8Part {
     /// Ends calibration: from now on the conv runs in int8, its input
     /// quantised over the range seen (every channel's together).
     pub fn settle(&self) {
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(c) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return;
+        };
         // One range for every channel, the union of theirs: on g170 b6c96
         // (`tests/nn_parity.rs`), ranges per channel from these positions
         // gave 2-8x the output error, as real positions leave channels'
         // calibrated ranges (clamped) that the random ones barely used.
-        let all = seen
+        let all = c
+            .seen
             .iter()
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &(lo, hi)| {
                 (a.min(lo), b.max(hi))
             });
         let all = if all.0 <= all.1 { all } else { (0.0, 0.0) };
-        let quant = InputQuant::covering(&vec![all; seen.len()]);
+        let quant = InputQuant::covering(&vec![all; c.seen.len()]);
         let _ = self
             .conv
-            .get_or_init(|| Int8Conv3x3::new(&self.weights, &self.bias, self.shape, quant));
+            .get_or_init(|| Int8Conv3x3::new(&c.weights, &c.bias, c.shape, quant));
     }
 }
 
 /// One batch of calibration rows on a `side x side` board: NCHW spatial
 /// inputs, global inputs and metadata inputs, row after row.
 pub(super) struct CalibrationBatch {
+    pub rows: usize,
     pub side: usize,
     pub spatial: Vec<f32>,
     pub global: Vec<f32>,
@@ -565,6 +590,7 @@ pub(super) fn calibration_batches(
             );
         }
         batches.push(CalibrationBatch {
+            rows: ROWS,
             side,
             spatial,
             global,
@@ -591,38 +617,15 @@ mod tests {
             .collect()
     }
 
-    /// The f32 direct convolution of `[n, h, w, ci]` by `[co, ci, 3, 3]`.
+    /// The f32 direct convolution of `[n, h, w, ci]` by `[co, ci, 3, 3]`
+    /// (the backend tests' reference).
     fn reference(
         x: &[f32],
         w: &[f32],
         bias: &[f32],
         (n, h, wd, ci, co): (usize, usize, usize, usize, usize),
     ) -> Vec<f32> {
-        let mut out = vec![0f32; n * h * wd * co];
-        for b in 0..n {
-            for y in 0..h {
-                for xx in 0..wd {
-                    for oc in 0..co {
-                        let mut s = bias[oc];
-                        for ty in 0..3 {
-                            for tx in 0..3 {
-                                let (sy, sx) =
-                                    (y as isize + ty as isize - 1, xx as isize + tx as isize - 1);
-                                if sy < 0 || sx < 0 || sy >= h as isize || sx >= wd as isize {
-                                    continue;
-                                }
-                                for ic in 0..ci {
-                                    s += x[((b * h + sy as usize) * wd + sx as usize) * ci + ic]
-                                        * w[(oc * ci + ic) * 9 + ty * 3 + tx];
-                                }
-                            }
-                        }
-                        out[((b * h + y) * wd + xx) * co + oc] = s;
-                    }
-                }
-            }
-        }
-        out
+        super::super::tests::direct(x, (n, h, wd), w, (ci, co, 3, 1), bias)
     }
 
     /// On values that are exactly representable (integers in range, unit

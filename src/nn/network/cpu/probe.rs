@@ -11,20 +11,19 @@ use crate::nn::desc::ConvLayer;
 use crate::nn::network::winograd::Epilogue;
 
 /// The multiply-add peak of one core per instruction kind, in billions
-/// per second (best of 5 runs of 12 independent chains, 512 bits wide):
-/// fp32 `vfmadd` (1 per f32 lane), bf16 `vdpbf16ps` (2 per f32 lane) and
-/// int8 `vpdpbusd` (4 per i32 lane), each where the CPU has it.
+/// per second: fp32 `vfmadd` ([`crate::nn::cpu_info::fma_peak_gflops_per_core`],
+/// halved), and, by best of 5 runs of 12 independent 512-bit chains, bf16
+/// `vdpbf16ps` (2 per f32 lane) and int8 `vpdpbusd` (4 per i32 lane),
+/// each where the CPU has it.
 pub fn dot_peaks() -> Vec<(&'static str, f64)> {
-    let mut peaks = Vec::new();
+    let mut peaks: Vec<(&'static str, f64)> = crate::nn::cpu_info::fma_peak_gflops_per_core()
+        .map(|gflops| ("fp32 vfmadd", gflops / 2.0))
+        .into_iter()
+        .collect();
     #[cfg(target_arch = "x86_64")]
     {
         const ITERS: usize = 10_000_000;
-        let kinds: [(&'static str, bool, usize); 3] = [
-            (
-                "fp32 vfmadd",
-                std::arch::is_x86_feature_detected!("avx512f"),
-                16,
-            ),
+        let kinds: [(&'static str, bool, usize); 2] = [
             (
                 "bf16 vdpbf16ps",
                 std::arch::is_x86_feature_detected!("avx512bf16"),
@@ -43,7 +42,6 @@ pub fn dot_peaks() -> Vec<(&'static str, f64)> {
                     // just above).
                     let sink = unsafe {
                         match macs_per_op {
-                            16 => chains_fp32(ITERS),
                             32 => chains_bf16(ITERS),
                             _ => chains_int8(ITERS) as f32,
                         }
@@ -56,24 +54,6 @@ pub fn dot_peaks() -> Vec<(&'static str, f64)> {
         }
     }
     peaks
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn chains_fp32(iters: usize) -> f32 {
-    use std::arch::x86_64::*;
-    let (x, y) = std::hint::black_box((0.999f32, 0.001f32));
-    let mut acc = [_mm512_setzero_ps(); 12];
-    let (x, y) = (_mm512_set1_ps(x), _mm512_set1_ps(y));
-    for _ in 0..std::hint::black_box(iters) {
-        for a in acc.iter_mut() {
-            *a = _mm512_fmadd_ps(*a, x, y);
-        }
-    }
-    _mm512_reduce_add_ps(
-        acc.iter()
-            .fold(_mm512_setzero_ps(), |s, &a| _mm512_add_ps(s, a)),
-    )
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -268,9 +268,10 @@ fn gemm_matches_naive_product() {
     assert!(ran.contains(&SimdPath::Portable.name()));
 }
 
-/// A direct NHWC convolution with zero padding, for reference.
+/// A direct NHWC convolution with zero padding, for reference (also the
+/// int8 tests').
 #[allow(clippy::too_many_arguments)]
-fn direct(
+pub(super) fn direct(
     input: &[f32],
     (n, h, w): (usize, usize, usize),
     wt: &[f32],
