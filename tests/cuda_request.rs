@@ -273,11 +273,13 @@ fn bf16_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
 }
 
 /// `nnPrecision = int8` on the CPU: the Rust backend's int8 convs where
-/// the CPU has AVX-512 VNNI (the start-up line says so, and it plays);
-/// without the AVX-512 kernels (`ENGINE_SIMD=avx2`, any CPU), and with
+/// the CPU has AVX-512 VNNI, or AVX-VNNI on the AVX2 path
+/// (`ENGINE_SIMD=avx2`): the start-up line names the kernels, and it
+/// plays; without either (`ENGINE_SIMD=portable`, any CPU), and with
 /// `nnCpuBackend = libtorch`, refused with the reason.
 #[test]
 fn int8_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
+    use engine::nn::cpu_info::Int8Kernels;
     if CudaAvailability::probe().usable() {
         return; // the lines below are the CPU's
     }
@@ -290,22 +292,31 @@ fn int8_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
         let err = String::from_utf8_lossy(&out.stderr).to_string();
         (out, err)
     };
-    if engine::nn::cpu_info::int8_kernels_run() {
-        let (out, err) = run("nnPrecision=int8", &[]);
+    for (kernels, simd) in [
+        (Int8Kernels::Avx512Vnni, "avx512"),
+        (Int8Kernels::AvxVnni, "avx2"),
+    ] {
+        if !kernels.runs_on_this_cpu() {
+            eprintln!("this CPU lacks {}: not played", kernels.name());
+            continue;
+        }
+        let (out, err) = run("nnPrecision=int8", &[("ENGINE_SIMD", simd)]);
         assert!(out.status.success(), "{err}");
-        assert!(err.contains("(CPU, int8, NHWC, Rust backend, "), "{err}");
+        let line = format!(
+            "(CPU, int8 ({} kernels), NHWC, Rust backend, ",
+            kernels.name()
+        );
+        assert!(err.contains(&line), "{err}");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             text.lines().any(|l| l.starts_with("= ") && l.len() > 2),
             "{text}"
         );
-    } else {
-        eprintln!("this CPU lacks AVX-512 VNNI: only the refusals are checked");
     }
-    let (out, err) = run("nnPrecision=int8", &[("ENGINE_SIMD", "avx2")]);
+    let (out, err) = run("nnPrecision=int8", &[("ENGINE_SIMD", "portable")]);
     assert!(!out.status.success(), "{err}");
     assert!(
-        err.contains("nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI, but this CPU lacks AVX-512 VNNI"),
+        err.contains("nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI or AVX-VNNI, but this CPU lacks both (or ENGINE_SIMD turned them off)"),
         "{err}"
     );
     let (out, err) = run("nnPrecision=int8,nnCpuBackend=libtorch", &[]);

@@ -502,11 +502,13 @@ fn rust_cpu_backend_in_bf16_stays_close_to_katago() {
 }
 
 /// The same records through the Rust backend in int8 (`nnPrecision =
-/// int8`) on a CPU with AVX-512 VNNI.
+/// int8`) on a CPU with AVX-512 VNNI or AVX-VNNI (the kernels
+/// [`engine::nn::cpu_info::Int8Kernels::detect`] picks; both compute the
+/// same sums, `int8::tests`).
 #[test]
 fn rust_cpu_backend_in_int8_stays_close_to_katago() {
     if !engine::nn::cpu_info::int8_kernels_run() {
-        eprintln!("skipped: this CPU lacks AVX-512 VNNI");
+        eprintln!("skipped: this CPU lacks AVX-512 VNNI and AVX-VNNI");
         return;
     }
     let file = engine::nn::ModelFile::load(g170_path()).expect("model loads");

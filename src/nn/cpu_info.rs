@@ -157,16 +157,74 @@ pub fn bf16_kernels_run() -> bool {
     false
 }
 
-/// Whether the Rust backend's int8 kernel (`vpdpbusd`, for nets run with
-/// `nnPrecision = int8`) runs here: the kernels take the AVX-512 path
-/// (`ENGINE_SIMD` did not turn it off) and the CPU has AVX-512 VNNI.
-pub fn int8_kernels_run() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        SimdPath::detect() == SimdPath::Avx512 && std::arch::is_x86_feature_detected!("avx512vnni")
+/// The instructions the Rust backend's int8 kernel (`vpdpbusd`, for nets
+/// run with `nnPrecision = int8`) runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Int8Kernels {
+    /// AVX-512 VNNI: 512-bit, 16 output channels per register (Intel since
+    /// Cascade Lake, AMD since Zen 4), where the kernels take the AVX-512
+    /// path.
+    Avx512Vnni,
+    /// AVX-VNNI: the same instruction on 256-bit registers in the VEX
+    /// encoding, with AVX2 around it (Intel since Alder Lake, including the
+    /// laptop and desktop chips without AVX-512; AMD since Zen 5), where
+    /// the kernels take the AVX2 path or the CPU lacks AVX-512 VNNI.
+    AvxVnni,
+}
+
+impl Int8Kernels {
+    /// The int8 kernels the Rust backend runs here: the 512-bit ones where
+    /// the kernels take the AVX-512 path ([`SimdPath::detect`], so
+    /// `ENGINE_SIMD` can turn them off) and the CPU has AVX-512 VNNI, else
+    /// the 256-bit ones where the path has AVX2 and the CPU AVX-VNNI; none
+    /// otherwise.
+    pub fn detect() -> Option<Int8Kernels> {
+        match SimdPath::detect() {
+            SimdPath::Avx512 if Int8Kernels::Avx512Vnni.runs_on_this_cpu() => {
+                Some(Int8Kernels::Avx512Vnni)
+            }
+            SimdPath::Avx512 | SimdPath::Avx2Fma if Int8Kernels::AvxVnni.runs_on_this_cpu() => {
+                Some(Int8Kernels::AvxVnni)
+            }
+            _ => None,
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+
+    /// Whether this CPU has the instructions of `self`'s kernels (whatever
+    /// `ENGINE_SIMD` says: the tests and `benches/int8.rs` run both).
+    pub fn runs_on_this_cpu(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Int8Kernels::Avx512Vnni => {
+                    SimdPath::Avx512.runs_on_this_cpu()
+                        && std::arch::is_x86_feature_detected!("avx512vnni")
+                }
+                Int8Kernels::AvxVnni => {
+                    SimdPath::Avx2Fma.runs_on_this_cpu()
+                        && std::arch::is_x86_feature_detected!("avxvnni")
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = self;
+            false
+        }
+    }
+
+    /// `AVX-512 VNNI` or `AVX-VNNI`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Int8Kernels::Avx512Vnni => "AVX-512 VNNI",
+            Int8Kernels::AvxVnni => "AVX-VNNI",
+        }
+    }
+}
+
+/// Whether the Rust backend's int8 kernel runs here ([`Int8Kernels::detect`]).
+pub fn int8_kernels_run() -> bool {
+    Int8Kernels::detect().is_some()
 }
 
 /// The CPU's model name as the kernel reports it (`/proc/cpuinfo`), if

@@ -26,8 +26,9 @@ pub enum Precision {
     F16,
     /// bfloat16 (tensor cores on Ampere and later).
     BF16,
-    /// 8-bit integers: the Rust CPU backend's 3x3 convs on AVX-512 VNNI
-    /// (`vpdpbusd`), calibrated at load; the rest of the net in f32.
+    /// 8-bit integers: the Rust CPU backend's 3x3 convs on AVX-512 VNNI or
+    /// AVX-VNNI (`vpdpbusd`), calibrated at load; the rest of the net in
+    /// f32.
     Int8,
 }
 

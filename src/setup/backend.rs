@@ -121,8 +121,8 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         why.to_string()
     });
     // The Rust backend runs fp32, bf16 where the CPU has AVX-512 BF16 and
-    // int8 where it has AVX-512 VNNI; fp16 needs libtorch, and int8 has no
-    // other backend.
+    // int8 where it has AVX-512 VNNI or AVX-VNNI; fp16 needs libtorch, and
+    // int8 has no other backend.
     let rust_runs = match plan.precision {
         Precision::F32 => true,
         Precision::BF16 => crate::nn::cpu_info::bf16_kernels_run(),
@@ -131,11 +131,11 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
     };
     if plan.precision == Precision::Int8 && !(rust_runs && backend != CpuBackend::Libtorch) {
         return Err(SetupError::Invalid(format!(
-            "nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI, but {}; use fp32 or bf16",
+            "nnPrecision = \"int8\" runs only on the Rust backend on a CPU with AVX-512 VNNI or AVX-VNNI, but {}; use fp32 or bf16",
             if backend == CpuBackend::Libtorch {
                 "nnCpuBackend = \"libtorch\""
             } else {
-                "this CPU lacks AVX-512 VNNI (or ENGINE_SIMD turned AVX-512 off)"
+                "this CPU lacks both (or ENGINE_SIMD turned them off)"
             }
         )));
     }
@@ -145,7 +145,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         CpuBackend::Rust if rust_runs => true,
         CpuBackend::Rust => {
             return Err(SetupError::Invalid(format!(
-                "nnCpuBackend = \"rust\" runs fp32, bf16 on a CPU with AVX-512 BF16 and int8 on one with AVX-512 VNNI, but nnPrecision = {}{}; use \"auto\" or \"libtorch\"",
+                "nnCpuBackend = \"rust\" runs fp32, bf16 on a CPU with AVX-512 BF16 and int8 on one with AVX-512 VNNI or AVX-VNNI, but nnPrecision = {}{}; use \"auto\" or \"libtorch\"",
                 plan.precision,
                 match plan.precision {
                     Precision::BF16 => " and this CPU lacks AVX-512 BF16 (or ENGINE_SIMD turned it off)",
@@ -169,6 +169,14 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
     } else {
         libtorch_cpu_models(file, cfg, cores, plan.precision)?
     };
+    // int8 names its kernels: 512-bit or 256-bit differ in speed, and
+    // `ENGINE_SIMD` picks between them.
+    let precision_why = precision_why.or_else(|| {
+        (plan.precision == Precision::Int8)
+            .then(crate::nn::cpu_info::Int8Kernels::detect)
+            .flatten()
+            .map(|kernels| format!("{} kernels", kernels.name()))
+    });
     let description = RunDescription {
         devices: vec![ServerDevice::Cpu; models.len()],
         gpu: None,

@@ -203,7 +203,7 @@ pub fn device_plan(
         Precision::F32 => {}
         Precision::Int8 => {
             return Err(SetupError::Invalid(
-                "nnPrecision = \"int8\" runs on the CPU only (the Rust backend on AVX-512 VNNI), not on CUDA; use fp32, fp16 or bf16 there".into(),
+                "nnPrecision = \"int8\" runs on the CPU only (the Rust backend on AVX-512 VNNI or AVX-VNNI), not on CUDA; use fp32, fp16 or bf16 there".into(),
             ))
         }
     }

@@ -347,7 +347,7 @@ impl CpuModel {
     /// Builds the network to run its matrix products in `precision`: fp32,
     /// or bf16 on a CPU with AVX-512 BF16 (each product's inputs rounded
     /// to bf16, its sums in f32; the rest of the net in f32), or int8 on a
-    /// CPU with AVX-512 VNNI (the 3x3 convs whose shape allows it, with
+    /// CPU with AVX-512 VNNI or AVX-VNNI (the 3x3 convs whose shape allows it, with
     /// `i8` weights per output channel and `u8` inputs on a scale
     /// calibrated here, at load, on fixed positions: see
     /// [`CpuModel::calibrate_int8`]; the rest in f32). fp16, or bf16 or
@@ -368,7 +368,7 @@ impl CpuModel {
             Precision::Int8 if crate::nn::cpu_info::int8_kernels_run() => (false, true),
             Precision::Int8 => {
                 return Err(unsupported(
-                    "int8 on the Rust backend without AVX-512 VNNI kernels (the CPU lacks them, or ENGINE_SIMD turned them off)",
+                    "int8 on the Rust backend without AVX-512 VNNI or AVX-VNNI kernels (the CPU lacks them, or ENGINE_SIMD turned them off)",
                 ))
             }
             Precision::F16 => return Err(unsupported("fp16 on the Rust backend")),

@@ -1,9 +1,7 @@
-//! An int8 3x3 convolution on AVX-512 VNNI (`vpdpbusd`), measured against
-//! the backend's fp32 and bf16 convolutions on the same layer (issue 70's
-//! point 2: whether `nnPrecision = "int8"` could pay). No net runs it: it
-//! is here so that `benches/int8.rs` times the real thing (quantising the
-//! input, the kernel, and scaling back to f32 with the bias) beside the
-//! real [`Conv`], and so that its unit tests pin what it computes.
+//! The int8 3x3 convolution of nets run with `nnPrecision = "int8"`
+//! (issue 70's point 2), on `vpdpbusd`: AVX-512 VNNI's 512-bit form or
+//! AVX-VNNI's 256-bit one ([`Int8Kernels`]). `benches/int8.rs` times it
+//! beside the backend's fp32 and bf16 [`super::ops::Conv`] on one layer.
 //!
 //! The scheme is the usual one for a post-ReLU trunk: activations as `u8`
 //! with one scale and a zero point per tensor (the zero point also pads the
@@ -15,6 +13,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
+pub(super) use crate::nn::cpu_info::Int8Kernels;
 use crate::nn::network::winograd::Epilogue;
 
 /// A 3x3 convolution (stride 1, zero padding) on `u8` inputs quantised per
@@ -22,6 +21,8 @@ use crate::nn::network::winograd::Epilogue;
 /// they are quantised to `i8` per output channel, in the layout
 /// [`conv_points`] reads.
 pub(super) struct Int8Conv3x3 {
+    /// The instructions it runs on.
+    kernels: Int8Kernels,
     ci: usize,
     co: usize,
     /// Per group of 4 input channels, their zero points: the value of
@@ -72,12 +73,14 @@ impl InputQuant {
 
 impl Int8Conv3x3 {
     /// From `[out, in, 3, 3]` weights, a bias per output channel and the
-    /// input's quantisation; `ci` a multiple of 4 and `co` of 16.
+    /// input's quantisation; `ci` a multiple of 4 and `co` of 16; run on
+    /// `kernels`.
     pub fn new(
         w: &[f32],
         bias: &[f32],
         (ci, co): (usize, usize),
         quant: InputQuant,
+        kernels: Int8Kernels,
     ) -> Int8Conv3x3 {
         assert!(ci % 4 == 0 && co % 16 == 0 && w.len() == co * ci * 9 && bias.len() == co);
         assert!(quant.scale.len() == ci && quant.zero.len() == ci);
@@ -105,6 +108,7 @@ impl Int8Conv3x3 {
             }
         }
         Int8Conv3x3 {
+            kernels,
             ci,
             co,
             pad: quant
@@ -127,7 +131,8 @@ impl Int8Conv3x3 {
     /// the `i32` sums between calls.
     ///
     /// # Panics
-    /// Where the CPU lacks AVX-512F and AVX-512 VNNI ([`vnni_runs`]).
+    /// Where the CPU lacks its kernels' instructions
+    /// ([`Int8Kernels::runs_on_this_cpu`]).
     pub fn run(
         &self,
         input: &[f32],
@@ -136,7 +141,12 @@ impl Int8Conv3x3 {
         epilogue: Epilogue,
         scratch: &mut Int8Scratch,
     ) {
-        assert!(vnni_runs(), "the int8 kernel needs AVX-512 VNNI");
+        let kernels = self.kernels;
+        assert!(
+            kernels.runs_on_this_cpu(),
+            "the int8 kernel needs {}",
+            kernels.name()
+        );
         let (ci, co, groups) = (self.ci, self.co, self.ci / 4);
         let (hp, wp) = (h + 2, w + 2);
         let padded = n * hp * wp;
@@ -151,8 +161,9 @@ impl Int8Conv3x3 {
             for y in 0..h {
                 let src = &input[(b * h + y) * w * ci..][..w * ci];
                 let dst = &mut scratch.input[((b * hp + y + 1) * wp + 1) * groups..][..w * groups];
-                // SAFETY: the CPU has AVX-512F (asserted above).
-                unsafe { quantise(src, (&self.inv_scale, &self.zero), dst) };
+                // SAFETY: the CPU has the kernels' instructions (asserted
+                // above).
+                unsafe { quantise(kernels, src, (&self.inv_scale, &self.zero), dst) };
             }
         }
         // Every point read back is written first (the first tap row
@@ -170,6 +181,7 @@ impl Int8Conv3x3 {
         // inside.
         unsafe {
             conv_points(
+                kernels,
                 (first, last - first, wp),
                 (groups, co / 16),
                 scratch.input.as_ptr(),
@@ -181,9 +193,11 @@ impl Int8Conv3x3 {
             for y in 0..h {
                 let sums = &scratch.sums[((b * hp + y + 1) * wp + 1) * co..][..w * co];
                 let dst = &mut out[(b * h + y) * w * co..][..w * co];
-                // SAFETY: the CPU has AVX-512F (asserted above).
+                // SAFETY: the CPU has the kernels' instructions (asserted
+                // above).
                 unsafe {
                     dequantise(
+                        kernels,
                         sums,
                         (&self.offsets, &self.w_scale, &self.bias),
                         epilogue,
@@ -200,33 +214,25 @@ impl Int8Conv3x3 {
 /// clamped to 0..=255.
 ///
 /// # Safety
-/// AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn quantise(src: &[f32], (inv, zero): (&[f32], &[f32]), dst: &mut [u32]) {
-    use std::arch::x86_64::*;
+/// The CPU has `kernels`' instructions.
+unsafe fn quantise(
+    kernels: Int8Kernels,
+    src: &[f32],
+    (inv, zero): (&[f32], &[f32]),
+    dst: &mut [u32],
+) {
     let ci = inv.len();
-    let vector = ci - ci % 16;
-    for (point, words) in src.chunks_exact(ci).zip(dst.chunks_exact_mut(ci / 4)) {
-        for c in (0..vector).step_by(16) {
-            // SAFETY: channels c..c+16 of the point, of `inv` and `zero`,
-            // and words c/4..c/4+4 of `words` exist.
-            unsafe {
-                let x = _mm512_fmadd_ps(
-                    _mm512_loadu_ps(point.as_ptr().add(c)),
-                    _mm512_loadu_ps(inv.as_ptr().add(c)),
-                    _mm512_loadu_ps(zero.as_ptr().add(c)),
-                );
-                // Round to nearest even (the default rounding mode); below
-                // 0 to 0 before the unsigned saturation, which would take
-                // it for a large number.
-                let v = _mm512_max_epi32(_mm512_cvtps_epi32(x), _mm512_setzero_si512());
-                _mm_storeu_si128(
-                    words.as_mut_ptr().add(c / 4).cast(),
-                    _mm512_cvtusepi32_epi8(v),
-                );
-            }
+    // SAFETY: the caller's contract.
+    let vector = unsafe {
+        match kernels {
+            Int8Kernels::Avx512Vnni => x86::quantise_512(src, (inv, zero), dst),
+            Int8Kernels::AvxVnni => x86::quantise_256(src, (inv, zero), dst),
         }
+    };
+    if vector == ci {
+        return;
+    }
+    for (point, words) in src.chunks_exact(ci).zip(dst.chunks_exact_mut(ci / 4)) {
         for c in (vector..ci).step_by(4) {
             let bytes: [u8; 4] = std::array::from_fn(|i| {
                 (point[c + i] * inv[c + i] + zero[c + i])
@@ -243,52 +249,132 @@ unsafe fn quantise(src: &[f32], (inv, zero): (&[f32], &[f32]), dst: &mut [u32]) 
 /// ReLU then stored, or added).
 ///
 /// # Safety
-/// AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+/// The CPU has `kernels`' instructions.
 unsafe fn dequantise(
+    kernels: Int8Kernels,
     sums: &[i32],
-    (offsets, scales, bias): (&[i32], &[f32], &[f32]),
+    per_channel: (&[i32], &[f32], &[f32]),
     epilogue: Epilogue,
     dst: &mut [f32],
 ) {
-    use std::arch::x86_64::*;
-    let co = offsets.len();
-    for (point, out) in sums.chunks_exact(co).zip(dst.chunks_exact_mut(co)) {
-        for c in (0..co).step_by(16) {
-            // SAFETY: channels c..c+16 of every slice exist (16 divides
-            // `co`).
-            unsafe {
-                let sum = _mm512_sub_epi32(
-                    _mm512_loadu_si512(point.as_ptr().add(c).cast()),
-                    _mm512_loadu_si512(offsets.as_ptr().add(c).cast()),
-                );
-                let mut v = _mm512_fmadd_ps(
-                    _mm512_cvtepi32_ps(sum),
-                    _mm512_loadu_ps(scales.as_ptr().add(c)),
-                    _mm512_loadu_ps(bias.as_ptr().add(c)),
-                );
-                match epilogue {
-                    Epilogue::Store => {}
-                    Epilogue::ReluMasked => v = _mm512_max_ps(v, _mm512_setzero_ps()),
-                    Epilogue::Accumulate => {
-                        v = _mm512_add_ps(v, _mm512_loadu_ps(out.as_ptr().add(c)));
-                    }
-                }
-                _mm512_storeu_ps(out.as_mut_ptr().add(c), v);
-            }
+    // SAFETY: the caller's contract.
+    unsafe {
+        match kernels {
+            Int8Kernels::Avx512Vnni => x86::dequantise_512(sums, per_channel, epilogue, dst),
+            Int8Kernels::AvxVnni => x86::dequantise_256(sums, per_channel, epilogue, dst),
         }
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn quantise(_: &[f32], _: (&[f32], &[f32]), _: &mut [u32]) {
-    unreachable!("vnni_runs() is false off x86-64")
+/// The sums of `count` padded points from `first` (rows of the padded
+/// board `wp` points apart): `groups` groups of 4 input channels, `blocks`
+/// blocks of 16 output channels.
+///
+/// # Safety
+/// The CPU has `kernels`' instructions; `input` holds `first + count +
+/// wp + 17` points of `groups` words, `sums` `first + count + 16` of `16 *
+/// blocks`.
+unsafe fn conv_points(
+    kernels: Int8Kernels,
+    (first, count, wp): (usize, usize, usize),
+    (groups, blocks): (usize, usize),
+    input: *const u32,
+    weights: *const i32,
+    sums: *mut i32,
+) {
+    // Blocks of output channels, one row of 3 taps at a time: that row's
+    // weights (3 x 6 x 64 bytes per input group for the 512-bit kernel:
+    // 27 KB for 96 channels) stay in L1 while every point passes, the sums
+    // going to memory and back between rows (a few percent of the
+    // multiply-adds' time). The register blocks: 4 points x 6 blocks of 16
+    // channels (24 of AVX-512's 32 registers) down to 16 points x 1; for
+    // the 256-bit kernel, whose 16 registers hold 8 channels each, 6
+    // points x 2 vectors of 8 (3 x 4 needs 17 registers: on Zen 5 it ran
+    // a 96-channel layer at 42% of the peak against 6 x 2's 70%).
+    let (lanes, widest) = match kernels {
+        Int8Kernels::Avx512Vnni => (16, 6),
+        Int8Kernels::AvxVnni => (8, 2),
+    };
+    let vectors = blocks * 16 / lanes;
+    let mut v0 = 0;
+    while v0 < vectors {
+        let take = (vectors - v0).min(widest);
+        for tap_row in 0..3 {
+            let shape = Shape {
+                first,
+                count,
+                wp,
+                groups,
+                co: 16 * blocks,
+                c0: v0 * lanes,
+                tap_row,
+            };
+            // SAFETY: the caller's contract.
+            unsafe {
+                use x86::{blocks_of_256 as b256, blocks_of_512 as b512};
+                match (kernels, take) {
+                    (Int8Kernels::Avx512Vnni, 6) => b512::<4, 6>(shape, input, weights, sums),
+                    (Int8Kernels::Avx512Vnni, 5) => b512::<4, 5>(shape, input, weights, sums),
+                    (Int8Kernels::Avx512Vnni, 4) => b512::<6, 4>(shape, input, weights, sums),
+                    (Int8Kernels::Avx512Vnni, 3) => b512::<8, 3>(shape, input, weights, sums),
+                    (Int8Kernels::Avx512Vnni, 2) => b512::<12, 2>(shape, input, weights, sums),
+                    (Int8Kernels::Avx512Vnni, _) => b512::<16, 1>(shape, input, weights, sums),
+                    // 8-channel vectors come in pairs (16 divides `co`).
+                    (Int8Kernels::AvxVnni, _) => b256::<6, 2>(shape, input, weights, sums),
+                }
+            }
+        }
+        v0 += take;
+    }
 }
 
+/// Where one register-block kernel call works: the points (`count` from
+/// `first`, rows `wp` apart), `groups` input groups of 4 channels, `co`
+/// output channels from channel `c0`, and the row of taps.
+#[derive(Clone, Copy)]
+struct Shape {
+    first: usize,
+    count: usize,
+    wp: usize,
+    groups: usize,
+    co: usize,
+    c0: usize,
+    tap_row: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn dequantise(_: &[i32], _: (&[i32], &[f32], &[f32]), _: Epilogue, _: &mut [f32]) {
-    unreachable!("vnni_runs() is false off x86-64")
+mod x86 {
+    //! No int8 kernels off x86-64 ([`Int8Kernels::detect`] is `None`
+    //! there, so none of these is called).
+
+    use super::Shape;
+    use crate::nn::network::winograd::Epilogue;
+
+    pub(super) unsafe fn quantise_512(_: &[f32], _: (&[f32], &[f32]), _: &mut [u32]) -> usize {
+        unreachable!("no int8 kernels off x86-64")
+    }
+    pub(super) use quantise_512 as quantise_256;
+    pub(super) unsafe fn dequantise_512(
+        _: &[i32],
+        _: (&[i32], &[f32], &[f32]),
+        _: Epilogue,
+        _: &mut [f32],
+    ) {
+        unreachable!("no int8 kernels off x86-64")
+    }
+    pub(super) use dequantise_512 as dequantise_256;
+    pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
+        _: Shape,
+        _: *const u32,
+        _: *const i32,
+        _: *mut i32,
+    ) {
+        unreachable!("no int8 kernels off x86-64")
+    }
+    pub(super) use blocks_of_512 as blocks_of_256;
 }
 
 /// [`Int8Conv3x3::run`]'s buffers, kept from call to call.
@@ -296,135 +382,6 @@ unsafe fn dequantise(_: &[i32], _: (&[i32], &[f32], &[f32]), _: Epilogue, _: &mu
 pub(super) struct Int8Scratch {
     input: Vec<u32>,
     sums: Vec<i32>,
-}
-
-/// Whether the CPU has AVX-512F and AVX-512 VNNI.
-pub(super) fn vnni_runs() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
-/// The sums of `count` padded points from `first` (rows of the padded
-/// board `wp` points apart): `groups` groups of 4 input channels, `blocks`
-/// blocks of 16 output channels, taken 6 blocks at a time in `MR`-point
-/// register blocks.
-///
-/// # Safety
-/// AVX-512F and AVX-512 VNNI; `input` holds `first + count + wp + 17`
-/// points of `groups` words, `sums` `first + count + 16` of `16 blocks`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vnni")]
-unsafe fn conv_points(
-    (first, count, wp): (usize, usize, usize),
-    (groups, blocks): (usize, usize),
-    input: *const u32,
-    weights: *const i32,
-    sums: *mut i32,
-) {
-    // Blocks of 6 output blocks, one row of 3 taps at a time: that row's
-    // weights (3 x 6 x 64 bytes per input group: 27 KB for 96 channels)
-    // stay in L1 while every point passes, the sums going to memory and
-    // back between rows (a few percent of the multiply-adds' time).
-    let mut b0 = 0;
-    while b0 < blocks {
-        let take = (blocks - b0).min(6);
-        for tap_row in 0..3 {
-            let shape = (first, count, wp, groups, blocks, b0, tap_row);
-            // SAFETY: the caller's contract.
-            unsafe {
-                match take {
-                    6 => blocks_of::<4, 6>(shape, input, weights, sums),
-                    5 => blocks_of::<4, 5>(shape, input, weights, sums),
-                    4 => blocks_of::<6, 4>(shape, input, weights, sums),
-                    3 => blocks_of::<8, 3>(shape, input, weights, sums),
-                    2 => blocks_of::<12, 2>(shape, input, weights, sums),
-                    _ => blocks_of::<16, 1>(shape, input, weights, sums),
-                }
-            }
-        }
-        b0 += take;
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn conv_points(
-    _: (usize, usize, usize),
-    _: (usize, usize),
-    _: *const u32,
-    _: *const i32,
-    _: *mut i32,
-) {
-    unreachable!("vnni_runs() is false off x86-64")
-}
-
-/// `NB` output blocks from block `b0` for every point, over the three
-/// taps of `tap_row` (added to the sums of the rows before), `MR` points at
-/// a time: per tap and input group, `NB` weight vectors loaded once and
-/// `MR` broadcast inputs, `MR x NB` `vpdpbusd`s into registers.
-///
-/// # Safety
-/// As [`conv_points`].
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn blocks_of<const MR: usize, const NB: usize>(
-    (first, count, wp, groups, blocks, b0, tap_row): (
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-    ),
-    input: *const u32,
-    weights: *const i32,
-    sums: *mut i32,
-) {
-    use std::arch::x86_64::*;
-    let co = 16 * blocks;
-    // Tap (ty, tx) of point p reads point p + (ty - 1) wp + tx - 1.
-    let offset = |tx: usize| (tap_row * wp + tx) as isize - wp as isize - 1;
-    let mut p = first;
-    // SAFETY: the caller's contract.
-    unsafe {
-        while p < first + count {
-            let out = |r: usize, j: usize| sums.add((p + r) * co + (b0 + j) * 16);
-            let mut acc = [[_mm512_setzero_si512(); NB]; MR];
-            if tap_row > 0 {
-                for (r, acc) in acc.iter_mut().enumerate() {
-                    for (j, sum) in acc.iter_mut().enumerate() {
-                        *sum = _mm512_loadu_si512(out(r, j).cast());
-                    }
-                }
-            }
-            for tx in 0..3 {
-                let tap = 3 * tap_row + tx;
-                let row = input.offset((p as isize + offset(tx)) * groups as isize);
-                for g in 0..groups {
-                    let w = weights.add(((tap * groups + g) * blocks + b0) * 16);
-                    let wv: [__m512i; NB] =
-                        std::array::from_fn(|j| _mm512_loadu_si512(w.add(16 * j).cast()));
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let a = _mm512_set1_epi32(*row.add(r * groups + g) as i32);
-                        for (sum, &wv) in acc.iter_mut().zip(&wv) {
-                            *sum = _mm512_dpbusd_epi32(*sum, a, wv);
-                        }
-                    }
-                }
-            }
-            for (r, acc) in acc.iter().enumerate() {
-                for (j, &sum) in acc.iter().enumerate() {
-                    _mm512_storeu_si512(out(r, j).cast(), sum);
-                }
-            }
-            p += MR;
-        }
-    }
 }
 
 /// A 3x3 conv's int8 form in a net run in int8: its f32 weights and the
@@ -508,9 +465,14 @@ impl Int8Part {
             });
         let all = if all.0 <= all.1 { all } else { (0.0, 0.0) };
         let quant = InputQuant::covering(&vec![all; c.seen.len()]);
+        // A net is only built in int8 where kernels run
+        // (`CpuModel::with_precision`); without them the conv stays f32.
+        let Some(kernels) = Int8Kernels::detect() else {
+            return;
+        };
         let _ = self
             .conv
-            .get_or_init(|| Int8Conv3x3::new(&c.weights, &c.bias, c.shape, quant));
+            .get_or_init(|| Int8Conv3x3::new(&c.weights, &c.bias, c.shape, quant, kernels));
     }
 }
 
@@ -633,10 +595,27 @@ mod tests {
     /// included: the kernel's sums and the layout are right.
     #[test]
     fn int8_conv_is_exact_on_representable_values() {
-        if !vnni_runs() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
-            return;
+        for kernels in kernels_here() {
+            exact_on_representable_values(kernels);
         }
+    }
+
+    /// The int8 kernels this CPU runs, whatever `ENGINE_SIMD` says (each
+    /// test runs on every one); a line on stderr for those it lacks.
+    fn kernels_here() -> Vec<Int8Kernels> {
+        [Int8Kernels::Avx512Vnni, Int8Kernels::AvxVnni]
+            .into_iter()
+            .filter(|k| {
+                let runs = k.runs_on_this_cpu();
+                if !runs {
+                    eprintln!("{} skipped: not on this CPU", k.name());
+                }
+                runs
+            })
+            .collect()
+    }
+
+    fn exact_on_representable_values(kernels: Int8Kernels) {
         for (n, h, w, ci, co) in [
             (1, 9, 9, 8, 32),
             (2, 5, 7, 4, 96),
@@ -667,7 +646,7 @@ mod tests {
                 scale: vec![1.0; ci],
                 zero,
             };
-            let conv = Int8Conv3x3::new(&weights, &bias, (ci, co), quant);
+            let conv = Int8Conv3x3::new(&weights, &bias, (ci, co), quant, kernels);
             let mut out = vec![0f32; n * h * w * co];
             conv.run(
                 &x,
@@ -679,7 +658,8 @@ mod tests {
             assert_eq!(
                 out,
                 reference(&x, &weights, &bias, (n, h, w, ci, co)),
-                "{n} {h}x{w} {ci}->{co}"
+                "{} {n} {h}x{w} {ci}->{co}",
+                kernels.name()
             );
         }
     }
@@ -688,10 +668,12 @@ mod tests {
     /// error stays within what 8 bits allow, and ReLU applies.
     #[test]
     fn int8_conv_error_is_the_quantisation_error() {
-        if !vnni_runs() {
-            eprintln!("skipped: no AVX-512 VNNI on this CPU");
-            return;
+        for kernels in kernels_here() {
+            error_is_the_quantisation_error(kernels);
         }
+    }
+
+    fn error_is_the_quantisation_error(kernels: Int8Kernels) {
         let (n, h, w, ci, co) = (2, 9, 9, 32, 32);
         let weights = values(4, co * ci * 9, -0.1, 0.1);
         let bias = values(5, co, -0.5, 0.5);
@@ -708,7 +690,7 @@ mod tests {
         let ranges: Vec<_> = (0..ci).map(range).collect();
         let quant = InputQuant::covering(&ranges);
         assert!(quant.zero[1] > 0 && quant.zero[0] == 0);
-        let conv = Int8Conv3x3::new(&weights, &bias, (ci, co), quant);
+        let conv = Int8Conv3x3::new(&weights, &bias, (ci, co), quant, kernels);
         let mut out = vec![0f32; n * h * w * co];
         conv.run(
             &x,
@@ -728,7 +710,11 @@ mod tests {
             .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
         // Rounding of inputs (step 0.009) and weights (step 0.0008) over
         // 288 products: well under 2% of the output's range here.
-        assert!(worst < 0.02 * scale, "worst {worst} of {scale}");
+        assert!(
+            worst < 0.02 * scale,
+            "{}: worst {worst} of {scale}",
+            kernels.name()
+        );
         assert!(out.iter().all(|&v| v >= 0.0));
     }
 }
