@@ -81,17 +81,32 @@ pub struct Backend {
     pub plan: DevicePlan,
 }
 
+/// The narrowest trunk `nnPrecision = "auto"` runs in bf16. Measured on
+/// AMD Zen 5 (`docs/RESULTS.md`, "bf16 on CPUs with AVX-512 BF16"): g170's
+/// 96 channels run 1.3-1.9x faster in bf16 at no cost (SPRT on 9x9, H1
+/// accepted), the project's 32 channels 0.8-1.0x at a cost of 9 Elo (H0
+/// accepted): its Winograd GEMMs are too narrow for bf16 to pay.
+pub const AUTO_BF16_MIN_TRUNK_CHANNELS: usize = 64;
+
 /// `nnPrecision = "auto"` on the CPU: bf16 where the Rust backend's bf16
-/// kernels run (AVX-512 BF16, `bf16_kernels`) and the backend may be the
-/// Rust one, else fp32; with the reason the start-up line gives. (What
-/// bf16 costs in strength at equal visits, and gains in speed, is measured
-/// in `docs/RESULTS.md`; with libtorch on the CPU it keeps fp32, as bf16
-/// was measured with the Rust kernels only.)
-pub fn auto_cpu_precision(backend: CpuBackend, bf16_kernels: bool) -> (Precision, &'static str) {
+/// kernels run (AVX-512 BF16, `bf16_kernels`), the backend may be the
+/// Rust one and the net's trunk has at least
+/// [`AUTO_BF16_MIN_TRUNK_CHANNELS`] channels, else fp32; with the reason
+/// the start-up line gives. (With libtorch on the CPU it keeps fp32, as
+/// bf16 was measured with the Rust kernels only.)
+pub fn auto_cpu_precision(
+    backend: CpuBackend,
+    bf16_kernels: bool,
+    trunk_channels: usize,
+) -> (Precision, &'static str) {
     match (backend, bf16_kernels) {
         (CpuBackend::Libtorch, _) => (
             Precision::F32,
             "nnPrecision = auto: fp32 with nnCpuBackend = libtorch",
+        ),
+        (_, true) if trunk_channels < AUTO_BF16_MIN_TRUNK_CHANNELS => (
+            Precision::F32,
+            "nnPrecision = auto: fp32 for a trunk under 64 channels, where bf16 is not faster",
         ),
         (_, true) => (Precision::BF16, "nnPrecision = auto: AVX-512 BF16 here"),
         (_, false) => (
@@ -116,7 +131,11 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         });
     }
     let precision_why = plan.precision_auto.then(|| {
-        let (precision, why) = auto_cpu_precision(backend, crate::nn::cpu_info::bf16_kernels_run());
+        let (precision, why) = auto_cpu_precision(
+            backend,
+            crate::nn::cpu_info::bf16_kernels_run(),
+            file.trunk.trunk_num_channels,
+        );
         plan.precision = precision;
         why.to_string()
     });
@@ -296,12 +315,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_precision_is_bf16_only_where_the_rust_kernels_run() {
+    fn auto_precision_is_bf16_only_where_the_rust_kernels_run_on_a_wide_trunk() {
         for backend in [CpuBackend::Auto, CpuBackend::Rust] {
-            assert_eq!(auto_cpu_precision(backend, true).0, Precision::BF16);
-            assert_eq!(auto_cpu_precision(backend, false).0, Precision::F32);
+            assert_eq!(auto_cpu_precision(backend, true, 96).0, Precision::BF16);
+            assert_eq!(auto_cpu_precision(backend, true, 64).0, Precision::BF16);
+            assert_eq!(auto_cpu_precision(backend, false, 96).0, Precision::F32);
+            let (p, why) = auto_cpu_precision(backend, true, 32);
+            assert_eq!(p, Precision::F32);
+            assert!(why.contains("under 64 channels"), "{why}");
         }
-        let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, true);
+        let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, true, 96);
         assert_eq!(p, Precision::F32);
         assert!(why.contains("libtorch"), "{why}");
     }
