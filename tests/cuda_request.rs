@@ -327,8 +327,8 @@ fn int8_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
 /// `nnPrecision = auto` on the CPU: bf16 where the Rust backend's bf16
 /// kernels run and the trunk is wide (g170's 96 channels), else fp32, and
 /// the start-up line says which and why; the project's default net (32
-/// channels) stays fp32; without the AVX-512 kernels (`ENGINE_SIMD=avx2`,
-/// any CPU) it is fp32. A precision that is none of these is refused
+/// channels) runs int8 where the VNNI kernels run, else fp32; g170
+/// without the AVX-512 kernels (`ENGINE_SIMD=avx2`, any CPU) is fp32. A precision that is none of these is refused
 /// naming `auto` among them.
 #[test]
 fn auto_precision_says_what_it_chose_and_why() {
@@ -373,9 +373,12 @@ fn auto_precision_says_what_it_chose_and_why() {
     let out = engine(&["gtp", "-override-config", "nnPrecision=auto"], gtp);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "{err}");
-    let narrow = "(CPU, fp32 (nnPrecision = auto: fp32 for a trunk under 64 channels, where bf16 is not faster), ";
-    let expected = if engine::nn::cpu_info::bf16_kernels_run() {
-        narrow
+    let narrow_int8 = "(CPU, int8 (nnPrecision = auto: int8 for a trunk under 64 channels, VNNI here), NHWC, Rust backend, ";
+    let narrow_fp32 = "(CPU, fp32 (nnPrecision = auto: fp32 for a trunk under 64 channels, where bf16 is not faster), ";
+    let expected = if engine::nn::cpu_info::int8_kernels_run() {
+        narrow_int8
+    } else if engine::nn::cpu_info::bf16_kernels_run() {
+        narrow_fp32
     } else {
         fp32
     };

@@ -88,28 +88,47 @@ pub struct Backend {
 /// accepted): its Winograd GEMMs are too narrow for bf16 to pay.
 pub const AUTO_BF16_MIN_TRUNK_CHANNELS: usize = 64;
 
-/// `nnPrecision = "auto"` on the CPU: bf16 where the Rust backend's bf16
-/// kernels run (AVX-512 BF16, `bf16_kernels`), the backend may be the
-/// Rust one and the net's trunk has at least
-/// [`AUTO_BF16_MIN_TRUNK_CHANNELS`] channels, else fp32; with the reason
-/// the start-up line gives. (With libtorch on the CPU it keeps fp32, as
-/// bf16 was measured with the Rust kernels only.)
+/// The Rust backend's reduced-precision kernels that run on this CPU, as
+/// [`auto_cpu_precision`] weighs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReducedKernels {
+    /// AVX-512 BF16 (`cpu_info::bf16_kernels_run`).
+    pub bf16: bool,
+    /// AVX-512 VNNI or AVX-VNNI (`cpu_info::int8_kernels_run`).
+    pub int8: bool,
+}
+
+/// `nnPrecision = "auto"` on the CPU, where the backend may be the Rust
+/// one: for a trunk of at least [`AUTO_BF16_MIN_TRUNK_CHANNELS`]
+/// channels, bf16 where its kernels run; for a narrower one, int8 where
+/// its kernels run (on the project's 32-channel net 1.6-2.3x fp32's
+/// evaluations on Zen 5, and no loss at equal visits by SPRT on 9x9:
+/// `docs/RESULTS.md`); else fp32. With the reason the start-up line
+/// gives. (With libtorch on the CPU it keeps fp32, as both were measured
+/// with the Rust kernels only.)
 pub fn auto_cpu_precision(
     backend: CpuBackend,
-    bf16_kernels: bool,
+    kernels: ReducedKernels,
     trunk_channels: usize,
 ) -> (Precision, &'static str) {
-    match (backend, bf16_kernels) {
+    let narrow = trunk_channels < AUTO_BF16_MIN_TRUNK_CHANNELS;
+    match (backend, kernels) {
         (CpuBackend::Libtorch, _) => (
             Precision::F32,
             "nnPrecision = auto: fp32 with nnCpuBackend = libtorch",
         ),
-        (_, true) if trunk_channels < AUTO_BF16_MIN_TRUNK_CHANNELS => (
+        (_, ReducedKernels { int8: true, .. }) if narrow => (
+            Precision::Int8,
+            "nnPrecision = auto: int8 for a trunk under 64 channels, VNNI here",
+        ),
+        (_, ReducedKernels { bf16: true, .. }) if narrow => (
             Precision::F32,
             "nnPrecision = auto: fp32 for a trunk under 64 channels, where bf16 is not faster",
         ),
-        (_, true) => (Precision::BF16, "nnPrecision = auto: AVX-512 BF16 here"),
-        (_, false) => (
+        (_, ReducedKernels { bf16: true, .. }) => {
+            (Precision::BF16, "nnPrecision = auto: AVX-512 BF16 here")
+        }
+        (_, _) => (
             Precision::F32,
             "nnPrecision = auto: no AVX-512 BF16 kernels here",
         ),
@@ -131,11 +150,11 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         });
     }
     let precision_why = plan.precision_auto.then(|| {
-        let (precision, why) = auto_cpu_precision(
-            backend,
-            crate::nn::cpu_info::bf16_kernels_run(),
-            file.trunk.trunk_num_channels,
-        );
+        let kernels = ReducedKernels {
+            bf16: crate::nn::cpu_info::bf16_kernels_run(),
+            int8: crate::nn::cpu_info::int8_kernels_run(),
+        };
+        let (precision, why) = auto_cpu_precision(backend, kernels, file.trunk.trunk_num_channels);
         plan.precision = precision;
         why.to_string()
     });
@@ -315,17 +334,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_precision_is_bf16_only_where_the_rust_kernels_run_on_a_wide_trunk() {
+    fn auto_precision_is_bf16_on_wide_trunks_and_int8_on_narrow_ones_where_kernels_run() {
+        let k = |bf16, int8| ReducedKernels { bf16, int8 };
         for backend in [CpuBackend::Auto, CpuBackend::Rust] {
-            assert_eq!(auto_cpu_precision(backend, true, 96).0, Precision::BF16);
-            assert_eq!(auto_cpu_precision(backend, true, 64).0, Precision::BF16);
-            assert_eq!(auto_cpu_precision(backend, false, 96).0, Precision::F32);
-            let (p, why) = auto_cpu_precision(backend, true, 32);
+            for int8 in [false, true] {
+                let auto = |bf16, channels| auto_cpu_precision(backend, k(bf16, int8), channels).0;
+                assert_eq!(auto(true, 96), Precision::BF16);
+                assert_eq!(auto(true, 64), Precision::BF16);
+                assert_eq!(auto(false, 96), Precision::F32);
+            }
+            let (p, why) = auto_cpu_precision(backend, k(true, false), 32);
             assert_eq!(p, Precision::F32);
             assert!(why.contains("under 64 channels"), "{why}");
+            for bf16 in [false, true] {
+                let (p, why) = auto_cpu_precision(backend, k(bf16, true), 32);
+                assert_eq!(p, Precision::Int8);
+                assert!(why.contains("int8 for a trunk under 64"), "{why}");
+            }
+            assert_eq!(
+                auto_cpu_precision(backend, k(false, false), 32).0,
+                Precision::F32
+            );
         }
-        let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, true, 96);
-        assert_eq!(p, Precision::F32);
-        assert!(why.contains("libtorch"), "{why}");
+        for kernels in [k(true, true), k(false, true)] {
+            for channels in [32, 96] {
+                let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, kernels, channels);
+                assert_eq!(p, Precision::F32);
+                assert!(why.contains("libtorch"), "{why}");
+            }
+        }
     }
 }
