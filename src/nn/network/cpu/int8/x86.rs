@@ -162,16 +162,91 @@ pub(super) unsafe fn dequantise_256(
     }
 }
 
-/// `NB` vectors of 16 output channels from `shape.c0` for every point,
-/// over the three taps of `shape.tap_row` (added to the sums of the
+/// One register width of `vpdpbusd` and the moves around it, so that
+/// [`blocks_of`] is written once for both kernels.
+trait Lanes {
+    type V: Copy;
+    /// `i32` lanes per register.
+    const WIDTH: usize;
+    unsafe fn zero() -> Self::V;
+    unsafe fn load(p: *const i32) -> Self::V;
+    unsafe fn store(p: *mut i32, v: Self::V);
+    unsafe fn splat(word: i32) -> Self::V;
+    /// `acc + sum of the 4 u8 x i8 products` per lane.
+    unsafe fn dot(acc: Self::V, inputs: Self::V, weights: Self::V) -> Self::V;
+}
+
+/// 512-bit registers (AVX-512F, AVX-512 VNNI).
+struct Zmm;
+
+impl Lanes for Zmm {
+    type V = __m512i;
+    const WIDTH: usize = 16;
+    #[inline(always)]
+    unsafe fn zero() -> __m512i {
+        _mm512_setzero_si512()
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const i32) -> __m512i {
+        // SAFETY: the caller's.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut i32, v: __m512i) {
+        // SAFETY: the caller's.
+        unsafe { _mm512_storeu_si512(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn splat(word: i32) -> __m512i {
+        _mm512_set1_epi32(word)
+    }
+    #[inline(always)]
+    unsafe fn dot(acc: __m512i, inputs: __m512i, weights: __m512i) -> __m512i {
+        _mm512_dpbusd_epi32(acc, inputs, weights)
+    }
+}
+
+/// 256-bit registers (AVX2, AVX-VNNI).
+struct Ymm;
+
+impl Lanes for Ymm {
+    type V = __m256i;
+    const WIDTH: usize = 8;
+    #[inline(always)]
+    unsafe fn zero() -> __m256i {
+        _mm256_setzero_si256()
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const i32) -> __m256i {
+        // SAFETY: the caller's.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut i32, v: __m256i) {
+        // SAFETY: the caller's.
+        unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn splat(word: i32) -> __m256i {
+        _mm256_set1_epi32(word)
+    }
+    #[inline(always)]
+    unsafe fn dot(acc: __m256i, inputs: __m256i, weights: __m256i) -> __m256i {
+        _mm256_dpbusd_avx_epi32(acc, inputs, weights)
+    }
+}
+
+/// `NB` vectors of `L::WIDTH` output channels from `shape.c0` for every
+/// point, over the three taps of `shape.tap_row` (added to the sums of the
 /// rows before), `MR` points at a time: per tap and input group, `NB`
 /// weight vectors loaded once and `MR` broadcast inputs, `MR x NB`
-/// `vpdpbusd`s into registers.
+/// `vpdpbusd`s into registers. Inlined into [`blocks_of_512`] and
+/// [`blocks_of_256`], which enable the instructions.
 ///
 /// # Safety
-/// AVX-512F and AVX-512 VNNI; as [`super::conv_points`].
-#[target_feature(enable = "avx512f,avx512vnni")]
-pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
+/// `L`'s instructions; as [`super::conv_points`].
+#[inline(always)]
+unsafe fn blocks_of<L: Lanes, const MR: usize, const NB: usize>(
     shape: Shape,
     input: *const u32,
     weights: *const i32,
@@ -192,12 +267,12 @@ pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
     // SAFETY: the caller's contract.
     unsafe {
         while p < first + count {
-            let out = |r: usize, j: usize| sums.add((p + r) * co + c0 + 16 * j);
-            let mut acc = [[_mm512_setzero_si512(); NB]; MR];
+            let out = |r: usize, j: usize| sums.add((p + r) * co + c0 + L::WIDTH * j);
+            let mut acc = [[L::zero(); NB]; MR];
             if tap_row > 0 {
                 for (r, acc) in acc.iter_mut().enumerate() {
                     for (j, sum) in acc.iter_mut().enumerate() {
-                        *sum = _mm512_loadu_si512(out(r, j).cast());
+                        *sum = L::load(out(r, j));
                     }
                 }
             }
@@ -206,19 +281,18 @@ pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
                 let row = input.offset((p as isize + offset(tx)) * groups as isize);
                 for g in 0..groups {
                     let w = weights.add((tap * groups + g) * co + c0);
-                    let wv: [__m512i; NB] =
-                        std::array::from_fn(|j| _mm512_loadu_si512(w.add(16 * j).cast()));
+                    let wv: [L::V; NB] = std::array::from_fn(|j| L::load(w.add(L::WIDTH * j)));
                     for (r, acc) in acc.iter_mut().enumerate() {
-                        let a = _mm512_set1_epi32(*row.add(r * groups + g) as i32);
+                        let a = L::splat(*row.add(r * groups + g) as i32);
                         for (sum, &wv) in acc.iter_mut().zip(&wv) {
-                            *sum = _mm512_dpbusd_epi32(*sum, a, wv);
+                            *sum = L::dot(*sum, a, wv);
                         }
                     }
                 }
             }
             for (r, acc) in acc.iter().enumerate() {
                 for (j, &sum) in acc.iter().enumerate() {
-                    _mm512_storeu_si512(out(r, j).cast(), sum);
+                    L::store(out(r, j), sum);
                 }
             }
             p += MR;
@@ -226,8 +300,22 @@ pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
     }
 }
 
-/// [`blocks_of_512`] with `NB` vectors of 8 output channels, on
-/// AVX-VNNI.
+/// [`blocks_of`] in 512-bit registers: `NB` vectors of 16 channels.
+///
+/// # Safety
+/// AVX-512F and AVX-512 VNNI; as [`super::conv_points`].
+#[target_feature(enable = "avx512f,avx512vnni")]
+pub(super) unsafe fn blocks_of_512<const MR: usize, const NB: usize>(
+    shape: Shape,
+    input: *const u32,
+    weights: *const i32,
+    sums: *mut i32,
+) {
+    // SAFETY: the caller's contract; the instructions are enabled here.
+    unsafe { blocks_of::<Zmm, MR, NB>(shape, input, weights, sums) }
+}
+
+/// [`blocks_of`] in 256-bit registers: `NB` vectors of 8 channels.
 ///
 /// # Safety
 /// AVX2 and AVX-VNNI; as [`super::conv_points`].
@@ -238,50 +326,6 @@ pub(super) unsafe fn blocks_of_256<const MR: usize, const NB: usize>(
     weights: *const i32,
     sums: *mut i32,
 ) {
-    let Shape {
-        first,
-        count,
-        wp,
-        groups,
-        co,
-        c0,
-        tap_row,
-    } = shape;
-    let offset = |tx: usize| (tap_row * wp + tx) as isize - wp as isize - 1;
-    let mut p = first;
-    // SAFETY: the caller's contract.
-    unsafe {
-        while p < first + count {
-            let out = |r: usize, j: usize| sums.add((p + r) * co + c0 + 8 * j);
-            let mut acc = [[_mm256_setzero_si256(); NB]; MR];
-            if tap_row > 0 {
-                for (r, acc) in acc.iter_mut().enumerate() {
-                    for (j, sum) in acc.iter_mut().enumerate() {
-                        *sum = _mm256_loadu_si256(out(r, j).cast());
-                    }
-                }
-            }
-            for tx in 0..3 {
-                let tap = 3 * tap_row + tx;
-                let row = input.offset((p as isize + offset(tx)) * groups as isize);
-                for g in 0..groups {
-                    let w = weights.add((tap * groups + g) * co + c0);
-                    let wv: [__m256i; NB] =
-                        std::array::from_fn(|j| _mm256_loadu_si256(w.add(8 * j).cast()));
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let a = _mm256_set1_epi32(*row.add(r * groups + g) as i32);
-                        for (sum, &wv) in acc.iter_mut().zip(&wv) {
-                            *sum = _mm256_dpbusd_avx_epi32(*sum, a, wv);
-                        }
-                    }
-                }
-            }
-            for (r, acc) in acc.iter().enumerate() {
-                for (j, &sum) in acc.iter().enumerate() {
-                    _mm256_storeu_si256(out(r, j).cast(), sum);
-                }
-            }
-            p += MR;
-        }
-    }
+    // SAFETY: the caller's contract; the instructions are enabled here.
+    unsafe { blocks_of::<Ymm, MR, NB>(shape, input, weights, sums) }
 }
