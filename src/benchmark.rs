@@ -358,60 +358,7 @@ fn run_inner(
 /// operations each: every convolution at every point, plus the matmuls
 /// (the work the net defines, whatever algorithm runs it).
 pub fn flops_per_eval(file: &ModelFile, h: usize, w: usize) -> f64 {
-    use crate::nn::desc::{Block, ConvLayer, MatMulLayer};
-    let conv = |c: &ConvLayer| c.weights.len() as f64 * (h * w) as f64;
-    let mm = |m: &MatMulLayer| m.weights.len() as f64;
-    fn blocks(
-        bs: &[Block],
-        points: f64,
-        conv: &dyn Fn(&ConvLayer) -> f64,
-        mm: &dyn Fn(&MatMulLayer) -> f64,
-    ) -> f64 {
-        bs.iter()
-            .map(|b| match b {
-                Block::Ordinary(b) => conv(&b.regular_conv) + conv(&b.final_conv),
-                Block::GlobalPooling(b) => {
-                    conv(&b.regular_conv)
-                        + conv(&b.gpool_conv)
-                        + conv(&b.final_conv)
-                        + mm(&b.gpool_to_bias_mul)
-                }
-                Block::NestedBottleneck(b) => {
-                    conv(&b.pre_conv) + conv(&b.post_conv) + blocks(&b.blocks, points, conv, mm)
-                }
-                // Projections at every point, plus two `hw x hw` products
-                // per head.
-                Block::Attention(a) => {
-                    let per_point = [&a.q_proj, &a.k_proj, &a.v_proj, &a.out_proj];
-                    let heads = a.num_heads as f64;
-                    let products = heads * points * points * (a.q_head_dim + a.v_head_dim) as f64;
-                    per_point.iter().map(|m| mm(m)).sum::<f64>() * points + products
-                }
-                Block::Ffn(f) => {
-                    let per_point = mm(&f.linear1) + mm(&f.gate) + mm(&f.linear2);
-                    per_point * points
-                }
-            })
-            .sum()
-    }
-    let t = &file.trunk;
-    let p = &file.policy_head;
-    let v = &file.value_head;
-    let macs = conv(&t.initial_conv)
-        + mm(&t.initial_matmul)
-        + blocks(&t.blocks, (h * w) as f64, &conv, &mm)
-        + conv(&p.p1_conv)
-        + conv(&p.g1_conv)
-        + conv(&p.p2_conv)
-        + mm(&p.gpool_to_bias_mul)
-        + mm(&p.gpool_to_pass_mul)
-        + p.pass_mlp.as_ref().map_or(0.0, |(_, _, m)| mm(m))
-        + conv(&v.v1_conv)
-        + mm(&v.v2_mul)
-        + mm(&v.v3_mul)
-        + mm(&v.sv3_mul)
-        + conv(&v.ownership_conv);
-    2.0 * macs
+    2.0 * file.multiply_adds(h, w, &|_| true, true)
 }
 
 /// One batch size's result of `engine benchmark -nn`.

@@ -41,7 +41,8 @@ pub use model_file::{ModelFile, ModelFileError, MAX_UNPACKED_MODEL_BYTES};
 #[cfg(feature = "torch")]
 pub use network::Model;
 pub use network::{
-    conv3x3_speeds, dot_peaks, ConvSpeed, CpuModel, ModelOptions, NetError, NetInput, MAX_BOARD_LEN,
+    conv3x3_speeds, dot_peaks, int8_share, ConvSpeed, CpuModel, ModelOptions, NetError, NetInput,
+    MAX_BOARD_LEN,
 };
 pub use output::NnOutput;
 pub use outputs::{NetOutputs, NetRow, ScoreOutputs, Values};

@@ -29,7 +29,7 @@ mod omp;
 mod topology;
 mod winograd;
 
-pub use cpu::{conv3x3_speeds, dot_peaks, ConvSpeed, CpuModel};
+pub use cpu::{conv3x3_speeds, dot_peaks, int8_share, ConvSpeed, CpuModel};
 #[cfg(feature = "torch")]
 pub use libtorch::Model;
 

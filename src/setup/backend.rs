@@ -88,6 +88,12 @@ pub struct Backend {
 /// accepted): its Winograd GEMMs are too narrow for bf16 to pay.
 pub const AUTO_BF16_MIN_TRUNK_CHANNELS: usize = 64;
 
+/// The least share of a net's multiply-adds that int8 must run
+/// ([`crate::nn::int8_share`]) for `nnPrecision = "auto"` to pick
+/// it: it runs only 3x3 convs, so a net that is mostly other layers (a
+/// transformer trunk: none) would pay calibration for nothing.
+pub const AUTO_INT8_MIN_SHARE: f64 = 0.5;
+
 /// The Rust backend's reduced-precision kernels that run on this CPU, as
 /// [`auto_cpu_precision`] weighs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,40 +104,63 @@ pub struct ReducedKernels {
     pub int8: bool,
 }
 
+/// What `nnPrecision = "auto"` weighs of the net.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NetShape {
+    /// The trunk's channels.
+    pub trunk_channels: usize,
+    /// The share of its multiply-adds that int8 runs
+    /// ([`crate::nn::int8_share`]).
+    pub int8_share: f64,
+}
+
 /// `nnPrecision = "auto"` on the CPU, where the backend may be the Rust
-/// one: for a trunk of at least [`AUTO_BF16_MIN_TRUNK_CHANNELS`]
-/// channels, bf16 where its kernels run; for a narrower one, int8 where
-/// its kernels run (on the project's 32-channel net 1.6-2.3x fp32's
-/// evaluations on Zen 5, and no loss at equal visits by SPRT on 9x9:
-/// `docs/RESULTS.md`); else fp32. With the reason the start-up line
-/// gives. (With libtorch on the CPU it keeps fp32, as both were measured
-/// with the Rust kernels only.)
+/// one, with the reason the start-up line gives. In order:
+/// - bf16 where its kernels run and the trunk has at least
+///   [`AUTO_BF16_MIN_TRUNK_CHANNELS`] channels (g170 b6c96: 1.3-1.9x
+///   fp32's evaluations on Zen 5 and no loss at equal visits by SPRT on
+///   9x9);
+/// - else int8 where its kernels run and it runs at least
+///   [`AUTO_INT8_MIN_SHARE`] of the net (the project's 32-channel net:
+///   1.6-2.3x fp32 and no loss by SPRT on 9x9; g170 b6c96 on a CPU with
+///   VNNI but no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and
+///   Alder Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9);
+/// - else fp32.
+///
+/// (With libtorch on the CPU it keeps fp32, as both were measured with
+/// the Rust kernels only.) `docs/RESULTS.md` has the figures.
 pub fn auto_cpu_precision(
     backend: CpuBackend,
     kernels: ReducedKernels,
-    trunk_channels: usize,
-) -> (Precision, &'static str) {
-    let narrow = trunk_channels < AUTO_BF16_MIN_TRUNK_CHANNELS;
-    match (backend, kernels) {
-        (CpuBackend::Libtorch, _) => (
-            Precision::F32,
-            "nnPrecision = auto: fp32 with nnCpuBackend = libtorch",
-        ),
-        (_, ReducedKernels { int8: true, .. }) if narrow => (
-            Precision::Int8,
-            "nnPrecision = auto: int8 for a trunk under 64 channels, VNNI here",
-        ),
-        (_, ReducedKernels { bf16: true, .. }) if narrow => (
-            Precision::F32,
-            "nnPrecision = auto: fp32 for a trunk under 64 channels, where bf16 is not faster",
-        ),
-        (_, ReducedKernels { bf16: true, .. }) => {
-            (Precision::BF16, "nnPrecision = auto: AVX-512 BF16 here")
+    net: NetShape,
+) -> (Precision, String) {
+    let auto = |p, why: &str| (p, format!("nnPrecision = auto: {why}"));
+    let wide = net.trunk_channels >= AUTO_BF16_MIN_TRUNK_CHANNELS;
+    let int8_runs_most = net.int8_share >= AUTO_INT8_MIN_SHARE;
+    if backend == CpuBackend::Libtorch {
+        return auto(Precision::F32, "fp32 with nnCpuBackend = libtorch");
+    }
+    match (kernels.bf16, kernels.int8) {
+        (true, _) if wide => auto(Precision::BF16, "AVX-512 BF16 here"),
+        (_, true) if int8_runs_most && wide => {
+            auto(Precision::Int8, "int8, VNNI here and no AVX-512 BF16")
         }
-        (_, _) => (
-            Precision::F32,
-            "nnPrecision = auto: no AVX-512 BF16 kernels here",
+        (_, true) if int8_runs_most => auto(
+            Precision::Int8,
+            "int8 for a trunk under 64 channels, VNNI here",
         ),
+        (true, _) => auto(
+            Precision::F32,
+            "fp32 for a trunk under 64 channels, where bf16 is not faster",
+        ),
+        (false, true) => auto(
+            Precision::F32,
+            &format!(
+                "fp32, as int8 would run only {:.0}% of this net",
+                100.0 * net.int8_share
+            ),
+        ),
+        (false, false) => auto(Precision::F32, "no AVX-512 BF16 or VNNI kernels here"),
     }
 }
 
@@ -154,9 +183,13 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
             bf16: crate::nn::cpu_info::bf16_kernels_run(),
             int8: crate::nn::cpu_info::int8_kernels_run(),
         };
-        let (precision, why) = auto_cpu_precision(backend, kernels, file.trunk.trunk_num_channels);
+        let net = NetShape {
+            trunk_channels: file.trunk.trunk_num_channels,
+            int8_share: crate::nn::int8_share(file),
+        };
+        let (precision, why) = auto_cpu_precision(backend, kernels, net);
         plan.precision = precision;
-        why.to_string()
+        why
     });
     // The Rust backend runs fp32, bf16 where the CPU has AVX-512 BF16 and
     // int8 where it has AVX-512 VNNI or AVX-VNNI; fp16 needs libtorch, and
@@ -207,13 +240,19 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
     } else {
         libtorch_cpu_models(file, cfg, cores, plan.precision)?
     };
-    // int8 names its kernels: 512-bit or 256-bit differ in speed, and
-    // `ENGINE_SIMD` picks between them.
+    // int8 names its kernels (512-bit or 256-bit differ in speed, and
+    // `ENGINE_SIMD` picks between them) and how much of the net they run.
     let precision_why = precision_why.or_else(|| {
         (plan.precision == Precision::Int8)
             .then(crate::nn::cpu_info::Int8Kernels::detect)
             .flatten()
-            .map(|kernels| format!("{} kernels", kernels.name()))
+            .map(|kernels| {
+                format!(
+                    "{} kernels, {:.0}% of the multiply-adds",
+                    kernels.name(),
+                    100.0 * crate::nn::int8_share(file)
+                )
+            })
     });
     let description = RunDescription {
         devices: vec![ServerDevice::Cpu; models.len()],
@@ -334,31 +373,53 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_precision_is_bf16_on_wide_trunks_and_int8_on_narrow_ones_where_kernels_run() {
+    fn auto_precision_is_bf16_on_wide_trunks_and_int8_where_it_runs_most_of_the_net() {
         let k = |bf16, int8| ReducedKernels { bf16, int8 };
+        let net = |trunk_channels, int8_share| NetShape {
+            trunk_channels,
+            int8_share,
+        };
         for backend in [CpuBackend::Auto, CpuBackend::Rust] {
-            for int8 in [false, true] {
-                let auto = |bf16, channels| auto_cpu_precision(backend, k(bf16, int8), channels).0;
-                assert_eq!(auto(true, 96), Precision::BF16);
-                assert_eq!(auto(true, 64), Precision::BF16);
-                assert_eq!(auto(false, 96), Precision::F32);
+            let auto = |kernels, net| auto_cpu_precision(backend, kernels, net);
+            // Wide trunks: bf16 wherever it runs, else int8 if it runs
+            // most of the net, else fp32.
+            for channels in [64, 96, 384] {
+                for int8 in [false, true] {
+                    let (p, why) = auto(k(true, int8), net(channels, 0.97));
+                    assert_eq!(p, Precision::BF16);
+                    assert!(why.contains("AVX-512 BF16 here"), "{why}");
+                }
+                let (p, why) = auto(k(false, true), net(channels, 0.97));
+                assert_eq!(p, Precision::Int8);
+                assert!(why.contains("VNNI here and no AVX-512 BF16"), "{why}");
+                let (p, why) = auto(k(false, true), net(channels, 0.0));
+                assert_eq!(p, Precision::F32);
+                assert!(why.contains("int8 would run only 0% of this net"), "{why}");
+                assert_eq!(auto(k(false, false), net(channels, 0.97)).0, Precision::F32);
             }
-            let (p, why) = auto_cpu_precision(backend, k(true, false), 32);
-            assert_eq!(p, Precision::F32);
-            assert!(why.contains("under 64 channels"), "{why}");
+            // Narrow trunks: int8 where it runs most of the net, never bf16.
             for bf16 in [false, true] {
-                let (p, why) = auto_cpu_precision(backend, k(bf16, true), 32);
+                let (p, why) = auto(k(bf16, true), net(32, 0.97));
                 assert_eq!(p, Precision::Int8);
                 assert!(why.contains("int8 for a trunk under 64"), "{why}");
             }
-            assert_eq!(
-                auto_cpu_precision(backend, k(false, false), 32).0,
-                Precision::F32
+            let (p, why) = auto(k(true, false), net(32, 0.97));
+            assert_eq!(p, Precision::F32);
+            assert!(why.contains("under 64 channels"), "{why}");
+            let (p, why) = auto(k(true, true), net(32, 0.2));
+            assert_eq!(p, Precision::F32);
+            assert!(why.contains("under 64 channels"), "{why}");
+            let (p, why) = auto(k(false, false), net(32, 0.97));
+            assert_eq!(p, Precision::F32);
+            assert!(
+                why.contains("no AVX-512 BF16 or VNNI kernels here"),
+                "{why}"
             );
         }
-        for kernels in [k(true, true), k(false, true)] {
+        for kernels in [k(true, true), k(false, true), k(true, false)] {
             for channels in [32, 96] {
-                let (p, why) = auto_cpu_precision(CpuBackend::Libtorch, kernels, channels);
+                let (p, why) =
+                    auto_cpu_precision(CpuBackend::Libtorch, kernels, net(channels, 1.0));
                 assert_eq!(p, Precision::F32);
                 assert!(why.contains("libtorch"), "{why}");
             }

@@ -127,3 +127,89 @@ impl Block {
         }
     }
 }
+
+impl ModelFile {
+    /// Multiply-adds of one evaluation on an `h x w` board: each
+    /// convolution `conv` picks at every point (as a direct convolution
+    /// counts them), plus the matmuls (projections at every point,
+    /// attention's `hw x hw` products, the heads' dense layers) when
+    /// `matmuls`. The work the net defines, whatever algorithm runs it.
+    pub fn multiply_adds(
+        &self,
+        h: usize,
+        w: usize,
+        conv: &dyn Fn(&ConvLayer) -> bool,
+        matmuls: bool,
+    ) -> f64 {
+        let points = (h * w) as f64;
+        let conv = |c: &ConvLayer| {
+            if conv(c) {
+                c.weights.len() as f64 * points
+            } else {
+                0.0
+            }
+        };
+        let mm = |m: &MatMulLayer| {
+            if matmuls {
+                m.weights.len() as f64
+            } else {
+                0.0
+            }
+        };
+        fn blocks(
+            bs: &[Block],
+            points: f64,
+            conv: &dyn Fn(&ConvLayer) -> f64,
+            mm: &dyn Fn(&MatMulLayer) -> f64,
+            matmuls: bool,
+        ) -> f64 {
+            bs.iter()
+                .map(|b| match b {
+                    Block::Ordinary(b) => conv(&b.regular_conv) + conv(&b.final_conv),
+                    Block::GlobalPooling(b) => {
+                        conv(&b.regular_conv)
+                            + conv(&b.gpool_conv)
+                            + conv(&b.final_conv)
+                            + mm(&b.gpool_to_bias_mul)
+                    }
+                    Block::NestedBottleneck(b) => {
+                        conv(&b.pre_conv)
+                            + conv(&b.post_conv)
+                            + blocks(&b.blocks, points, conv, mm, matmuls)
+                    }
+                    // Projections at every point, plus two `hw x hw`
+                    // products per head.
+                    Block::Attention(a) => {
+                        let per_point = [&a.q_proj, &a.k_proj, &a.v_proj, &a.out_proj];
+                        let heads = a.num_heads as f64;
+                        let dims = (a.q_head_dim + a.v_head_dim) as f64;
+                        let products = if matmuls {
+                            heads * points * points * dims
+                        } else {
+                            0.0
+                        };
+                        per_point.iter().map(|m| mm(m)).sum::<f64>() * points + products
+                    }
+                    Block::Ffn(f) => (mm(&f.linear1) + mm(&f.gate) + mm(&f.linear2)) * points,
+                })
+                .sum()
+        }
+        let t = &self.trunk;
+        let p = &self.policy_head;
+        let v = &self.value_head;
+        conv(&t.initial_conv)
+            + mm(&t.initial_matmul)
+            + blocks(&t.blocks, points, &conv, &mm, matmuls)
+            + conv(&p.p1_conv)
+            + conv(&p.g1_conv)
+            + conv(&p.p2_conv)
+            + mm(&p.gpool_to_bias_mul)
+            + mm(&p.gpool_to_pass_mul)
+            + p.pass_mlp.as_ref().map_or(0.0, |(_, _, m)| mm(m))
+            + conv(&v.v1_conv)
+            + mm(&v.v2_mul)
+            + mm(&v.v3_mul)
+            + mm(&v.sv3_mul)
+            + conv(&v.ownership_conv)
+    }
+}

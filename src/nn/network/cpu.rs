@@ -33,6 +33,21 @@ use transformer::{CpuTransformer, RmsTip};
 
 pub use probe::{conv3x3_speeds, dot_peaks, ConvSpeed};
 
+/// The share of `file`'s multiply-adds on 19x19 (convs and matmuls, as
+/// [`ModelFile::multiply_adds`] counts them) that `nnPrecision = "int8"`
+/// runs in int8: its 3x3 convs whose channels the kernels' blocks tile
+/// (every trunk conv of g170 b6c96 and of the project's b4c32; none of a
+/// transformer trunk's layers). `nnPrecision = "auto"` weighs it, and the
+/// start-up line of a net run in int8 gives it.
+pub fn int8_share(file: &ModelFile) -> f64 {
+    let all = file.multiply_adds(19, 19, &|_| true, true);
+    if all > 0.0 {
+        file.multiply_adds(19, 19, &int8::takes, false) / all
+    } else {
+        0.0
+    }
+}
+
 /// A KataGo network evaluated by plain Rust code on the calling thread.
 pub struct CpuModel {
     name: String,

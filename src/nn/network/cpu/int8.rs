@@ -406,12 +406,27 @@ struct Calibration {
     seen: Vec<(f32, f32)>,
 }
 
+/// Whether a conv of the model file has an int8 form: 3x3, undilated,
+/// input channels a multiple of 4 and output channels of 16 (the kernels'
+/// groups and blocks). In a net run in int8 these run in int8, the rest in
+/// f32.
+pub(super) fn takes(c: &crate::nn::desc::ConvLayer) -> bool {
+    (c.y_size, c.x_size, c.dilation_y, c.dilation_x) == (3, 3, 1, 1)
+        && shape_fits(c.in_channels, c.out_channels)
+}
+
+/// Whether the kernels' groups of 4 input channels and blocks of 16
+/// output channels tile a conv's channels.
+fn shape_fits(ci: usize, co: usize) -> bool {
+    ci.is_multiple_of(4) && co.is_multiple_of(16)
+}
+
 impl Int8Part {
-    /// The int8 form of a conv with `[out, in, 3, 3]` weights `w`, where
-    /// its shape has one (input channels a multiple of 4, output channels
-    /// of 16).
+    /// The int8 form of a 3x3 conv with `[out, in, 3, 3]` weights `w`,
+    /// where its shape has one (input channels a multiple of 4, output
+    /// channels of 16).
     pub fn new(w: &[f32], bias: Option<&[f32]>, ci: usize, co: usize) -> Option<Int8Part> {
-        if !ci.is_multiple_of(4) || !co.is_multiple_of(16) {
+        if !shape_fits(ci, co) {
             return None;
         }
         let pending = Calibration {

@@ -293,8 +293,7 @@ impl Conv {
         let (ci, co) = (c.in_channels, c.out_channels);
         let (ky, kx) = (c.y_size, c.x_size);
         let mut small = None;
-        let three_by_three = (ky, kx, c.dilation_y, c.dilation_x) == (3, 3, 1, 1);
-        let int8 = (int8 && three_by_three)
+        let int8 = (int8 && super::int8::takes(c))
             .then(|| Int8Part::new(w, bias.as_deref(), ci, co))
             .flatten()
             .map(Box::new);

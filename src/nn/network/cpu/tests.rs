@@ -703,3 +703,35 @@ fn bf16_rounding_is_to_nearest_even() {
         assert!((r - v).abs() <= v.abs() * 2f32.powi(-8), "{v} -> {r}");
     }
 }
+
+/// `int8_share`, which `nnPrecision = "auto"` weighs: int8 runs g170's
+/// trunk convs (all of them 3x3, 96 channels), not its heads nor its
+/// input conv (22 channels); none of a transformer trunk. The count it
+/// divides by is `engine benchmark -nn`'s 0.72 GFLOP per 19x19
+/// evaluation.
+#[test]
+fn int8_share_counts_the_convs_int8_runs() {
+    let g = g170();
+    let share = super::int8_share(&g);
+    assert!((0.9..1.0).contains(&share), "{share}");
+    let all = 2.0 * g.multiply_adds(19, 19, &|_| true, true) / 1e9;
+    assert!((all - 0.72).abs() < 0.005, "{all} GFLOP");
+    let trunk: f64 = 2.0 * 19.0 * 19.0 / 1e9
+        * g.trunk
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Ordinary(b) => b.regular_conv.weights.len() + b.final_conv.weights.len(),
+                Block::GlobalPooling(b) => {
+                    b.regular_conv.weights.len() + b.final_conv.weights.len()
+                }
+                _ => panic!("g170 has no other blocks"),
+            })
+            .sum::<usize>() as f64;
+    // g170's gpool convs (96 -> 32) run in int8 too.
+    assert!(share * all >= trunk, "{share} of {all} against {trunk}");
+    let dir = crate::shared_data_dir().unwrap_or_else(|m| panic!("{m}"));
+    let transformer = ModelFile::load(dir.join("models/b7c96h3tfrs-test5-cnorm.bin.gz"))
+        .expect("transformer test net");
+    assert_eq!(super::int8_share(&transformer), 0.0);
+}
