@@ -81,12 +81,14 @@ pub struct Backend {
     pub plan: DevicePlan,
 }
 
-/// The narrowest trunk `nnPrecision = "auto"` runs in bf16. Measured on
-/// AMD Zen 5 (`docs/RESULTS.md`, "bf16 on CPUs with AVX-512 BF16"): g170's
-/// 96 channels run 1.3-1.9x faster in bf16 at no cost (SPRT on 9x9, H1
-/// accepted), the project's 32 channels 0.8-1.0x at a cost of 9 Elo (H0
-/// accepted): its Winograd GEMMs are too narrow for bf16 to pay.
-pub const AUTO_BF16_MIN_TRUNK_CHANNELS: usize = 64;
+/// The narrowest trunk `nnPrecision = "auto"` runs in a reduced
+/// precision. Measured on AMD Zen 5 (`docs/RESULTS.md`): g170's 96
+/// channels run 1.3-1.9x faster in bf16 and 1.4-2.9x in int8, at no cost
+/// by SPRT on 9x9 (H1 accepted for both); the project's 32 channels lose
+/// strength in each: bf16 -9 Elo on 9x9 (H0 accepted, and 0.8-1.0x fp32's
+/// speed), int8 -30 Elo [-53, -9] on 19x19 after 960 games (SPRT
+/// undecided), though no loss on 9x9.
+pub const AUTO_REDUCED_MIN_TRUNK_CHANNELS: usize = 64;
 
 /// The least share of a net's multiply-adds that int8 must run
 /// ([`crate::nn::int8_share`]) for `nnPrecision = "auto"` to pick
@@ -115,44 +117,39 @@ pub struct NetShape {
 }
 
 /// `nnPrecision = "auto"` on the CPU, where the backend may be the Rust
-/// one, with the reason the start-up line gives. In order:
-/// - bf16 where its kernels run and the trunk has at least
-///   [`AUTO_BF16_MIN_TRUNK_CHANNELS`] channels (g170 b6c96: 1.3-1.9x
-///   fp32's evaluations on Zen 5 and no loss at equal visits by SPRT on
-///   9x9);
+/// one, with the reason the start-up line gives. For a trunk of at least
+/// [`AUTO_REDUCED_MIN_TRUNK_CHANNELS`] channels:
+/// - bf16 where its kernels run (g170 b6c96: 1.3-1.9x fp32's evaluations
+///   on Zen 5, no loss at equal visits by SPRT on 9x9);
 /// - else int8 where its kernels run and it runs at least
-///   [`AUTO_INT8_MIN_SHARE`] of the net (the project's 32-channel net:
-///   1.6-2.3x fp32 and no loss by SPRT on 9x9; g170 b6c96 on a CPU with
-///   VNNI but no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and
-///   Alder Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9);
+///   [`AUTO_INT8_MIN_SHARE`] of the net (g170 b6c96 on a CPU with VNNI but
+///   no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and Alder
+///   Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9);
 /// - else fp32.
 ///
-/// (With libtorch on the CPU it keeps fp32, as both were measured with
-/// the Rust kernels only.) `docs/RESULTS.md` has the figures.
+/// A narrower trunk stays fp32, and so does libtorch on the CPU (both
+/// precisions were measured with the Rust kernels only). `docs/RESULTS.md`
+/// has the figures.
 pub fn auto_cpu_precision(
     backend: CpuBackend,
     kernels: ReducedKernels,
     net: NetShape,
 ) -> (Precision, String) {
     let auto = |p, why: &str| (p, format!("nnPrecision = auto: {why}"));
-    let wide = net.trunk_channels >= AUTO_BF16_MIN_TRUNK_CHANNELS;
-    let int8_runs_most = net.int8_share >= AUTO_INT8_MIN_SHARE;
     if backend == CpuBackend::Libtorch {
         return auto(Precision::F32, "fp32 with nnCpuBackend = libtorch");
     }
+    if net.trunk_channels < AUTO_REDUCED_MIN_TRUNK_CHANNELS {
+        return auto(
+            Precision::F32,
+            "fp32 for a trunk under 64 channels, which bf16 and int8 cost strength",
+        );
+    }
     match (kernels.bf16, kernels.int8) {
-        (true, _) if wide => auto(Precision::BF16, "AVX-512 BF16 here"),
-        (_, true) if int8_runs_most && wide => {
+        (true, _) => auto(Precision::BF16, "AVX-512 BF16 here"),
+        (false, true) if net.int8_share >= AUTO_INT8_MIN_SHARE => {
             auto(Precision::Int8, "int8, VNNI here and no AVX-512 BF16")
         }
-        (_, true) if int8_runs_most => auto(
-            Precision::Int8,
-            "int8 for a trunk under 64 channels, VNNI here",
-        ),
-        (true, _) => auto(
-            Precision::F32,
-            "fp32 for a trunk under 64 channels, where bf16 is not faster",
-        ),
         (false, true) => auto(
             Precision::F32,
             &format!(
@@ -373,7 +370,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_precision_is_bf16_on_wide_trunks_and_int8_where_it_runs_most_of_the_net() {
+    fn auto_precision_is_bf16_or_int8_on_wide_trunks_and_fp32_on_narrow_ones() {
         let k = |bf16, int8| ReducedKernels { bf16, int8 };
         let net = |trunk_channels, int8_share| NetShape {
             trunk_channels,
@@ -397,24 +394,12 @@ mod tests {
                 assert!(why.contains("int8 would run only 0% of this net"), "{why}");
                 assert_eq!(auto(k(false, false), net(channels, 0.97)).0, Precision::F32);
             }
-            // Narrow trunks: int8 where it runs most of the net, never bf16.
-            for bf16 in [false, true] {
-                let (p, why) = auto(k(bf16, true), net(32, 0.97));
-                assert_eq!(p, Precision::Int8);
-                assert!(why.contains("int8 for a trunk under 64"), "{why}");
+            // Narrow trunks: fp32 whatever the CPU has.
+            for (bf16, int8) in [(false, false), (false, true), (true, false), (true, true)] {
+                let (p, why) = auto(k(bf16, int8), net(32, 0.97));
+                assert_eq!(p, Precision::F32);
+                assert!(why.contains("under 64 channels"), "{why}");
             }
-            let (p, why) = auto(k(true, false), net(32, 0.97));
-            assert_eq!(p, Precision::F32);
-            assert!(why.contains("under 64 channels"), "{why}");
-            let (p, why) = auto(k(true, true), net(32, 0.2));
-            assert_eq!(p, Precision::F32);
-            assert!(why.contains("under 64 channels"), "{why}");
-            let (p, why) = auto(k(false, false), net(32, 0.97));
-            assert_eq!(p, Precision::F32);
-            assert!(
-                why.contains("no AVX-512 BF16 or VNNI kernels here"),
-                "{why}"
-            );
         }
         for kernels in [k(true, true), k(false, true), k(true, false)] {
             for channels in [32, 96] {
