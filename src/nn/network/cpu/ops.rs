@@ -12,7 +12,7 @@ use super::super::builder::NormActParams;
 use super::super::winograd::{
     input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
-use super::gemm::{gemm_weights, small_gemm_takes, AlignedWeights};
+use super::gemm::{gemm_weights, prefetch_weights, small_gemm_takes, AlignedWeights};
 use super::int8::{Int8Part, Int8Scratch};
 use crate::nn::desc::{Activation, ConvLayer};
 use std::sync::OnceLock;
@@ -404,8 +404,12 @@ impl Conv {
                 let tiles = g.tiles();
                 s.wino.v.resize(tiling.area() * tiles * ci, 0.0);
                 s.wino.m.resize(tiling.area() * tiles * co, 0.0);
+                // Each weight matrix is asked for one product ahead
+                // (the first while the input transform runs).
+                prefetch_weights(weight, 0, (ci, co));
                 input_transform(input, g, ci, &mut s.wino, 1);
                 for pos in 0..tiling.area() {
+                    prefetch_weights(weight, pos + 1, (ci, co));
                     gemm_weights(
                         (tiles, ci, co),
                         &s.wino.v[pos * tiles * ci..],
