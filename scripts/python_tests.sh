@@ -27,4 +27,9 @@ echo "python_tests: pip install ./python took $((end - start)) s; extension $(du
 
 # From the repository root, so that python/engine_go (the sources, without
 # the compiled extension) is not what `import engine_go` finds.
-"$venv/bin/python" -m pytest -q python/tests "$@"
+# The suite takes seconds. A hang (seen once, 2026-12-04, in
+# test_keyboard_interrupt_stops_cleanly: the interrupted 19x19 search went
+# on and the test waited; not reproduced in about 30 runs since) prints every
+# thread's Python stack after 120 s and fails the run at 600 s, rather than
+# holding CI to its limit with nothing to show.
+timeout -k 10 600 "$venv/bin/python" -m pytest -q -o faulthandler_timeout=120 python/tests "$@"
