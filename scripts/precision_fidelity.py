@@ -12,9 +12,10 @@ in White's win probability and lead (mean and largest).
 
     scripts/precision_fidelity.py --model NET [--test int8] [--every 10] SGF|DIR...
 
-Example (the project's net on the 19x19 games of an SPRT):
+Example (the project's net on the 19x19 games an `engine match` wrote to
+its -sgf-output-dir, here SGF_DIR):
     scripts/precision_fidelity.py --model models/engine-9x9-13x13-b4c32-grow304.bin.gz \\
-        --test int8 /work/runs/sprt_int8_own19
+        --test int8 "$SGF_DIR"
 """
 import argparse
 import math
