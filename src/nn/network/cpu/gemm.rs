@@ -539,7 +539,7 @@ pub(super) fn gemm_weights(
     accumulate: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(b) = weights.bf16_matrix(index, (k, n)).filter(|_| bf16_runs()) {
+    if let Some(b) = bf16_operand(weights, index, (k, n)) {
         // SAFETY: the CPU has AVX-512F and AVX-512 BF16 (checked).
         unsafe { small_gemm_bf16((m, k, n), a, b, c, accumulate) };
         return;
@@ -560,32 +560,29 @@ pub(super) fn prefetch_weights(weights: &AlignedWeights, index: usize, (k, n): (
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        let bf16 = weights.bf16_matrix(index, (k, n)).filter(|_| bf16_runs());
-        let lines: Option<&[u8]> = match bf16 {
-            // SAFETY: plain integers viewed as their bytes.
-            Some(pairs) => Some(unsafe {
-                std::slice::from_raw_parts(pairs.as_ptr().cast(), std::mem::size_of_val(pairs))
-            }),
-            None => weights
-                .get(index * k * n..(index + 1) * k * n)
-                .map(|values| {
-                    // SAFETY: plain floats viewed as their bytes.
-                    unsafe {
-                        std::slice::from_raw_parts(
-                            values.as_ptr().cast(),
-                            std::mem::size_of_val(values),
-                        )
-                    }
-                }),
+        let (start, bytes) = match bf16_operand(weights, index, (k, n)) {
+            Some(pairs) => (pairs.as_ptr().cast::<i8>(), std::mem::size_of_val(pairs)),
+            None => match weights.get(index * k * n..(index + 1) * k * n) {
+                Some(values) => (values.as_ptr().cast::<i8>(), std::mem::size_of_val(values)),
+                None => return,
+            },
         };
-        for line in lines.unwrap_or_default().chunks(64) {
+        for offset in (0..bytes).step_by(64) {
             // SAFETY: a prefetch reads nothing architecturally; the address
             // is inside the matrix.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(line.as_ptr().cast()) };
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(start.add(offset)) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (weights, index, k, n);
+}
+
+/// Matrix `index` of `weights` in bf16 pairs where the bf16 kernel reads
+/// it (a bf16 copy exists and the kernel runs here), else `None` (the
+/// product reads the f32 values).
+#[cfg(target_arch = "x86_64")]
+fn bf16_operand(weights: &AlignedWeights, index: usize, (k, n): (usize, usize)) -> Option<&[u32]> {
+    weights.bf16_matrix(index, (k, n)).filter(|_| bf16_runs())
 }
 
 /// Whether [`small_gemm_bf16`] runs on this thread: the kernels are on
