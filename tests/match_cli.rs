@@ -157,12 +157,12 @@ fn a_bots_own_precision_loads_the_net_again() {
     // runs in the light build).
     let a =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("models/engine-9x9-13x13-b4c32-grow304.bin.gz");
-    let play = |second: &str| {
+    let play_pair = |first: &str, second: &str| {
         engine()
             .args([
                 "match",
                 "-bot",
-                &format!("plain={}", a.display()),
+                &format!("plain={}{first}", a.display()),
                 "-bot",
                 &format!("own={}{second}", a.display()),
                 "-games",
@@ -177,6 +177,7 @@ fn a_bots_own_precision_loads_the_net_again() {
             .output()
             .expect("engine runs")
     };
+    let play = |second: &str| play_pair("", second);
     let loaded = |out: &Output| {
         String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -200,6 +201,12 @@ fn a_bots_own_precision_loads_the_net_again() {
         lines[1].contains("in fp32 (the bot's nnPrecision)"),
         "{lines:?}"
     );
+    // Each bot with its own precision: the net's keys (`nnRandomize` of
+    // FAST), read on each bot's copy of the config, are not called unused.
+    let both = play_pair(",nnPrecision=fp32", ",nnPrecision=fp32");
+    let err = String::from_utf8_lossy(&both.stderr);
+    assert!(both.status.success(), "{err}");
+    assert!(!err.contains("is not used"), "{err}");
     // A precision that is not one is refused before any game, naming the key.
     let bad = play(",nnPrecision=fp8");
     assert!(!bad.status.success());

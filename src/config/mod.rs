@@ -217,6 +217,16 @@ impl Config {
         &self.file
     }
 
+    /// Removes every present key for which `drop` is true, as if the file
+    /// had not set it; returns their names, sorted.
+    pub fn remove_keys_where(&mut self, drop: impl Fn(&str) -> bool) -> Vec<String> {
+        let gone: Vec<String> = self.entries.keys().filter(|k| drop(k)).cloned().collect();
+        for key in &gone {
+            self.entries.remove(key);
+        }
+        gone
+    }
+
     /// Whether the key is present. Does not count as using it.
     pub fn contains(&self, key: &str) -> bool {
         self.entries.contains_key(key)
@@ -245,6 +255,16 @@ impl Config {
         for key in self.entries.keys().filter(|k| k.starts_with(prefix)) {
             used.insert(key.clone());
         }
+    }
+
+    /// Records as used here every key that `copy` (a clone of this
+    /// config with some keys set differently, as a match bot's own
+    /// precision) had read: the copy does the reading, this config makes
+    /// the report of unused keys.
+    pub fn mark_used_as_in(&self, copy: &Config) {
+        let read = copy.used.lock().clone();
+        let mut used = self.used.lock();
+        used.extend(read.into_iter().filter(|k| self.entries.contains_key(k)));
     }
 
     /// Present keys that no getter has read, sorted.

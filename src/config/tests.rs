@@ -202,6 +202,18 @@ fn unused_and_unknown_keys() {
     assert!(cfg2.unused_keys().is_empty());
 }
 
+#[test]
+fn keys_a_copy_read_count_as_used() {
+    let cfg = Config::from_toml_str("maxVisits = 1\nrules = \"chinese\"\n", "c.toml").unwrap();
+    let mut copy = cfg.clone();
+    copy.set("nnPrecision", toml::Value::String("fp32".into()));
+    copy.get_i64("maxVisits", 0..=10).unwrap();
+    copy.get_string("nnPrecision").unwrap();
+    cfg.mark_used_as_in(&copy);
+    // What the copy read counts; what only the copy has does not appear.
+    assert_eq!(cfg.unused_keys(), vec!["rules".to_string()]);
+}
+
 #[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, rename_all = "camelCase")]
 struct Params {

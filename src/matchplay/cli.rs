@@ -40,7 +40,8 @@ pub struct MatchArgs {
     #[arg(long = "human-model")]
     pub human_model: Option<PathBuf>,
     /// A bot, `NAME=MODEL[,key=value...]` (search keys for this bot);
-    /// repeat for each bot. Replaces the config's bots.
+    /// repeat for each bot. Replaces the config's bots and their suffixed
+    /// keys (`maxVisits1`...).
     #[arg(long = "bot")]
     pub bot: Vec<String>,
     /// Games in all (`numGamesTotal`).
@@ -82,10 +83,25 @@ fn set(cfg: &mut Config, key: &str, value: toml::Value) {
     cfg.set(key, value);
 }
 
+/// Whether `key` is one bot's setting in a match config: a known key with
+/// the bot's index as suffix (`botName0`, `nnModelFile1`, `maxVisits1`,
+/// `nnPrecision0`), not a server thread's (`cudaDeviceToUseThread0`).
+fn is_bot_key(key: &str) -> bool {
+    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+    base.len() < key.len()
+        && !base.is_empty()
+        && !base.ends_with("ToUseThread")
+        && crate::config::KNOWN_KEYS.binary_search(&base).is_ok()
+}
+
 /// The config with the short-form flags written into it under KataGo's
-/// key names.
-pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), PlayError> {
+/// key names. `-bot` flags replace the config's bots with all their keys
+/// (a config's `maxVisits1 = 8` does not reach the second `-bot`); the
+/// dropped keys are returned for the log.
+pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<Vec<String>, PlayError> {
+    let mut dropped = Vec::new();
     if !args.bot.is_empty() {
+        dropped = cfg.remove_keys_where(is_bot_key);
         set(cfg, "numBots", toml::Value::Integer(args.bot.len() as i64));
         for (i, spec) in args.bot.iter().enumerate() {
             let (head, rest) = spec.split_once(',').unwrap_or((spec.as_str(), ""));
@@ -137,12 +153,12 @@ pub fn apply_short_form(cfg: &mut Config, args: &MatchArgs) -> Result<(), PlayEr
     if let Some(s) = args.seed {
         set(cfg, "matchSeed", toml::Value::Integer(s as i64));
     }
-    Ok(())
+    Ok(dropped)
 }
 
 fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
     let mut cfg = args.config.load().map_err(Box::new)?;
-    apply_short_form(&mut cfg, args)?;
+    let dropped_bot_keys = apply_short_form(&mut cfg, args)?;
     crate::setup::refuse_human_keys_without_human_model(&cfg, args.human_model.is_some())
         .map_err(|e| PlayError::Usage(e.to_string()))?;
     let mut settings = MatchSettings::from_config(&cfg, "numGamesTotal", true)?;
@@ -173,6 +189,12 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
         None => None,
     };
     let log = args.log.logger("engine match")?;
+    if !dropped_bot_keys.is_empty() {
+        log.line(&format!(
+            "-bot replaces the config's bots: their keys {} are not read",
+            dropped_bot_keys.join(", ")
+        ));
+    }
     let evaluators = load_evaluators(&settings.bots, &cfg, settings.num_game_threads.max(8), &log)?;
     for line in crate::setup::config_key_report(&cfg, "engine match") {
         log.line(&line);
@@ -358,6 +380,37 @@ mod tests {
         assert_eq!(s.komi, -3.5);
         assert_eq!(s.num_game_threads, 3);
         assert_eq!(s.seed, Some(5));
+    }
+
+    #[test]
+    fn bots_replace_the_configs_bots_with_their_keys() {
+        let mut cfg = Config::from_toml_str(
+            "numBots = 2\nbotName0 = \"strong\"\nmaxVisits0 = 32\nmaxVisits1 = 8\n\
+             nnPrecision1 = \"bf16\"\nmaxVisits = 100\ncudaDeviceToUseThread0 = 1\n",
+            "m.toml",
+        )
+        .unwrap();
+        let dropped =
+            apply_short_form(&mut cfg, &args(&["a=a.bin.gz", "b=b.bin.gz,maxVisits=50"])).unwrap();
+        assert_eq!(
+            dropped,
+            ["botName0", "maxVisits0", "maxVisits1", "nnPrecision1"].map(String::from)
+        );
+        let s = MatchSettings::from_config(&cfg, "numGamesTotal", true).unwrap();
+        assert_eq!(s.bots[0].name, "a");
+        // The plain key reaches a -bot without its own; the config's
+        // maxVisits0 does not.
+        assert_eq!(s.bots[0].params.max_visits, 100);
+        assert_eq!(s.bots[1].params.max_visits, 50);
+        assert_eq!(s.bots[1].precision, None);
+        // A server thread's key is not a bot's.
+        assert!(cfg.contains("cudaDeviceToUseThread0"));
+        // Without -bot the config's bots stay.
+        let mut cfg = Config::from_toml_str("maxVisits1 = 8\n", "m.toml").unwrap();
+        let mut no_bots = args(&[]);
+        no_bots.games = None;
+        assert!(apply_short_form(&mut cfg, &no_bots).unwrap().is_empty());
+        assert!(cfg.contains("maxVisits1"));
     }
 
     #[test]

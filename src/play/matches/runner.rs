@@ -99,6 +99,9 @@ pub fn load_evaluators(
         };
         let net = crate::setup::load_network(model, bot_cfg, default_batch)
             .map_err(|e| PlayError::Model(format!("{}: {e}", model.display())))?;
+        // The bot's copy read the net's keys (`numNNServerThreadsPerModel`,
+        // `nnCacheSizePowerOfTwo`...): they are not unused in `cfg`.
+        cfg.mark_used_as_in(bot_cfg);
         log.line(&format!(
             "loaded {} ({}) on {}{}",
             net.model_name,
