@@ -619,6 +619,7 @@ pub fn load_network_from(
             max_batch_size,
             cache_size_power_of_two: cache_pow,
             rand_seed,
+            callers_run: backend.callers_run,
             ..EvaluatorConfig::default()
         },
     )

@@ -33,6 +33,8 @@ struct Seen {
     shapes: Mutex<Vec<(usize, usize)>>,
     dropped: AtomicBool,
     forwards: AtomicUsize,
+    /// Forward passes on the evaluator's server threads (`nn-server-*`).
+    on_servers: AtomicUsize,
 }
 
 /// A per-point ("equivariant") network: each point's outputs depend only
@@ -66,6 +68,10 @@ impl Drop for Stub {
 impl BatchModel for Stub {
     fn forward(&mut self, batch: &InputBatch) -> Result<NetOutputs, ModelError> {
         self.seen.forwards.fetch_add(1, Ordering::SeqCst);
+        let thread = std::thread::current();
+        if thread.name().is_some_and(|n| n.starts_with("nn-server-")) {
+            self.seen.on_servers.fetch_add(1, Ordering::SeqCst);
+        }
         self.seen.batch_sizes.lock().unwrap().push(batch.rows);
         self.seen
             .shapes
@@ -143,6 +149,7 @@ fn config() -> EvaluatorConfig {
         max_batch_wait: Duration::from_millis(2),
         pad_to_len: None,
         rand_seed: None,
+        callers_run: false,
     }
 }
 
@@ -433,6 +440,129 @@ fn concurrent_callers_get_the_one_at_a_time_answers_in_batches() {
             assert!(seen.shapes.lock().unwrap().iter().all(|&s| s == (19, 19)));
         }
     }
+}
+
+#[test]
+fn callers_run_the_net_on_a_free_model_and_queue_when_others_wait() {
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 60;
+    let make = |callers_run| {
+        let seen = Arc::new(Seen::default());
+        let models: Vec<Box<dyn BatchModel>> = (0..2)
+            .map(|_| {
+                let mut stub = Stub::new(&seen);
+                stub.position_bias = true;
+                stub.delay = Duration::from_micros(300);
+                Box::new(stub) as Box<dyn BatchModel>
+            })
+            .collect();
+        let config = EvaluatorConfig {
+            callers_run,
+            ..config()
+        };
+        (Evaluator::with_models(models, config).unwrap(), seen)
+    };
+    let jobs: Vec<Vec<(EncodedInput, usize)>> = (0..THREADS)
+        .map(|t| {
+            let mut rng = StdRng::seed_from_u64(40 + t as u64);
+            (0..PER_THREAD)
+                .map(|_| (random_position(&mut rng, 9, 9), rng.gen_range(0..8)))
+                .collect()
+        })
+        .collect();
+    let ask = |eval: &Evaluator, (input, s): &(EncodedInput, usize)| {
+        let mut req = request(input.clone(), Player::White, 0, fixed(*s));
+        req.params.skip_cache = true;
+        eval.evaluate(req).unwrap()
+    };
+
+    // A lone caller runs its rows itself: no server sees them.
+    let (serial, seen) = make(true);
+    let expected: Vec<Vec<Arc<NnOutput>>> = jobs
+        .iter()
+        .map(|js| js.iter().map(|j| ask(&serial, j)).collect())
+        .collect();
+    assert_eq!(seen.forwards.load(Ordering::SeqCst), THREADS * PER_THREAD);
+    assert_eq!(seen.on_servers.load(Ordering::SeqCst), 0);
+    assert_eq!(serial.stats().rows, (THREADS * PER_THREAD) as u64);
+    // Averaged symmetries run as one batch on the caller's thread.
+    let average_all = |eval: &Evaluator| {
+        let mut req = request(
+            jobs[0][0].0.clone(),
+            Player::White,
+            0,
+            SymmetryChoice::Average(8),
+        );
+        req.params.skip_cache = true;
+        eval.evaluate(req).unwrap()
+    };
+    let averaged = average_all(&serial);
+    assert_eq!(seen.batch_sizes.lock().unwrap().last(), Some(&8));
+    assert_eq!(seen.on_servers.load(Ordering::SeqCst), 0);
+
+    // Without it, every row goes through a server, with the same answers.
+    let (queued, seen) = make(false);
+    for (js, want) in jobs.iter().zip(&expected) {
+        for (j, want) in js.iter().zip(want) {
+            assert_eq!(*ask(&queued, j), **want);
+        }
+    }
+    close(&average_all(&queued), &averaged);
+    assert_eq!(
+        seen.on_servers.load(Ordering::SeqCst),
+        THREADS * PER_THREAD + 1
+    );
+
+    // Eight callers on two models: some run their own rows, the others
+    // queue and the servers batch them; every answer is the lone one.
+    let (eval, seen) = make(true);
+    std::thread::scope(|scope| {
+        for (js, want) in jobs.iter().zip(&expected) {
+            let eval = eval.clone();
+            scope.spawn(move || {
+                for (j, want) in js.iter().zip(want) {
+                    assert_eq!(*ask(&eval, j), **want);
+                }
+            });
+        }
+    });
+    let stats = eval.stats();
+    assert_eq!(stats.rows, (THREADS * PER_THREAD) as u64);
+    let (forwards, on_servers) = (
+        seen.forwards.load(Ordering::SeqCst),
+        seen.on_servers.load(Ordering::SeqCst),
+    );
+    assert!(
+        on_servers > 0 && on_servers < forwards,
+        "{on_servers} of {forwards}"
+    );
+    assert!(stats.average_batch_size() > 1.0, "{stats:?}");
+}
+
+#[test]
+fn a_model_that_panics_on_a_callers_thread_is_dropped() {
+    let seen = Arc::new(Seen::default());
+    let mut stub = Stub::new(&seen);
+    stub.failure = Failure::Panic;
+    let eval = Evaluator::with_models(
+        vec![Box::new(stub)],
+        EvaluatorConfig {
+            callers_run: true,
+            ..config()
+        },
+    )
+    .unwrap();
+    let req = || request(position(9, 9, &[], &[]), Player::Black, 1, fixed(0));
+    let err = eval.evaluate(req()).unwrap_err();
+    assert!(
+        err.to_string().contains("model panicked: stub panic"),
+        "{err}"
+    );
+    assert!(seen.dropped.load(Ordering::SeqCst), "the model is dropped");
+    assert_eq!(seen.on_servers.load(Ordering::SeqCst), 0);
+    // Nobody runs it again: the next request fails, it does not hang.
+    assert!(matches!(eval.evaluate(req()), Err(EvalError::Stopped)));
+    assert_eq!(seen.forwards.load(Ordering::SeqCst), 1);
 }
 
 #[test]

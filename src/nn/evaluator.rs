@@ -21,6 +21,16 @@
 //! seen, batch of one, no wait). "Recently" is the peak of the count over
 //! the current and the previous 100 ms, so when a search with many threads
 //! ends, at most ~200 ms of batches each wait `max_batch_wait` in vain.
+//!
+//! # Callers that run the net themselves
+//!
+//! With [`EvaluatorConfig::callers_run`] (the Rust CPU backend, whose
+//! models run batch 1 on one core), a caller that finds a model free and no
+//! other caller waiting runs its own rows on that model, on its own thread:
+//! no hand-over to a server and back, no second thread per core. With as
+//! many search threads as models (the CPU default) the servers then sit
+//! idle and each search thread is one core's whole pipeline; with more
+//! callers than models the rest queue and the servers batch them as above.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -60,6 +70,12 @@ pub struct EvaluatorConfig {
     /// and [`SymmetryChoice::Average`] requests (KataGo's `nnRandSeed`);
     /// `None`: a random seed.
     pub rand_seed: Option<u64>,
+    /// Whether a caller may run its rows itself on a free model when no
+    /// other caller is waiting (see the module docs). Only for models
+    /// that any thread may run in turn at batch 1 without loss (the Rust
+    /// CPU backend); `false` (every row goes through a server, as KataGo)
+    /// by default.
+    pub callers_run: bool,
 }
 
 impl Default for EvaluatorConfig {
@@ -70,6 +86,7 @@ impl Default for EvaluatorConfig {
             max_batch_wait: Duration::from_micros(500),
             pad_to_len: None,
             rand_seed: None,
+            callers_run: false,
         }
     }
 }
@@ -116,6 +133,13 @@ pub struct Evaluator {
 struct Inner {
     queue: Option<Sender<Job>>,
     servers: Vec<JoinHandle<()>>,
+    /// The servers' models, each with its input buffers: a server locks
+    /// its own for each batch; with `callers_run` a caller locks a free
+    /// one and runs its own rows.
+    slots: Vec<Arc<parking_lot::Mutex<ModelSlot>>>,
+    /// Where the next caller starts looking for a free model (so that
+    /// callers spread over them).
+    next_slot: AtomicUsize,
     shared: Arc<Shared>,
     cache: NnCache,
     config: EvaluatorConfig,
@@ -200,9 +224,15 @@ impl Evaluator {
         let shared = Arc::new(Shared::default());
         let num_servers = models.len();
         let mut servers = Vec::with_capacity(num_servers);
+        let mut slots = Vec::with_capacity(num_servers);
         for (i, model) in models.into_iter().enumerate() {
+            let slot = Arc::new(parking_lot::Mutex::new(ModelSlot {
+                model: Some(model),
+                batch: InputBatch::default(),
+            }));
+            slots.push(Arc::clone(&slot));
             let server = Server {
-                model,
+                slot,
                 jobs: jobs.clone(),
                 shared: Arc::clone(&shared),
                 max_batch_size: config.max_batch_size,
@@ -220,6 +250,8 @@ impl Evaluator {
             inner: Arc::new(Inner {
                 queue: Some(queue),
                 servers,
+                slots,
+                next_slot: AtomicUsize::new(0),
                 shared,
                 cache: NnCache::new(config.cache_size_power_of_two),
                 rng: parking_lot::Mutex::new(
@@ -335,6 +367,11 @@ impl Evaluator {
         let layouts = syms.map(|s| RowLayout::new(x_size, y_size, s, pad));
         let want_ownership = req.params.include_ownership;
         let version = inner.model_version;
+        if inner.config.callers_run {
+            if let Some(out) = self.run_here(&req, &layouts[..count])? {
+                return Ok(out);
+            }
+        }
         let req = Arc::new(req);
         let (reply, replies) = channel::bounded(count);
 
@@ -370,6 +407,63 @@ impl Evaluator {
         outputs.sort_unstable_by_key(|(slot, _)| *slot);
         let outputs: Vec<NnOutput> = outputs.into_iter().map(|(_, o)| o).collect();
         Ok(average(&outputs))
+    }
+
+    /// Runs `req`'s rows (one forward pass) on this thread, with a free
+    /// model, when no other caller is waiting for one; `None` otherwise
+    /// (the rows then go through the queue).
+    fn run_here(
+        &self,
+        req: &EvalRequest,
+        layouts: &[RowLayout],
+    ) -> Result<Option<NnOutput>, EvalError> {
+        let inner = &*self.inner;
+        // Waiting callers come first (their batch forms on a server), and
+        // rows of two tensor shapes (transposed non-square boards) would
+        // take two passes.
+        if inner.shared.waiting_callers.load(Ordering::Relaxed) > 0
+            || layouts.iter().any(|l| l.shape() != layouts[0].shape())
+        {
+            return Ok(None);
+        }
+        let n = inner.slots.len();
+        let start = inner.next_slot.fetch_add(1, Ordering::Relaxed);
+        let free = (0..n).find_map(|i| {
+            inner.slots[(start + i) % n]
+                .try_lock()
+                .filter(|slot| slot.model.is_some())
+        });
+        let Some(mut slot) = free else {
+            return Ok(None);
+        };
+        let outputs = match slot.forward(inner.features, layouts.iter().map(|l| (req, l))) {
+            Ok(outputs) => outputs,
+            Err(ForwardError::Failed(e) | ForwardError::Panicked(e)) => return Err(e),
+            Err(ForwardError::Gone) => return Ok(None),
+        };
+        drop(slot);
+        let (x_len, y_len) = layouts[0].shape();
+        if let Err(msg) = outputs.check(layouts.len(), y_len, x_len) {
+            return Err(EvalError::BadOutput(format!("model outputs: {msg}")));
+        }
+        inner.shared.count_batch(layouts.len());
+        let want_ownership = req.params.include_ownership;
+        let version = inner.model_version;
+        let mut rows = Vec::with_capacity(layouts.len());
+        for (row, layout) in layouts.iter().enumerate() {
+            rows.push(postprocess(
+                &outputs.row(row),
+                layout,
+                req,
+                want_ownership,
+                version,
+            )?);
+        }
+        Ok(Some(if rows.len() == 1 {
+            rows.pop().expect("one row")
+        } else {
+            average(&rows)
+        }))
     }
 
     /// The counters so far.
@@ -504,9 +598,58 @@ impl CallerEstimate {
     }
 }
 
+/// A model and the input buffers of its batches.
+struct ModelSlot {
+    /// `None` once the model panicked: its state is unknown, so it is
+    /// dropped and nobody runs it again.
+    model: Option<Box<dyn BatchModel>>,
+    batch: InputBatch,
+}
+
+impl ModelSlot {
+    /// One forward pass of `rows` on this slot's model; a panic drops the
+    /// model and is returned as an error naming it.
+    fn forward<'a>(
+        &mut self,
+        features: (usize, usize, usize),
+        rows: impl ExactSizeIterator<Item = (&'a EvalRequest, &'a RowLayout)> + Clone,
+    ) -> Result<NetOutputs, ForwardError> {
+        let ModelSlot { model, batch } = self;
+        let Some(net) = model.as_mut() else {
+            return Err(ForwardError::Gone);
+        };
+        fill_batch(batch, features, rows);
+        match catch_unwind(AssertUnwindSafe(|| net.forward(batch))) {
+            Ok(Ok(outputs)) => Ok(outputs),
+            Ok(Err(e)) => Err(ForwardError::Failed(EvalError::Model(e))),
+            Err(panic) => {
+                *model = None;
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(ForwardError::Panicked(EvalError::Model(ModelError(
+                    format!("model panicked: {msg}"),
+                ))))
+            }
+        }
+    }
+}
+
+/// Why [`ModelSlot::forward`] gave no outputs.
+enum ForwardError {
+    /// The model returned an error; it can go on.
+    Failed(EvalError),
+    /// The model panicked now and was dropped.
+    Panicked(EvalError),
+    /// The model had panicked before.
+    Gone,
+}
+
 /// One server thread: owns a model, turns queued jobs into batches.
 struct Server {
-    model: Box<dyn BatchModel>,
+    slot: Arc<parking_lot::Mutex<ModelSlot>>,
     jobs: Receiver<Job>,
     shared: Arc<Shared>,
     max_batch_size: usize,
@@ -519,7 +662,6 @@ struct Server {
 impl Server {
     fn run(mut self) {
         let mut jobs: Vec<Job> = Vec::with_capacity(self.max_batch_size);
-        let mut batch = InputBatch::default();
         let mut callers = CallerEstimate::new();
         // The queue closes (recv fails) when the evaluator is dropped.
         while let Ok(first) = self.jobs.recv() {
@@ -529,7 +671,7 @@ impl Server {
             let mut alive = true;
             for group in jobs.chunk_by(|a, b| a.layout.shape() == b.layout.shape()) {
                 if alive {
-                    alive = self.run_group(group, &mut batch);
+                    alive = self.run_group(group);
                 } else {
                     fail(group, &EvalError::Stopped);
                 }
@@ -568,26 +710,14 @@ impl Server {
 
     /// Runs one forward pass for jobs sharing a tensor shape and replies to
     /// each; false if the model panicked.
-    fn run_group(&mut self, group: &[Job], batch: &mut InputBatch) -> bool {
-        let (c, g, m) = self.features;
+    fn run_group(&mut self, group: &[Job]) -> bool {
         let (x_len, y_len) = group[0].layout.shape();
-        batch.reset(group.len(), self.features, x_len, y_len);
-        let plane = x_len * y_len;
-        for (r, job) in group.iter().enumerate() {
-            job.layout.write_row(
-                &job.req.input.spatial,
-                c,
-                &mut batch.spatial[r * c * plane..(r + 1) * c * plane],
-                &mut batch.mask[r * plane..(r + 1) * plane],
-            );
-            batch.global[r * g..(r + 1) * g].copy_from_slice(&job.req.input.global);
-            batch.meta[r * m..(r + 1) * m].copy_from_slice(&job.req.input.meta);
-            batch.include_ownership |= job.req.params.include_ownership;
-        }
-        let model = &mut self.model;
-        let result = catch_unwind(AssertUnwindSafe(|| model.forward(batch)));
+        let result = self.slot.lock().forward(
+            self.features,
+            group.iter().map(|job| (&*job.req, &job.layout)),
+        );
         match result {
-            Ok(Ok(outputs)) => {
+            Ok(outputs) => {
                 if let Err(msg) = outputs.check(group.len(), y_len, x_len) {
                     fail(
                         group,
@@ -595,14 +725,7 @@ impl Server {
                     );
                     return true;
                 }
-                self.shared
-                    .rows
-                    .fetch_add(group.len() as u64, Ordering::Relaxed);
-                self.shared.batches.fetch_add(1, Ordering::Relaxed);
-                let size = group.len() as u64;
-                if let Some(bucket) = BATCH_SIZE_BUCKETS.iter().position(|&b| size <= b) {
-                    self.shared.batch_sizes[bucket].fetch_add(1, Ordering::Relaxed);
-                }
+                self.shared.count_batch(group.len());
                 let outputs = Arc::new(outputs);
                 for (row, job) in group.iter().enumerate() {
                     // A caller that gave up (another of its rows failed)
@@ -611,23 +734,58 @@ impl Server {
                 }
                 true
             }
-            Ok(Err(e)) => {
-                fail(group, &EvalError::Model(e));
+            Err(ForwardError::Failed(e)) => {
+                fail(group, &e);
                 true
             }
-            Err(panic) => {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                fail(
-                    group,
-                    &EvalError::Model(ModelError(format!("model panicked: {msg}"))),
-                );
+            Err(ForwardError::Panicked(e)) => {
+                fail(group, &e);
+                false
+            }
+            Err(ForwardError::Gone) => {
+                // A caller's own run panicked the model.
+                fail(group, &EvalError::Stopped);
                 false
             }
         }
+    }
+}
+
+impl Shared {
+    /// Counts one forward pass of `rows` rows.
+    fn count_batch(&self, rows: usize) {
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        if let Some(bucket) = BATCH_SIZE_BUCKETS.iter().position(|&b| rows as u64 <= b) {
+            self.batch_sizes[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Writes `rows` (each a request in one symmetry's layout, all of one
+/// tensor shape) into `batch`.
+fn fill_batch<'a>(
+    batch: &mut InputBatch,
+    features: (usize, usize, usize),
+    rows: impl ExactSizeIterator<Item = (&'a EvalRequest, &'a RowLayout)> + Clone,
+) {
+    let (c, g, m) = features;
+    let Some((_, first)) = rows.clone().next() else {
+        return;
+    };
+    let (x_len, y_len) = first.shape();
+    batch.reset(rows.len(), features, x_len, y_len);
+    let plane = x_len * y_len;
+    for (r, (req, layout)) in rows.enumerate() {
+        layout.write_row(
+            &req.input.spatial,
+            c,
+            &mut batch.spatial[r * c * plane..(r + 1) * c * plane],
+            &mut batch.mask[r * plane..(r + 1) * plane],
+        );
+        batch.global[r * g..(r + 1) * g].copy_from_slice(&req.input.global);
+        batch.meta[r * m..(r + 1) * m].copy_from_slice(&req.input.meta);
+        batch.include_ownership |= req.params.include_ownership;
     }
 }
 

@@ -79,6 +79,10 @@ pub struct Backend {
     pub description: RunDescription,
     /// The device plan.
     pub plan: DevicePlan,
+    /// Whether search threads may run the net themselves on a free model
+    /// ([`crate::nn::EvaluatorConfig::callers_run`]): the Rust backend's
+    /// single-threaded forward passes, not libtorch's or a GPU's batches.
+    pub callers_run: bool,
 }
 
 /// The narrowest trunk `nnPrecision = "auto"` runs in a reduced
@@ -173,6 +177,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
             models,
             description,
             plan,
+            callers_run: false,
         });
     }
     let precision_why = plan.precision_auto.then(|| {
@@ -268,6 +273,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         models,
         description,
         plan,
+        callers_run: rust,
     })
 }
 
