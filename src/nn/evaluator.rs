@@ -449,21 +449,23 @@ impl Evaluator {
         inner.shared.count_batch(layouts.len());
         let want_ownership = req.params.include_ownership;
         let version = inner.model_version;
-        let mut rows = Vec::with_capacity(layouts.len());
-        for (row, layout) in layouts.iter().enumerate() {
-            rows.push(postprocess(
+        let finish = |row: usize| {
+            postprocess(
                 &outputs.row(row),
-                layout,
+                &layouts[row],
                 req,
                 want_ownership,
                 version,
-            )?);
+            )
+        };
+        // One row (the search's case) needs no list of rows.
+        if layouts.len() == 1 {
+            return finish(0).map(Some);
         }
-        Ok(Some(if rows.len() == 1 {
-            rows.pop().expect("one row")
-        } else {
-            average(&rows)
-        }))
+        let rows = (0..layouts.len())
+            .map(finish)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(average(&rows)))
     }
 
     /// The counters so far.
