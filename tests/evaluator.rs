@@ -508,10 +508,11 @@ fn callers_run_the_net_on_a_free_model_and_queue_when_others_wait() {
         }
     }
     close(&average_all(&queued), &averaged);
-    assert_eq!(
-        seen.on_servers.load(Ordering::SeqCst),
-        THREADS * PER_THREAD + 1
-    );
+    // Every forward pass ran on a server (the averaged request's 8 rows
+    // in one batch, or split over the two servers).
+    let on_servers = seen.on_servers.load(Ordering::SeqCst);
+    assert_eq!(on_servers, seen.forwards.load(Ordering::SeqCst));
+    assert!((THREADS * PER_THREAD + 1..=THREADS * PER_THREAD + 2).contains(&on_servers));
 
     // Eight callers on two models: some run their own rows, the others
     // queue and the servers batch them; every answer is the lone one.
