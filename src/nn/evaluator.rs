@@ -442,10 +442,6 @@ impl Evaluator {
             Err(ForwardError::Gone) => return Ok(None),
         };
         drop(slot);
-        let (x_len, y_len) = layouts[0].shape();
-        if let Err(msg) = outputs.check(layouts.len(), y_len, x_len) {
-            return Err(EvalError::BadOutput(format!("model outputs: {msg}")));
-        }
         inner.shared.count_batch(layouts.len());
         let want_ownership = req.params.include_ownership;
         let version = inner.model_version;
@@ -609,8 +605,9 @@ struct ModelSlot {
 }
 
 impl ModelSlot {
-    /// One forward pass of `rows` on this slot's model; a panic drops the
-    /// model and is returned as an error naming it.
+    /// One forward pass of `rows` on this slot's model, its outputs
+    /// checked against their shape; a panic drops the model and is
+    /// returned as an error naming it.
     fn forward<'a>(
         &mut self,
         features: (usize, usize, usize),
@@ -620,9 +617,19 @@ impl ModelSlot {
         let Some(net) = model.as_mut() else {
             return Err(ForwardError::Gone);
         };
+        let count = rows.len();
+        let shape = rows.clone().next().map(|(_, layout)| layout.shape());
         fill_batch(batch, features, rows);
         match catch_unwind(AssertUnwindSafe(|| net.forward(batch))) {
-            Ok(Ok(outputs)) => Ok(outputs),
+            Ok(Ok(outputs)) => {
+                let (x_len, y_len) = shape.unwrap_or_default();
+                match outputs.check(count, y_len, x_len) {
+                    Ok(()) => Ok(outputs),
+                    Err(msg) => Err(ForwardError::Failed(EvalError::BadOutput(format!(
+                        "model outputs: {msg}"
+                    )))),
+                }
+            }
             Ok(Err(e)) => Err(ForwardError::Failed(EvalError::Model(e))),
             Err(panic) => {
                 *model = None;
@@ -713,20 +720,12 @@ impl Server {
     /// Runs one forward pass for jobs sharing a tensor shape and replies to
     /// each; false if the model panicked.
     fn run_group(&mut self, group: &[Job]) -> bool {
-        let (x_len, y_len) = group[0].layout.shape();
         let result = self.slot.lock().forward(
             self.features,
             group.iter().map(|job| (&*job.req, &job.layout)),
         );
         match result {
             Ok(outputs) => {
-                if let Err(msg) = outputs.check(group.len(), y_len, x_len) {
-                    fail(
-                        group,
-                        &EvalError::BadOutput(format!("model outputs: {msg}")),
-                    );
-                    return true;
-                }
                 self.shared.count_batch(group.len());
                 let outputs = Arc::new(outputs);
                 for (row, job) in group.iter().enumerate() {
