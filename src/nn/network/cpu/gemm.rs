@@ -17,7 +17,8 @@ use super::super::builder::flush_denormals;
 /// [`small_gemm_avx512`] on the AVX-512 path), which
 /// reads `b` in place (no packing: `matrixmultiply` spent as long packing
 /// as multiplying on `b4c32`); the rest to `matrixmultiply`, which picks
-/// its AVX2/FMA kernels at run time and blocks for the caches.
+/// its AVX2/FMA kernels at run time and blocks for the caches. The CPU
+/// is asked for `next` as the product runs (see [`Prefetch`]).
 ///
 /// # Panics
 /// If a slice is shorter than its shape (a bug in the caller: every shape
@@ -28,6 +29,7 @@ pub(super) fn gemm(
     b: &[f32],
     c: &mut [f32],
     accumulate: bool,
+    next: Prefetch,
 ) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     if m == 0 || n == 0 {
@@ -39,13 +41,15 @@ pub(super) fn gemm(
         // that kernel runs (checked).
         unsafe {
             if has_avx512() {
-                small_gemm_avx512((m, k, n), a, b, c, accumulate);
+                small_gemm_avx512((m, k, n), a, b, c, accumulate, next);
             } else {
-                small_gemm((m, k, n), a, b, c, accumulate);
+                small_gemm((m, k, n), a, b, c, accumulate, next);
             }
         }
         return;
     }
+    // `matrixmultiply`'s products are large enough to hide the requests.
+    next.all();
     let beta = if accumulate { 1.0 } else { 0.0 };
     // SAFETY: the three slices hold at least the m*k, k*n and m*n values
     // the row-major strides below address (checked above), and `c` is
@@ -132,49 +136,124 @@ unsafe fn small_gemm(
     b: &[f32],
     c: &mut [f32],
     accumulate: bool,
+    next: Prefetch,
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     let (a, b, c) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
-    for (i0, rows, j0) in block_order((m, n), (SMALL_MR, SMALL_NB, SMALL_GROUP)) {
+    for block in BlockOrder::new((m, n), (SMALL_MR, SMALL_NB, SMALL_GROUP)) {
+        let Block { i0, rows, j0, .. } = block;
         // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+16 of
         // `b` and `c` are inside the checked lengths.
         unsafe {
-            let (a, b, c) = (a.add(i0 * k), b.add(j0), c.add(i0 * n + j0));
+            let args = (
+                (k, n, accumulate),
+                a.add(i0 * k),
+                b.add(j0),
+                c.add(i0 * n + j0),
+                next.part(block.index, block.count),
+            );
             match rows {
-                6 => gemm_block::<6>((k, n), a, b, c, accumulate),
-                5 => gemm_block::<5>((k, n), a, b, c, accumulate),
-                4 => gemm_block::<4>((k, n), a, b, c, accumulate),
-                3 => gemm_block::<3>((k, n), a, b, c, accumulate),
-                2 => gemm_block::<2>((k, n), a, b, c, accumulate),
-                _ => gemm_block::<1>((k, n), a, b, c, accumulate),
+                6 => gemm_block::<6>(args),
+                5 => gemm_block::<5>(args),
+                4 => gemm_block::<4>(args),
+                3 => gemm_block::<3>(args),
+                2 => gemm_block::<2>(args),
+                _ => gemm_block::<1>(args),
             }
         }
     }
 }
 
-/// The blocks of `c` (`m x n`) the small kernels compute, in their order:
-/// `(i0, rows, j0)` for rows `i0..i0 + rows` and the columns from `j0`
-/// (`nb` of them, or fewer at the end). Row blocks are of as even a size
-/// as possible (25 rows by 5-row blocks: 5 x 5, not 4 x 6 + 1: a one-row
-/// block has too few accumulators to hide FMA latency), and run in groups
-/// of `group`, whose rows of `a` stay in L1 across the column blocks.
+/// The blocks of `c` (`m x n`) the small kernels compute, in their order.
+/// Row blocks are of as even a size as possible (25 rows by 5-row blocks:
+/// 5 x 5, not 4 x 6 + 1: a one-row block has too few accumulators to hide
+/// FMA latency), and run in groups of `group`, whose rows of `a` stay in
+/// L1 across the column blocks.
 ///
 /// An iterator, not a function taking the block kernel as a closure: a
 /// closure is compiled with its own enclosing function's target features,
 /// so a closure built outside the `#[target_feature]` kernels would run
-/// their intrinsics as calls (25x slower, measured).
-fn block_order(
-    (m, n): (usize, usize),
-    (mr, nb, group): (usize, usize, usize),
-) -> impl Iterator<Item = (usize, usize, usize)> {
-    let blocks = m.div_ceil(mr);
-    let block_start = move |i: usize| i * (m / blocks) + i.min(m % blocks);
-    (0..blocks).step_by(group).flat_map(move |g0| {
-        let g1 = (g0 + group).min(blocks);
-        (0..n).step_by(nb).flat_map(move |j0| {
-            (g0..g1).map(move |i| (block_start(i), block_start(i + 1) - block_start(i), j0))
-        })
-    })
+/// their intrinsics as calls (25x slower, measured). A plain struct with
+/// an inlined `next`, not adapters: `flat_map` and `enumerate` were left
+/// as calls, 3.5% of a 19x19 analysis (`perf`, AMD Zen 4).
+struct BlockOrder {
+    /// Rows and columns of `c`.
+    m: usize,
+    n: usize,
+    /// Row blocks, columns per block and row blocks per group.
+    row_blocks: usize,
+    nb: usize,
+    group: usize,
+    /// The next block: its group's first row block, its row block, its
+    /// first column, and its place in the order.
+    g0: usize,
+    i: usize,
+    j0: usize,
+    index: usize,
+}
+
+/// One block of [`BlockOrder`]: rows `i0..i0 + rows` and the columns from
+/// `j0` (`nb` of them, or fewer at the end), `index`-th of `count`.
+#[derive(Clone, Copy)]
+struct Block {
+    i0: usize,
+    rows: usize,
+    j0: usize,
+    index: usize,
+    count: usize,
+}
+
+impl BlockOrder {
+    fn new((m, n): (usize, usize), (mr, nb, group): (usize, usize, usize)) -> BlockOrder {
+        BlockOrder {
+            m,
+            n,
+            row_blocks: m.div_ceil(mr),
+            nb,
+            group,
+            g0: 0,
+            i: 0,
+            j0: 0,
+            index: 0,
+        }
+    }
+
+    /// The first row of row block `i`.
+    #[inline(always)]
+    fn row_start(&self, i: usize) -> usize {
+        i * (self.m / self.row_blocks) + i.min(self.m % self.row_blocks)
+    }
+}
+
+impl Iterator for BlockOrder {
+    type Item = Block;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Block> {
+        if self.g0 >= self.row_blocks || self.n == 0 {
+            return None;
+        }
+        let i0 = self.row_start(self.i);
+        let block = Block {
+            i0,
+            rows: self.row_start(self.i + 1) - i0,
+            j0: self.j0,
+            index: self.index,
+            count: self.row_blocks * self.n.div_ceil(self.nb),
+        };
+        self.index += 1;
+        self.i += 1;
+        if self.i == (self.g0 + self.group).min(self.row_blocks) {
+            self.i = self.g0;
+            self.j0 += self.nb;
+            if self.j0 >= self.n {
+                self.j0 = 0;
+                self.g0 += self.group;
+                self.i = self.g0;
+            }
+        }
+        Some(block)
+    }
 }
 
 /// One `MR x 16` block of [`small_gemm`]: `c[0..MR][0..16] (+)= a[0..MR][0..k]
@@ -184,13 +263,7 @@ fn block_order(
 /// AVX2 and FMA; the pointers address those values.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn gemm_block<const MR: usize>(
-    (k, n): (usize, usize),
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    accumulate: bool,
-) {
+unsafe fn gemm_block<const MR: usize>(((k, n, accumulate), a, b, c, next): BlockArgs<f32>) {
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract.
     unsafe {
@@ -198,6 +271,7 @@ unsafe fn gemm_block<const MR: usize>(
         let mut hi = [_mm256_setzero_ps(); MR];
         let mut brow = b;
         for kk in 0..k {
+            next.step(kk);
             let b0 = _mm256_loadu_ps(brow);
             let b1 = _mm256_loadu_ps(brow.add(8));
             brow = brow.add(n);
@@ -216,6 +290,7 @@ unsafe fn gemm_block<const MR: usize>(
             _mm256_storeu_ps(dst, lo[r]);
             _mm256_storeu_ps(dst.add(8), hi[r]);
         }
+        next.after(k);
     }
 }
 
@@ -235,6 +310,7 @@ unsafe fn small_gemm_avx512(
     b: &[f32],
     c: &mut [f32],
     accumulate: bool,
+    next: Prefetch,
 ) {
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
     // SAFETY: the caller's contract; the lengths are checked.
@@ -242,6 +318,7 @@ unsafe fn small_gemm_avx512(
         avx512_blocks::<F32Blocks>(
             (m, k, n, accumulate),
             (a.as_ptr(), b.as_ptr(), c.as_mut_ptr()),
+            next,
         )
     };
 }
@@ -262,8 +339,9 @@ trait Avx512Block {
     unsafe fn block<const MR: usize, const NV: usize>(args: BlockArgs<Self::Elem>);
 }
 
-/// A block's arguments (see [`Avx512Block::block`]).
-type BlockArgs<T> = ((usize, usize, bool), *const T, *const T, *mut f32);
+/// A block's arguments (see [`Avx512Block::block`]), and the lines it
+/// asks the CPU for as it runs ([`Prefetch`]).
+type BlockArgs<T> = ((usize, usize, bool), *const T, *const T, *mut f32, Prefetch);
 
 /// The f32 kernel of [`small_gemm_avx512`].
 #[cfg(target_arch = "x86_64")]
@@ -295,7 +373,7 @@ impl Avx512Block for Bf16Blocks {
     }
 }
 
-/// The AVX-512 GEMMs' blocks in [`block_order`]: up to
+/// The AVX-512 GEMMs' blocks in [`BlockOrder`]: up to
 /// `SMALL512_MR x SMALL512_NB` (the last column block 16 wide where `n`
 /// is an odd multiple of 16), each by `K`, `steps` elements to a row of
 /// `a`. Inlined into its caller, whose target features the kernel needs.
@@ -308,6 +386,7 @@ impl Avx512Block for Bf16Blocks {
 unsafe fn avx512_blocks<K: Avx512Block>(
     (m, steps, n, accumulate): (usize, usize, usize, bool),
     (a, b, c): (*const K::Elem, *const K::Elem, *mut f32),
+    next: Prefetch,
 ) {
     /// The block kernel for `rows` rows (1 to 12) and `$nv` vectors.
     macro_rules! block {
@@ -329,7 +408,8 @@ unsafe fn avx512_blocks<K: Avx512Block>(
         };
     }
     let shape = (SMALL512_MR, SMALL512_NB, SMALL512_GROUP);
-    for (i0, rows, j0) in block_order((m, n), shape) {
+    for block in BlockOrder::new((m, n), shape) {
+        let Block { i0, rows, j0, .. } = block;
         // SAFETY: rows i0..i0+rows of `a` and `c` and columns j0..j0+32
         // (or +16, the last block of an odd multiple of 16) of `b` and `c`
         // are inside the lengths the caller vouches for.
@@ -339,6 +419,7 @@ unsafe fn avx512_blocks<K: Avx512Block>(
                 a.add(i0 * steps),
                 b.add(j0),
                 c.add(i0 * n + j0),
+                next.part(block.index, block.count),
             );
             if n - j0 >= SMALL512_NB {
                 block!(rows, 2, args);
@@ -358,7 +439,7 @@ unsafe fn avx512_blocks<K: Avx512Block>(
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn gemm_block_avx512<const MR: usize, const NV: usize>(
-    ((k, n, accumulate), a, b, c): ((usize, usize, bool), *const f32, *const f32, *mut f32),
+    ((k, n, accumulate), a, b, c, next): BlockArgs<f32>,
 ) {
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract.
@@ -366,6 +447,7 @@ unsafe fn gemm_block_avx512<const MR: usize, const NV: usize>(
         let mut acc = [[_mm512_setzero_ps(); NV]; MR];
         let mut brow = b;
         for kk in 0..k {
+            next.step(kk);
             let bv: [__m512; NV] = std::array::from_fn(|v| _mm512_loadu_ps(brow.add(16 * v)));
             brow = brow.add(n);
             for (r, row) in acc.iter_mut().enumerate() {
@@ -384,6 +466,7 @@ unsafe fn gemm_block_avx512<const MR: usize, const NV: usize>(
                 _mm512_storeu_ps(dst, sum);
             }
         }
+        next.after(k);
     }
 }
 
@@ -530,51 +613,124 @@ impl AlignedWeights {
 /// [`gemm`] with `b` matrix `index` of `weights` (a run of `k x n`
 /// matrices): in bf16 by [`small_gemm_bf16`] where `weights` has a bf16
 /// copy and the CPU runs the kernel, in f32 otherwise (a path forced
-/// without AVX-512 BF16 runs the f32 weights).
+/// without AVX-512 BF16 runs the f32 weights). While it runs, the CPU is
+/// asked for `next` (see [`Prefetch`]).
 pub(super) fn gemm_weights(
     (m, k, n): (usize, usize, usize),
     a: &[f32],
     (weights, index): (&AlignedWeights, usize),
     c: &mut [f32],
     accumulate: bool,
+    next: Prefetch,
 ) {
     #[cfg(target_arch = "x86_64")]
     if let Some(b) = bf16_operand(weights, index, (k, n)) {
         // SAFETY: the CPU has AVX-512F and AVX-512 BF16 (checked).
-        unsafe { small_gemm_bf16((m, k, n), a, b, c, accumulate) };
+        unsafe { small_gemm_bf16((m, k, n), a, b, c, accumulate, next) };
         return;
     }
-    gemm((m, k, n), a, &weights[index * k * n..], c, accumulate);
+    gemm((m, k, n), a, &weights[index * k * n..], c, accumulate, next);
 }
 
-/// Asks the CPU to bring matrix `index` of `weights` (a run of `k x n`
-/// matrices), in the precision [`gemm_weights`] will read it, towards L2
-/// while other work runs. A Winograd conv walks 25 or 36 such matrices in
-/// turn (0.9-1.3 MB for 96 channels), a net's convs together far more than
-/// L2 holds, so at batch 1 each matrix comes from L3 just as its product
-/// wants it; asking for the next one while the current product runs gave
-/// g170 b6c96 1.08x (13x13) and 1.07x (19x19) the evaluations per second at
-/// batch 1 (AMD Zen 4, medians of 9 alternated pairs). An index past the
-/// run prefetches nothing.
-pub(super) fn prefetch_weights(weights: &AlignedWeights, index: usize, (k, n): (usize, usize)) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
-        let (start, bytes) = match bf16_operand(weights, index, (k, n)) {
-            Some(pairs) => (pairs.as_ptr().cast::<i8>(), std::mem::size_of_val(pairs)),
-            None => match weights.get(index * k * n..(index + 1) * k * n) {
-                Some(values) => (values.as_ptr().cast::<i8>(), std::mem::size_of_val(values)),
-                None => return,
-            },
-        };
-        for offset in (0..bytes).step_by(64) {
-            // SAFETY: a prefetch reads nothing architecturally; the address
-            // is inside the matrix.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(start.add(offset)) };
+/// Lines of a weight matrix a product asks the CPU to bring towards L2
+/// while it runs: a Winograd conv walks 25 or 36 `k x n` matrices in turn
+/// (0.9-1.3 MB for 96 channels), a net's convs together far more than L2
+/// holds, so at batch 1 each matrix would come from L3 just as its
+/// product wants it. Asking for the next matrix one line per step of the
+/// product's blocks keeps the requests among the multiply-adds; asking
+/// for all of a matrix's 576 lines at once before the product (until
+/// 2026-12-04) stalled on the CPU's few outstanding misses, 13% of the
+/// time of a 19x19 analysis (`perf`, AMD Zen 4).
+#[derive(Clone, Copy)]
+pub(super) struct Prefetch {
+    start: *const i8,
+    lines: usize,
+}
+
+impl Prefetch {
+    /// Nothing to ask for.
+    pub(super) const NONE: Prefetch = Prefetch {
+        start: std::ptr::null(),
+        lines: 0,
+    };
+
+    /// Matrix `index` of `weights` (a run of `k x n` matrices) in the
+    /// precision [`gemm_weights`] reads it; nothing for an index past the
+    /// run.
+    pub(super) fn matrix(
+        weights: &AlignedWeights,
+        index: usize,
+        (k, n): (usize, usize),
+    ) -> Prefetch {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(pairs) = bf16_operand(weights, index, (k, n)) {
+            return Prefetch::bytes(pairs);
+        }
+        match weights.get(index * k * n..(index + 1) * k * n) {
+            Some(values) => Prefetch::bytes(values),
+            None => Prefetch::NONE,
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (weights, index, k, n);
+
+    fn bytes<T>(values: &[T]) -> Prefetch {
+        Prefetch {
+            start: values.as_ptr().cast(),
+            lines: std::mem::size_of_val(values).div_ceil(64),
+        }
+    }
+
+    /// Part `part` of `parts` (nearly equal runs of lines), for one block
+    /// of a product.
+    fn part(self, part: usize, parts: usize) -> Prefetch {
+        let first = self.lines * part / parts;
+        let lines = (self.lines * (part + 1) / parts).saturating_sub(first);
+        Prefetch {
+            // A pointer past the lines is never read: `lines` is 0 there.
+            start: self.start.wrapping_add(64 * first),
+            lines,
+        }
+    }
+
+    /// At step `step` of a block: asks for line `step`, if there is one
+    /// (a block has more steps than lines but for the smallest products).
+    #[inline(always)]
+    fn step(self, step: usize) {
+        self.line(step);
+    }
+
+    /// After a block's `steps` steps: asks for the lines they had no
+    /// step for.
+    #[inline(always)]
+    fn after(self, steps: usize) {
+        self.lines_from(steps);
+    }
+
+    /// Asks for line `i`, if there is one.
+    #[inline(always)]
+    fn line(self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if i < self.lines {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T1};
+            // SAFETY: a prefetch reads nothing architecturally; the
+            // address is inside the matrix.
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(self.start.wrapping_add(64 * i)) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
+    /// Asks for every line at once.
+    pub(super) fn all(self) {
+        self.lines_from(0);
+    }
+
+    /// Asks for the lines from `i` on.
+    #[inline(always)]
+    fn lines_from(self, i: usize) {
+        for line in i..self.lines {
+            self.line(line);
+        }
+    }
 }
 
 /// Matrix `index` of `weights` in bf16 pairs where the bf16 kernel reads
@@ -625,6 +781,7 @@ unsafe fn small_gemm_bf16(
     b: &[u32],
     c: &mut [f32],
     accumulate: bool,
+    next: Prefetch,
 ) {
     let kp = k.div_ceil(2);
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= kp * n && c.len() >= m * n);
@@ -640,6 +797,7 @@ unsafe fn small_gemm_bf16(
             avx512_blocks::<Bf16Blocks>(
                 (m, kp, n, accumulate),
                 (pairs.as_ptr(), b.as_ptr(), c.as_mut_ptr()),
+                next,
             )
         };
     });
@@ -685,7 +843,7 @@ unsafe fn to_bf16_pairs(row: &[f32], out: &mut [u32]) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn gemm_block_bf16<const MR: usize, const NV: usize>(
-    ((kp, n, accumulate), a, b, c): ((usize, usize, bool), *const u32, *const u32, *mut f32),
+    ((kp, n, accumulate), a, b, c, next): BlockArgs<u32>,
 ) {
     use std::arch::x86_64::*;
     // SAFETY: the caller's contract; `__m512bh` and `__m512i` are both 64
@@ -694,6 +852,7 @@ unsafe fn gemm_block_bf16<const MR: usize, const NV: usize>(
         let mut acc = [[_mm512_setzero_ps(); NV]; MR];
         let mut brow = b;
         for p in 0..kp {
+            next.step(p);
             let bv: [__m512bh; NV] = std::array::from_fn(|v| {
                 std::mem::transmute(_mm512_loadu_si512(brow.add(16 * v).cast()))
             });
@@ -715,6 +874,7 @@ unsafe fn gemm_block_bf16<const MR: usize, const NV: usize>(
                 _mm512_storeu_ps(dst, sum);
             }
         }
+        next.after(kp);
     }
 }
 
@@ -728,5 +888,98 @@ pub(super) fn small_gemm_takes(ci: usize, co: usize) -> bool {
     {
         let _ = (ci, co);
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blocks of a product ask for every line of the next matrix
+    /// once, in order, whatever the numbers of lines and blocks.
+    #[test]
+    fn the_parts_of_a_prefetch_cover_its_lines_once() {
+        let values = vec![0u8; 64 * 1000];
+        for lines in [0, 1, 5, 64, 576, 1000] {
+            let whole = Prefetch::bytes(&values[..64 * lines]);
+            assert_eq!(whole.lines, lines);
+            for parts in [1, 3, 9, 15, 16, 2000] {
+                let mut next = whole.start;
+                let mut total = 0;
+                for part in 0..parts {
+                    let p = whole.part(part, parts);
+                    if p.lines > 0 {
+                        assert_eq!(p.start, next, "{lines} lines in {parts} parts");
+                    }
+                    next = p.start.wrapping_add(64 * p.lines);
+                    total += p.lines;
+                }
+                assert_eq!(total, lines, "{lines} lines in {parts} parts");
+            }
+        }
+    }
+
+    /// The blocks cover every element of `c` once, rows in blocks that
+    /// differ by at most one, in groups of `group` row blocks, numbered in
+    /// order.
+    #[test]
+    fn the_block_order_covers_c_once_in_even_row_blocks() {
+        for (m, n) in [(1, 16), (25, 96), (49, 96), (13, 32), (392, 48), (7, 16)] {
+            for (mr, nb, group) in [(12, 32, 3), (6, 16, 8), (1, 16, 1)] {
+                let mut seen = vec![0u32; m * n];
+                let blocks: Vec<Block> = BlockOrder::new((m, n), (mr, nb, group)).collect();
+                let sizes: Vec<usize> = blocks.iter().map(|b| b.rows).collect();
+                let (least, most) = (sizes.iter().min(), sizes.iter().max());
+                assert!(most.unwrap() - least.unwrap() <= 1 && *most.unwrap() <= mr);
+                for (index, block) in blocks.iter().enumerate() {
+                    assert_eq!((block.index, block.count), (index, blocks.len()));
+                    for row in block.i0..block.i0 + block.rows {
+                        for col in block.j0..(block.j0 + nb).min(n) {
+                            seen[row * n + col] += 1;
+                        }
+                    }
+                }
+                assert!(seen.iter().all(|&c| c == 1), "{m}x{n} by {mr}x{nb}");
+                // Columns change only after a whole group of row blocks.
+                let first_group = m.div_ceil(mr).min(group);
+                assert!(blocks[..first_group].iter().all(|b| b.j0 == 0));
+            }
+        }
+    }
+
+    /// A product that asks for another matrix gives the same values as
+    /// one that does not, on every kernel path this CPU runs.
+    #[test]
+    fn a_prefetching_product_is_the_same_product() {
+        use crate::nn::cpu_info::SimdPath;
+        let (m, k, n) = (25, 96, 96);
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0)
+            .collect();
+        let weights = AlignedWeights::new(
+            &(0..2 * k * n)
+                .map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0)
+                .collect::<Vec<_>>(),
+        );
+        for path in SimdPath::ALL {
+            if !path.runs_on_this_cpu() {
+                continue;
+            }
+            SimdPath::with_forced(path, || {
+                let mut plain = vec![0.0; m * n];
+                let mut asking = vec![0.0; m * n];
+                gemm_weights(
+                    (m, k, n),
+                    &a,
+                    (&weights, 0),
+                    &mut plain,
+                    false,
+                    Prefetch::NONE,
+                );
+                let next = Prefetch::matrix(&weights, 1, (k, n));
+                gemm_weights((m, k, n), &a, (&weights, 0), &mut asking, false, next);
+                assert_eq!(plain, asking, "{}", path.name());
+            });
+        }
     }
 }

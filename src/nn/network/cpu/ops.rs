@@ -12,7 +12,7 @@ use super::super::builder::NormActParams;
 use super::super::winograd::{
     input_transform, output_transform, transform_kernel, Epilogue, Geometry, Tiling, Workspace,
 };
-use super::gemm::{gemm_weights, prefetch_weights, small_gemm_takes, AlignedWeights};
+use super::gemm::{gemm_weights, small_gemm_takes, AlignedWeights, Prefetch};
 use super::int8::{Int8Part, Int8Scratch};
 use crate::nn::desc::{Activation, ConvLayer};
 use std::sync::OnceLock;
@@ -187,6 +187,7 @@ impl Dense {
             (&self.weight, 0),
             out,
             false,
+            Prefetch::NONE,
         );
         if let Some(b) = &self.bias {
             for row in out.chunks_exact_mut(self.out_channels) {
@@ -405,17 +406,17 @@ impl Conv {
                 s.wino.v.resize(tiling.area() * tiles * ci, 0.0);
                 s.wino.m.resize(tiling.area() * tiles * co, 0.0);
                 // Each weight matrix is asked for one product ahead
-                // (the first while the input transform runs).
-                prefetch_weights(weight, 0, (ci, co));
+                // (the first before the input transform runs).
+                Prefetch::matrix(weight, 0, (ci, co)).all();
                 input_transform(input, g, ci, &mut s.wino, 1);
                 for pos in 0..tiling.area() {
-                    prefetch_weights(weight, pos + 1, (ci, co));
                     gemm_weights(
                         (tiles, ci, co),
                         &s.wino.v[pos * tiles * ci..],
                         (weight, pos),
                         &mut s.wino.m[pos * tiles * co..],
                         false,
+                        Prefetch::matrix(weight, pos + 1, (ci, co)),
                     );
                 }
                 let bias = self.bias.as_deref().unwrap_or(&self.zeros);
@@ -429,6 +430,7 @@ impl Conv {
                     (&self.weight, 0),
                     out,
                     epilogue == Epilogue::Accumulate,
+                    Prefetch::NONE,
                 );
             }
             (&ConvKind::General { ky, kx, dy, dx }, _) => {
@@ -464,6 +466,7 @@ impl Conv {
                     (&self.weight, 0),
                     out,
                     epilogue == Epilogue::Accumulate,
+                    Prefetch::NONE,
                 );
             }
         }

@@ -2,7 +2,7 @@
 //! layers): real and synthetic nets, batch 1 and 5, mixed board sizes in
 //! one batch; and its kernels against naive references.
 
-use super::gemm::gemm;
+use super::gemm::{gemm, Prefetch};
 use super::ops::{Conv, ConvScratch, Mask};
 use super::*;
 use crate::nn::network::winograd::{Epilogue, Tiling};
@@ -241,7 +241,7 @@ fn gemm_matches_naive_product() {
                 let init: Vec<f32> = (0..m * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
                 for accumulate in [false, true] {
                     let mut c = init.clone();
-                    gemm((m, k, n), &a, &b, &mut c, accumulate);
+                    gemm((m, k, n), &a, &b, &mut c, accumulate, Prefetch::NONE);
                     for i in 0..m {
                         for j in 0..n {
                             let mut want = if accumulate { init[i * n + j] } else { 0.0 };
@@ -644,10 +644,24 @@ fn bf16_gemm_is_the_product_of_the_rounded_operands() {
         let b1 = &b[k * n..];
         for accumulate in [false, true] {
             let mut c = init.clone();
-            gemm_weights((m, k, n), &a, (&weights, 1), &mut c, accumulate);
+            gemm_weights(
+                (m, k, n),
+                &a,
+                (&weights, 1),
+                &mut c,
+                accumulate,
+                Prefetch::NONE,
+            );
             let mut f32_c = init.clone();
             SimdPath::with_forced(SimdPath::Avx2Fma, || {
-                gemm_weights((m, k, n), &a, (&weights, 1), &mut f32_c, accumulate)
+                gemm_weights(
+                    (m, k, n),
+                    &a,
+                    (&weights, 1),
+                    &mut f32_c,
+                    accumulate,
+                    Prefetch::NONE,
+                )
             })
             .expect("an AVX-512 CPU runs AVX2");
             let mut away_from_f32 = 0f64;
