@@ -623,7 +623,8 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
     range: std::ops::Range<usize>,
 ) {
     let (ph, pw, tiles) = (g.padded_h(), g.padded_w(), g.tiles());
-    let mut tmp = vec![0f32; IN * IN * c];
+    let mut scratch = TileScratch::take(IN * IN * c);
+    let tmp = &mut scratch[..IN * IN * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
         // Padded point (OUT ty + dy, OUT tx + dx) is board point
@@ -644,9 +645,10 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
             // rows are distinct.
             let out =
                 std::array::from_fn(|x| unsafe { v.slice(((y * IN + x) * tiles + t) * c, c) });
-            transform_rows(rows::<IN>(&tmp, y, IN, c), out, c, T::input);
+            transform_rows(rows::<IN>(tmp, y, IN, c), out, c, T::input);
         }
     }
+    TileScratch::give_back(scratch);
 }
 
 /// Turns `m` (`[area, tiles, c]`) into output tiles `A^T m A` and writes
@@ -739,8 +741,8 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
 ) {
     let (h, w, tiles) = (g.h, g.w, g.tiles());
     let bias = &bias[..c];
-    let mut tmp = vec![0f32; IN * OUT * c];
-    let mut done = vec![0f32; OUT * OUT * c];
+    let mut scratch = TileScratch::take((IN + OUT) * OUT * c);
+    let (tmp, done) = scratch[..(IN + OUT) * OUT * c].split_at_mut(IN * OUT * c);
     for t in range {
         let (b, ty, tx) = g.split(t);
         // Along y for each of the IN columns, read in place from m (tmp is
@@ -756,7 +758,7 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
         }
         for y in 0..OUT {
             transform_rows(
-                rows::<IN>(&tmp, y, OUT, c),
+                rows::<IN>(tmp, y, OUT, c),
                 split_rows::<OUT>(&mut done[y * OUT * c..], c),
                 c,
                 T::output,
@@ -793,6 +795,34 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
                 }
             }
         }
+    }
+    TileScratch::give_back(scratch);
+}
+
+thread_local! {
+    /// The transforms' per-tile scratch, kept from call to call on each
+    /// thread (no allocation per convolution once it has grown).
+    static TILE_SCRATCH: std::cell::Cell<Vec<f32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The transforms' scratch: taken from [`TILE_SCRATCH`] (not borrowed in
+/// a closure, which would be compiled without the kernels' target
+/// features) and given back after.
+struct TileScratch;
+
+impl TileScratch {
+    /// At least `len` values, whatever they hold (every use writes before
+    /// it reads).
+    fn take(len: usize) -> Vec<f32> {
+        let mut scratch = TILE_SCRATCH.take();
+        if scratch.len() < len {
+            scratch.resize(len, 0.0);
+        }
+        scratch
+    }
+
+    fn give_back(scratch: Vec<f32>) {
+        TILE_SCRATCH.set(scratch);
     }
 }
 
