@@ -435,8 +435,13 @@ impl Conv {
             }
             (&ConvKind::General { ky, kx, dy, dx }, _) => {
                 let k = ky * kx * ci;
-                s.cols.clear();
-                s.cols.resize(points * k, 0.0);
+                // Every value is written below (a tap off the board as
+                // zeros), so the buffer is not cleared first: for g170's
+                // 5x5 input conv on 19x19 that was 0.8 MB of zeros per
+                // evaluation (`memset` 1.5% of its samples in `perf`).
+                if s.cols.len() < points * k {
+                    s.cols.resize(points * k, 0.0);
+                }
                 let (py, px) = ((ky / 2 * dy) as isize, (kx / 2 * dx) as isize);
                 for b in 0..n {
                     for y in 0..h {
@@ -444,17 +449,15 @@ impl Conv {
                             let row = &mut s.cols[((b * h + y) * w + x) * k..][..k];
                             for ty in 0..ky {
                                 let sy = y as isize + (ty * dy) as isize - py;
-                                if sy < 0 || sy >= h as isize {
-                                    continue;
-                                }
                                 for tx in 0..kx {
                                     let sx = x as isize + (tx * dx) as isize - px;
-                                    if sx < 0 || sx >= w as isize {
+                                    let tap = &mut row[(ty * kx + tx) * ci..][..ci];
+                                    if sy < 0 || sy >= h as isize || sx < 0 || sx >= w as isize {
+                                        tap.fill(0.0);
                                         continue;
                                     }
                                     let src = ((b * h + sy as usize) * w + sx as usize) * ci;
-                                    row[(ty * kx + tx) * ci..][..ci]
-                                        .copy_from_slice(&input[src..src + ci]);
+                                    tap.copy_from_slice(&input[src..src + ci]);
                                 }
                             }
                         }
