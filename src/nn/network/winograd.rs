@@ -14,8 +14,11 @@
 //! exactly where F(4x4) computes a 12x12 output: 225 transformed points per
 //! channel pair instead of 324, and needs 25 transformed weight matrices
 //! instead of 36, which matters at a search's small batches, where every
-//! evaluation streams them all from cache. [`Tiling::cheapest`] picks
-//! between them.
+//! evaluation streams them all from cache. F(5x5, 3x3) (7x7 input tiles,
+//! 49 products per 5x5 output tile) does 3.7x less GEMM work than the
+//! direct form, at about twice F(4x4)'s rounding error and 1.5x its
+//! transform work per point; it tiles 13x13 and 15x15 with 9 tiles (441
+//! points against 576 by F(4x4)). [`Tiling::cheapest`] picks among them.
 //!
 //! The output transform also applies the conv's bias, a ReLU, the board
 //! mask, or adds into a residual tensor, so those need no separate passes.
@@ -29,7 +32,7 @@ use tch::{Device, Kind, Tensor};
 mod transforms;
 
 pub(super) use transforms::transform_kernel;
-use transforms::{Transforms, F3, F4};
+use transforms::{Transforms, F3, F4, F5};
 
 /// Side of an F(4x4, 3x3) input tile.
 #[cfg(feature = "torch")]
@@ -41,6 +44,8 @@ const TILE_AREA: usize = IN_TILE * IN_TILE;
 /// Which Winograd algorithm tiles the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tiling {
+    /// F(5x5, 3x3): 7x7 input tiles, 5x5 output tiles.
+    F5,
     /// F(4x4, 3x3): 6x6 input tiles, 4x4 output tiles.
     F4,
     /// F(3x3, 3x3): 5x5 input tiles, 3x3 output tiles.
@@ -56,6 +61,7 @@ impl Tiling {
     /// Side of an output tile.
     pub(super) fn out_tile(self) -> usize {
         match self {
+            Tiling::F5 => 5,
             Tiling::F4 => 4,
             Tiling::F3 => 3,
         }
@@ -69,7 +75,12 @@ impl Tiling {
     /// Transformed values per channel of an `h x w` image: the rows of all
     /// the matrix products together, so the GEMM work.
     pub(super) fn points(self, h: usize, w: usize) -> usize {
-        h.div_ceil(self.out_tile()) * w.div_ceil(self.out_tile()) * self.area()
+        self.tiles(h, w) * self.area()
+    }
+
+    /// Tiles of side [`Tiling::out_tile`] over an `h x w` image.
+    pub(super) fn tiles(self, h: usize, w: usize) -> usize {
+        h.div_ceil(self.out_tile()) * w.div_ceil(self.out_tile())
     }
 
     /// The tiling with the least estimated cost for a batch of `n` `h x w`
@@ -80,15 +91,45 @@ impl Tiling {
     /// against 324), and on 13x13 up to a batch of 3 (at 1: 625 + 400
     /// against 576 + 576); F(4x4) on 13x13 from a batch of 4, on 19x19, and
     /// on 7x7 from a batch of 3 (at 1 and 2 its 9 F(3x3) tiles win).
+    ///
+    /// Then, on the AVX2 kernels only, F(5x5) where [`Tiling::f5_pays`]:
+    /// 13x13 to 15x15 at any batch, never 19x19 or 9x9.
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
         let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
-        if cost(Tiling::F3) < cost(Tiling::F4) {
+        let small = if cost(Tiling::F3) < cost(Tiling::F4) {
             Tiling::F3
         } else {
             Tiling::F4
+        };
+        let avx2 = simd_path() == crate::nn::cpu_info::SimdPath::Avx2Fma;
+        if avx2 && Tiling::f5_pays(n, h, w, small) {
+            Tiling::F5
+        } else {
+            small
         }
     }
+
+    /// Whether F(5x5) beats `other` on a batch of `n` `h x w` images with
+    /// the AVX2 kernels: when it has at most 4/5 of `other`'s points
+    /// (its 7x7 transforms cost about 1.5x F(4x4)'s per point, and its 49
+    /// weight matrices, 21 MB for g170 b6c96, stream from memory) and at
+    /// least [`F5_MIN_ROWS`] rows per product. Measured 2026-12-06 on a
+    /// 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no AVX-512), g170 b6c96,
+    /// `engine benchmark -nn`, 3-4 alternated rounds, evaluations/s: 13x13
+    /// at batch 1, 2 and 8 1.09x, 1.13x and 1.25x F(3x3) or F(4x4)
+    /// (441 points against 625 and 576); 19x19 (784 against 900) a tie at
+    /// batches 1 and 2, 1.05x at 8; 9x9 at batch 1 (4 tiles) 0.77x F(3x3).
+    /// Not measured with the AVX-512 kernels, which keep F(3x3) and F(4x4).
+    fn f5_pays(n: usize, h: usize, w: usize, other: Tiling) -> bool {
+        n * Tiling::F5.tiles(h, w) >= F5_MIN_ROWS
+            && 5 * Tiling::F5.points(h, w) <= 4 * other.points(h, w)
+    }
 }
+
+/// The fewest GEMM rows (tiles of the batch) per F(5x5) product for it to
+/// pay: a 9x9 board's 4 tiles left each 36 KB weight matrix (96 channels)
+/// too few rows to hide reading it, 13x13's 9 did not.
+const F5_MIN_ROWS: usize = 9;
 
 /// What [`Tiling::cheapest`] counts reading one transformed weight matrix
 /// as, in GEMM rows. Measured 2026-11-28 on a 2-core Zen 4 VM (g170 b6c96,
@@ -428,11 +469,17 @@ pub(super) fn input_transform(
             // SAFETY: the CPU has the path's instructions (checked); tiles
             // are disjoint per part.
             match (path, g.tiling) {
+                (SimdPath::Avx512, Tiling::F5) => unsafe {
+                    return input_tiles_avx512::<F5, 7, 5>(padded, g, c, v, range);
+                },
                 (SimdPath::Avx512, Tiling::F4) => unsafe {
                     return input_tiles_avx512::<F4, 6, 4>(padded, g, c, v, range);
                 },
                 (SimdPath::Avx512, Tiling::F3) => unsafe {
                     return input_tiles_avx512::<F3, 5, 3>(padded, g, c, v, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F5) => unsafe {
+                    return input_tiles_avx2::<F5, 7, 5>(padded, g, c, v, range);
                 },
                 (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
                     return input_tiles_avx2::<F4, 6, 4>(padded, g, c, v, range);
@@ -447,6 +494,7 @@ pub(super) fn input_transform(
         // SAFETY: tiles are disjoint per part.
         unsafe {
             match g.tiling {
+                Tiling::F5 => input_tiles::<F5, 7, 5>(padded, g, c, v, range),
                 Tiling::F4 => input_tiles::<F4, 6, 4>(padded, g, c, v, range),
                 Tiling::F3 => input_tiles::<F3, 5, 3>(padded, g, c, v, range),
             }
@@ -542,11 +590,17 @@ pub(super) fn output_transform(
             // SAFETY: the CPU has the path's instructions (checked); tiles
             // are disjoint per part and cover disjoint output points.
             match (path, g.tiling) {
+                (SimdPath::Avx512, Tiling::F5) => unsafe {
+                    return output_tiles_avx512::<F5, 7, 5>(m, g, c, ep, out, range);
+                },
                 (SimdPath::Avx512, Tiling::F4) => unsafe {
                     return output_tiles_avx512::<F4, 6, 4>(m, g, c, ep, out, range);
                 },
                 (SimdPath::Avx512, Tiling::F3) => unsafe {
                     return output_tiles_avx512::<F3, 5, 3>(m, g, c, ep, out, range);
+                },
+                (SimdPath::Avx2Fma, Tiling::F5) => unsafe {
+                    return output_tiles_avx2::<F5, 7, 5>(m, g, c, ep, out, range);
                 },
                 (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
                     return output_tiles_avx2::<F4, 6, 4>(m, g, c, ep, out, range);
@@ -561,6 +615,7 @@ pub(super) fn output_transform(
         // SAFETY: as above.
         unsafe {
             match g.tiling {
+                Tiling::F5 => output_tiles::<F5, 7, 5>(m, g, c, ep, out, range),
                 Tiling::F4 => output_tiles::<F4, 6, 4>(m, g, c, ep, out, range),
                 Tiling::F3 => output_tiles::<F3, 5, 3>(m, g, c, ep, out, range),
             }

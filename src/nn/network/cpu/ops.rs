@@ -215,21 +215,29 @@ pub(super) struct ConvScratch {
 /// ([`small_gemm_takes`]).
 struct SmallConvWeights {
     /// `[9, in, out]`: one matrix per tap, as the model has them (the
-    /// source of `winograd_f3`).
+    /// source of the other tilings' weights).
     direct: AlignedWeights,
     /// `[25, in, out]`: F(3x3, 3x3) Winograd's, built from `direct` when a
     /// batch first runs cheaper by 3x3 tiles (9x9, or up to three 13x13
     /// boards: see [`Tiling::cheapest`]).
     winograd_f3: OnceLock<AlignedWeights>,
-    /// Whether the conv runs in bf16 (`winograd_f3` gets a bf16 copy).
+    /// `[49, in, out]`: F(5x5, 3x3) Winograd's, built from `direct` when a
+    /// batch first runs cheaper by 5x5 tiles.
+    winograd_f5: OnceLock<AlignedWeights>,
+    /// Whether the conv runs in bf16 (the built weights get a bf16 copy).
     bf16: bool,
 }
 
 impl SmallConvWeights {
-    /// The F(3x3, 3x3) weights, transformed from the direct weights on
-    /// first use.
-    fn winograd_f3(&self, ci: usize, co: usize) -> &AlignedWeights {
-        self.winograd_f3.get_or_init(|| {
+    /// The weights of `tiling` other than F(4x4) (the conv's own),
+    /// transformed from the direct weights on first use.
+    fn winograd(&self, tiling: Tiling, ci: usize, co: usize) -> Option<&AlignedWeights> {
+        let cell = match tiling {
+            Tiling::F3 => &self.winograd_f3,
+            Tiling::F5 => &self.winograd_f5,
+            Tiling::F4 => return None,
+        };
+        Some(cell.get_or_init(|| {
             let taps = &self.direct;
             // Back to the model file's `[out, in, 3, 3]`.
             let mut oihw = vec![0f32; co * ci * 9];
@@ -240,9 +248,9 @@ impl SmallConvWeights {
                     }
                 }
             }
-            let f3 = transform_kernel(&oihw, ci, co, Tiling::F3);
-            AlignedWeights::matrices(&f3, (ci, co), self.bf16)
-        })
+            let transformed = transform_kernel(&oihw, ci, co, tiling);
+            AlignedWeights::matrices(&transformed, (ci, co), self.bf16)
+        }))
     }
 }
 
@@ -311,6 +319,7 @@ impl Conv {
                 small = Some(Box::new(SmallConvWeights {
                     direct: AlignedWeights::new(&taps_in_out(w, ci, co, 3, 3)),
                     winograd_f3: OnceLock::new(),
+                    winograd_f5: OnceLock::new(),
                     bf16,
                 }));
             }
@@ -345,7 +354,8 @@ impl Conv {
     /// Multiply-adds of one `h x w` row in a batch of `n` (for FLOP
     /// counts): as a direct convolution counts them, and as this code runs
     /// them (Winograd's GEMMs: 36 per 4x4 output tile and channel pair, 4x
-    /// fewer on a board that fills its tiles, or 25 per 3x3 tile).
+    /// fewer on a board that fills its tiles, 25 per 3x3 tile or 49 per
+    /// 5x5 tile).
     pub(super) fn macs_per_row(&self, n: usize, h: usize, w: usize) -> (usize, usize) {
         let pairs = self.in_channels * self.out_channels;
         match self.kind {
@@ -362,7 +372,7 @@ impl Conv {
     /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`). A
     /// 3x3 conv runs by Winograd with `tiling`, or with the tiling it picks
     /// for the shape ([`Conv::tiling`]) where that is `None` (F(4x4) where
-    /// this conv lacks the F(3x3) weights).
+    /// this conv cannot build the other tilings' weights).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run(
         &self,
@@ -390,17 +400,20 @@ impl Conv {
                 return;
             }
         }
-        let tiling = match (tiling, &self.small) {
-            (Tiling::F3, None) => Tiling::F4,
-            _ => tiling,
+        let tiling = if self.small.is_none() {
+            Tiling::F4
+        } else {
+            tiling
         };
         match (&self.kind, tiling) {
             (ConvKind::Winograd, tiling) => {
-                // F(3x3) comes with `small` (see the fallback above).
-                let weight = match (tiling, &self.small) {
-                    (Tiling::F3, Some(small)) => small.winograd_f3(ci, co),
-                    _ => &self.weight,
-                };
+                // The tilings other than F(4x4) come with `small` (see
+                // the fallback above).
+                let weight = self
+                    .small
+                    .as_ref()
+                    .and_then(|small| small.winograd(tiling, ci, co))
+                    .unwrap_or(&self.weight);
                 let g = Geometry::new(n, h, w, tiling);
                 let tiles = g.tiles();
                 s.wino.v.resize(tiling.area() * tiles * ci, 0.0);
@@ -496,8 +509,9 @@ impl Conv {
     }
 
     /// The Winograd tiling a 3x3 conv runs a batch of `n` `h x w` boards
-    /// by: [`Tiling::cheapest`] where this conv has F(3x3) weights to offer
-    /// (small nets, see [`small_gemm_takes`]), F(4x4) otherwise. (A direct
+    /// by: [`Tiling::cheapest`] where this conv can build F(3x3) and F(5x5)
+    /// weights (small nets, see [`small_gemm_takes`]), F(4x4) otherwise.
+    /// (A direct
     /// convolution, tap by tap, ran here on batches of up to 9 tiles until
     /// 2026-11-28: against F(3x3) tiles it was 1.5-2x slower on 5x5 to
     /// 11x11 boards at batch 1 on Zen 4, with the AVX2 kernels as with the
