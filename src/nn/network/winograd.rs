@@ -297,23 +297,53 @@ impl Winograd {
 /// scalar) and emits plain vector code.
 const LANES: usize = 8;
 
-/// Applies `f` (`N` values to `K`) channel by channel to `N` `c`-long
-/// rows `z`, writing `K` rows `out`.
+/// Rows of `c` values in a buffer: row `k` starts at value
+/// `first + k * step`.
+#[derive(Clone, Copy)]
+struct Strided {
+    first: usize,
+    step: usize,
+}
+
+impl Strided {
+    /// One past the last value that `n` rows of `c` values reach.
+    fn end(self, n: usize, c: usize) -> usize {
+        self.first + (n - 1) * self.step + c
+    }
+}
+
+/// Applies `f` (`N` values to `K`) channel by channel to the `N` `c`-long
+/// rows `from` of `src`, writing the `K` rows `to` of `dst`.
+///
+/// The rows are addressed from one base pointer and a stride each, not
+/// from `N + K` slices: twelve slices' pointers and lengths did not fit
+/// the registers, and the loop reloaded them from the stack and checked
+/// each write's bounds (a third of the transforms' instructions in
+/// `perf annotate`, AMD Zen 1).
+///
+/// # Safety
+/// No other thread may access `dst`'s rows `to` meanwhile.
 #[inline(always)]
-fn transform_rows<const N: usize, const K: usize>(
-    z: [&[f32]; N],
-    out: [&mut [f32]; K],
+unsafe fn transform_rows<const N: usize, const K: usize>(
+    (src, from): (&[f32], Strided),
+    (dst, to): (Shared, Strided),
     c: usize,
     f: impl Fn([f32; N]) -> [f32; K],
 ) {
-    let z: [&[f32]; N] = z.map(|r| &r[..c]);
-    let mut out: [&mut [f32]; K] = out.map(|r| &mut r[..c]);
+    assert!(
+        from.end(N, c) <= src.len() && to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
+        "Winograd rows out of range or overlapping"
+    );
+    let (src, dst) = (src.as_ptr(), dst.0);
+    // SAFETY (every access below): rows `k < N` of `from` and `k < K` of
+    // `to` lie in their buffers (checked above) and `i + LANES <= c` or
+    // `i < c`; the rows of `to` do not overlap and are this caller's.
+    let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
+    let store = |k: usize, i: usize| unsafe { dst.add(to.first + k * to.step + i) };
     let mut i = 0;
     while i + LANES <= c {
-        let mut a = [[0f32; LANES]; N];
-        for (dst, src) in a.iter_mut().zip(&z) {
-            dst.copy_from_slice(&src[i..i + LANES]);
-        }
+        let a: [[f32; LANES]; N] =
+            std::array::from_fn(|k| unsafe { load(k, i).cast::<[f32; LANES]>().read_unaligned() });
         let mut r = [[0f32; LANES]; K];
         for l in 0..LANES {
             let v = f(std::array::from_fn(|k| a[k][l]));
@@ -321,30 +351,17 @@ fn transform_rows<const N: usize, const K: usize>(
                 r[k][l] = v[k];
             }
         }
-        for (dst, src) in out.iter_mut().zip(&r) {
-            dst[i..i + LANES].copy_from_slice(src);
+        for (k, row) in r.iter().enumerate() {
+            unsafe { store(k, i).cast::<[f32; LANES]>().write_unaligned(*row) };
         }
         i += LANES;
     }
     for i in i..c {
-        let v = f(std::array::from_fn(|k| z[k][i]));
-        for k in 0..K {
-            out[k][i] = v[k];
+        let v = f(std::array::from_fn(|k| unsafe { load(k, i).read() }));
+        for (k, value) in v.into_iter().enumerate() {
+            unsafe { store(k, i).write(value) };
         }
     }
-}
-
-/// The first `N` `c`-long rows of `buf`, mutable.
-#[inline(always)]
-fn split_rows<const N: usize>(buf: &mut [f32], c: usize) -> [&mut [f32]; N] {
-    let mut rows = buf[..N * c].chunks_exact_mut(c);
-    std::array::from_fn(|_| rows.next().unwrap_or_default())
-}
-
-/// `N` rows of `c` values from `buf`, starting at row `first`, `step` rows apart.
-#[inline(always)]
-fn rows<const N: usize>(buf: &[f32], first: usize, step: usize, c: usize) -> [&[f32]; N] {
-    std::array::from_fn(|k| &buf[(first + k * step) * c..][..c])
 }
 
 /// A buffer that several threads write disjoint parts of.
@@ -551,19 +568,28 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
         // Along y for each column (tmp is [x][y']), then along x for each
         // y', straight into v.
         for dx in 0..IN {
-            transform_rows(
-                rows::<IN>(padded, corner + dx, pw, c),
-                split_rows::<IN>(&mut tmp[dx * IN * c..], c),
-                c,
-                T::input,
-            );
+            let from = Strided {
+                first: (corner + dx) * c,
+                step: pw * c,
+            };
+            let to = Strided {
+                first: dx * IN * c,
+                step: c,
+            };
+            // SAFETY: `tmp` is this call's own.
+            unsafe { transform_rows((padded, from), (Shared::new(tmp), to), c, T::input) };
         }
         for y in 0..IN {
-            // SAFETY: tile `t`'s rows belong to this caller only, and the
-            // rows are distinct.
-            let out =
-                std::array::from_fn(|x| unsafe { v.slice(((y * IN + x) * tiles + t) * c, c) });
-            transform_rows(rows::<IN>(tmp, y, IN, c), out, c, T::input);
+            let from = Strided {
+                first: y * c,
+                step: IN * c,
+            };
+            let to = Strided {
+                first: (y * IN * tiles + t) * c,
+                step: tiles * c,
+            };
+            // SAFETY: tile `t`'s rows of `v` belong to this caller only.
+            unsafe { transform_rows((tmp, from), (v, to), c, T::input) };
         }
     }
     TileScratch::give_back(scratch);
@@ -674,20 +700,28 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
         // [x][y'], IN x OUT), then along x for each y' (done is [y'][x'],
         // OUT x OUT).
         for dx in 0..IN {
-            transform_rows(
-                rows::<IN>(m, dx * tiles + t, IN * tiles, c),
-                split_rows::<OUT>(&mut tmp[dx * OUT * c..], c),
-                c,
-                T::output,
-            );
+            let from = Strided {
+                first: (dx * tiles + t) * c,
+                step: IN * tiles * c,
+            };
+            let to = Strided {
+                first: dx * OUT * c,
+                step: c,
+            };
+            // SAFETY: `tmp` is this call's own.
+            unsafe { transform_rows((m, from), (Shared::new(tmp), to), c, T::output) };
         }
         for y in 0..OUT {
-            transform_rows(
-                rows::<IN>(tmp, y, OUT, c),
-                split_rows::<OUT>(&mut done[y * OUT * c..], c),
-                c,
-                T::output,
-            );
+            let from = Strided {
+                first: y * c,
+                step: OUT * c,
+            };
+            let to = Strided {
+                first: y * OUT * c,
+                step: c,
+            };
+            // SAFETY: `done` is this call's own.
+            unsafe { transform_rows((tmp, from), (Shared::new(done), to), c, T::output) };
         }
         for dy in 0..OUT.min(h - ty * OUT) {
             let y = ty * OUT + dy;
