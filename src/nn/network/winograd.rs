@@ -34,6 +34,19 @@ mod transforms;
 pub(super) use transforms::transform_kernel;
 use transforms::{Transforms, F3, F4, F5};
 
+/// Calls `f::<T, IN, OUT>(args)` with the transforms of `tiling`: the one
+/// place that pairs each [`Tiling`] with its [`Transforms`] and tile sizes.
+macro_rules! with_tiling {
+    ($tiling:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $tiling {
+            Tiling::F5 => $f::<F5, 7, 5>($($arg),*),
+            Tiling::F4 => $f::<F4, 6, 4>($($arg),*),
+            Tiling::F3 => $f::<F3, 5, 3>($($arg),*),
+        }
+    };
+}
+pub(super) use with_tiling;
+
 /// Side of an F(4x4, 3x3) input tile.
 #[cfg(feature = "torch")]
 const IN_TILE: usize = 6;
@@ -364,7 +377,8 @@ unsafe fn transform_rows<const N: usize, const K: usize>(
     }
 }
 
-/// A buffer that several threads write disjoint parts of.
+/// A buffer written through a raw pointer: by the team of one
+/// `omp::parallel` call in disjoint parts, or by [`transform_rows`].
 #[derive(Clone, Copy)]
 struct Shared(*mut f32, usize);
 
@@ -485,37 +499,19 @@ pub(super) fn input_transform(
             use crate::nn::cpu_info::SimdPath;
             // SAFETY: the CPU has the path's instructions (checked); tiles
             // are disjoint per part.
-            match (path, g.tiling) {
-                (SimdPath::Avx512, Tiling::F5) => unsafe {
-                    return input_tiles_avx512::<F5, 7, 5>(padded, g, c, v, range);
+            match path {
+                SimdPath::Avx512 => unsafe {
+                    return with_tiling!(g.tiling, input_tiles_avx512(padded, g, c, v, range));
                 },
-                (SimdPath::Avx512, Tiling::F4) => unsafe {
-                    return input_tiles_avx512::<F4, 6, 4>(padded, g, c, v, range);
+                SimdPath::Avx2Fma => unsafe {
+                    return with_tiling!(g.tiling, input_tiles_avx2(padded, g, c, v, range));
                 },
-                (SimdPath::Avx512, Tiling::F3) => unsafe {
-                    return input_tiles_avx512::<F3, 5, 3>(padded, g, c, v, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F5) => unsafe {
-                    return input_tiles_avx2::<F5, 7, 5>(padded, g, c, v, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
-                    return input_tiles_avx2::<F4, 6, 4>(padded, g, c, v, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F3) => unsafe {
-                    return input_tiles_avx2::<F3, 5, 3>(padded, g, c, v, range);
-                },
-                (SimdPath::Portable, _) => {}
+                SimdPath::Portable => {}
             }
         }
         let _ = path;
         // SAFETY: tiles are disjoint per part.
-        unsafe {
-            match g.tiling {
-                Tiling::F5 => input_tiles::<F5, 7, 5>(padded, g, c, v, range),
-                Tiling::F4 => input_tiles::<F4, 6, 4>(padded, g, c, v, range),
-                Tiling::F3 => input_tiles::<F3, 5, 3>(padded, g, c, v, range),
-            }
-        };
+        unsafe { with_tiling!(g.tiling, input_tiles(padded, g, c, v, range)) };
     });
 }
 
@@ -615,37 +611,19 @@ pub(super) fn output_transform(
             use crate::nn::cpu_info::SimdPath;
             // SAFETY: the CPU has the path's instructions (checked); tiles
             // are disjoint per part and cover disjoint output points.
-            match (path, g.tiling) {
-                (SimdPath::Avx512, Tiling::F5) => unsafe {
-                    return output_tiles_avx512::<F5, 7, 5>(m, g, c, ep, out, range);
+            match path {
+                SimdPath::Avx512 => unsafe {
+                    return with_tiling!(g.tiling, output_tiles_avx512(m, g, c, ep, out, range));
                 },
-                (SimdPath::Avx512, Tiling::F4) => unsafe {
-                    return output_tiles_avx512::<F4, 6, 4>(m, g, c, ep, out, range);
+                SimdPath::Avx2Fma => unsafe {
+                    return with_tiling!(g.tiling, output_tiles_avx2(m, g, c, ep, out, range));
                 },
-                (SimdPath::Avx512, Tiling::F3) => unsafe {
-                    return output_tiles_avx512::<F3, 5, 3>(m, g, c, ep, out, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F5) => unsafe {
-                    return output_tiles_avx2::<F5, 7, 5>(m, g, c, ep, out, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F4) => unsafe {
-                    return output_tiles_avx2::<F4, 6, 4>(m, g, c, ep, out, range);
-                },
-                (SimdPath::Avx2Fma, Tiling::F3) => unsafe {
-                    return output_tiles_avx2::<F3, 5, 3>(m, g, c, ep, out, range);
-                },
-                (SimdPath::Portable, _) => {}
+                SimdPath::Portable => {}
             }
         }
         let _ = path;
         // SAFETY: as above.
-        unsafe {
-            match g.tiling {
-                Tiling::F5 => output_tiles::<F5, 7, 5>(m, g, c, ep, out, range),
-                Tiling::F4 => output_tiles::<F4, 6, 4>(m, g, c, ep, out, range),
-                Tiling::F3 => output_tiles::<F3, 5, 3>(m, g, c, ep, out, range),
-            }
-        };
+        unsafe { with_tiling!(g.tiling, output_tiles(m, g, c, ep, out, range)) };
     });
 }
 

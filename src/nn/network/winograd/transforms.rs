@@ -159,11 +159,10 @@ pub(in crate::nn::network) fn transform_kernel(
     out_channels: usize,
     tiling: Tiling,
 ) -> Vec<f32> {
-    match tiling {
-        Tiling::F5 => transform_kernel_with::<F5, 7, 5>(weights, in_channels, out_channels),
-        Tiling::F4 => transform_kernel_with::<F4, 6, 4>(weights, in_channels, out_channels),
-        Tiling::F3 => transform_kernel_with::<F3, 5, 3>(weights, in_channels, out_channels),
-    }
+    super::with_tiling!(
+        tiling,
+        transform_kernel_with(weights, in_channels, out_channels)
+    )
 }
 
 fn transform_kernel_with<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
