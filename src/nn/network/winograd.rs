@@ -1,4 +1,4 @@
-//! 3x3 convolutions by Winograd's minimal filtering on the CPU,
+//! 3x3 and 5x5 convolutions by Winograd's minimal filtering on the CPU,
 //! channels-last.
 //!
 //! A direct 3x3 convolution of the 19x19 trunk costs 9 multiply-adds per
@@ -20,6 +20,15 @@
 //! transform work per point; it tiles 13x13 and 15x15 with 9 tiles (441
 //! points against 576 by F(4x4)). [`Tiling::cheapest`] picks among them.
 //!
+//! KataGo's nets open with a 5x5 convolution of the input features (22
+//! channels for g170's): by im2col it was about 12% of a 19x19 evaluation
+//! of g170 b6c96 (25 multiply-adds per channel pair and point). F(3x3,
+//! 5x5) (7x7 input tiles, 49 products per 3x3 output tile: 6.7 per point
+//! on a 19x19 board) does 3.8x fewer; it shares F(5x5, 3x3)'s input
+//! transform. Measured 2026-12-06 on AMD Zen 1 (AVX2, `engine benchmark
+//! -nn -batch 1`, g170 b6c96, 3 alternated rounds): 1.05-1.10x
+//! evaluations/s on 9x9 to 19x19.
+//!
 //! The output transform also applies the conv's bias, a ReLU, the board
 //! mask, or adds into a residual tensor, so those need no separate passes.
 //!
@@ -32,7 +41,7 @@ use tch::{Device, Kind, Tensor};
 mod transforms;
 
 pub(super) use transforms::transform_kernel;
-use transforms::{Transforms, F3, F4, F5};
+use transforms::{Transforms, F3, F3K5, F4, F5};
 
 /// Calls `f::<T, IN, OUT>(args)` with the transforms of `tiling`: the one
 /// place that pairs each [`Tiling`] with its [`Transforms`] and tile sizes.
@@ -42,6 +51,7 @@ macro_rules! with_tiling {
             Tiling::F5 => $f::<F5, 7, 5>($($arg),*),
             Tiling::F4 => $f::<F4, 6, 4>($($arg),*),
             Tiling::F3 => $f::<F3, 5, 3>($($arg),*),
+            Tiling::F3K5 => $f::<F3K5, 7, 3>($($arg),*),
         }
     };
 }
@@ -54,7 +64,8 @@ const IN_TILE: usize = 6;
 #[cfg(feature = "torch")]
 const TILE_AREA: usize = IN_TILE * IN_TILE;
 
-/// Which Winograd algorithm tiles the board.
+/// Which Winograd algorithm tiles the board (and so the kernel size it
+/// convolves with).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tiling {
     /// F(5x5, 3x3): 7x7 input tiles, 5x5 output tiles.
@@ -63,12 +74,22 @@ pub(super) enum Tiling {
     F4,
     /// F(3x3, 3x3): 5x5 input tiles, 3x3 output tiles.
     F3,
+    /// F(3x3, 5x5): 7x7 input tiles, 3x3 output tiles, for 5x5 kernels.
+    F3K5,
 }
 
 impl Tiling {
+    /// Side of the kernel.
+    pub(super) fn taps(self) -> usize {
+        match self {
+            Tiling::F5 | Tiling::F4 | Tiling::F3 => 3,
+            Tiling::F3K5 => 5,
+        }
+    }
+
     /// Side of an input tile.
     pub(super) fn in_tile(self) -> usize {
-        self.out_tile() + 2
+        self.out_tile() + self.taps() - 1
     }
 
     /// Side of an output tile.
@@ -76,8 +97,14 @@ impl Tiling {
         match self {
             Tiling::F5 => 5,
             Tiling::F4 => 4,
-            Tiling::F3 => 3,
+            Tiling::F3 | Tiling::F3K5 => 3,
         }
+    }
+
+    /// Zero rows and columns the input needs on each side: the kernel's
+    /// radius.
+    fn border(self) -> usize {
+        self.taps() / 2
     }
 
     /// Values per input tile: the number of matrix products.
@@ -160,7 +187,8 @@ pub(super) struct Workspace {
     pub(super) v: Vec<f32>,
     /// Transformed outputs `[area, tiles, out_channels]`.
     pub(super) m: Vec<f32>,
-    /// The input with a zero border, `[n, s tiles_y + 2, s tiles_x + 2, c]`
+    /// The input with a zero border, `[n, s tiles_y + 2r, s tiles_x + 2r, c]`
+    /// (`r` the kernel's radius)
     /// (tiles of side `s` read in place), one per shape: only interiors are
     /// written, so borders stay zero (a shared buffer was re-zeroed at each
     /// shape change, twice per global-pooling block); grown with the batch.
@@ -446,12 +474,12 @@ impl Geometry {
 
     /// Rows of the zero-bordered input.
     fn padded_h(&self) -> usize {
-        self.tiles_y * self.tiling.out_tile() + 2
+        self.tiles_y * self.tiling.out_tile() + 2 * self.tiling.border()
     }
 
     /// Columns of the zero-bordered input.
     fn padded_w(&self) -> usize {
-        self.tiles_x * self.tiling.out_tile() + 2
+        self.tiles_x * self.tiling.out_tile() + 2 * self.tiling.border()
     }
 
     /// Image, tile row and tile column of tile `t`.
@@ -466,9 +494,9 @@ impl Geometry {
 }
 
 /// Fills `ws.v` (`[area, tiles, c]`) with `B^T d B` of every input tile `d`
-/// (with output tiles of side `s`, tile `(ty, tx)` starts at board point
-/// `(s ty - 1, s tx - 1)`; points off the tensor are zero padding), on up
-/// to `threads` OpenMP threads.
+/// (with output tiles of side `s` and a kernel of radius `r`, tile `(ty,
+/// tx)` starts at board point `(s ty - r, s tx - r)`; points off the tensor
+/// are zero padding), on up to `threads` OpenMP threads.
 pub(super) fn input_transform(
     input: &[f32],
     g: Geometry,
@@ -480,13 +508,15 @@ pub(super) fn input_transform(
     let len = g.n * ph * pw * c;
     let padded_values = padded_buffer(&mut ws.padded, (g.h, g.w, c, g.tiling), len);
     let rows = g.n * g.h;
+    let border = g.tiling.border();
     let padded = Shared::new(padded_values);
     super::omp::parallel(threads, &|part, parts| {
         for r in tile_range(rows, part, parts) {
             let (b, y) = (r / g.h, r % g.h);
             let src = &input[r * g.w * c..][..g.w * c];
             // SAFETY: each image row goes to its own padded row.
-            unsafe { padded.slice(((b * ph + y + 1) * pw + 1) * c, g.w * c) }.copy_from_slice(src);
+            let at = ((b * ph + y + border) * pw + border) * c;
+            unsafe { padded.slice(at, g.w * c) }.copy_from_slice(src);
         }
     });
     let padded = &*padded_values;
@@ -559,7 +589,7 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
     for t in range {
         let (b, ty, tx) = g.split(t);
         // Padded point (OUT ty + dy, OUT tx + dx) is board point
-        // (OUT ty + dy - 1, ...).
+        // (OUT ty + dy - border, ...).
         let corner = (b * ph + ty * OUT) * pw + tx * OUT;
         // Along y for each column (tmp is [x][y']), then along x for each
         // y', straight into v.

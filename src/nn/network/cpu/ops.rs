@@ -235,7 +235,7 @@ impl SmallConvWeights {
         let cell = match tiling {
             Tiling::F3 => &self.winograd_f3,
             Tiling::F5 => &self.winograd_f5,
-            Tiling::F4 => return None,
+            Tiling::F4 | Tiling::F3K5 => return None,
         };
         Some(cell.get_or_init(|| {
             let taps = &self.direct;
@@ -260,6 +260,9 @@ enum ConvKind {
     Pointwise,
     /// 3x3, undilated: F(4x4, 3x3) transformed weights `[36, in, out]`.
     Winograd,
+    /// 5x5, undilated (KataGo's input convolution): F(3x3, 5x5)
+    /// transformed weights `[49, in, out]`.
+    Winograd5x5,
     /// Any other size or dilation, by im2col: weights `[ky, kx, in, out]`.
     General {
         ky: usize,
@@ -324,6 +327,11 @@ impl Conv {
                 }));
             }
             (ConvKind::Winograd, transform_kernel(w, ci, co, Tiling::F4))
+        } else if (ky, kx, c.dilation_y, c.dilation_x) == (5, 5, 1, 1) {
+            (
+                ConvKind::Winograd5x5,
+                transform_kernel(w, ci, co, Tiling::F3K5),
+            )
         } else {
             let t = taps_in_out(w, ci, co, ky, kx);
             let kind = ConvKind::General {
@@ -364,6 +372,10 @@ impl Conv {
                 let executed = self.tiling(n, h, w).points(h, w);
                 (9 * h * w * pairs, executed * pairs)
             }
+            ConvKind::Winograd5x5 => {
+                let executed = self.tiling(n, h, w).points(h, w);
+                (25 * h * w * pairs, executed * pairs)
+            }
             ConvKind::General { ky, kx, .. } => (ky * kx * h * w * pairs, ky * kx * h * w * pairs),
         }
     }
@@ -372,7 +384,8 @@ impl Conv {
     /// `epilogue` says (`ReluMasked` zeroes off-board points of `mask`). A
     /// 3x3 conv runs by Winograd with `tiling`, or with the tiling it picks
     /// for the shape ([`Conv::tiling`]) where that is `None` (F(4x4) where
-    /// this conv cannot build the other tilings' weights).
+    /// this conv cannot build the other tilings' weights); a 5x5 conv by
+    /// F(3x3, 5x5) whatever `tiling` says.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn run(
         &self,
@@ -400,43 +413,27 @@ impl Conv {
                 return;
             }
         }
-        let tiling = if self.small.is_none() {
-            Tiling::F4
-        } else {
-            tiling
-        };
-        match (&self.kind, tiling) {
-            (ConvKind::Winograd, tiling) => {
-                // The tilings other than F(4x4) come with `small` (see
-                // the fallback above).
-                let weight = self
-                    .small
-                    .as_ref()
-                    .and_then(|small| small.winograd(tiling, ci, co))
-                    .unwrap_or(&self.weight);
-                let g = Geometry::new(n, h, w, tiling);
-                let tiles = g.tiles();
-                s.wino.v.resize(tiling.area() * tiles * ci, 0.0);
-                s.wino.m.resize(tiling.area() * tiles * co, 0.0);
-                // Each weight matrix is asked for one product ahead
-                // (the first before the input transform runs).
-                Prefetch::matrix(weight, 0, (ci, co)).all();
-                input_transform(input, g, ci, &mut s.wino, 1);
-                for pos in 0..tiling.area() {
-                    gemm_weights(
-                        (tiles, ci, co),
-                        &s.wino.v[pos * tiles * ci..],
-                        (weight, pos),
-                        &mut s.wino.m[pos * tiles * co..],
-                        false,
-                        Prefetch::matrix(weight, pos + 1, (ci, co)),
-                    );
-                }
-                let bias = self.bias.as_deref().unwrap_or(&self.zeros);
-                output_transform(&s.wino.m, g, co, (bias, epilogue, mask.values()), out, 1);
+        let bias = self.bias.as_deref().unwrap_or(&self.zeros);
+        let ep = (bias, epilogue, mask.values());
+        match &self.kind {
+            ConvKind::Winograd => {
+                // The tilings other than F(4x4) come with `small`.
+                let (weight, tiling) = match &self.small {
+                    Some(small) if tiling.taps() == 3 => (
+                        small.winograd(tiling, ci, co).unwrap_or(&self.weight),
+                        tiling,
+                    ),
+                    _ => (&self.weight, Tiling::F4),
+                };
+                winograd(weight, tiling, input, (n, h, w), out, ep, &mut s.wino);
                 return;
             }
-            (ConvKind::Pointwise, _) => {
+            ConvKind::Winograd5x5 => {
+                let tiling = Tiling::F3K5;
+                winograd(&self.weight, tiling, input, (n, h, w), out, ep, &mut s.wino);
+                return;
+            }
+            ConvKind::Pointwise => {
                 gemm_weights(
                     (points, ci, co),
                     input,
@@ -446,12 +443,13 @@ impl Conv {
                     Prefetch::NONE,
                 );
             }
-            (&ConvKind::General { ky, kx, dy, dx }, _) => {
+            &ConvKind::General { ky, kx, dy, dx } => {
                 let k = ky * kx * ci;
                 // Every value is written below (a tap off the board as
                 // zeros), so the buffer is not cleared first: for g170's
-                // 5x5 input conv on 19x19 that was 0.8 MB of zeros per
-                // evaluation (`memset` 1.5% of its samples in `perf`).
+                // 5x5 input conv on 19x19 (which ran here until
+                // 2026-12-06) that was 0.8 MB of zeros per evaluation
+                // (`memset` 1.5% of its samples in `perf`).
                 if s.cols.len() < points * k {
                     s.cols.resize(points * k, 0.0);
                 }
@@ -499,6 +497,39 @@ impl Conv {
     }
 }
 
+/// `input` convolved by Winograd's `tiling` with its transformed `weight`
+/// (`[area, in, out]`) into `out`, finished as `ep` says.
+fn winograd(
+    weight: &AlignedWeights,
+    tiling: Tiling,
+    input: &[f32],
+    (n, h, w): (usize, usize, usize),
+    out: &mut [f32],
+    ep: (&[f32], Epilogue, Option<&[f32]>),
+    ws: &mut Workspace,
+) {
+    let (ci, co) = (input.len() / (n * h * w), out.len() / (n * h * w));
+    let g = Geometry::new(n, h, w, tiling);
+    let tiles = g.tiles();
+    ws.v.resize(tiling.area() * tiles * ci, 0.0);
+    ws.m.resize(tiling.area() * tiles * co, 0.0);
+    // Each weight matrix is asked for one product ahead (the first before
+    // the input transform runs).
+    Prefetch::matrix(weight, 0, (ci, co)).all();
+    input_transform(input, g, ci, ws, 1);
+    for pos in 0..tiling.area() {
+        gemm_weights(
+            (tiles, ci, co),
+            &ws.v[pos * tiles * ci..],
+            (weight, pos),
+            &mut ws.m[pos * tiles * co..],
+            false,
+            Prefetch::matrix(weight, pos + 1, (ci, co)),
+        );
+    }
+    output_transform(&ws.m, g, co, ep, out, 1);
+}
+
 impl Conv {
     /// Ends an int8 net's calibration for this conv (nothing for a conv
     /// without an int8 form).
@@ -510,17 +541,18 @@ impl Conv {
 
     /// The Winograd tiling a 3x3 conv runs a batch of `n` `h x w` boards
     /// by: [`Tiling::cheapest`] where this conv can build F(3x3) and F(5x5)
-    /// weights (small nets, see [`small_gemm_takes`]), F(4x4) otherwise.
+    /// weights (small nets, see [`small_gemm_takes`]), F(4x4) otherwise
+    /// (F(3x3, 5x5) for a 5x5 conv; not meaningful for the other kinds).
     /// (A direct
     /// convolution, tap by tap, ran here on batches of up to 9 tiles until
     /// 2026-11-28: against F(3x3) tiles it was 1.5-2x slower on 5x5 to
     /// 11x11 boards at batch 1 on Zen 4, with the AVX2 kernels as with the
     /// AVX-512 ones.)
     pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
-        if self.small.is_some() {
-            Tiling::cheapest(n, h, w)
-        } else {
-            Tiling::F4
+        match self.kind {
+            ConvKind::Winograd5x5 => Tiling::F3K5,
+            _ if self.small.is_some() => Tiling::cheapest(n, h, w),
+            _ => Tiling::F4,
         }
     }
 }

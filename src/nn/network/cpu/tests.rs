@@ -308,13 +308,21 @@ pub(super) fn direct(
 
 #[test]
 fn convolutions_of_every_kind_match_direct_convolution() {
+    use crate::nn::cpu_info::SimdPath;
     let mut rng = StdRng::seed_from_u64(2);
     for &(k, dil, ci, co, n, h, w) in &[
         (1, 1, 5, 7, 2, 6, 5),
         (3, 1, 6, 9, 1, 9, 9),
         (3, 1, 4, 5, 3, 7, 10),
         (5, 1, 22, 8, 2, 9, 9),
+        // 5x5 by F(3x3, 5x5): boards its 3x3 tiles cover exactly and not,
+        // channels off the transforms' 8 lanes.
+        (5, 1, 22, 16, 1, 19, 19),
+        (5, 1, 7, 16, 2, 7, 5),
+        (5, 1, 3, 4, 3, 4, 11),
+        (5, 1, 9, 32, 1, 1, 2),
         (3, 2, 3, 4, 1, 8, 7),
+        (5, 2, 3, 4, 1, 9, 8),
     ] {
         let weights = (0..co * ci * k * k).map(|_| rng.gen_range(-1.0..1.0));
         let layer = ConvLayer {
@@ -330,32 +338,41 @@ fn convolutions_of_every_kind_match_direct_convolution() {
         let want = direct(&input, (n, h, w), &layer.weights, (ci, co, k, dil), &bias);
         let mask = Mask::new(n, h * w, None);
         let mut s = ConvScratch::default();
-        let mut got = vec![0f32; want.len()];
-        conv.run(
-            None,
-            &input,
-            (n, h, w),
-            &mut got,
-            Epilogue::Store,
-            &mask,
-            &mut s,
-        );
-        let mut acc = vec![1f32; want.len()];
-        conv.run(
-            None,
-            &input,
-            (n, h, w),
-            &mut acc,
-            Epilogue::Accumulate,
-            &mask,
-            &mut s,
-        );
-        for ((g, a), w) in got.iter().zip(&acc).zip(&want) {
-            assert!((g - w).abs() < 1e-3, "k{k} d{dil}: {g} vs {w}");
-            assert!(
-                (a - 1.0 - w).abs() < 1e-3,
-                "k{k} d{dil} accumulate: {a} vs {w}"
-            );
+        // Every SIMD path this CPU has: the Winograd transforms are
+        // compiled once per path.
+        for path in SimdPath::ALL {
+            let ran = SimdPath::with_forced(path, || {
+                let mut got = vec![0f32; want.len()];
+                let shape = (n, h, w);
+                conv.run(
+                    None,
+                    &input,
+                    shape,
+                    &mut got,
+                    Epilogue::Store,
+                    &mask,
+                    &mut s,
+                );
+                let mut acc = vec![1f32; want.len()];
+                conv.run(
+                    None,
+                    &input,
+                    shape,
+                    &mut acc,
+                    Epilogue::Accumulate,
+                    &mask,
+                    &mut s,
+                );
+                for ((g, a), w) in got.iter().zip(&acc).zip(&want) {
+                    let name = path.name();
+                    assert!((g - w).abs() < 1e-3, "k{k} d{dil} {name}: {g} vs {w}");
+                    assert!(
+                        (a - 1.0 - w).abs() < 1e-3,
+                        "k{k} d{dil} {name} accumulate: {a} vs {w}"
+                    );
+                }
+            });
+            assert!(ran.is_some() || path != SimdPath::Portable);
         }
     }
 }
