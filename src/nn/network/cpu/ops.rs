@@ -1,6 +1,6 @@
 //! The layers of the pure-Rust CPU network on top of the GEMMs of
 //! [`super::gemm`]: convolutions on NHWC
-//! activations (1x1 as one GEMM, 3x3 by Winograd F(4x4, 3x3) with the
+//! activations (1x1 as one GEMM, 3x3 and 5x5 by Winograd with the
 //! transforms of `network/winograd.rs`, anything else by im2col), masked
 //! global pooling and activations.
 //!
