@@ -183,9 +183,10 @@ const WEIGHT_COST_ROWS: usize = 16;
 /// Scratch buffers shared by every Winograd conv of a network.
 #[derive(Default)]
 pub(super) struct Workspace {
-    /// Transformed inputs `[area, tiles, in_channels]`.
+    /// Transformed inputs `[area, tiles, in_channels]` (the buffer may be
+    /// longer: it holds the largest conv's so far).
     pub(super) v: Vec<f32>,
-    /// Transformed outputs `[area, tiles, out_channels]`.
+    /// Transformed outputs `[area, tiles, out_channels]` (as `v`).
     pub(super) m: Vec<f32>,
     /// The input with a zero border, `[n, s tiles_y + 2r, s tiles_x + 2r, c]`
     /// (`r` the kernel's radius)
