@@ -425,12 +425,13 @@ impl Conv {
                     ),
                     _ => (&self.weight, Tiling::F4),
                 };
-                winograd(weight, tiling, input, (n, h, w), out, ep, &mut s.wino);
+                let weight = (weight, tiling);
+                winograd(weight, input, (n, h, w), (ci, co), out, ep, &mut s.wino);
                 return;
             }
             ConvKind::Winograd5x5 => {
-                let tiling = Tiling::F3K5;
-                winograd(&self.weight, tiling, input, (n, h, w), out, ep, &mut s.wino);
+                let weight = (&self.weight, Tiling::F3K5);
+                winograd(weight, input, (n, h, w), (ci, co), out, ep, &mut s.wino);
                 return;
             }
             ConvKind::Pointwise => {
@@ -497,18 +498,18 @@ impl Conv {
     }
 }
 
-/// `input` convolved by Winograd's `tiling` with its transformed `weight`
-/// (`[area, in, out]`) into `out`, finished as `ep` says.
+/// `input` (`ci` channels) convolved by Winograd's `tiling` with its
+/// transformed `weight` (`[area, ci, co]`) into `out`, finished as `ep`
+/// says.
 fn winograd(
-    weight: &AlignedWeights,
-    tiling: Tiling,
+    (weight, tiling): (&AlignedWeights, Tiling),
     input: &[f32],
     (n, h, w): (usize, usize, usize),
+    (ci, co): (usize, usize),
     out: &mut [f32],
     ep: (&[f32], Epilogue, Option<&[f32]>),
     ws: &mut Workspace,
 ) {
-    let (ci, co) = (input.len() / (n * h * w), out.len() / (n * h * w));
     let g = Geometry::new(n, h, w, tiling);
     let tiles = g.tiles();
     // Grown, never shrunk: a net's convs alternate between sizes (its
