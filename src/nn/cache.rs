@@ -4,7 +4,11 @@
 //! Each slot holds one `(key, Arc<NnOutput>)`; a new result replaces
 //! whatever hashed to its slot. Every slot has its own tiny lock
 //! (`parking_lot::Mutex`, one byte), so threads only contend when they touch
-//! the same slot, and no lock is held while an output is dropped.
+//! the same slot, and no lock is held while an output is dropped. A bitmap
+//! of the slots ever filled since the last clear lets [`NnCache::clear`]
+//! visit only those: the benchmark clears the table before each position,
+//! and walking (and locking) all 2^20 default slots took 28 ms a time,
+//! 1.4% of a 13x13 benchmark on Zen 1.
 //!
 //! An evaluation's size grows with the board (a 37x37 one is 3.8 times a
 //! 19x19 one), so the table is also bounded in bytes: `2^k` slots hold at
@@ -55,6 +59,10 @@ type Slot = Mutex<Option<(Key, Arc<NnOutput>)>>;
 /// A bounded, thread-safe table from 128-bit keys to evaluations.
 pub struct NnCache {
     slots: Box<[Slot]>,
+    /// One bit per slot, set by every insert into it: a filled slot always
+    /// has its bit set (a bit may outlive its entry, e.g. when a clear
+    /// races an insert; a clear then finds the slot empty).
+    filled: Box<[AtomicU64]>,
     mask: u64,
     /// Bytes of the entries held ([`entry_bytes`] each).
     held_bytes: AtomicU64,
@@ -68,8 +76,10 @@ impl NnCache {
     pub fn new(size_power_of_two: u32) -> NnCache {
         let len = 1usize << size_power_of_two.min(MAX_CACHE_POWER_OF_TWO);
         let slots = (0..len).map(|_| Mutex::new(None)).collect();
+        let filled = (0..len.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         NnCache {
             slots,
+            filled,
             mask: len as u64 - 1,
             held_bytes: AtomicU64::new(0),
             max_bytes: len as u64 * slot_bytes(),
@@ -81,10 +91,14 @@ impl NnCache {
         self.slots.len()
     }
 
+    /// The slot's index. Indexed by the low word, as KataGo does with
+    /// hash0; the full key is compared on lookup.
+    fn index(&self, key: &Key) -> usize {
+        (key[0] & self.mask) as usize
+    }
+
     fn slot(&self, key: &Key) -> &Slot {
-        // Index by the low word, as KataGo does with hash0; the full key is
-        // compared on lookup.
-        &self.slots[(key[0] & self.mask) as usize]
+        &self.slots[self.index(key)]
     }
 
     /// The cached evaluation for `key`, if its slot still holds it.
@@ -103,7 +117,8 @@ impl NnCache {
     pub fn insert(&self, key: u128, out: Arc<NnOutput>) {
         let key = split(key);
         let new_bytes = entry_bytes(&out);
-        let mut slot = self.slot(&key).lock();
+        let index = self.index(&key);
+        let mut slot = self.slots[index].lock();
         let old_bytes = slot.as_ref().map_or(0, |(_, o)| entry_bytes(o));
         if new_bytes > old_bytes {
             let grow = new_bytes - old_bytes;
@@ -121,20 +136,30 @@ impl NnCache {
                 .fetch_sub(old_bytes - new_bytes, Ordering::Relaxed);
         }
         let old = slot.replace((key, out));
+        // Set while the slot is locked: whether a clear swaps this word
+        // out before or after, the filled slot keeps its bit or that clear
+        // empties it.
+        self.filled[index / 64].fetch_or(1 << (index % 64), Ordering::Relaxed);
         drop(slot);
         // `old` is dropped here, after the lock is released.
         drop(old);
     }
 
-    /// Empties the table.
+    /// Empties the table, visiting only the slots filled since the last
+    /// clear.
     pub fn clear(&self) {
         let mut freed = 0;
-        for slot in self.slots.iter() {
-            let old = slot.lock().take();
-            if let Some((_, out)) = &old {
-                freed += entry_bytes(out);
+        for (word, bits) in self.filled.iter().enumerate() {
+            let mut bits = bits.swap(0, Ordering::Relaxed);
+            while bits != 0 {
+                let index = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let old = self.slots[index].lock().take();
+                if let Some((_, out)) = &old {
+                    freed += entry_bytes(out);
+                }
+                drop(old);
             }
-            drop(old);
         }
         self.held_bytes.fetch_sub(freed, Ordering::Relaxed);
     }
@@ -235,6 +260,15 @@ mod tests {
         cache.clear();
         assert!(cache.is_empty());
         assert!(cache.get(0).is_none());
+        assert_eq!(cache.held_bytes(), 0);
+        // Refilled, it empties again (the bitmap follows the new entries).
+        for k in 0..10u128 {
+            cache.insert(k, output(0.5));
+        }
+        assert_eq!(cache.len(), 10);
+        cache.clear();
+        assert!(cache.is_empty());
+        assert_eq!(cache.held_bytes(), 0);
     }
 
     #[test]
@@ -247,7 +281,9 @@ mod tests {
                     for i in 0..2000u32 {
                         let key = u128::from(i % 300) * 0x1_0000_0001;
                         let tag = (i % 300) as f32;
-                        if (i + t) % 3 == 0 {
+                        if t == 3 && i % 500 == 0 {
+                            cache.clear();
+                        } else if (i + t) % 3 == 0 {
                             cache.insert(key, output(tag));
                         } else if let Some(o) = cache.get(key) {
                             assert_eq!(o.white_win_prob, tag);
@@ -266,6 +302,10 @@ mod tests {
             counted,
             "the byte count follows the entries"
         );
+        // No entry escaped the bitmap during the races with clears.
+        cache.clear();
+        assert!(cache.is_empty());
+        assert_eq!(cache.held_bytes(), 0);
     }
 
     #[test]
