@@ -188,35 +188,29 @@ pub(super) struct Workspace {
     pub(super) v: Vec<f32>,
     /// Transformed outputs `[area, tiles, out_channels]` (as `v`).
     pub(super) m: Vec<f32>,
-    /// The input with a zero border, `[n, s tiles_y + 2r, s tiles_x + 2r, c]`
-    /// (`r` the kernel's radius)
-    /// (tiles of side `s` read in place), one per shape: only interiors are
-    /// written, so borders stay zero (a shared buffer was re-zeroed at each
-    /// shape change, twice per global-pooling block); grown with the batch.
-    padded: Vec<(BoardShape, Vec<f32>)>,
+    /// `c` zeros: the rows off the board that a tile reads (grown to the
+    /// widest conv input).
+    zero_row: Vec<f32>,
 }
 
-/// `(h, w, c, tiling)` of a padded input buffer.
-type BoardShape = (usize, usize, usize, Tiling);
+/// Where a conv's input is read: `[n, h, w, c]` NHWC, with a row of `c`
+/// zeros for every point off the board.
+#[derive(Clone, Copy)]
+struct Board<'a> {
+    input: &'a [f32],
+    zero_row: &'a [f32],
+}
 
-/// The zero-bordered buffer for `shape` in `buffers`, at least `len` long.
-fn padded_buffer(
-    buffers: &mut Vec<(BoardShape, Vec<f32>)>,
-    shape: BoardShape,
-    len: usize,
-) -> &mut [f32] {
-    let i = buffers
-        .iter()
-        .position(|(s, _)| *s == shape)
-        .unwrap_or_else(|| {
-            buffers.push((shape, Vec::new()));
-            buffers.len() - 1
-        });
-    let values = &mut buffers[i].1;
-    if values.len() < len {
-        values.resize(len, 0.0);
+impl<'a> Board<'a> {
+    /// The `c` values of point `(y, x)` of image `b`, zeros if the point
+    /// is off the `h x w` board.
+    #[inline(always)]
+    fn point(self, g: Geometry, c: usize, (b, y, x): (usize, isize, isize)) -> &'a [f32] {
+        if y < 0 || x < 0 || y >= g.h as isize || x >= g.w as isize {
+            return &self.zero_row[..c];
+        }
+        &self.input[((b * g.h + y as usize) * g.w + x as usize) * c..][..c]
     }
-    &mut values[..len]
 }
 
 /// What the output transform does with each finished value `y` (conv plus
@@ -372,15 +366,57 @@ unsafe fn transform_rows<const N: usize, const K: usize>(
     c: usize,
     f: impl Fn([f32; N]) -> [f32; K],
 ) {
+    assert!(from.end(N, c) <= src.len(), "Winograd rows out of range");
+    let src = src.as_ptr();
+    // SAFETY: rows `k < N` of `from` lie in `src` (checked above) and the
+    // caller reads at most `c` values of each.
+    let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
+    // SAFETY: forwarded from the caller.
+    unsafe { transform(load, (dst, to), c, f) }
+}
+
+/// [`transform_rows`] from `N` rows anywhere: `rows[k]` is row `k`'s `c`
+/// values (the first pass of the input transform reads the board's points
+/// in place, a row of zeros for each point off the board).
+///
+/// # Safety
+/// As [`transform_rows`].
+#[inline(always)]
+unsafe fn transform_gathered<const N: usize, const K: usize>(
+    rows: [&[f32]; N],
+    (dst, to): (Shared, Strided),
+    c: usize,
+    f: impl Fn([f32; N]) -> [f32; K],
+) {
+    assert!(rows.iter().all(|r| r.len() >= c), "Winograd rows too short");
+    let rows = rows.map(<[f32]>::as_ptr);
+    // SAFETY: each row holds `c` values (checked above).
+    let load = |k: usize, i: usize| unsafe { rows[k].add(i) };
+    // SAFETY: forwarded from the caller.
+    unsafe { transform(load, (dst, to), c, f) }
+}
+
+/// The loop of [`transform_rows`] and [`transform_gathered`]: `load(k, i)`
+/// points at value `i` of source row `k`.
+///
+/// # Safety
+/// `load(k, i)` must be readable for `k < N`, `i < c`; no other thread may
+/// access `dst`'s rows `to` meanwhile.
+#[inline(always)]
+unsafe fn transform<const N: usize, const K: usize>(
+    load: impl Fn(usize, usize) -> *const f32,
+    (dst, to): (Shared, Strided),
+    c: usize,
+    f: impl Fn([f32; N]) -> [f32; K],
+) {
     assert!(
-        from.end(N, c) <= src.len() && to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
+        to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
         "Winograd rows out of range or overlapping"
     );
-    let (src, dst) = (src.as_ptr(), dst.0);
-    // SAFETY (every access below): rows `k < N` of `from` and `k < K` of
-    // `to` lie in their buffers (checked above) and `i + LANES <= c` or
+    let dst = dst.0;
+    // SAFETY (every access below): the caller's `load`, and rows `k < K`
+    // of `to` lie in `dst` (checked above) with `i + LANES <= c` or
     // `i < c`; the rows of `to` do not overlap and are this caller's.
-    let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
     let store = |k: usize, i: usize| unsafe { dst.add(to.first + k * to.step + i) };
     let mut i = 0;
     while i + LANES <= c {
@@ -473,16 +509,6 @@ impl Geometry {
         self.n * self.tiles_y * self.tiles_x
     }
 
-    /// Rows of the zero-bordered input.
-    fn padded_h(&self) -> usize {
-        self.tiles_y * self.tiling.out_tile() + 2 * self.tiling.border()
-    }
-
-    /// Columns of the zero-bordered input.
-    fn padded_w(&self) -> usize {
-        self.tiles_x * self.tiling.out_tile() + 2 * self.tiling.border()
-    }
-
     /// Image, tile row and tile column of tile `t`.
     fn split(&self, t: usize) -> (usize, usize, usize) {
         let per_image = self.tiles_y * self.tiles_x;
@@ -505,22 +531,17 @@ pub(super) fn input_transform(
     ws: &mut Workspace,
     threads: usize,
 ) {
-    let (ph, pw) = (g.padded_h(), g.padded_w());
-    let len = g.n * ph * pw * c;
-    let padded_values = padded_buffer(&mut ws.padded, (g.h, g.w, c, g.tiling), len);
-    let rows = g.n * g.h;
-    let border = g.tiling.border();
-    let padded = Shared::new(padded_values);
-    super::omp::parallel(threads, &|part, parts| {
-        for r in tile_range(rows, part, parts) {
-            let (b, y) = (r / g.h, r % g.h);
-            let src = &input[r * g.w * c..][..g.w * c];
-            // SAFETY: each image row goes to its own padded row.
-            let at = ((b * ph + y + border) * pw + border) * c;
-            unsafe { padded.slice(at, g.w * c) }.copy_from_slice(src);
-        }
-    });
-    let padded = &*padded_values;
+    assert!(
+        input.len() >= g.n * g.h * g.w * c,
+        "Winograd input too short"
+    );
+    if ws.zero_row.len() < c {
+        ws.zero_row.resize(c, 0.0);
+    }
+    let board = Board {
+        input,
+        zero_row: &ws.zero_row,
+    };
     let v = Shared::new(&mut ws.v);
     let path = simd_path();
     super::omp::parallel(threads, &|part, parts| {
@@ -532,79 +553,83 @@ pub(super) fn input_transform(
             // are disjoint per part.
             match path {
                 SimdPath::Avx512 => unsafe {
-                    return with_tiling!(g.tiling, input_tiles_avx512(padded, g, c, v, range));
+                    return with_tiling!(g.tiling, input_tiles_avx512(board, g, c, v, range));
                 },
                 SimdPath::Avx2Fma => unsafe {
-                    return with_tiling!(g.tiling, input_tiles_avx2(padded, g, c, v, range));
+                    return with_tiling!(g.tiling, input_tiles_avx2(board, g, c, v, range));
                 },
                 SimdPath::Portable => {}
             }
         }
         let _ = path;
         // SAFETY: tiles are disjoint per part.
-        unsafe { with_tiling!(g.tiling, input_tiles(padded, g, c, v, range)) };
+        unsafe { with_tiling!(g.tiling, input_tiles(board, g, c, v, range)) };
     });
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn input_tiles_avx2<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
-    padded: &[f32],
+    board: Board,
     g: Geometry,
     c: usize,
     v: Shared,
     range: std::ops::Range<usize>,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { input_tiles::<T, IN, OUT>(padded, g, c, v, range) }
+    unsafe { input_tiles::<T, IN, OUT>(board, g, c, v, range) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn input_tiles_avx512<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
-    padded: &[f32],
+    board: Board,
     g: Geometry,
     c: usize,
     v: Shared,
     range: std::ops::Range<usize>,
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { input_tiles::<T, IN, OUT>(padded, g, c, v, range) }
+    unsafe { input_tiles::<T, IN, OUT>(board, g, c, v, range) }
 }
 
-/// The input transform of tiles `range`, read from the zero-bordered input.
+/// The input transform of tiles `range`, read from the board in place.
 ///
 /// # Safety
 /// No other thread may write these tiles' entries of `v` meanwhile.
 #[inline(always)]
 unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>(
-    padded: &[f32],
+    board: Board,
     g: Geometry,
     c: usize,
     v: Shared,
     range: std::ops::Range<usize>,
 ) {
-    let (ph, pw, tiles) = (g.padded_h(), g.padded_w(), g.tiles());
+    let tiles = g.tiles();
+    let border = g.tiling.border() as isize;
     let mut scratch = TileScratch::take(IN * IN * c);
     let tmp = &mut scratch[..IN * IN * c];
     for t in range {
         let (b, ty, tx) = g.split(t);
-        // Padded point (OUT ty + dy, OUT tx + dx) is board point
-        // (OUT ty + dy - border, ...).
-        let corner = (b * ph + ty * OUT) * pw + tx * OUT;
+        // Tile point (dy, dx) is board point (OUT ty + dy - border, OUT tx
+        // + dx - border).
+        let (y0, x0) = ((ty * OUT) as isize - border, (tx * OUT) as isize - border);
         // Along y for each column (tmp is [x][y']), then along x for each
         // y', straight into v.
         for dx in 0..IN {
-            let from = Strided {
-                first: (corner + dx) * c,
-                step: pw * c,
-            };
+            let x = x0 + dx as isize;
+            if x < 0 || x >= g.w as isize {
+                // A column off the board: B^T 0 = 0.
+                tmp[dx * IN * c..][..IN * c].fill(0.0);
+                continue;
+            }
+            let rows = std::array::from_fn(|dy| board.point(g, c, (b, y0 + dy as isize, x)));
             let to = Strided {
                 first: dx * IN * c,
                 step: c,
             };
             // SAFETY: `tmp` is this call's own.
-            unsafe { transform_rows((padded, from), (Shared::new(tmp), to), c, T::input) };
+            unsafe { transform_gathered(rows, (Shared::new(tmp), to), c, T::input) };
         }
         for y in 0..IN {
             let from = Strided {
