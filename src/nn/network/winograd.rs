@@ -375,6 +375,25 @@ unsafe fn transform_rows<const N: usize, const K: usize>(
     unsafe { transform(load, (dst, to), c, f) }
 }
 
+/// [`transform_rows`] into a [`Sink`].
+///
+/// # Safety
+/// As [`transform_into`]'s `sink`.
+#[inline(always)]
+unsafe fn transform_rows_into<const N: usize, const K: usize>(
+    (src, from): (&[f32], Strided),
+    sink: &impl Sink<K>,
+    c: usize,
+    f: impl Fn([f32; N]) -> [f32; K],
+) {
+    assert!(from.end(N, c) <= src.len(), "Winograd rows out of range");
+    let src = src.as_ptr();
+    // SAFETY: rows `k < N` of `from` lie in `src` (checked above).
+    let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
+    // SAFETY: forwarded from the caller.
+    unsafe { transform_into(load, sink, c, f) }
+}
+
 /// [`transform_rows`] from `N` rows anywhere: `rows[k]` is row `k`'s `c`
 /// values (the first pass of the input transform reads the board's points
 /// in place, a row of zeros for each point off the board).
@@ -397,7 +416,8 @@ unsafe fn transform_gathered<const N: usize, const K: usize>(
 }
 
 /// The loop of [`transform_rows`] and [`transform_gathered`]: `load(k, i)`
-/// points at value `i` of source row `k`.
+/// points at value `i` of source row `k`; the `K` results go to `dst`'s
+/// rows `to`.
 ///
 /// # Safety
 /// `load(k, i)` must be readable for `k < N`, `i < c`; no other thread may
@@ -413,11 +433,90 @@ unsafe fn transform<const N: usize, const K: usize>(
         to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
         "Winograd rows out of range or overlapping"
     );
-    let dst = dst.0;
-    // SAFETY (every access below): the caller's `load`, and rows `k < K`
-    // of `to` lie in `dst` (checked above) with `i + LANES <= c` or
-    // `i < c`; the rows of `to` do not overlap and are this caller's.
-    let store = |k: usize, i: usize| unsafe { dst.add(to.first + k * to.step + i) };
+    let sink = StridedSink { dst: dst.0, to };
+    // SAFETY: the caller's `load`; rows `k < K` of `to` lie in `dst`
+    // (checked above), do not overlap, and are this caller's.
+    unsafe { transform_into(load, &sink, c, f) }
+}
+
+/// Where [`transform_into`] puts row `k`'s values `i..i + L`.
+trait Sink<const K: usize> {
+    /// # Safety
+    /// `k < K`, `i + L <= c` for the `c` of the transform.
+    unsafe fn put<const L: usize>(&self, k: usize, i: usize, values: [f32; L]);
+}
+
+/// Rows `to` of a buffer.
+struct StridedSink {
+    dst: *mut f32,
+    to: Strided,
+}
+
+impl<const K: usize> Sink<K> for StridedSink {
+    #[inline(always)]
+    unsafe fn put<const L: usize>(&self, k: usize, i: usize, values: [f32; L]) {
+        // SAFETY: the constructor's caller vouches for rows `k < K`.
+        unsafe {
+            self.dst
+                .add(self.to.first + k * self.to.step + i)
+                .cast::<[f32; L]>()
+                .write_unaligned(values)
+        }
+    }
+}
+
+/// The output transform's last pass, finished as an [`Epilogue`] says and
+/// written to the board: `points[k]` is output `k`'s `c` values (a
+/// discarded row where the tile runs off the board), `bias` the conv's,
+/// and `keep[k]` false where the mask zeroes the point (`ReluMasked`).
+struct BoardSink<const K: usize, const E: u8> {
+    points: [*mut f32; K],
+    bias: *const f32,
+    keep: [bool; K],
+}
+
+/// [`BoardSink`]'s `E` for each [`Epilogue`] (one monomorphised loop each).
+const STORE: u8 = 0;
+const ACCUMULATE: u8 = 1;
+const RELU_MASKED: u8 = 2;
+
+impl<const K: usize, const E: u8> Sink<K> for BoardSink<K, E> {
+    #[inline(always)]
+    unsafe fn put<const L: usize>(&self, k: usize, i: usize, values: [f32; L]) {
+        // SAFETY: the constructor's caller vouches for `c` values at each
+        // point and of `bias`.
+        unsafe {
+            let dst = self.points[k].add(i).cast::<[f32; L]>();
+            let bias = self.bias.add(i).cast::<[f32; L]>().read_unaligned();
+            let mut out = dst.read_unaligned();
+            for l in 0..L {
+                let y = values[l] + bias[l];
+                out[l] = match E {
+                    STORE => y,
+                    ACCUMULATE => out[l] + y,
+                    _ if self.keep[k] => y.max(0.0),
+                    _ => 0.0,
+                };
+            }
+            dst.write_unaligned(out);
+        }
+    }
+}
+
+/// [`transform`]'s loop into any [`Sink`].
+///
+/// # Safety
+/// `load(k, i)` must be readable for `k < N`, `i < c`; `sink` must take
+/// rows `k < K` of `c` values, which no other thread accesses meanwhile.
+#[inline(always)]
+unsafe fn transform_into<const N: usize, const K: usize>(
+    load: impl Fn(usize, usize) -> *const f32,
+    sink: &impl Sink<K>,
+    c: usize,
+    f: impl Fn([f32; N]) -> [f32; K],
+) {
+    // SAFETY (every access below): the caller's `load` and `sink`, with
+    // `i + LANES <= c` or `i < c`.
     let mut i = 0;
     while i + LANES <= c {
         let a: [[f32; LANES]; N] =
@@ -429,15 +528,15 @@ unsafe fn transform<const N: usize, const K: usize>(
                 r[k][l] = v[k];
             }
         }
-        for (k, row) in r.iter().enumerate() {
-            unsafe { store(k, i).cast::<[f32; LANES]>().write_unaligned(*row) };
+        for (k, row) in r.into_iter().enumerate() {
+            unsafe { sink.put(k, i, row) };
         }
         i += LANES;
     }
     for i in i..c {
         let v = f(std::array::from_fn(|k| unsafe { load(k, i).read() }));
         for (k, value) in v.into_iter().enumerate() {
-            unsafe { store(k, i).write(value) };
+            unsafe { sink.put(k, i, [value]) };
         }
     }
 }
@@ -726,13 +825,15 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
 ) {
     let (h, w, tiles) = (g.h, g.w, g.tiles());
     let bias = &bias[..c];
-    let mut scratch = TileScratch::take((IN + OUT) * OUT * c);
-    let (tmp, done) = scratch[..(IN + OUT) * OUT * c].split_at_mut(IN * OUT * c);
+    // tmp is [x][y'] (IN x OUT); `discard` takes the outputs of tile points
+    // off the board.
+    let mut scratch = TileScratch::take((IN * OUT + 1) * c);
+    let (tmp, discard) = scratch[..(IN * OUT + 1) * c].split_at_mut(IN * OUT * c);
+    let discard = discard.as_mut_ptr();
     for t in range {
         let (b, ty, tx) = g.split(t);
-        // Along y for each of the IN columns, read in place from m (tmp is
-        // [x][y'], IN x OUT), then along x for each y' (done is [y'][x'],
-        // OUT x OUT).
+        // Along y for each of the IN columns, read in place from m, then
+        // along x for each on-board y', finished and written to the board.
         for dx in 0..IN {
             let from = Strided {
                 first: (dx * tiles + t) * c,
@@ -745,45 +846,43 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
             // SAFETY: `tmp` is this call's own.
             unsafe { transform_rows((m, from), (Shared::new(tmp), to), c, T::output) };
         }
-        for y in 0..OUT {
-            let from = Strided {
-                first: y * c,
-                step: OUT * c,
-            };
-            let to = Strided {
-                first: y * OUT * c,
-                step: c,
-            };
-            // SAFETY: `done` is this call's own.
-            unsafe { transform_rows((tmp, from), (Shared::new(done), to), c, T::output) };
-        }
         for dy in 0..OUT.min(h - ty * OUT) {
             let y = ty * OUT + dy;
-            for dx in 0..OUT.min(w - tx * OUT) {
-                let x = tx * OUT + dx;
-                let point = (b * h + y) * w + x;
-                let src = &done[(dy * OUT + dx) * c..][..c];
-                // SAFETY: each point belongs to exactly one tile.
-                let dst = unsafe { out.slice(point * c, c) };
+            let from = Strided {
+                first: dy * c,
+                step: OUT * c,
+            };
+            let point = |dx: usize| (b * h + y) * w + tx * OUT + dx;
+            let on_board = |dx: usize| tx * OUT + dx < w;
+            // SAFETY: each on-board point belongs to exactly one tile, and
+            // `out` holds `c` values per point of the batch.
+            let points = std::array::from_fn(|dx| {
+                if on_board(dx) {
+                    unsafe { out.slice(point(dx) * c, c) }.as_mut_ptr()
+                } else {
+                    discard
+                }
+            });
+            let keep = std::array::from_fn(|dx| {
+                on_board(dx) && mask.is_none_or(|mk| mk[point(dx)] != 0.0)
+            });
+            let bias = bias.as_ptr();
+            let src = (&*tmp, from);
+            // SAFETY: `points` and `bias` hold `c` values each; `discard`
+            // and `tmp` are this call's own.
+            unsafe {
                 match epilogue {
                     Epilogue::Store => {
-                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                            *d = s + bb;
-                        }
+                        let sink = BoardSink::<OUT, STORE> { points, bias, keep };
+                        transform_rows_into(src, &sink, c, T::output);
                     }
                     Epilogue::Accumulate => {
-                        for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                            *d += s + bb;
-                        }
+                        let sink = BoardSink::<OUT, ACCUMULATE> { points, bias, keep };
+                        transform_rows_into(src, &sink, c, T::output);
                     }
                     Epilogue::ReluMasked => {
-                        if mask.is_none_or(|mk| mk[point] != 0.0) {
-                            for ((d, s), bb) in dst.iter_mut().zip(src).zip(bias) {
-                                *d = (s + bb).max(0.0);
-                            }
-                        } else {
-                            dst.fill(0.0);
-                        }
+                        let sink = BoardSink::<OUT, RELU_MASKED> { points, bias, keep };
+                        transform_rows_into(src, &sink, c, T::output);
                     }
                 }
             }
