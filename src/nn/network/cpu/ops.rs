@@ -78,16 +78,16 @@ impl<'a> Mask<'a> {
         }
     }
 
-    /// Sets `out` to `[n, 3c]` zeros and yields each row with its three
+    /// Sets `out` (`[n, 3c]`) to zeros and yields each row with its three
     /// `c`-wide parts.
     #[inline]
     fn pooled_rows<'o>(
         &self,
         c: usize,
-        out: &'o mut Vec<f32>,
+        out: &'o mut [f32],
     ) -> impl Iterator<Item = (usize, [&'o mut [f32]; 3])> {
-        out.clear();
-        out.resize(self.area.len() * 3 * c, 0.0);
+        assert_eq!(out.len(), self.area.len() * 3 * c, "pooled rows' length");
+        out.fill(0.0);
         out.chunks_exact_mut(3 * c)
             .enumerate()
             .map(move |(row, o)| {
@@ -100,7 +100,7 @@ impl<'a> Mask<'a> {
     /// KataGo's gpool features `[n, 3c]` of `x` (`[n * hw, c]`, already
     /// zero off the board): mean, mean * size term, max (over the board,
     /// with off-board points counted as -1, as KataGo's `mask - 1`).
-    pub(super) fn pool(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
+    pub(super) fn pool(&self, x: &[f32], c: usize, out: &mut [f32]) {
         for (row, [sum, scaled, max]) in self.pooled_rows(c, out) {
             max.fill(f32::NEG_INFINITY);
             for p in 0..self.hw {
@@ -120,7 +120,7 @@ impl<'a> Mask<'a> {
 
     /// KataGo's value-head pooling `[n, 3c]`: mean, mean * size term,
     /// mean * quadratic size term.
-    pub(super) fn pool_value(&self, x: &[f32], c: usize, out: &mut Vec<f32>) {
+    pub(super) fn pool_value(&self, x: &[f32], c: usize, out: &mut [f32]) {
         for (row, [mean, a, b]) in self.pooled_rows(c, out) {
             for p in 0..self.hw {
                 let point = &x[(row * self.hw + p) * c..][..c];
@@ -177,10 +177,9 @@ pub(super) struct Dense {
 }
 
 impl Dense {
-    /// `out = x W + b` for `n` rows.
-    pub(super) fn run(&self, x: &[f32], n: usize, out: &mut Vec<f32>) {
-        out.clear();
-        out.resize(n * self.out_channels, 0.0);
+    /// `out = x W + b` for `n` rows (`out` is `[n, out_channels]`).
+    pub(super) fn run(&self, x: &[f32], n: usize, out: &mut [f32]) {
+        assert_eq!(out.len(), n * self.out_channels, "dense output's length");
         gemm_weights(
             (n, self.in_channels, self.out_channels),
             x,

@@ -481,7 +481,7 @@ fn masked_pooling_ignores_points_off_the_board() {
     let mask = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0];
     let x = [1.0, 2.0, 3.0, 6.0, -4.0, -2.0, -3.0, 0.0];
     let m = Mask::new(2, 4, Some(&mask));
-    let mut out = Vec::new();
+    let mut out = vec![f32::NAN; 6];
     m.pool(&x, 1, &mut out);
     let (c0, c1) = (4f32.sqrt() - 14.0, 3f32.sqrt() - 14.0);
     assert_eq!(out.len(), 6);

@@ -167,11 +167,11 @@ impl Ffn {
         let c = self.linear1.in_channels;
         let mut normed = s.take(points * c);
         self.norm.run(x, c, mask, &mut normed);
-        let mut hidden = s.take(0);
+        let mut hidden = s.take(points * self.linear1.out_channels);
         self.linear1.run(&normed, points, &mut hidden);
-        let mut gate = s.take(0);
+        let mut gate = s.take(points * self.gate.out_channels);
         self.gate.run(&normed, points, &mut gate);
-        for (a, g) in hidden.iter_mut().zip(&gate) {
+        for (a, g) in hidden.iter_mut().zip(gate.iter()) {
             *a = *a / (1.0 + (-*a).exp()) * g;
         }
         let mut y = normed;
@@ -242,7 +242,11 @@ impl Attention {
         let c = self.q.in_channels;
         let mut normed = s.take(points * c);
         self.norm.run(x, c, mask, &mut normed);
-        let (mut q, mut k, mut v) = (s.take(0), s.take(0), s.take(0));
+        let (mut q, mut k, mut v) = (
+            s.take(points * self.q.out_channels),
+            s.take(points * self.k.out_channels),
+            s.take(points * self.v.out_channels),
+        );
         self.q.run(&normed, points, &mut q);
         self.k.run(&normed, points, &mut k);
         self.v.run(&normed, points, &mut v);
