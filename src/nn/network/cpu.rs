@@ -293,14 +293,14 @@ impl Ops for CpuOps<'_> {
 
     fn global_pool(&mut self, x: &Buf) -> Result<Buf, NetError> {
         let c = self.channels(x);
-        let mut out = self.s.take(self.shape.0 * 3 * c);
+        let mut out = self.s.take(self.mask.pooled_len(c));
         self.mask.pool(x, c, &mut out);
         Ok(out)
     }
 
     fn value_pool(&mut self, x: &Buf) -> Result<Buf, NetError> {
         let c = self.channels(x);
-        let mut out = self.s.take(self.shape.0 * 3 * c);
+        let mut out = self.s.take(self.mask.pooled_len(c));
         self.mask.pool_value(x, c, &mut out);
         Ok(out)
     }

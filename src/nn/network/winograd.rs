@@ -42,8 +42,8 @@ mod rows;
 mod transforms;
 
 use rows::{
-    transform_gathered, transform_rows, transform_rows_into, BoardSink, Shared, Strided,
-    ACCUMULATE, RELU_MASKED, STORE,
+    transform_gathered, transform_rows, BoardSink, Shared, Strided, StridedSink, ACCUMULATE,
+    RELU_MASKED, STORE,
 };
 pub(super) use transforms::transform_kernel;
 use transforms::{Transforms, F3, F3K5, F4, F5};
@@ -491,7 +491,10 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
                 step: c,
             };
             // SAFETY: `tmp` is this call's own.
-            unsafe { transform_gathered(rows, (Shared::new(tmp), to), c, T::input) };
+            unsafe {
+                let sink = StridedSink::new((Shared::new(tmp), to), c);
+                transform_gathered(rows, &sink, c, T::input);
+            }
         }
         for y in 0..IN {
             let from = Strided {
@@ -503,7 +506,7 @@ unsafe fn input_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize>
                 step: tiles * c,
             };
             // SAFETY: tile `t`'s rows of `v` belong to this caller only.
-            unsafe { transform_rows((tmp, from), (v, to), c, T::input) };
+            unsafe { transform_rows((tmp, from), &StridedSink::new((v, to), c), c, T::input) };
         }
     }
     TileScratch::give_back(scratch);
@@ -607,7 +610,10 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
                 step: c,
             };
             // SAFETY: `tmp` is this call's own.
-            unsafe { transform_rows((m, from), (Shared::new(tmp), to), c, T::output) };
+            unsafe {
+                let sink = StridedSink::new((Shared::new(tmp), to), c);
+                transform_rows((m, from), &sink, c, T::output);
+            }
         }
         for dy in 0..OUT.min(h - ty * OUT) {
             let y = ty * OUT + dy;
@@ -637,15 +643,15 @@ unsafe fn output_tiles<T: Transforms<IN, OUT>, const IN: usize, const OUT: usize
                 match epilogue {
                     Epilogue::Store => {
                         let sink = BoardSink::<OUT, STORE> { points, bias, keep };
-                        transform_rows_into(src, &sink, c, T::output);
+                        transform_rows(src, &sink, c, T::output);
                     }
                     Epilogue::Accumulate => {
                         let sink = BoardSink::<OUT, ACCUMULATE> { points, bias, keep };
-                        transform_rows_into(src, &sink, c, T::output);
+                        transform_rows(src, &sink, c, T::output);
                     }
                     Epilogue::ReluMasked => {
                         let sink = BoardSink::<OUT, RELU_MASKED> { points, bias, keep };
-                        transform_rows_into(src, &sink, c, T::output);
+                        transform_rows(src, &sink, c, T::output);
                     }
                 }
             }

@@ -78,6 +78,11 @@ impl<'a> Mask<'a> {
         }
     }
 
+    /// Values of the pooled rows of `c` channels: `[n, 3c]`.
+    pub(super) fn pooled_len(&self, c: usize) -> usize {
+        self.area.len() * 3 * c
+    }
+
     /// Sets `out` (`[n, 3c]`) to zeros and yields each row with its three
     /// `c`-wide parts.
     #[inline]
@@ -86,7 +91,7 @@ impl<'a> Mask<'a> {
         c: usize,
         out: &'o mut [f32],
     ) -> impl Iterator<Item = (usize, [&'o mut [f32]; 3])> {
-        assert_eq!(out.len(), self.area.len() * 3 * c, "pooled rows' length");
+        assert_eq!(out.len(), self.pooled_len(c), "pooled rows' length");
         out.fill(0.0);
         out.chunks_exact_mut(3 * c)
             .enumerate()

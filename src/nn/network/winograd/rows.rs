@@ -26,7 +26,7 @@ impl Strided {
 }
 
 /// Applies `f` (`N` values to `K`) channel by channel to the `N` `c`-long
-/// rows `from` of `src`, writing the `K` rows `to` of `dst`.
+/// rows `from` of `src`, putting the `K` results in `sink`.
 ///
 /// The rows are addressed from one base pointer and a stride each, not
 /// from `N + K` slices: twelve slices' pointers and lengths did not fit
@@ -35,29 +35,9 @@ impl Strided {
 /// `perf annotate`, AMD Zen 1).
 ///
 /// # Safety
-/// No other thread may access `dst`'s rows `to` meanwhile.
-#[inline(always)]
-pub(super) unsafe fn transform_rows<const N: usize, const K: usize>(
-    (src, from): (&[f32], Strided),
-    (dst, to): (Shared, Strided),
-    c: usize,
-    f: impl Fn([f32; N]) -> [f32; K],
-) {
-    assert!(from.end(N, c) <= src.len(), "Winograd rows out of range");
-    let src = src.as_ptr();
-    // SAFETY: rows `k < N` of `from` lie in `src` (checked above) and the
-    // caller reads at most `c` values of each.
-    let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
-    // SAFETY: forwarded from the caller.
-    unsafe { transform(load, (dst, to), c, f) }
-}
-
-/// [`transform_rows`] into a [`Sink`].
-///
-/// # Safety
 /// As [`transform_into`]'s `sink`.
 #[inline(always)]
-pub(super) unsafe fn transform_rows_into<const N: usize, const K: usize>(
+pub(super) unsafe fn transform_rows<const N: usize, const K: usize>(
     (src, from): (&[f32], Strided),
     sink: &impl Sink<K>,
     c: usize,
@@ -65,7 +45,8 @@ pub(super) unsafe fn transform_rows_into<const N: usize, const K: usize>(
 ) {
     assert!(from.end(N, c) <= src.len(), "Winograd rows out of range");
     let src = src.as_ptr();
-    // SAFETY: rows `k < N` of `from` lie in `src` (checked above).
+    // SAFETY: rows `k < N` of `from` lie in `src` (checked above) and the
+    // loop reads at most `c` values of each.
     let load = |k: usize, i: usize| unsafe { src.add(from.first + k * from.step + i) };
     // SAFETY: forwarded from the caller.
     unsafe { transform_into(load, sink, c, f) }
@@ -80,7 +61,7 @@ pub(super) unsafe fn transform_rows_into<const N: usize, const K: usize>(
 #[inline(always)]
 pub(super) unsafe fn transform_gathered<const N: usize, const K: usize>(
     rows: [&[f32]; N],
-    (dst, to): (Shared, Strided),
+    sink: &impl Sink<K>,
     c: usize,
     f: impl Fn([f32; N]) -> [f32; K],
 ) {
@@ -89,31 +70,7 @@ pub(super) unsafe fn transform_gathered<const N: usize, const K: usize>(
     // SAFETY: each row holds `c` values (checked above).
     let load = |k: usize, i: usize| unsafe { rows[k].add(i) };
     // SAFETY: forwarded from the caller.
-    unsafe { transform(load, (dst, to), c, f) }
-}
-
-/// The loop of [`transform_rows`] and [`transform_gathered`]: `load(k, i)`
-/// points at value `i` of source row `k`; the `K` results go to `dst`'s
-/// rows `to`.
-///
-/// # Safety
-/// `load(k, i)` must be readable for `k < N`, `i < c`; no other thread may
-/// access `dst`'s rows `to` meanwhile.
-#[inline(always)]
-unsafe fn transform<const N: usize, const K: usize>(
-    load: impl Fn(usize, usize) -> *const f32,
-    (dst, to): (Shared, Strided),
-    c: usize,
-    f: impl Fn([f32; N]) -> [f32; K],
-) {
-    assert!(
-        to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
-        "Winograd rows out of range or overlapping"
-    );
-    let sink = StridedSink { dst: dst.0, to };
-    // SAFETY: the caller's `load`; rows `k < K` of `to` lie in `dst`
-    // (checked above), do not overlap, and are this caller's.
-    unsafe { transform_into(load, &sink, c, f) }
+    unsafe { transform_into(load, sink, c, f) }
 }
 
 /// Where [`transform_into`] puts row `k`'s values `i..i + L`.
@@ -124,15 +81,29 @@ pub(super) trait Sink<const K: usize> {
 }
 
 /// Rows `to` of a buffer.
-struct StridedSink {
+pub(super) struct StridedSink<const K: usize> {
     dst: *mut f32,
     to: Strided,
 }
 
-impl<const K: usize> Sink<K> for StridedSink {
+impl<const K: usize> StridedSink<K> {
+    /// `K` rows `to` of `dst`, of `c` values each.
+    ///
+    /// # Safety
+    /// No other thread may access those rows while the sink is in use.
+    pub(super) unsafe fn new((dst, to): (Shared, Strided), c: usize) -> StridedSink<K> {
+        assert!(
+            to.end(K, c) <= dst.1 && (K == 1 || to.step >= c),
+            "Winograd rows out of range or overlapping"
+        );
+        StridedSink { dst: dst.0, to }
+    }
+}
+
+impl<const K: usize> Sink<K> for StridedSink<K> {
     #[inline(always)]
     unsafe fn put<const L: usize>(&self, k: usize, i: usize, values: [f32; L]) {
-        // SAFETY: the constructor's caller vouches for rows `k < K`.
+        // SAFETY: `new` checked rows `k < K` of `c` values.
         unsafe {
             self.dst
                 .add(self.to.first + k * self.to.step + i)
@@ -187,7 +158,8 @@ impl<const K: usize, const E: u8> Sink<K> for BoardSink<K, E> {
     }
 }
 
-/// [`transform`]'s loop into any [`Sink`].
+/// The loop of [`transform_rows`] and [`transform_gathered`]: `load(k, i)`
+/// points at value `i` of source row `k`.
 ///
 /// # Safety
 /// `load(k, i)` must be readable for `k < N`, `i < c`; `sink` must take
@@ -245,7 +217,7 @@ unsafe fn transform_into<const N: usize, const K: usize>(
 }
 
 /// A buffer written through a raw pointer: by the team of one
-/// `omp::parallel` call in disjoint parts, or by [`transform_rows`].
+/// `omp::parallel` call in disjoint parts, or through a [`StridedSink`].
 #[derive(Clone, Copy)]
 pub(super) struct Shared(pub(super) *mut f32, pub(super) usize);
 
