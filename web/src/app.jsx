@@ -320,19 +320,25 @@ export function App() {
   const mistakes = review?.job.status === "done" ? mistakesOf(review.job) : [];
 
   // Keyboard: arrows walk through the game (not while typing in a field).
+  // The listener reads the position rendered last through a ref, not its
+  // closure: an effect re-registers only after the browser has painted, and
+  // a key pressed in between (the engine's answer just shown) would walk
+  // from the position before it.
+  const shownAt = useRef(null);
+  shownAt.current = { cursor, length: game.moves.length };
   useEffect(() => {
     const on = (e) => {
       if (e.target.closest?.("input, select, textarea")) return;
+      const { cursor: at, length } = shownAt.current;
       const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -10, ArrowDown: 10 }[e.key];
-      if (step) goTo(cursor + step);
-      else if (e.key === "Home") goTo(0);
-      else if (e.key === "End") goTo(game.moves.length);
-      else return;
+      const to = step ? at + step : e.key === "Home" ? 0 : e.key === "End" ? length : null;
+      if (to === null) return;
+      setCursor(Math.max(0, Math.min(length, to)));
       e.preventDefault();
     };
     window.addEventListener("keydown", on);
     return () => window.removeEventListener("keydown", on);
-  }, [cursor, game]);
+  }, []);
 
   /** The user's move at `gtp` (or "pass"); from an earlier move, a new line. */
   const userMove = (gtp) => {
