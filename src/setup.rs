@@ -252,7 +252,9 @@ impl Startup {
 
 /// Folders searched for the project's default network, in order: `models/`
 /// beside the executable, in the checkout the executable was built in
-/// (`target/<profile>/../../models`), and in the working directory.
+/// (`target/<profile>/../../models`, then the checkout's path as compiled
+/// in, for a build with its own `CARGO_TARGET_DIR`), and in the working
+/// directory.
 pub fn default_model_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(exe_dir) = std::env::current_exe()
@@ -262,6 +264,7 @@ pub fn default_model_dirs() -> Vec<PathBuf> {
         dirs.push(exe_dir.join("models"));
         dirs.push(exe_dir.join("../../models"));
     }
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
     dirs.push(PathBuf::from("models"));
     dirs
 }
