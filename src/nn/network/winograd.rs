@@ -18,7 +18,8 @@
 //! 49 products per 5x5 output tile) does 3.7x less GEMM work than the
 //! direct form, at about twice F(4x4)'s rounding error and 1.5x its
 //! transform work per point; it tiles 13x13 and 15x15 with 9 tiles (441
-//! points against 576 by F(4x4)). [`Tiling::cheapest`] picks among them.
+//! points against 576 by F(4x4)) and 19x19 with 16 (784 against 900).
+//! [`Tiling::cheapest`] picks among them.
 //!
 //! KataGo's nets open with a 5x5 convolution of the input features (22
 //! channels for g170's): by im2col it was about 12% of a 19x19 evaluation
@@ -138,7 +139,8 @@ impl Tiling {
     /// on 7x7 from a batch of 3 (at 1 and 2 its 9 F(3x3) tiles win).
     ///
     /// Then, on the AVX2 kernels only, F(5x5) where [`Tiling::f5_pays`]:
-    /// 13x13 to 15x15 at any batch, never 19x19 or 9x9.
+    /// 13x13 to 15x15, 19x19 and 20x20 at any batch (and larger boards
+    /// whose tiles fall as well: 25x25, 29x29, ...), never 9x9.
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
         let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
         let small = if cost(Tiling::F3) < cost(Tiling::F4) {
@@ -155,19 +157,28 @@ impl Tiling {
     }
 
     /// Whether F(5x5) beats `other` on a batch of `n` `h x w` images with
-    /// the AVX2 kernels: when it has at most 4/5 of `other`'s points
-    /// (its 7x7 transforms cost about 1.5x F(4x4)'s per point, and its 49
-    /// weight matrices, 21 MB for g170 b6c96, stream from memory) and at
-    /// least [`F5_MIN_ROWS`] rows per product. Measured 2026-12-06 on a
-    /// 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no AVX-512), g170 b6c96,
-    /// `engine benchmark -nn`, 3-4 alternated rounds, evaluations/s: 13x13
-    /// at batch 1, 2 and 8 1.09x, 1.13x and 1.25x F(3x3) or F(4x4)
-    /// (441 points against 625 and 576); 19x19 (784 against 900) a tie at
-    /// batches 1 and 2, 1.05x at 8; 9x9 at batch 1 (4 tiles) 0.77x F(3x3).
-    /// Not measured with the AVX-512 kernels, which keep F(3x3) and F(4x4).
+    /// the AVX2 kernels: when it has at most 4/5 of F(3x3)'s points or 9/10
+    /// of F(4x4)'s (its 7x7 transforms cost about 1.5x F(4x4)'s per point,
+    /// more against F(3x3)'s 5x5, and its 49 weight matrices, 21 MB for
+    /// g170 b6c96, stream from memory) and at least [`F5_MIN_ROWS`] rows
+    /// per product. Measured on a 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no
+    /// AVX-512), g170 b6c96, `engine benchmark -nn`, alternated rounds,
+    /// evaluations/s: 13x13 at batch 1, 2 and 8 1.09x, 1.13x and 1.25x
+    /// F(3x3) or F(4x4) (441 points against 625 and 576; 2026-12-06
+    /// morning); 19x19 (784 points against 900) 1.04x, 1.07x and 1.10x
+    /// F(4x4) at batch 1, 2 and 8 (8, 6 and 4 pairs; 2026-12-06 noon,
+    /// after the transforms lost their copies: a tie at batches 1 and 2
+    /// before them); 9x9 at batch 1 (4 tiles) 0.77x F(3x3). 20x20 has
+    /// 19x19's tile counts; 17x17 and 18x18 (0.87 of F(3x3)'s points, as
+    /// 9x9) keep F(3x3), 22x22 to 24x24 (0.945 of F(4x4)'s) F(4x4); the
+    /// boards past 20x20 are not measured. Not measured with the AVX-512
+    /// kernels, which keep F(3x3) and F(4x4).
     fn f5_pays(n: usize, h: usize, w: usize, other: Tiling) -> bool {
+        // F(3x3)'s 5x5 transforms are cheaper per point than F(4x4)'s, so
+        // F(5x5) must save more points against them.
+        let (num, den) = if other == Tiling::F3 { (4, 5) } else { (9, 10) };
         n * Tiling::F5.tiles(h, w) >= F5_MIN_ROWS
-            && 5 * Tiling::F5.points(h, w) <= 4 * other.points(h, w)
+            && den * Tiling::F5.points(h, w) <= num * other.points(h, w)
     }
 }
 

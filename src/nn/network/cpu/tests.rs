@@ -431,7 +431,9 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     }
     // The rule: 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
-    // F(4x4); with the AVX2 kernels, 13x13 to 15x15 by F(5x5) instead.
+    // F(4x4); with the AVX2 kernels, 13x13 to 15x15, 19x19 and 20x20 by
+    // F(5x5) instead (not 17x17 or 9x9 against F(3x3), nor 23x23, where it
+    // saves too few points).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None, false, false);
     use crate::nn::cpu_info::SimdPath;
@@ -443,9 +445,11 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
             ((1, 9, 9), Tiling::F3),
             ((4, 9, 9), Tiling::F3),
             ((8, 9, 9), Tiling::F3),
-            ((8, 19, 19), Tiling::F4),
-            ((1, 19, 19), Tiling::F4),
-            ((2, 19, 19), Tiling::F4),
+            ((8, 19, 19), mid(Tiling::F4)),
+            ((1, 19, 19), mid(Tiling::F4)),
+            ((2, 19, 19), mid(Tiling::F4)),
+            ((1, 20, 20), mid(Tiling::F4)),
+            ((1, 23, 23), Tiling::F4),
             ((8, 7, 7), Tiling::F4),
             ((3, 7, 7), Tiling::F4),
             ((1, 7, 7), Tiling::F3),
@@ -596,7 +600,7 @@ fn transformer_nets_ignore_padding_and_batch_neighbours() {
 /// Every SIMD path this CPU can run gives the same outputs on the g170
 /// net: a lone 9x9 board (on the AVX2 and AVX-512 paths F(3x3) tiles),
 /// four 9x9 boards (Winograd F(3x3, 3x3)) and two 19x19 boards (Winograd
-/// F(4x4, 3x3)). A
+/// F(5x5, 3x3) on the AVX2 path, F(4x4, 3x3) on the others). A
 /// path the CPU lacks is skipped and named.
 #[test]
 fn every_simd_path_gives_the_same_outputs() {
@@ -630,8 +634,12 @@ fn every_simd_path_gives_the_same_outputs() {
                 first.name(),
                 path.name()
             );
+            // F(5x5) rounds about twice as coarsely as F(4x4) (its
+            // transforms' larger constants): AVX2 against portable on
+            // 19x19 differed by 1.6e-4 at most (on a raw output of 2.8)
+            // where F(4x4) stayed under 1e-4.
             assert!(
-                d < 1e-4,
+                d < 3e-4,
                 "{n}x{s}x{s}: {} and {} differ by {d}",
                 first.name(),
                 path.name()
