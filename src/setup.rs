@@ -251,10 +251,9 @@ impl Startup {
 }
 
 /// Folders searched for the project's default network, in order: `models/`
-/// beside the executable, in the checkout the executable was built in
-/// (`target/<profile>/../../models`, then the checkout's path as compiled
-/// in, for a build with its own `CARGO_TARGET_DIR`), and in the working
-/// directory.
+/// beside the executable, in the checkout the executable was built in (the
+/// nearest folder above it with a `Cargo.toml`, whatever `CARGO_TARGET_DIR`
+/// inside it the build used), and in the working directory.
 pub fn default_model_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(exe_dir) = std::env::current_exe()
@@ -262,9 +261,10 @@ pub fn default_model_dirs() -> Vec<PathBuf> {
         .and_then(|e| e.parent().map(Path::to_path_buf))
     {
         dirs.push(exe_dir.join("models"));
-        dirs.push(exe_dir.join("../../models"));
+        if let Some(checkout) = exe_dir.ancestors().find(|d| d.join("Cargo.toml").is_file()) {
+            dirs.push(checkout.join("models"));
+        }
     }
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
     dirs.push(PathBuf::from("models"));
     dirs
 }
