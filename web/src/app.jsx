@@ -263,7 +263,12 @@ export function App() {
     setSolve({ game: g, cursor: count, id, status: "running" });
   };
 
-  const goTo = (i) => setCursor(Math.max(0, Math.min(game.moves.length, i)));
+  // The position rendered last, for handlers that outlive a render (the
+  // keydown listener below): an effect re-registers only after the browser
+  // has painted, so a closure can hold the position before the one shown.
+  const shownAt = useRef(null);
+  shownAt.current = { cursor, length: game.moves.length };
+  const goTo = (i) => setCursor(Math.max(0, Math.min(shownAt.current.length, i)));
 
   // The review: polled until it ends; its values fill the graph's gaps.
   useEffect(() => {
@@ -320,12 +325,7 @@ export function App() {
   const mistakes = review?.job.status === "done" ? mistakesOf(review.job) : [];
 
   // Keyboard: arrows walk through the game (not while typing in a field).
-  // The listener reads the position rendered last through a ref, not its
-  // closure: an effect re-registers only after the browser has painted, and
-  // a key pressed in between (the engine's answer just shown) would walk
-  // from the position before it.
-  const shownAt = useRef(null);
-  shownAt.current = { cursor, length: game.moves.length };
+  // It reads the position on screen through `shownAt`, not its closure.
   useEffect(() => {
     const on = (e) => {
       if (e.target.closest?.("input, select, textarea")) return;
@@ -333,7 +333,7 @@ export function App() {
       const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -10, ArrowDown: 10 }[e.key];
       const to = step ? at + step : e.key === "Home" ? 0 : e.key === "End" ? length : null;
       if (to === null) return;
-      setCursor(Math.max(0, Math.min(length, to)));
+      goTo(to);
       e.preventDefault();
     };
     window.addEventListener("keydown", on);
