@@ -139,8 +139,8 @@ impl Tiling {
     /// on 7x7 from a batch of 3 (at 1 and 2 its 9 F(3x3) tiles win).
     ///
     /// Then, on the AVX2 kernels only, F(5x5) where [`Tiling::f5_pays`]:
-    /// 13x13 to 15x15, 19x19 and 20x20 at any batch (and larger boards
-    /// whose tiles fall as well: 25x25, 29x29, ...), never 9x9.
+    /// 13x13 to 15x15 and 17x17 to 20x20 at any batch (and larger boards
+    /// whose tiles fall as well: 25x25, 29x29, ...), 9x9 from a batch of 4.
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
         let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
         let small = if cost(Tiling::F3) < cost(Tiling::F4) {
@@ -157,28 +157,78 @@ impl Tiling {
     }
 
     /// Whether F(5x5) beats `other` on a batch of `n` `h x w` images with
-    /// the AVX2 kernels: when it has at most 4/5 of F(3x3)'s points or 9/10
-    /// of F(4x4)'s (its 7x7 transforms cost about 1.5x F(4x4)'s per point,
-    /// more against F(3x3)'s 5x5, and its 49 weight matrices, 21 MB for
-    /// g170 b6c96, stream from memory) and at least [`F5_MIN_ROWS`] rows
-    /// per product. Measured on a 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no
-    /// AVX-512), g170 b6c96, `engine benchmark -nn`, alternated rounds,
-    /// evaluations/s: 13x13 at batch 1, 2 and 8 1.09x, 1.13x and 1.25x
-    /// F(3x3) or F(4x4) (441 points against 625 and 576; 2026-12-06
-    /// morning); 19x19 (784 points against 900) 1.04x, 1.07x and 1.10x
-    /// F(4x4) at batch 1, 2 and 8 (8, 6 and 4 pairs; 2026-12-06 noon,
-    /// after the transforms lost their copies: a tie at batches 1 and 2
-    /// before them); 9x9 at batch 1 (4 tiles) 0.77x F(3x3). 20x20 has
-    /// 19x19's tile counts; 17x17 and 18x18 (0.87 of F(3x3)'s points, as
-    /// 9x9) keep F(3x3), 22x22 to 24x24 (0.945 of F(4x4)'s) F(4x4); the
-    /// boards past 20x20 are not measured. Not measured with the AVX-512
-    /// kernels, which keep F(3x3) and F(4x4).
+    /// the AVX2 kernels: when it has at most 9/10 of `other`'s points and
+    /// at least [`F5_MIN_ROWS`] rows per product, against F(3x3) (whose
+    /// 5x5 transforms cost less per point than F(4x4)'s 6x6) only with
+    /// [`F5_MIN_ROWS_NEAR`] rows where it saves less than 1/5 of the
+    /// points (its 7x7 transforms cost about 1.5x F(4x4)'s per point, and
+    /// its 49 weight matrices, 21 MB for g170 b6c96, stream from memory).
+    /// Measured on a 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no AVX-512), g170
+    /// b6c96, `engine benchmark -nn`, alternated rounds, evaluations/s:
+    /// 13x13 at batch 1, 2 and 8 1.09x, 1.13x and 1.25x F(3x3) or F(4x4)
+    /// (441 points against 625 and 576; 2026-12-06 morning); 19x19 (784
+    /// points against 900) 1.04x, 1.07x and 1.10x F(4x4) at batch 1, 2 and
+    /// 8 (8, 6 and 4 pairs; 2026-12-06 noon, after the transforms lost
+    /// their copies: a tie at batches 1 and 2 before them). Where it has
+    /// 0.87 of F(3x3)'s points (`scripts/nn_ab.sh` with `ENGINE_WINOGRAD=f5`,
+    /// 6 pairs, 2026-12-06 evening): 17x17 1.01x and 1.05x at batch 1 and
+    /// 8, 18x18 1.02x at batch 1, 9x9 (4 tiles a board) 0.77x, 0.90x,
+    /// 0.98x, 1.01x and 1.03x at batch 1, 2, 3, 4 and 8. At batch 1,
+    /// 21x21 (F(3x3)'s points) 0.96x and 23x23 (0.945 of F(4x4)'s) 1.00x:
+    /// they keep those. 20x20 has 19x19's tile counts; the boards past
+    /// 23x23 are not measured. Not measured with the AVX-512 kernels, which keep
+    /// F(3x3) and F(4x4) (`ENGINE_WINOGRAD` forces a tiling to measure it).
     fn f5_pays(n: usize, h: usize, w: usize, other: Tiling) -> bool {
-        // F(3x3)'s 5x5 transforms are cheaper per point than F(4x4)'s, so
-        // F(5x5) must save more points against them.
-        let (num, den) = if other == Tiling::F3 { (4, 5) } else { (9, 10) };
-        n * Tiling::F5.tiles(h, w) >= F5_MIN_ROWS
-            && den * Tiling::F5.points(h, w) <= num * other.points(h, w)
+        let rows = n * Tiling::F5.tiles(h, w);
+        let (f5, theirs) = (Tiling::F5.points(h, w), other.points(h, w));
+        let saves_a_tenth = rows >= F5_MIN_ROWS && 10 * f5 <= 9 * theirs;
+        match other {
+            Tiling::F3 => saves_a_tenth && (rows >= F5_MIN_ROWS_NEAR || 5 * f5 <= 4 * theirs),
+            _ => saves_a_tenth,
+        }
+    }
+}
+
+impl Tiling {
+    /// The tiling the environment variable `ENGINE_WINOGRAD` forces on
+    /// every 3x3 conv that can build it (`f3`, `f4`, `f5`), or `None` for
+    /// [`Tiling::cheapest`]'s rule (unset, `auto`, or a value that is not a
+    /// tiling, reported once on stderr). Read once. For measuring the rule
+    /// on a CPU it was not measured on (`scripts/nn_ab.sh`), as
+    /// `ENGINE_SIMD` compares the SIMD paths: the rule's F(5x5) is measured
+    /// on AMD Zen 1's AVX2 kernels only.
+    pub(super) fn forced() -> Option<Tiling> {
+        static FORCED: std::sync::OnceLock<Option<Tiling>> = std::sync::OnceLock::new();
+        *FORCED.get_or_init(|| {
+            let value = std::env::var("ENGINE_WINOGRAD").ok()?;
+            match Tiling::parse_forced(&value) {
+                Ok(Some(tiling)) => {
+                    eprintln!(
+                        "ENGINE_WINOGRAD={value}: 3x3 convs run F({0}x{0}, 3x3) tiles",
+                        tiling.out_tile()
+                    );
+                    Some(tiling)
+                }
+                Ok(None) => None,
+                Err(e) => {
+                    eprintln!("{e}; the measured rule picks the tiling");
+                    None
+                }
+            }
+        })
+    }
+
+    /// `ENGINE_WINOGRAD`'s value: a 3x3 tiling, or `None` for `auto`.
+    pub(super) fn parse_forced(value: &str) -> Result<Option<Tiling>, String> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(None),
+            "f3" => Ok(Some(Tiling::F3)),
+            "f4" => Ok(Some(Tiling::F4)),
+            "f5" => Ok(Some(Tiling::F5)),
+            _ => Err(format!(
+                "ENGINE_WINOGRAD={value}: not one of auto, f3, f4, f5"
+            )),
+        }
     }
 }
 
@@ -186,6 +236,11 @@ impl Tiling {
 /// pay: a 9x9 board's 4 tiles left each 36 KB weight matrix (96 channels)
 /// too few rows to hide reading it, 13x13's 9 did not.
 const F5_MIN_ROWS: usize = 9;
+
+/// The fewest GEMM rows per F(5x5) product for it to pay against F(3x3)
+/// where it saves less than 1/5 of the points: 9x9 batches of 3 (12 rows)
+/// ran 0.98x F(3x3), of 4 (16) 1.01x, a 17x17 board (16) 1.01x.
+const F5_MIN_ROWS_NEAR: usize = 16;
 
 /// What [`Tiling::cheapest`] counts reading one transformed weight matrix
 /// as, in GEMM rows. Measured 2026-11-28 on a 2-core Zen 4 VM (g170 b6c96,

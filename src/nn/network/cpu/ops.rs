@@ -554,7 +554,8 @@ impl Conv {
 
     /// The Winograd tiling a 3x3 conv runs a batch of `n` `h x w` boards
     /// by: [`Tiling::cheapest`] where this conv can build F(3x3) and F(5x5)
-    /// weights (small nets, see [`small_gemm_takes`]), F(4x4) otherwise
+    /// weights (small nets, see [`small_gemm_takes`]) unless
+    /// `ENGINE_WINOGRAD` forces one ([`Tiling::forced`]), F(4x4) otherwise
     /// (F(3x3, 5x5) for a 5x5 conv; not meaningful for the other kinds).
     /// (A direct
     /// convolution, tap by tap, ran here on batches of up to 9 tiles until
@@ -564,7 +565,9 @@ impl Conv {
     pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
         match self.kind {
             ConvKind::Winograd5x5 => Tiling::F3K5,
-            _ if self.small.is_some() => Tiling::cheapest(n, h, w),
+            _ if self.small.is_some() => {
+                Tiling::forced().unwrap_or_else(|| Tiling::cheapest(n, h, w))
+            }
             _ => Tiling::F4,
         }
     }

@@ -431,9 +431,10 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     }
     // The rule: 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
-    // F(4x4); with the AVX2 kernels, 13x13 to 15x15, 19x19 and 20x20 by
-    // F(5x5) instead (not 17x17 or 9x9 against F(3x3), nor 23x23, where it
-    // saves too few points).
+    // F(4x4); with the AVX2 kernels, 13x13 to 15x15, 17x17 to 20x20 and
+    // 9x9 from a batch of 4 by F(5x5) instead (not 9x9 at batches of 1 to
+    // 3, too few rows, nor 21x21 (F(3x3)) or 23x23 (F(4x4)), too few
+    // points saved).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None, false, false);
     use crate::nn::cpu_info::SimdPath;
@@ -443,12 +444,14 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
         let mid = |small| if avx2 { Tiling::F5 } else { small };
         let want = [
             ((1, 9, 9), Tiling::F3),
-            ((4, 9, 9), Tiling::F3),
-            ((8, 9, 9), Tiling::F3),
+            ((3, 9, 9), Tiling::F3),
+            ((4, 9, 9), mid(Tiling::F3)),
+            ((8, 9, 9), mid(Tiling::F3)),
             ((8, 19, 19), mid(Tiling::F4)),
             ((1, 19, 19), mid(Tiling::F4)),
             ((2, 19, 19), mid(Tiling::F4)),
             ((1, 20, 20), mid(Tiling::F4)),
+            ((1, 21, 21), Tiling::F3),
             ((1, 23, 23), Tiling::F4),
             ((8, 7, 7), Tiling::F4),
             ((3, 7, 7), Tiling::F4),
@@ -460,7 +463,12 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
             ((4, 13, 13), mid(Tiling::F4)),
             ((8, 13, 13), mid(Tiling::F4)),
             ((1, 15, 15), mid(Tiling::F3)),
-            ((1, 17, 17), Tiling::F3),
+            ((1, 17, 17), mid(Tiling::F3)),
+            ((8, 17, 17), mid(Tiling::F3)),
+            ((1, 18, 18), mid(Tiling::F3)),
+            ((1, 16, 16), Tiling::F4),
+            ((1, 11, 11), Tiling::F3),
+            ((3, 10, 10), mid(Tiling::F3)),
         ];
         let got = SimdPath::with_forced(path, || {
             want.map(|((n, h, w), _)| ((n, h, w), conv.tiling(n, h, w)))
@@ -468,7 +476,9 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
         if let Some(got) = got {
             checked += 1;
             for (((n, h, w), t), (_, expect)) in got.iter().zip(&want) {
-                assert_eq!(t, expect, "{} batch {n} {h}x{w}", path.name());
+                // `ENGINE_WINOGRAD` (a measurement's override) replaces the rule.
+                let expect = Tiling::forced().unwrap_or(*expect);
+                assert_eq!(*t, expect, "{} batch {n} {h}x{w}", path.name());
             }
         }
     }
@@ -477,6 +487,19 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
         assert!(checked > 0);
     }
+}
+
+/// `ENGINE_WINOGRAD` names the three 3x3 tilings, `auto` none, and
+/// anything else is an error that lists the choices.
+#[test]
+fn engine_winograd_values_parse() {
+    assert_eq!(Tiling::parse_forced(" F5 "), Ok(Some(Tiling::F5)));
+    assert_eq!(Tiling::parse_forced("f4"), Ok(Some(Tiling::F4)));
+    assert_eq!(Tiling::parse_forced("f3"), Ok(Some(Tiling::F3)));
+    assert_eq!(Tiling::parse_forced("auto"), Ok(None));
+    assert_eq!(Tiling::parse_forced(""), Ok(None));
+    let err = Tiling::parse_forced("f6").unwrap_err();
+    assert!(err.contains("auto, f3, f4, f5"), "{err}");
 }
 
 #[test]
@@ -660,7 +683,8 @@ fn every_simd_path_gives_the_same_outputs() {
     );
     for fast in [SimdPath::Avx512, SimdPath::Avx2Fma] {
         if let Some(t) = SimdPath::with_forced(fast, tiling) {
-            assert_eq!(t, Tiling::F3, "{}", fast.name());
+            // (`ENGINE_WINOGRAD`, a measurement's override, replaces the rule.)
+            assert_eq!(t, Tiling::forced().unwrap_or(Tiling::F3), "{}", fast.name());
         }
     }
 }
