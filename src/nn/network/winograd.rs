@@ -140,7 +140,7 @@ impl Tiling {
     ///
     /// Then, on the AVX2 kernels only, F(5x5) where [`Tiling::f5_pays`]:
     /// 13x13 to 15x15 and 17x17 to 20x20 at any batch (and larger boards
-    /// whose tiles fall as well: 25x25, 29x29, ...), 9x9 from a batch of 4.
+    /// whose tiles fall as well: 25x25, 29x29, ...), 9x9 from a batch of 3.
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
         let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
         let small = if cost(Tiling::F3) < cost(Tiling::F4) {
@@ -169,11 +169,13 @@ impl Tiling {
     /// (441 points against 625 and 576; 2026-12-06 morning); 19x19 (784
     /// points against 900) 1.04x, 1.07x and 1.10x F(4x4) at batch 1, 2 and
     /// 8 (8, 6 and 4 pairs; 2026-12-06 noon, after the transforms lost
-    /// their copies: a tie at batches 1 and 2 before them). Where it has
+    /// their copies: a tie at batches 1 and 2 before them), 1.07x at batch
+    /// 1 with the weights on 2 MB pages (13x13 1.23x F(3x3)). Where it has
     /// 0.87 of F(3x3)'s points (`scripts/nn_ab.sh` with `ENGINE_WINOGRAD=f5`,
     /// 6 pairs, 2026-12-06 evening): 17x17 1.01x and 1.05x at batch 1 and
     /// 8, 18x18 1.02x at batch 1, 9x9 (4 tiles a board) 0.77x, 0.90x,
-    /// 0.98x, 1.01x and 1.03x at batch 1, 2, 3, 4 and 8. At batch 1,
+    /// 0.98x, 1.01x and 1.03x at batch 1, 2, 3, 4 and 8 (with the weights
+    /// on 2 MB pages 0.86x, 1.00x, 1.07x and 1.07x at 1 to 4). At batch 1,
     /// 21x21 (F(3x3)'s points) 0.96x and 23x23 (0.945 of F(4x4)'s) 1.00x:
     /// they keep those. 20x20 has 19x19's tile counts; the boards past
     /// 23x23 are not measured. Not measured with the AVX-512 kernels, which keep
@@ -238,9 +240,10 @@ impl Tiling {
 const F5_MIN_ROWS: usize = 9;
 
 /// The fewest GEMM rows per F(5x5) product for it to pay against F(3x3)
-/// where it saves less than 1/5 of the points: 9x9 batches of 3 (12 rows)
-/// ran 0.98x F(3x3), of 4 (16) 1.01x, a 17x17 board (16) 1.01x.
-const F5_MIN_ROWS_NEAR: usize = 16;
+/// where it saves less than 1/5 of the points: with the weights on 2 MB
+/// pages, 9x9 batches of 2 (8 rows) ran 1.00x F(3x3), of 3 (12) 1.07x, of
+/// 4 (16) 1.07x (0.90x, 0.98x and 1.01x on 4 KB pages).
+const F5_MIN_ROWS_NEAR: usize = 12;
 
 /// What [`Tiling::cheapest`] counts reading one transformed weight matrix
 /// as, in GEMM rows. Measured 2026-11-28 on a 2-core Zen 4 VM (g170 b6c96,

@@ -6,6 +6,7 @@
 //! bf16 (`nnPrecision = bf16`); and the 64-byte aligned weights they read.
 
 mod blocks;
+mod pages;
 
 use std::cell::RefCell;
 
@@ -13,6 +14,7 @@ use super::super::builder::flush_denormals;
 pub(super) use blocks::Prefetch;
 #[cfg(target_arch = "x86_64")]
 use blocks::{Block, BlockOrder};
+use pages::Lines;
 
 /// `c = a b` (or `c += a b` when `accumulate`), all row-major and dense:
 /// `a` is `m x k`, `b` is `k x n`, `c` is `m x n`.
@@ -386,9 +388,9 @@ unsafe fn gemm_block_avx512<const MR: usize, const NV: usize>(
 /// Weights on 64-byte boundaries: [`small_gemm`] reads each row of `b` as
 /// two 32-byte loads (the AVX-512 kernel as 64-byte ones), and a row
 /// straddling two cache lines costs a split load (~25% slower on Zen 3
-/// when measured).
+/// when measured); large ones on 2 MB pages (see [`Lines`]).
 pub(super) struct AlignedWeights {
-    lines: Vec<CacheLine>,
+    lines: Lines<CacheLine>,
     len: usize,
     /// The same matrices rounded to bf16 for [`small_gemm_bf16`], where
     /// the net runs in bf16 and the kernel takes their shape.
@@ -400,7 +402,7 @@ pub(super) struct AlignedWeights {
 /// interleaved, one `u32` per column (row `2p` in the low half, a zero
 /// row past an odd `k`), the pairs `vdpbf16ps` multiplies and adds.
 struct Bf16Matrices {
-    lines: Vec<PairLine>,
+    lines: Lines<PairLine>,
     /// `(k, n)` of each matrix.
     shape: (usize, usize),
 }
@@ -422,7 +424,7 @@ impl AlignedWeights {
     /// trained nets hold them (KaTrain's `b10c384h6nbttflrs`).
     pub(super) fn new(values: &[f32]) -> AlignedWeights {
         let values = flush_denormals(values);
-        let mut lines = vec![CacheLine([0.0; 16]); values.len().div_ceil(16)];
+        let mut lines = Lines::filled(values.len().div_ceil(16), CacheLine([0.0; 16]));
         for (line, chunk) in lines.iter_mut().zip(values.chunks(16)) {
             line.0[..chunk.len()].copy_from_slice(chunk);
         }
@@ -441,7 +443,7 @@ impl AlignedWeights {
         debug_assert!(k * n > 0 && values.len().is_multiple_of(k * n));
         if bf16 && bf16_gemm_takes(k, n) {
             let pairs = bf16_pairs(&weights, (k, n));
-            let mut lines = vec![PairLine([0; 16]); pairs.len().div_ceil(16)];
+            let mut lines = Lines::filled(pairs.len().div_ceil(16), PairLine([0; 16]));
             for (line, chunk) in lines.iter_mut().zip(pairs.chunks(16)) {
                 line.0[..chunk.len()].copy_from_slice(chunk);
             }

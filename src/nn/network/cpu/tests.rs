@@ -432,8 +432,8 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     // The rule: 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
     // F(4x4); with the AVX2 kernels, 13x13 to 15x15, 17x17 to 20x20 and
-    // 9x9 from a batch of 4 by F(5x5) instead (not 9x9 at batches of 1 to
-    // 3, too few rows, nor 21x21 (F(3x3)) or 23x23 (F(4x4)), too few
+    // 9x9 from a batch of 3 by F(5x5) instead (not 9x9 at batches of 1
+    // and 2, too few rows, nor 21x21 (F(3x3)) or 23x23 (F(4x4)), too few
     // points saved).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None, false, false);
@@ -444,7 +444,8 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
         let mid = |small| if avx2 { Tiling::F5 } else { small };
         let want = [
             ((1, 9, 9), Tiling::F3),
-            ((3, 9, 9), Tiling::F3),
+            ((2, 9, 9), Tiling::F3),
+            ((3, 9, 9), mid(Tiling::F3)),
             ((4, 9, 9), mid(Tiling::F3)),
             ((8, 9, 9), mid(Tiling::F3)),
             ((8, 19, 19), mid(Tiling::F4)),
