@@ -189,9 +189,7 @@ impl Tiling {
             _ => saves_a_tenth,
         }
     }
-}
 
-impl Tiling {
     /// The tiling the environment variable `ENGINE_WINOGRAD` forces on
     /// every 3x3 conv that can build it (`f3`, `f4`, `f5`), or `None` for
     /// [`Tiling::cheapest`]'s rule (unset, `auto`, or a value that is not a
