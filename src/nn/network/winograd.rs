@@ -138,29 +138,42 @@ impl Tiling {
     /// against 576 + 576); F(4x4) on 13x13 from a batch of 4, on 19x19, and
     /// on 7x7 from a batch of 3 (at 1 and 2 its 9 F(3x3) tiles win).
     ///
-    /// Then, on the AVX2 kernels only, F(5x5) where [`Tiling::f5_pays`]:
-    /// 13x13 to 15x15 and 17x17 to 20x20 at any batch (and larger boards
-    /// whose tiles fall as well: 25x25, 29x29, ...), 9x9 from a batch of 3.
+    /// Then, on the AVX2 and AVX-512 kernels, F(5x5) where
+    /// [`Tiling::f5_pays`]: 13x13 to 15x15 and 17x17 to 20x20 at any batch
+    /// (and larger boards whose tiles fall as well: 25x25, 29x29, ...), 9x9
+    /// from a batch of 3 (AVX2) or 4 (AVX-512).
     pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
-        let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
-        let small = if cost(Tiling::F3) < cost(Tiling::F4) {
-            Tiling::F3
-        } else {
-            Tiling::F4
+        use crate::nn::cpu_info::SimdPath;
+        let small = Tiling::cheapest_without_f5(n, h, w);
+        let min_rows_near = match simd_path() {
+            SimdPath::Avx2Fma => F5_MIN_ROWS_NEAR_AVX2,
+            SimdPath::Avx512 => F5_MIN_ROWS_NEAR_AVX512,
+            // Not measured on the portable path: it keeps F(3x3) and F(4x4).
+            SimdPath::Portable => return small,
         };
-        let avx2 = simd_path() == crate::nn::cpu_info::SimdPath::Avx2Fma;
-        if avx2 && Tiling::f5_pays(n, h, w, small) {
+        if Tiling::f5_pays(n, h, w, small, min_rows_near) {
             Tiling::F5
         } else {
             small
         }
     }
 
+    /// F(3x3) or F(4x4), whichever [`Tiling::cheapest`]'s cost counts
+    /// lower (F(4x4) on a tie).
+    pub(super) fn cheapest_without_f5(n: usize, h: usize, w: usize) -> Tiling {
+        let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
+        if cost(Tiling::F3) < cost(Tiling::F4) {
+            Tiling::F3
+        } else {
+            Tiling::F4
+        }
+    }
+
     /// Whether F(5x5) beats `other` on a batch of `n` `h x w` images with
-    /// the AVX2 kernels: when it has at most 9/10 of `other`'s points and
+    /// the AVX2 or AVX-512 kernels: when it has at most 9/10 of `other`'s points and
     /// at least [`F5_MIN_ROWS`] rows per product, against F(3x3) (whose
     /// 5x5 transforms cost less per point than F(4x4)'s 6x6) only with
-    /// [`F5_MIN_ROWS_NEAR`] rows where it saves less than 1/5 of the
+    /// `min_rows_near` rows where it saves less than 1/5 of the
     /// points (its 7x7 transforms cost about 1.5x F(4x4)'s per point, and
     /// its 49 weight matrices, 21 MB for g170 b6c96, stream from memory).
     /// Measured on a 2-core AMD EPYC Zen 1 VM (AVX2+FMA, no AVX-512), g170
@@ -178,14 +191,18 @@ impl Tiling {
     /// on 2 MB pages 0.86x, 1.00x, 1.07x and 1.07x at 1 to 4). At batch 1,
     /// 21x21 (F(3x3)'s points) 0.96x and 23x23 (0.945 of F(4x4)'s) 1.00x:
     /// they keep those. 20x20 has 19x19's tile counts; the boards past
-    /// 23x23 are not measured. Not measured with the AVX-512 kernels, which keep
-    /// F(3x3) and F(4x4) (`ENGINE_WINOGRAD` forces a tiling to measure it).
-    fn f5_pays(n: usize, h: usize, w: usize, other: Tiling) -> bool {
+    /// 23x23 are not measured. With the AVX-512 kernels (AMD Zen 4, 2-core
+    /// EPYC family 25 model 17 VM, 6 pairs each, 2026-12-06 evening): 19x19
+    /// 1.06x and 1.05x at batch 1 and 8, 13x13 1.07x and 1.25x, 17x17 1.05x
+    /// at batch 1, 9x9 0.88x, 0.89x, 0.92x, 1.05x and 1.04x at batch 1, 2,
+    /// 3, 4 and 8, 21x21 0.95x at batch 1: the same rule but for the rows
+    /// it needs against F(3x3) ([`F5_MIN_ROWS_NEAR_AVX512`]).
+    fn f5_pays(n: usize, h: usize, w: usize, other: Tiling, min_rows_near: usize) -> bool {
         let rows = n * Tiling::F5.tiles(h, w);
         let (f5, theirs) = (Tiling::F5.points(h, w), other.points(h, w));
         let saves_a_tenth = rows >= F5_MIN_ROWS && 10 * f5 <= 9 * theirs;
         match other {
-            Tiling::F3 => saves_a_tenth && (rows >= F5_MIN_ROWS_NEAR || 5 * f5 <= 4 * theirs),
+            Tiling::F3 => saves_a_tenth && (rows >= min_rows_near || 5 * f5 <= 4 * theirs),
             _ => saves_a_tenth,
         }
     }
@@ -238,10 +255,15 @@ impl Tiling {
 const F5_MIN_ROWS: usize = 9;
 
 /// The fewest GEMM rows per F(5x5) product for it to pay against F(3x3)
-/// where it saves less than 1/5 of the points: with the weights on 2 MB
-/// pages, 9x9 batches of 2 (8 rows) ran 1.00x F(3x3), of 3 (12) 1.07x, of
-/// 4 (16) 1.07x (0.90x, 0.98x and 1.01x on 4 KB pages).
-const F5_MIN_ROWS_NEAR: usize = 12;
+/// where it saves less than 1/5 of the points, with the AVX2 kernels: with
+/// the weights on 2 MB pages, 9x9 batches of 2 (8 rows) ran 1.00x F(3x3),
+/// of 3 (12) 1.07x, of 4 (16) 1.07x (0.90x, 0.98x and 1.01x on 4 KB pages;
+/// AMD Zen 1).
+const F5_MIN_ROWS_NEAR_AVX2: usize = 12;
+
+/// The same with the AVX-512 kernels (12 x 32 register blocks): 9x9
+/// batches of 3 (12 rows) ran 0.92x F(3x3), of 4 (16) 1.05x (AMD Zen 4).
+const F5_MIN_ROWS_NEAR_AVX512: usize = 16;
 
 /// What [`Tiling::cheapest`] counts reading one transformed weight matrix
 /// as, in GEMM rows. Measured 2026-11-28 on a 2-core Zen 4 VM (g170 b6c96,

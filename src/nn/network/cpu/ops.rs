@@ -557,6 +557,11 @@ impl Conv {
     /// weights (small nets, see [`small_gemm_takes`]) unless
     /// `ENGINE_WINOGRAD` forces one ([`Tiling::forced`]), F(4x4) otherwise
     /// (F(3x3, 5x5) for a 5x5 conv; not meaningful for the other kinds).
+    /// In bf16 the rule leaves F(5x5) out: its transforms scale values by
+    /// up to 64 before the products round them to 8 bits of mantissa, and
+    /// g170 b6c96's policy on an empty 9x9 board moved 0.036 from
+    /// KataGo's (0.013 with F(3x3) or F(4x4); `nn_parity`'s bf16 test
+    /// allows 0.03).
     /// (A direct
     /// convolution, tap by tap, ran here on batches of up to 9 tiles until
     /// 2026-11-28: against F(3x3) tiles it was 1.5-2x slower on 5x5 to
@@ -565,8 +570,11 @@ impl Conv {
     pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
         match self.kind {
             ConvKind::Winograd5x5 => Tiling::F3K5,
-            _ if self.small.is_some() => {
-                Tiling::forced().unwrap_or_else(|| Tiling::cheapest(n, h, w))
+            _ if let Some(small) = &self.small => {
+                Tiling::forced().unwrap_or_else(|| match Tiling::cheapest(n, h, w) {
+                    Tiling::F5 if small.bf16 => Tiling::cheapest_without_f5(n, h, w),
+                    tiling => tiling,
+                })
             }
             _ => Tiling::F4,
         }

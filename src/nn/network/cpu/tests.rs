@@ -431,27 +431,27 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     }
     // The rule: 9x9 (exactly 3x3 tiles) and up to three 13x13 boards by
     // F(3x3), 19x19, 13x13 from a batch of 4, and 7x7 from a batch of 3 by
-    // F(4x4); with the AVX2 kernels, 13x13 to 15x15, 17x17 to 20x20 and
-    // 9x9 from a batch of 3 by F(5x5) instead (not 9x9 at batches of 1
-    // and 2, too few rows, nor 21x21 (F(3x3)) or 23x23 (F(4x4)), too few
-    // points saved).
+    // F(4x4); with the AVX2 and AVX-512 kernels, 13x13 to 15x15, 17x17 to
+    // 20x20 and 9x9 from a batch of 3 (AVX2) or 4 (AVX-512) by F(5x5)
+    // instead (not 9x9 at batches of 1 and 2, too few rows, nor 21x21
+    // (F(3x3)) or 23x23 (F(4x4)), too few points saved).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
     let conv = Conv::new(&layer, &layer.weights, None, false, false);
+    let bf16 = Conv::new(&layer, &layer.weights, None, true, false);
     use crate::nn::cpu_info::SimdPath;
     let mut checked = 0;
     for path in [SimdPath::Avx512, SimdPath::Avx2Fma] {
         let avx2 = path == SimdPath::Avx2Fma;
-        let mid = |small| if avx2 { Tiling::F5 } else { small };
         let want = [
             ((1, 9, 9), Tiling::F3),
             ((2, 9, 9), Tiling::F3),
-            ((3, 9, 9), mid(Tiling::F3)),
-            ((4, 9, 9), mid(Tiling::F3)),
-            ((8, 9, 9), mid(Tiling::F3)),
-            ((8, 19, 19), mid(Tiling::F4)),
-            ((1, 19, 19), mid(Tiling::F4)),
-            ((2, 19, 19), mid(Tiling::F4)),
-            ((1, 20, 20), mid(Tiling::F4)),
+            ((3, 9, 9), if avx2 { Tiling::F5 } else { Tiling::F3 }),
+            ((4, 9, 9), Tiling::F5),
+            ((8, 9, 9), Tiling::F5),
+            ((8, 19, 19), Tiling::F5),
+            ((1, 19, 19), Tiling::F5),
+            ((2, 19, 19), Tiling::F5),
+            ((1, 20, 20), Tiling::F5),
             ((1, 21, 21), Tiling::F3),
             ((1, 23, 23), Tiling::F4),
             ((8, 7, 7), Tiling::F4),
@@ -459,21 +459,28 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
             ((1, 7, 7), Tiling::F3),
             ((1, 11, 11), Tiling::F3),
             ((8, 11, 11), Tiling::F4),
-            ((1, 13, 13), mid(Tiling::F3)),
-            ((3, 13, 13), mid(Tiling::F3)),
-            ((4, 13, 13), mid(Tiling::F4)),
-            ((8, 13, 13), mid(Tiling::F4)),
-            ((1, 15, 15), mid(Tiling::F3)),
-            ((1, 17, 17), mid(Tiling::F3)),
-            ((8, 17, 17), mid(Tiling::F3)),
-            ((1, 18, 18), mid(Tiling::F3)),
+            ((1, 13, 13), Tiling::F5),
+            ((3, 13, 13), Tiling::F5),
+            ((4, 13, 13), Tiling::F5),
+            ((8, 13, 13), Tiling::F5),
+            ((1, 15, 15), Tiling::F5),
+            ((1, 17, 17), Tiling::F5),
+            ((8, 17, 17), Tiling::F5),
+            ((1, 18, 18), Tiling::F5),
             ((1, 16, 16), Tiling::F4),
             ((1, 11, 11), Tiling::F3),
-            ((3, 10, 10), mid(Tiling::F3)),
+            ((3, 10, 10), Tiling::F5),
         ];
         let got = SimdPath::with_forced(path, || {
             want.map(|((n, h, w), _)| ((n, h, w), conv.tiling(n, h, w)))
         });
+        // In bf16, F(3x3) or F(4x4) where the rule would take F(5x5).
+        let got_bf16 = SimdPath::with_forced(path, || {
+            [(1, 19, 19), (8, 13, 13), (1, 13, 13), (8, 9, 9)].map(|(n, h, w)| bf16.tiling(n, h, w))
+        });
+        if let (Some(got), None) = (got_bf16, Tiling::forced()) {
+            assert_eq!(got, [Tiling::F4, Tiling::F4, Tiling::F3, Tiling::F3]);
+        }
         if let Some(got) = got {
             checked += 1;
             for (((n, h, w), t), (_, expect)) in got.iter().zip(&want) {
