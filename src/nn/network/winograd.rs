@@ -213,7 +213,7 @@ impl Tiling {
     /// tiling, reported once on stderr). Read once. For measuring the rule
     /// on a CPU it was not measured on (`scripts/nn_ab.sh`), as
     /// `ENGINE_SIMD` compares the SIMD paths: the rule's F(5x5) is measured
-    /// on AMD Zen 1's AVX2 kernels only.
+    /// on AMD Zen 1's AVX2 kernels and AMD Zen 4's AVX-512 ones only.
     pub(super) fn forced() -> Option<Tiling> {
         static FORCED: std::sync::OnceLock<Option<Tiling>> = std::sync::OnceLock::new();
         *FORCED.get_or_init(|| {
