@@ -568,16 +568,15 @@ impl Conv {
     /// 11x11 boards at batch 1 on Zen 4, with the AVX2 kernels as with the
     /// AVX-512 ones.)
     pub(super) fn tiling(&self, n: usize, h: usize, w: usize) -> Tiling {
-        match self.kind {
-            ConvKind::Winograd5x5 => Tiling::F3K5,
-            _ if let Some(small) = &self.small => {
-                Tiling::forced().unwrap_or_else(|| match Tiling::cheapest(n, h, w) {
-                    Tiling::F5 if small.bf16 => Tiling::cheapest_without_f5(n, h, w),
-                    tiling => tiling,
-                })
-            }
-            _ => Tiling::F4,
-        }
+        let small = match (&self.kind, &self.small) {
+            (ConvKind::Winograd5x5, _) => return Tiling::F3K5,
+            (_, None) => return Tiling::F4,
+            (_, Some(small)) => small,
+        };
+        Tiling::forced().unwrap_or_else(|| match Tiling::cheapest(n, h, w) {
+            Tiling::F5 if small.bf16 => Tiling::cheapest_without_f5(n, h, w),
+            tiling => tiling,
+        })
     }
 }
 
