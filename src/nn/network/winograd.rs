@@ -141,11 +141,18 @@ impl Tiling {
     /// Then, on the AVX2 and AVX-512 kernels, F(5x5) where
     /// [`Tiling::f5_pays`]: 13x13 to 15x15 and 17x17 to 20x20 at any batch
     /// (and larger boards whose tiles fall as well: 25x25, 29x29, ...), 9x9
-    /// from a batch of 3 (AVX2) or 4 (AVX-512).
-    pub(super) fn cheapest(n: usize, h: usize, w: usize) -> Tiling {
+    /// from a batch of 3 (AVX2) or 4 (AVX-512); never where `with_f5` is
+    /// false (bf16 convs: see `Conv::tiling`).
+    pub(super) fn cheapest(n: usize, h: usize, w: usize, with_f5: bool) -> Tiling {
         use crate::nn::cpu_info::SimdPath;
-        let small = Tiling::cheapest_without_f5(n, h, w);
+        let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
+        let small = if cost(Tiling::F3) < cost(Tiling::F4) {
+            Tiling::F3
+        } else {
+            Tiling::F4
+        };
         let min_rows_near = match simd_path() {
+            _ if !with_f5 => return small,
             SimdPath::Avx2Fma => F5_MIN_ROWS_NEAR_AVX2,
             SimdPath::Avx512 => F5_MIN_ROWS_NEAR_AVX512,
             // Not measured on the portable path: it keeps F(3x3) and F(4x4).
@@ -155,17 +162,6 @@ impl Tiling {
             Tiling::F5
         } else {
             small
-        }
-    }
-
-    /// F(3x3) or F(4x4), whichever [`Tiling::cheapest`]'s cost counts
-    /// lower (F(4x4) on a tie).
-    pub(super) fn cheapest_without_f5(n: usize, h: usize, w: usize) -> Tiling {
-        let cost = |t: Tiling| n * t.points(h, w) + WEIGHT_COST_ROWS * t.area();
-        if cost(Tiling::F3) < cost(Tiling::F4) {
-            Tiling::F3
-        } else {
-            Tiling::F4
         }
     }
 

@@ -573,10 +573,7 @@ impl Conv {
             (_, None) => return Tiling::F4,
             (_, Some(small)) => small,
         };
-        Tiling::forced().unwrap_or_else(|| match Tiling::cheapest(n, h, w) {
-            Tiling::F5 if small.bf16 => Tiling::cheapest_without_f5(n, h, w),
-            tiling => tiling,
-        })
+        Tiling::forced().unwrap_or_else(|| Tiling::cheapest(n, h, w, !small.bf16))
     }
 }
 
