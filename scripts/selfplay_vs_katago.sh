@@ -3,7 +3,8 @@
 # settings, alternated in one run (issue: "engine selfplay", throughput).
 #
 #   scripts/selfplay_vs_katago.sh KATAGO_BIN KATAGO_SELFPLAY_CFG [ROUNDS] [GAMES]
-#   (or KATAGO and KATAGO_CONFIG in the environment; ENGINE_SHARED_DIR for ../shared)
+#   (or KATAGO and KATAGO_CONFIG in the environment; ENGINE_SHARED_DIR for ../shared;
+#   ENGINE for another engine binary than target/release/engine)
 #
 # KATAGO_BIN is a KataGo 1.17.2 build (e.g. its Eigen backend built from
 # source: cmake -DUSE_BACKEND=EIGEN -DUSE_AVX2=1), KATAGO_SELFPLAY_CFG its
@@ -20,7 +21,7 @@ kcfg="${2:-${KATAGO_CONFIG:?give the KataGo selfplay .cfg as the second argument
 rounds="${3:-2}"
 games="${4:-16}"
 shared="${ENGINE_SHARED_DIR:-$root/../shared}"
-engine="$root/target/release/engine"
+engine="${ENGINE:-$root/target/release/engine}"
 work="$(mktemp -d /tmp/selfplay-vs-katago.XXXXXX)"
 mkdir -p "$work/models/g170"
 cp "$shared/models/g170-b6c96-s175395328-d26788732.bin.gz" "$work/models/g170/model.bin.gz"
