@@ -12,6 +12,11 @@ in White's win probability and lead (mean and largest).
 
     scripts/precision_fidelity.py --model NET [--test int8] [--every 10] SGF|DIR...
 
+`--baseline-env` and `--test-env KEY=VALUE` (repeatable) set environment
+variables for one side, e.g. two fp32 runs on different Winograd tiles:
+    scripts/precision_fidelity.py --model NET --baseline fp32 --baseline-env ENGINE_WINOGRAD=f3 \
+        --test fp32 --test-env ENGINE_WINOGRAD=f5 "$SGF_DIR"
+
 Example (the project's net on the 19x19 games an `engine match` wrote to
 its -sgf-output-dir, here SGF_DIR):
     scripts/precision_fidelity.py --model models/engine-9x9-13x13-b4c32-grow304.bin.gz \\
@@ -89,11 +94,23 @@ def raw_outputs(text):
     return out
 
 
-def run_engine(binary, model, config, precision, script):
+def env_pairs(pairs):
+    """`KEY=VALUE` strings as a dict (exits on one without `=`)."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            sys.exit(f"precision_fidelity.py: {pair!r} is not KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def run_engine(binary, model, config, precision, env, script):
     """One engine's stdout for the whole script."""
     cmd = [binary, "gtp", "-model", model, "-config", config,
            "-override-config", f"nnPrecision={precision}"]
-    done = subprocess.run(cmd, input=script, capture_output=True, text=True)
+    done = subprocess.run(cmd, input=script, capture_output=True, text=True,
+                          env={**os.environ, **env})
     if done.returncode != 0:
         sys.exit(f"precision_fidelity.py: {' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
     return done.stdout
@@ -132,6 +149,10 @@ def main():
     ap.add_argument("--config", default=os.path.join(HERE, "configs/gtp.toml"))
     ap.add_argument("--baseline", default="fp32", help="nnPrecision compared against")
     ap.add_argument("--test", default="int8", help="nnPrecision compared")
+    ap.add_argument("--baseline-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="an environment variable for the baseline's engine (repeatable)")
+    ap.add_argument("--test-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="an environment variable for the tested engine (repeatable)")
     ap.add_argument("--every", type=int, default=10, help="ask every this many moves")
     ap.add_argument("--limit", type=int, default=2000, help="at most this many positions")
     ap.add_argument("sgf", nargs="+", help="SGF files or folders of them")
@@ -140,12 +161,14 @@ def main():
     if not games:
         sys.exit("precision_fidelity.py: no SGF files")
     script, sizes = commands(games, a.every, a.limit)
-    base = raw_outputs(run_engine(a.engine, a.model, a.config, a.baseline, script))
-    test = raw_outputs(run_engine(a.engine, a.model, a.config, a.test, script))
+    base_env, test_env = env_pairs(a.baseline_env), env_pairs(a.test_env)
+    base = raw_outputs(run_engine(a.engine, a.model, a.config, a.baseline, base_env, script))
+    test = raw_outputs(run_engine(a.engine, a.model, a.config, a.test, test_env, script))
     if len(base) != len(sizes) or len(test) != len(sizes):
         sys.exit(f"precision_fidelity.py: asked {len(sizes)} positions, got {len(base)} and {len(test)}")
-    print(f"{a.test} against {a.baseline}, {os.path.basename(a.model)}, {len(games)} games, "
-          f"every {a.every} moves")
+    named = lambda precision, env: " ".join([precision] + [f"{k}={v}" for k, v in env.items()])
+    print(f"{named(a.test, test_env)} against {named(a.baseline, base_env)}, "
+          f"{os.path.basename(a.model)}, {len(games)} games, every {a.every} moves")
     print("| board | positions | policy KL mean / p99 / max | same top move | "
           "win prob. diff mean / max | lead diff mean / max |")
     print("| --- | --- | --- | --- | --- | --- |")
