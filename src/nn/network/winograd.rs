@@ -151,8 +151,10 @@ impl Tiling {
         } else {
             Tiling::F4
         };
+        if !with_f5 {
+            return small;
+        }
         let min_rows_near = match simd_path() {
-            _ if !with_f5 => return small,
             SimdPath::Avx2Fma => F5_MIN_ROWS_NEAR_AVX2,
             SimdPath::Avx512 => F5_MIN_ROWS_NEAR_AVX512,
             // Not measured on the portable path: it keeps F(3x3) and F(4x4).
