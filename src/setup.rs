@@ -36,7 +36,8 @@ mod memory;
 mod net_keys;
 mod patterns;
 pub use backend::{
-    build_backend, cpu_threads, default_rust_servers, rust_servers, Backend, CpuBackend,
+    auto_cpu_precision_here, build_backend, cpu_threads, default_rust_servers, rust_servers,
+    Backend, CpuBackend,
 };
 pub use device_plan::{device_plan, DevicePlan};
 pub use memory::{

@@ -42,6 +42,27 @@ fn chosen(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The `nnPrecision` of the stage-1 candidate that sets one, if any.
+fn reduced_candidate(stdout: &str) -> Option<String> {
+    let marker = "nnCpuBackend = rust, nnPrecision = ";
+    stdout.lines().find_map(|l| {
+        let rest = &l[l.find(marker)? + marker.len()..];
+        Some(rest.split(',').next()?.to_string())
+    })
+}
+
+/// The reduced precision `nnPrecision = "auto"` runs a wide trunk in here.
+fn auto_reduced_precision_here() -> Option<&'static str> {
+    use engine::nn::cpu_info::{bf16_kernels_run, int8_kernels_run};
+    if bf16_kernels_run() {
+        Some("bf16")
+    } else if int8_kernels_run() {
+        Some("int8")
+    } else {
+        None
+    }
+}
+
 #[test]
 fn play_tuning_writes_a_config_that_gtp_runs_with() {
     let dir = scratch("play");
@@ -71,12 +92,9 @@ fn play_tuning_writes_a_config_that_gtp_runs_with() {
     );
     assert!(stdout.contains("The best "), "{stdout}");
     assert!(stdout.contains("Medians: visits/s "), "{stdout}");
-    // The Rust backend's bf16 kernels are a candidate exactly where they run.
-    assert_eq!(
-        stdout.contains("nnCpuBackend = rust, nnPrecision = bf16, numSearchThreads = "),
-        engine::nn::cpu_info::bf16_kernels_run(),
-        "{stdout}"
-    );
+    // The default net's 32-channel trunk gets no reduced precision, on any
+    // CPU: `nnPrecision = "auto"` keeps it in fp32 (bf16 cost it strength).
+    assert_eq!(reduced_candidate(&stdout), None, "{stdout}");
     let text = std::fs::read_to_string(&out).expect("tuned config written");
     assert!(
         text.starts_with("# Written by engine tune for play"),
@@ -227,5 +245,48 @@ fn bad_flags_are_refused_and_nothing_is_written() {
     }
     assert!(!out.exists());
     assert!(!engine_cli::repo().join("x.toml").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// For a net with a wide trunk (g170 b6c96's 96 channels) the tuner tries
+/// the Rust backend in the precision `nnPrecision = "auto"` picks on this
+/// CPU (bf16 with AVX-512 BF16, else int8 with VNNI, else none), and none
+/// when the config names a precision.
+#[test]
+fn a_wide_net_gets_the_reduced_precision_auto_would_pick() {
+    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
+    let g170 = shared.join("models/g170-b6c96-s175395328-d26788732.bin.gz");
+    assert!(g170.is_file(), "shared net missing: {}", g170.display());
+    let g170 = g170.to_str().unwrap();
+    let dir = scratch("wide");
+    let out = dir.join("tuned.toml");
+    let out_s = out.to_str().unwrap();
+    let tune = |extra: &[&str]| {
+        let mut args = vec![
+            "tune",
+            "-model",
+            g170,
+            "-boardsize",
+            "9",
+            "-visits",
+            "8",
+            "-n",
+            "1",
+            "-rounds",
+            "0",
+            "-output",
+            out_s,
+        ];
+        args.extend_from_slice(extra);
+        run_ok(&args, "").0
+    };
+    let stdout = tune(&[]);
+    assert_eq!(
+        reduced_candidate(&stdout).as_deref(),
+        auto_reduced_precision_here(),
+        "{stdout}"
+    );
+    let stdout = tune(&["-override-config", "nnPrecision=fp32"]);
+    assert_eq!(reduced_candidate(&stdout), None, "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -165,6 +165,21 @@ pub fn auto_cpu_precision(
     }
 }
 
+/// [`auto_cpu_precision`] for `file` on this CPU's kernels: what
+/// `nnPrecision = "auto"` runs it in, and why. `engine tune` asks it too,
+/// so that it tries a reduced precision only where `auto` would run one.
+pub fn auto_cpu_precision_here(backend: CpuBackend, file: &ModelFile) -> (Precision, String) {
+    let kernels = ReducedKernels {
+        bf16: crate::nn::cpu_info::bf16_kernels_run(),
+        int8: crate::nn::cpu_info::int8_kernels_run(),
+    };
+    let net = NetShape {
+        trunk_channels: file.trunk.trunk_num_channels,
+        int8_share: crate::nn::int8_share(file),
+    };
+    auto_cpu_precision(backend, kernels, net)
+}
+
 /// Builds [`Backend`] for `file` from `cfg`.
 pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupError> {
     let mut plan = device_plan(cfg, CudaAvailability::probe(), &gpu_info)?;
@@ -181,15 +196,7 @@ pub fn build_backend(file: &ModelFile, cfg: &Config) -> Result<Backend, SetupErr
         });
     }
     let precision_why = plan.precision_auto.then(|| {
-        let kernels = ReducedKernels {
-            bf16: crate::nn::cpu_info::bf16_kernels_run(),
-            int8: crate::nn::cpu_info::int8_kernels_run(),
-        };
-        let net = NetShape {
-            trunk_channels: file.trunk.trunk_num_channels,
-            int8_share: crate::nn::int8_share(file),
-        };
-        let (precision, why) = auto_cpu_precision(backend, kernels, net);
+        let (precision, why) = auto_cpu_precision_here(backend, file);
         plan.precision = precision;
         why
     });

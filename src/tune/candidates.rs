@@ -2,6 +2,7 @@
 //! candidates of each stage.
 
 use super::Target;
+use crate::nn::device::Precision;
 
 /// A value the tuner sets.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +45,13 @@ impl NetBackend {
         cpu_backend: "rust",
         precision: None,
     };
-    /// The Rust backend's bf16 kernels (CPUs with AVX-512 BF16).
-    pub(super) const RUST_BF16: NetBackend = NetBackend {
-        cpu_backend: "rust",
-        precision: Some("bf16"),
-    };
+    /// The Rust backend in `precision` (its bf16 or int8 kernels).
+    pub(super) fn rust_in(precision: Precision) -> NetBackend {
+        NetBackend {
+            cpu_backend: "rust",
+            precision: Some(precision.name()),
+        }
+    }
     /// libtorch on the CPU.
     pub(super) const LIBTORCH: NetBackend = NetBackend {
         cpu_backend: "libtorch",
@@ -205,7 +208,7 @@ mod tests {
             max_batch: 2,
         };
         assert_eq!(
-            c(NetBackend::RUST_BF16).label(Target::Play, "numSearchThreads"),
+            c(NetBackend::rust_in(Precision::BF16)).label(Target::Play, "numSearchThreads"),
             "nnCpuBackend = rust, nnPrecision = bf16, numSearchThreads = 2, nnMaxBatchSize = 2"
         );
         assert_eq!(

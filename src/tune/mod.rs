@@ -16,10 +16,12 @@
 //!
 //! # Candidates
 //!
-//! 1. The CPU backend (`nnCpuBackend`): the Rust backend; its bf16
-//!    kernels (`nnPrecision = bf16`) where the CPU has AVX-512 BF16 and
-//!    the config names no precision (they matched fp32 at equal visits:
-//!    see docs/RESULTS.md); libtorch in a build with it; each at one
+//! 1. The CPU backend (`nnCpuBackend`): the Rust backend; the Rust
+//!    backend in the reduced precision `nnPrecision = "auto"` would pick
+//!    for this net on this CPU (bf16 or int8 for a trunk of 64 channels
+//!    or more, never for a narrower one: see
+//!    `setup::backend::auto_cpu_precision` and docs/RESULTS.md) where the
+//!    config names no precision; libtorch in a build with it; each at one
 //!    search thread per core. On a GPU, or with one of these only, there
 //!    is nothing to choose.
 //! 2. With the better one: search threads 1, 2, 4, ... up to twice the
@@ -55,14 +57,15 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::game::GameState;
+use crate::nn::device::Precision;
 use crate::nn::ModelFile;
 use crate::play::benchmark::{
     benchmark_positions, run_analysis_threads, run_thread_count, BenchmarkResult,
 };
 use crate::search::{NnSearchEvaluator, SearchParams, SetupFor};
 use crate::setup::{
-    load_network_from, BuiltInConfig, EngineArgs, Network, ANALYSIS_CONFIG, GTP_CONFIG,
-    NUM_ANALYSIS_THREADS,
+    auto_cpu_precision_here, load_network_from, BuiltInConfig, CpuBackend, EngineArgs, Network,
+    ANALYSIS_CONFIG, GTP_CONFIG, NUM_ANALYSIS_THREADS,
 };
 use candidates::{thread_candidates, Candidate, NetBackend};
 use config_text::{check_written, set_keys, write_whole};
@@ -484,6 +487,18 @@ fn run_inner(args: &TuneArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The reduced precision stage 1 tries beside the config's: the one
+/// `nnPrecision = "auto"` would run this net in on this CPU (bf16 or int8
+/// for a wide trunk, none for a narrow one, which they cost strength),
+/// and none where the config names a precision.
+fn reduced_precision(bench: &Bench<'_>) -> Option<Precision> {
+    if bench.base.contains("nnPrecision") {
+        return None;
+    }
+    let (precision, _why) = auto_cpu_precision_here(CpuBackend::Rust, &bench.file);
+    (precision != Precision::F32).then_some(precision)
+}
+
 /// Stage 1: the CPU backends this build has, each at one search thread
 /// per core (nothing to choose on a GPU or without libtorch); their
 /// measurements go into `measured`.
@@ -496,10 +511,9 @@ fn choose_backend(
     let backends: Vec<Option<NetBackend>> = if gpu {
         vec![None]
     } else {
-        let bf16 = crate::nn::cpu_info::bf16_kernels_run() && !bench.base.contains("nnPrecision");
         [
             Some(NetBackend::RUST),
-            bf16.then_some(NetBackend::RUST_BF16),
+            reduced_precision(bench).map(NetBackend::rust_in),
             cfg!(feature = "torch").then_some(NetBackend::LIBTORCH),
         ]
         .into_iter()
