@@ -19,7 +19,7 @@ pub const NN_INTRA_THREADS: Key<Option<i64>> = Key::opt_int("numEigenThreadsPerM
 /// `nnCpuBackend`: which CPU forward pass runs the net.
 pub const NN_CPU_BACKEND: Key<Option<String>> =
     Key::parsed("nnCpuBackend", "auto, rust or libtorch", "`auto`").doc(
-        "The CPU forward pass: the pure-Rust backend (auto: in fp32, and bf16 on a CPU with AVX-512 BF16) or libtorch.",
+        "The CPU forward pass: the pure-Rust backend or libtorch. auto: the Rust backend wherever it runs the precision (fp32 always, bf16 on a CPU with AVX-512 BF16, int8 on one with AVX-512 VNNI or AVX-VNNI), else libtorch (fp16, or bf16 without AVX-512 BF16).",
     );
 /// `nnPrecision`: the arithmetic (this engine's key).
 pub const NN_PRECISION: Key<Option<String>> = Key::parsed(
