@@ -147,6 +147,74 @@ fn match_table_summary_and_sgfs_add_up() {
     assert_eq!(alpha_black, 2, "colours alternate");
     let w = bots[0]["wins"].as_f64().unwrap() + 0.5 * bots[0]["draws"].as_f64().unwrap();
     assert_eq!(alpha_points, w);
+    // The 4 games are 2 pairs (one opening each, colours swapped), whose
+    // counts by alpha's points (0, 1/2, ... 2) hold the same points.
+    let by_pairs: Vec<u64> = pair["game_pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect();
+    assert_eq!(by_pairs.len(), 5, "{pair}");
+    assert_eq!(by_pairs.iter().sum::<u64>(), 2, "{pair}");
+    let pair_points: f64 = (0..5).map(|k| by_pairs[k] as f64 * k as f64 / 2.0).sum();
+    assert_eq!(pair_points, alpha_points, "{pair}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `-sprt` stops a lopsided match once the pairs of games decide it: the
+/// project's net at 48 visits against itself at 1 visit, SPRT(0, 300).
+#[test]
+fn sprt_on_pairs_stops_a_lopsided_match() {
+    let dir = scratch("sprt-stop");
+    let net =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("models/engine-9x9-13x13-b4c32-grow304.bin.gz");
+    let sgfs = dir.join("sgfs");
+    let out = run(engine().args([
+        "match",
+        "-bot",
+        &format!("strong={},maxVisits=48", net.display()),
+        "-bot",
+        &format!("weak={},maxVisits=1", net.display()),
+        "-games",
+        "200",
+        "-boardsize",
+        "9",
+        "-komi",
+        "7",
+        "-seed",
+        "5",
+        "-game-threads",
+        "2",
+        "-sprt",
+        "0,300",
+        "-sgf-output-dir",
+        sgfs.to_str().unwrap(),
+    ]));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("on the pairs: LLR"), "{table}");
+    assert!(table.contains("H1 accepted"), "{table}");
+    let text = std::fs::read_to_string(sgfs.join("match_summary.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["stopped_early"], true, "{v}");
+    let games = v["games"].as_u64().unwrap();
+    assert!(games < 200, "{games}");
+    let sprt = &v["sprt"];
+    assert_eq!(sprt["statistic"], "pentanomial", "{sprt}");
+    assert_eq!(sprt["decision"], "H1 accepted", "{sprt}");
+    assert!(sprt["llr"].as_f64().unwrap() >= sprt["upper_bound"].as_f64().unwrap());
+    // Every complete pair is counted, and only those: at most the two
+    // games in flight at the stop are left out of a pair.
+    let pairs: u64 = sprt["game_pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert!(
+        2 * pairs <= games && games <= 2 * pairs + 2,
+        "{pairs} pairs, {games} games"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::game::Board;
 use crate::matchplay::{apply_short_form, LogFileArg, MatchArgs};
 use crate::play::matches::{gating_decided, GateSettings, MatchSettings};
-use crate::play::stats::{elo_estimate, Sprt, Wld};
+use crate::play::stats::{elo_estimate, Pentanomial, Sprt, Wld};
 use crate::search::{SearchParams, SetupFor};
 use crate::selfplay::PlaySettings;
 use crate::setup::{config_key_report, search_settings, ConfigArgs};
@@ -175,5 +175,11 @@ pub fn match_args(data: &[u8]) {
         let _ = sprt.llr(&wld);
         let _ = sprt.decide(&wld);
         let _ = elo_estimate(&wld);
+        let pairs = Pentanomial {
+            counts: [wins, draws, losses, wins + draws, 0],
+        };
+        let _ = sprt.llr(&pairs);
+        let _ = sprt.decide(&pairs);
+        let _ = elo_estimate(&pairs);
     }
 }

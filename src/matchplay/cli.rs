@@ -12,8 +12,8 @@ use super::LogFileArg;
 
 use crate::config::Config;
 use crate::play::matches::{
-    finished_games, load_evaluators, table, write_summary, GameOutcome, MatchRunner, MatchSettings,
-    RunManifest, Tally, MANIFEST,
+    finished_games, load_evaluators, pairs_text, table, write_summary, GameOutcome, MatchRunner,
+    MatchSettings, RunManifest, Tally, MANIFEST,
 };
 use crate::play::stats::{elo_estimate, Sprt, SprtDecision};
 use crate::play::{PlayError, SettingsError};
@@ -60,6 +60,7 @@ pub struct MatchArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Two bots only: stop when the SPRT `elo0,elo1[,alpha,beta]` decides
+    /// on the pairs of games (one opening, colours swapped) finished so far
     /// (Elo of the first bot over the second; alpha, beta default 0.05).
     #[arg(long, allow_hyphen_values = true)]
     pub sprt: Option<String>,
@@ -264,13 +265,18 @@ fn run_inner(args: &MatchArgs) -> Result<(), PlayError> {
                 e.high
             ));
             if let Some(p) = &sprt {
-                line.push_str(&format!(", LLR {:.2}", p.llr(&r)));
+                let pairs = t.pairs(0, 1);
+                line.push_str(&format!(
+                    "; pairs {}, LLR {:.2}",
+                    pairs_text(&pairs),
+                    p.llr(&pairs)
+                ));
             }
         }
         log.line(&line);
     };
     let should_stop =
-        |t: &Tally| sprt.is_some_and(|p| p.decide(&t.table[0][1]) != SprtDecision::Continue);
+        |t: &Tally| sprt.is_some_and(|p| p.decide(&t.pairs(0, 1)) != SprtDecision::Continue);
     let result = runner.run_from(played, &should_stop, &on_game)?;
     let text = table(&settings, &result.tally, sprt.as_ref());
     print!("{text}");

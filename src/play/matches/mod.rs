@@ -15,7 +15,7 @@ mod settings;
 
 pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
 pub use gating::{gating_decided, GateDecision, GateFolders, GateSettings, Gatekeeper, LOG_HEADER};
-pub use report::{summary_json, table, write_summary};
+pub use report::{pairs_text, summary_json, table, write_summary};
 pub use resume::{finished_games, RunManifest, MANIFEST};
 pub use runner::{
     game_assignment, load_evaluators, round_robin, Logger, MatchRunner, RunResult, Tally,

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::runner::{RunResult, Tally};
 use super::settings::MatchSettings;
-use crate::play::stats::{bradley_terry, elo_estimate, Sprt};
+use crate::play::stats::{bradley_terry, elo_estimate, Pentanomial, Sprt};
 use crate::play::PlayError;
 use crate::store::Store;
 
@@ -95,16 +95,29 @@ pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
             }
         }
     }
+    if n == 2 {
+        let pairs = t.pairs(0, 1);
+        let e = elo_estimate(&pairs);
+        let _ = writeln!(
+            out,
+            "\n{} by pairs of games (one opening, colours swapped), pairs scoring 0/½/1/1½/2: {}, elo {} [{}, {}]",
+            s.bots[0].name,
+            pairs_text(&pairs),
+            signed(e.elo),
+            signed(e.low),
+            signed(e.high)
+        );
+    }
     if let (Some(sprt), true) = (sprt, n == 2) {
         let (lo, hi) = sprt.bounds();
         let _ = writeln!(
             out,
-            "\nSPRT elo0={} elo1={} alpha={} beta={}: LLR {:.3} (bounds {:.3}, {:.3}): {}",
+            "SPRT elo0={} elo1={} alpha={} beta={}, on the pairs: LLR {:.3} (bounds {:.3}, {:.3}): {}",
             sprt.elo0,
             sprt.elo1,
             sprt.alpha,
             sprt.beta,
-            sprt.llr(&t.table[0][1]),
+            sprt.llr(&t.pairs(0, 1)),
             lo,
             hi,
             sprt_text(sprt, t)
@@ -113,8 +126,19 @@ pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
     out
 }
 
+/// Pentanomial counts as the log and the table show them: pairs scoring
+/// 0, 1/2, 1, 3/2 and 2 points, `a/b/c/d/e`.
+pub fn pairs_text(pairs: &Pentanomial) -> String {
+    pairs
+        .counts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
-    match sprt.decide(&t.table[0][1]) {
+    match sprt.decide(&t.pairs(0, 1)) {
         crate::play::stats::SprtDecision::AcceptH0 => "H0 accepted",
         crate::play::stats::SprtDecision::AcceptH1 => "H1 accepted",
         crate::play::stats::SprtDecision::Continue => "undecided",
@@ -123,8 +147,10 @@ fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
 
 /// The summary as JSON: `games` (played), `bots` (name, model, games,
 /// wins, losses, draws, win_rate, elo), `pairs` (a, b, a's wins, losses,
-/// draws, score, elo, elo_low, elo_high; infinite values are null),
-/// `sprt` (null without `-sprt`), `stopped_early`, `seconds` and
+/// draws, score, elo, elo_low, elo_high, the pairs of games by a's points
+/// `game_pairs` and their `elo_by_pairs` with its interval; infinite
+/// values are null), `sprt` (null without `-sprt`; on the pairs of games),
+/// `stopped_early`, `seconds` and
 /// `results` (every game: index, black, white, result, end, moves, sgf).
 pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) -> Value {
     let t = &result.tally;
@@ -154,6 +180,8 @@ pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) 
         for j in i + 1..n {
             let r = t.table[i][j];
             let e = elo_estimate(&r);
+            let by_pairs = t.pairs(i, j);
+            let ep = elo_estimate(&by_pairs);
             pairs.push(json!({
                 "a": s.bots[i].name,
                 "b": s.bots[j].name,
@@ -165,6 +193,10 @@ pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) 
                 "elo": finite(e.elo),
                 "elo_low": finite(e.low),
                 "elo_high": finite(e.high),
+                "game_pairs": by_pairs.counts,
+                "elo_by_pairs": finite(ep.elo),
+                "elo_by_pairs_low": finite(ep.low),
+                "elo_by_pairs_high": finite(ep.high),
             }));
         }
     }
@@ -173,7 +205,8 @@ pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) 
             let (lo, hi) = p.bounds();
             json!({
                 "elo0": p.elo0, "elo1": p.elo1, "alpha": p.alpha, "beta": p.beta,
-                "llr": p.llr(&t.table[0][1]), "lower_bound": lo, "upper_bound": hi,
+                "statistic": "pentanomial", "game_pairs": t.pairs(0, 1).counts,
+                "llr": p.llr(&t.pairs(0, 1)), "lower_bound": lo, "upper_bound": hi,
                 "decision": sprt_text(p, t),
             })
         }

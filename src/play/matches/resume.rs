@@ -151,7 +151,7 @@ pub fn finished_games(
         let bytes = dir.get(&key)?;
         let text = std::str::from_utf8(&bytes).map_err(|e| bad(e.to_string()))?;
         let (outcome, summary) = read_game(text, index, &key, settings, &pairs).map_err(bad)?;
-        tally.add(&outcome);
+        tally.add(index, &outcome);
         tally.games.push(summary);
     }
     Ok(tally)

@@ -4,7 +4,7 @@
 //! finish, and an early stop (SPRT, a decided gating). Shared by
 //! `engine match` ([`super::cli`]) and `engine gatekeeper`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ use super::settings::{BotSpec, MatchSettings};
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
 use crate::nn::device::Precision;
-use crate::play::stats::Wld;
+use crate::play::stats::{Pentanomial, Wld};
 use crate::play::{io_err, play_policy_moves, PlayError};
 use crate::search::{NnSearchEvaluator, Search, SearchError};
 use crate::store::Store;
@@ -165,14 +165,18 @@ pub struct GameSummary {
     pub sgf: String,
 }
 
-/// Results so far: `table[i][j]` is bot i's record against bot j, and
-/// the games in the order they finished.
+/// Results so far: `table[i][j]` is bot i's record against bot j, each
+/// game's result by its index in the schedule (for the pairs of games on
+/// one opening), and the games in the order they finished.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
     /// Pairwise records.
     pub table: Vec<Vec<Wld>>,
     /// Finished games.
     pub games: Vec<GameSummary>,
+    /// Each finished game by its index in the schedule: black, white and
+    /// black's points in half points (2 a win, 1 a draw or no result).
+    by_index: BTreeMap<u64, (usize, usize, usize)>,
 }
 
 impl Tally {
@@ -181,29 +185,59 @@ impl Tally {
         Tally {
             table: vec![vec![Wld::default(); n]; n],
             games: Vec::new(),
+            by_index: BTreeMap::new(),
         }
     }
 
-    /// Counts a game: a win and a loss, or a draw for both (no result
-    /// counts as a draw).
-    pub fn add(&mut self, o: &GameOutcome) {
+    /// Counts game `index` of the schedule: a win and a loss, or a draw
+    /// for both (no result counts as a draw).
+    pub fn add(&mut self, index: u64, o: &GameOutcome) {
         let (b, w) = (o.black, o.white);
-        match (o.winner, o.no_result) {
+        let black_half_points = match (o.winner, o.no_result) {
             (Some(Player::Black), false) => {
                 self.table[b][w].wins += 1;
                 self.table[w][b].losses += 1;
+                2
             }
             (Some(Player::White), false) => {
                 self.table[w][b].wins += 1;
                 self.table[b][w].losses += 1;
+                0
             }
             _ => {
                 self.table[b][w].draws += 1;
                 if b != w {
                     self.table[w][b].draws += 1;
                 }
+                1
+            }
+        };
+        self.by_index.insert(index, (b, w, black_half_points));
+    }
+
+    /// Bot `a`'s results against bot `b` by pairs of games (games `2k` and
+    /// `2k + 1`: one opening, colours swapped; see [`game_assignment`]):
+    /// the pairs both of whose games between `a` and `b` have finished.
+    pub fn pairs(&self, a: usize, b: usize) -> Pentanomial {
+        let mut out = Pentanomial::default();
+        let a_half_points = |&(black, white, black_half): &(usize, usize, usize)| {
+            if (black, white) == (a, b) {
+                Some(black_half)
+            } else if (black, white) == (b, a) {
+                Some(2 - black_half)
+            } else {
+                None
+            }
+        };
+        for (&index, first) in self.by_index.iter().filter(|(i, _)| *i % 2 == 0) {
+            let Some(second) = self.by_index.get(&(index + 1)) else {
+                continue;
+            };
+            if let (Some(x), Some(y)) = (a_half_points(first), a_half_points(second)) {
+                out.add(x + y);
             }
         }
+        out
     }
 
     /// Bot i's record against everyone.
@@ -395,7 +429,7 @@ impl MatchRunner<'_> {
                             stop.store(true, Ordering::Relaxed);
                             break;
                         }
-                        t.add(&outcome);
+                        t.add(g, &outcome);
                         t.games.push(GameSummary {
                             index: g,
                             black: s.bots[black].name.clone(),
@@ -475,13 +509,13 @@ mod tests {
             result_text: "B+R".into(),
             sgf: String::new(),
         };
-        t.add(&o);
+        t.add(0, &o);
         o.black = 1;
         o.white = 0;
         o.winner = None;
-        t.add(&o);
+        t.add(1, &o);
         o.winner = Some(Player::White);
-        t.add(&o);
+        t.add(3, &o);
         assert_eq!(
             t.total(0),
             Wld {
@@ -491,5 +525,16 @@ mod tests {
             }
         );
         assert_eq!(t.total(1), t.total(0).flipped());
+        // Pairs: games 0 and 1 (bot 0 won one, drew one: 3 half points);
+        // game 3's pair waits for game 2.
+        assert_eq!(t.pairs(0, 1).counts, [0, 0, 0, 1, 0]);
+        assert_eq!(t.pairs(1, 0).counts, [0, 1, 0, 0, 0]);
+        o.black = 0;
+        o.white = 1;
+        o.winner = Some(Player::Black);
+        t.add(2, &o);
+        assert_eq!(t.pairs(0, 1).counts, [0, 0, 0, 1, 1]);
+        // Bots that did not meet in a pair have none.
+        assert_eq!(Tally::new(3).pairs(0, 2).pairs(), 0);
     }
 }
