@@ -601,9 +601,17 @@ unsafe fn small_gemm_bf16(
     assert!(n % SMALL_NB == 0 && a.len() >= m * k && b.len() >= kp * n && c.len() >= m * n);
     A_PAIRS.with_borrow_mut(|pairs| {
         pairs.resize(m * kp, 0);
-        for (row, out) in a.chunks_exact(k).zip(pairs.chunks_exact_mut(kp)) {
+        if k.is_multiple_of(2) {
+            // Rows of whole pairs: the matrix is one run of pairs, converted
+            // in one pass (a call per row was 7% slower at batch 1 on 19x19,
+            // 4% on 13x13: g170 b6c96 on AMD Zen 4, 5 alternated pairs).
             // SAFETY: the caller's contract (the CPU has the instructions).
-            unsafe { to_bf16_pairs(row, out) };
+            unsafe { to_bf16_pairs(&a[..m * k], &mut pairs[..m * kp]) };
+        } else {
+            for (row, out) in a.chunks_exact(k).zip(pairs.chunks_exact_mut(kp)) {
+                // SAFETY: the caller's contract (the CPU has the instructions).
+                unsafe { to_bf16_pairs(row, out) };
+            }
         }
         // SAFETY: the caller's contract; `pairs` holds `m x kp`, the
         // lengths of `b` and `c` are checked.
