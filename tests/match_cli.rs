@@ -375,6 +375,15 @@ fn a_stopped_match_goes_on_with_resume() {
         n(&bots[0], "wins") + n(&bots[0], "losses") + n(&bots[0], "draws"),
         5
     );
+    // The pairs of games count the resumed games with the new ones: games
+    // 0-1 (read back) and 2-3; game 4's pair has no second game.
+    let pairs: u64 = v["pairs"][0]["game_pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(pairs, 2, "{v}");
     // Colours still alternate game by game over the resumed schedule.
     for (g, (_, bytes)) in five.iter().enumerate() {
         let rec = parse_collection(&String::from_utf8_lossy(bytes)).unwrap()[0]
