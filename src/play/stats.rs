@@ -45,11 +45,6 @@ impl Wld {
             draws: self.draws,
         }
     }
-
-    /// Per-game variance of the score (trinomial: each game 1, 1/2 or 0).
-    pub fn score_variance(&self) -> f64 {
-        variance(&weighted(self))
-    }
 }
 
 /// Results of game pairs from one side's view (fishtest's "pentanomial"
@@ -366,14 +361,14 @@ impl Sprt {
     /// `p_i = p̂_i / (1 + λ (a_i - s))` with `a_i` the kind's score and `λ`
     /// solved so the `p_i` sum to 1; then `LLR = Σ n_i ln(p1_i / p0_i)`.
     pub fn llr<O: Outcomes>(&self, results: &O) -> f64 {
-        let tallies = results.tallies();
-        if tallies.iter().all(|&(_, c)| c == 0) {
+        let tallies = weighted(results);
+        if mean_score(&tallies).0 == 0.0 {
             return 0.0;
         }
         let scores: Vec<f64> = tallies.iter().map(|&(a, _)| a).collect();
         let counts: Vec<f64> = tallies
             .iter()
-            .map(|&(_, c)| if c == 0 { 1e-3 } else { c as f64 })
+            .map(|&(_, c)| if c == 0.0 { 1e-3 } else { c })
             .collect();
         let total: f64 = counts.iter().sum();
         let freq: Vec<f64> = counts.iter().map(|c| c / total).collect();
