@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use engine::game::sgf::parse_collection;
+use engine::play::matches::Thinking;
 
 fn engine() -> Command {
     Command::new(env!("CARGO_BIN_EXE_engine"))
@@ -215,6 +216,24 @@ fn sprt_on_pairs_stops_a_lopsided_match() {
         2 * pairs <= games && games <= 2 * pairs + 2,
         "{pairs} pairs, {games} games"
     );
+    // Each bot's speed beside its results: the strong bot adds up to 48
+    // playouts a move, the weak one at most 1 (none where the tree it kept
+    // already has its visit).
+    assert!(
+        table.contains("s/move") && table.contains("playouts/s"),
+        "{table}"
+    );
+    let bot = |i: usize, k: &str| v["bots"][i][k].as_f64().unwrap();
+    for i in 0..2 {
+        assert!(
+            bot(i, "searches") > 0.0 && bot(i, "search_seconds") > 0.0,
+            "{v}"
+        );
+        assert!(bot(i, "seconds_per_move") > 0.0, "{v}");
+    }
+    let per_move = |i: usize| bot(i, "playouts") / bot(i, "searches");
+    assert!(per_move(0) > 10.0 && per_move(0) <= 48.0, "{v}");
+    assert!(per_move(1) <= 1.0, "{v}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -384,14 +403,32 @@ fn a_stopped_match_goes_on_with_resume() {
         .map(|c| c.as_u64().unwrap())
         .sum();
     assert_eq!(pairs, 2, "{v}");
-    // Colours still alternate game by game over the resumed schedule.
+    // Colours still alternate game by game over the resumed schedule, and
+    // each bot's searches are those its games' SGFs record, the resumed
+    // games' included.
+    let mut searches = [0u64; 2];
+    let mut playouts = [0u64; 2];
     for (g, (_, bytes)) in five.iter().enumerate() {
         let rec = parse_collection(&String::from_utf8_lossy(bytes)).unwrap()[0]
             .record()
             .unwrap();
         let black = if g % 2 == 0 { "a" } else { "b" };
         assert_eq!(rec.player_black.as_deref(), Some(black), "game {g}");
+        let comment = rec.game_comment.unwrap();
+        for (side, bot) in [("black", g % 2), ("white", 1 - g % 2)] {
+            let t = Thinking::from_comment(&comment, side).expect(&comment);
+            assert!(t.searches > 0 && t.seconds > 0.0, "{comment}");
+            searches[bot] += t.searches;
+            playouts[bot] += t.playouts;
+        }
     }
+    for bot in 0..2 {
+        assert_eq!(n(&bots[bot], "searches"), searches[bot], "{v}");
+        assert_eq!(n(&bots[bot], "playouts"), playouts[bot], "{v}");
+    }
+    // b searches at most 4 visits a move; a at 8.
+    assert!(playouts[1] <= 4 * searches[1], "{v}");
+    assert!(playouts[0] > playouts[1], "{v}");
 
     // A game lost with a kill (its SGF absent) is played again, and only it.
     std::fs::remove_file(sgfs.join(&five[3].0)).unwrap();

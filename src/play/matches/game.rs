@@ -13,7 +13,7 @@ use rand::Rng;
 use super::settings::{BotSpec, MatchSettings};
 use crate::game::sgf::{write_sgf, GameRecord};
 use crate::game::{Board, BoardHistory, GameState, Move, Player, Rules};
-use crate::search::{EvalError, NnSearchEvaluator, RunOptions, Search, SearchError};
+use crate::search::{EvalError, NnSearchEvaluator, RunOptions, Search, SearchError, SearchStats};
 
 /// The shared start of a pair of games: board, rules (with komi) and the
 /// opening moves both games begin with.
@@ -78,6 +78,76 @@ pub fn game_comment(g: u64, k: u64) -> String {
     format!("match game {g}, opening {k}")
 }
 
+/// The searches one side of a game (or one bot over several games) made:
+/// how many, their new playouts and their wall time, so a match shows
+/// each bot's speed beside its results (equal visits or equal time?).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Thinking {
+    /// Searches, one per move chosen.
+    pub searches: u64,
+    /// Playouts they added (reused visits not counted).
+    pub playouts: u64,
+    /// Their wall time in seconds.
+    pub seconds: f64,
+}
+
+impl Thinking {
+    /// Counts one search.
+    pub fn add_search(&mut self, stats: &SearchStats) {
+        self.searches += 1;
+        self.playouts += stats.playouts.max(0) as u64;
+        self.seconds += stats.seconds;
+    }
+
+    /// Adds `other`'s searches to these.
+    pub fn merge(&mut self, other: &Thinking) {
+        self.searches += other.searches;
+        self.playouts += other.playouts;
+        self.seconds += other.seconds;
+    }
+
+    /// Mean seconds per search; `None` without searches.
+    pub fn seconds_per_move(&self) -> Option<f64> {
+        (self.searches > 0).then(|| self.seconds / self.searches as f64)
+    }
+
+    /// Playouts per second of search; `None` without search time.
+    pub fn playouts_per_second(&self) -> Option<f64> {
+        (self.seconds > 0.0).then(|| self.playouts as f64 / self.seconds)
+    }
+
+    /// As the SGF's game comment gives it (`blackSearch=...`), read back by
+    /// [`Thinking::from_comment`]: `120 moves 12000 playouts 40.512s`.
+    pub fn comment_text(&self) -> String {
+        format!(
+            "{} moves {} playouts {:.3}s",
+            self.searches, self.playouts, self.seconds
+        )
+    }
+
+    /// The `side` (`black` or `white`) searches of a game comment written
+    /// by [`play_match_game`]; `None` where it has none (games of older
+    /// versions) or they do not parse.
+    pub fn from_comment(comment: &str, side: &str) -> Option<Thinking> {
+        let key = format!("{side}Search=");
+        let text = comment
+            .split(", ")
+            .find_map(|field| field.strip_prefix(key.as_str()))?;
+        match text.split_whitespace().collect::<Vec<_>>()[..] {
+            [searches, "moves", playouts, "playouts", seconds] => Some(Thinking {
+                searches: searches.parse().ok()?,
+                playouts: playouts.parse().ok()?,
+                seconds: seconds
+                    .strip_suffix('s')?
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)?,
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A finished match game.
 #[derive(Debug, Clone)]
 pub struct GameOutcome {
@@ -99,6 +169,10 @@ pub struct GameOutcome {
     pub result_text: String,
     /// The game as SGF.
     pub sgf: String,
+    /// Black's searches (none for a game read back by `-resume`).
+    pub black_thinking: Thinking,
+    /// White's searches (as black's).
+    pub white_thinking: Thinking,
 }
 
 fn bug(msg: &str) -> SearchError {
@@ -167,6 +241,7 @@ pub fn play_match_game(
         sw.set_tree_memory_limit(bytes);
     }
     let mut white_values: Vec<f64> = Vec::new();
+    let (mut black_thinking, mut white_thinking) = (Thinking::default(), Thinking::default());
     let mut end = GameEnd::MoveLimit;
     let mut resigned: Option<Player> = None;
     let mut turn = 0usize;
@@ -185,15 +260,16 @@ pub fn play_match_game(
             }
         }
         let pla = sb.root_state().next;
-        let search = if pla == Player::Black {
-            &mut sb
+        let (search, thinking) = if pla == Player::Black {
+            (&mut sb, &mut black_thinking)
         } else {
-            &mut sw
+            (&mut sw, &mut white_thinking)
         };
-        search.run(&RunOptions {
+        let stats = search.run(&RunOptions {
             stop: Some(stop),
             ..RunOptions::default()
         })?;
+        thinking.add_search(&stats);
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(None);
         }
@@ -249,9 +325,12 @@ pub fn play_match_game(
     rec.player_black = Some(black.1.name.clone());
     rec.player_white = Some(white.1.name.clone());
     rec.result = Some(result_text.clone());
+    // `end=` stays last: `-resume` reads what follows it.
     rec.game_comment = Some(format!(
-        "{comment}, openingMoves={}, end={}",
+        "{comment}, openingMoves={}, blackSearch={}, whiteSearch={}, end={}",
         opening.moves.len(),
+        black_thinking.comment_text(),
+        white_thinking.comment_text(),
         end.comment_name()
     ));
     rec.moves = st
@@ -270,6 +349,8 @@ pub fn play_match_game(
         num_moves: st.hist.moves().len(),
         result_text,
         sgf: write_sgf(&rec),
+        black_thinking,
+        white_thinking,
     }))
 }
 
@@ -312,5 +393,54 @@ mod tests {
         ));
         let off = settings("allowResignation = false\n");
         assert!(!should_resign(&off, &[-1.0; 10], 50, area, Player::White));
+    }
+
+    #[test]
+    fn thinking_survives_the_game_comment() {
+        let black = Thinking {
+            searches: 120,
+            playouts: 11_873,
+            seconds: 40.5123,
+        };
+        let white = Thinking {
+            searches: 119,
+            playouts: 8_000,
+            seconds: 61.0,
+        };
+        let comment = format!(
+            "{}, openingMoves=4, blackSearch={}, whiteSearch={}, end=scored",
+            game_comment(6, 3),
+            black.comment_text(),
+            white.comment_text()
+        );
+        let back = Thinking::from_comment(&comment, "black").unwrap();
+        assert_eq!((back.searches, back.playouts), (120, 11_873));
+        assert!((back.seconds - 40.512).abs() < 1e-9);
+        assert_eq!(Thinking::from_comment(&comment, "white"), Some(white));
+        // Older games say nothing of their searches; garbage is not read.
+        assert_eq!(
+            Thinking::from_comment(
+                "match game 6, opening 3, openingMoves=4, end=scored",
+                "black"
+            ),
+            None
+        );
+        for bad in [
+            "x moves 1 playouts 2s",
+            "1 moves 1 playouts -2s",
+            "1 moves 1 playouts 2",
+            "1 2 3",
+        ] {
+            let c = format!("match game 0, opening 0, blackSearch={bad}, end=scored");
+            assert_eq!(Thinking::from_comment(&c, "black"), None, "{bad}");
+        }
+        // Speeds.
+        assert_eq!(Thinking::default().seconds_per_move(), None);
+        assert_eq!(Thinking::default().playouts_per_second(), None);
+        assert_eq!(white.seconds_per_move(), Some(61.0 / 119.0));
+        assert_eq!(white.playouts_per_second(), Some(8_000.0 / 61.0));
+        let mut sum = black;
+        sum.merge(&white);
+        assert_eq!((sum.searches, sum.playouts), (239, 19_873));
     }
 }

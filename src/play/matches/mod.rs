@@ -13,7 +13,7 @@ mod resume;
 mod runner;
 mod settings;
 
-pub use game::{play_match_game, GameEnd, GameOutcome, Opening};
+pub use game::{play_match_game, GameEnd, GameOutcome, Opening, Thinking};
 pub use gating::{gating_decided, GateDecision, GateFolders, GateSettings, Gatekeeper, LOG_HEADER};
 pub use report::{pairs_text, summary_json, table, write_summary};
 pub use resume::{finished_games, RunManifest, MANIFEST};

@@ -34,7 +34,8 @@ fn signed(x: f64) -> String {
 }
 
 /// The results table: per bot games, wins, losses, draws, win rate
-/// (draws as half) and overall Elo; per pair the score, Elo difference
+/// (draws as half), overall Elo and its search speed (seconds per move,
+/// playouts per second); per pair the score, Elo difference
 /// and its 95% interval; the SPRT's state if one ran.
 pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
     let n = s.bots.len();
@@ -49,21 +50,28 @@ pub fn table(s: &MatchSettings, t: &Tally, sprt: Option<&Sprt>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>8} {:>9}",
-        "bot", "games", "wins", "losses", "draws", "winrate", "elo"
+        "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>8} {:>9} {:>8} {:>10}",
+        "bot", "games", "wins", "losses", "draws", "winrate", "elo", "s/move", "playouts/s"
     );
     for (i, b) in s.bots.iter().enumerate() {
         let r = t.total(i);
+        let thinking = &t.thinking[i];
         let _ = writeln!(
             out,
-            "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>7.1}% {:>9}",
+            "{:<width$}  {:>6} {:>6} {:>6} {:>6} {:>7.1}% {:>9} {:>8} {:>10}",
             b.name,
             r.games(),
             r.wins,
             r.losses,
             r.draws,
             100.0 * r.score(),
-            ratings[i].map_or("-".to_string(), signed)
+            ratings[i].map_or("-".to_string(), signed),
+            thinking
+                .seconds_per_move()
+                .map_or("-".to_string(), |x| format!("{x:.3}")),
+            thinking
+                .playouts_per_second()
+                .map_or("-".to_string(), |x| format!("{x:.1}"))
         );
     }
     if n > 1 {
@@ -146,7 +154,9 @@ fn sprt_text(sprt: &Sprt, t: &Tally) -> &'static str {
 }
 
 /// The summary as JSON: `games` (played), `bots` (name, model, games,
-/// wins, losses, draws, win_rate, elo), `pairs` (a, b, a's wins, losses,
+/// wins, losses, draws, win_rate, elo, and its searches: `searches`,
+/// `playouts`, `search_seconds`, `seconds_per_move`, `playouts_per_second`),
+/// `pairs` (a, b, a's wins, losses,
 /// draws, score, elo, elo_low, elo_high, the pairs of games by a's points
 /// `game_pairs` and their `elo_by_pairs` with its interval; infinite
 /// values are null), `sprt` (null without `-sprt`; on the pairs of games),
@@ -162,6 +172,8 @@ pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) 
         .enumerate()
         .map(|(i, b)| {
             let r = t.total(i);
+            let thinking = &t.thinking[i];
+            let rate = |x: Option<f64>| x.map_or(Value::Null, |x| json!(x));
             json!({
                 "name": b.name,
                 "model": b.model.display().to_string(),
@@ -172,6 +184,11 @@ pub fn summary_json(s: &MatchSettings, result: &RunResult, sprt: Option<&Sprt>) 
                 "draws": r.draws,
                 "win_rate": r.score(),
                 "elo": ratings[i].map_or(Value::Null, finite),
+                "searches": thinking.searches,
+                "playouts": thinking.playouts,
+                "search_seconds": thinking.seconds,
+                "seconds_per_move": rate(thinking.seconds_per_move()),
+                "playouts_per_second": rate(thinking.playouts_per_second()),
             })
         })
         .collect();

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::game::{game_comment, GameEnd, GameOutcome};
+use super::game::{game_comment, GameEnd, GameOutcome, Thinking};
 use super::runner::{game_assignment, round_robin, GameSummary, Tally};
 use super::settings::MatchSettings;
 use crate::config::Config;
@@ -209,6 +209,8 @@ fn read_game(
         num_moves: record.moves.len(),
         result_text: result.clone(),
         sgf: String::new(),
+        black_thinking: Thinking::from_comment(&comment, "black").unwrap_or_default(),
+        white_thinking: Thinking::from_comment(&comment, "white").unwrap_or_default(),
     };
     let summary = GameSummary {
         index,

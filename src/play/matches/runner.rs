@@ -17,7 +17,7 @@ use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::game::{game_comment, play_match_game, GameEnd, GameOutcome, Opening};
+use super::game::{game_comment, play_match_game, GameEnd, GameOutcome, Opening, Thinking};
 use super::settings::{BotSpec, MatchSettings};
 use crate::config::Config;
 use crate::game::{Board, BoardHistory, GameState, Player};
@@ -166,12 +166,15 @@ pub struct GameSummary {
 }
 
 /// Results so far: `table[i][j]` is bot i's record against bot j, each
-/// game's result by its index in the schedule (for the pairs of games on
-/// one opening), and the games in the order they finished.
+/// bot's searches, each game's result by its index in the schedule (for
+/// the pairs of games on one opening), and the games in the order they
+/// finished.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
     /// Pairwise records.
     pub table: Vec<Vec<Wld>>,
+    /// Each bot's searches over its games (those whose SGF records them).
+    pub thinking: Vec<Thinking>,
     /// Finished games.
     pub games: Vec<GameSummary>,
     /// Each finished game by its index in the schedule: black, white and
@@ -184,15 +187,18 @@ impl Tally {
     pub fn new(n: usize) -> Tally {
         Tally {
             table: vec![vec![Wld::default(); n]; n],
+            thinking: vec![Thinking::default(); n],
             games: Vec::new(),
             by_index: BTreeMap::new(),
         }
     }
 
     /// Counts game `index` of the schedule: a win and a loss, or a draw
-    /// for both (no result counts as a draw).
+    /// for both (no result counts as a draw), and both sides' searches.
     pub fn add(&mut self, index: u64, o: &GameOutcome) {
         let (b, w) = (o.black, o.white);
+        self.thinking[b].merge(&o.black_thinking);
+        self.thinking[w].merge(&o.white_thinking);
         let black_half_points = match (o.winner, o.no_result) {
             (Some(Player::Black), false) => {
                 self.table[b][w].wins += 1;
@@ -508,6 +514,16 @@ mod tests {
             num_moves: 10,
             result_text: "B+R".into(),
             sgf: String::new(),
+            black_thinking: Thinking {
+                searches: 5,
+                playouts: 500,
+                seconds: 2.0,
+            },
+            white_thinking: Thinking {
+                searches: 5,
+                playouts: 250,
+                seconds: 1.0,
+            },
         };
         t.add(0, &o);
         o.black = 1;
@@ -525,6 +541,10 @@ mod tests {
             }
         );
         assert_eq!(t.total(1), t.total(0).flipped());
+        // Bot 0 was black in game 0 and white in games 1 and 3.
+        assert_eq!(t.thinking[0].playouts, 500 + 250 + 250);
+        assert_eq!(t.thinking[1].playouts, 250 + 500 + 500);
+        assert_eq!(t.thinking[0].searches, 15);
         // Pairs: games 0 and 1 (bot 0 won one, drew one: 3 half points);
         // game 3's pair waits for game 2.
         assert_eq!(t.pairs(0, 1).counts, [0, 0, 0, 1, 0]);
