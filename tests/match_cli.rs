@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use engine::game::sgf::parse_collection;
+use engine::game::Player;
 use engine::play::matches::Thinking;
 
 fn engine() -> Command {
@@ -415,7 +416,7 @@ fn a_stopped_match_goes_on_with_resume() {
         let black = if g % 2 == 0 { "a" } else { "b" };
         assert_eq!(rec.player_black.as_deref(), Some(black), "game {g}");
         let comment = rec.game_comment.unwrap();
-        for (side, bot) in [("black", g % 2), ("white", 1 - g % 2)] {
+        for (side, bot) in [(Player::Black, g % 2), (Player::White, 1 - g % 2)] {
             let t = Thinking::from_comment(&comment, side).expect(&comment);
             assert!(t.searches > 0 && t.seconds > 0.0, "{comment}");
             searches[bot] += t.searches;

@@ -116,23 +116,34 @@ impl Thinking {
         (self.seconds > 0.0).then(|| self.playouts as f64 / self.seconds)
     }
 
-    /// As the SGF's game comment gives it (`blackSearch=...`), read back by
-    /// [`Thinking::from_comment`]: `120 moves 12000 playouts 40.512s`.
-    pub fn comment_text(&self) -> String {
+    /// The game comment's key for `side`'s searches.
+    fn comment_key(side: Player) -> &'static str {
+        match side {
+            Player::Black => "blackSearch=",
+            Player::White => "whiteSearch=",
+        }
+    }
+
+    /// `side`'s searches as a field of the SGF's game comment, read back by
+    /// [`Thinking::from_comment`]: `blackSearch=120 moves 12000 playouts 40.512s`.
+    pub fn comment_field(&self, side: Player) -> String {
         format!(
-            "{} moves {} playouts {:.3}s",
-            self.searches, self.playouts, self.seconds
+            "{}{} moves {} playouts {:.3}s",
+            Self::comment_key(side),
+            self.searches,
+            self.playouts,
+            self.seconds
         )
     }
 
-    /// The `side` (`black` or `white`) searches of a game comment written
-    /// by [`play_match_game`]; `None` where it has none (games of older
-    /// versions) or they do not parse.
-    pub fn from_comment(comment: &str, side: &str) -> Option<Thinking> {
-        let key = format!("{side}Search=");
+    /// `side`'s searches in a game comment written by [`play_match_game`];
+    /// `None` where it has none (games of older versions) or they do not
+    /// parse.
+    pub fn from_comment(comment: &str, side: Player) -> Option<Thinking> {
+        let key = Self::comment_key(side);
         let text = comment
             .split(", ")
-            .find_map(|field| field.strip_prefix(key.as_str()))?;
+            .find_map(|field| field.strip_prefix(key))?;
         match text.split_whitespace().collect::<Vec<_>>()[..] {
             [searches, "moves", playouts, "playouts", seconds] => Some(Thinking {
                 searches: searches.parse().ok()?,
@@ -327,10 +338,10 @@ pub fn play_match_game(
     rec.result = Some(result_text.clone());
     // `end=` stays last: `-resume` reads what follows it.
     rec.game_comment = Some(format!(
-        "{comment}, openingMoves={}, blackSearch={}, whiteSearch={}, end={}",
+        "{comment}, openingMoves={}, {}, {}, end={}",
         opening.moves.len(),
-        black_thinking.comment_text(),
-        white_thinking.comment_text(),
+        black_thinking.comment_field(Player::Black),
+        white_thinking.comment_field(Player::White),
         end.comment_name()
     ));
     rec.moves = st
@@ -408,20 +419,20 @@ mod tests {
             seconds: 61.0,
         };
         let comment = format!(
-            "{}, openingMoves=4, blackSearch={}, whiteSearch={}, end=scored",
+            "{}, openingMoves=4, {}, {}, end=scored",
             game_comment(6, 3),
-            black.comment_text(),
-            white.comment_text()
+            black.comment_field(Player::Black),
+            white.comment_field(Player::White)
         );
-        let back = Thinking::from_comment(&comment, "black").unwrap();
+        let back = Thinking::from_comment(&comment, Player::Black).unwrap();
         assert_eq!((back.searches, back.playouts), (120, 11_873));
         assert!((back.seconds - 40.512).abs() < 1e-9);
-        assert_eq!(Thinking::from_comment(&comment, "white"), Some(white));
+        assert_eq!(Thinking::from_comment(&comment, Player::White), Some(white));
         // Older games say nothing of their searches; garbage is not read.
         assert_eq!(
             Thinking::from_comment(
                 "match game 6, opening 3, openingMoves=4, end=scored",
-                "black"
+                Player::Black
             ),
             None
         );
@@ -432,7 +443,7 @@ mod tests {
             "1 2 3",
         ] {
             let c = format!("match game 0, opening 0, blackSearch={bad}, end=scored");
-            assert_eq!(Thinking::from_comment(&c, "black"), None, "{bad}");
+            assert_eq!(Thinking::from_comment(&c, Player::Black), None, "{bad}");
         }
         // Speeds.
         assert_eq!(Thinking::default().seconds_per_move(), None);

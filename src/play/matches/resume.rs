@@ -209,8 +209,8 @@ fn read_game(
         num_moves: record.moves.len(),
         result_text: result.clone(),
         sgf: String::new(),
-        black_thinking: Thinking::from_comment(&comment, "black").unwrap_or_default(),
-        white_thinking: Thinking::from_comment(&comment, "white").unwrap_or_default(),
+        black_thinking: Thinking::from_comment(&comment, Player::Black).unwrap_or_default(),
+        white_thinking: Thinking::from_comment(&comment, Player::White).unwrap_or_default(),
     };
     let summary = GameSummary {
         index,
