@@ -124,8 +124,8 @@ pub struct NetShape {
 /// one, with the reason the start-up line gives. For a trunk of at least
 /// [`AUTO_REDUCED_MIN_TRUNK_CHANNELS`] channels:
 /// - bf16 where its kernels run (g170 b6c96: 1.3-1.9x fp32's evaluations
-///   on Zen 5, no loss at equal visits by SPRT on 9x9, stronger at equal
-///   time by SPRT on 19x19);
+///   on Zen 5, no loss at equal visits by SPRT on 9x9 (H0 -10 Elo), none
+///   of 30 Elo at equal visits and stronger at equal time by SPRTs on 19x19);
 /// - else int8 where its kernels run and it runs at least
 ///   [`AUTO_INT8_MIN_SHARE`] of the net (g170 b6c96 on a CPU with VNNI but
 ///   no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and Alder
