@@ -469,7 +469,7 @@ def stage_parity(c):
         nets.append(big)
     for net in nets:
         name = os.path.basename(net).replace(".bin.gz", "")
-        cpu, p = analysis_run(c, net, ["deviceToUse=cpu"], queries)
+        cpu, p = analysis_run(c, net, ["deviceToUse=cpu", "nnPrecision=fp32"], queries)
         if refused(p):
             rows.append(row(f"{name}", "skip", {}, "refused by the engine: " + last_lines(p.stderr, 1)))
             continue

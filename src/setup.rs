@@ -961,6 +961,17 @@ mod tests {
                 .unwrap()
                 .precision_auto
         );
+        // On the CPU an unset nnPrecision is auto, unless useFP16 = false
+        // (KataGo's "no half precision") pins fp32; a said auto wins.
+        let auto_on_cpu = |text: &str| plan(text, NO_CUDA).unwrap().precision_auto;
+        assert!(auto_on_cpu(""));
+        assert!(auto_on_cpu("useFP16 = \"auto\""));
+        assert!(!auto_on_cpu("useFP16 = false"));
+        assert!(!auto_on_cpu("cudaUseFP16 = false"));
+        assert!(auto_on_cpu("nnPrecision = \"auto\"\nuseFP16 = false"));
+        assert!(!auto_on_cpu("nnPrecision = \"bf16\""));
+        // On CUDA an unset nnPrecision is not the CPU's auto.
+        assert!(!at("", (9, 0)).unwrap().precision_auto);
     }
 
     /// `cpu` keeps the net on the CPU beside a GPU; it cannot be mixed

@@ -46,8 +46,12 @@ fn run_engine(model: &Path, args: &[&std::ffi::OsStr], input: String) -> Vec<Val
         .arg(model)
         .arg("-config")
         .arg(&config)
-        // The vectors were made with KataGo's default perspective.
-        .args(["-override-config", "reportAnalysisWinratesAs=SIDETOMOVE"])
+        // The vectors were made with KataGo's default perspective, in
+        // fp32 (the CPU's default, auto, may pick bf16 or int8 here).
+        .args([
+            "-override-config",
+            "reportAnalysisWinratesAs=SIDETOMOVE,nnPrecision=fp32",
+        ])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

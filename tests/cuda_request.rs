@@ -359,12 +359,20 @@ fn auto_precision_says_what_it_chose_and_why() {
         "(CPU, fp32 (nnPrecision = auto: no AVX-512 BF16 or VNNI kernels here), NHWC, Rust backend, ";
     let (out, err) = run("auto", &[]);
     assert!(out.status.success(), "{err}");
+    let wide_int8 = "(CPU, int8 (nnPrecision = auto: int8, VNNI here and no AVX-512 BF16), NHWC, Rust backend, ";
     let expected = if engine::nn::cpu_info::bf16_kernels_run() {
         bf16
+    } else if engine::nn::cpu_info::int8_kernels_run() {
+        wide_int8
     } else {
         fp32
     };
     assert!(err.contains(expected), "{err}");
+    // Unset is auto on the CPU.
+    let out = engine(&["gtp", "-model", m], gtp);
+    let unset = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{unset}");
+    assert!(unset.contains(expected), "{unset}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.lines().any(|l| l.starts_with("= ") && l.len() > 2),
@@ -373,7 +381,6 @@ fn auto_precision_says_what_it_chose_and_why() {
     let avx_vnni = engine::nn::cpu_info::Int8Kernels::AvxVnni.runs_on_this_cpu();
     let (out, err) = run("Auto", &[("ENGINE_SIMD", "avx2")]);
     assert!(out.status.success(), "{err}");
-    let wide_int8 = "(CPU, int8 (nnPrecision = auto: int8, VNNI here and no AVX-512 BF16), NHWC, Rust backend, ";
     assert!(
         err.contains(if avx_vnni { wide_int8 } else { fp32 }),
         "{err}"
@@ -416,7 +423,14 @@ fn startup_lines_name_device_precision_and_backend() {
     }
     let m = model();
     let m = m.to_str().unwrap();
-    let cpu = "CPU, fp32, NHWC, Rust backend, ";
+    // With no nnPrecision the CPU runs auto's pick for g170 (96 channels).
+    let cpu = if engine::nn::cpu_info::bf16_kernels_run() {
+        "CPU, bf16 (nnPrecision = auto: AVX-512 BF16 here), NHWC, Rust backend, "
+    } else if engine::nn::cpu_info::int8_kernels_run() {
+        "CPU, int8 (nnPrecision = auto: int8, VNNI here and no AVX-512 BF16), NHWC, Rust backend, "
+    } else {
+        "CPU, fp32 (nnPrecision = auto: no AVX-512 BF16 or VNNI kernels here), NHWC, Rust backend, "
+    };
     let out = engine(&["gtp", "-model", m], "quit\n");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -424,6 +438,18 @@ fn startup_lines_name_device_precision_and_backend() {
             .any(|l| l.starts_with("Loaded model") && l.contains(cpu)),
         "{err}"
     );
+    // useFP16 = false (KataGo's "no half precision") keeps fp32, as
+    // nnPrecision = fp32 does.
+    for pin in ["useFP16=false", "nnPrecision=fp32"] {
+        let out = engine(&["gtp", "-model", m, "-override-config", pin], "quit\n");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("Loaded model")
+                    && l.contains("(CPU, fp32, NHWC, Rust backend, ")),
+            "{pin}: {err}"
+        );
+    }
     let out = engine(
         &[
             "gtp",

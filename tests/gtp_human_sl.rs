@@ -82,6 +82,10 @@ fn human_model_answers_as_katago() {
             g170.as_os_str(),
             "-human-model".as_ref(),
             human.as_os_str(),
+            // KataGo's arithmetic (the CPU's default, auto, may pick bf16
+            // or int8 for these 96-channel nets).
+            "-override-config".as_ref(),
+            "nnPrecision=fp32".as_ref(),
         ],
         &commands,
     );

@@ -34,6 +34,9 @@ impl Engine {
         let mut child = Command::new(env!("CARGO_BIN_EXE_engine"))
             .args(["gtp", "-model"])
             .arg(&model)
+            // KataGo's arithmetic, which these answers are checked
+            // against (the CPU's default, auto, may pick bf16 or int8).
+            .args(["-override-config", "nnPrecision=fp32"])
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

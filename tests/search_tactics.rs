@@ -34,8 +34,11 @@ fn network_with(cfg_text: &str) -> Arc<NnSearchEvaluator> {
         .evaluator
 }
 
+/// The net in fp32, the arithmetic the cases were found and read in (the
+/// CPU's default, auto, may run it in bf16 or int8, whose searches differ
+/// by a few visits).
 fn network() -> Arc<NnSearchEvaluator> {
-    network_with("nnRandomize = false")
+    network_with("nnRandomize = false\nnnPrecision = \"fp32\"")
 }
 
 /// The position after `moves` (GTP coordinates, alternating from black)

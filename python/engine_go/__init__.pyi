@@ -92,11 +92,18 @@ class Net:
     """A KataGo network on the CPU (pure-Rust backend)."""
 
     def __init__(
-        self, model: StrPath, threads: Optional[int] = None, max_batch: int = 64
+        self,
+        model: StrPath,
+        threads: Optional[int] = None,
+        max_batch: int = 64,
+        precision: Optional[str] = None,
     ) -> None:
         """Loads a KataGo .bin.gz/.bin network; ``threads`` network server
         threads (default one per core), ``max_batch`` positions per forward
-        pass. FileNotFoundError / ValueError for a missing / bad model."""
+        pass, ``precision`` the engine's nnPrecision ("fp32" for KataGo's
+        arithmetic; None/"auto": the engine's default, bf16 or int8 for a
+        wide net where the CPU runs them). FileNotFoundError / ValueError
+        for a missing / bad model or a precision this CPU does not run."""
     @property
     def name(self) -> str:
         """The network's name."""

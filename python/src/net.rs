@@ -71,11 +71,16 @@ fn sym_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<SymArg> {
 /// A KataGo network (``.bin.gz``/``.bin``, any model version the engine
 /// reads) on the CPU.
 ///
-/// ``Net(model, threads=None, max_batch=64)``: ``threads`` is the number of
-/// network server threads, each running whole batches on one core
-/// (default: one per core, at most 16); ``max_batch`` the most positions
-/// in one forward pass. Raises ``FileNotFoundError`` for a missing file
-/// and ``ValueError`` for one that is not a KataGo network.
+/// ``Net(model, threads=None, max_batch=64, precision=None)``: ``threads``
+/// is the number of network server threads, each running whole batches on
+/// one core (default: one per core, at most 16); ``max_batch`` the most
+/// positions in one forward pass; ``precision`` the engine's
+/// ``nnPrecision`` (``"fp32"``, KataGo's arithmetic; ``"bf16"``,
+/// ``"int8"``; ``None`` or ``"auto"``: the engine's default, which picks
+/// bf16 or int8 for a wide net where the CPU runs it, and says so in
+/// ``device``). Raises ``FileNotFoundError`` for a missing file and
+/// ``ValueError`` for one that is not a KataGo network, or for a precision
+/// this CPU does not run.
 #[pyclass(module = "engine_go", frozen)]
 pub struct Net {
     net: Network,
@@ -269,12 +274,13 @@ fn to_arrays<'py>(
 #[pymethods]
 impl Net {
     #[new]
-    #[pyo3(signature = (model, threads=None, max_batch=64))]
+    #[pyo3(signature = (model, threads=None, max_batch=64, precision=None))]
     fn new(
         py: Python<'_>,
         model: PathBuf,
         threads: Option<usize>,
         max_batch: usize,
+        precision: Option<String>,
     ) -> PyResult<Net> {
         check_exists(&model, "model file")?;
         if !(1..=4096).contains(&max_batch) {
@@ -293,6 +299,16 @@ impl Net {
                 return Err(value_error(format!("threads: {t} is not 1-1024")));
             }
             overrides.push(format!("numNNServerThreadsPerModel={t}"));
+        }
+        if let Some(p) = precision {
+            // A word only: the override's own syntax (`,` and `=`) must
+            // not reach the config.
+            if !["fp32", "fp16", "bf16", "int8", "auto"].contains(&p.as_str()) {
+                return Err(value_error(format!(
+                    "precision: {p:?} is not fp32, fp16, bf16, int8 or auto"
+                )));
+            }
+            overrides.push(format!("nnPrecision={p}"));
         }
         let net = py.allow_threads(|| {
             let cfg = engine::setup::load_config(None, &overrides)

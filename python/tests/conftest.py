@@ -61,7 +61,8 @@ def nn_records(shared):
 def net(model):
     import engine_go
 
-    return engine_go.Net(str(model))
+    # KataGo's arithmetic (unset, the engine's auto may pick bf16 or int8).
+    return engine_go.Net(str(model), precision="fp32")
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +72,9 @@ def analyzer(model):
     # The reference was made with KataGo's default SIDETOMOVE perspective
     # (the built-in config reports BLACK).
     a = engine_go.Analyzer(
-        str(model), config={"reportAnalysisWinratesAs": "SIDETOMOVE"}, threads=2
+        str(model),
+        config={"reportAnalysisWinratesAs": "SIDETOMOVE", "nnPrecision": "fp32"},
+        threads=2,
     )
     yield a
     a.close()

@@ -110,3 +110,16 @@ def test_bad_inputs_raise(net, model, shared):
         net.evaluate(["not a position"])
     with pytest.raises(ValueError):
         net.evaluate_features(np.zeros((1, 21, 9, 9), np.float32), np.zeros((1, 19), np.float32))
+    for bad in ("fp64", "fp32,nnCpuBackend=libtorch", ""):
+        with pytest.raises(ValueError):
+            engine_go.Net(str(model), precision=bad)
+
+
+def test_precision_defaults_to_auto_and_pins_fp32(net, model):
+    # The fixture pins KataGo's arithmetic; unset is the engine's auto,
+    # which says what it chose (bf16, int8 or fp32 by this CPU) and why.
+    assert net.device.startswith("CPU, fp32, "), net.device
+    default = engine_go.Net(str(model), threads=1)
+    assert "(nnPrecision = auto: " in default.device, default.device
+    out = default.evaluate(engine_go.Position(9))
+    assert abs(out["value"][0].sum() - 1) < 1e-5

@@ -24,9 +24,11 @@ pub struct DevicePlan {
     /// `useFP16`/`cudaUseFP16` as the config set it (`auto` when unset):
     /// what KataGo's `kata-get-models` reports as `usingFP16`.
     pub fp16_mode: Enabled,
-    /// `nnPrecision = "auto"`: on the CPU, `precision` is fp32 here and the
-    /// backend runs bf16 where its bf16 kernels run
-    /// ([`crate::setup::backend::build_backend`]); on CUDA it is as unset.
+    /// `nnPrecision = "auto"`, said or (on the CPU) by default: on the
+    /// CPU, `precision` is fp32 here and the backend picks bf16, int8 or
+    /// fp32 for the net and the CPU
+    /// ([`crate::setup::backend::auto_cpu_precision`]); on CUDA it is as
+    /// unset.
     pub precision_auto: bool,
 }
 
@@ -82,8 +84,9 @@ fn device_value(cfg: &Config, key: &str) -> Result<Option<usize>, SetupError> {
 ///   `auto` (the default) is fp16 from compute capability 7.0 (tensor
 ///   cores; also when the capability is unknown), `true` fp16 (an error
 ///   below 5.3), `false` fp32; `nnPrecision = "auto"` is as unset there.
-///   On the CPU: `nnPrecision`, else fp32 (`auto`: fp32 here, see
-///   [`DevicePlan::precision_auto`]).
+///   On the CPU: `nnPrecision`, else `auto` (fp32 here, see
+///   [`DevicePlan::precision_auto`]), except that `useFP16 = false` (or
+///   `cudaUseFP16 = false`) without `nnPrecision` keeps fp32, as on CUDA.
 /// - Layout on CUDA: `cudaUseNHWC` (`auto`: NHWC when in half precision
 ///   on compute capability 7.0 and later).
 pub fn device_plan(
@@ -152,6 +155,10 @@ pub fn device_plan(
         (None, None) => avail.usable(),
     };
     if !cuda {
+        // The CPU's default is `auto`: the reduced precisions it picks cost
+        // no strength by SPRT (docs/RESULTS.md); `useFP16 = false` keeps
+        // KataGo's meaning, fp32.
+        let cpu_auto = nn_precision.is_none() && (precision_auto || fp16_mode != Enabled::False);
         return Ok(DevicePlan {
             cuda_devices: None,
             precision: nn_precision.unwrap_or(Precision::F32),
@@ -159,7 +166,7 @@ pub fn device_plan(
             asked_by: None,
             gpu: None,
             fp16_mode,
-            precision_auto,
+            precision_auto: cpu_auto,
         });
     }
     let mut devices = Vec::with_capacity(servers);

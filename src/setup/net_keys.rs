@@ -25,9 +25,9 @@ pub const NN_CPU_BACKEND: Key<Option<String>> =
 pub const NN_PRECISION: Key<Option<String>> = Key::parsed(
     "nnPrecision",
     "fp32, fp16, bf16, int8 or auto",
-    "fp32 on the CPU; on CUDA from useFP16",
+    "auto on the CPU (fp32 with useFP16 = false); on CUDA from useFP16",
 )
-.doc("The net's arithmetic; on CUDA it wins over useFP16/cudaUseFP16 (auto: as unset there). On the CPU, auto runs a net whose trunk has 64 channels or more in bf16 where the Rust backend's AVX-512 BF16 kernels run, else in int8 where its VNNI kernels run and int8 runs at least half of the net's multiply-adds, and everything else in fp32, and the start-up line says which and why; int8 (CPU only, Rust backend, AVX-512 VNNI or AVX-VNNI) runs the 3x3 convs in 8-bit integers calibrated at load (for the project's 32-channel net no loss at equal visits by SPRT on 9x9 but -30 Elo [-53, -9] on 19x19 after 960 games, docs/RESULTS.md). In engine match, nnPrecision<i> sets bot i's own (e.g. bf16 against fp32 with one net).");
+.doc("The net's arithmetic; on CUDA it wins over useFP16/cudaUseFP16 (auto: as unset there). On the CPU, auto (the default there; fp32 pins KataGo's arithmetic) runs a net whose trunk has 64 channels or more in bf16 where the Rust backend's AVX-512 BF16 kernels run, else in int8 where its VNNI kernels run and int8 runs at least half of the net's multiply-adds, and everything else in fp32, and the start-up line says which and why; int8 (CPU only, Rust backend, AVX-512 VNNI or AVX-VNNI) runs the 3x3 convs in 8-bit integers calibrated at load (for the project's 32-channel net no loss at equal visits by SPRT on 9x9 but -30 Elo [-53, -9] on 19x19 after 960 games, docs/RESULTS.md). In engine match, nnPrecision<i> sets bot i's own (e.g. bf16 against fp32 with one net).");
 /// `useFP16` (and its `-0` form): half precision on CUDA.
 pub const USE_FP16: Key<Enabled> = Key::enabled("useFP16")
     .doc("Half precision on CUDA (auto: from compute capability 7.0); true asks for CUDA.");
