@@ -42,13 +42,23 @@ fn chosen(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The `nnPrecision` of the stage-1 candidate that sets one, if any.
-fn reduced_candidate(stdout: &str) -> Option<String> {
+/// The `nnPrecision`s the stage-1 candidates set, in order.
+fn candidate_precisions(stdout: &str) -> Vec<String> {
     let marker = "nnCpuBackend = rust, nnPrecision = ";
-    stdout.lines().find_map(|l| {
-        let rest = &l[l.find(marker)? + marker.len()..];
-        Some(rest.split(',').next()?.to_string())
-    })
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = &l[l.find(marker)? + marker.len()..];
+            Some(rest.split(',').next()?.to_string())
+        })
+        .collect()
+}
+
+/// The reduced `nnPrecision` of a stage-1 candidate, if one sets one.
+fn reduced_candidate(stdout: &str) -> Option<String> {
+    candidate_precisions(stdout)
+        .into_iter()
+        .find(|p| p != "fp32")
 }
 
 /// The reduced precision `nnPrecision = "auto"` runs a wide trunk in here.
@@ -286,6 +296,11 @@ fn a_wide_net_gets_the_reduced_precision_auto_would_pick() {
         auto_reduced_precision_here(),
         "{stdout}"
     );
+    // Beside a reduced precision the Rust backend is tried in fp32 by
+    // name, since unset would be auto's pick again.
+    if auto_reduced_precision_here().is_some() {
+        assert_eq!(candidate_precisions(&stdout)[0], "fp32", "{stdout}");
+    }
     let stdout = tune(&["-override-config", "nnPrecision=fp32"]);
     assert_eq!(reduced_candidate(&stdout), None, "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -45,7 +45,7 @@ impl NetBackend {
         cpu_backend: "rust",
         precision: None,
     };
-    /// The Rust backend in `precision` (its bf16 or int8 kernels).
+    /// The Rust backend in `precision` (fp32, or its bf16 or int8 kernels).
     pub(super) fn rust_in(precision: Precision) -> NetBackend {
         NetBackend {
             cpu_backend: "rust",

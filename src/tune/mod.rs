@@ -16,8 +16,10 @@
 //!
 //! # Candidates
 //!
-//! 1. The CPU backend (`nnCpuBackend`): the Rust backend; the Rust
-//!    backend in the reduced precision `nnPrecision = "auto"` would pick
+//! 1. The CPU backend (`nnCpuBackend`): the Rust backend (in fp32 by
+//!    name where a reduced precision is tried beside it, since unset is
+//!    `auto`); the Rust backend in the reduced precision `nnPrecision =
+//!    "auto"` would pick
 //!    for this net on this CPU (bf16 or int8 for a trunk of 64 channels
 //!    or more, never for a narrower one: see
 //!    `setup::backend::auto_cpu_precision` and docs/RESULTS.md) where the
@@ -511,9 +513,15 @@ fn choose_backend(
     let backends: Vec<Option<NetBackend>> = if gpu {
         vec![None]
     } else {
+        let reduced = reduced_precision(bench);
         [
-            Some(NetBackend::RUST),
-            reduced_precision(bench).map(NetBackend::rust_in),
+            // Beside a reduced precision, fp32 by name: unset is `auto`,
+            // which would run the reduced one again.
+            Some(match reduced {
+                Some(_) => NetBackend::rust_in(Precision::F32),
+                None => NetBackend::RUST,
+            }),
+            reduced.map(NetBackend::rust_in),
             cfg!(feature = "torch").then_some(NetBackend::LIBTORCH),
         ]
         .into_iter()
