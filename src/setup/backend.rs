@@ -120,8 +120,8 @@ pub struct NetShape {
     pub int8_share: f64,
 }
 
-/// `nnPrecision = "auto"` on the CPU, where the backend may be the Rust
-/// one, with the reason the start-up line gives. For a trunk of at least
+/// `nnPrecision = "auto"` (the CPU's default) on the CPU, where the
+/// backend may be the Rust one, with the reason the start-up line gives. For a trunk of at least
 /// [`AUTO_REDUCED_MIN_TRUNK_CHANNELS`] channels:
 /// - bf16 where its kernels run (g170 b6c96: 1.3-1.9x fp32's evaluations
 ///   on Zen 5, no loss at equal visits by SPRT on 9x9 (H0 -10 Elo), none
@@ -129,7 +129,8 @@ pub struct NetShape {
 /// - else int8 where its kernels run and it runs at least
 ///   [`AUTO_INT8_MIN_SHARE`] of the net (g170 b6c96 on a CPU with VNNI but
 ///   no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and Alder
-///   Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9);
+///   Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9; on
+///   19x19 undecided after 307 games, +0 Elo [-40, +40]);
 /// - else fp32.
 ///
 /// A narrower trunk stays fp32, and so does libtorch on the CPU (both
