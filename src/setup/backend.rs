@@ -130,7 +130,7 @@ pub struct NetShape {
 ///   [`AUTO_INT8_MIN_SHARE`] of the net (g170 b6c96 on a CPU with VNNI but
 ///   no AVX-512 BF16, such as Intel's Cascade Lake, Ice Lake and Alder
 ///   Lake: 1.2-2.2x fp32 on 256-bit VNNI, no loss by SPRT on 9x9; on
-///   19x19 undecided after 307 games, +0 Elo [-40, +40]);
+///   19x19 undecided after 427 games, +4.9 Elo [-27.6, +37.5]);
 /// - else fp32.
 ///
 /// A narrower trunk stays fp32, and so does libtorch on the CPU (both
