@@ -506,7 +506,8 @@ impl Analyzer {
         // Errors and warnings reach the caller as exceptions and Python
         // warnings; the engine's log of them (to stderr, with internal
         // ids) is off unless the config dict asks for it.
-        cmd.engine.override_config
+        cmd.engine
+            .override_config
             .push("logErrorsAndWarnings=false".to_string());
         match config {
             None => {}

@@ -301,14 +301,20 @@ impl Net {
             overrides.push(format!("numNNServerThreadsPerModel={t}"));
         }
         if let Some(p) = precision {
-            // A word only: the override's own syntax (`,` and `=`) must
-            // not reach the config.
-            if !["fp32", "fp16", "bf16", "int8", "auto"].contains(&p.as_str()) {
-                return Err(value_error(format!(
-                    "precision: {p:?} is not fp32, fp16, bf16, int8 or auto"
-                )));
-            }
-            overrides.push(format!("nnPrecision={p}"));
+            // Parsed by the engine's own rule and passed on as its name, so
+            // the override's syntax (`,` and `=`) never reaches the config.
+            let word = if p.trim().eq_ignore_ascii_case("auto") {
+                "auto"
+            } else {
+                engine::nn::device::Precision::parse(&p)
+                    .ok_or_else(|| {
+                        value_error(format!(
+                            "precision: {p:?} is not fp32, fp16, bf16, int8 or auto"
+                        ))
+                    })?
+                    .name()
+            };
+            overrides.push(format!("nnPrecision={word}"));
         }
         let net = py.allow_threads(|| {
             let cfg = engine::setup::load_config(None, &overrides)
