@@ -326,14 +326,12 @@ fn int8_on_the_cpu_runs_on_the_rust_backend_where_the_cpu_can() {
 }
 
 /// `nnPrecision = auto` on the CPU: bf16 where the Rust backend's bf16
-/// kernels run and the trunk is wide (g170's 96 channels), else int8 where
-/// the VNNI kernels run and cover most of the net, else fp32, and the
-/// start-up line says which and why: the project's default net (32
-/// channels) runs fp32 whatever the CPU has; g170 without
-/// the AVX-512 kernels (`ENGINE_SIMD=avx2`) runs int8 where the CPU has
-/// AVX-VNNI, else fp32; a transformer test net (no int8 layer) is never
-/// int8. A precision that is none of these is refused naming `auto` among
-/// them.
+/// kernels run and the trunk is wide (g170's 96 channels), else fp32 (never
+/// int8: its 19x19 SPRT is undecided), and the start-up line says which and
+/// why: the project's default net (32 channels) runs fp32 whatever the CPU
+/// has; g170 without the AVX-512 kernels (`ENGINE_SIMD=avx2`) runs fp32,
+/// naming int8 where the CPU has AVX-VNNI. A precision that is none of these
+/// is refused naming `auto` among them.
 #[test]
 fn auto_precision_says_what_it_chose_and_why() {
     if CudaAvailability::probe().usable() {
@@ -359,11 +357,11 @@ fn auto_precision_says_what_it_chose_and_why() {
         "(CPU, fp32 (nnPrecision = auto: no AVX-512 BF16 or VNNI kernels here), NHWC, Rust backend, ";
     let (out, err) = run("auto", &[]);
     assert!(out.status.success(), "{err}");
-    let wide_int8 = "(CPU, int8 (nnPrecision = auto: int8, VNNI here and no AVX-512 BF16), NHWC, Rust backend, ";
+    let vnni_fp32 = "(CPU, fp32 (nnPrecision = auto: fp32; VNNI here, but int8 is not yet shown to cost no strength on 19x19 (nnPrecision = int8 runs it)), NHWC, Rust backend, ";
     let expected = if engine::nn::cpu_info::bf16_kernels_run() {
         bf16
     } else if engine::nn::cpu_info::int8_kernels_run() {
-        wide_int8
+        vnni_fp32
     } else {
         fp32
     };
@@ -382,24 +380,9 @@ fn auto_precision_says_what_it_chose_and_why() {
     let (out, err) = run("Auto", &[("ENGINE_SIMD", "avx2")]);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains(if avx_vnni { wide_int8 } else { fp32 }),
+        err.contains(if avx_vnni { vnni_fp32 } else { fp32 }),
         "{err}"
     );
-    // A transformer trunk: int8 would run none of it.
-    let shared = engine::shared_data_dir().unwrap_or_else(|e| panic!("{e}"));
-    let transformer = shared.join("models/b7c96h3tfrs-test5-cnorm.bin.gz");
-    let args = [
-        "gtp",
-        "-model",
-        transformer.to_str().unwrap(),
-        "-override-config",
-        "nnPrecision=auto",
-    ];
-    let out = engine_with_env(&args, gtp, &[("ENGINE_SIMD", "avx2")]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{err}");
-    let none = "(CPU, fp32 (nnPrecision = auto: fp32, as int8 would run only 0% of this net), ";
-    assert!(err.contains(if avx_vnni { none } else { fp32 }), "{err}");
     // The default net (no -model): 32 channels.
     let out = engine(&["gtp", "-override-config", "nnPrecision=auto"], gtp);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -427,7 +410,7 @@ fn startup_lines_name_device_precision_and_backend() {
     let cpu = if engine::nn::cpu_info::bf16_kernels_run() {
         "CPU, bf16 (nnPrecision = auto: AVX-512 BF16 here), NHWC, Rust backend, "
     } else if engine::nn::cpu_info::int8_kernels_run() {
-        "CPU, int8 (nnPrecision = auto: int8, VNNI here and no AVX-512 BF16), NHWC, Rust backend, "
+        "CPU, fp32 (nnPrecision = auto: fp32; VNNI here, but int8 is not yet shown to cost no strength on 19x19 (nnPrecision = int8 runs it)), NHWC, Rust backend, "
     } else {
         "CPU, fp32 (nnPrecision = auto: no AVX-512 BF16 or VNNI kernels here), NHWC, Rust backend, "
     };

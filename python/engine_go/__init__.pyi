@@ -101,8 +101,8 @@ class Net:
         """Loads a KataGo .bin.gz/.bin network; ``threads`` network server
         threads (default one per core), ``max_batch`` positions per forward
         pass, ``precision`` the engine's nnPrecision ("fp32" for KataGo's
-        arithmetic; None/"auto": the engine's default, bf16 or int8 for a
-        wide net where the CPU runs them). FileNotFoundError / ValueError
+        arithmetic; None/"auto": the engine's default, bf16 for a wide net
+        where the CPU runs it, else fp32). FileNotFoundError / ValueError
         for a missing / bad model or a precision this CPU does not run."""
     @property
     def name(self) -> str:

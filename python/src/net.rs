@@ -77,7 +77,7 @@ fn sym_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<SymArg> {
 /// positions in one forward pass; ``precision`` the engine's
 /// ``nnPrecision`` (``"fp32"``, KataGo's arithmetic; ``"bf16"``,
 /// ``"int8"``; ``None`` or ``"auto"``: the engine's default, which picks
-/// bf16 or int8 for a wide net where the CPU runs it, and says so in
+/// bf16 for a wide net where the CPU runs it, else fp32, and says so in
 /// ``device``). Raises ``FileNotFoundError`` for a missing file and
 /// ``ValueError`` for one that is not a KataGo network, or for a precision
 /// this CPU does not run.

@@ -61,7 +61,7 @@ def nn_records(shared):
 def net(model):
     import engine_go
 
-    # KataGo's arithmetic (unset, the engine's auto may pick bf16 or int8).
+    # KataGo's arithmetic (unset, the engine's auto may pick bf16).
     return engine_go.Net(str(model), precision="fp32")
 
 

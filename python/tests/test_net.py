@@ -117,7 +117,7 @@ def test_bad_inputs_raise(net, model, shared):
 
 def test_precision_defaults_to_auto_and_pins_fp32(net, model):
     # The fixture pins KataGo's arithmetic; unset is the engine's auto,
-    # which says what it chose (bf16, int8 or fp32 by this CPU) and why.
+    # which says what it chose (bf16 or fp32 by this CPU) and why.
     assert net.device.startswith("CPU, fp32, "), net.device
     default = engine_go.Net(str(model), threads=1)
     assert "(nnPrecision = auto: " in default.device, default.device

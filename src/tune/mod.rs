@@ -20,8 +20,8 @@
 //!    name where a reduced precision is tried beside it, since unset is
 //!    `auto`); the Rust backend in the reduced precision `nnPrecision =
 //!    "auto"` would pick
-//!    for this net on this CPU (bf16 or int8 for a trunk of 64 channels
-//!    or more, never for a narrower one: see
+//!    for this net on this CPU (bf16 for a trunk of 64 channels or more
+//!    where the CPU runs it, never for a narrower one: see
 //!    `setup::backend::auto_cpu_precision` and docs/RESULTS.md) where the
 //!    config names no precision; libtorch in a build with it; each at one
 //!    search thread per core. On a GPU, or with one of these only, there
@@ -490,8 +490,8 @@ fn run_inner(args: &TuneArgs) -> Result<(), String> {
 }
 
 /// The reduced precision stage 1 tries beside the config's: the one
-/// `nnPrecision = "auto"` would run this net in on this CPU (bf16 or int8
-/// for a wide trunk, none for a narrow one, which they cost strength),
+/// `nnPrecision = "auto"` would run this net in on this CPU (bf16 for a
+/// wide trunk where it runs, none for a narrow one, which it costs strength),
 /// and none where the config names a precision.
 fn reduced_precision(bench: &Bench<'_>) -> Option<Precision> {
     if bench.base.contains("nnPrecision") {
