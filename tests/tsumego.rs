@@ -241,13 +241,18 @@ fn gtp_genmove_plays_inside_a_tsumego_frame() {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    // White kills at the vital point; Black's answer stays in the corner.
+    // White kills at the vital point; Black's answer stays on the
+    // problem's playable points: the region and the outside liberties of
+    // its stones (F7-F9, beside White's E7-E9), as `kata-tsumego` lists
+    // them. Black is dead by then, so which of them (or pass) it picks
+    // turns on rounding and differs between CPUs.
     assert_eq!(answer("4"), "=4 B9", "{answers:?}");
     let black = answer("5");
     let black = black.trim_start_matches("=5 ");
+    let outside_liberties = ["F7", "F8", "F9"];
     assert!(
-        black == "pass" || region.contains(&black),
-        "{black} is outside {region:?}"
+        black == "pass" || region.contains(&black) || outside_liberties.contains(&black),
+        "{black} is outside {region:?} and {outside_liberties:?}"
     );
     assert_eq!(
         serde_json::from_str::<Value>(answer("6").trim_start_matches("=6 ")).expect("JSON"),
