@@ -436,11 +436,20 @@ fn winograd_3x3_agrees_with_direct_convolution_in_every_epilogue() {
     // instead (not 9x9 at batches of 1 and 2, too few rows, nor 21x21
     // (F(3x3)) or 23x23 (F(4x4)), too few points saved).
     let layer = ConvLayer::new("c", [32, 32, 3, 3], vec![0.0; 32 * 32 * 9]);
-    let conv = Conv::new(&layer, &layer.weights, None, false, false);
-    let bf16 = Conv::new(&layer, &layer.weights, None, true, false);
     use crate::nn::cpu_info::SimdPath;
     let mut checked = 0;
     for path in [SimdPath::Avx512, SimdPath::Avx2Fma] {
+        // Built on the path too: whether a conv gets the small kernels is
+        // decided when it is built (so `ENGINE_SIMD` does not change what
+        // this test checks).
+        let Some((conv, bf16)) = SimdPath::with_forced(path, || {
+            (
+                Conv::new(&layer, &layer.weights, None, false, false),
+                Conv::new(&layer, &layer.weights, None, true, false),
+            )
+        }) else {
+            continue;
+        };
         let avx2 = path == SimdPath::Avx2Fma;
         let want = [
             ((1, 9, 9), Tiling::F3),
