@@ -37,8 +37,8 @@ pub use probe::{conv3x3_speeds, dot_peaks, ConvSpeed};
 /// [`ModelFile::multiply_adds`] counts them) that `nnPrecision = "int8"`
 /// runs in int8: its 3x3 convs whose channels the kernels' blocks tile
 /// (every trunk conv of g170 b6c96 and of the project's b4c32; none of a
-/// transformer trunk's layers). `nnPrecision = "auto"` weighs it, and the
-/// start-up line of a net run in int8 gives it.
+/// transformer trunk's layers). The start-up line of a net run in int8
+/// gives it.
 pub fn int8_share(file: &ModelFile) -> f64 {
     let all = file.multiply_adds(19, 19, &|_| true, true);
     if all > 0.0 {

@@ -807,7 +807,7 @@ fn bf16_rounding_is_to_nearest_even() {
     }
 }
 
-/// `int8_share`, which `nnPrecision = "auto"` weighs: int8 runs g170's
+/// `int8_share`, which an int8 net's start-up line gives: int8 runs g170's
 /// trunk convs (all of them 3x3, 96 channels), not its heads nor its
 /// input conv (22 channels); none of a transformer trunk. The count it
 /// divides by is `engine benchmark -nn`'s 0.72 GFLOP per 19x19
